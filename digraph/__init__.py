@@ -1,0 +1,21 @@
+"""digraph: path-based iterative analytics on large directed graphs.
+
+A re-creation of DiGraph (Zhang et al., ASPLOS 2019): graphs are split into hot and cold paths,
+ordered by a DAG sketch of their dependencies, and processed path by path on CPU cores (default)
+or NVIDIA GPUs.
+
+Quick start::
+
+    import digraph
+    g = digraph.load("web.txt.gz")
+    r = digraph.run(g, "pagerank", alpha=0.85, tol=1e-8)
+    print(r.top(10), r.stats)
+"""
+
+from . import errors
+from .graph import Graph
+from .io import load
+
+__version__ = "0.1.0"
+
+__all__ = ["Graph", "load", "errors", "__version__"]
