@@ -12,10 +12,14 @@ Quick start::
     print(r.top(10), r.stats)
 """
 
-from . import errors
+from . import algorithms, errors
+from .algorithms import Algorithm
 from .graph import Graph
 from .io import load
+from .result import Result, RunStats
+from .run import run
 
 __version__ = "0.1.0"
 
-__all__ = ["Graph", "load", "errors", "__version__"]
+__all__ = ["Graph", "load", "run", "Result", "RunStats", "Algorithm", "algorithms", "errors",
+           "__version__"]

@@ -1,0 +1,199 @@
+"""The algorithm interface: what an algorithm tells the engine, and nothing about how it is run.
+
+An algorithm is a small object (Ligra's habit: the framework owns traversal, frontiers and
+parallelism) whose :meth:`Algorithm.prepare` turns a graph and parameters into one of three
+*systems*, each naming its initial state, arc function, combine operator and activity measure:
+
+:class:`LinearSystem` — combine = sum.
+    ``x = b + A x`` with ``A[v, u] = src_scale[u] * arc_scale[e] * dst_scale[v]`` for every arc
+    ``e = (u -> v)`` (coefficients non-negative, parallel arcs add).  Arc function: ``c_e * δ_u``;
+    the state only grows from ``x = 0`` with pending residual ``δ = b``; activity: ``|δ_u|``;
+    converged when a sound bound on the error of the answer, computed from the residual alone, is
+    below ``tol`` (never from the reference).  PageRank, adsorption, personalised PageRank, Katz.
+:class:`MonotoneSystem` — combine = min or max.
+    Arc function ``relax(x_u, a_e)`` from a small set of operators (``plus``, ``min``, ``max``,
+    ``times``, ``first``); a vertex is active when its value improved; converged when no vertex
+    improved.  SSSP, BFS, widest path, most reliable path, reachability, label propagation.
+:class:`HIndexSystem` — combine = h-index over the undirected neighbourhood (Montresor et al.,
+    "Distributed k-core decomposition", IEEE TPDS 2013; Lü et al., Nature Comm. 2016): estimates
+    start at the degree and only decrease; active when an estimate dropped.  k-core.
+
+Every mode and device (``bsp`` now; the path modes and GPU kernels later) consumes these systems,
+so an algorithm is written once.  A user-defined algorithm subclasses :class:`Algorithm`; see
+``docs`` and ``tests/test_user_algorithm.py`` for a complete widest-path example.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidParameterError, InvalidWeightError
+
+__all__ = [
+    "Algorithm",
+    "LinearSystem",
+    "MonotoneSystem",
+    "HIndexSystem",
+    "REQUIRED",
+    "RELAX_OPS",
+    "COMBINE_OPS",
+    "check_probability",
+    "check_weights",
+]
+
+REQUIRED = object()
+"""Marker for a parameter without a default."""
+
+RELAX_OPS = {"plus": 0, "min": 1, "max": 2, "times": 3, "first": 4}
+"""Arc functions of monotone systems: candidate = op(x_u, a_e) (``first``: x_u)."""
+
+COMBINE_OPS = {"min": 0, "max": 1}
+
+
+@dataclass
+class LinearSystem:
+    """``x = b + A x``; ``A[v, u] = src_scale[u] * arc_scale[e] * dst_scale[v]`` summed over arcs e = (u→v).
+
+    Parameters
+    ----------
+    b : float64 array (n)
+        Constant term (the injected mass).
+    src_scale, dst_scale : float64 array (n), optional
+        Per-source and per-target factors (None = 1).
+    arc_scale : float64 array (m), optional
+        Per-arc factor in CSR order (None = 1).
+    normalize : bool
+        The answer is ``x / sum(x)`` (PageRank); the error bound is then on the normalised answer.
+    """
+
+    b: np.ndarray
+    src_scale: np.ndarray = None
+    arc_scale: np.ndarray = None
+    dst_scale: np.ndarray = None
+    normalize: bool = False
+    family = "linear"
+
+
+@dataclass
+class MonotoneSystem:
+    """Fixed point of ``x_v = combine(x_v, combine_{u→v} relax(x_u, a_e))`` from ``init``.
+
+    Parameters
+    ----------
+    init : float64 array (n)
+        Initial values (e.g. 0 at the source and +inf elsewhere for SSSP).
+    relax : str
+        One of :data:`RELAX_OPS`.
+    combine : str
+        ``"min"`` or ``"max"``.
+    arc_value : float64 array (m), optional
+        ``a_e`` in CSR order (None = 1 for every arc).
+    frontier : int array, optional
+        Initially active vertices (default: every vertex whose initial value is finite and not the
+        combine's identity, i.e. can improve a neighbour).
+    """
+
+    init: np.ndarray
+    relax: str
+    combine: str
+    arc_value: np.ndarray = None
+    frontier: np.ndarray = None
+    family = "monotone"
+
+    def __post_init__(self):
+        if self.relax not in RELAX_OPS:
+            raise InvalidParameterError(f"relax must be one of {sorted(RELAX_OPS)}, got {self.relax!r}")
+        if self.combine not in COMBINE_OPS:
+            raise InvalidParameterError(f"combine must be 'min' or 'max', got {self.combine!r}")
+
+
+@dataclass
+class HIndexSystem:
+    """Core numbers of the undirected multigraph whose edges are the arcs (self-loops dropped).
+
+    Parameters
+    ----------
+    halve : bool
+        Divide the answer by two (graphs from undirected sources store every edge twice).
+    """
+
+    halve: bool = False
+    family = "hindex"
+
+
+class Algorithm:
+    """Base class of every algorithm, built-in or user-defined.
+
+    Subclasses set :attr:`name`, :attr:`parameters` (name → default, :data:`REQUIRED` for none)
+    and implement :meth:`prepare`; they may override :meth:`finalize` (map the fixed point to the
+    answer), :attr:`default_tol` and :meth:`reference` (a slow, obviously right twin for tests).
+    """
+
+    name = "algorithm"
+    parameters = {}
+    value_dtype = np.float64
+    default_tol = 1e-6
+    default_max_iter = 10_000
+
+    def bind(self, graph, params):
+        """Check ``params`` against :attr:`parameters`, fill defaults; returns a dict."""
+        unknown = sorted(set(params) - set(self.parameters))
+        if unknown:
+            accepted = ", ".join(sorted(self.parameters)) or "none"
+            raise InvalidParameterError(
+                f"{self.name}: unknown parameter(s) {', '.join(unknown)}; accepted: {accepted}")
+        bound = {}
+        for k, default in self.parameters.items():
+            if k in params:
+                bound[k] = params[k]
+            elif default is REQUIRED:
+                raise InvalidParameterError(f"{self.name}: parameter {k!r} is required")
+            else:
+                bound[k] = default
+        return bound
+
+    def prepare(self, graph, **params):
+        """Return a system (:class:`LinearSystem`, :class:`MonotoneSystem`, :class:`HIndexSystem`)."""
+        raise NotImplementedError
+
+    def finalize(self, graph, x, **params):
+        """Map the system's fixed point ``x`` to the answer (default: unchanged)."""
+        return x
+
+    def reference(self, graph, **params):
+        """A slow, simple reference answer (scipy/networkx) aligned with ``graph.vertex_ids``."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<digraph algorithm {self.name}>"
+
+
+# ---------------------------------------------------------------------------- shared validators
+
+def check_probability(name, value, algo, open_interval=True):
+    """Refuse a damping/continuation factor outside (0, 1)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{algo}: {name} must be a number in (0, 1), got {value!r}") from None
+    if not (0.0 < v < 1.0) if open_interval else not (0.0 <= v <= 1.0):
+        raise InvalidParameterError(f"{algo}: {name} must lie in (0, 1), got {value!r}")
+    return v
+
+
+def check_weights(graph, algo, *, allow_inf=False):
+    """Arc weights (CSR order) after refusing negative (and, unless allowed, infinite) ones."""
+    w = graph.arc_weights()
+    if not graph.weighted:
+        return w
+    bad = np.flatnonzero(w < 0)
+    if bad.size == 0 and not allow_inf:
+        bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        e = int(bad[0])
+        u = graph.vertex_ids[graph.arc_sources[e]]
+        v = graph.vertex_ids[graph.out_targets[e]]
+        raise InvalidWeightError(
+            f"{algo}: arc {u!r} -> {v!r} has weight {w[e]!r}; {algo} needs non-negative"
+            f"{'' if allow_inf else ', finite'} weights ({bad.size} such arc(s))")
+    return w

@@ -1,0 +1,224 @@
+"""``digraph.run``: one entry point for every algorithm, mode and device."""
+
+import math
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .algorithms import get as get_algorithm
+from .errors import ConvergenceError, InvalidParameterError, NotAvailableError
+from .graph import Graph
+from .result import Result, RunStats
+
+__all__ = ["run", "MODES", "DEFAULT_MODE"]
+
+MODES = ("path", "path-nopriority", "vertex-async", "bsp")
+AVAILABLE_MODES = ("bsp",)
+DEFAULT_MODE = "bsp"  # becomes "path" when the path engine lands (issue 4)
+
+
+def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
+        **params):
+    """Run an iterative algorithm on a directed graph.
+
+    Parameters
+    ----------
+    graph : Graph, path, networkx graph, arrays or scipy matrix
+        Anything :func:`digraph.load` accepts; a non-Graph input is loaded first (``time_load``).
+    algorithm : str or Algorithm
+        ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
+        :class:`digraph.algorithms.Algorithm`.
+    mode : str, optional
+        ``"bsp"`` (bulk-synchronous rounds over a frontier; the default in this version);
+        ``"path"``, ``"path-nopriority"`` and ``"vertex-async"`` are not yet available.
+    device : str
+        ``"cpu"`` (default).  ``"cuda"``/``"cuda:N"`` are not yet available.
+    threads : int, optional
+        CPU threads for the Numba kernels (default: all of Numba's threads).
+    max_iter : int, optional
+        Round limit (default: 10,000 for PageRank/adsorption, unlimited in practice for the others:
+        ``n + 1`` rounds always suffice for SSSP and k-core).
+    tol : float, optional
+        PageRank/adsorption: bound on the L1 error of the answer (default 1e-6).  Ignored by the
+        exact algorithms.
+    **params
+        The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
+        ``source``, ``weights``); see each algorithm's docstring.
+
+    Returns
+    -------
+    Result
+        ``.values`` aligned with ``graph.vertex_ids``, ``.to_dict()``, ``.stats``, ``.top(k)``.
+
+    Raises
+    ------
+    InvalidParameterError, VertexNotFoundError, InvalidWeightError, NotAvailableError
+        Bad parameters, unknown source/seed, refused weights, modes/devices not available.
+    ConvergenceError
+        ``max_iter`` rounds did not reach ``tol``; the partial result is ``err.result``.
+
+    Examples
+    --------
+    >>> import digraph
+    >>> g = digraph.load(([0, 1, 2, 2], [1, 2, 0, 1]))
+    >>> r = digraph.run(g, "pagerank", tol=1e-10)
+    >>> round(sum(r.values), 6)
+    1.0
+    >>> digraph.run(g, "sssp", source=0).to_dict()
+    {0: 0.0, 1: 1.0, 2: 2.0}
+    """
+    t_start = time.perf_counter()
+    algo = get_algorithm(algorithm)
+    mode = _check_mode(mode)
+    device = _check_device(device)
+    threads = _check_threads(threads)
+    t0 = time.perf_counter()
+    if not isinstance(graph, Graph):
+        from .io import load
+        graph = load(graph)
+    t_load = time.perf_counter() - t0
+
+    bound = algo.bind(graph, params)
+    system = algo.prepare(graph, **bound)
+    if tol is None:
+        tol = algo.default_tol
+    tol = _check_positive("tol", tol, float)
+    if max_iter is None:
+        max_iter = algo.default_max_iter if system.family == "linear" else graph.num_vertices + 1
+    max_iter = _check_positive("max_iter", max_iter, int)
+
+    import numba
+    stats = RunStats.new(algorithm=algo.name, mode=mode, device=device,
+                         threads=threads or numba.get_num_threads(), converged=False)
+    stats["time_load"] = t_load
+    with _numba_threads(threads):
+        from .dispatch import bsp
+        t0 = time.perf_counter()
+        _warm_up(system.family, graph)
+        stats["time_compile"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        x, converged = bsp.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
+        stats["time_compute"] = time.perf_counter() - t0
+    values = algo.finalize(graph, x, **bound)
+    stats["converged"] = bool(converged)
+    stats["time_total"] = time.perf_counter() - t_start
+    used = dict(bound)
+    used.update(tol=tol, max_iter=max_iter, mode=mode, device=device)
+    result = Result(np.asarray(values, dtype=algo.value_dtype), graph, algo.name, used, stats)
+    if not converged:
+        extra = ""
+        if "error_bound" in stats:
+            extra = f" (error bound {stats['error_bound']:.3g} > tol {tol:.3g})"
+        raise ConvergenceError(
+            f"{algo.name} did not converge in max_iter={max_iter} rounds{extra}; "
+            "raise max_iter or tol; the partial result is in .result", result)
+    return result
+
+
+# ---------------------------------------------------------------------------- checks
+
+def _check_mode(mode):
+    if mode is None:
+        return DEFAULT_MODE
+    if mode not in MODES:
+        raise InvalidParameterError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+    if mode not in AVAILABLE_MODES:
+        raise NotAvailableError(
+            f"mode {mode!r} is not yet available in digraph {_version()}; available: "
+            f"{', '.join(AVAILABLE_MODES)}")
+    return mode
+
+
+def _check_device(device):
+    if device is None:
+        return "cpu"
+    if not isinstance(device, str):
+        raise InvalidParameterError(f"device must be a string such as 'cpu' or 'cuda:0', got {device!r}")
+    d = device.strip().lower()
+    if d == "cpu":
+        return d
+    if d == "cuda" or d.startswith("cuda:"):
+        ids = d[5:]
+        if ids and not all(p.strip().isdigit() for p in ids.split(",")):
+            raise InvalidParameterError(f"device {device!r}: expected 'cuda', 'cuda:N' or 'cuda:0,1,...'")
+        raise NotAvailableError(
+            f"device {device!r}: the GPU engine is not yet available in digraph {_version()}; use device='cpu'")
+    raise InvalidParameterError(f"unknown device {device!r}; use 'cpu' or 'cuda[:N]'")
+
+
+def _check_threads(threads):
+    if threads is None:
+        return None
+    import numba
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise InvalidParameterError(f"threads must be a positive integer, got {threads!r}")
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        raise InvalidParameterError(
+            f"threads={threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba was started "
+            "with (set NUMBA_NUM_THREADS before importing digraph to allow more)")
+    return int(threads)
+
+
+def _check_positive(name, value, kind):
+    try:
+        v = kind(value)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must be a positive number, got {value!r}") from None
+    if isinstance(value, bool) or not (v > 0) or (kind is float and not math.isfinite(v)) or \
+            (kind is int and v != value):
+        raise InvalidParameterError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {value!r}")
+    return v
+
+
+def _version():
+    from . import __version__
+    return __version__
+
+
+@contextmanager
+def _numba_threads(threads):
+    import numba
+    if threads is None:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+_WARM = set()
+
+
+def _warm_up(family, graph):
+    """Compile (or load from Numba's cache) the kernels of ``family`` on a tiny graph first, so
+    that ``time_compile`` and ``time_compute`` are reported apart."""
+    itype = graph.out_targets.dtype
+    key = (family, itype.str)
+    if key in _WARM:
+        return
+    from .dispatch import bsp
+    from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
+    tiny = Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
+    tiny.out_targets = tiny.out_targets.astype(itype)
+    tiny._cache.clear()
+    s = RunStats.new()
+    n, m = 3, 4
+    for arc in (None, np.ones(m)):
+        if family == "linear":
+            sys = LinearSystem(b=np.ones(n), src_scale=np.full(n, 0.4), arc_scale=arc)
+        elif family == "monotone":
+            init = np.array([0.0, np.inf, np.inf])
+            sys = MonotoneSystem(init=init, relax="plus", combine="min", arc_value=arc)
+        else:
+            sys = HIndexSystem()
+        for divisor in (10**9, 0):  # every round dense, then every round sparse
+            old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, divisor
+            try:
+                bsp.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s)
+            finally:
+                bsp.DENSE_DIVISOR = old
+    _WARM.add(key)
