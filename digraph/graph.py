@@ -266,8 +266,14 @@ class Graph:
             arr = np.asarray(seq)
             if arr.size and not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
                 raise VertexNotFoundError(seq[0], what)
-            out = np.searchsorted(vid, arr) if vid.size else np.zeros(arr.size, np.int64)
-            ok = (out < vid.size) & (vid[np.minimum(out, max(vid.size - 1, 0))] == arr) if vid.size else np.zeros(arr.size, bool)
+            # vertex_ids are sorted after renumbering, but not always (networkx node order)
+            sorter = self._cached("id_sorter", lambda: None if np.all(vid[:-1] < vid[1:])
+                                  else np.argsort(vid, kind="stable"))
+            pos = np.searchsorted(vid, arr, sorter=sorter) if vid.size else np.zeros(arr.size, np.int64)
+            out = np.minimum(pos, max(vid.size - 1, 0))
+            if sorter is not None:
+                out = sorter[out]
+            ok = (pos < vid.size) & (vid[out] == arr) if vid.size else np.zeros(arr.size, bool)
             if not np.all(ok):
                 raise VertexNotFoundError(seq[int(np.flatnonzero(~ok)[0])], what)
             out = out.astype(np.int64)

@@ -1,7 +1,117 @@
-"""Graph input: text edge lists, Matrix Market, networkx graphs, numpy arrays, scipy sparse matrices."""
+"""Graph input: text edge lists, Matrix Market, networkx graphs, numpy arrays, scipy matrices.
 
-__all__ = ["load"]
+:func:`load` is the one entry point (exported as ``digraph.load``); it picks a reader by the type of
+its argument and, for files, by the file name or ``format=``:
+
+* :mod:`digraph.io.edgelist` -- ``src dst [weight]`` text files (``.el .txt .edges .tsv .csv``,
+  optionally ``.gz``), parsed by one Numba pass over the bytes (:mod:`digraph.io._kernels`);
+* :mod:`digraph.io.mtx` -- Matrix Market coordinate files (``.mtx``, optionally ``.gz``);
+* :mod:`digraph.io.objects` -- networkx graphs, ``(src, dst[, w])`` arrays, scipy sparse matrices;
+* :mod:`digraph.io._files` -- format detection, reading and gunzipping, line numbers for errors.
+"""
+
+import os
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..graph import Graph
+from ._files import EXTENSIONS, FORMATS, detect_format
+from .edgelist import read_edgelist
+from .mtx import read_mtx
+from .objects import from_edge_arrays, from_networkx, from_scipy, is_networkx, is_scipy_sparse
+
+__all__ = ["load", "FORMATS", "EXTENSIONS"]
 
 
-def load(source, **kwargs):
-    raise NotImplementedError("digraph.load is being written")
+def load(source, *, format=None, num_vertices=None, weight="weight", weighted=None, directed=None,
+         name=None):
+    """Load a graph from a file or an in-memory object.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, networkx graph, tuple, list, numpy.ndarray, scipy sparse, Graph
+        * a path to a text edge list (``.el``, ``.txt``, ``.edges``, ``.tsv``, ``.csv``) or a
+          Matrix Market file (``.mtx``), each optionally gzip-compressed (``.gz``).  Edge lists
+          hold one arc ``src dst [weight]`` per line, fields separated by blanks (commas for
+          csv); lines whose first non-blank character is ``#`` or ``%`` are comments; a csv/tsv
+          file may start with a header line.  Vertex ids are int64 integers, renumbered densely
+          in increasing order unless ``num_vertices`` is given (``Graph.vertex_ids`` maps back).
+          An empty file gives an empty graph;
+        * a networkx ``DiGraph``, ``MultiDiGraph``, ``Graph`` or ``MultiGraph`` (any hashable
+          nodes; undirected edges become two arcs, a self-loop one);
+        * ``(src, dst)`` or ``(src, dst, weight)`` arrays, or an ``(m, 2)``/``(m, 3)`` array;
+        * a square scipy sparse matrix/array (stored entry ``(i, j)`` = arc ``i -> j``);
+        * a :class:`~digraph.Graph`, returned as is.
+    format : {"edgelist", "csv", "tsv", "mtx"}, optional
+        File format, overriding the file name (files only).
+    num_vertices : int, optional
+        Keep vertices ``0..num_vertices-1`` (isolated ones included); every id must be in range.
+        For Matrix Market, networkx and scipy inputs it must match the input's vertex count.
+    weight : str or None
+        networkx only: the edge attribute holding the weight (missing = 1.0); None: unweighted.
+    weighted : bool, optional
+        None: weighted when the input has weights (a third column, a non-pattern Matrix Market
+        file, a networkx weight attribute, a non-boolean matrix).  False: drop weights.
+        True: require them.
+    directed : bool, optional
+        None: True, except for undirected networkx graphs and symmetric Matrix Market files.
+        Pass False for an edge list that already lists both directions of every edge.
+    name : str, optional
+        Default: the file name without extensions, or ``G.name`` for networkx graphs.
+
+    Returns
+    -------
+    digraph.Graph
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    digraph.errors.UnknownFormatError
+        The file name has no known extension and ``format`` was not given.
+    digraph.errors.GraphFormatError
+        A malformed line (the message names the file, the 1-based line number and the line),
+        a truncated or corrupt gzip file, an unsupported or inconsistent Matrix Market file, an
+        id outside ``num_vertices`` in a file (with its line).
+    digraph.errors.InvalidWeightError
+        A NaN weight (file and line, or the arc).
+    digraph.errors.InvalidParameterError
+        Bad parameters or an input of an unsupported type or shape.
+
+    Examples
+    --------
+    >>> import digraph
+    >>> g = digraph.load([[0, 1, 2], [1, 2, 0]])
+    >>> g.num_vertices, g.num_arcs
+    (3, 3)
+    """
+    if isinstance(source, Graph):
+        return source
+    if num_vertices is not None:
+        if isinstance(num_vertices, bool) or int(num_vertices) != num_vertices or num_vertices < 0:
+            raise InvalidParameterError(
+                f"num_vertices must be an integer >= 0, got {num_vertices!r}")
+        num_vertices = int(num_vertices)
+    if isinstance(source, (str, os.PathLike)):
+        fmt = detect_format(source, format)
+        if fmt == "mtx":
+            return read_mtx(source, num_vertices=num_vertices, weighted=weighted,
+                            directed=directed, name=name)
+        return read_edgelist(source, fmt, num_vertices=num_vertices, weighted=weighted,
+                             directed=directed, name=name)
+    if format is not None:
+        raise InvalidParameterError(f"format={format!r} applies to files only, not to a "
+                                    f"{type(source).__name__}")
+    opts = dict(weighted=weighted, directed=directed, num_vertices=num_vertices, name=name)
+    if is_networkx(source):
+        return from_networkx(source, weight=weight, **opts)
+    if is_scipy_sparse(source):
+        return from_scipy(source, **opts)
+    if isinstance(source, (tuple, list)) or (hasattr(source, "ndim") and hasattr(source, "shape")):
+        if not isinstance(source, (tuple, list)):
+            source = np.asarray(source)
+        return from_edge_arrays(source, **opts)
+    raise InvalidParameterError(
+        f"cannot load a graph from a {type(source).__name__}: expected a file path, a networkx "
+        f"graph, (src, dst[, weight]) arrays, a 2-d array, a scipy sparse matrix or a Graph")

@@ -1,0 +1,41 @@
+"""Shared test helpers.
+
+``dataset_path(name)`` gives the path of a file in ``../shared/datasets`` (next to the repository)
+and skips the calling test when the folder or the file is absent, as it is in a fresh clone.
+Tests that read these files are marked ``@pytest.mark.datasets``.  Import it with
+``from conftest import dataset_path`` or use the ``datasets`` fixture (the folder itself).
+"""
+
+from pathlib import Path
+
+import pytest
+
+DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+def dataset_path(name):
+    """Path of ``../shared/datasets/<name>``; ``pytest.skip`` when it does not exist.
+
+    Parameters
+    ----------
+    name : str
+        File name inside the datasets folder, e.g. ``"cnr-2000.txt.gz"``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    if not DATASETS.is_dir():
+        pytest.skip(f"datasets folder {DATASETS} is absent")
+    path = DATASETS / name
+    if not path.is_file():
+        pytest.skip(f"dataset {path} is absent")
+    return path
+
+
+@pytest.fixture
+def datasets():
+    """The ``../shared/datasets`` folder (skips the test when it is absent)."""
+    if not DATASETS.is_dir():
+        pytest.skip(f"datasets folder {DATASETS} is absent")
+    return DATASETS
