@@ -14,7 +14,7 @@ from .result import Result, RunStats
 __all__ = ["run", "MODES", "DEFAULT_MODE"]
 
 MODES = ("path", "path-nopriority", "vertex-async", "bsp")
-AVAILABLE_MODES = ("bsp",)
+AVAILABLE_MODES = ("bsp", "vertex-async")
 DEFAULT_MODE = "bsp"  # becomes "path" when the path engine lands (issue 4)
 
 
@@ -30,8 +30,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
     mode : str, optional
-        ``"bsp"`` (bulk-synchronous rounds over a frontier; the default in this version);
-        ``"path"``, ``"path-nopriority"`` and ``"vertex-async"`` are not yet available.
+        ``"bsp"`` (bulk-synchronous rounds over a frontier; the default in this version) or
+        ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t);
+        ``"path"`` and ``"path-nopriority"`` are not yet available.
     device : str
         ``"cpu"`` (default).  ``"cuda"``/``"cuda:N"`` are not yet available.
     threads : int, optional
@@ -93,12 +94,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                          threads=threads or numba.get_num_threads(), converged=False)
     stats["time_load"] = t_load
     with _numba_threads(threads):
-        from .dispatch import bsp
+        engine = _engine(mode)
         t0 = time.perf_counter()
-        _warm_up(system.family, graph)
+        _warm_up(engine, system.family, graph)
         stats["time_compile"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        x, converged = bsp.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
+        x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
         stats["time_compute"] = time.perf_counter() - t0
     values = algo.finalize(graph, x, **bound)
     stats["converged"] = bool(converged)
@@ -190,14 +191,23 @@ def _numba_threads(threads):
         numba.set_num_threads(old)
 
 
+def _engine(mode):
+    """The dispatcher module of a mode (each has ``solve(graph, system, tol, max_iter, stats)``)."""
+    if mode == "bsp":
+        from .dispatch import bsp
+        return bsp
+    from .dispatch import vertex_async
+    return vertex_async
+
+
 _WARM = set()
 
 
-def _warm_up(family, graph):
+def _warm_up(engine, family, graph):
     """Compile (or load from Numba's cache) the kernels of ``family`` on a tiny graph first, so
     that ``time_compile`` and ``time_compute`` are reported apart."""
     itype = graph.out_targets.dtype
-    key = (family, itype.str)
+    key = (engine.__name__, family, itype.str)
     if key in _WARM:
         return
     from .dispatch import bsp
@@ -218,7 +228,7 @@ def _warm_up(family, graph):
         for divisor in (10**9, 0):  # every round dense, then every round sparse
             old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, divisor
             try:
-                bsp.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s)
+                engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s)
             finally:
                 bsp.DENSE_DIVISOR = old
     _WARM.add(key)

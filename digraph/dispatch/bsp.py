@@ -18,8 +18,10 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
+from .convergence import (linear_contraction, linear_error_bound, monotone_start, ones_or,
+                          residual_threshold)
 
-__all__ = ["solve", "linear_error_bound", "linear_contraction"]
+__all__ = ["solve"]
 
 DENSE_DIVISOR = 20
 
@@ -38,74 +40,13 @@ def solve(graph, system, *, tol, max_iter, stats):
 
 # ---------------------------------------------------------------------------- linear
 
-def _ones_or(a, n):
-    return np.ones(n, np.float64) if a is None else np.ascontiguousarray(a, dtype=np.float64)
-
-
-def linear_contraction(graph, system):
-    """(γ1, γ∞): the largest column sum and row sum of the coefficient matrix ``A``.
-
-    ``‖x* − x‖₁ ≤ ‖r‖₁ / (1 − γ1)`` when γ1 < 1 and ``‖x* − x‖∞ ≤ ‖r‖∞ / (1 − γ∞)`` when γ∞ < 1,
-    with ``r = b + A x − x`` the residual (for non-negative ``A``).
-    """
-    n, m = graph.num_vertices, graph.num_arcs
-    if m == 0:
-        return 0.0, 0.0
-    src = graph.arc_sources
-    dst = graph.out_targets
-    c = _ones_or(system.arc_scale, m)
-    if system.src_scale is not None:
-        c = c * system.src_scale[src]
-    if system.dst_scale is not None:
-        c = c * system.dst_scale[dst]
-    if np.any(c < 0) or not np.all(np.isfinite(c)):
-        raise InvalidParameterError("linear system coefficients must be finite and non-negative")
-    col = np.bincount(src, weights=c, minlength=n)
-    row = np.bincount(dst, weights=c, minlength=n)
-    return float(col.max()), float(row.max())
-
-
-def linear_error_bound(r1, rmax, sum_x, n, gammas, normalize):
-    """Sound bound on the answer's error from the residual's L1 norm ``r1`` and max ``rmax``.
-
-    Returns the bound on ``‖x − x*‖₁``, or, when ``normalize``, on ``‖x/Σx − x*/Σx*‖₁``
-    (``≤ 2‖x − x*‖₁ / Σx``, since the state only grows towards ``x*``).
-    """
-    g1, ginf = gammas
-    e = np.inf
-    if g1 < 1.0:
-        e = r1 / (1.0 - g1)
-    if ginf < 1.0:
-        e = min(e, n * rmax / (1.0 - ginf))
-    if normalize:
-        e = 2.0 * e / sum_x if sum_x > 0 else np.inf
-    return e
-
-
-def _threshold(tol, sum_x, n, gammas, normalize):
-    """Residual below which a vertex stays out of the frontier: skipped mass costs ≤ tol/2."""
-    g1, ginf = gammas
-    scale = (sum_x / 2.0 if normalize else 1.0) * tol / 2.0
-    theta = 0.0
-    if g1 < 1.0:
-        theta = max(theta, scale * (1.0 - g1) / n)
-    if ginf < 1.0:
-        theta = max(theta, scale * (1.0 - ginf) / n)
-    return theta
-
-
 def _solve_linear(graph, sys, tol, max_iter, stats):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
-    if gammas[0] >= 1.0 and gammas[1] >= 1.0:
-        raise InvalidParameterError(
-            f"the linear system is not a contraction: largest column sum {gammas[0]:.4g} and "
-            f"largest row sum {gammas[1]:.4g} are both >= 1, so no error bound (and maybe no "
-            "convergence) can be guaranteed")
-    src_scale = _ones_or(sys.src_scale, n)
-    dst_scale = _ones_or(sys.dst_scale, n)
+    src_scale = ones_or(sys.src_scale, n)
+    dst_scale = ones_or(sys.dst_scale, n)
     has_coef = sys.arc_scale is not None
-    arc_coef = _ones_or(sys.arc_scale, m) if has_coef else np.empty(0, np.float64)
+    arc_coef = ones_or(sys.arc_scale, m) if has_coef else np.empty(0, np.float64)
     in_coef = arc_coef[graph.in_arcs] if has_coef else arc_coef
     in_sources = graph.in_sources
     out_degree = graph.out_degree
@@ -137,7 +78,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
             stats["sparse_rounds"] += 1
         stats["vertex_updates"] += int(nf)
         stats["rounds"] += 1
-        theta = _threshold(tol, sum_x, n, gammas, sys.normalize)
+        theta = residual_threshold(tol, sum_x, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged
@@ -149,17 +90,9 @@ def _solve_monotone(graph, sys, max_iter, stats):
     n, m = graph.num_vertices, graph.num_arcs
     op = K_OPS[sys.relax]
     combine = 0 if sys.combine == "min" else 1
-    x = np.ascontiguousarray(sys.init, dtype=np.float64).copy()
-    if x.shape != (n,):
-        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape {x.shape}")
-    active = np.zeros(n, dtype=np.bool_)
-    if sys.frontier is None:
-        identity = np.inf if combine == 0 else -np.inf
-        active[:] = x != identity
-    else:
-        active[np.asarray(sys.frontier, dtype=np.int64)] = True
+    x, active = monotone_start(sys, n)
     has_value = sys.arc_value is not None
-    arc_value = _ones_or(sys.arc_value, m) if has_value else np.empty(0, np.float64)
+    arc_value = ones_or(sys.arc_value, m) if has_value else np.empty(0, np.float64)
     in_value = arc_value[graph.in_arcs] if has_value else arc_value
     in_sources = graph.in_sources
     out_degree = graph.out_degree

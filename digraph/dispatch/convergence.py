@@ -1,0 +1,107 @@
+"""Convergence of linear (sum) systems, shared by every mode: contraction factors, a sound
+bound on the answer's error from the residual alone, and the residual threshold below which a
+vertex (or arc) may be left pending without endangering the tolerance."""
+
+import numpy as np
+from numba import njit, prange
+
+from ..errors import InvalidParameterError
+
+__all__ = ["ones_or", "linear_contraction", "linear_error_bound", "residual_threshold"]
+
+
+def ones_or(a, n):
+    """``a`` as a contiguous float64 array, or ones of length ``n`` when ``a`` is None."""
+    return np.ones(n, np.float64) if a is None else np.ascontiguousarray(a, dtype=np.float64)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _max_column_and_row_sums(out_offsets, out_targets, in_offsets, in_arcs, arc_sources,
+                             src_scale, arc_scale, has_arc, dst_scale):
+    n = out_offsets.size - 1
+    g1 = 0.0
+    ginf = 0.0
+    bad = 0
+    for u in prange(n):
+        col = 0.0
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            c = src_scale[u] * (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]]
+            if not (c >= 0.0 and c < np.inf):
+                bad += 1
+            col += c
+        g1 = max(g1, col)
+    for v in prange(n):
+        row = 0.0
+        for k in range(in_offsets[v], in_offsets[v + 1]):
+            e = in_arcs[k]
+            row += src_scale[arc_sources[e]] * (arc_scale[e] if has_arc else 1.0) * dst_scale[v]
+        ginf = max(ginf, row)
+    return g1, ginf, bad
+
+
+def linear_contraction(graph, system):
+    """(γ1, γ∞): the largest column sum and row sum of the coefficient matrix ``A``.
+
+    ``‖x* − x‖₁ ≤ ‖r‖₁ / (1 − γ1)`` when γ1 < 1 and ``‖x* − x‖∞ ≤ ‖r‖∞ / (1 − γ∞)`` when γ∞ < 1,
+    with ``r = b + A x − x`` the residual (for non-negative ``A``).  Raises when neither is < 1.
+    """
+    n, m = graph.num_vertices, graph.num_arcs
+    if m == 0:
+        return 0.0, 0.0
+    has_arc = system.arc_scale is not None
+    arc = ones_or(system.arc_scale, m) if has_arc else np.empty(0, np.float64)
+    g1, ginf, bad = _max_column_and_row_sums(
+        graph.out_offsets, graph.out_targets, graph.in_offsets, graph.in_arcs, graph.arc_sources,
+        ones_or(system.src_scale, n), arc, has_arc, ones_or(system.dst_scale, n))
+    if bad:
+        raise InvalidParameterError(
+            f"linear system coefficients must be finite and non-negative ({bad} arc(s) are not)")
+    if g1 >= 1.0 and ginf >= 1.0:
+        raise InvalidParameterError(
+            f"the linear system is not a contraction: largest column sum {g1:.4g} and "
+            f"largest row sum {ginf:.4g} are both >= 1, so no error bound (and maybe no "
+            "convergence) can be guaranteed")
+    return g1, ginf
+
+
+def linear_error_bound(r1, rmax, sum_x, n, gammas, normalize):
+    """Sound bound on the answer's error from the residual's L1 norm ``r1`` and max ``rmax``.
+
+    Returns the bound on ``‖x − x*‖₁``, or, when ``normalize``, on ``‖x/Σx − x*/Σx*‖₁``
+    (``≤ 2‖x − x*‖₁ / Σx``, since the state only grows towards ``x*``).
+    """
+    g1, ginf = gammas
+    e = np.inf
+    if g1 < 1.0:
+        e = r1 / (1.0 - g1)
+    if ginf < 1.0:
+        e = min(e, n * rmax / (1.0 - ginf))
+    if normalize:
+        e = 2.0 * e / sum_x if sum_x > 0 else np.inf
+    return e
+
+
+def residual_threshold(tol, sum_x, n, gammas, normalize):
+    """Residual below which a vertex stays out of the frontier: skipped mass costs ≤ tol/2."""
+    g1, ginf = gammas
+    scale = (sum_x / 2.0 if normalize else 1.0) * tol / 2.0
+    theta = 0.0
+    if g1 < 1.0:
+        theta = max(theta, scale * (1.0 - g1) / n)
+    if ginf < 1.0:
+        theta = max(theta, scale * (1.0 - ginf) / n)
+    return theta
+
+
+def monotone_start(system, n):
+    """(initial values, initially active mask) of a monotone system, checked."""
+    x = np.ascontiguousarray(system.init, dtype=np.float64).copy()
+    if x.shape != (n,):
+        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape {x.shape}")
+    active = np.zeros(n, dtype=np.bool_)
+    if system.frontier is None:
+        identity = np.inf if system.combine == "min" else -np.inf
+        active[:] = x != identity
+    else:
+        active[np.asarray(system.frontier, dtype=np.int64)] = True
+    return x, active
