@@ -16,10 +16,12 @@ from . import algorithms, errors
 from .algorithms import Algorithm
 from .graph import Graph
 from .io import load
+from .paths import PathSet
+from .preprocess import preprocess  # the function; the package stays importable as digraph.preprocess.*
 from .result import Result, RunStats
 from .run import run
 
 __version__ = "0.1.0"
 
-__all__ = ["Graph", "load", "run", "Result", "RunStats", "Algorithm", "algorithms", "errors",
-           "__version__"]
+__all__ = ["Graph", "load", "run", "preprocess", "PathSet", "Result", "RunStats", "Algorithm",
+           "algorithms", "errors", "__version__"]

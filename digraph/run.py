@@ -14,12 +14,12 @@ from .result import Result, RunStats
 __all__ = ["run", "MODES", "DEFAULT_MODE"]
 
 MODES = ("path", "path-nopriority", "vertex-async", "bsp")
-AVAILABLE_MODES = ("bsp", "vertex-async")
+AVAILABLE_MODES = MODES
 DEFAULT_MODE = "bsp"  # becomes "path" when the path engine lands (issue 4)
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
-        **params):
+        priority=None, cache=None, preprocess=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -30,9 +30,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
     mode : str, optional
-        ``"bsp"`` (bulk-synchronous rounds over a frontier; the default in this version) or
-        ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t);
-        ``"path"`` and ``"path-nopriority"`` are not yet available.
+        ``"bsp"`` (bulk-synchronous rounds over a frontier, Gunrock-like; the default in this
+        version), ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t),
+        ``"path"`` (paths walked per thread in DAG-layer order with priority scheduling, DiGraph)
+        or ``"path-nopriority"`` (the same without priority, DiGraph-w).
     device : str
         ``"cpu"`` (default).  ``"cuda"``/``"cuda:N"`` are not yet available.
     threads : int, optional
@@ -43,6 +44,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     tol : float, optional
         PageRank/adsorption: bound on the L1 error of the answer (default 1e-6).  Ignored by the
         exact algorithms.
+    priority : {"pending", "paper", "none"}, optional
+        Path modes: which active paths run first (default ``"pending"`` for ``mode="path"``,
+        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.paths`.
+    cache : path, optional
+        Path modes: a preprocessing cache folder, reused when it fits the graph and parameters and
+        (re)built otherwise.
+    preprocess : dict, optional
+        Path modes: parameters of :func:`digraph.preprocess` (``dmax``, ``merge``, ...).
     **params
         The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
         ``source``, ``weights``); see each algorithm's docstring.
@@ -98,9 +107,20 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         t0 = time.perf_counter()
         _warm_up(engine, system.family, graph)
         stats["time_compile"] = time.perf_counter() - t0
+        extra = {}
+        if mode in PATH_MODES:
+            t0 = time.perf_counter()
+            extra["pathset"] = _pathset(graph, cache, preprocess)
+            extra["priority"] = _priority(mode, priority)
+            stats["time_preprocess"] = time.perf_counter() - t0
+        elif priority is not None or cache is not None or preprocess is not None:
+            raise InvalidParameterError(
+                f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
         t0 = time.perf_counter()
-        x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
+        x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
         stats["time_compute"] = time.perf_counter() - t0
+    if system.family == "hindex" and system.halve:
+        x = x // 2  # every undirected edge was counted twice
     values = algo.finalize(graph, x, **bound)
     stats["converged"] = bool(converged)
     stats["time_total"] = time.perf_counter() - t_start
@@ -191,13 +211,40 @@ def _numba_threads(threads):
         numba.set_num_threads(old)
 
 
+PATH_MODES = ("path", "path-nopriority")
+
+
 def _engine(mode):
     """The dispatcher module of a mode (each has ``solve(graph, system, tol, max_iter, stats)``)."""
     if mode == "bsp":
         from .dispatch import bsp
         return bsp
+    if mode in PATH_MODES:
+        from .dispatch import paths
+        return paths
     from .dispatch import vertex_async
     return vertex_async
+
+
+def _priority(mode, priority):
+    from .dispatch.paths import PRIORITIES
+    if mode == "path-nopriority":
+        if priority not in (None, "none"):
+            raise InvalidParameterError(f"mode='path-nopriority' runs without priority, got priority={priority!r}")
+        return "none"
+    if priority is None:
+        return "pending"
+    if priority not in PRIORITIES:
+        raise InvalidParameterError(f"priority must be one of {', '.join(PRIORITIES)}, got {priority!r}")
+    return priority
+
+
+def _pathset(graph, cache, params):
+    from .preprocess import load_or_build, preprocess
+    params = dict(params or {})
+    if cache is not None:
+        return load_or_build(graph, cache, **params)
+    return preprocess(graph, **params)
 
 
 _WARM = set()
@@ -217,6 +264,10 @@ def _warm_up(engine, family, graph):
     tiny._cache.clear()
     s = RunStats.new()
     n, m = 3, 4
+    extra = {}
+    if engine.__name__.endswith(".paths"):
+        from .preprocess import preprocess
+        extra = {"pathset": preprocess(tiny)}
     for arc in (None, np.ones(m)):
         if family == "linear":
             sys = LinearSystem(b=np.ones(n), src_scale=np.full(n, 0.4), arc_scale=arc)
@@ -228,7 +279,7 @@ def _warm_up(engine, family, graph):
         for divisor in (10**9, 0):  # every round dense, then every round sparse
             old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, divisor
             try:
-                engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s)
+                engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s, **extra)
             finally:
                 bsp.DENSE_DIVISOR = old
     _WARM.add(key)

@@ -6,9 +6,17 @@ Tests that read these files are marked ``@pytest.mark.datasets``.  Import it wit
 ``from conftest import dataset_path`` or use the ``datasets`` fixture (the folder itself).
 """
 
+import os
 from pathlib import Path
 
-import pytest
+# Tests run with threads in {1, 2, 4}: start Numba with 4 threads (more than this machine's cores
+# is fine) but default to 2 so the rest of the suite is not oversubscribed.
+os.environ.setdefault("NUMBA_NUM_THREADS", "4")
+
+import numba  # noqa: E402
+import pytest  # noqa: E402
+
+numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 

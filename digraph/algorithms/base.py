@@ -191,9 +191,9 @@ def check_weights(graph, algo, *, allow_inf=False):
         bad = np.flatnonzero(~np.isfinite(w))
     if bad.size:
         e = int(bad[0])
-        u = graph.vertex_ids[graph.arc_sources[e]]
-        v = graph.vertex_ids[graph.out_targets[e]]
+        u, v = (x.item() if isinstance(x, np.generic) else x  # 20, not np.int64(20)
+                for x in (graph.vertex_ids[graph.arc_sources[e]], graph.vertex_ids[graph.out_targets[e]]))
         raise InvalidWeightError(
-            f"{algo}: arc {u!r} -> {v!r} has weight {w[e]!r}; {algo} needs non-negative"
+            f"{algo}: arc {u!r} -> {v!r} has weight {float(w[e])!r}; {algo} needs non-negative"
             f"{'' if allow_inf else ', finite'} weights ({bad.size} such arc(s))")
     return w

@@ -35,8 +35,7 @@ class KCore(Algorithm):
         return HIndexSystem(halve=not graph.directed)
 
     def finalize(self, graph, x, **params):
-        x = np.asarray(x, dtype=np.int64)
-        return x // 2 if not graph.directed else x
+        return np.asarray(x, dtype=np.int64)
 
     def reference(self, graph):
         """Batagelj–Zaversnik peeling in plain Python on the undirected multigraph of the arcs."""

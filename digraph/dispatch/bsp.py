@@ -154,6 +154,8 @@ def _solve_hindex(graph, sys, max_iter, stats):
         K.hindex_round(offsets, nbr, est, frontier, new_est, chunks)
         stats["vertex_updates"] += int(frontier.size)
         stats["arc_updates"] += int((offsets[frontier + 1] - offsets[frontier]).sum())
+        # every vertex recomputed = every arc read (dense); otherwise the frontier's arcs only
+        stats["dense_rounds" if frontier.size == n else "sparse_rounds"] += 1
         frontier = K.hindex_next_frontier(offsets, nbr, est, new_est, frontier, mark, buf)
         stats["rounds"] += 1
     return est, converged

@@ -7,7 +7,8 @@ from numba import njit, prange
 
 from ..errors import InvalidParameterError
 
-__all__ = ["ones_or", "linear_contraction", "linear_error_bound", "residual_threshold"]
+__all__ = ["ones_or", "linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
+           "monotone_start"]
 
 
 def ones_or(a, n):
@@ -105,3 +106,19 @@ def monotone_start(system, n):
     else:
         active[np.asarray(system.frontier, dtype=np.int64)] = True
     return x, active
+
+
+def pending_budget(tol, sum_x, n, gammas, normalize):
+    """Total residual mass (L1) that keeps the error bound at or below ``tol / 2``.
+
+    The L1 route allows ``‖r‖₁ ≤ (tol/2)(1 − γ1)``; the L∞ route ``‖r‖∞ ≤ (tol/2)(1 − γ∞)/n``,
+    which a total of that size guarantees.  For a normalised answer both scale with ``Σx / 2``.
+    """
+    g1, ginf = gammas
+    scale = (sum_x / 2.0 if normalize else 1.0) * tol / 2.0
+    budget = 0.0
+    if g1 < 1.0:
+        budget = max(budget, scale * (1.0 - g1))
+    if ginf < 1.0:
+        budget = max(budget, scale * (1.0 - ginf) / max(n, 1))
+    return budget

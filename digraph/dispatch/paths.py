@@ -1,0 +1,284 @@
+"""Path-based asynchronous execution on CPU cores (``mode="path"`` / ``"path-nopriority"``,
+DiGraph §3.1–3.2.3).
+
+Dispatch follows the DAG sketch of the :class:`~digraph.PathSet`: layers run in order, and inside a
+layer (whose SCC-vertices never depend on each other) rounds repeat over the partitions that still
+hold active paths until none is left.  An SCC-vertex whose paths are all inactive after the lower
+layers finished never runs again; a split SCC-vertex (the giant one) stays scheduled as a whole
+while any of its partitions is active.  Each round is two kernel passes of
+:mod:`digraph.smx.cpu_paths`: a *check* (pending mass, active arcs and priority score of every
+path of the scheduled partitions) and a *walk* of the selected paths.  A partition that holds
+whole SCC-vertices (all of them, except the pieces of a split giant) converges *locally*: its
+thread sweeps it until its pending mass is within its share, since its inputs are final once the
+lower layers are done (Observation 2); small cyclic SCC-vertices then cost one round, not one
+round per sweep (``local_sweeps`` counts the extra sweeps).
+
+Priority (``priority=``):
+
+* ``"pending"`` (default of ``mode="path"``) — soft priority by pending residual mass: the active
+  paths are counted in log2 buckets of their pending mass and the walk takes the highest buckets
+  holding at least ``SELECT_SHARE`` of them; the rest are deferred.  No sort (Groute-like soft
+  priority; an exact sort cost 18–70× in wall time in the prototype, DESIGN.md §7).
+* ``"paper"`` — the paper's ``Pri(p) = α·D̄(p)·N(p) − L(p)``: within one layer ``L`` is constant and
+  α a positive scale, so the same bucket selection on ``D̄(p)·N(p)``.  ``N(p)`` counts arcs with
+  any pending change, however small, so hub paths would be chosen forever and the rest starve
+  (seen on cnr-2000: no convergence in 10,000 rounds); every ``AGING_ROUNDS``-th round of a layer
+  therefore walks every active path.
+* ``"none"`` (``mode="path-nopriority"``, DiGraph-w) — every active path every round.
+
+Priority applies only when a layer has at least ``MIN_PRIORITY_PATHS`` active paths.  Linear
+systems: a layer is finished when its pending mass is within its share (by arcs) of the budget
+that keeps the error bound at half the tolerance (arcs pending less than budget / m are skipped);
+a final check computes the sound error bound over all paths, and if it is not met the budget is
+lowered and the layers swept again.  k-core (the h-index family) depends on
+in- *and* out-neighbours, so the directed DAG sketch does not order it: it runs as
+``vertex-async``.
+"""
+
+import numba
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..smx import cpu_paths as P
+from . import vertex_async
+from .bsp import K_OPS
+from .convergence import (linear_contraction, linear_error_bound, monotone_start, ones_or,
+                          pending_budget)
+
+__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
+
+PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
+SELECT_SHARE = 0.2
+MIN_PRIORITY_PATHS = 512
+MAX_LOCAL_SWEEPS = 10_000
+AGING_ROUNDS = 4
+LENGTH_BINS = 65
+
+
+def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending"):
+    """Run ``system`` on the paths of ``pathset``; returns (state, converged)."""
+    if priority not in PRIORITIES:
+        raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
+    if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
+        raise InvalidParameterError("the PathSet was built from another graph")
+    stats["priority"] = priority
+    stats.setdefault("arcs_examined", 0)
+    if system.family == "hindex":
+        stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
+        return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
+    sched = _Schedule(pathset)
+    old = numba.get_parallel_chunksize()
+    numba.set_parallel_chunksize(1)
+    try:
+        if system.family == "linear":
+            out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched,
+                                PRIORITIES[priority])
+        elif system.family == "monotone":
+            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched)
+        else:
+            raise InvalidParameterError(f"unknown system family {system.family!r}")
+    finally:
+        numba.set_parallel_chunksize(old)
+    sched.report(stats)
+    return out
+
+
+class _Schedule:
+    """Partitions per layer, groups of partitions that hold one split SCC-vertex, book-keeping."""
+
+    def __init__(self, ps):
+        self.ps = ps
+        off = ps.partition_offsets
+        K = off.size - 1
+        self.num_parts = K
+        if K:
+            first = ps.path_scc[off[:-1]]
+            last = ps.path_scc[off[1:] - 1]
+            part_layer = ps.path_layer[off[:-1]]
+        else:
+            first = last = part_layer = np.zeros(0, np.int64)
+        # a group = partitions that must be scheduled together: an SCC-vertex split over several
+        # partitions (its last piece may share a partition with the next small SCC-vertices)
+        newgroup = np.ones(K, bool)
+        newgroup[1:] = first[1:] != last[:-1]
+        self.group = np.cumsum(newgroup) - 1
+        # a partition alone in its group holds whole SCC-vertices: it may converge locally
+        size = np.bincount(self.group, minlength=int(self.group[-1]) + 1 if K else 0)
+        self.local = size[self.group] == 1
+        self.num_layers = int(part_layer[-1]) + 1 if K else 0
+        self.layer_parts = np.searchsorted(part_layer, np.arange(self.num_layers + 1))
+        arc_start = ps.path_offsets[off] - off  # first arc (path order) of each partition
+        self.part_arcs = np.diff(arc_start)
+        self.scc_last = np.full(max(ps.num_scc, 1), -1, np.int64)
+        self.scc_runs = np.zeros(max(ps.num_scc, 1), np.int64)
+        self.length_hist = np.zeros(LENGTH_BINS, np.int64)
+        self.layer_rounds = np.zeros(self.num_layers, np.int64)
+        self.layer_arcs = np.zeros(self.num_layers, np.int64)
+
+    def layer(self, L):
+        return np.arange(self.layer_parts[L], self.layer_parts[L + 1], dtype=np.int64)
+
+    def still_active(self, parts, part_active):
+        """Scheduled partitions to keep: the active ones and the rest of their groups."""
+        g = self.group[parts]
+        live = np.zeros(int(g.max()) + 1 - int(g.min()), bool)
+        live[g[part_active > 0] - g.min()] = True
+        return parts[live[g - g.min()]]
+
+    def report(self, stats):
+        ran = self.scc_runs[:self.ps.num_scc]
+        stats["scc_vertices"] = int(self.ps.num_scc)
+        stats["scc_ran"] = int((ran > 0).sum())
+        stats["scc_ran_once"] = int((ran == 1).sum())
+        stats["layer_rounds"] = self.layer_rounds.tolist()
+        stats["layer_arc_updates"] = self.layer_arcs.tolist()
+        h = self.length_hist
+        stats["processed_path_lengths"] = {int(k): int(h[k]) for k in np.flatnonzero(h)}
+
+
+def _min_score(hist, share):
+    """Smallest score of the highest log2 buckets that hold at least ``share`` of the active paths."""
+    total = hist.sum()
+    need = share * total
+    acc = 0
+    for b in range(hist.size - 1, -1, -1):
+        acc += hist[b]
+        if acc >= need:
+            return 2.0 ** (b - 64) if b > 0 else 0.0
+    return 0.0
+
+
+def _arc_sources(ps):
+    """Source vertex of every arc in path order."""
+    tails = ps.path_offsets[1:] - 1
+    keep = np.ones(ps.path_vertices.size, bool)
+    keep[tails] = False
+    return ps.path_vertices[keep]
+
+
+def _walk_arrays(ps):
+    return ps.partition_offsets, ps.path_offsets, ps.path_vertices
+
+
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
+    n, m = graph.num_vertices, graph.num_arcs
+    gammas = linear_contraction(graph, sys)
+    want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
+    has_arc = sys.arc_scale is not None
+    coef = P.path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids,
+                                   ones_or(sys.src_scale, n),
+                                   ones_or(sys.arc_scale, m) if has_arc else np.empty(0),
+                                   has_arc, ones_or(sys.dst_scale, n))
+    x = np.ascontiguousarray(sys.b, dtype=np.float64).copy()
+    s = np.zeros(m, np.float64)
+    npaths = ps.num_paths
+    score = np.zeros(npaths, np.float64)
+    nact = np.zeros(npaths, np.int64)
+    heat = np.ascontiguousarray(ps.path_heat, dtype=np.float64)
+    residual = np.zeros(n if want_residual else 0, np.float64)
+    hist = np.zeros(128, np.int64)
+    arrays = _walk_arrays(ps)
+    factor = 1.0
+    converged = False
+    out_of_rounds = False
+    while True:
+        for L in range(sched.num_layers):
+            parts = sched.layer(L)
+            share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
+            while parts.size and not out_of_rounds:
+                budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
+                th = budget / max(m, 1)
+                part_active = np.zeros(parts.size, np.int64)
+                hist[:] = 0
+                total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
+                                         rule, heat, hist, residual, False)
+                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
+                if total <= budget * share or not part_active.any():
+                    break
+                if stats["rounds"] >= max_iter:
+                    out_of_rounds = True
+                    break
+                min_score = 0.0
+                aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+                if rule and hist.sum() >= MIN_PRIORITY_PATHS and not aging:
+                    min_score = _min_score(hist, SELECT_SHARE)
+                parts = sched.still_active(parts, part_active)
+                local_budget = budget * sched.part_arcs / max(m, 1)
+                res = P.linear_walk(parts, *arrays, coef, s, x, th, nact, score, min_score,
+                                    sched.local, local_budget, MAX_LOCAL_SWEEPS, ps.path_scc,
+                                    sched.scc_last, sched.scc_runs, stats["rounds"],
+                                    sched.length_hist)
+                _count(stats, sched, L, res, parts)
+        # final check over everything: the sound bound
+        allp = np.arange(sched.num_parts, dtype=np.int64)
+        if want_residual:
+            residual[:] = 0.0
+        r1 = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
+                              np.zeros(allp.size, np.int64), 0, heat, hist, residual, want_residual)
+        rmax = float(residual.max()) if want_residual and n else 0.0
+        bound = linear_error_bound(r1, rmax, float(x.sum()), n, gammas, sys.normalize)
+        if bound <= tol or r1 == 0.0:
+            converged = True
+            break
+        if out_of_rounds or stats["rounds"] >= max_iter:
+            break
+        factor /= 4.0
+        stats["sweeps"] = stats.get("sweeps", 1) + 1
+    return _linear_done(stats, bound, r1, x, converged)
+
+
+def _linear_done(stats, bound, r1, x, converged):
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return x, converged
+
+
+def _count(stats, sched, L, res, parts):
+    sent, seen, walked, extra = res
+    stats["local_sweeps"] = stats.get("local_sweeps", 0) + int(extra)
+    stats["arc_updates"] += int(sent)
+    stats["vertex_updates"] += int(sent)  # each transmitted arc writes its target's master
+    stats["arcs_examined"] += int(seen)
+    stats["paths_processed"] += int(walked)
+    stats["partitions_processed"] += int(parts.size)
+    stats["rounds"] += 1
+    sched.layer_rounds[L] += 1
+    sched.layer_arcs[L] += int(sent)
+
+
+def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
+    n, m = graph.num_vertices, graph.num_arcs
+    op = K_OPS[sys.relax]
+    combine = 0 if sys.combine == "min" else 1
+    x, active = monotone_start(sys, n)
+    identity = np.inf if combine == 0 else -np.inf
+    src = _arc_sources(ps)
+    s = np.where(active[src], identity, x[src])
+    has_value = sys.arc_value is not None
+    value = ones_or(sys.arc_value, m)[ps.path_arc_ids] if has_value else np.empty(0)
+    nact = np.zeros(ps.num_paths, np.int64)
+    arrays = _walk_arrays(ps)
+    converged = False
+    while True:
+        for L in range(sched.num_layers):
+            parts = sched.layer(L)
+            while parts.size:
+                part_active = np.zeros(parts.size, np.int64)
+                P.monotone_pending(parts, *arrays, s, x, nact, part_active)
+                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
+                if not part_active.any():
+                    break
+                if stats["rounds"] >= max_iter:
+                    return x, False
+                parts = sched.still_active(parts, part_active)
+                res = P.monotone_walk(parts, *arrays, value, has_value, op, combine, s, x, nact,
+                                      sched.local, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
+                                      sched.scc_runs, stats["rounds"], sched.length_hist)
+                _count(stats, sched, L, res, parts)
+        allp = np.arange(sched.num_parts, dtype=np.int64)
+        if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64)) == 0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+    return x, converged

@@ -1,0 +1,369 @@
+"""The path representation of a graph (DiGraph section 3.2.1) and its on-disk cache.
+
+A :class:`PathSet` holds contiguous numpy arrays that can be cached, memory-mapped and copied to a
+GPU in one piece:
+
+==================== ======================= ==================================================
+array                dtype / length          meaning
+==================== ======================= ==================================================
+path_offsets         int64, P+1              PTable: path ``p`` is ``path_vertices[path_offsets[p]:path_offsets[p+1]]``
+path_vertices        graph's index dtype     E_Idx: internal vertex ids; consecutive entries of one path form an arc
+path_arc_ids         int64, m                CSR index of each arc; path ``p``'s arcs are
+                                             ``path_arc_ids[path_offsets[p]-p : path_offsets[p+1]-p-1]``
+                                             (``E_val = graph.arc_weights()[path_arc_ids]``)
+path_hot             bool, P                 hot path flag (see :mod:`digraph.preprocess.partition`)
+path_heat            float64, P              mean vertex degree of the path (``D̄(p)`` of ``Pri(p)``)
+path_scc             int64, P                SCC-vertex of the path (non-decreasing in storage order)
+path_layer           int64, P                layer of the path's SCC-vertex
+scc_path_offsets     int64, S+1              paths of SCC-vertex ``s``: ``scc_path_offsets[s]:scc_path_offsets[s+1]``
+scc_layer            int64, S                layer of each SCC-vertex (non-decreasing)
+scc_succ_paths       int64, S                paths in the direct successor SCC-vertices
+layer_scc_offsets    int64, layers+1         SCC-vertices of layer ``l``: ``layer_scc_offsets[l]:[l+1]``
+dag_offsets          int64, S+J+1            DAG sketch CSR over SCC-vertices ``0..S-1`` then junctions
+dag_targets          int64                   (junctions ``S..S+J-1`` hold no path, see :mod:`digraph.preprocess.dag`)
+junction_vertex      int64, J                the graph vertex each junction stands for
+junction_layer       int64, J                layer of each junction (= max layer of its predecessors)
+partition_offsets    int64, parts+1          partition ``k`` = paths ``partition_offsets[k]:[k+1]``
+==================== ======================= ==================================================
+
+Storage order: SCC-vertices by layer, then descending successor paths; inside an SCC-vertex hot
+paths first, then by tail vertex; partitions are contiguous ranges of that order.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..preprocess.errors import CacheError
+
+__all__ = ["PathSet", "FORMAT_VERSION", "PREPROCESS_VERSION"]
+
+FORMAT_VERSION = 1
+#: Bumped whenever the preprocessing algorithm changes its output for the same parameters.
+PREPROCESS_VERSION = 1
+
+ARRAYS = (
+    "path_offsets", "path_vertices", "path_arc_ids", "path_hot", "path_heat", "path_scc", "path_layer",
+    "scc_path_offsets", "scc_layer", "scc_succ_paths", "layer_scc_offsets",
+    "dag_offsets", "dag_targets", "junction_vertex", "junction_layer", "partition_offsets",
+)
+
+MANIFEST = "manifest.json"
+
+
+def engine_version():
+    """``digraph.__version__`` (read lazily: the package may still be initialising)."""
+    try:
+        import digraph
+        return str(getattr(digraph, "__version__", "unknown"))
+    except Exception:  # pragma: no cover - the package itself failed to import
+        return "unknown"
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+class PathSet:
+    """Paths of a graph with hot labels, DAG sketch, layers and partitions.
+
+    Build with :func:`digraph.preprocess`; reload with :meth:`PathSet.load`.
+
+    Attributes
+    ----------
+    (arrays: see the module table)
+    num_vertices, num_arcs : int
+        Size of the graph the paths were built from.
+    num_scc : int
+        Number of SCC-vertices (the DAG sketch has ``num_scc + num_junctions`` nodes).
+    params : dict
+        Preprocessing parameters (those that decide the result).
+    graph_fingerprint : str
+        :meth:`digraph.Graph.fingerprint` of the source graph.
+    info : dict
+        Scalars measured at build time (bounds, dependency-graph sizes).
+    timings : dict
+        Seconds per stage of the build (``load`` when reloaded from a cache).
+    """
+
+    def __init__(self, *, arrays, num_vertices, num_arcs, num_scc, params, graph_fingerprint,
+                 info=None, timings=None):
+        missing = [a for a in ARRAYS if a not in arrays]
+        if missing:
+            raise ValueError(f"PathSet is missing arrays {missing}")
+        for name in ARRAYS:
+            setattr(self, name, arrays[name])
+        self.num_vertices = int(num_vertices)
+        self.num_arcs = int(num_arcs)
+        self.num_scc = int(num_scc)
+        self.params = dict(params)
+        self.graph_fingerprint = str(graph_fingerprint)
+        self.info = dict(info or {})
+        self.timings = dict(timings or {})
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def num_paths(self):
+        return int(self.path_offsets.size - 1)
+
+    @property
+    def num_junctions(self):
+        return int(self.junction_vertex.size)
+
+    @property
+    def num_layers(self):
+        return int(self.layer_scc_offsets.size - 1)
+
+    @property
+    def num_partitions(self):
+        return int(self.partition_offsets.size - 1)
+
+    @property
+    def path_lengths(self):
+        """Number of arcs of each path (int64)."""
+        return np.diff(self.path_offsets) - 1
+
+    @property
+    def path_arc_offsets(self):
+        """Offsets of each path's arcs into ``path_arc_ids`` (int64, P+1)."""
+        return self.path_offsets - np.arange(self.path_offsets.size, dtype=np.int64)
+
+    def arrays(self):
+        """Dict name -> array of every stored array."""
+        return {name: getattr(self, name) for name in ARRAYS}
+
+    def path(self, p):
+        """Vertex ids (internal) of path ``p``."""
+        return np.asarray(self.path_vertices[self.path_offsets[p]:self.path_offsets[p + 1]])
+
+    def arc_values(self, graph):
+        """``E_val``: the graph's arc weights in path order (ones when unweighted)."""
+        return graph.arc_weights()[self.path_arc_ids]
+
+    # ------------------------------------------------------------------ statistics
+    def stats(self):
+        """Statistics of the decomposition (a dict of plain Python numbers).
+
+        Keys: ``num_paths``, ``num_arcs``, ``num_vertices``, ``mean_length``, ``max_length``,
+        ``arc_weighted_mean_length`` (mean length of the path an arc lies on),
+        ``path_count_lower_bound`` (Σ_v max(0, outdeg − indeg): no arc-disjoint decomposition has
+        fewer paths) and ``mean_length_upper_bound`` (m / that bound, None when it is 0),
+        ``hot_paths``, ``hot_share`` (of paths), ``hot_arc_share``, ``num_scc``, ``num_junctions``,
+        ``giant_scc_paths``, ``giant_scc_path_share``, ``giant_scc_arc_share``, ``num_layers``,
+        ``layer0_arc_share``, ``dep_graph_vertices`` (= paths) and ``dep_graph_vertex_ratio`` (/ n),
+        ``dep_graph_arcs`` (arcs of the vertex dependency graph D, see :mod:`digraph.preprocess.dag`)
+        and ``dep_graph_arc_ratio`` (/ m), ``dag_arcs``, ``num_partitions``,
+        ``partition_max_arcs``, ``partition_mean_arcs``, ``partition_balance`` (max / mean), and
+        ``time_<stage>`` for each timed stage plus ``time_total``.
+        """
+        P = self.num_paths
+        m = self.num_arcs
+        n = self.num_vertices
+        lengths = self.path_lengths
+        aoff = self.path_arc_offsets
+        out = {"num_paths": P, "num_arcs": m, "num_vertices": n}
+        out["mean_length"] = m / P if P else 0.0
+        out["max_length"] = int(lengths.max()) if P else 0
+        out["arc_weighted_mean_length"] = float((lengths.astype(np.float64) ** 2).sum() / m) if m else 0.0
+        lb = self.info.get("path_count_lower_bound")
+        out["path_count_lower_bound"] = lb
+        out["mean_length_upper_bound"] = (m / lb) if lb else None
+        hot = np.asarray(self.path_hot)
+        out["hot_paths"] = int(hot.sum())
+        out["hot_share"] = float(hot.mean()) if P else 0.0
+        out["hot_arc_share"] = float(lengths[hot].sum() / m) if m else 0.0
+        S = self.num_scc
+        out["num_scc"] = S
+        out["num_junctions"] = self.num_junctions
+        if S:
+            scc_paths = np.diff(self.scc_path_offsets)
+            so = np.asarray(self.scc_path_offsets)
+            scc_arcs = aoff[so[1:]] - aoff[so[:-1]]
+            g = int(np.argmax(scc_arcs))
+            out["giant_scc_paths"] = int(scc_paths[g])
+            out["giant_scc_path_share"] = float(scc_paths[g] / P)
+            out["giant_scc_arc_share"] = float(scc_arcs[g] / m)
+        else:
+            out["giant_scc_paths"] = 0
+            out["giant_scc_path_share"] = 0.0
+            out["giant_scc_arc_share"] = 0.0
+        out["num_layers"] = self.num_layers
+        if self.num_layers and m:
+            s1 = int(self.layer_scc_offsets[1])
+            out["layer0_arc_share"] = float(aoff[self.scc_path_offsets[s1]] / m)
+        else:
+            out["layer0_arc_share"] = 0.0
+        out["dep_graph_vertices"] = P
+        out["dep_graph_vertex_ratio"] = P / n if n else 0.0
+        dga = self.info.get("dep_graph_arcs")
+        out["dep_graph_arcs"] = dga
+        out["dep_graph_arc_ratio"] = (dga / m) if (dga is not None and m) else None
+        out["dag_arcs"] = int(self.dag_targets.size)
+        K = self.num_partitions
+        out["num_partitions"] = K
+        if K:
+            po = np.asarray(self.partition_offsets)
+            parts = aoff[po[1:]] - aoff[po[:-1]]
+            out["partition_max_arcs"] = int(parts.max())
+            out["partition_mean_arcs"] = float(parts.mean())
+            out["partition_balance"] = float(parts.max() / parts.mean()) if parts.mean() else 0.0
+        else:
+            out["partition_max_arcs"] = 0
+            out["partition_mean_arcs"] = 0.0
+            out["partition_balance"] = 0.0
+        for k, v in self.timings.items():
+            out[f"time_{k}"] = float(v)
+        return out
+
+    def __repr__(self):
+        return (f"<digraph.PathSet: {self.num_paths} paths over {self.num_arcs} arcs, "
+                f"{self.num_scc} SCC-vertices in {self.num_layers} layers, {self.num_partitions} partitions>")
+
+    # ------------------------------------------------------------------ cache
+    def manifest(self):
+        """The manifest dict written by :meth:`save`."""
+        return {
+            "format": "digraph-pathset",
+            "format_version": FORMAT_VERSION,
+            "engine_version": engine_version(),
+            "preprocess_version": PREPROCESS_VERSION,
+            "graph_fingerprint": self.graph_fingerprint,
+            "num_vertices": self.num_vertices,
+            "num_arcs": self.num_arcs,
+            "num_scc": self.num_scc,
+            "params": _jsonable(self.params),
+            "info": _jsonable(self.info),
+            "timings": _jsonable(self.timings),
+            "stats": _jsonable(self.stats()),
+            "arrays": {name: {"dtype": str(np.asarray(a).dtype), "shape": list(np.shape(a))}
+                       for name, a in self.arrays().items()},
+        }
+
+    def save(self, directory):
+        """Write the cache folder ``directory`` atomically.
+
+        The arrays (``.npy``) and ``manifest.json`` are written into a temporary sibling folder that
+        then replaces ``directory`` with ``os.replace``; a crash leaves either the old cache or the
+        new one, never a half-written one (at worst a hidden ``.<name>.tmp-*`` sibling).
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        directory = Path(directory)
+        parent = directory.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=parent))
+        try:
+            for name, a in self.arrays().items():
+                np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+            with open(tmp / MANIFEST, "w") as f:
+                json.dump(self.manifest(), f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            old = None
+            if directory.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old-", dir=parent))
+                os.replace(directory, old / "cache")
+            os.replace(tmp, directory)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return directory
+
+    @staticmethod
+    def read_manifest(directory):
+        """The manifest of a cache folder (raises :class:`CacheError` when absent or unreadable)."""
+        path = Path(directory) / MANIFEST
+        try:
+            with open(path) as f:
+                man = json.load(f)
+        except FileNotFoundError:
+            raise CacheError(f"{directory}: not a path cache (no {MANIFEST})") from None
+        except (OSError, ValueError) as e:
+            raise CacheError(f"{path}: unreadable manifest ({e})") from None
+        if not isinstance(man, dict) or man.get("format") != "digraph-pathset":
+            raise CacheError(f"{path}: not a digraph path cache manifest")
+        return man
+
+    @classmethod
+    def load(cls, directory, graph=None, expect_params=None, *, mmap=True):
+        """Load a cache written by :meth:`save` (arrays memory-mapped, read-only).
+
+        Parameters
+        ----------
+        directory : str or path
+        graph : digraph.Graph, optional
+            When given, the cache must have been built from this graph (same fingerprint).
+        expect_params : dict, optional
+            When given, every listed parameter must equal the cached one.
+        mmap : bool
+            Memory-map the arrays (``mmap_mode="r"``); False reads them into memory.
+
+        Raises
+        ------
+        CacheError
+            No cache there, another format / engine / preprocessing version, another graph, other
+            parameters, or a missing / damaged array; the message names what differs.
+        """
+        t0 = time.perf_counter()
+        directory = Path(directory)
+        man = cls.read_manifest(directory)
+        problems = []
+        if man.get("format_version") != FORMAT_VERSION:
+            problems.append(f"format version {man.get('format_version')} (this engine reads {FORMAT_VERSION})")
+        ev = engine_version()
+        if man.get("engine_version") != ev:
+            problems.append(f"engine version {man.get('engine_version')} (this engine is {ev})")
+        if man.get("preprocess_version") != PREPROCESS_VERSION:
+            problems.append(f"preprocess version {man.get('preprocess_version')} (this engine uses {PREPROCESS_VERSION})")
+        if graph is not None:
+            fp = graph.fingerprint()
+            if man.get("graph_fingerprint") != fp:
+                problems.append(
+                    f"graph fingerprint {man.get('graph_fingerprint')} with {man.get('num_vertices')} vertices and "
+                    f"{man.get('num_arcs')} arcs (this graph: {fp} with {graph.num_vertices} vertices and "
+                    f"{graph.num_arcs} arcs)")
+        if expect_params:
+            cached = man.get("params", {})
+            for k, v in expect_params.items():
+                if k not in cached:
+                    problems.append(f"parameter {k} absent from the cache")
+                elif _jsonable(v) != cached[k]:
+                    problems.append(f"parameter {k}={cached[k]!r} (expected {v!r})")
+        if problems:
+            raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
+        arrays = {}
+        spec = man.get("arrays", {})
+        for name in ARRAYS:
+            f = directory / f"{name}.npy"
+            try:
+                a = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
+            except (OSError, ValueError) as e:
+                raise CacheError(f"{f}: missing or damaged array ({e})") from None
+            want = spec.get(name)
+            if want is not None and (list(a.shape) != want["shape"] or str(a.dtype) != want["dtype"]):
+                raise CacheError(f"{f}: array is {a.dtype}{list(a.shape)}, manifest says "
+                                 f"{want['dtype']}{want['shape']}")
+            arrays[name] = a
+        timings = dict(man.get("timings", {}))
+        ps = cls(arrays=arrays, num_vertices=man["num_vertices"], num_arcs=man["num_arcs"],
+                 num_scc=man["num_scc"], params=man.get("params", {}),
+                 graph_fingerprint=man["graph_fingerprint"], info=man.get("info", {}), timings=timings)
+        ps.timings["load"] = time.perf_counter() - t0
+        return ps

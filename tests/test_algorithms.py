@@ -1,0 +1,526 @@
+"""Every built-in algorithm against networkx / scipy references (DESIGN.md §4).
+
+Random directed multigraphs (hypothesis) with self-loops, parallel arcs, isolated and dangling
+vertices and optional weights; then the real graphs of ``../shared/datasets`` when present.
+"""
+
+import gzip
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import dijkstra
+
+import digraph
+from digraph.algorithms import PageRank
+from digraph.graph import Graph
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def run1(g, algorithm, **kw):
+    """``digraph.run`` on one thread unless told otherwise: the answers do not depend on the
+    thread count (tested on its own below), and one thread keeps these many tiny runs fast even
+    when other processes load the cores (OpenMP barriers spin badly when oversubscribed)."""
+    kw.setdefault("threads", 1)
+    return digraph.run(g, algorithm, **kw)
+
+
+# ============================================================================ graphs
+
+class Arcs:
+    """Arcs as given to the engine: ``n`` vertices ``0..n-1``, ``src``, ``dst``, ``w`` (or None)."""
+
+    def __init__(self, n, src, dst, w=None):
+        self.n = n
+        self.src = np.asarray(src, dtype=np.int64)
+        self.dst = np.asarray(dst, dtype=np.int64)
+        self.w = None if w is None else np.asarray(w, dtype=np.float64)
+
+    @property
+    def m(self):
+        return self.src.size
+
+    def graph(self, weighted=True, directed=True):
+        return Graph.from_arrays(self.src, self.dst, self.w if weighted else None,
+                                 num_vertices=self.n, directed=directed)
+
+    def weights_or_ones(self, weighted=True):
+        return self.w if (weighted and self.w is not None) else np.ones(self.m)
+
+    def multidigraph(self, weighted=True):
+        g = nx.MultiDiGraph()
+        g.add_nodes_from(range(self.n))
+        w = self.weights_or_ones(weighted)
+        g.add_weighted_edges_from(zip(self.src.tolist(), self.dst.tolist(), w.tolist()))
+        return g
+
+    def __repr__(self):
+        return f"Arcs(n={self.n}, src={self.src.tolist()}, dst={self.dst.tolist()}, w={None if self.w is None else self.w.tolist()})"
+
+
+@st.composite
+def multigraphs(draw, max_n=40, weights="any", zero_weights=False, min_n=1, max_deg=4):
+    """Directed multigraphs on ``n`` vertices (all kept, isolated ones included).
+
+    weights: "none", "int" (1..9, or 0..9 with zero_weights), "float", or "any" (one of those).
+    Self-loops and parallel arcs are drawn on purpose; a random set of vertices is made dangling
+    (no out-arcs).
+    """
+    n = draw(st.integers(min_n, max_n))
+    v = st.integers(0, n - 1)
+    m = draw(st.integers(0, max_deg * n))
+    arcs = draw(st.lists(st.tuples(v, v), min_size=m, max_size=m))
+    loops = draw(st.lists(v, max_size=3))
+    arcs += [(u, u) for u in loops]
+    if arcs:
+        arcs += draw(st.lists(st.sampled_from(arcs), max_size=max(1, len(arcs) // 3)))  # parallel
+    sinks = draw(st.sets(v, max_size=max(1, n // 4)))
+    arcs = [(a, b) for a, b in arcs if a not in sinks]
+    arcs = draw(st.permutations(arcs)) if len(arcs) < 60 else arcs
+    src = [a for a, _ in arcs]
+    dst = [b for _, b in arcs]
+    kind = draw(st.sampled_from(["none", "int", "float"])) if weights == "any" else weights
+    if kind == "none":
+        w = None
+    elif kind == "int":
+        w = draw(st.lists(st.integers(0 if zero_weights else 1, 9), min_size=len(arcs), max_size=len(arcs)))
+    else:
+        lo = 0.0 if zero_weights else 0.01
+        elem = st.floats(lo, 10.0, allow_nan=False, allow_infinity=False)
+        if zero_weights:
+            elem = st.one_of(st.just(0.0), elem)
+        w = draw(st.lists(elem, min_size=len(arcs), max_size=len(arcs)))
+    return Arcs(n, src, dst, w)
+
+
+def l1(a, b):
+    return float(np.abs(np.asarray(a, float) - np.asarray(b, float)).sum())
+
+
+def within(err, tol):
+    """err ≤ tol up to float64 rounding of the state itself (a bound that lands exactly on tol,
+    e.g. 9.9e-7 / 0.99, may leave a true error of tol + 3e-17)."""
+    return err <= tol * (1 + 1e-9) + 1e-15
+
+
+# ============================================================================ references written here
+
+def pagerank_exact(arcs, alpha, personalization=None, weighted=True):
+    """Dense solve of ``(I − α Pᵀ) x = p`` (dangling mass dropped), normalised: networkx's answer."""
+    n = arcs.n
+    w = arcs.weights_or_ones(weighted)
+    wout = np.bincount(arcs.src, weights=w, minlength=n)
+    P = np.zeros((n, n))
+    ok = wout[arcs.src] > 0
+    np.add.at(P, (arcs.src[ok], arcs.dst[ok]), w[ok] / wout[arcs.src[ok]])
+    if personalization is None:
+        p = np.full(n, 1.0 / n)
+    else:
+        p = np.array([float(personalization.get(i, 0.0)) for i in range(n)])
+        p /= p.sum()
+    x = np.linalg.solve(np.eye(n) - alpha * P.T, p)
+    return x / x.sum()
+
+
+def adsorption_exact(arcs, seeds, beta, weighted=True):
+    """DESIGN.md §4: x_v = p_inj(v)·I_v + p_cont(v)·Σ_{u→v} (w_uv / W_in(v))·x_u, by scipy spsolve."""
+    n = arcs.n
+    w = arcs.weights_or_ones(weighted)
+    w_in = np.bincount(arcs.dst, weights=w, minlength=n)
+    p_cont = np.where(w_in > 0, beta, 0.0)
+    ok = w_in[arcs.dst] > 0
+    coef = p_cont[arcs.dst[ok]] * w[ok] / w_in[arcs.dst[ok]]
+    M = sp.csc_array((coef, (arcs.dst[ok], arcs.src[ok])), shape=(n, n))  # duplicates summed
+    inj = np.zeros(n)
+    inj[list(seeds)] = 1.0
+    b = (1.0 - beta) * inj  # p_inj = 1 − β at seeds (I = 1), 0 elsewhere
+    return np.atleast_1d(spla.spsolve((sp.identity(n, format="csc") - M).tocsc(), b))
+
+
+def sssp_networkx(arcs, source, weighted=True):
+    d = nx.single_source_dijkstra_path_length(arcs.multidigraph(weighted), source, weight="weight")
+    out = np.full(arcs.n, np.inf)
+    out[list(d)] = list(d.values())
+    return out
+
+
+def sssp_scipy(arcs, source, weighted=True):
+    """scipy dijkstra on the lightest of parallel arcs (dense input: zero = no arc, so w > 0 only)."""
+    w = arcs.weights_or_ones(weighted)
+    assert np.all(w > 0)
+    dense = np.full((arcs.n, arcs.n), np.inf)
+    np.minimum.at(dense, (arcs.src, arcs.dst), w)
+    np.fill_diagonal(dense, np.inf)  # self-loops never shorten a path
+    dense[np.isinf(dense)] = 0.0  # scipy's dense convention: 0 = no arc
+    return dijkstra(dense, directed=True, indices=source)
+
+
+def core_peeling(n, src, dst):
+    """Batagelj–Zaversnik peeling on the undirected multigraph of the arcs: each non-loop arc u->v
+    makes v a neighbour of u and u a neighbour of v (with multiplicity)."""
+    nbrs = [[] for _ in range(n)]
+    for u, v in zip(list(src), list(dst)):
+        if u != v:
+            nbrs[u].append(v)
+            nbrs[v].append(u)
+    deg = [len(a) for a in nbrs]
+    core = [0] * n
+    removed = [False] * n
+    k = 0
+    for _ in range(n):
+        v = min((d, i) for i, d in enumerate(deg) if not removed[i])[1]  # O(n²): tiny graphs
+        k = max(k, deg[v])
+        core[v] = k
+        removed[v] = True
+        for u in nbrs[v]:
+            if not removed[u]:
+                deg[u] -= 1
+    return np.array(core, dtype=np.int64)
+
+
+# ============================================================================ PageRank
+
+alphas = st.sampled_from([0.5, 0.85, 0.9, 0.99]) | st.floats(0.05, 0.95)
+
+
+@st.composite
+def personalizations(draw, n):
+    if not draw(st.booleans()):
+        return None
+    keys = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    vals = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.0]), min_size=len(keys), max_size=len(keys)))
+    assume(sum(vals) > 0)  # some entries may be zero, not all
+    return dict(zip(keys, vals))
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(), alpha=alphas, weighted=st.booleans())
+def test_pagerank_tight_vs_networkx_and_exact(data, arcs, alpha, weighted):
+    pers = data.draw(personalizations(arcs.n))
+    g = arcs.graph()
+    r = run1(g, "pagerank", alpha=alpha, personalization=pers, weights=weighted, tol=1e-10)
+    exact = pagerank_exact(arcs, alpha, pers, weighted)
+    assert r.values.shape == (arcs.n,)
+    assert within(l1(r.values, exact), 1e-10)
+    ref = PageRank().reference(g, alpha=alpha, personalization=pers, weights=weighted)  # scipy spsolve
+    assert l1(ref, exact) <= 1e-12
+    assert within(l1(r.values, ref), 1e-10)
+    assert r.stats["error_bound"] <= 1e-10
+    assert abs(r.values.sum() - 1.0) <= 1e-12
+    nxpr = nx.pagerank(arcs.multidigraph(), alpha=alpha, personalization=pers,
+                       weight="weight" if weighted else None, tol=1e-15, max_iter=100_000)
+    assert l1(r.values, [nxpr[i] for i in range(arcs.n)]) <= 1e-9
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(), alpha=alphas, weighted=st.booleans())
+def test_pagerank_default_tol(data, arcs, alpha, weighted):
+    pers = data.draw(personalizations(arcs.n))
+    r = run1(arcs.graph(), "pagerank", alpha=alpha, personalization=pers, weights=weighted)
+    assert r.params["tol"] == 1e-6
+    assert within(l1(r.values, pagerank_exact(arcs, alpha, pers, weighted)), 1e-6)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(), alpha=alphas, weighted=st.booleans(),
+       tol=st.sampled_from([1e-1, 1e-2, 1e-3, 1e-4, 1e-6, 1e-8]),
+       max_iter=st.sampled_from([None, 1, 2, 3, 5]))
+def test_pagerank_error_bound_is_sound(data, arcs, alpha, weighted, tol, max_iter):
+    """stats["error_bound"] ≥ the true L1 error, on converged and on stopped (max_iter) runs."""
+    pers = data.draw(personalizations(arcs.n))
+    try:
+        r = run1(arcs.graph(), "pagerank", alpha=alpha, personalization=pers,
+                        weights=weighted, tol=tol, max_iter=max_iter)
+        assert r.stats["error_bound"] <= tol
+    except digraph.errors.ConvergenceError as err:
+        r = err.result
+        assert r.stats["error_bound"] > tol
+    err_true = l1(r.values, pagerank_exact(arcs, alpha, pers, weighted))
+    assert r.stats["error_bound"] >= err_true - 1e-13
+
+
+def test_pagerank_weights_matter_and_parallel_arcs_add():
+    # 0->1 twice, 0->2 once (unweighted) == 0->1 weight 2, 0->2 weight 1
+    multi = Graph.from_arrays([0, 0, 0, 1, 2], [1, 1, 2, 0, 0])
+    weighted = Graph.from_arrays([0, 0, 1, 2], [1, 2, 0, 0], [2.0, 1.0, 1.0, 1.0])
+    a = run1(multi, "pagerank", tol=1e-12).values
+    b = run1(weighted, "pagerank", tol=1e-12).values
+    c = run1(weighted, "pagerank", tol=1e-12, weights=False).values
+    assert l1(a, b) <= 1e-11
+    assert l1(b, c) > 1e-3
+
+
+# ============================================================================ adsorption
+
+@settings(max_examples=120, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(), beta=st.sampled_from([0.8, 0.5, 0.99]) | st.floats(0.01, 0.99),
+       weighted=st.booleans(), tol=st.sampled_from([1e-6, 1e-10]))
+def test_adsorption_vs_sparse_solve(data, arcs, beta, weighted, tol):
+    seeds = data.draw(st.lists(st.integers(0, arcs.n - 1), min_size=1, max_size=arcs.n, unique=True))
+    r = run1(arcs.graph(), "adsorption", seeds=seeds, beta=beta, weights=weighted, tol=tol)
+    exact = adsorption_exact(arcs, seeds, beta, weighted)
+    assert within(l1(r.values, exact), tol)
+    assert r.stats["error_bound"] >= l1(r.values, exact) - 1e-13
+
+
+def test_adsorption_default_beta_and_scalar_seed():
+    arcs = Arcs(4, [0, 1, 2, 2], [1, 2, 3, 1])
+    r = run1(arcs.graph(), "adsorption", seeds=0, tol=1e-12)
+    assert r.params["beta"] == 0.8
+    assert l1(r.values, adsorption_exact(arcs, [0], 0.8)) <= 1e-12
+
+
+# ============================================================================ SSSP
+
+@settings(max_examples=150, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(weights="any", zero_weights=True), weighted=st.booleans())
+def test_sssp_vs_networkx(data, arcs, weighted):
+    source = data.draw(st.integers(0, arcs.n - 1))
+    r = run1(arcs.graph(), "sssp", source=source, weights=weighted)
+    assert np.array_equal(r.values, sssp_networkx(arcs, source, weighted))
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(weights="any", zero_weights=False), weighted=st.booleans())
+def test_sssp_vs_scipy_dijkstra(data, arcs, weighted):
+    source = data.draw(st.integers(0, arcs.n - 1))
+    r = run1(arcs.graph(), "sssp", source=source, weights=weighted)
+    assert np.array_equal(r.values, sssp_scipy(arcs, source, weighted))
+
+
+def test_sssp_parallel_arcs_lightest_counts_and_weights_false():
+    arcs = Arcs(4, [0, 0, 0, 1, 2, 2], [1, 1, 2, 3, 3, 3], [5.0, 2.0, 0.0, 4.0, 9.0, 3.0])
+    g = arcs.graph()
+    assert run1(g, "sssp", source=0).values.tolist() == [0.0, 2.0, 0.0, 3.0]
+    assert run1(g, "sssp", source=0, weights=False).values.tolist() == [0.0, 1.0, 1.0, 2.0]
+    assert run1(g, "sssp", source=3).values.tolist() == [np.inf, np.inf, np.inf, 0.0]
+
+
+def test_sssp_infinite_weight_arc_is_never_used():
+    g = Graph.from_arrays([0, 1, 0], [1, 2, 2], [1.0, 1.0, np.inf])
+    assert run1(g, "sssp", source=0).values.tolist() == [0.0, 1.0, 2.0]
+    g = Graph.from_arrays([0, 1], [1, 2], [1.0, np.inf])
+    assert run1(g, "sssp", source=0).values.tolist() == [0.0, 1.0, np.inf]
+
+
+# ============================================================================ k-core
+
+@settings(max_examples=150, **SETTINGS)
+@given(arcs=multigraphs(weights="none"))
+def test_kcore_simple_digraph_vs_networkx(arcs):
+    pairs = sorted({(u, v) for u, v in zip(arcs.src.tolist(), arcs.dst.tolist()) if u != v})
+    G = nx.DiGraph()
+    G.add_nodes_from(range(arcs.n))
+    G.add_edges_from(pairs)
+    g = Graph.from_arrays([u for u, _ in pairs], [v for _, v in pairs], num_vertices=arcs.n)
+    r = run1(g, "kcore")
+    assert r.values.dtype == np.int64
+    core = nx.core_number(G)
+    assert r.values.tolist() == [core[i] for i in range(arcs.n)]
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(arcs=multigraphs(weights="any"))
+def test_kcore_multigraph_vs_peeling(arcs):
+    r = run1(arcs.graph(), "kcore")
+    assert r.values.tolist() == core_peeling(arcs.n, arcs.src, arcs.dst).tolist()
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(n=st.integers(1, 40), data=st.data())
+def test_kcore_undirected_graph(n, data):
+    v = st.integers(0, n - 1)
+    edges = data.draw(st.lists(st.tuples(v, v).filter(lambda e: e[0] != e[1]), max_size=4 * n))
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(edges)
+    und = list(G.edges())
+    src = [a for a, b in und] + [b for a, b in und]
+    dst = [b for a, b in und] + [a for a, b in und]
+    g = Graph.from_arrays(src, dst, num_vertices=n, directed=False)
+    core = nx.core_number(G)
+    assert run1(g, "kcore").values.tolist() == [core[i] for i in range(n)]
+
+
+# ============================================================================ threads
+
+def _run_all(arcs, threads, source, seeds):
+    g = arcs.graph()
+    return {
+        "pagerank": run1(g, "pagerank", tol=1e-10, threads=threads).values,
+        "adsorption": run1(g, "adsorption", seeds=seeds, tol=1e-10, threads=threads).values,
+        "sssp": run1(g, "sssp", source=source, threads=threads).values,
+        "kcore": run1(g, "kcore", threads=threads).values,
+    }
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(max_n=40, max_deg=6))
+def test_threads_do_not_change_the_answer(data, arcs):
+    import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba started with one thread")
+    source = data.draw(st.integers(0, arcs.n - 1))
+    seeds = data.draw(st.lists(st.integers(0, arcs.n - 1), min_size=1, max_size=5, unique=True))
+    one = _run_all(arcs, 1, source, seeds)
+    two = _run_all(arcs, 2, source, seeds)
+    for name in ("pagerank", "adsorption"):
+        assert l1(one[name], two[name]) <= 1e-12, name
+    for name in ("sssp", "kcore"):
+        assert np.array_equal(one[name], two[name]), name
+
+
+def test_threads_on_a_larger_graph_dense_rounds():
+    """Dense (parallel pull) rounds with real work split across 2 threads."""
+    import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("Numba started with one thread")
+    rng = np.random.default_rng(7)
+    n, m = 3000, 30000
+    arcs = Arcs(n, rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 10, m).astype(float))
+    one = _run_all(arcs, 1, 0, [0, 1, 2])
+    two = _run_all(arcs, 2, 0, [0, 1, 2])
+    for name in ("pagerank", "adsorption"):
+        assert l1(one[name], two[name]) <= 1e-12, name
+    for name in ("sssp", "kcore"):
+        assert np.array_equal(one[name], two[name]), name
+    assert one["kcore"].tolist() == core_peeling(n, arcs.src, arcs.dst).tolist()
+    assert np.array_equal(one["sssp"], sssp_scipy(arcs, 0))
+
+
+# ============================================================================ every mode
+
+RUN = __import__("sys").modules["digraph.run"]
+def _modes():
+    return list(RUN.AVAILABLE_MODES)
+
+
+@pytest.mark.parametrize("mode", _modes())
+def test_pagerank_parallel_self_loops_every_mode(mode):
+    arcs = Arcs(9, [0] * 21 + [1, 2, 3, 4, 0], [0] * 26)
+    r = run1(arcs.graph(), "pagerank", alpha=0.99, tol=1e-10, mode=mode)
+    assert within(l1(r.values, pagerank_exact(arcs, 0.99)), 1e-10)
+
+
+@pytest.mark.parametrize("mode", _modes())
+@settings(max_examples=25, phases=[Phase.explicit, Phase.reuse, Phase.generate], **SETTINGS)
+@given(data=st.data(), arcs=multigraphs(weights="int"), alpha=alphas)
+def test_every_mode_matches_the_references(mode, data, arcs, alpha):
+    source = data.draw(st.integers(0, arcs.n - 1))
+    seeds = data.draw(st.lists(st.integers(0, arcs.n - 1), min_size=1, max_size=5, unique=True))
+    g = arcs.graph()
+    r = run1(g, "pagerank", alpha=alpha, tol=1e-10, mode=mode)
+    assert r.stats["mode"] == mode
+    assert within(l1(r.values, pagerank_exact(arcs, alpha)), 1e-10)
+    r = run1(g, "adsorption", seeds=seeds, tol=1e-10, mode=mode)
+    assert within(l1(r.values, adsorption_exact(arcs, seeds, 0.8)), 1e-10)
+    r = run1(g, "sssp", source=source, mode=mode)
+    assert np.array_equal(r.values, sssp_networkx(arcs, source))
+    r = run1(g, "kcore", mode=mode)
+    assert r.values.tolist() == core_peeling(arcs.n, arcs.src, arcs.dst).tolist()
+
+
+# ============================================================================ real graphs
+
+try:
+    from conftest import dataset_path  # tests/conftest.py: skips when ../shared/datasets is absent
+except ImportError:  # pragma: no cover - a checkout without the shared helper
+    def dataset_path(name):
+        path = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / name
+        if not path.is_file():
+            pytest.skip(f"dataset {path} is absent")
+        return path
+
+
+def dataset_arcs(name):
+    path = dataset_path(f"{name}.txt.gz")
+    with gzip.open(path, "rt") as f:
+        a = np.loadtxt(f, dtype=np.int64, ndmin=2)
+    return a[:, 0], a[:, 1]
+
+
+def pagerank_power(g, alpha=0.85, tol=1e-14, max_iter=10_000):
+    """scipy power iteration with dangling mass redistributed along p (networkx's rule)."""
+    n = g.num_vertices
+    A = g.to_scipy(weights=False).astype(np.float64)  # row = source
+    out = np.asarray(A.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    inv[out > 0] = 1.0 / out[out > 0]
+    PT = (sp.diags_array(inv) @ A).T.tocsr()
+    dangling = out == 0
+    x = np.full(n, 1.0 / n)
+    for _ in range(max_iter):
+        nx_ = alpha * (PT @ x) + (alpha * x[dangling].sum() + 1.0 - alpha) / n
+        err = np.abs(nx_ - x).sum()
+        x = nx_
+        if err < tol * (1 - alpha):
+            break
+    return x / x.sum()
+
+
+SMALL = ["email-Eu-core", "wiki-Vote", "p2p-Gnutella08"]
+
+
+@pytest.fixture(scope="module")
+def real_graphs():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            src, dst = dataset_arcs(name)
+            cache[name] = Graph.from_arrays(src, dst, name=name)
+        return cache[name]
+    return get
+
+
+@pytest.mark.datasets
+@pytest.mark.parametrize("name", SMALL)
+def test_real_pagerank(real_graphs, name):
+    g = real_graphs(name)
+    exact = PageRank().reference(g)
+    assert l1(exact, pagerank_power(g)) <= 1e-12
+    r6 = digraph.run(g, "pagerank")
+    assert l1(r6.values, exact) <= 1e-6
+    assert r6.stats["error_bound"] >= l1(r6.values, exact)
+    r10 = digraph.run(g, "pagerank", tol=1e-10)
+    assert l1(r10.values, exact) <= 1e-10
+
+
+@pytest.mark.datasets
+@pytest.mark.parametrize("name", SMALL)
+def test_real_sssp_and_kcore(real_graphs, name):
+    g = real_graphs(name)
+    ids = g.vertex_ids
+    a = sp.csr_array((np.ones(g.num_arcs), g.out_targets, g.out_offsets), shape=(g.num_vertices,) * 2)
+    a.sum_duplicates()
+    for s in (0, g.num_vertices // 2, g.num_vertices - 1):
+        r = digraph.run(g, "sssp", source=ids[s].item())
+        assert np.array_equal(r.values, dijkstra(a, directed=True, indices=s))
+    G = nx.DiGraph()
+    G.add_nodes_from(ids.tolist())
+    src = ids[g.arc_sources].tolist()
+    dst = ids[g.out_targets].tolist()
+    G.add_edges_from((u, v) for u, v in zip(src, dst) if u != v)
+    core = nx.core_number(G)
+    r = digraph.run(g, "kcore")
+    assert r.to_dict() == core
+
+
+@pytest.mark.datasets
+@pytest.mark.slow
+def test_real_cnr2000_pagerank_and_sssp(real_graphs):
+    g = real_graphs("cnr-2000")
+    exact = pagerank_power(g, tol=1e-14)
+    r6 = digraph.run(g, "pagerank")
+    assert l1(r6.values, exact) <= 1e-6
+    r10 = digraph.run(g, "pagerank", tol=1e-10)
+    assert l1(r10.values, exact) <= 1e-10
+    a = sp.csr_array((np.ones(g.num_arcs), g.out_targets, g.out_offsets), shape=(g.num_vertices,) * 2)
+    r = digraph.run(g, "sssp", source=0)
+    assert np.array_equal(r.values, dijkstra(a, directed=True, indices=0))
