@@ -28,7 +28,9 @@ Priority (``priority=``):
 
 Priority applies only when a layer has at least ``MIN_PRIORITY_PATHS`` active paths.  Linear
 systems: a layer is finished when its pending mass is within its share (by arcs) of the budget
-that keeps the error bound at half the tolerance (arcs pending less than budget / m are skipped);
+that keeps the error bound at half the tolerance (arcs pending less than budget / m are skipped)
+or, where only the L∞ bound applies (adsorption), when every vertex's residual is within half of
+its budget;
 a final check computes the sound error bound over all paths, and if it is not met the budget is
 lowered and the layers swept again.  k-core (the h-index family) depends on
 in- *and* out-neighbours, so the directed DAG sketch does not order it: it runs as
@@ -176,6 +178,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
     nact = np.zeros(npaths, np.int64)
     heat = np.ascontiguousarray(ps.path_heat, dtype=np.float64)
     residual = np.zeros(n if want_residual else 0, np.float64)
+    max_in_degree = max(int(graph.in_degree.max()) if n else 1, 1)
     hist = np.zeros(128, np.int64)
     arrays = _walk_arrays(ps)
     factor = 1.0
@@ -187,13 +190,23 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
             while parts.size and not out_of_rounds:
                 budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
-                th = budget / max(m, 1)
                 part_active = np.zeros(parts.size, np.int64)
                 hist[:] = 0
-                total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
-                                         rule, heat, hist, residual, False)
+                if want_residual:
+                    # L∞ route: the budget bounds every vertex's residual, not their sum (a sum
+                    # that small would sit below the rounding floor of the mirrors)
+                    th = budget / (2.0 * max_in_degree)
+                    residual[:] = 0.0
+                    P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
+                                     rule, heat, hist, residual, True)
+                    done = residual.max() <= budget / 2.0
+                else:
+                    th = budget / max(m, 1)
+                    total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact,
+                                             part_active, rule, heat, hist, residual, False)
+                    done = total <= budget * share
                 stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
-                if total <= budget * share or not part_active.any():
+                if done or not part_active.any():
                     break
                 if stats["rounds"] >= max_iter:
                     out_of_rounds = True
