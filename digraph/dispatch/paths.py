@@ -179,7 +179,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
     heat = np.ascontiguousarray(ps.path_heat, dtype=np.float64)
     residual = np.zeros(n if want_residual else 0, np.float64)
     max_in_degree = max(int(graph.in_degree.max()) if n else 1, 1)
-    hist = np.zeros(128, np.int64)
+    hist = np.zeros((numba.config.NUMBA_NUM_THREADS, 128), np.int64)
     arrays = _walk_arrays(ps)
     factor = 1.0
     converged = False
@@ -213,8 +213,9 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
                     break
                 min_score = 0.0
                 aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
-                if rule and hist.sum() >= MIN_PRIORITY_PATHS and not aging:
-                    min_score = _min_score(hist, SELECT_SHARE)
+                counts = hist.sum(axis=0)
+                if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
+                    min_score = _min_score(counts, SELECT_SHARE)
                 parts = sched.still_active(parts, part_active)
                 local_budget = budget * sched.part_arcs / max(m, 1)
                 res = P.linear_walk(parts, *arrays, coef, s, x, th, nact, score, min_score,

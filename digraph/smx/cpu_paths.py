@@ -16,6 +16,7 @@ Per-arc mirror state (DESIGN.md §3): ``s_j`` is the value of the arc's source l
 Arcs are numbered in path order: arc ``i`` of path ``p`` is ``j = path_offsets[p] − p + i``.
 """
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -38,7 +39,8 @@ def linear_pending(parts, partition_offsets, path_offsets, path_vertices, coef, 
     """Pending mass of every path of ``parts``, its active arcs (pending > θ) and its priority score.
 
     ``score[p]``: the pending mass (``rule`` 1, and 0), or ``D̄(p)·N(p)`` (``rule`` 2, the paper's
-    ``Pri`` inside one layer); ``hist`` counts active paths per log2 bucket of the score;
+    ``Pri`` inside one layer); ``hist[t]`` counts thread ``t``'s active paths per log2 bucket of the
+    score (one row per thread: no atomics);
     ``part_active[k]`` counts the active paths of partition ``parts[k]``.  With ``want_residual``
     the pending mass is also scattered to its target vertices (``residual``, zero on entry).
     Returns the total pending mass (an upper bound of the residual's L1 norm).
@@ -68,7 +70,7 @@ def linear_pending(parts, partition_offsets, path_offsets, path_vertices, coef, 
             total += mass
             if cnt > 0:
                 active += 1
-                atomic_add(hist, _bucket(sc), 1)
+                hist[numba.get_thread_id(), _bucket(sc)] += 1
         part_active[k] = active
     return total
 
