@@ -53,15 +53,16 @@ def solve(graph, system, *, tol, max_iter, stats):
     raise InvalidParameterError(f"unknown system family {fam!r}")
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats):
+def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
+    """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``)."""
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
     src_scale = ones_or(sys.src_scale, n)
     dst_scale = ones_or(sys.dst_scale, n)
     has_coef = sys.arc_scale is not None
     arc_coef = ones_or(sys.arc_scale, m) if has_coef else np.empty(0, np.float64)
-    x = np.zeros(n, np.float64)
-    delta = np.ascontiguousarray(sys.b, dtype=np.float64).copy()
+    x = np.zeros(n, np.float64) if x0 is None else x0
+    delta = np.ascontiguousarray(sys.b if delta0 is None else delta0, dtype=np.float64).copy()
     theta = 0.0
     converged = False
     while True:

@@ -83,8 +83,8 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
     deferred); returns (arcs transmitted, arcs examined, paths walked, extra local sweeps).
 
     A partition ``q`` with ``local[q]`` holds whole SCC-vertices whose inputs are final: its thread
-    sweeps it again and again (up to ``max_sweeps``) until its pending mass is at most
-    ``local_budget[q]``, so small cyclic SCC-vertices converge inside one task instead of one
+    sweeps it again and again (up to ``max_sweeps``, or until 64 sweeps bring no progress: the
+    rounding floor) until its pending mass is at most ``local_budget[q]``, so small cyclic SCC-vertices converge inside one task instead of one
     global round per sweep.  Book-keeping: ``scc_runs[s]`` counts the rounds (``stamp``) in which
     SCC-vertex ``s`` ran and ``length_hist`` the lengths of the walked paths (last bin: that length
     or more).
@@ -98,6 +98,8 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
         lo = partition_offsets[q]
         hi = partition_offsets[q + 1]
         sweep = 0
+        best = np.inf
+        since_best = 0
         while True:
             mass = 0.0
             moved = 0
@@ -122,7 +124,13 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
                 _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
             sent += moved
             sweep += 1
-            if not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps:
+            if mass < 0.999 * best:
+                best = mass
+                since_best = 0
+            else:
+                since_best += 1  # stalled on the rounding floor of the mirrors
+            if (not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps
+                    or since_best >= 64):
                 break
         extra += sweep - 1
     return sent, seen, walked, extra
@@ -228,3 +236,4 @@ def path_arc_coefficients(path_offsets, path_vertices, path_arc_ids, src_scale, 
                 c *= arc_scale[e]
             out[j] = c
     return out
+
