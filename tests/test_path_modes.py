@@ -112,3 +112,18 @@ def test_path_options_refused_where_they_do_not_apply(kw):
     g = Graph.from_arrays([0, 1], [1, 0])
     with pytest.raises(InvalidParameterError):
         digraph.run(g, "pagerank", **kw)
+
+
+@pytest.mark.parametrize("dag,skip", [(False, True), (True, False), (False, False)])
+def test_ablation_switches_keep_the_answer(dag, skip):
+    from digraph.dispatch import paths
+    from digraph.result import RunStats
+    rng = np.random.default_rng(5)
+    g = Graph.from_arrays(rng.integers(0, 400, 3000), rng.integers(0, 400, 3000), num_vertices=400)
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, alpha=0.85, personalization=None, weights=True)
+    stats = RunStats.new()
+    x, ok = paths.solve(g, system, tol=1e-10, max_iter=10_000, stats=stats,
+                        pathset=digraph.preprocess(g), priority="none", dag=dag, skip=skip)
+    assert ok and stats["ablation"] == {"dag": dag, "skip": skip}
+    assert np.abs(algo.finalize(g, x) - algo.reference(g)).sum() <= 1e-10

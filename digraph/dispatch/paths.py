@@ -61,24 +61,33 @@ MAX_SWEEPS = 4
 LENGTH_BINS = 65
 
 
-def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending"):
-    """Run ``system`` on the paths of ``pathset``; returns (state, converged)."""
+def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
+          skip=True):
+    """Run ``system`` on the paths of ``pathset``; returns (state, converged).
+
+    ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
+    (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
+    locally), or every path of the scheduled partitions is walked every round with every arc
+    transmitted (linear systems).
+    """
     if priority not in PRIORITIES:
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
+    if not (dag and skip):
+        stats["ablation"] = {"dag": bool(dag), "skip": bool(skip)}
     if system.family == "hindex":
         stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
-    sched = _Schedule(pathset)
+    sched = _Schedule(pathset, dag)
     old = numba.get_parallel_chunksize()
     numba.set_parallel_chunksize(1)
     try:
         if system.family == "linear":
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched,
-                                PRIORITIES[priority])
+                                PRIORITIES[priority], skip)
         elif system.family == "monotone":
             out = _solve_monotone(graph, system, max_iter, stats, pathset, sched)
         else:
@@ -92,7 +101,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending"):
 class _Schedule:
     """Partitions per layer, groups of partitions that hold one split SCC-vertex, book-keeping."""
 
-    def __init__(self, ps):
+    def __init__(self, ps, dag=True):
         self.ps = ps
         off = ps.partition_offsets
         K = off.size - 1
@@ -111,13 +120,16 @@ class _Schedule:
         # a partition alone in its group holds whole SCC-vertices: it may converge locally
         size = np.bincount(self.group, minlength=int(self.group[-1]) + 1 if K else 0)
         self.local = size[self.group] == 1
+        if not dag:  # ablation: one layer, nothing converges locally
+            part_layer = np.zeros(K, np.int64)
+            self.local[:] = False
         self.num_layers = int(part_layer[-1]) + 1 if K else 0
         self.layer_parts = np.searchsorted(part_layer, np.arange(self.num_layers + 1))
         arc_start = ps.path_offsets[off] - off  # first arc (path order) of each partition
         self.part_arcs = np.diff(arc_start)
         self.scc_last = np.full(max(ps.num_scc, 1), -1, np.int64)
         self.scc_runs = np.zeros(max(ps.num_scc, 1), np.int64)
-        self.length_hist = np.zeros(LENGTH_BINS, np.int64)
+        self.length_hist = np.zeros((numba.config.NUMBA_NUM_THREADS, LENGTH_BINS), np.int64)
         self.layer_rounds = np.zeros(self.num_layers, np.int64)
         self.layer_arcs = np.zeros(self.num_layers, np.int64)
 
@@ -138,7 +150,7 @@ class _Schedule:
         stats["scc_ran_once"] = int((ran == 1).sum())
         stats["layer_rounds"] = self.layer_rounds.tolist()
         stats["layer_arc_updates"] = self.layer_arcs.tolist()
-        h = self.length_hist
+        h = self.length_hist.sum(axis=0)
         stats["processed_path_lengths"] = {int(k): int(h[k]) for k in np.flatnonzero(h)}
 
 
@@ -166,7 +178,7 @@ def _walk_arrays(ps):
     return ps.partition_offsets, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
@@ -181,6 +193,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
     x = b.copy()
     rvec = np.empty(n, np.float64)
+    all_paths = np.ones(0 if skip else ps.num_paths, np.int64)
     s = np.zeros(m, np.float64)
     npaths = ps.num_paths
     score = np.zeros(npaths, np.float64)
@@ -225,9 +238,13 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule):
                 counts = hist.sum(axis=0)
                 if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
                     min_score = _min_score(counts, SELECT_SHARE)
-                parts = sched.still_active(parts, part_active)
+                if skip:
+                    parts = sched.still_active(parts, part_active)
+                    walk_nact, walk_th = nact, th
+                else:  # ablation: walk everything, transmit every change
+                    walk_nact, walk_th, min_score = all_paths, 0.0, 0.0
                 local_budget = budget * sched.part_arcs / max(m, 1)
-                res = P.linear_walk(parts, *arrays, coef, s, x, th, nact, score, min_score,
+                res = P.linear_walk(parts, *arrays, coef, s, x, walk_th, walk_nact, score, min_score,
                                     sched.local, local_budget, MAX_LOCAL_SWEEPS, ps.path_scc,
                                     sched.scc_last, sched.scc_runs, stats["rounds"],
                                     sched.length_hist)

@@ -16,6 +16,8 @@ Per-arc mirror state (DESIGN.md §3): ``s_j`` is the value of the arc's source l
 Arcs are numbered in path order: arc ``i`` of path ``p`` is ``j = path_offsets[p] − p + i``.
 """
 
+import math
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -28,8 +30,8 @@ __all__ = []
 
 @njit(inline="always")
 def _bucket(score):
-    """log2 bucket of a positive score (0..127)."""
-    e = int(np.floor(np.log2(score))) + 64
+    """log2 bucket of a positive score (0..127): its binary exponent, from frexp (no logarithm)."""
+    e = math.frexp(score)[1] - 1 + 64
     return min(max(e, 0), 127)
 
 
@@ -86,8 +88,8 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
     sweeps it again and again (up to ``max_sweeps``, or until 64 sweeps bring no progress: the
     rounding floor) until its pending mass is at most ``local_budget[q]``, so small cyclic SCC-vertices converge inside one task instead of one
     global round per sweep.  Book-keeping: ``scc_runs[s]`` counts the rounds (``stamp``) in which
-    SCC-vertex ``s`` ran and ``length_hist`` the lengths of the walked paths (last bin: that length
-    or more).
+    SCC-vertex ``s`` ran and ``length_hist[t]`` the lengths of the paths thread ``t`` walked (last
+    bin: that length or more).
     """
     sent = 0
     seen = 0
@@ -215,7 +217,8 @@ def _book(p, length, path_scc, scc_last, scc_runs, stamp, length_hist):
     if scc_last[sc] != stamp:
         if atomic_xchg(scc_last, sc, stamp) != stamp:
             atomic_add(scc_runs, sc, 1)
-    atomic_add(length_hist, min(length, length_hist.size - 1), 1)
+    row = length_hist[numba.get_thread_id()]
+    row[min(length, row.size - 1)] += 1
 
 
 @njit(cache=True, nogil=True)
