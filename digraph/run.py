@@ -11,11 +11,15 @@ from .errors import ConvergenceError, InvalidParameterError, NotAvailableError
 from .graph import Graph
 from .result import Result, RunStats
 
-__all__ = ["run", "MODES", "DEFAULT_MODE"]
+__all__ = ["run", "MODES", "DEFAULT_MODE", "DEFAULT_MODES"]
 
 MODES = ("path", "path-nopriority", "vertex-async", "bsp")
 AVAILABLE_MODES = MODES
-DEFAULT_MODE = "bsp"  # becomes "path" when the path engine lands (issue 4)
+DEFAULT_MODE = "bsp"
+# The default per algorithm family, chosen by measurement (docs/benchmarks.md, 2 cores, cnr-2000 and
+# dblp-2010): bsp is the fastest digraph mode for PageRank/adsorption-like sums, vertex-async for
+# SSSP-like (2-3x) and k-core (2-3x).  "path" becomes the default where it is the fastest.
+DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
@@ -30,8 +34,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
     mode : str, optional
-        ``"bsp"`` (bulk-synchronous rounds over a frontier, Gunrock-like; the default in this
-        version), ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t),
+        ``"bsp"`` (bulk-synchronous rounds over a frontier, Gunrock-like; the default for
+        PageRank, adsorption and other linear systems), ``"vertex-async"`` (asynchronous worklist
+        passes with atomic pushes, DiGraph-t; the default for SSSP, k-core and other min/max
+        systems),
         ``"path"`` (paths walked per thread in DAG-layer order with priority scheduling, DiGraph)
         or ``"path-nopriority"`` (the same without priority, DiGraph-w).
     device : str
@@ -91,6 +97,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
     bound = algo.bind(graph, params)
     system = algo.prepare(graph, **bound)
+    if mode is None:
+        mode = DEFAULT_MODES.get(system.family, DEFAULT_MODE)
     if tol is None:
         tol = algo.default_tol
     tol = _check_positive("tol", tol, float)
@@ -141,7 +149,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
 def _check_mode(mode):
     if mode is None:
-        return DEFAULT_MODE
+        return None  # resolved per algorithm family once the system is known
     if mode not in MODES:
         raise InvalidParameterError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
     if mode not in AVAILABLE_MODES:
