@@ -47,8 +47,8 @@ from ..errors import InvalidParameterError
 from ..smx import cpu_paths as P
 from . import vertex_async
 from .bsp import K_OPS
-from .convergence import (linear_contraction, linear_error_bound, monotone_start, ones_or,
-                          pending_budget, residual_norms)
+from .convergence import (certified_bound, linear_contraction, monotone_start, ones_or,
+                          pending_budget)
 
 __all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
 
@@ -58,6 +58,7 @@ MIN_PRIORITY_PATHS = 512
 MAX_LOCAL_SWEEPS = 10_000
 AGING_ROUNDS = 4
 MAX_SWEEPS = 4
+STALL_ROUNDS = 16
 LENGTH_BINS = 65
 
 
@@ -186,8 +187,6 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     src_scale = ones_or(sys.src_scale, n)
     dst_scale = ones_or(sys.dst_scale, n)
     arc_scale = ones_or(sys.arc_scale, m) if has_arc else np.empty(0)
-    in_coef = arc_scale[graph.in_arcs] if has_arc else arc_scale
-    in_sources = graph.in_sources
     coef = P.path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src_scale,
                                    arc_scale, has_arc, dst_scale)
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
@@ -206,10 +205,12 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     factor = 1.0
     converged = False
     out_of_rounds = False
+    stalled = False
     while True:
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
+            best, since_best = np.inf, 0
             while parts.size and not out_of_rounds:
                 budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
                 part_active = np.zeros(parts.size, np.int64)
@@ -233,6 +234,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                 if stats["rounds"] >= max_iter:
                     out_of_rounds = True
                     break
+                level = residual.max() if want_residual else total
+                if level < 0.999 * best:
+                    best, since_best = level, 0
+                else:
+                    since_best += 1
+                    if since_best >= STALL_ROUNDS:  # the mirrors' rounding floor: see below
+                        stalled = True
+                        break
                 min_score = 0.0
                 aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
                 counts = hist.sum(axis=0)
@@ -250,9 +259,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                                     sched.length_hist)
                 _count(stats, sched, L, res, parts)
         # final check: the sound bound, from the residual recomputed from the state
-        r1, rmax = residual_norms(graph.in_offsets, in_sources, in_coef, has_arc, src_scale,
-                                  dst_scale, b, x, rvec)
-        bound = linear_error_bound(r1, rmax, float(x.sum()), n, gammas, sys.normalize)
+        bound, r1 = certified_bound(graph, sys, x, gammas, rvec)
         if bound <= tol or r1 == 0.0:
             converged = True
             break
@@ -261,7 +268,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
         allp = np.arange(sched.num_parts, dtype=np.int64)
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
                                    np.zeros(allp.size, np.int64), 0, heat, hist, residual, False)
-        if r1 > 2.0 * tracked or stats.get("sweeps", 1) >= MAX_SWEEPS:
+        if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= MAX_SWEEPS:
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
