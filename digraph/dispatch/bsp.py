@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
 from .convergence import (certified_bound, linear_contraction, linear_error_bound,
-                          monotone_start, ones_or, residual_threshold)
+                          residual_threshold)
+from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve"]
 
@@ -43,10 +44,7 @@ def solve(graph, system, *, tol, max_iter, stats):
 def _solve_linear(graph, sys, tol, max_iter, stats):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
-    src_scale = ones_or(sys.src_scale, n)
-    dst_scale = ones_or(sys.dst_scale, n)
-    has_coef = sys.arc_scale is not None
-    arc_coef = ones_or(sys.arc_scale, m) if has_coef else np.empty(0, np.float64)
+    src_scale, dst_scale, has_coef, arc_coef = linear_factors(graph, sys)
     in_coef = arc_coef[graph.in_arcs] if has_coef else arc_coef
     in_sources = graph.in_sources
     out_degree = graph.out_degree
@@ -95,11 +93,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
 
 def _solve_monotone(graph, sys, max_iter, stats):
     n, m = graph.num_vertices, graph.num_arcs
-    op = K_OPS[sys.relax]
-    combine = 0 if sys.combine == "min" else 1
+    op, combine, has_value, arc_value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
-    has_value = sys.arc_value is not None
-    arc_value = ones_or(sys.arc_value, m) if has_value else np.empty(0, np.float64)
     in_value = arc_value[graph.in_arcs] if has_value else arc_value
     in_sources = graph.in_sources
     out_degree = graph.out_degree
@@ -128,9 +123,6 @@ def _solve_monotone(graph, sys, max_iter, stats):
         stats["vertex_updates"] += int(improved)
         stats["rounds"] += 1
     return x, converged
-
-
-K_OPS = {"plus": K._PLUS, "min": K._MIN, "max": K._MAX, "times": K._TIMES, "first": K._FIRST}
 
 
 # ---------------------------------------------------------------------------- h-index

@@ -6,14 +6,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidParameterError
+from .systems import linear_factors
 
-__all__ = ["ones_or", "linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "monotone_start", "residual_norms", "certified_bound"]
-
-
-def ones_or(a, n):
-    """``a`` as a contiguous float64 array, or ones of length ``n`` when ``a`` is None."""
-    return np.ones(n, np.float64) if a is None else np.ascontiguousarray(a, dtype=np.float64)
+__all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
+           "residual_norms", "certified_bound"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -46,14 +42,12 @@ def linear_contraction(graph, system):
     ``‖x* − x‖₁ ≤ ‖r‖₁ / (1 − γ1)`` when γ1 < 1 and ``‖x* − x‖∞ ≤ ‖r‖∞ / (1 − γ∞)`` when γ∞ < 1,
     with ``r = b + A x − x`` the residual (for non-negative ``A``).  Raises when neither is < 1.
     """
-    n, m = graph.num_vertices, graph.num_arcs
-    if m == 0:
+    if graph.num_arcs == 0:
         return 0.0, 0.0
-    has_arc = system.arc_scale is not None
-    arc = ones_or(system.arc_scale, m) if has_arc else np.empty(0, np.float64)
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     g1, ginf, bad = _max_column_and_row_sums(
         graph.out_offsets, graph.out_targets, graph.in_offsets, graph.in_arcs, graph.arc_sources,
-        ones_or(system.src_scale, n), arc, has_arc, ones_or(system.dst_scale, n))
+        src_scale, arc, has_arc, dst_scale)
     if bad:
         raise InvalidParameterError(
             f"linear system coefficients must be finite and non-negative ({bad} arc(s) are not)")
@@ -93,20 +87,6 @@ def residual_threshold(tol, sum_x, n, gammas, normalize):
     if ginf < 1.0:
         theta = max(theta, scale * (1.0 - ginf) / n)
     return theta
-
-
-def monotone_start(system, n):
-    """(initial values, initially active mask) of a monotone system, checked."""
-    x = np.ascontiguousarray(system.init, dtype=np.float64).copy()
-    if x.shape != (n,):
-        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape {x.shape}")
-    active = np.zeros(n, dtype=np.bool_)
-    if system.frontier is None:
-        identity = np.inf if system.combine == "min" else -np.inf
-        active[:] = x != identity
-    else:
-        active[np.asarray(system.frontier, dtype=np.int64)] = True
-    return x, active
 
 
 def pending_budget(tol, sum_x, n, gammas, normalize):
@@ -158,12 +138,10 @@ def certified_bound(graph, system, x, gammas, out):
     Incrementally tracked residuals (BSP's and vertex-async's δ, the path modes' mirrors) drift
     from the true one by rounding; a run is declared converged only on this bound.
     """
-    n, m = graph.num_vertices, graph.num_arcs
-    has_arc = system.arc_scale is not None
-    arc = ones_or(system.arc_scale, m) if has_arc else np.empty(0, np.float64)
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     in_coef = arc[graph.in_arcs] if has_arc else arc
-    r1, rmax = residual_norms(graph.in_offsets, graph.in_sources, in_coef, has_arc,
-                              ones_or(system.src_scale, n), ones_or(system.dst_scale, n),
-                              np.ascontiguousarray(system.b, dtype=np.float64), x, out)
+    r1, rmax = residual_norms(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale,
+                              dst_scale, np.ascontiguousarray(system.b, dtype=np.float64), x, out)
+    n = graph.num_vertices
     bound = linear_error_bound(r1, rmax, float(x.sum()), n, gammas, system.normalize)
     return bound * (1.0 + ROUNDING_MARGIN), r1

@@ -46,9 +46,8 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_paths as P
 from . import vertex_async
-from .bsp import K_OPS
-from .convergence import (certified_bound, linear_contraction, monotone_start, ones_or,
-                          pending_budget)
+from .convergence import certified_bound, linear_contraction, pending_budget
+from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
 
@@ -183,10 +182,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
-    has_arc = sys.arc_scale is not None
-    src_scale = ones_or(sys.src_scale, n)
-    dst_scale = ones_or(sys.dst_scale, n)
-    arc_scale = ones_or(sys.arc_scale, m) if has_arc else np.empty(0)
+    src_scale, dst_scale, has_arc, arc_scale = linear_factors(graph, sys)
     coef = P.path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src_scale,
                                    arc_scale, has_arc, dst_scale)
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
@@ -300,15 +296,14 @@ def _count(stats, sched, L, res, parts):
 
 
 def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
-    n, m = graph.num_vertices, graph.num_arcs
-    op = K_OPS[sys.relax]
-    combine = 0 if sys.combine == "min" else 1
+    n = graph.num_vertices
+    op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
     src = _arc_sources(ps)
     s = np.where(active[src], identity, x[src])
-    has_value = sys.arc_value is not None
-    value = ones_or(sys.arc_value, m)[ps.path_arc_ids] if has_value else np.empty(0)
+    if has_value:
+        value = value[ps.path_arc_ids]  # path order
     nact = np.zeros(ps.num_paths, np.int64)
     arrays = _walk_arrays(ps)
     converged = False

@@ -20,9 +20,10 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_async as A
-from .bsp import K_OPS, undirected_adjacency
+from .bsp import undirected_adjacency
 from .convergence import (certified_bound, linear_contraction, linear_error_bound,
-                          monotone_start, ones_or, residual_threshold)
+                          residual_threshold)
+from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "CHUNK"]
 
@@ -55,12 +56,9 @@ def solve(graph, system, *, tol, max_iter, stats):
 
 def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
     """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``)."""
-    n, m = graph.num_vertices, graph.num_arcs
+    n = graph.num_vertices
     gammas = linear_contraction(graph, sys)
-    src_scale = ones_or(sys.src_scale, n)
-    dst_scale = ones_or(sys.dst_scale, n)
-    has_coef = sys.arc_scale is not None
-    arc_coef = ones_or(sys.arc_scale, m) if has_coef else np.empty(0, np.float64)
+    src_scale, dst_scale, has_coef, arc_coef = linear_factors(graph, sys)
     x = np.zeros(n, np.float64) if x0 is None else x0
     delta = np.ascontiguousarray(sys.b if delta0 is None else delta0, dtype=np.float64).copy()
     theta = 0.0
@@ -97,14 +95,11 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
 
 
 def _solve_monotone(graph, sys, max_iter, stats):
-    n, m = graph.num_vertices, graph.num_arcs
-    op = K_OPS[sys.relax]
-    combine = 0 if sys.combine == "min" else 1
+    n = graph.num_vertices
+    op, combine, has_value, arc_value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
     sent = np.where(active, identity, x)
-    has_value = sys.arc_value is not None
-    arc_value = ones_or(sys.arc_value, m) if has_value else np.empty(0, np.float64)
     converged = False
     while True:
         worklist = np.flatnonzero(x != sent)

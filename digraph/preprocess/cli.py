@@ -97,21 +97,12 @@ def _info(args, out):
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (0, or 2 on bad input)."""
-    from ..errors import DigraphError
+    """Run the command line; returns the exit status (0, or 2 on bad input).
 
-    parser = build_parser()
-    args = parser.parse_args(argv)   # argparse itself exits with 2 on a bad command line
-    try:
-        if args.command == "preprocess":
-            _preprocess(args, sys.stdout)
-        else:
-            _info(args, sys.stdout)
-    except (DigraphError, OSError, ValueError, NotImplementedError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        print(f"digraph: error: {msg}", file=sys.stderr)
-        return 2
-    return 0
+    The same as the ``digraph`` console script (:func:`digraph.cli.main`), which adds ``run``.
+    """
+    from ..cli import main as digraph_main
+    return digraph_main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,11 +7,11 @@ contribution (DESIGN.md §3, "No lost updates").  Each returns the value held *b
 """
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg"]
+__all__ = ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg", "atomic_improve"]
 
 
 def _pointer(context, builder, arr_t, arr, idx):
@@ -111,3 +111,14 @@ atomic_min = intrinsic(_make_cas_extremum(True))
 atomic_min.__doc__ = "``arr[idx] = min(arr[idx], val)`` atomically; returns the old value."
 atomic_max = intrinsic(_make_cas_extremum(False))
 atomic_max.__doc__ = "``arr[idx] = max(arr[idx], val)`` atomically; returns the old value."
+
+
+@njit(inline="always")
+def atomic_improve(arr, idx, val, combine):
+    """Store ``val`` at ``arr[idx]`` atomically when it is better: smaller (``combine`` 0) or larger
+    (1).  A plain read first skips the compare-and-swap when ``val`` cannot win."""
+    if combine == 0:
+        if val < arr[idx]:
+            atomic_min(arr, idx, val)
+    elif val > arr[idx]:
+        atomic_max(arr, idx, val)

@@ -8,10 +8,9 @@ atomic add / min / max of :mod:`digraph.smx.atomics`.
 """
 
 import numba
-import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add, atomic_max, atomic_min, atomic_xchg
+from .atomics import atomic_add, atomic_improve, atomic_xchg
 from .cpu_bsp import relax
 
 __all__ = []
@@ -61,12 +60,7 @@ def monotone_push_pass(worklist, out_offsets, out_targets, arc_value, has_value,
             v = out_targets[e]
             a = arc_value[e] if has_value else 1.0
             c = relax(op, xu, a)
-            if combine == 0:
-                if c < x[v]:
-                    atomic_min(x, v, c)
-            else:
-                if c > x[v]:
-                    atomic_max(x, v, c)
+            atomic_improve(x, v, c, combine)
         arcs += hi - lo
     return arcs
 

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add, atomic_max, atomic_min, atomic_xchg
+from .atomics import atomic_add, atomic_improve, atomic_xchg
 from .cpu_bsp import relax
 
 __all__ = []
@@ -193,12 +193,7 @@ def monotone_walk(parts, partition_offsets, path_offsets, path_vertices, value, 
                         s[j] = xu
                         v = path_vertices[a + i + 1]
                         c = relax(op, xu, value[j] if has_value else 1.0)
-                        if combine == 0:
-                            if c < x[v]:
-                                atomic_min(x, v, c)
-                        else:
-                            if c > x[v]:
-                                atomic_max(x, v, c)
+                        atomic_improve(x, v, c, combine)
                         moved += 1
                 seen += b - a
                 walked += 1

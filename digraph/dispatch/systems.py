@@ -1,0 +1,48 @@
+"""The arrays the kernels of every mode take from an algorithm's system, prepared in one place."""
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..smx import cpu_bsp as K
+
+__all__ = ["ones_or", "linear_factors", "monotone_arrays", "monotone_start", "RELAX_CODES"]
+
+RELAX_CODES = {"plus": K._PLUS, "min": K._MIN, "max": K._MAX, "times": K._TIMES, "first": K._FIRST}
+"""Kernel codes of :data:`digraph.algorithms.base.RELAX_OPS`."""
+
+
+def ones_or(a, n):
+    """``a`` as a contiguous float64 array, or ones of length ``n`` when ``a`` is None."""
+    return np.ones(n, np.float64) if a is None else np.ascontiguousarray(a, dtype=np.float64)
+
+
+def linear_factors(graph, system):
+    """(src_scale, dst_scale, has_arc, arc_scale) of a linear system as the kernels take them:
+    ones for a missing vertex factor, an empty ``arc_scale`` with ``has_arc=False`` when every arc
+    factor is 1 (CSR order otherwise)."""
+    n, m = graph.num_vertices, graph.num_arcs
+    has_arc = system.arc_scale is not None
+    arc = ones_or(system.arc_scale, m) if has_arc else np.empty(0, np.float64)
+    return ones_or(system.src_scale, n), ones_or(system.dst_scale, n), has_arc, arc
+
+
+def monotone_arrays(graph, system):
+    """(relax code, combine code, has_value, arc_value) of a monotone system (``combine``: 0 = min,
+    1 = max; ``arc_value`` in CSR order, empty when every arc value is 1)."""
+    has_value = system.arc_value is not None
+    value = ones_or(system.arc_value, graph.num_arcs) if has_value else np.empty(0, np.float64)
+    return RELAX_CODES[system.relax], 0 if system.combine == "min" else 1, has_value, value
+
+
+def monotone_start(system, n):
+    """(initial values, initially active mask) of a monotone system, checked."""
+    x = np.ascontiguousarray(system.init, dtype=np.float64).copy()
+    if x.shape != (n,):
+        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape {x.shape}")
+    active = np.zeros(n, dtype=np.bool_)
+    if system.frontier is None:
+        identity = np.inf if system.combine == "min" else -np.inf
+        active[:] = x != identity
+    else:
+        active[np.asarray(system.frontier, dtype=np.int64)] = True
+    return x, active
