@@ -41,7 +41,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"path"`` (paths walked per thread in DAG-layer order with priority scheduling, DiGraph)
         or ``"path-nopriority"`` (the same without priority, DiGraph-w).
     device : str
-        ``"cpu"`` (default).  ``"cuda"``/``"cuda:N"`` are not yet available.
+        ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
+        CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
+        :mod:`digraph.dispatch.gpu`).  Several GPUs (``"cuda:0,1"``) are not yet available.
     threads : int, optional
         CPU threads for the Numba kernels (default: all of Numba's threads).
     max_iter : int, optional
@@ -110,6 +112,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     stats = RunStats.new(algorithm=algo.name, mode=mode, device=device,
                          threads=threads or numba.get_num_threads(), converged=False)
     stats["time_load"] = t_load
+    if device != "cpu":
+        return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
+                        preprocess, stats, t_start)
     with _numba_threads(threads):
         engine = _engine(mode)
         t0 = time.perf_counter()
@@ -127,6 +132,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         t0 = time.perf_counter()
         x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
         stats["time_compute"] = time.perf_counter() - t0
+    return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
+                   t_start)
+
+
+def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats, t_start):
     if system.family == "hindex" and system.halve:
         x = x // 2  # every undirected edge was counted twice
     values = algo.finalize(graph, x, **bound)
@@ -171,8 +181,7 @@ def _check_device(device):
         ids = d[5:]
         if ids and not all(p.strip().isdigit() for p in ids.split(",")):
             raise InvalidParameterError(f"device {device!r}: expected 'cuda', 'cuda:N' or 'cuda:0,1,...'")
-        raise NotAvailableError(
-            f"device {device!r}: the GPU engine is not yet available in digraph {_version()}; use device='cpu'")
+        return d.replace(" ", "")
     raise InvalidParameterError(f"unknown device {device!r}; use 'cpu' or 'cuda[:N]'")
 
 
@@ -290,4 +299,61 @@ def _warm_up(engine, family, graph):
                 engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s, **extra)
             finally:
                 bsp.DENSE_DIVISOR = old
+    _WARM.add(key)
+
+
+def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache, preprocess,
+             stats, t_start):
+    """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
+    from .dispatch import gpu
+    be = gpu.backend(device)  # NotAvailableError with the reason when there is no GPU
+    stats["threads"] = 0
+    t0 = time.perf_counter()
+    _warm_up_gpu(gpu, be, mode, system.family, device)
+    stats["time_compile"] = time.perf_counter() - t0
+    extra = {}
+    if mode in PATH_MODES and system.family != "hindex":
+        t0 = time.perf_counter()
+        extra["pathset"] = _pathset(graph, cache, preprocess)
+        extra["priority"] = _priority(mode, priority)
+        stats["time_preprocess"] = time.perf_counter() - t0
+    elif mode not in PATH_MODES and (priority is not None or cache is not None or
+                                     preprocess is not None):
+        raise InvalidParameterError(
+            f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+    t0 = time.perf_counter()
+    x, converged = gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
+                             device=device, **extra)
+    stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
+    return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
+                   t_start)
+
+
+def _warm_up_gpu(gpu, be, mode, family, device):
+    """Compile the GPU kernels of ``mode`` and ``family`` on a tiny graph (``time_compile``)."""
+    key = ("gpu", be.sim, be.device_id, mode, family)
+    if key in _WARM:
+        return
+    from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
+    tiny = Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
+    n, m = 3, 4
+    extra = {}
+    if mode in PATH_MODES:
+        from .preprocess import preprocess
+        extra = {"pathset": preprocess(tiny), "priority": "pending" if mode == "path" else "none"}
+    for arc in (None, np.ones(m)):
+        if family == "linear":
+            sys = LinearSystem(b=np.ones(n), src_scale=np.full(n, 0.4), arc_scale=arc)
+        elif family == "monotone":
+            sys = MonotoneSystem(init=np.array([0.0, np.inf, np.inf]), relax="plus", combine="min",
+                                 arc_value=arc)
+        else:
+            sys = HIndexSystem()
+        for divisor in (10**9, 0):  # every round dense, then every round sparse
+            old, gpu.DENSE_DIVISOR = gpu.DENSE_DIVISOR, divisor
+            try:
+                gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100, stats=RunStats.new(),
+                          device=device, **extra)
+            finally:
+                gpu.DENSE_DIVISOR = old
     _WARM.add(key)

@@ -13,12 +13,18 @@ from pathlib import Path
 # is fine) but default to 2 so the rest of the suite is not oversubscribed.
 os.environ.setdefault("NUMBA_NUM_THREADS", "4")
 
+# Without a GPU, the CUDA kernels run in Numba's CUDA simulator (set before numba is imported).
+# On a GPU machine the real device is used unless NUMBA_ENABLE_CUDASIM=1 is set by the caller.
+if not any(Path("/dev").glob("nvidia[0-9]*")):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import numba  # noqa: E402
 import pytest  # noqa: E402
 
 numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
 
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or
+                Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
 
 
 def dataset_path(name):

@@ -1,0 +1,684 @@
+"""The GPU engine's host side (``device="cuda"``): residency, launch shapes and the driving loop of
+every mode on one GPU, with the kernels of :mod:`digraph.smx.cuda_kernels`.
+
+Arrays live on the GPU as CuPy arrays (reductions, compaction and sorting run in CuPy; the kernels
+are Numba's and see the same memory through ``__cuda_array_interface__``).  Under Numba's CUDA
+simulator (``NUMBA_ENABLE_CUDASIM=1``, how CI tests these kernels without a GPU) the same code
+runs on numpy arrays.  All state is float64: the float32 state of the GPU peers cannot certify an
+L1 error of 1e-8 on graphs of 10^5+ vertices.
+
+Residency: a graph's CSR/CSC arrays (int32 indices where they fit) are uploaded once and kept on
+the graph object (``graph._cache["cuda"]``); a :class:`~digraph.PathSet`'s walk arrays likewise on
+the path set.  ``stats["bytes_h2d"]``/``["bytes_d2h"]`` count every byte copied, and
+``time_transfer`` the time spent copying.
+
+Modes, as on the CPU (same counters, same convergence rules):
+
+* ``bsp`` — Jacobi rounds, dense pull when the frontier's out-arcs exceed ``m / DENSE_DIVISOR``,
+  sparse push otherwise;
+* ``vertex-async`` — passes over the worklist of active vertices with atomic pushes;
+* ``path`` / ``path-nopriority`` — rounds over *units* (a long path alone, several short
+  consecutive paths together, at least ``UNIT_ARCS`` arcs) of the DAG layers from the lowest
+  unfinished one, in layer order, taken by persistent blocks from an atomic cursor (work
+  stealing).  A layer is *finished* — and never walked again — once a round that walked all of
+  it, after every lower layer had finished, transmitted nothing (Observation 2).  With priority,
+  units whose pending mass (``"pending"``) or ``D̄·N`` (``"paper"``) at their last walk is below
+  the score of the top ``SELECT_SHARE`` of active units are deferred, except every
+  ``AGING_ROUNDS``-th round, which walks everything.  k-core runs vertex-async (its dependencies
+  are undirected), as on the CPU.
+"""
+
+import os
+import time
+
+import numpy as np
+from numba import njit
+
+from ..errors import InvalidParameterError, NotAvailableError
+from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
+from .convergence import ROUNDING_MARGIN
+from .systems import linear_factors, monotone_arrays, monotone_start
+
+__all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
+
+DENSE_DIVISOR = 20
+UNIT_ARCS = 8
+"""Arcs per thread of the path kernels: consecutive short paths are grouped up to this many."""
+SELECT_SHARE = 0.2
+MIN_PRIORITY_UNITS = 4096
+AGING_ROUNDS = 4
+MAX_SWEEPS = 4
+STALL_ROUNDS = 16
+PROXY_MIN_IN_DEGREE = 64
+"""Vertices with at least this in-degree (the highest :data:`PROXY_SLOTS` of them) get proxies."""
+
+
+# ---------------------------------------------------------------------------- backend
+
+
+class _Backend:
+    """CuPy on a GPU, numpy under the CUDA simulator; launch shapes for each."""
+
+    def __init__(self, xp, sim, device_id):
+        from numba import cuda
+        self.xp = xp
+        self.sim = sim
+        self.cuda = cuda
+        self.device_id = device_id
+        if sim:  # the simulator runs each thread as a Python thread: small shapes
+            self.block = 32
+            self.walk_blocks = 1
+        else:
+            dev = cuda.get_current_device()
+            self.block = 256
+            sms = dev.MULTIPROCESSOR_COUNT
+            self.walk_blocks = sms * 8  # persistent blocks of 128 threads, 8 per SM
+        self.walk_block = 4 if sim else 128
+        self.stats = None
+
+    def grid(self, n):
+        return max(1, (int(n) + self.block - 1) // self.block)
+
+    def put(self, a, dtype=None):
+        """Copy a host array to the device (counted)."""
+        a = np.ascontiguousarray(a if dtype is None else np.asarray(a, dtype=dtype))
+        if self.sim:
+            out = a.copy()
+        else:
+            t0 = time.perf_counter()
+            out = self.xp.asarray(a)
+            self.stats["time_transfer"] += time.perf_counter() - t0
+        self.stats["bytes_h2d"] += int(a.nbytes)
+        return out
+
+    def get(self, a):
+        """Copy a device array to the host (counted)."""
+        if self.sim:
+            out = np.array(a)
+        else:
+            t0 = time.perf_counter()
+            out = self.xp.asnumpy(a)
+            self.stats["time_transfer"] += time.perf_counter() - t0
+        self.stats["bytes_d2h"] += int(out.nbytes)
+        return out
+
+    def scalars(self, *vals):
+        """Several device scalars brought back in one copy (one synchronisation)."""
+        v = self.xp.stack([self.xp.asarray(x, dtype=self.xp.float64) for x in vals])
+        return [float(t) for t in self.get(v)]
+
+    def sync(self):
+        if not self.sim:
+            self.cuda.synchronize()
+
+
+_BACKENDS = {}
+
+
+def device_index(device):
+    """The GPU ordinal of ``"cuda"``/``"cuda:N"``; several GPUs are issue 6's dispatcher."""
+    d = device[5:] if device.startswith("cuda:") else ""
+    if "," in d:
+        raise NotAvailableError(
+            f"device {device!r}: several GPUs need the multi-GPU dispatcher, which is not yet "
+            "available; use one GPU ('cuda' or 'cuda:N')")
+    return int(d) if d else 0
+
+
+def backend(device="cuda"):
+    """The :class:`_Backend` of ``device``; raises :class:`NotAvailableError` with the reason when
+    numba-cuda, CuPy or a GPU is missing."""
+    idx = device_index(device)
+    sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+    key = (idx, sim)
+    if key in _BACKENDS:
+        return _BACKENDS[key]
+    try:
+        from numba import cuda
+    except ImportError:  # pragma: no cover - numba-cuda is a test dependency
+        raise NotAvailableError(
+            "device='cuda' needs numba-cuda and CuPy: pip install 'digraph-engine[cuda]'") from None
+    if sim:
+        xp = np
+    else:
+        try:
+            available = cuda.is_available()
+        except Exception:  # pragma: no cover - driver errors
+            available = False
+        if not available:
+            raise NotAvailableError(f"device {device!r}: no CUDA GPU is available on this machine "
+                                    "(numba.cuda.is_available() is False); use device='cpu'")
+        try:
+            import cupy as xp
+        except ImportError:
+            raise NotAvailableError(
+                "device='cuda' needs CuPy: pip install 'digraph-engine[cuda]'") from None
+        count = len(cuda.gpus)
+        if idx >= count:
+            raise NotAvailableError(f"device {device!r}: this machine has {count} GPU(s)")
+        cuda.select_device(idx)
+        xp.cuda.Device(idx).use()
+    _BACKENDS[key] = _Backend(xp, sim, idx)
+    return _BACKENDS[key]
+
+
+def _kernels():
+    from ..smx import cuda_kernels
+    return cuda_kernels
+
+
+# ---------------------------------------------------------------------------- residency
+
+
+def _index_dtype(limit):
+    return np.int32 if limit < 2**31 - 1 else np.int64
+
+
+def _device_graph(be, graph):
+    """The graph's arrays on the GPU, uploaded once per graph and device."""
+    key = ("cuda", be.device_id, be.sim)
+    cache = graph._cache.get(key)
+    if cache is not None:
+        return cache
+    n, m = graph.num_vertices, graph.num_arcs
+    it = _index_dtype(max(n, m))
+    d = {
+        "out_offsets": be.put(graph.out_offsets, it),
+        "out_targets": be.put(graph.out_targets, it),
+        "in_offsets": be.put(graph.in_offsets, it),
+        "in_sources": be.put(graph.in_sources, it),
+        "out_degree": be.put(graph.out_degree, np.int64),
+    }
+    graph._cache[key] = d
+    return d
+
+
+def _device_undirected(be, graph):
+    key = ("cuda-undirected", be.device_id, be.sim)
+    if key not in graph._cache:
+        from .bsp import undirected_adjacency
+        off, nbr = undirected_adjacency(graph)
+        it = _index_dtype(max(graph.num_vertices, nbr.size))
+        graph._cache[key] = (be.put(off, it), be.put(nbr, it), np.diff(off))
+    return graph._cache[key]
+
+
+def _units(ps, unit_arcs):
+    """Units of consecutive paths of one layer with at least ``unit_arcs`` arcs (a longer path is a
+    unit alone): (unit_offsets into path-order arcs, first path of each unit, unit layer)."""
+    P = ps.num_paths
+    lengths = np.diff(np.asarray(ps.path_offsets)) - 1
+    layer = np.asarray(ps.path_layer)
+    starts = _group_paths(lengths, layer, unit_arcs)
+    arc_off = np.concatenate([[0], np.cumsum(lengths)])
+    unit_offsets = arc_off[np.append(starts, P)]
+    return unit_offsets, starts, layer[starts] if P else np.zeros(0, np.int64)
+
+
+@njit(cache=True)
+def _group_paths(lengths, layer, unit_arcs):
+    P = lengths.size
+    out = np.empty(P, np.int64)
+    k = 0
+    acc = 0
+    for p in range(P):
+        if p == 0 or acc >= unit_arcs or layer[p] != layer[p - 1]:
+            out[k] = p
+            k += 1
+            acc = 0
+        acc += lengths[p]
+    return out[:k]
+
+
+def _device_paths(be, ps):
+    """A PathSet's walk arrays on the GPU (once per path set and device)."""
+    key = ("cuda", be.device_id, be.sim, UNIT_ARCS)
+    cache = getattr(ps, "_device", None)
+    if cache is None:
+        cache = ps._device = {}
+    if key in cache:
+        return cache[key]
+    n = ps.num_vertices
+    it = _index_dtype(max(n, ps.num_arcs))
+    pv = np.asarray(ps.path_vertices)
+    po = np.asarray(ps.path_offsets)
+    heads = np.zeros(pv.size, bool)
+    heads[po[:-1]] = True
+    tails = np.zeros(pv.size, bool)
+    tails[po[1:] - 1] = True
+    unit_offsets, unit_first, unit_layer = _units(ps, UNIT_ARCS)
+    nunits = unit_first.size
+    num_layers = int(unit_layer[-1]) + 1 if nunits else 0
+    layer_units = np.searchsorted(unit_layer, np.arange(num_layers + 1))
+    # D̄ of a unit: the arc-weighted mean of its paths' heat (the paper's Pri inside a layer)
+    lengths = np.diff(po) - 1
+    heat = np.asarray(ps.path_heat, dtype=np.float64)
+    wsum = np.add.reduceat(heat * lengths, unit_first) if nunits else np.zeros(0)
+    unit_heat = wsum / np.maximum(np.diff(unit_offsets), 1)
+    d = {
+        "src": be.put(pv[~tails], it),
+        "dst": be.put(pv[~heads], it),
+        "unit_offsets": be.put(unit_offsets, np.int64),
+        "unit_heat": be.put(unit_heat),
+        "unit_paths": np.diff(np.append(unit_first, ps.num_paths)),
+        "unit_arcs": np.diff(unit_offsets),
+        "layer_units": layer_units,
+        "num_layers": num_layers,
+        "nunits": nunits,
+    }
+    cache[key] = d
+    return d
+
+
+# ---------------------------------------------------------------------------- solve
+
+
+def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
+          priority="pending", proxy=True):
+    """Run ``system`` on one GPU in ``mode``; returns (host state, converged)."""
+    be = backend(device)
+    be.stats = stats
+    stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
+    stats["dtype"] = "float64"
+    fam = system.family
+    if fam == "hindex":
+        if mode in ("path", "path-nopriority"):
+            stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
+        x, ok = _hindex(be, graph, mode == "bsp", max_iter, stats)
+    elif fam == "linear":
+        if mode in ("path", "path-nopriority"):
+            x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy)
+        else:
+            x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp")
+    elif fam == "monotone":
+        if mode in ("path", "path-nopriority"):
+            x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset)
+        else:
+            x, ok = _monotone(be, graph, system, max_iter, stats, mode == "bsp")
+    else:
+        raise InvalidParameterError(f"unknown system family {fam!r}")
+    be.sync()
+    return be.get(x), ok
+
+
+def _gpu_name(be):
+    name = be.cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+# ---------------------------------------------------------------------------- linear
+
+
+class _Linear:
+    """A linear system's arrays on the device and its certified error bound."""
+
+    def __init__(self, be, graph, sys):
+        xp = be.xp
+        self.be = be
+        self.g = _device_graph(be, graph)
+        self.n, self.m = graph.num_vertices, graph.num_arcs
+        self.gammas = linear_contraction(graph, sys)
+        src, dst, has, arc = linear_factors(graph, sys)
+        self.has = has
+        self.src_scale = be.put(src)
+        self.dst_scale = be.put(dst)
+        self.arc = be.put(arc)
+        self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
+        self.b = be.put(sys.b, np.float64)
+        self.normalize = sys.normalize
+        self.host = (src, dst, has, arc)
+        self.r = xp.empty(self.n, np.float64)
+
+    def certify(self, x):
+        """(bound, ‖r‖₁) from the residual recomputed from ``x`` (left in ``self.r``)."""
+        K = _kernels()
+        be, g = self.be, self.g
+        K.linear_residual[be.grid(self.n), be.block](
+            g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
+            self.dst_scale, self.b, x, self.r)
+        xp = be.xp
+        mag = xp.abs(self.r)
+        r1, rmax, sx = be.scalars(mag.sum(), mag.max() if self.n else 0.0, x.sum())
+        bound = linear_error_bound(r1, rmax, sx, self.n, self.gammas, self.normalize)
+        return bound * (1.0 + ROUNDING_MARGIN), r1
+
+
+def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
+    """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ)``)."""
+    K = _kernels()
+    xp = be.xp
+    L = state[2] if state is not None and len(state) > 2 else _Linear(be, graph, sys)
+    g = L.g
+    n, m = L.n, L.m
+    x = xp.zeros(n, np.float64) if state is None else state[0]
+    delta = L.b.copy() if state is None else state[1]
+    send = xp.empty(n, np.float64)
+    theta = 0.0
+    converged = False
+    bound, r1 = np.inf, np.inf
+    while True:
+        mag = xp.abs(delta)
+        mask = mag > theta
+        r1, rmax, sx, nf, vol = be.scalars(
+            mag.sum(), mag.max() if n else 0.0, x.sum(), mask.sum(),
+            xp.where(mask, g["out_degree"], 0).sum())
+        bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
+        if bound <= tol or nf == 0:
+            bound, r1 = L.certify(x)
+            if bound <= tol or r1 == 0.0:
+                converged = True
+                break
+            delta[...] = L.r  # carry on from the exact residual
+            stats["recertified"] = stats.get("recertified", 0) + 1
+            if stats["recertified"] > 8:
+                break
+            continue
+        if stats["rounds"] >= max_iter:
+            break
+        if jacobi and vol * DENSE_DIVISOR > m:
+            K.linear_absorb[be.grid(n), be.block](delta, x, theta, L.src_scale, send)
+            K.linear_pull[be.grid(n), be.block](g["in_offsets"], g["in_sources"], L.in_coef,
+                                                L.has, L.dst_scale, send, delta)
+            stats["arc_updates"] += m
+            stats["dense_rounds"] += 1
+        else:
+            front = xp.flatnonzero(mask)
+            if jacobi:
+                sent = xp.empty(front.size, np.float64)
+                K.linear_take[be.grid(front.size), be.block](front, delta, x, L.src_scale, sent)
+                K.linear_push[be.grid(front.size), be.block](
+                    front, sent, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale,
+                    delta)
+                stats["sparse_rounds"] += 1
+            else:
+                K.linear_async_push[be.grid(front.size), be.block](
+                    front, g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale,
+                    L.dst_scale, delta, x)
+            stats["arc_updates"] += int(vol)
+        stats["vertex_updates"] += int(nf)
+        stats["rounds"] += 1
+        theta = residual_threshold(tol, sx, n, L.gammas, sys.normalize)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return x, converged
+
+
+def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
+    from ..smx.cpu_paths import path_arc_coefficients
+    K = _kernels()
+    xp = be.xp
+    _check_pathset(graph, ps)
+    L = _Linear(be, graph, sys)
+    D = _device_paths(be, ps)
+    n, m = L.n, L.m
+    src, dst, has, arc = L.host
+    coef = be.put(path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src,
+                                        arc, has, dst))
+    x = L.b.copy()
+    s = xp.zeros(m, np.float64)
+    nunits = D["nunits"]
+    unit_sent = xp.zeros(nunits, np.int32)
+    unit_pend = xp.zeros(nunits, np.float64)
+    score = xp.zeros(nunits, np.float64)
+    cursor = xp.zeros(1, np.int64)
+    hub_slot, hubs, nhubs = _proxies(be, graph, proxy)
+    rule = {"none": 0, "pending": 1, "paper": 2}[priority]
+    stats["priority"] = priority
+    stats["proxy_vertices"] = nhubs
+    stats.setdefault("arcs_examined", 0)
+    layer_rounds = np.zeros(D["num_layers"], np.int64)
+    layer_arcs = np.zeros(D["num_layers"], np.int64)
+    factor = 1.0
+    converged = False
+    stalled = False
+    bound, r1 = np.inf, np.inf
+
+    def walk(order, th):
+        cursor[...] = 0
+        K.path_linear_walk[be.walk_blocks, be.walk_block](
+            order, order.size, D["unit_offsets"], D["src"], D["dst"], coef, s, x, th, hub_slot,
+            hubs, nhubs > 0, unit_sent, unit_pend, cursor)
+
+    while True:
+        lo = 0
+        sx = float(be.scalars(x.sum())[0])
+        budget = factor * pending_budget(tol, sx, n, L.gammas, sys.normalize)
+        th = budget / max(m, 1)
+        rounds_here = 0
+        best, since_best = np.inf, 0
+        while lo < D["num_layers"] and not stalled:
+            if stats["rounds"] >= max_iter:
+                break
+            u0 = int(D["layer_units"][lo])
+            u1 = nunits
+            full = True
+            cand = xp.arange(u0, u1, dtype=np.int64)
+            if rule and rounds_here % AGING_ROUNDS != AGING_ROUNDS - 1 and rounds_here > 0 \
+                    and u1 - u0 >= MIN_PRIORITY_UNITS:
+                sc = score[u0:u1]
+                min_score = _min_score(be, sc)
+                if min_score > 0.0:
+                    cand = cand[sc >= min_score]
+                    full = False
+            unit_sent[u0:u1] = 0
+            walk(cand, th)
+            rounds_here += 1
+            uo = D["unit_offsets"]
+            per_layer, (pend, walked_arcs) = _layer_sums(
+                be, unit_sent[u0:u1], D["layer_units"][lo:] - u0, unit_pend[u0:u1].sum(),
+                (uo[cand + 1] - uo[cand]).sum() if cand.size else 0)
+            total_sent = int(per_layer.sum())
+            if rule == 1:
+                score[u0:u1] = unit_pend[u0:u1]
+            elif rule == 2:
+                score[u0:u1] = D["unit_heat"][u0:u1] * unit_sent[u0:u1]
+            stats["arc_updates"] += total_sent
+            stats["vertex_updates"] += total_sent
+            stats["arcs_examined"] += int(walked_arcs)
+            stats["partitions_processed"] += int(cand.size)
+            stats["rounds"] += 1
+            layer_rounds[lo:] += per_layer > 0
+            layer_arcs[lo:] += per_layer
+            if full:  # layers finish in order: nothing sent after every lower layer finished
+                while lo < D["num_layers"] and per_layer[0] == 0:
+                    lo += 1
+                    per_layer = per_layer[1:]
+                    rounds_here = 0
+            level = pend
+            if level < 0.999 * best:
+                best, since_best = level, 0
+            else:
+                since_best += 1
+                if since_best >= STALL_ROUNDS:
+                    stalled = True
+        stats["paths_processed"] = stats["arcs_examined"]  # a unit's arcs ≈ its paths' arcs
+        bound, r1 = L.certify(x)
+        if bound <= tol or r1 == 0.0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        if stalled or stats.get("sweeps", 1) >= MAX_SWEEPS:
+            # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
+            stats["finished_by"] = "vertex push"
+            stats["path_rounds"] = stats["rounds"]
+            stats["layer_rounds"] = layer_rounds.tolist()
+            stats["layer_arc_updates"] = layer_arcs.tolist()
+            return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
+        factor /= 4.0
+        stats["sweeps"] = stats.get("sweeps", 1) + 1
+    stats["layer_rounds"] = layer_rounds.tolist()
+    stats["layer_arc_updates"] = layer_arcs.tolist()
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return x, converged
+
+
+def _layer_sums(be, unit_sent, bounds, *more):
+    """Arcs sent per layer (units are in layer order; ``bounds`` = layer starts relative to the
+    first unit, with the end) and further device scalars, in one copy to the host."""
+    xp = be.xp
+    cs = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(unit_sent.astype(np.int64))])
+    vals = [cs[xp.asarray(bounds)].astype(np.float64)]
+    vals += [xp.asarray(v, dtype=np.float64).reshape(1) for v in more]
+    h = be.get(xp.concatenate(vals))
+    k = bounds.size
+    return np.diff(h[:k]).astype(np.int64), h[k:]
+
+
+def _min_score(be, sc):
+    """Smallest score of the highest log2 buckets holding ``SELECT_SHARE`` of the active units."""
+    xp = be.xp
+    active = sc > 0
+    exps = xp.frexp(xp.where(active, sc, 1.0))[1]
+    buckets = xp.clip(exps + 1100, 0, 2200)[active]
+    if buckets.size < MIN_PRIORITY_UNITS:
+        return 0.0
+    hist = be.get(xp.bincount(buckets, minlength=2201))
+    acc = np.cumsum(hist[::-1])
+    b = 2200 - int(np.searchsorted(acc, SELECT_SHARE * acc[-1]))
+    return float(2.0 ** (b - 1100 - 1))
+
+
+def _proxies(be, graph, proxy):
+    """(slot of each vertex or −1, vertex of each slot): the highest in-degree vertices."""
+    from ..smx.cuda_kernels import PROXY_SLOTS
+    n = graph.num_vertices
+    deg = graph.in_degree
+    if proxy and n:
+        top = np.argsort(-deg, kind="stable")[:PROXY_SLOTS]
+        top = top[deg[top] >= PROXY_MIN_IN_DEGREE]
+    else:
+        top = np.zeros(0, np.int64)
+    slot = np.full(n, -1, np.int32)
+    slot[top] = np.arange(top.size, dtype=np.int32)
+    hubs = top if top.size else np.zeros(1, np.int64)  # a dummy slot when there is no proxy
+    return be.put(slot), be.put(hubs, np.int32), int(top.size)
+
+
+def _check_pathset(graph, ps):
+    if ps is None:
+        raise InvalidParameterError("the path modes need a PathSet")
+    if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
+        raise InvalidParameterError("the PathSet was built from another graph")
+
+
+# ---------------------------------------------------------------------------- monotone
+
+
+def _monotone(be, graph, sys, max_iter, stats, jacobi):
+    K = _kernels()
+    xp = be.xp
+    g = _device_graph(be, graph)
+    n = graph.num_vertices
+    op, combine, has, value = monotone_arrays(graph, sys)
+    x0, active0 = monotone_start(sys, n)
+    x = be.put(x0)
+    val = be.put(value)
+    identity = np.inf if combine == 0 else -np.inf
+    sent = be.put(np.where(active0, identity, x0))
+    active = be.put(active0, np.uint8)
+    mark = xp.zeros(n, np.uint8)
+    converged = False
+    while True:
+        front = xp.flatnonzero(active if jacobi else x != sent)
+        nf, vol = be.scalars(front.size, g["out_degree"][front].sum() if front.size else 0)
+        if nf == 0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        if jacobi:
+            xs = x.copy()
+            mark[...] = 0
+            K.monotone_push[be.grid(nf), be.block](front, xs, g["out_offsets"], g["out_targets"],
+                                                  val, has, op, combine, x, mark)
+            active, mark = mark, active
+            stats["vertex_updates"] += int(be.scalars(active.sum())[0])
+            stats["sparse_rounds"] += 1
+        else:
+            K.monotone_async_push[be.grid(nf), be.block](front, g["out_offsets"], g["out_targets"],
+                                                        val, has, op, combine, x, sent)
+            stats["vertex_updates"] += int(nf)
+        stats["arc_updates"] += int(vol)
+        stats["rounds"] += 1
+    return x, converged
+
+
+def _path_monotone(be, graph, sys, max_iter, stats, ps):
+    K = _kernels()
+    xp = be.xp
+    _check_pathset(graph, ps)
+    D = _device_paths(be, ps)
+    n = graph.num_vertices
+    op, combine, has, value = monotone_arrays(graph, sys)
+    x0, active0 = monotone_start(sys, n)
+    identity = np.inf if combine == 0 else -np.inf
+    pv = np.asarray(ps.path_vertices)
+    tails = np.zeros(pv.size, bool)
+    tails[np.asarray(ps.path_offsets)[1:] - 1] = True
+    src = pv[~tails]
+    x = be.put(x0)
+    s = be.put(np.where(active0[src], identity, x0[src]))
+    val = be.put(value[ps.path_arc_ids] if has else value)
+    nunits = D["nunits"]
+    unit_sent = xp.zeros(nunits, np.int32)
+    cursor = xp.zeros(1, np.int64)
+    stats.setdefault("arcs_examined", 0)
+    lo = 0
+    converged = False
+    while lo < D["num_layers"]:
+        if stats["rounds"] >= max_iter:
+            break
+        u0 = int(D["layer_units"][lo])
+        order = xp.arange(u0, nunits, dtype=np.int64)
+        unit_sent[u0:] = 0
+        cursor[...] = 0
+        K.path_monotone_walk[be.walk_blocks, be.walk_block](
+            order, order.size, D["unit_offsets"], D["src"], D["dst"], val, has, op, combine, s, x,
+            unit_sent, cursor)
+        per_layer, _ = _layer_sums(be, unit_sent[u0:], D["layer_units"][lo:] - u0)
+        total = int(per_layer.sum())
+        stats["arc_updates"] += total
+        stats["vertex_updates"] += total
+        stats["arcs_examined"] += int(D["unit_arcs"][u0:].sum())
+        stats["partitions_processed"] += int(nunits - u0)
+        stats["rounds"] += 1
+        while lo < D["num_layers"] and per_layer[0] == 0:
+            lo += 1
+            per_layer = per_layer[1:]
+    else:
+        converged = True
+    stats["paths_processed"] = stats["arcs_examined"]
+    return x, converged
+
+
+# ---------------------------------------------------------------------------- h-index
+
+
+def _hindex(be, graph, jacobi, max_iter, stats):
+    K = _kernels()
+    xp = be.xp
+    off, nbr, deg = _device_undirected(be, graph)
+    n = graph.num_vertices
+    est = be.put(deg, np.int64)
+    degs = be.put(deg, np.int64)
+    front = xp.arange(n, dtype=np.int64)
+    mark = xp.zeros(n, np.uint8)
+    converged = False
+    while True:
+        if front.size == 0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        mark[...] = 0
+        write = est.copy() if jacobi else est
+        K.hindex_round[be.grid(front.size), be.block](front, off, nbr, est, write, mark)
+        est = write
+        stats["vertex_updates"] += int(front.size)
+        stats["arc_updates"] += int(be.scalars(degs[front].sum())[0])
+        stats["dense_rounds" if front.size == n else "sparse_rounds"] += 1
+        front = xp.flatnonzero(mark)
+        stats["rounds"] += 1
+    return est, converged

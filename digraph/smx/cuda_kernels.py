@@ -1,0 +1,320 @@
+"""Numba CUDA kernels of the GPU engine (``device="cuda"``): every mode, every system family.
+
+Imported only when a GPU device is asked for (``import digraph`` never loads numba.cuda).  The
+kernels take device arrays (CuPy arrays, zero-copy through ``__cuda_array_interface__``) or, under
+Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, used by CI), numpy arrays.  The launch shape
+and the host-side driving loops live in :mod:`digraph.dispatch.gpu`.
+
+Families and modes (the same systems and counters as the CPU kernels of this package):
+
+* ``bsp`` — Jacobi rounds: a dense pull over in-arcs (one thread per target, no atomics) or a
+  sparse push from the frontier with atomic adds / min / max;
+* ``vertex-async`` — one pass over a worklist, values read while others write (atomic pushes);
+* ``path`` — one thread walks a *unit* (one long path alone, or several short consecutive paths,
+  DiGraph Figure 5) arc by arc, carrying the value it has just written to the next arc's source, so
+  a change at a path's head reaches its tail in the same round.  Blocks are persistent and take
+  blockDim units at a time from an atomic cursor over a queue ordered by DAG layer (work
+  stealing between SMs: a block that finishes early takes the next units).  *Proxy vertices*: the
+  in-arcs of the ``PROXY_SLOTS`` vertices of highest in-degree are accumulated in shared memory
+  per block and flushed to the masters when the block's work is done.
+
+Per-arc mirror state ``s_j`` (DESIGN.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
+(sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
+"""
+
+
+from numba import cuda, float64, int64
+
+__all__ = []
+
+_PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
+PROXY_SLOTS = 128
+"""Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
+
+
+@cuda.jit(device=True, inline=True)
+def relax(op, xu, a):
+    if op == _PLUS:
+        return xu + a
+    if op == _MIN:
+        return min(xu, a)
+    if op == _MAX:
+        return max(xu, a)
+    if op == _TIMES:
+        return xu * a
+    return xu
+
+
+@cuda.jit(device=True, inline=True)
+def improve(x, v, c, combine):
+    """Atomic min (combine 0) or max (1) of ``x[v]`` with ``c``; True when it improved."""
+    if combine == 0:
+        if c < x[v]:
+            old = cuda.atomic.min(x, v, c)
+            return c < old
+        return False
+    if c > x[v]:
+        old = cuda.atomic.max(x, v, c)
+        return c > old
+    return False
+
+
+# ============================================================================ linear (sum) family
+
+@cuda.jit
+def linear_absorb(delta, x, theta, src_scale, send):
+    """BSP dense round, step 1: frontier vertices (|δ| > θ) absorb δ into x and prepare the send."""
+    u = cuda.grid(1)
+    if u < x.size:
+        d = delta[u]
+        if abs(d) > theta:
+            x[u] += d
+            send[u] = d * src_scale[u]
+            delta[u] = 0.0
+        else:
+            send[u] = 0.0
+
+
+@cuda.jit
+def linear_pull(in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delta):
+    """BSP dense round, step 2: every target pulls the sends of its in-arcs (no atomics)."""
+    v = cuda.grid(1)
+    if v < delta.size:
+        acc = 0.0
+        for k in range(in_offsets[v], in_offsets[v + 1]):
+            c = in_coef[k] if has_coef else 1.0
+            acc += c * send[in_sources[k]]
+        delta[v] += dst_scale[v] * acc
+
+
+@cuda.jit
+def linear_take(front, delta, x, src_scale, send):
+    """BSP sparse round, step 1: frontier vertices absorb their δ (Jacobi: read before any push)."""
+    i = cuda.grid(1)
+    if i < front.size:
+        u = front[i]
+        d = delta[u]
+        x[u] += d
+        delta[u] = 0.0
+        send[i] = d * src_scale[u]
+
+
+@cuda.jit
+def linear_push(front, send, out_offsets, out_targets, arc_coef, has_coef, dst_scale, delta):
+    """BSP sparse round, step 2: push the prepared sends along the frontier's out-arcs (atomic)."""
+    i = cuda.grid(1)
+    if i < front.size:
+        u = front[i]
+        s = send[i]
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            v = out_targets[e]
+            c = arc_coef[e] if has_coef else 1.0
+            cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+
+
+@cuda.jit
+def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale,
+                      delta, x):
+    """vertex-async pass: each worklist vertex takes its whole pending δ (whatever arrived until
+    now) and pushes it along its out-arcs; the mass taken is subtracted atomically, so nothing that
+    arrives meanwhile is lost."""
+    i = cuda.grid(1)
+    if i < work.size:
+        u = work[i]
+        d = delta[u]
+        if d != 0.0:
+            cuda.atomic.add(delta, u, -d)
+            x[u] += d  # u occurs once in the worklist: a single writer
+            s = d * src_scale[u]
+            for e in range(out_offsets[u], out_offsets[u + 1]):
+                v = out_targets[e]
+                c = arc_coef[e] if has_coef else 1.0
+                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+
+
+@cuda.jit
+def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, r):
+    """``r = b + A x − x`` recomputed from the state alone (the certified error bound uses it)."""
+    v = cuda.grid(1)
+    if v < x.size:
+        acc = 0.0
+        for k in range(in_offsets[v], in_offsets[v + 1]):
+            u = in_sources[k]
+            c = in_coef[k] if has_coef else 1.0
+            acc += c * src_scale[u] * x[u]
+        r[v] = b[v] + dst_scale[v] * acc - x[v]
+
+
+@cuda.jit
+def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, hub_slot, hubs,
+                     use_proxy, unit_sent, unit_pend, cursor):
+    """One round of the path engine over the units ``order[:nunits]`` (persistent blocks).
+
+    ``unit_sent[k]``: arcs of unit k transmitted (|d| > θ); ``unit_pend[k]``: the pending mass of
+    its arcs when it was walked (sent or not).
+    """
+    base_sh = cuda.shared.array(1, int64)
+    proxy = cuda.shared.array(PROXY_SLOTS, float64)
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    for i in range(tid, PROXY_SLOTS, bd):
+        proxy[i] = 0.0
+    cuda.syncthreads()
+    while True:
+        if tid == 0:
+            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
+        cuda.syncthreads()
+        base = base_sh[0]
+        cuda.syncthreads()
+        if base >= nunits:
+            break
+        k = base + tid
+        if k < nunits:
+            unit = order[k]
+            sent = 0
+            pend = 0.0
+            prev_v = -1
+            prev_val = 0.0
+            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
+                u = src[j]
+                if u == prev_v:
+                    xu = prev_val  # the value this thread has just written: the path's carry
+                else:
+                    xu = x[u]
+                    if use_proxy:
+                        hs = hub_slot[u]
+                        if hs >= 0:
+                            xu += proxy[hs]
+                v = dst[j]
+                d = coef[j] * (xu - s[j])
+                prev_v = -1
+                if abs(d) > theta:
+                    s[j] = xu
+                    sent += 1
+                    hs = hub_slot[v] if use_proxy else -1
+                    if hs >= 0:
+                        old = cuda.atomic.add(proxy, hs, d)
+                        prev_val = x[v] + old + d
+                    else:
+                        old = cuda.atomic.add(x, v, d)
+                        prev_val = old + d
+                    prev_v = v
+                pend += abs(d)
+            unit_sent[unit] = sent
+            unit_pend[unit] = pend
+    cuda.syncthreads()
+    if use_proxy:  # flush the block's proxies to their masters
+        for i in range(tid, min(PROXY_SLOTS, hubs.size), bd):
+            p = proxy[i]
+            if p != 0.0:
+                cuda.atomic.add(x, hubs[i], p)
+
+
+# ============================================================================ monotone (min/max) family
+
+@cuda.jit
+def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op, combine, x,
+                  mark):
+    """Push round from ``front``: each vertex relaxes its out-arcs with ``xs[u]`` (a snapshot for
+    BSP's Jacobi rounds, the live state for vertex-async); an improved target is marked."""
+    i = cuda.grid(1)
+    if i < front.size:
+        u = front[i]
+        xu = xs[u]
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            v = out_targets[e]
+            a = arc_value[e] if has_value else 1.0
+            if improve(x, v, relax(op, xu, a), combine):
+                mark[v] = 1
+
+
+@cuda.jit
+def monotone_async_push(work, out_offsets, out_targets, arc_value, has_value, op, combine, x,
+                        sent):
+    """vertex-async pass: each worklist vertex relaxes its out-arcs with its current value and
+    records it in ``sent`` (active again while ``x[u] != sent[u]``)."""
+    i = cuda.grid(1)
+    if i < work.size:
+        u = work[i]
+        xu = x[u]
+        sent[u] = xu
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            v = out_targets[e]
+            a = arc_value[e] if has_value else 1.0
+            improve(x, v, relax(op, xu, a), combine)
+
+
+@cuda.jit
+def path_monotone_walk(order, nunits, unit_offsets, src, dst, value, has_value, op, combine, s, x,
+                       unit_sent, cursor):
+    """One round of the path engine for a min/max system (persistent blocks, atomic cursor)."""
+    base_sh = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    while True:
+        if tid == 0:
+            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
+        cuda.syncthreads()
+        base = base_sh[0]
+        cuda.syncthreads()
+        if base >= nunits:
+            break
+        k = base + tid
+        if k < nunits:
+            unit = order[k]
+            sent = 0
+            prev_v = -1
+            prev_val = 0.0
+            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
+                u = src[j]
+                xu = x[u]
+                if u == prev_v:  # what this thread has just written (or better, from another)
+                    xu = min(xu, prev_val) if combine == 0 else max(xu, prev_val)
+                prev_v = -1
+                if xu != s[j]:
+                    s[j] = xu
+                    sent += 1
+                    v = dst[j]
+                    c = relax(op, xu, value[j] if has_value else 1.0)
+                    improve(x, v, c, combine)
+                    prev_v = v
+                    prev_val = c
+            unit_sent[unit] = sent
+
+
+# ============================================================================ h-index family (k-core)
+
+@cuda.jit(device=True)
+def _hindex(offsets, nbr, est, v, k):
+    """Largest h ≤ k with at least h neighbours whose estimate is ≥ h (binary search)."""
+    lo = 0
+    hi = k
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        cnt = 0
+        for j in range(offsets[v], offsets[v + 1]):
+            if est[nbr[j]] >= mid:
+                cnt += 1
+                if cnt >= mid:
+                    break
+        if cnt >= mid:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@cuda.jit
+def hindex_round(front, offsets, nbr, est_read, est_write, mark):
+    """Each frontier vertex recomputes its h-index from ``est_read`` into ``est_write``; a drop marks
+    its neighbours (BSP: ``est_read`` is the previous round's copy; vertex-async: the same array)."""
+    i = cuda.grid(1)
+    if i < front.size:
+        v = front[i]
+        k = est_read[v]
+        if k > 0:
+            h = _hindex(offsets, nbr, est_read, v, k)
+            if h < k:
+                est_write[v] = h
+                for j in range(offsets[v], offsets[v + 1]):
+                    mark[nbr[j]] = 1

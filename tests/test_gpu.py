@@ -1,0 +1,167 @@
+"""The GPU engine (``device="cuda"``) against the CPU engine and the references.
+
+Without a GPU these tests run the same kernels in Numba's CUDA simulator (``conftest.py`` sets
+``NUMBA_ENABLE_CUDASIM=1`` when no ``/dev/nvidia*`` exists) on small graphs; on a GPU machine,
+``pytest -m gpu`` runs them on the card, plus the real-graph tests marked ``datasets``.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+import digraph
+from digraph.algorithms import Algorithm, MonotoneSystem
+from digraph.errors import InvalidParameterError, NotAvailableError
+from conftest import dataset_path
+
+pytestmark = pytest.mark.gpu
+
+MODES = ["bsp", "vertex-async", "path", "path-nopriority"]
+
+
+def _backend():
+    from digraph.dispatch import gpu
+    try:
+        return gpu.backend("cuda")
+    except NotAvailableError as e:  # numba-cuda present but no GPU and no simulator
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def be():
+    return _backend()
+
+
+def real_gpu():
+    from digraph.dispatch import gpu
+    try:
+        return not gpu.backend("cuda").sim
+    except NotAvailableError:
+        return False
+
+
+# the DiGraph paper's Figure 3 shape: two cycles joined by a bridge, a tail and a fan-in hub
+SRC = np.array([0, 1, 2, 2, 3, 4, 4, 5, 1, 6, 7, 8, 6, 7, 8, 5])
+DST = np.array([1, 2, 0, 3, 4, 5, 3, 3, 4, 5, 5, 5, 7, 8, 6, 9])
+W = np.array([1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.25, 1.0, 2.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 2.0])
+
+
+@pytest.fixture(scope="module")
+def small():
+    return digraph.load((SRC, DST, W))
+
+
+CASES = [("pagerank", {"tol": 1e-7}), ("adsorption", {"seeds": [0, 6], "tol": 1e-7}),
+         ("sssp", {"source": 0}), ("kcore", {})]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("algo,params", CASES, ids=[c[0] for c in CASES])
+def test_small_graph_matches_cpu(be, small, algo, params, mode):
+    r = digraph.run(small, algo, mode=mode, device="cuda", **params)
+    ref = digraph.run(small, algo, mode="bsp", **{**params, **({"tol": 1e-12} if "tol" in params else {})})
+    assert r.stats.converged and r.stats.device == "cuda"
+    if "tol" in params:
+        assert np.abs(r.values - ref.values).sum() <= params["tol"]
+        assert r.stats.error_bound <= params["tol"]
+    else:
+        np.testing.assert_array_equal(r.values, ref.values)
+    assert r.stats.rounds > 0 and r.stats.arc_updates > 0
+    assert r.stats.bytes_d2h >= small.num_vertices * 8  # the answer came back
+    assert r.stats.gpu
+
+
+def test_pagerank_matches_networkx(be, small):
+    import networkx as nx
+    G = nx.DiGraph()
+    G.add_weighted_edges_from(zip(SRC.tolist(), DST.tolist(), W.tolist()))
+    ref = nx.pagerank(G, tol=1e-13, max_iter=10_000)
+    for mode in ("bsp", "path"):
+        r = digraph.run(small, "pagerank", mode=mode, device="cuda", tol=1e-8).to_dict()
+        assert sum(abs(r[v] - ref[v]) for v in ref) <= 1e-8
+
+
+def test_weighted_sssp_and_unreachable(be):
+    g = digraph.load((np.array([0, 0, 1, 2, 4]), np.array([1, 2, 2, 3, 0]), np.array([4.0, 1.0, 1.0, 5.0, 1.0])))
+    for mode in MODES:
+        r = digraph.run(g, "sssp", source=0, mode=mode, device="cuda", weights=True)
+        np.testing.assert_array_equal(r.values, [0.0, 4.0, 1.0, 6.0, np.inf])
+
+
+class WidestPath(Algorithm):
+    """Widest (maximum-bottleneck) path from a source: a user algorithm on the GPU."""
+    name = "widest"
+    parameters = {"source": 0}
+
+    def prepare(self, graph, source):
+        s = graph.index_of([source])[0]
+        init = np.full(graph.num_vertices, -np.inf)
+        init[s] = np.inf
+        return MonotoneSystem(init=init, relax="min", combine="max", arc_value=graph.arc_weights())
+
+
+@pytest.mark.parametrize("mode", ["bsp", "vertex-async", "path"])
+def test_user_algorithm(be, small, mode):
+    r = digraph.run(small, WidestPath(), source=0, mode=mode, device="cuda")
+    ref = digraph.run(small, WidestPath(), source=0, mode="bsp")
+    np.testing.assert_array_equal(r.values, ref.values)
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(2, 9))
+    m = draw(st.integers(1, 24))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    return digraph.load((np.array(src), np.array(dst)), num_vertices=n)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(g=graphs(), mode=st.sampled_from(MODES))
+def test_hypothesis_graphs(g, mode):
+    _backend()
+    pr = digraph.run(g, "pagerank", mode=mode, device="cuda", tol=1e-6)
+    ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-12)
+    assert np.abs(pr.values - ref.values).sum() <= 1e-6
+    d = digraph.run(g, "sssp", source=0, mode=mode, device="cuda")
+    np.testing.assert_array_equal(d.values, digraph.run(g, "sssp", source=0).values)
+    k = digraph.run(g, "kcore", mode=mode, device="cuda")
+    np.testing.assert_array_equal(k.values, digraph.run(g, "kcore").values)
+
+
+def test_device_strings(small):
+    with pytest.raises(InvalidParameterError, match="cuda:x"):
+        digraph.run(small, "pagerank", device="cuda:x")
+    with pytest.raises(NotAvailableError, match="several GPUs"):
+        digraph.run(small, "pagerank", device="cuda:0,1")
+
+
+def test_missing_gpu_message(small, monkeypatch):
+    """Without the simulator and without a GPU the error says why; the CPU keeps working."""
+    from digraph.dispatch import gpu
+    if real_gpu():
+        pytest.skip("a GPU is present")
+    monkeypatch.setattr(gpu, "_BACKENDS", {})
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    from numba import cuda
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    with pytest.raises(NotAvailableError, match="no CUDA GPU"):
+        digraph.run(small, "pagerank", device="cuda")
+    assert digraph.run(small, "pagerank").stats.converged
+
+
+@pytest.mark.datasets
+@pytest.mark.parametrize("mode", MODES)
+def test_real_graph_on_gpu(mode):
+    if not real_gpu():
+        pytest.skip("real graphs only on a real GPU (the simulator is too slow)")
+    g = digraph.load(dataset_path("cnr-2000.txt.gz"))
+    r = digraph.run(g, "pagerank", mode=mode, device="cuda", tol=1e-8)
+    ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-11)
+    assert np.abs(r.values - ref.values).sum() <= 1e-8
+    src = g.vertex_ids[int(np.argmax(g.out_degree))]
+    d = digraph.run(g, "sssp", source=src, mode=mode, device="cuda")
+    np.testing.assert_array_equal(d.values, digraph.run(g, "sssp", source=src).values)
+    k = digraph.run(g, "kcore", mode=mode, device="cuda")
+    np.testing.assert_array_equal(k.values, digraph.run(g, "kcore").values)
