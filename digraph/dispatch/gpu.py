@@ -79,6 +79,16 @@ class _Backend:
     def grid(self, n):
         return max(1, (int(n) + self.block - 1) // self.block)
 
+    def grid_hb(self, n):
+        from ..smx.cuda_kernels import HB
+        return max(1, (int(n) + HB - 1) // HB)
+
+    def heavy(self, kernel, heavy, *args):
+        """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
+        from ..smx.cuda_kernels import HB
+        if heavy.size:
+            kernel[min(int(heavy.size), 65535), HB](heavy, *args)
+
     def put(self, a, dtype=None):
         """Copy a host array to the device (counted)."""
         a = np.ascontiguousarray(a if dtype is None else np.asarray(a, dtype=dtype))
@@ -140,6 +150,10 @@ def backend(device="cuda"):
             "device='cuda' needs numba-cuda and CuPy: pip install 'digraph-engine[cuda]'") from None
     if sim:
         xp = np
+        # the simulator's syncthreads polls across Python threads: the default 5 ms GIL switch
+        # interval makes every barrier cost milliseconds (simulation only)
+        import sys
+        sys.setswitchinterval(1e-4)
     else:
         try:
             available = cuda.is_available()
@@ -156,10 +170,17 @@ def backend(device="cuda"):
         count = len(cuda.gpus)
         if idx >= count:
             raise NotAvailableError(f"device {device!r}: this machine has {count} GPU(s)")
+        from numba import config
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # small frontiers launch small grids on purpose
         cuda.select_device(idx)
         xp.cuda.Device(idx).use()
     _BACKENDS[key] = _Backend(xp, sim, idx)
     return _BACKENDS[key]
+
+
+def _hb():
+    from ..smx.cuda_kernels import HB
+    return HB
 
 
 def _kernels():
@@ -188,9 +209,17 @@ def _device_graph(be, graph):
         "in_offsets": be.put(graph.in_offsets, it),
         "in_sources": be.put(graph.in_sources, it),
         "out_degree": be.put(graph.out_degree, np.int64),
+        "heavy_in": _heavy(be, graph.in_degree),
+        "heavy_out": _heavy(be, graph.out_degree),
     }
     graph._cache[key] = d
     return d
+
+
+def _heavy(be, degree):
+    """Vertices of degree >= HEAVY (a block each in the ``*_heavy`` kernels)."""
+    from ..smx.cuda_kernels import HEAVY
+    return be.put(np.flatnonzero(np.asarray(degree) >= HEAVY), np.int32)
 
 
 def _device_undirected(be, graph):
@@ -199,7 +228,8 @@ def _device_undirected(be, graph):
         from .bsp import undirected_adjacency
         off, nbr = undirected_adjacency(graph)
         it = _index_dtype(max(graph.num_vertices, nbr.size))
-        graph._cache[key] = (be.put(off, it), be.put(nbr, it), np.diff(off))
+        graph._cache[key] = (be.put(off, it), be.put(nbr, it), np.diff(off),
+                             _heavy(be, np.diff(off)))
     return graph._cache[key]
 
 
@@ -333,9 +363,10 @@ class _Linear:
         """(bound, ‖r‖₁) from the residual recomputed from ``x`` (left in ``self.r``)."""
         K = _kernels()
         be, g = self.be, self.g
-        K.linear_residual[be.grid(self.n), be.block](
-            g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
-            self.dst_scale, self.b, x, self.r)
+        args = (g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
+                self.dst_scale, self.b, x, self.r)
+        K.linear_residual[be.grid(self.n), be.block](*args)
+        be.heavy(K.linear_residual_heavy, g["heavy_in"], *args)
         xp = be.xp
         mag = xp.abs(self.r)
         r1, rmax, sx = be.scalars(mag.sum(), mag.max() if self.n else 0.0, x.sum())
@@ -352,16 +383,16 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
     n, m = L.n, L.m
     x = xp.zeros(n, np.float64) if state is None else state[0]
     delta = L.b.copy() if state is None else state[1]
-    send = xp.empty(n, np.float64)
+    send = xp.zeros(n, np.float64)  # sparse rounds: zero except during a push
+    send_dense = xp.empty(n, np.float64)
+    scan = xp.zeros(5, np.float64)
     theta = 0.0
     converged = False
     bound, r1 = np.inf, np.inf
     while True:
-        mag = xp.abs(delta)
-        mask = mag > theta
-        r1, rmax, sx, nf, vol = be.scalars(
-            mag.sum(), mag.max() if n else 0.0, x.sum(), mask.sum(),
-            xp.where(mask, g["out_degree"], 0).sum())
+        scan[...] = 0.0
+        K.linear_scan[be.grid_hb(n), _hb()](delta, theta, g["out_degree"], x, scan)
+        r1, rmax, sx, nf, vol = (float(v) for v in be.get(scan))
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
         if bound <= tol or nf == 0:
             bound, r1 = L.certify(x)
@@ -376,24 +407,26 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
         if stats["rounds"] >= max_iter:
             break
         if jacobi and vol * DENSE_DIVISOR > m:
-            K.linear_absorb[be.grid(n), be.block](delta, x, theta, L.src_scale, send)
-            K.linear_pull[be.grid(n), be.block](g["in_offsets"], g["in_sources"], L.in_coef,
-                                                L.has, L.dst_scale, send, delta)
+            K.linear_absorb[be.grid(n), be.block](delta, x, theta, L.src_scale, send_dense)
+            args = (g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.dst_scale, send_dense,
+                    delta)
+            K.linear_pull[be.grid(n), be.block](*args)
+            be.heavy(K.linear_pull_heavy, g["heavy_in"], *args)
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
         else:
-            front = xp.flatnonzero(mask)
+            front = xp.flatnonzero(xp.abs(delta) > theta)
             if jacobi:
-                sent = xp.empty(front.size, np.float64)
-                K.linear_take[be.grid(front.size), be.block](front, delta, x, L.src_scale, sent)
-                K.linear_push[be.grid(front.size), be.block](
-                    front, sent, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale,
-                    delta)
+                K.linear_take[be.grid(front.size), be.block](front, delta, x, L.src_scale, send)
+                args = (send, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale, delta)
+                K.linear_push[be.grid(front.size), be.block](front, *args)
+                be.heavy(K.linear_push_heavy, g["heavy_out"], *args)
                 stats["sparse_rounds"] += 1
             else:
-                K.linear_async_push[be.grid(front.size), be.block](
-                    front, g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale,
-                    L.dst_scale, delta, x)
+                args = (g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale,
+                        L.dst_scale, delta, x)
+                K.linear_async_push[be.grid(front.size), be.block](front, *args)
+                be.heavy(K.linear_async_push_heavy, g["heavy_out"], theta, *args)
             stats["arc_updates"] += int(vol)
         stats["vertex_updates"] += int(nf)
         stats["rounds"] += 1
@@ -591,14 +624,16 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
         if jacobi:
             xs = x.copy()
             mark[...] = 0
-            K.monotone_push[be.grid(nf), be.block](front, xs, g["out_offsets"], g["out_targets"],
-                                                  val, has, op, combine, x, mark)
+            args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, mark)
+            K.monotone_push[be.grid(nf), be.block](front, *args)
+            be.heavy(K.monotone_push_heavy, g["heavy_out"], active, *args)
             active, mark = mark, active
             stats["vertex_updates"] += int(be.scalars(active.sum())[0])
             stats["sparse_rounds"] += 1
         else:
-            K.monotone_async_push[be.grid(nf), be.block](front, g["out_offsets"], g["out_targets"],
-                                                        val, has, op, combine, x, sent)
+            args = (g["out_offsets"], g["out_targets"], val, has, op, combine, x, sent)
+            K.monotone_async_push[be.grid(nf), be.block](front, *args)
+            be.heavy(K.monotone_async_push_heavy, g["heavy_out"], *args)
             stats["vertex_updates"] += int(nf)
         stats["arc_updates"] += int(vol)
         stats["rounds"] += 1
@@ -659,11 +694,12 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
 def _hindex(be, graph, jacobi, max_iter, stats):
     K = _kernels()
     xp = be.xp
-    off, nbr, deg = _device_undirected(be, graph)
+    off, nbr, deg, heavy = _device_undirected(be, graph)
     n = graph.num_vertices
     est = be.put(deg, np.int64)
     degs = be.put(deg, np.int64)
     front = xp.arange(n, dtype=np.int64)
+    infront = xp.ones(n, np.uint8)
     mark = xp.zeros(n, np.uint8)
     converged = False
     while True:
@@ -675,10 +711,12 @@ def _hindex(be, graph, jacobi, max_iter, stats):
         mark[...] = 0
         write = est.copy() if jacobi else est
         K.hindex_round[be.grid(front.size), be.block](front, off, nbr, est, write, mark)
+        be.heavy(K.hindex_round_heavy, heavy, infront, off, nbr, est, write, mark)
         est = write
         stats["vertex_updates"] += int(front.size)
         stats["arc_updates"] += int(be.scalars(degs[front].sum())[0])
         stats["dense_rounds" if front.size == n else "sparse_rounds"] += 1
         front = xp.flatnonzero(mark)
+        infront, mark = mark, infront
         stats["rounds"] += 1
     return est, converged

@@ -18,18 +18,47 @@ Families and modes (the same systems and counters as the CPU kernels of this pac
   in-arcs of the ``PROXY_SLOTS`` vertices of highest in-degree are accumulated in shared memory
   per block and flushed to the masters when the block's work is done.
 
+Skewed degrees: a thread per vertex leaves a hub's thread working alone long after the others
+finish (cnr-2000 has vertices of in-degree 18,000).  Every vertex-centric kernel therefore
+skips vertices of degree ``>= HEAVY`` and a companion ``*_heavy`` kernel gives each of those a whole
+block (arcs strided over its threads, a shared-memory reduction) over a static list of them.
+
 Per-arc mirror state ``s_j`` (DESIGN.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
 (sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
 """
 
 
-from numba import cuda, float64, int64
+from numba import config, cuda, float64, int64
 
 __all__ = []
 
 _PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
 PROXY_SLOTS = 128
 """Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
+_SIM = bool(config.ENABLE_CUDASIM)
+HEAVY = 4 if _SIM else 256
+"""Degree from which a vertex gets a whole block instead of one thread (4 in the simulator, so
+that the tests' small graphs exercise the heavy kernels too)."""
+HB = 8 if _SIM else 128
+"""Threads per block of the heavy and scan kernels (a power of two: tree reductions; the
+simulator runs each thread as a Python thread)."""
+
+
+@cuda.jit(device=True, inline=True)
+def _block_sum(buf, val):
+    """Sum of ``val`` over the block's threads (every thread gets it)."""
+    tid = cuda.threadIdx.x
+    buf[tid] = val
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] += buf[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    out = buf[0]
+    cuda.syncthreads()
+    return out
 
 
 @cuda.jit(device=True, inline=True)
@@ -79,7 +108,7 @@ def linear_absorb(delta, x, theta, src_scale, send):
 def linear_pull(in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delta):
     """BSP dense round, step 2: every target pulls the sends of its in-arcs (no atomics)."""
     v = cuda.grid(1)
-    if v < delta.size:
+    if v < delta.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
         acc = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
             c = in_coef[k] if has_coef else 1.0
@@ -88,28 +117,64 @@ def linear_pull(in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delt
 
 
 @cuda.jit
+def linear_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delta):
+    """:func:`linear_pull` for the vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = 0.0
+        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
+            c = in_coef[k] if has_coef else 1.0
+            acc += c * send[in_sources[k]]
+        acc = _block_sum(buf, acc)
+        if cuda.threadIdx.x == 0:
+            delta[v] += dst_scale[v] * acc
+
+
+@cuda.jit
 def linear_take(front, delta, x, src_scale, send):
-    """BSP sparse round, step 1: frontier vertices absorb their δ (Jacobi: read before any push)."""
+    """BSP sparse round, step 1: frontier vertices absorb their δ (Jacobi: read before any push);
+    ``send[u]`` (per vertex, zero elsewhere) is what u pushes."""
     i = cuda.grid(1)
     if i < front.size:
         u = front[i]
         d = delta[u]
         x[u] += d
         delta[u] = 0.0
-        send[i] = d * src_scale[u]
+        send[u] = d * src_scale[u]
 
 
 @cuda.jit
 def linear_push(front, send, out_offsets, out_targets, arc_coef, has_coef, dst_scale, delta):
-    """BSP sparse round, step 2: push the prepared sends along the frontier's out-arcs (atomic)."""
+    """BSP sparse round, step 2: push the sends along the frontier's out-arcs (atomic); vertices of
+    out-degree >= HEAVY are left to :func:`linear_push_heavy`."""
     i = cuda.grid(1)
     if i < front.size:
         u = front[i]
-        s = send[i]
-        for e in range(out_offsets[u], out_offsets[u + 1]):
-            v = out_targets[e]
-            c = arc_coef[e] if has_coef else 1.0
-            cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+        if out_offsets[u + 1] - out_offsets[u] < HEAVY:
+            s = send[u]
+            send[u] = 0.0
+            for e in range(out_offsets[u], out_offsets[u + 1]):
+                v = out_targets[e]
+                c = arc_coef[e] if has_coef else 1.0
+                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+
+
+@cuda.jit
+def linear_push_heavy(heavy, send, out_offsets, out_targets, arc_coef, has_coef, dst_scale,
+                      delta):
+    """:func:`linear_push` for the vertices of out-degree >= HEAVY with a send: a block each."""
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        u = heavy[i]
+        s = send[u]
+        if s != 0.0:
+            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
+                v = out_targets[e]
+                c = arc_coef[e] if has_coef else 1.0
+                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            send[u] = 0.0
 
 
 @cuda.jit
@@ -121,6 +186,8 @@ def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_sc
     i = cuda.grid(1)
     if i < work.size:
         u = work[i]
+        if out_offsets[u + 1] - out_offsets[u] >= HEAVY:
+            return
         d = delta[u]
         if d != 0.0:
             cuda.atomic.add(delta, u, -d)
@@ -133,16 +200,97 @@ def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_sc
 
 
 @cuda.jit
+def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, has_coef, src_scale,
+                            dst_scale, delta, x):
+    """:func:`linear_async_push` for the vertices of out-degree >= HEAVY whose |δ| > θ: a block
+    each (thread 0 takes δ, all threads push it)."""
+    sh = cuda.shared.array(1, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        u = heavy[i]
+        if cuda.threadIdx.x == 0:
+            d = delta[u]
+            if abs(d) > theta:
+                cuda.atomic.add(delta, u, -d)
+                x[u] += d
+                sh[0] = d * src_scale[u]
+            else:
+                sh[0] = 0.0
+        cuda.syncthreads()
+        s = sh[0]
+        if s != 0.0:
+            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
+                v = out_targets[e]
+                c = arc_coef[e] if has_coef else 1.0
+                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+        cuda.syncthreads()
+
+
+@cuda.jit
 def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, r):
     """``r = b + A x − x`` recomputed from the state alone (the certified error bound uses it)."""
     v = cuda.grid(1)
-    if v < x.size:
+    if v < x.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
         acc = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
             u = in_sources[k]
             c = in_coef[k] if has_coef else 1.0
             acc += c * src_scale[u] * x[u]
         r[v] = b[v] + dst_scale[v] * acc - x[v]
+
+
+@cuda.jit
+def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale,
+                          b, x, r):
+    """:func:`linear_residual` for the vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = 0.0
+        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
+            u = in_sources[k]
+            c = in_coef[k] if has_coef else 1.0
+            acc += c * src_scale[u] * x[u]
+        acc = _block_sum(buf, acc)
+        if cuda.threadIdx.x == 0:
+            r[v] = b[v] + dst_scale[v] * acc - x[v]
+
+
+@cuda.jit
+def linear_scan(delta, theta, out_degree, x, out):
+    """One pass for the round's decisions: ``out`` (zero on entry) receives Σ|δ|, max|δ|, Σx,
+    the frontier size (|δ| > θ) and its out-arcs (block sums, then one atomic per block)."""
+    buf = cuda.shared.array(HB, float64)
+    u = cuda.grid(1)
+    d = 0.0
+    xv = 0.0
+    nf = 0.0
+    vol = 0.0
+    if u < x.size:
+        d = abs(delta[u])
+        xv = x[u]
+        if d > theta:
+            nf = 1.0
+            vol = out_degree[u]
+    s1 = _block_sum(buf, d)
+    s2 = _block_sum(buf, xv)
+    s3 = _block_sum(buf, nf)
+    s4 = _block_sum(buf, vol)
+    # block max of |δ|
+    tid = cuda.threadIdx.x
+    buf[tid] = d
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] = max(buf[tid], buf[tid + step])
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        cuda.atomic.add(out, 0, s1)
+        cuda.atomic.max(out, 1, buf[0])
+        cuda.atomic.add(out, 2, s2)
+        cuda.atomic.add(out, 3, s3)
+        cuda.atomic.add(out, 4, s4)
 
 
 @cuda.jit
@@ -220,12 +368,29 @@ def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op,
     i = cuda.grid(1)
     if i < front.size:
         u = front[i]
+        if out_offsets[u + 1] - out_offsets[u] >= HEAVY:
+            return
         xu = xs[u]
         for e in range(out_offsets[u], out_offsets[u + 1]):
             v = out_targets[e]
             a = arc_value[e] if has_value else 1.0
             if improve(x, v, relax(op, xu, a), combine):
                 mark[v] = 1
+
+
+@cuda.jit
+def monotone_push_heavy(heavy, active, xs, out_offsets, out_targets, arc_value, has_value, op,
+                        combine, x, mark):
+    """:func:`monotone_push` for the active vertices of out-degree >= HEAVY: a block each."""
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        u = heavy[i]
+        if active[u]:
+            xu = xs[u]
+            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
+                v = out_targets[e]
+                a = arc_value[e] if has_value else 1.0
+                if improve(x, v, relax(op, xu, a), combine):
+                    mark[v] = 1
 
 
 @cuda.jit
@@ -236,12 +401,37 @@ def monotone_async_push(work, out_offsets, out_targets, arc_value, has_value, op
     i = cuda.grid(1)
     if i < work.size:
         u = work[i]
+        if out_offsets[u + 1] - out_offsets[u] >= HEAVY:
+            return
         xu = x[u]
         sent[u] = xu
         for e in range(out_offsets[u], out_offsets[u + 1]):
             v = out_targets[e]
             a = arc_value[e] if has_value else 1.0
             improve(x, v, relax(op, xu, a), combine)
+
+
+@cuda.jit
+def monotone_async_push_heavy(heavy, out_offsets, out_targets, arc_value, has_value, op, combine,
+                              x, sent):
+    """:func:`monotone_async_push` for the vertices of out-degree >= HEAVY whose value changed
+    since they last pushed: a block each."""
+    sh = cuda.shared.array(2, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        u = heavy[i]
+        if cuda.threadIdx.x == 0:
+            xu = x[u]
+            sh[0] = xu
+            sh[1] = 1.0 if xu != sent[u] else 0.0
+            sent[u] = xu
+        cuda.syncthreads()
+        if sh[1] != 0.0:
+            xu = sh[0]
+            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
+                v = out_targets[e]
+                a = arc_value[e] if has_value else 1.0
+                improve(x, v, relax(op, xu, a), combine)
+        cuda.syncthreads()
 
 
 @cuda.jit
@@ -312,9 +502,39 @@ def hindex_round(front, offsets, nbr, est_read, est_write, mark):
     if i < front.size:
         v = front[i]
         k = est_read[v]
-        if k > 0:
+        if k > 0 and offsets[v + 1] - offsets[v] < HEAVY:
             h = _hindex(offsets, nbr, est_read, v, k)
             if h < k:
                 est_write[v] = h
                 for j in range(offsets[v], offsets[v + 1]):
                     mark[nbr[j]] = 1
+
+
+@cuda.jit
+def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
+    """:func:`hindex_round` for the frontier vertices of degree >= HEAVY: a block each, every probe
+    of the binary search counted by all of its threads."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        k = est_read[v]
+        if infront[v] and k > 0:  # uniform over the block: every thread reads the same values
+            lo = 0
+            hi = k
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                cnt = 0.0
+                for j in range(offsets[v] + cuda.threadIdx.x, offsets[v + 1], HB):
+                    if est_read[nbr[j]] >= mid:
+                        cnt += 1.0
+                cnt = _block_sum(buf, cnt)
+                if cnt >= mid:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            if lo < k:
+                if cuda.threadIdx.x == 0:
+                    est_write[v] = lo
+                for j in range(offsets[v] + cuda.threadIdx.x, offsets[v + 1], HB):
+                    mark[nbr[j]] = 1
+        cuda.syncthreads()
