@@ -75,6 +75,7 @@ class _Backend:
             self.walk_blocks = sms * 8  # persistent blocks of 128 threads, 8 per SM
         self.walk_block = 4 if sim else 128
         self.stats = None
+        self._views = {}
 
     def grid(self, n):
         return max(1, (int(n) + self.block - 1) // self.block)
@@ -83,11 +84,35 @@ class _Backend:
         from ..smx.cuda_kernels import HB
         return max(1, (int(n) + HB - 1) // HB)
 
+    def keep(self, a):
+        """Register a long-lived device array: kernels get a cached Numba view of it (handing a
+        CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
+        if not self.sim:
+            self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
+        return a
+
+    def keep_all(self, d):
+        for v in d.values():
+            if hasattr(v, "__cuda_array_interface__"):
+                self.keep(v)
+        return d
+
+    def launch(self, kernel, grid, block, *args):
+        """``kernel[grid, block](*args)`` with the cached views of registered arrays."""
+        if not self.sim:
+            views = self._views
+            args = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
+                    for a in args]
+        kernel[grid, block](*args)
+
+    def release(self):
+        self._views.clear()
+
     def heavy(self, kernel, heavy, *args):
         """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
         from ..smx.cuda_kernels import HB
         if heavy.size:
-            kernel[min(int(heavy.size), 65535), HB](heavy, *args)
+            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args)
 
     def put(self, a, dtype=None):
         """Copy a host array to the device (counted)."""
@@ -99,7 +124,7 @@ class _Backend:
             out = self.xp.asarray(a)
             self.stats["time_transfer"] += time.perf_counter() - t0
         self.stats["bytes_h2d"] += int(a.nbytes)
-        return out
+        return self.keep(out)
 
     def get(self, a):
         """Copy a device array to the host (counted)."""
@@ -172,6 +197,9 @@ def backend(device="cuda"):
             raise NotAvailableError(f"device {device!r}: this machine has {count} GPU(s)")
         from numba import config
         config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # small frontiers launch small grids on purpose
+        # CuPy and the Numba kernels share the legacy default stream, so the per-argument stream
+        # synchronisation of __cuda_array_interface__ is not needed (it cost every launch)
+        config.CUDA_ARRAY_INTERFACE_SYNC = 0
         cuda.select_device(idx)
         xp.cuda.Device(idx).use()
     _BACKENDS[key] = _Backend(xp, sim, idx)
@@ -200,7 +228,7 @@ def _device_graph(be, graph):
     key = ("cuda", be.device_id, be.sim)
     cache = graph._cache.get(key)
     if cache is not None:
-        return cache
+        return be.keep_all(cache)
     n, m = graph.num_vertices, graph.num_arcs
     it = _index_dtype(max(n, m))
     d = {
@@ -224,7 +252,10 @@ def _heavy(be, degree):
 
 def _device_undirected(be, graph):
     key = ("cuda-undirected", be.device_id, be.sim)
-    if key not in graph._cache:
+    if key in graph._cache:
+        for a in graph._cache[key][:2] + graph._cache[key][3:]:
+            be.keep(a)
+    else:
         from .bsp import undirected_adjacency
         off, nbr = undirected_adjacency(graph)
         it = _index_dtype(max(graph.num_vertices, nbr.size))
@@ -267,7 +298,7 @@ def _device_paths(be, ps):
     if cache is None:
         cache = ps._device = {}
     if key in cache:
-        return cache[key]
+        return be.keep_all(cache[key])
     n = ps.num_vertices
     it = _index_dtype(max(n, ps.num_arcs))
     pv = np.asarray(ps.path_vertices)
@@ -328,7 +359,9 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
     be.sync()
-    return be.get(x), ok
+    out = be.get(x)
+    be.release()
+    return out, ok
 
 
 def _gpu_name(be):
@@ -357,7 +390,7 @@ class _Linear:
         self.b = be.put(sys.b, np.float64)
         self.normalize = sys.normalize
         self.host = (src, dst, has, arc)
-        self.r = xp.empty(self.n, np.float64)
+        self.r = be.keep(xp.empty(self.n, np.float64))
 
     def certify(self, x):
         """(bound, ‖r‖₁) from the residual recomputed from ``x`` (left in ``self.r``)."""
@@ -365,7 +398,7 @@ class _Linear:
         be, g = self.be, self.g
         args = (g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
                 self.dst_scale, self.b, x, self.r)
-        K.linear_residual[be.grid(self.n), be.block](*args)
+        be.launch(K.linear_residual, be.grid(self.n), be.block, *args)
         be.heavy(K.linear_residual_heavy, g["heavy_in"], *args)
         xp = be.xp
         mag = xp.abs(self.r)
@@ -381,17 +414,17 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
     L = state[2] if state is not None and len(state) > 2 else _Linear(be, graph, sys)
     g = L.g
     n, m = L.n, L.m
-    x = xp.zeros(n, np.float64) if state is None else state[0]
-    delta = L.b.copy() if state is None else state[1]
-    send = xp.zeros(n, np.float64)  # sparse rounds: zero except during a push
-    send_dense = xp.empty(n, np.float64)
-    scan = xp.zeros(5, np.float64)
+    x = be.keep(xp.zeros(n, np.float64) if state is None else state[0])
+    delta = be.keep(L.b.copy() if state is None else state[1])
+    send = be.keep(xp.zeros(n, np.float64))  # sparse rounds: zero except during a push
+    send_dense = be.keep(xp.empty(n, np.float64))
+    scan = be.keep(xp.zeros(5, np.float64))
     theta = 0.0
     converged = False
     bound, r1 = np.inf, np.inf
     while True:
         scan[...] = 0.0
-        K.linear_scan[be.grid_hb(n), _hb()](delta, theta, g["out_degree"], x, scan)
+        be.launch(K.linear_scan, be.grid_hb(n), _hb(), delta, theta, g["out_degree"], x, scan)
         r1, rmax, sx, nf, vol = (float(v) for v in be.get(scan))
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
         if bound <= tol or nf == 0:
@@ -407,25 +440,25 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
         if stats["rounds"] >= max_iter:
             break
         if jacobi and vol * DENSE_DIVISOR > m:
-            K.linear_absorb[be.grid(n), be.block](delta, x, theta, L.src_scale, send_dense)
+            be.launch(K.linear_absorb, be.grid(n), be.block, delta, x, theta, L.src_scale, send_dense)
             args = (g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.dst_scale, send_dense,
                     delta)
-            K.linear_pull[be.grid(n), be.block](*args)
+            be.launch(K.linear_pull, be.grid(n), be.block, *args)
             be.heavy(K.linear_pull_heavy, g["heavy_in"], *args)
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
         else:
             front = xp.flatnonzero(xp.abs(delta) > theta)
             if jacobi:
-                K.linear_take[be.grid(front.size), be.block](front, delta, x, L.src_scale, send)
+                be.launch(K.linear_take, be.grid(front.size), be.block, front, delta, x, L.src_scale, send)
                 args = (send, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale, delta)
-                K.linear_push[be.grid(front.size), be.block](front, *args)
+                be.launch(K.linear_push, be.grid(front.size), be.block, front, *args)
                 be.heavy(K.linear_push_heavy, g["heavy_out"], *args)
                 stats["sparse_rounds"] += 1
             else:
                 args = (g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale,
                         L.dst_scale, delta, x)
-                K.linear_async_push[be.grid(front.size), be.block](front, *args)
+                be.launch(K.linear_async_push, be.grid(front.size), be.block, front, *args)
                 be.heavy(K.linear_async_push_heavy, g["heavy_out"], theta, *args)
             stats["arc_updates"] += int(vol)
         stats["vertex_updates"] += int(nf)
@@ -447,13 +480,13 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
     src, dst, has, arc = L.host
     coef = be.put(path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src,
                                         arc, has, dst))
-    x = L.b.copy()
-    s = xp.zeros(m, np.float64)
+    x = be.keep(L.b.copy())
+    s = be.keep(xp.zeros(m, np.float64))
     nunits = D["nunits"]
-    unit_sent = xp.zeros(nunits, np.int32)
-    unit_pend = xp.zeros(nunits, np.float64)
+    unit_sent = be.keep(xp.zeros(nunits, np.int32))
+    unit_pend = be.keep(xp.zeros(nunits, np.float64))
     score = xp.zeros(nunits, np.float64)
-    cursor = xp.zeros(1, np.int64)
+    cursor = be.keep(xp.zeros(1, np.int64))
     hub_slot, hubs, nhubs = _proxies(be, graph, proxy)
     rule = {"none": 0, "pending": 1, "paper": 2}[priority]
     stats["priority"] = priority
@@ -468,7 +501,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
 
     def walk(order, th):
         cursor[...] = 0
-        K.path_linear_walk[be.walk_blocks, be.walk_block](
+        be.launch(K.path_linear_walk, be.walk_blocks, be.walk_block, 
             order, order.size, D["unit_offsets"], D["src"], D["dst"], coef, s, x, th, hub_slot,
             hubs, nhubs > 0, unit_sent, unit_pend, cursor)
 
@@ -611,7 +644,8 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
     identity = np.inf if combine == 0 else -np.inf
     sent = be.put(np.where(active0, identity, x0))
     active = be.put(active0, np.uint8)
-    mark = xp.zeros(n, np.uint8)
+    mark = be.keep(xp.zeros(n, np.uint8))
+    xs = be.keep(xp.empty(n, np.float64))
     converged = False
     while True:
         front = xp.flatnonzero(active if jacobi else x != sent)
@@ -622,17 +656,17 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
         if stats["rounds"] >= max_iter:
             break
         if jacobi:
-            xs = x.copy()
+            xs[...] = x
             mark[...] = 0
             args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, mark)
-            K.monotone_push[be.grid(nf), be.block](front, *args)
+            be.launch(K.monotone_push, be.grid(nf), be.block, front, *args)
             be.heavy(K.monotone_push_heavy, g["heavy_out"], active, *args)
             active, mark = mark, active
             stats["vertex_updates"] += int(be.scalars(active.sum())[0])
             stats["sparse_rounds"] += 1
         else:
             args = (g["out_offsets"], g["out_targets"], val, has, op, combine, x, sent)
-            K.monotone_async_push[be.grid(nf), be.block](front, *args)
+            be.launch(K.monotone_async_push, be.grid(nf), be.block, front, *args)
             be.heavy(K.monotone_async_push_heavy, g["heavy_out"], *args)
             stats["vertex_updates"] += int(nf)
         stats["arc_updates"] += int(vol)
@@ -657,8 +691,8 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
     s = be.put(np.where(active0[src], identity, x0[src]))
     val = be.put(value[ps.path_arc_ids] if has else value)
     nunits = D["nunits"]
-    unit_sent = xp.zeros(nunits, np.int32)
-    cursor = xp.zeros(1, np.int64)
+    unit_sent = be.keep(xp.zeros(nunits, np.int32))
+    cursor = be.keep(xp.zeros(1, np.int64))
     stats.setdefault("arcs_examined", 0)
     lo = 0
     converged = False
@@ -669,7 +703,7 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
         order = xp.arange(u0, nunits, dtype=np.int64)
         unit_sent[u0:] = 0
         cursor[...] = 0
-        K.path_monotone_walk[be.walk_blocks, be.walk_block](
+        be.launch(K.path_monotone_walk, be.walk_blocks, be.walk_block, 
             order, order.size, D["unit_offsets"], D["src"], D["dst"], val, has, op, combine, s, x,
             unit_sent, cursor)
         per_layer, _ = _layer_sums(be, unit_sent[u0:], D["layer_units"][lo:] - u0)
@@ -699,8 +733,9 @@ def _hindex(be, graph, jacobi, max_iter, stats):
     est = be.put(deg, np.int64)
     degs = be.put(deg, np.int64)
     front = xp.arange(n, dtype=np.int64)
-    infront = xp.ones(n, np.uint8)
-    mark = xp.zeros(n, np.uint8)
+    infront = be.keep(xp.ones(n, np.uint8))
+    mark = be.keep(xp.zeros(n, np.uint8))
+    spare = be.keep(est.copy()) if jacobi else est
     converged = False
     while True:
         if front.size == 0:
@@ -709,10 +744,13 @@ def _hindex(be, graph, jacobi, max_iter, stats):
         if stats["rounds"] >= max_iter:
             break
         mark[...] = 0
-        write = est.copy() if jacobi else est
-        K.hindex_round[be.grid(front.size), be.block](front, off, nbr, est, write, mark)
+        if jacobi:
+            spare[...] = est
+        write = spare
+        be.launch(K.hindex_round, be.grid(front.size), be.block, front, off, nbr, est, write, mark)
         be.heavy(K.hindex_round_heavy, heavy, infront, off, nbr, est, write, mark)
-        est = write
+        if jacobi:
+            est, spare = spare, est
         stats["vertex_updates"] += int(front.size)
         stats["arc_updates"] += int(be.scalars(degs[front].sum())[0])
         stats["dense_rounds" if front.size == n else "sparse_rounds"] += 1
