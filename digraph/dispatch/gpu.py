@@ -317,6 +317,7 @@ def _device_paths(be, ps):
     wsum = np.add.reduceat(heat * lengths, unit_first) if nunits else np.zeros(0)
     unit_heat = wsum / np.maximum(np.diff(unit_offsets), 1)
     d = {
+        "arc_ids": be.put(ps.path_arc_ids, it),
         "src": be.put(pv[~tails], it),
         "dst": be.put(pv[~heads], it),
         "unit_offsets": be.put(unit_offsets, np.int64),
@@ -417,15 +418,20 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
     x = be.keep(xp.zeros(n, np.float64) if state is None else state[0])
     delta = be.keep(L.b.copy() if state is None else state[1])
     send = be.keep(xp.zeros(n, np.float64))  # sparse rounds: zero except during a push
-    send_dense = be.keep(xp.empty(n, np.float64))
     scan = be.keep(xp.zeros(5, np.float64))
     theta = 0.0
     converged = False
     bound, r1 = np.inf, np.inf
+    delta_new = be.keep(xp.empty(n, np.float64)) if jacobi else None
+    known = None  # the statistics a fused dense round returned for the state it left
     while True:
-        scan[...] = 0.0
-        be.launch(K.linear_scan, be.grid_hb(n), _hb(), delta, theta, g["out_degree"], x, scan)
-        r1, rmax, sx, nf, vol = (float(v) for v in be.get(scan))
+        if known is None:
+            scan[...] = 0.0
+            be.launch(K.linear_scan, be.grid_hb(n), _hb(), delta, theta, g["out_degree"], x, scan)
+            r1, rmax, sx, nf, vol = (float(v) for v in be.get(scan))
+        else:
+            r1, rmax, sx, nf, vol = known
+            known = None
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
         if bound <= tol or nf == 0:
             bound, r1 = L.certify(x)
@@ -440,13 +446,24 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
         if stats["rounds"] >= max_iter:
             break
         if jacobi and vol * DENSE_DIVISOR > m:
-            be.launch(K.linear_absorb, be.grid(n), be.block, delta, x, theta, L.src_scale, send_dense)
-            args = (g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.dst_scale, send_dense,
-                    delta)
-            be.launch(K.linear_pull, be.grid(n), be.block, *args)
-            be.heavy(K.linear_pull_heavy, g["heavy_in"], *args)
+            # one fused pass: absorb, pull, and the statistics of the state it leaves
+            scan[...] = 0.0
+            args = (g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.src_scale,
+                    L.dst_scale, delta, delta_new, x, theta, g["out_degree"], scan)
+            be.launch(K.linear_dense_fused, be.grid_hb(n), _hb(), *args)
+            be.heavy(K.linear_dense_fused_heavy, g["heavy_in"], *args)
+            r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(scan))
+            delta, delta_new = delta_new, delta
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
+            stats["vertex_updates"] += int(absorbed)
+            stats["rounds"] += 1
+            theta = residual_threshold(tol, sxn, n, L.gammas, sys.normalize)
+            # this round's frontier stands in for the next one while it stays dense; near the
+            # switch to sparse rounds the next frontier is scanned exactly
+            if absorbed_vol * DENSE_DIVISOR > 2 * m:
+                known = (r1n, rmaxn, sxn, absorbed, absorbed_vol)
+            continue
         else:
             front = xp.flatnonzero(xp.abs(delta) > theta)
             if jacobi:
@@ -470,16 +487,18 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
 
 
 def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
-    from ..smx.cpu_paths import path_arc_coefficients
     K = _kernels()
     xp = be.xp
     _check_pathset(graph, ps)
     L = _Linear(be, graph, sys)
     D = _device_paths(be, ps)
     n, m = L.n, L.m
-    src, dst, has, arc = L.host
-    coef = be.put(path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src,
-                                        arc, has, dst))
+    has = L.has
+    # c_j of every arc in path order, gathered on the device
+    coef = L.src_scale[D["src"]] * L.dst_scale[D["dst"]]
+    if has:
+        coef *= L.arc[D["arc_ids"]]
+    coef = be.keep(coef)
     x = be.keep(L.b.copy())
     s = be.keep(xp.zeros(m, np.float64))
     nunits = D["nunits"]
@@ -683,13 +702,10 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
     op, combine, has, value = monotone_arrays(graph, sys)
     x0, active0 = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
-    pv = np.asarray(ps.path_vertices)
-    tails = np.zeros(pv.size, bool)
-    tails[np.asarray(ps.path_offsets)[1:] - 1] = True
-    src = pv[~tails]
     x = be.put(x0)
-    s = be.put(np.where(active0[src], identity, x0[src]))
-    val = be.put(value[ps.path_arc_ids] if has else value)
+    src = D["src"]
+    s = be.keep(xp.where(be.put(active0)[src], identity, x[src]))
+    val = be.keep(be.put(value)[D["arc_ids"]] if has else be.put(value))
     nunits = D["nunits"]
     unit_sent = be.keep(xp.zeros(nunits, np.int32))
     cursor = be.keep(xp.zeros(1, np.int64))

@@ -91,47 +91,6 @@ def improve(x, v, c, combine):
 # ============================================================================ linear (sum) family
 
 @cuda.jit
-def linear_absorb(delta, x, theta, src_scale, send):
-    """BSP dense round, step 1: frontier vertices (|δ| > θ) absorb δ into x and prepare the send."""
-    u = cuda.grid(1)
-    if u < x.size:
-        d = delta[u]
-        if abs(d) > theta:
-            x[u] += d
-            send[u] = d * src_scale[u]
-            delta[u] = 0.0
-        else:
-            send[u] = 0.0
-
-
-@cuda.jit
-def linear_pull(in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delta):
-    """BSP dense round, step 2: every target pulls the sends of its in-arcs (no atomics)."""
-    v = cuda.grid(1)
-    if v < delta.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
-        acc = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            c = in_coef[k] if has_coef else 1.0
-            acc += c * send[in_sources[k]]
-        delta[v] += dst_scale[v] * acc
-
-
-@cuda.jit
-def linear_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, dst_scale, send, delta):
-    """:func:`linear_pull` for the vertices of in-degree >= HEAVY: a block each."""
-    buf = cuda.shared.array(HB, float64)
-    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
-        v = heavy[i]
-        acc = 0.0
-        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
-            c = in_coef[k] if has_coef else 1.0
-            acc += c * send[in_sources[k]]
-        acc = _block_sum(buf, acc)
-        if cuda.threadIdx.x == 0:
-            delta[v] += dst_scale[v] * acc
-
-
-@cuda.jit
 def linear_take(front, delta, x, src_scale, send):
     """BSP sparse round, step 1: frontier vertices absorb their δ (Jacobi: read before any push);
     ``send[u]`` (per vertex, zero elsewhere) is what u pushes."""
@@ -538,3 +497,97 @@ def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
                 for j in range(offsets[v] + cuda.threadIdx.x, offsets[v + 1], HB):
                     mark[nbr[j]] = 1
         cuda.syncthreads()
+
+
+# ============================================================================ fused dense linear round
+
+@cuda.jit(device=True, inline=True)
+def _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v, start, step):
+    acc = 0.0
+    for k in range(in_offsets[v] + start, in_offsets[v + 1], step):
+        u = in_sources[k]
+        d = delta[u]
+        if abs(d) > theta:
+            c = in_coef[k] if has_coef else 1.0
+            acc += c * src_scale[u] * d
+    return acc
+
+
+@cuda.jit(device=True, inline=True)
+def _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st):
+    """The target's own part of a fused round: absorb its δ, store the new one, fill ``st`` with
+    (|δ'|, x, absorbed, out-arcs of absorbed, |δ'|) for the statistics."""
+    d = delta[v]
+    keep = d
+    absorbed = 0.0
+    if abs(d) > theta:
+        x[v] += d
+        keep = 0.0
+        absorbed = 1.0
+    dn = keep + dst_scale[v] * acc
+    delta_new[v] = dn
+    st[0] = abs(dn)
+    st[1] = x[v]
+    st[2] = absorbed
+    st[3] = out_degree[v] * absorbed
+
+
+@cuda.jit(device=True, inline=True)
+def _flush_stats(buf, st, out):
+    """Block sums of st[0..3] and the block max of st[0] into ``out`` (one atomic each)."""
+    s0 = _block_sum(buf, st[0])
+    s1 = _block_sum(buf, st[1])
+    s2 = _block_sum(buf, st[2])
+    s3 = _block_sum(buf, st[3])
+    tid = cuda.threadIdx.x
+    buf[tid] = st[0]
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] = max(buf[tid], buf[tid + step])
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        cuda.atomic.add(out, 0, s0)
+        cuda.atomic.max(out, 1, buf[0])
+        cuda.atomic.add(out, 2, s1)
+        cuda.atomic.add(out, 3, s2)
+        cuda.atomic.add(out, 4, s3)
+    cuda.syncthreads()
+
+
+@cuda.jit
+def linear_dense_fused(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, delta,
+                       delta_new, x, theta, out_degree, out):
+    """A whole BSP dense round in one pass (Jacobi, double-buffered δ): every vertex absorbs its
+    own δ when ``|δ| > θ`` and pulls the frontier's δ over its in-arcs into ``delta_new``;
+    ``out`` (zero on entry) receives Σ|δ'|, max|δ'|, Σx, the vertices absorbed and their out-arcs.
+    Vertices of in-degree >= HEAVY are left to :func:`linear_dense_fused_heavy`."""
+    buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(4, float64)
+    for i in range(4):
+        st[i] = 0.0
+    v = cuda.grid(1)
+    if v < x.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
+        acc = _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v, 0, 1)
+        _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
+    _flush_stats(buf, st, out)
+
+
+@cuda.jit
+def linear_dense_fused_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_scale,
+                             dst_scale, delta, delta_new, x, theta, out_degree, out):
+    """:func:`linear_dense_fused` for the vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(4, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v,
+                       cuda.threadIdx.x, HB)
+        acc = _block_sum(buf, acc)
+        for j in range(4):
+            st[j] = 0.0
+        if cuda.threadIdx.x == 0:
+            _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
+        _flush_stats(buf, st, out)
