@@ -132,6 +132,7 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json")
+    ap.add_argument("--markdown", help="write the table as markdown")
     ap.add_argument("--no-check", action="store_true", help="skip the CPU references")
     args = ap.parse_args()
     import cupy as cp
@@ -217,6 +218,20 @@ def main():
                       f"arcs {st['arc_updates']:>14,d}  err {err:.2e}  bw {row['bw_fraction']:.2f}  "
                       f"h2d {st['bytes_h2d'] / 1e6:.1f} MB  compile {st['time_compile']:.2f} s"
                       f"{'  ' + row['finished_by'] if row['finished_by'] else ''}", flush=True)
+    if args.markdown:
+        lines = ["| graph | algorithm | mode | time ms | rounds | arc updates | arcs examined | "
+                 "L1 error / mismatches | bw fraction | h2d MB | compile s |",
+                 "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            if "time_ms" not in r:
+                lines.append(f"| {r['graph']} | {r['algorithm']} | {r['mode']} | failed: {r['error']} |")
+                continue
+            err = r.get("l1_error", r.get("error"))
+            lines.append(
+                f"| {r['graph']} | {r['algorithm']} | {r['mode']} | {r['time_ms']:.1f} | {r['rounds']} "
+                f"| {r['arc_updates']:,} | {r.get('arcs_examined', r['arc_updates']):,} | {err:.2g} "
+                f"| {r['bw_fraction']:.3f} | {r.get('bytes_h2d', 0) / 1e6:.1f} | {r.get('compile_s', 0):.2f} |")
+        Path(args.markdown).write_text(f"{name}, copy bandwidth {bw / 1e12:.2f} TB/s\n\n" + "\n".join(lines) + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps(dict(gpu=name, copy_bandwidth=bw, rows=rows), indent=1))
 

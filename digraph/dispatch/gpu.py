@@ -504,10 +504,10 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
     nunits = D["nunits"]
     unit_sent = be.keep(xp.zeros(nunits, np.int32))
     unit_pend = be.keep(xp.zeros(nunits, np.float64))
-    score = xp.zeros(nunits, np.float64)
+    rule = {"none": 0, "pending": 1, "paper": 2}[priority]
+    score = unit_pend if rule == 1 else xp.zeros(nunits, np.float64)
     cursor = be.keep(xp.zeros(1, np.int64))
     hub_slot, hubs, nhubs = _proxies(be, graph, proxy)
-    rule = {"none": 0, "pending": 1, "paper": 2}[priority]
     stats["priority"] = priority
     stats["proxy_vertices"] = nhubs
     stats.setdefault("arcs_examined", 0)
@@ -553,9 +553,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
                 be, unit_sent[u0:u1], D["layer_units"][lo:] - u0, unit_pend[u0:u1].sum(),
                 (uo[cand + 1] - uo[cand]).sum() if cand.size else 0)
             total_sent = int(per_layer.sum())
-            if rule == 1:
-                score[u0:u1] = unit_pend[u0:u1]
-            elif rule == 2:
+            if rule == 2:  # rule 1 scores by unit_pend itself (its last walk's pending mass)
                 score[u0:u1] = D["unit_heat"][u0:u1] * unit_sent[u0:u1]
             stats["arc_updates"] += total_sent
             stats["vertex_updates"] += total_sent
