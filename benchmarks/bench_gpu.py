@@ -119,7 +119,7 @@ def bytes_model(mode, stats, n):
     value 8 B, coefficient 8 B; the path modes add the mirror 8 B read + 8 B write and target
     index 4 B) and per round over the vertex arrays (3 x 8 B)."""
     arcs = stats.get("arcs_examined", stats["arc_updates"])
-    if mode.startswith("path"):
+    if mode.startswith("path") and "arcs_examined" in stats:  # k-core runs vertex-async
         return arcs * 36 + stats["arc_updates"] * 16 + stats["rounds"] * n * 8
     return arcs * 20 + stats["rounds"] * n * 24
 
