@@ -285,3 +285,11 @@ def test_real_graphs(name):
         typed(nx.single_source_shortest_path_length(G, source, cutoff=3))
     G.remove_edges_from(list(nx.selfloop_edges(G)))
     assert typed(B.core_number(G)) == typed(nx.core_number(G))
+
+
+@pytest.mark.parametrize("cutoff", [1e-300, 0.5, 1, 1.0000001, -3, 0])
+def test_bfs_cutoff_edges(cutoff):
+    # networkx yields level L while cutoff > L - 1: a tiny positive cutoff still reaches level 1
+    G = nx.path_graph(4)
+    got = B.single_source_shortest_path_length(G, 0, cutoff=cutoff)
+    assert typed(got) == typed(nx.single_source_shortest_path_length(G, 0, cutoff=cutoff))

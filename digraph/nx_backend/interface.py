@@ -498,7 +498,7 @@ def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs)
     """networkx's ``single_source_shortest_path_length`` computed by digraph (exact hop counts).
 
     ``cutoff`` keeps what networkx's breadth-first search yields: levels ``L`` with
-    ``L < cutoff + 1`` (so ``L <= cutoff`` for an integer cutoff), and the source always.
+    ``L - 1 < cutoff`` (so ``L <= cutoff`` for an integer cutoff), and the source always.
 
     Raises
     ------
@@ -513,5 +513,5 @@ def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs)
     if s is None:
         raise nx.NodeNotFound(f"Source {source} is not in G")
     r = digraph.run(g.graph, "sssp", source=s, weights=False, **kw)
-    idx, d = _distances(g, s, r.values, cutoff, lambda v: v < cutoff + 1)
+    idx, d = _distances(g, s, r.values, cutoff, lambda v: v - 1 < cutoff)  # exact: no cutoff + 1 rounding
     return _keyed(g, idx, d.astype(np.int64).tolist())
