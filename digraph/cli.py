@@ -9,11 +9,14 @@
     digraph info web.paths
 
 Every error prints one line ``digraph: error: ...`` on stderr and exits with status 2 (``--debug``
-shows the traceback instead).
+shows the traceback instead).  Progress (stage names and elapsed seconds, rounds at the end) goes
+to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.
 """
 
 import json
 import sys
+import threading
+import time
 
 __all__ = ["main", "build_parser"]
 
@@ -22,6 +25,8 @@ EXAMPLES = """examples:
   digraph run sssp graph.el --source 17 --stats stats.json
   digraph run adsorption graph.el --seeds 3,7,12
   digraph run kcore graph.mtx --out cores.npy
+  digraph run pagerank web.txt.gz --out ranks.parquet --quiet
+  digraph run pagerank web.txt.gz --mode path --cache web.paths --progress
   digraph preprocess web.txt.gz -o web.paths
   digraph info web.paths"""
 
@@ -54,10 +59,109 @@ def build_parser():
     r.add_argument("--cache", help="path modes: preprocessing cache folder (reused or built)")
     r.add_argument("--num-vertices", type=int, help="keep vertices 0..N-1 (isolated ones included)")
     r.add_argument("--top", type=int, default=10, help="vertices to print (default %(default)s; 0: none)")
-    r.add_argument("--out", help="write every vertex's value: .csv (vertex,value) or .npy")
+    r.add_argument("--out", help="write every vertex's value: .csv (vertex,value), .npy, or .parquet "
+                                 "(needs pyarrow)")
     r.add_argument("--stats", help="write the run statistics as JSON")
     r.add_argument("--debug", action="store_true", help="show tracebacks")
+    for parser in (r, sub.choices["preprocess"]):
+        _add_progress_options(parser)
     return p
+
+
+def _add_progress_options(parser):
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true",
+                   help="show progress on stderr even when it is not a terminal")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing on stdout or stderr but errors (files are still written)")
+
+
+class Progress:
+    """Stage names and elapsed seconds on a stream (stderr), without any dependency.
+
+    On a terminal the current stage's line is redrawn with its elapsed time every ``interval``
+    seconds by a daemon thread; elsewhere (``--progress`` into a file or pipe) each stage prints
+    one line when it ends.  A disabled Progress prints nothing.
+    """
+
+    def __init__(self, stream, enabled, interval=0.2):
+        self.stream = stream
+        self.enabled = bool(enabled)
+        self.live = self.enabled and _isatty(stream)
+        self.interval = interval
+        self._stop = None
+        self._thread = None
+        self._stage = None
+        self._t0 = 0.0
+
+    def start(self, stage):
+        """Begin ``stage`` (ends the previous one)."""
+        self.end()
+        if not self.enabled:
+            return
+        self._stage, self._t0 = stage, time.perf_counter()
+        if self.live:
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._draw()
+            self._thread.start()
+
+    def end(self, detail=""):
+        """End the current stage, printing its elapsed time and ``detail``."""
+        if self._stage is None:
+            return
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        dt = time.perf_counter() - self._t0
+        line = f"digraph: {self._stage}: {dt:.2f} s" + (f", {detail}" if detail else "")
+        self._write(("\r\033[K" if self.live else "") + line + "\n")
+        self._stage = None
+
+    def note(self, text):
+        """A line of its own (e.g. the stage times of a preprocessing run)."""
+        if self.enabled:
+            self.end()
+            self._write(f"digraph: {text}\n")
+
+    def abort(self):
+        """Stop drawing without a final line (an error follows)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+            self._write("\n")
+        self._stage = None
+
+    def _tick(self):
+        while not self._stop.wait(self.interval):
+            self._draw()
+
+    def _draw(self):
+        dt = time.perf_counter() - self._t0
+        self._write(f"\r\033[Kdigraph: {self._stage}... {dt:.1f} s")
+
+    def _write(self, text):
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stderr must not fail the run
+            pass
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress(args):
+    """The Progress of a command line: on a terminal, or with --progress; never with --quiet."""
+    if getattr(args, "quiet", False):
+        return Progress(sys.stderr, False)
+    return Progress(sys.stderr, getattr(args, "progress", False) or _isatty(sys.stderr))
 
 
 def _vertex(text):
@@ -91,11 +195,28 @@ def _write_values(path, result):
         with open(path, "w", encoding="utf-8") as f:
             f.write("vertex,value\n")
             f.writelines(f"{i},{v!r}\n" for i, v in zip(ids.tolist(), values.tolist()))
+    elif path.endswith(".parquet"):
+        _write_parquet(path, ids, values)
     else:
-        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name")
+        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name (or .parquet, with pyarrow)")
 
 
-def _run(args, out):
+def _write_parquet(path, ids, values):
+    """Columns ``vertex`` (int64, or string/other types pyarrow infers) and ``value``."""
+    from .errors import InvalidParameterError
+    _check_pyarrow(path)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        vertex = pa.array(ids) if ids.dtype != object else pa.array(ids.tolist())
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise InvalidParameterError(f"--out {path!r}: vertex ids of mixed types cannot be a parquet "
+                                    f"column ({e}); use .csv") from None
+    table = pa.table({"vertex": vertex, "value": pa.array(values)})
+    pq.write_table(table, path)
+
+
+def _run(args, out, progress):
     import digraph
 
     params = {}
@@ -107,11 +228,24 @@ def _run(args, out):
         params["alpha"] = args.alpha
     if args.beta is not None:
         params["beta"] = args.beta
+    if args.out and args.out.endswith(".parquet"):
+        _check_pyarrow(args.out)  # before the run, not after it
     load_kw = {} if args.num_vertices is None else {"num_vertices": args.num_vertices}
+    progress.start(f"loading {args.input}")
     graph = digraph.load(args.input, **load_kw)
+    progress.end(f"{graph.num_vertices:,} vertices, {graph.num_arcs:,} arcs")
+    what = args.algorithm + (f" (mode {args.mode})" if args.mode else "")
+    progress.start(f"running {what}" + (", preprocessing paths first" if args.mode in ("path", "path-nopriority") else ""))
     result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
                          threads=args.threads, max_iter=args.max_iter, tol=args.tol,
                          cache=args.cache, **params)
+    st = result.stats
+    detail = f"{st['rounds']:,} rounds, {st['arc_updates']:,} arc updates, mode {st['mode']}"
+    if st.get("time_preprocess"):
+        detail += f", preprocessing {st['time_preprocess']:.2f} s"
+    progress.end(detail)
+    if args.quiet:
+        out = _Null()
     if args.top > 0:
         largest = result.algorithm != "sssp"
         print(f"{result.algorithm} on {graph}: top {args.top} "
@@ -127,10 +261,44 @@ def _run(args, out):
             text = f"{v * 1e3:.1f} ms" if k.startswith("time") else (f"{v:.3g}" if isinstance(v, float) else v)
             print(f"  {k:<16}{text}", file=out)
     if args.out:
+        progress.start(f"writing {args.out}")
         _write_values(args.out, result)
+        progress.end()
     if args.stats:
         with open(args.stats, "w", encoding="utf-8") as f:
             json.dump(dict(result.stats), f, indent=1, default=str)
+
+
+class _Null:
+    """A stream that drops what is written (--quiet)."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _check_pyarrow(path):
+    from .errors import InvalidParameterError
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise InvalidParameterError(
+            f"--out {path!r}: writing .parquet needs pyarrow (pip install pyarrow, or the "
+            "'parquet' extra); use .csv or .npy") from None
+
+
+def _preprocess_with_progress(args, out, progress):
+    """``digraph preprocess`` with its stages reported (from the cache's recorded timings)."""
+    from .paths.pathset import PathSet
+    from .preprocess import cli as pre
+
+    progress.start(f"preprocessing {args.input} (load, decompose, merge, label, scc, dag, order)")
+    pre._preprocess(args, _Null() if args.quiet else out)
+    timings = PathSet.read_manifest(args.output).get("timings", {})
+    progress.end(", ".join(f"{k} {v:.2f} s" for k, v in timings.items() if k != "total"))
 
 
 def main(argv=None):
@@ -140,14 +308,16 @@ def main(argv=None):
 
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse exits with 2 on a bad command line
+    progress = _progress(args)
     try:
         if args.command == "run":
-            _run(args, sys.stdout)
+            _run(args, sys.stdout, progress)
         elif args.command == "preprocess":
-            pre._preprocess(args, sys.stdout)
+            _preprocess_with_progress(args, sys.stdout, progress)
         else:
             pre._info(args, sys.stdout)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
+        progress.abort()
         if getattr(args, "debug", False):
             raise
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
