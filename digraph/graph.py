@@ -297,7 +297,8 @@ class Graph:
         """The adjacency matrix as ``scipy.sparse.csr_array`` (row = source; parallel arcs summed)."""
         import scipy.sparse as sp
         data = self.arc_weights() if weights else np.ones(self.num_arcs)
-        a = sp.csr_array((data, self.out_targets, self.out_offsets),
+        # copies: scipy may share the index arrays, and sum_duplicates() rewrites them in place
+        a = sp.csr_array((data.copy(), self.out_targets.copy(), self.out_offsets.copy()),
                          shape=(self.num_vertices, self.num_vertices))
         a.sum_duplicates()
         return a

@@ -435,3 +435,13 @@ def test_dataset_matches_networkx(name):
     assert g.num_vertices == G.number_of_nodes()
     assert set(g.vertex_ids.tolist()) == set(G)
     assert triples(g) == Counter((u, v, 1.0) for u, v in G.edges())
+
+
+def test_to_scipy_leaves_the_graph_intact():
+    """sum_duplicates() must not rewrite the graph's own CSR arrays (parallel arcs)."""
+    g = digraph.load((np.array([0, 0, 1, 2, 2]), np.array([1, 1, 2, 0, 0])))
+    off, tgt = g.out_offsets.copy(), g.out_targets.copy()
+    a = g.to_scipy()
+    assert a.nnz == 3 and a[0, 1] == 2.0
+    np.testing.assert_array_equal(g.out_offsets, off)
+    np.testing.assert_array_equal(g.out_targets, tgt)
