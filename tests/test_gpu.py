@@ -165,3 +165,18 @@ def test_real_graph_on_gpu(mode):
     np.testing.assert_array_equal(d.values, digraph.run(g, "sssp", source=src).values)
     k = digraph.run(g, "kcore", mode=mode, device="cuda")
     np.testing.assert_array_equal(k.values, digraph.run(g, "kcore").values)
+
+
+def test_cli_on_the_gpu(be, tmp_path):
+    """``digraph run ... --device cuda`` end to end (the simulator's setting is inherited)."""
+    import json
+    import subprocess
+    import sys
+    f = tmp_path / "g.el"
+    f.write_text("".join(f"{a} {b}\n" for a, b in zip(SRC.tolist(), DST.tolist())))
+    p = subprocess.run([sys.executable, "-m", "digraph.cli", "run", "sssp", str(f), "--source", "0",
+                        "--device", "cuda", "--stats", str(tmp_path / "s.json"), "--top", "3"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["device"] == "cuda" and s["converged"] and s["bytes_h2d"] > 0

@@ -175,7 +175,7 @@ def test_modes_pass_through():
     with pytest.raises(TypeError, match="unexpected keyword"):
         B.pagerank(G, colour="red")
     with pytest.raises(NotImplementedError, match="not yet available"):
-        B.core_number(G.to_undirected(), device="cuda")
+        B.core_number(G.to_undirected(), device="cuda:0,1")
 
 
 # ---------------------------------------------------------------------------- exceptions

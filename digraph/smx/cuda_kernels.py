@@ -90,7 +90,7 @@ def improve(x, v, c, combine):
 
 # ============================================================================ linear (sum) family
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_take(front, delta, x, src_scale, send):
     """BSP sparse round, step 1: frontier vertices absorb their δ (Jacobi: read before any push);
     ``send[u]`` (per vertex, zero elsewhere) is what u pushes."""
@@ -103,7 +103,7 @@ def linear_take(front, delta, x, src_scale, send):
         send[u] = d * src_scale[u]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_push(front, send, out_offsets, out_targets, arc_coef, has_coef, dst_scale, delta):
     """BSP sparse round, step 2: push the sends along the frontier's out-arcs (atomic); vertices of
     out-degree >= HEAVY are left to :func:`linear_push_heavy`."""
@@ -119,7 +119,7 @@ def linear_push(front, send, out_offsets, out_targets, arc_coef, has_coef, dst_s
                 cuda.atomic.add(delta, v, dst_scale[v] * c * s)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_push_heavy(heavy, send, out_offsets, out_targets, arc_coef, has_coef, dst_scale,
                       delta):
     """:func:`linear_push` for the vertices of out-degree >= HEAVY with a send: a block each."""
@@ -136,7 +136,7 @@ def linear_push_heavy(heavy, send, out_offsets, out_targets, arc_coef, has_coef,
             send[u] = 0.0
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale,
                       delta, x):
     """vertex-async pass: each worklist vertex takes its whole pending δ (whatever arrived until
@@ -158,7 +158,7 @@ def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_sc
                 cuda.atomic.add(delta, v, dst_scale[v] * c * s)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, has_coef, src_scale,
                             dst_scale, delta, x):
     """:func:`linear_async_push` for the vertices of out-degree >= HEAVY whose |δ| > θ: a block
@@ -184,7 +184,7 @@ def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, ha
         cuda.syncthreads()
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, r):
     """``r = b + A x − x`` recomputed from the state alone (the certified error bound uses it)."""
     v = cuda.grid(1)
@@ -197,7 +197,7 @@ def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_sc
         r[v] = b[v] + dst_scale[v] * acc - x[v]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale,
                           b, x, r):
     """:func:`linear_residual` for the vertices of in-degree >= HEAVY: a block each."""
@@ -214,7 +214,7 @@ def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_
             r[v] = b[v] + dst_scale[v] * acc - x[v]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_scan(delta, theta, out_degree, x, out):
     """One pass for the round's decisions: ``out`` (zero on entry) receives Σ|δ|, max|δ|, Σx,
     the frontier size (|δ| > θ) and its out-arcs (block sums, then one atomic per block)."""
@@ -252,7 +252,7 @@ def linear_scan(delta, theta, out_degree, x, out):
         cuda.atomic.add(out, 4, s4)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, hub_slot, hubs,
                      use_proxy, unit_sent, unit_pend, cursor):
     """One round of the path engine over the units ``order[:nunits]`` (persistent blocks).
@@ -319,7 +319,7 @@ def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, h
 
 # ============================================================================ monotone (min/max) family
 
-@cuda.jit
+@cuda.jit(cache=True)
 def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op, combine, x,
                   mark):
     """Push round from ``front``: each vertex relaxes its out-arcs with ``xs[u]`` (a snapshot for
@@ -337,7 +337,7 @@ def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op,
                 mark[v] = 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def monotone_push_heavy(heavy, active, xs, out_offsets, out_targets, arc_value, has_value, op,
                         combine, x, mark):
     """:func:`monotone_push` for the active vertices of out-degree >= HEAVY: a block each."""
@@ -352,7 +352,7 @@ def monotone_push_heavy(heavy, active, xs, out_offsets, out_targets, arc_value, 
                     mark[v] = 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def monotone_async_push(work, out_offsets, out_targets, arc_value, has_value, op, combine, x,
                         sent):
     """vertex-async pass: each worklist vertex relaxes its out-arcs with its current value and
@@ -370,7 +370,7 @@ def monotone_async_push(work, out_offsets, out_targets, arc_value, has_value, op
             improve(x, v, relax(op, xu, a), combine)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def monotone_async_push_heavy(heavy, out_offsets, out_targets, arc_value, has_value, op, combine,
                               x, sent):
     """:func:`monotone_async_push` for the vertices of out-degree >= HEAVY whose value changed
@@ -393,7 +393,7 @@ def monotone_async_push_heavy(heavy, out_offsets, out_targets, arc_value, has_va
         cuda.syncthreads()
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def path_monotone_walk(order, nunits, unit_offsets, src, dst, value, has_value, op, combine, s, x,
                        unit_sent, cursor):
     """One round of the path engine for a min/max system (persistent blocks, atomic cursor)."""
@@ -453,7 +453,7 @@ def _hindex(offsets, nbr, est, v, k):
     return lo
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def hindex_round(front, offsets, nbr, est_read, est_write, mark):
     """Each frontier vertex recomputes its h-index from ``est_read`` into ``est_write``; a drop marks
     its neighbours (BSP: ``est_read`` is the previous round's copy; vertex-async: the same array)."""
@@ -469,7 +469,7 @@ def hindex_round(front, offsets, nbr, est_read, est_write, mark):
                     mark[nbr[j]] = 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
     """:func:`hindex_round` for the frontier vertices of degree >= HEAVY: a block each, every probe
     of the binary search counted by all of its threads."""
@@ -557,7 +557,7 @@ def _flush_stats(buf, st, out):
     cuda.syncthreads()
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_dense_fused(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, delta,
                        delta_new, x, theta, out_degree, out):
     """A whole BSP dense round in one pass (Jacobi, double-buffered δ): every vertex absorbs its
@@ -575,7 +575,7 @@ def linear_dense_fused(in_offsets, in_sources, in_coef, has_coef, src_scale, dst
     _flush_stats(buf, st, out)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def linear_dense_fused_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_scale,
                              dst_scale, delta, delta_new, x, theta, out_degree, out):
     """:func:`linear_dense_fused` for the vertices of in-degree >= HEAVY: a block each."""
