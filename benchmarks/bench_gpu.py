@@ -134,6 +134,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--markdown", help="write the table as markdown")
     ap.add_argument("--no-check", action="store_true", help="skip the CPU references")
+    ap.add_argument("--stream", type=int, metavar="ARCS",
+                    help="add a bsp row with the arcs streamed from host memory in batches of ARCS")
     args = ap.parse_args()
     import cupy as cp
     from numba import cuda
@@ -169,10 +171,16 @@ def main():
                       f"arcs {its * m:>14,d}  L1 err {err:.2e}  bw {row['bw_fraction']:.2f}")
             elif not args.no_check:
                 ref = digraph.run(g, algo, mode="vertex-async", **params).values
-            for mode in args.modes:
+            modes = list(args.modes)
+            if args.stream and algo in ("pagerank", "adsorption"):
+                modes.append("bsp-streamed")
+            for mode in modes:
+                stream = {}
+                if mode == "bsp-streamed":
+                    mode, stream = "bsp", {"batch_arcs": args.stream}
                 t0 = time.perf_counter()
                 try:
-                    r = digraph.run(g, algo, mode=mode, device="cuda", **tol, **params)
+                    r = digraph.run(g, algo, mode=mode, device="cuda", **tol, **params, **stream)
                 except Exception as e:  # keep going: report the failure in the table
                     print(f"{algo:<11} {mode:<16} FAILED {type(e).__name__}: {e}")
                     rows.append(dict(graph=gname, algorithm=algo, mode=mode, error=str(e)))
@@ -188,7 +196,7 @@ def main():
                     t_pre = 0.0
 
                 def once():
-                    return digraph.run(g, algo, mode=mode, device="cuda", **tol, **params)
+                    return digraph.run(g, algo, mode=mode, device="cuda", **tol, **params, **stream)
                 R = sys.modules["digraph.run"]
                 orig = R._pathset
                 if ps_cache:  # reuse the PathSet (and its device arrays) across timed runs
@@ -205,7 +213,8 @@ def main():
                 else:
                     err = float("nan")
                 comp = st["time_compute"]
-                row = dict(graph=gname, algorithm=algo, mode=mode, time_ms=tm * 1e3,
+                label = mode + (f" streamed ({st['streamed_batches']} batches)" if stream else "")
+                row = dict(graph=gname, algorithm=algo, mode=label, time_ms=tm * 1e3,
                            compute_ms=comp * 1e3, first_run_s=first, compile_s=st["time_compile"],
                            preprocess_s=t_pre, rounds=st["rounds"],
                            vertex_updates=st["vertex_updates"], arc_updates=st["arc_updates"],
@@ -214,7 +223,7 @@ def main():
                            error=err, finished_by=st.get("finished_by", ""))
                 row["bw_fraction"] = bytes_model(mode, st, n) / max(comp, 1e-9) / bw
                 rows.append(row)
-                print(f"{algo:<11} {mode:<16} {tm * 1e3:9.2f} ms  rounds {st['rounds']:6d}  "
+                print(f"{algo:<11} {label:<16} {tm * 1e3:9.2f} ms  rounds {st['rounds']:6d}  "
                       f"arcs {st['arc_updates']:>14,d}  err {err:.2e}  bw {row['bw_fraction']:.2f}  "
                       f"h2d {st['bytes_h2d'] / 1e6:.1f} MB  compile {st['time_compile']:.2f} s"
                       f"{'  ' + row['finished_by'] if row['finished_by'] else ''}", flush=True)

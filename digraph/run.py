@@ -23,7 +23,7 @@ DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
-        priority=None, cache=None, preprocess=None, **params):
+        priority=None, cache=None, preprocess=None, batch_arcs=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -60,6 +60,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         (re)built otherwise.
     preprocess : dict, optional
         Path modes: parameters of :func:`digraph.preprocess` (``dmax``, ``merge``, ...).
+    batch_arcs : int, optional
+        GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
+        at most this many arcs, copy and compute overlapped on two CUDA streams (done
+        automatically when the graph does not fit in GPU memory; see ``docs/gpu.md``).
     **params
         The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
         ``source``, ``weights``); see each algorithm's docstring.
@@ -114,7 +118,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     stats["time_load"] = t_load
     if device != "cpu":
         return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
-                        preprocess, stats, t_start)
+                        preprocess, stats, t_start, batch_arcs)
+    if batch_arcs is not None:
+        raise InvalidParameterError("batch_arcs= applies to device='cuda' only")
     with _numba_threads(threads):
         engine = _engine(mode)
         t0 = time.perf_counter()
@@ -303,7 +309,7 @@ def _warm_up(engine, family, graph):
 
 
 def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache, preprocess,
-             stats, t_start):
+             stats, t_start, batch_arcs=None):
     """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
     from .dispatch import gpu
     be = gpu.backend(device)  # NotAvailableError with the reason when there is no GPU
@@ -322,6 +328,11 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
         raise InvalidParameterError(
             f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
     t0 = time.perf_counter()
+    if batch_arcs is not None:
+        if mode != "bsp" or system.family != "linear":
+            raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
+                                        f"(linear) algorithms, not mode={mode!r} on {algo.name}")
+        extra["batch_arcs"] = _check_positive("batch_arcs", batch_arcs, int)
     x, converged = gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
                              device=device, **extra)
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]

@@ -336,8 +336,12 @@ def _device_paths(be, ps):
 
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True):
-    """Run ``system`` on one GPU in ``mode``; returns (host state, converged)."""
+          priority="pending", proxy=True, batch_arcs=None):
+    """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
+
+    ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
+    (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
+    """
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
@@ -350,6 +354,9 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     elif fam == "linear":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy)
+        elif mode == "bsp" and (batch_arcs or _too_big(be, graph)):
+            batch = int(batch_arcs or _auto_batch(be, graph))
+            x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
         else:
             x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp")
     elif fam == "monotone":
@@ -363,6 +370,22 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     out = be.get(x)
     be.release()
     return out, ok
+
+
+def _too_big(be, graph):
+    """Whether the graph's resident arrays (CSR + CSC + per-arc factors) exceed 80% of the free
+    GPU memory, so ``bsp`` must stream its arcs."""
+    if be.sim or ("cuda", be.device_id, be.sim) in graph._cache:
+        return False
+    free, _ = be.xp.cuda.runtime.memGetInfo()
+    need = graph.num_arcs * (4 + 4 + 8 + 8) + graph.num_vertices * 8 * 12
+    return need > 0.8 * free
+
+
+def _auto_batch(be, graph):
+    """Batch size for streaming: an eighth of the free memory per buffer pair, at most m."""
+    free, _ = be.xp.cuda.runtime.memGetInfo()
+    return max(1 << 20, min(graph.num_arcs, int(free // 8 // 12)))
 
 
 def _gpu_name(be):
@@ -481,6 +504,118 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
         stats["vertex_updates"] += int(nf)
         stats["rounds"] += 1
         theta = residual_threshold(tol, sx, n, L.gammas, sys.normalize)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return x, converged
+
+
+def _batches(in_offsets, batch_arcs):
+    """(first vertex, end vertex, first arc, end arc) of consecutive target ranges with at most
+    ``batch_arcs`` in-arcs each (a vertex with more is a batch alone)."""
+    n = in_offsets.size - 1
+    out = []
+    v = 0
+    while v < n:
+        a0 = int(in_offsets[v])
+        w = int(np.searchsorted(in_offsets, a0 + batch_arcs, side="right")) - 1
+        w = min(max(w, v + 1), n)
+        out.append((v, w, a0, int(in_offsets[w])))
+        v = w
+    return out
+
+
+def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
+    """BSP with the in-arcs streamed from pinned host memory in batches of target vertices, two
+    CUDA streams overlapping the copy of one batch with the pull of the previous one (DiGraph
+    §3.2.2), for graphs whose arcs do not fit on the GPU.  Every round is dense; the answer is
+    certified on the host from the residual recomputed there."""
+    from .convergence import certified_bound
+    K = _kernels()
+    xp = be.xp
+    n, m = graph.num_vertices, graph.num_arcs
+    gammas = linear_contraction(graph, sys)
+    src, dst, has, arc = linear_factors(graph, sys)
+    it = _index_dtype(max(n, m))
+    in_off_h = np.asarray(graph.in_offsets, dtype=np.int64)
+    batches = _batches(in_off_h, batch_arcs)
+    cap = max(b[3] - b[2] for b in batches) if batches else 1
+    if be.sim:
+        host_src = np.asarray(graph.in_sources, dtype=it)
+        host_coef = arc[graph.in_arcs] if has else np.zeros(1)
+        streams = [None, None]
+    else:
+        import cupyx
+        host_src = cupyx.empty_pinned(m, dtype=it)
+        host_src[...] = graph.in_sources
+        host_coef = cupyx.empty_pinned(m if has else 1, dtype=np.float64)
+        if has:
+            host_coef[...] = arc[graph.in_arcs]
+        streams = [xp.cuda.Stream(non_blocking=True) for _ in range(2)]
+    in_off = be.put(in_off_h)
+    bufs = [(be.keep(xp.empty(cap, it)), be.keep(xp.empty(cap if has else 1, np.float64)))
+            for _ in range(2)]
+    src_scale, dst_scale = be.put(src), be.put(dst)
+    out_degree = be.put(graph.out_degree, np.int64)
+    x = be.keep(xp.zeros(n, np.float64))
+    delta = be.keep(be.put(sys.b, np.float64))
+    delta_new = be.keep(xp.empty(n, np.float64))
+    scan = be.keep(xp.zeros(5, np.float64))
+    stats["streamed_batches"] = len(batches)
+    theta = 0.0
+    converged = False
+    bound, r1 = np.inf, np.inf
+    mag = np.abs(np.asarray(sys.b, dtype=np.float64))
+    r1, rmax, sx = float(mag.sum()), float(mag.max()) if n else 0.0, 0.0
+    rvec = np.empty(n, np.float64)
+    while True:
+        bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
+        if bound <= tol or r1 == 0.0:
+            xh = be.get(x)
+            bound, r1 = certified_bound(graph, sys, xh, gammas, rvec)
+            if bound <= tol or r1 == 0.0:
+                converged = True
+                break
+            delta[...] = xp.asarray(rvec) if not be.sim else rvec
+            stats["recertified"] = stats.get("recertified", 0) + 1
+            if stats["recertified"] > 8:
+                break
+        if stats["rounds"] >= max_iter:
+            break
+        scan[...] = 0.0
+        be.sync()
+        t0 = time.perf_counter()
+        for k, (v0, v1, a0, a1) in enumerate(batches):
+            sb, cb = bufs[k % 2]
+            st = streams[k % 2]
+            if be.sim:
+                sb[:a1 - a0] = host_src[a0:a1]
+                if has:
+                    cb[:a1 - a0] = host_coef[a0:a1]
+                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb()]
+            else:
+                sb[:a1 - a0].set(host_src[a0:a1], stream=st)
+                if has:
+                    cb[:a1 - a0].set(host_coef[a0:a1], stream=st)
+                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb(),
+                                              be.cuda.external_stream(st.ptr)]
+            args = [v0, v1, a0, in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x,
+                    theta, out_degree, scan]
+            if not be.sim:
+                views = be._views
+                args = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
+                        for a in args]
+            launch(*args)
+            stats["bytes_h2d"] += (a1 - a0) * (host_src.itemsize + (8 if has else 0))
+        be.sync()
+        stats["time_streamed_rounds"] = stats.get("time_streamed_rounds", 0.0) + \
+            time.perf_counter() - t0
+        r1, rmax, sx, absorbed, _ = (float(v) for v in be.get(scan))
+        delta, delta_new = delta_new, delta
+        stats["arc_updates"] += m
+        stats["dense_rounds"] += 1
+        stats["vertex_updates"] += int(absorbed)
+        stats["rounds"] += 1
+        theta = residual_threshold(tol, sx, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged
