@@ -265,8 +265,10 @@ def test_adsorption_vs_sparse_solve(data, arcs, beta, weighted, tol):
     seeds = data.draw(st.lists(st.integers(0, arcs.n - 1), min_size=1, max_size=arcs.n, unique=True))
     r = run1(arcs.graph(), "adsorption", seeds=seeds, beta=beta, weights=weighted, tol=tol)
     exact = adsorption_exact(arcs, seeds, beta, weighted)
-    assert within(l1(r.values, exact), tol)
-    assert r.stats["error_bound"] >= l1(r.values, exact) - 1e-13
+    # the sparse solve's own rounding grows like n·ε/(1 − β) (about 1e-13 at β = 0.99)
+    slack = 1e-15 * arcs.n / (1.0 - beta)
+    assert l1(r.values, exact) <= tol * (1 + 1e-9) + slack
+    assert r.stats["error_bound"] >= l1(r.values, exact) - slack
 
 
 def test_adsorption_default_beta_and_scalar_seed():

@@ -9,7 +9,7 @@ from ..errors import InvalidParameterError
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "residual_norms", "certified_bound"]
+           "residual_norms", "certified_bound", "rounding_floor"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -140,8 +140,26 @@ def certified_bound(graph, system, x, gammas, out):
     """
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     in_coef = arc[graph.in_arcs] if has_arc else arc
+    b = np.ascontiguousarray(system.b, dtype=np.float64)
     r1, rmax = residual_norms(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale,
-                              dst_scale, np.ascontiguousarray(system.b, dtype=np.float64), x, out)
+                              dst_scale, b, x, out)
     n = graph.num_vertices
-    bound = linear_error_bound(r1, rmax, float(x.sum()), n, gammas, system.normalize)
+    e1, emax = rounding_floor(graph, float(np.abs(b).max()) if n else 0.0,
+                              float(np.abs(x).max()) if n else 0.0, rmax)
+    bound = linear_error_bound(r1 + e1, rmax + emax, float(x.sum()), n, gammas, system.normalize)
     return bound * (1.0 + ROUNDING_MARGIN), r1
+
+
+def rounding_floor(graph, bmax, xmax, rmax):
+    """(L1, L∞) bounds on the rounding of a recomputed residual ``r = b + A x − x``.
+
+    ``r_v`` sums in-degree + 2 terms, each at most ``s = |b|max + |x|max + |Ax|max`` with
+    ``|Ax| ≤ |r| + |x| + |b|``.  Near a damping of 1 the error bound multiplies this floor by
+    ``1/(1 − γ)``, so it is added to the residual's norms, not only a relative margin.
+    """
+    n = graph.num_vertices
+    if n == 0:
+        return 0.0, 0.0
+    eps = np.finfo(np.float64).eps
+    s = 2.0 * bmax + 2.0 * xmax + rmax
+    return eps * s * (graph.num_arcs + 2 * n), eps * s * (int(graph.in_degree.max()) + 2)

@@ -36,7 +36,7 @@ from numba import njit
 
 from ..errors import InvalidParameterError, NotAvailableError
 from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
-from .convergence import ROUNDING_MARGIN
+from .convergence import ROUNDING_MARGIN, rounding_floor
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
@@ -412,6 +412,8 @@ class _Linear:
         self.arc = be.put(arc)
         self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
         self.b = be.put(sys.b, np.float64)
+        self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
+        self.graph = graph
         self.normalize = sys.normalize
         self.host = (src, dst, has, arc)
         self.r = be.keep(xp.empty(self.n, np.float64))
@@ -426,8 +428,12 @@ class _Linear:
         be.heavy(K.linear_residual_heavy, g["heavy_in"], *args)
         xp = be.xp
         mag = xp.abs(self.r)
-        r1, rmax, sx = be.scalars(mag.sum(), mag.max() if self.n else 0.0, x.sum())
-        bound = linear_error_bound(r1, rmax, sx, self.n, self.gammas, self.normalize)
+        if self.n:
+            r1, rmax, sx, xmax = be.scalars(mag.sum(), mag.max(), x.sum(), xp.abs(x).max())
+        else:
+            r1 = rmax = sx = xmax = 0.0
+        e1, emax = rounding_floor(self.graph, self.bmax, xmax, rmax)
+        bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
         return bound * (1.0 + ROUNDING_MARGIN), r1
 
 
