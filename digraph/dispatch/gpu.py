@@ -413,7 +413,7 @@ class _Linear:
         self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
         self.b = be.put(sys.b, np.float64)
         self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
-        self.graph = graph
+        self.bsum = float(np.abs(sys.b).sum())
         self.normalize = sys.normalize
         self.host = (src, dst, has, arc)
         self.r = be.keep(xp.empty(self.n, np.float64))
@@ -429,10 +429,11 @@ class _Linear:
         xp = be.xp
         mag = xp.abs(self.r)
         if self.n:
-            r1, rmax, sx, xmax = be.scalars(mag.sum(), mag.max(), x.sum(), xp.abs(x).max())
+            r1, rmax, sx, xsum, xmax = be.scalars(mag.sum(), mag.max(), x.sum(), xp.abs(x).sum(),
+                                                  xp.abs(x).max())
         else:
-            r1 = rmax = sx = xmax = 0.0
-        e1, emax = rounding_floor(self.graph, self.bmax, xmax, rmax)
+            r1 = rmax = sx = xsum = xmax = 0.0
+        e1, emax = rounding_floor(self.bsum, self.bmax, xsum, xmax, r1, rmax)
         bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
         return bound * (1.0 + ROUNDING_MARGIN), r1
 

@@ -45,6 +45,17 @@ simulator runs each thread as a Python thread)."""
 
 
 @cuda.jit(device=True, inline=True)
+def _neumaier(acc, comp, term):
+    """One step of Neumaier's compensated summation: (sum, compensation)."""
+    t = acc + term
+    if abs(acc) >= abs(term):
+        comp += (acc - t) + term
+    else:
+        comp += (term - t) + acc
+    return t, comp
+
+
+@cuda.jit(device=True, inline=True)
 def _block_sum(buf, val):
     """Sum of ``val`` over the block's threads (every thread gets it)."""
     tid = cuda.threadIdx.x
@@ -190,11 +201,12 @@ def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_sc
     v = cuda.grid(1)
     if v < x.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
         acc = 0.0
+        comp = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
             u = in_sources[k]
             c = in_coef[k] if has_coef else 1.0
-            acc += c * src_scale[u] * x[u]
-        r[v] = b[v] + dst_scale[v] * acc - x[v]
+            acc, comp = _neumaier(acc, comp, c * src_scale[u] * x[u])
+        r[v] = b[v] + dst_scale[v] * (acc + comp) - x[v]
 
 
 @cuda.jit(cache=True)
@@ -205,13 +217,15 @@ def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
         acc = 0.0
+        comp = 0.0
         for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
             u = in_sources[k]
             c = in_coef[k] if has_coef else 1.0
-            acc += c * src_scale[u] * x[u]
+            acc, comp = _neumaier(acc, comp, c * src_scale[u] * x[u])
+        comp = _block_sum(buf, comp)
         acc = _block_sum(buf, acc)
         if cuda.threadIdx.x == 0:
-            r[v] = b[v] + dst_scale[v] * acc - x[v]
+            r[v] = b[v] + dst_scale[v] * (acc + comp) - x[v]
 
 
 @cuda.jit(cache=True)
