@@ -164,7 +164,7 @@ def test_pagerank_without_arcs_takes_one_round():
     g = Graph.from_arrays([], [], num_vertices=7)
     s = run_bsp(g, "pagerank").stats
     assert (s["rounds"], s["vertex_updates"], s["arc_updates"]) == (1, 7, 0)
-    assert s["error_bound"] == 0.0 and s["residual_l1"] == 0.0
+    assert s["error_bound"] <= 1e-13 and s["residual_l1"] == 0.0  # the bound counts rounding
 
 
 @pytest.mark.parametrize("divisor", [None, 0, 10**9])

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
-from .convergence import (certified_bound, linear_contraction, linear_error_bound,
+from .convergence import (certified, certified_bound, linear_contraction, linear_error_bound,
                           residual_threshold)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
@@ -61,8 +61,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
         if bound <= tol or nf == 0:
             # certify on the residual recomputed from x; if rounding drift leaves it short,
             # carry on from the exact residual
-            bound, r1 = certified_bound(graph, sys, x, gammas, delta)
-            if bound <= tol or r1 == 0.0:
+            bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
+            if certified(bound, r1, floor, tol, stats):
                 converged = True
                 break
             stats["recertified"] = stats.get("recertified", 0) + 1

@@ -9,7 +9,7 @@ from ..errors import InvalidParameterError
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "residual_norms", "certified_bound", "rounding_floor"]
+           "residual_norms", "certified_bound", "certified", "rounding_floor"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -141,7 +141,8 @@ ROUNDING_MARGIN = 1e-6
 
 
 def certified_bound(graph, system, x, gammas, out):
-    """(bound, ‖r‖₁) from the residual recomputed exactly from ``x`` (written to ``out``).
+    """(bound, ‖r‖₁, floor) from the residual recomputed exactly from ``x`` (written to ``out``);
+    ``floor`` is the bound that the residual's rounding alone allows (see :func:`certified`).
 
     Incrementally tracked residuals (BSP's and vertex-async's δ, the path modes' mirrors) drift
     from the true one by rounding; a run is declared converged only on this bound.
@@ -155,8 +156,23 @@ def certified_bound(graph, system, x, gammas, out):
     e1, emax = rounding_floor(float(np.abs(b).sum()), float(np.abs(b).max()) if n else 0.0,
                               float(np.abs(x).sum()), float(np.abs(x).max()) if n else 0.0,
                               r1, rmax)
-    bound = linear_error_bound(r1 + e1, rmax + emax, float(x.sum()), n, gammas, system.normalize)
-    return bound * (1.0 + ROUNDING_MARGIN), r1
+    sx = float(x.sum())
+    bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, system.normalize)
+    floor = linear_error_bound(e1, emax, sx, n, gammas, system.normalize)
+    return bound * (1.0 + ROUNDING_MARGIN), r1, floor
+
+
+def certified(bound, r1, floor, tol, stats):
+    """Whether a linear run may stop: its certified bound is within ``tol``, or ``tol`` is below
+    what float64 can certify on this graph (the bound of the residual's rounding floor alone
+    exceeds ``tol / 2``: no further round can help).  The second case sets
+    ``stats["floor_limited"]`` and the run reports the bound it could certify."""
+    if bound <= tol or r1 == 0.0:
+        return True
+    if floor > tol / 2:
+        stats["floor_limited"] = True
+        return True
+    return False
 
 
 def rounding_floor(bsum, bmax, xsum, xmax, r1, rmax):

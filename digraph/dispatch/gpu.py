@@ -36,7 +36,7 @@ from numba import njit
 
 from ..errors import InvalidParameterError, NotAvailableError
 from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
-from .convergence import ROUNDING_MARGIN, rounding_floor
+from .convergence import ROUNDING_MARGIN, certified, rounding_floor
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
@@ -419,7 +419,7 @@ class _Linear:
         self.r = be.keep(xp.empty(self.n, np.float64))
 
     def certify(self, x):
-        """(bound, ‖r‖₁) from the residual recomputed from ``x`` (left in ``self.r``)."""
+        """(bound, ‖r‖₁, floor) from the residual recomputed from ``x`` (left in ``self.r``)."""
         K = _kernels()
         be, g = self.be, self.g
         args = (g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
@@ -435,7 +435,8 @@ class _Linear:
             r1 = rmax = sx = xsum = xmax = 0.0
         e1, emax = rounding_floor(self.bsum, self.bmax, xsum, xmax, r1, rmax)
         bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
-        return bound * (1.0 + ROUNDING_MARGIN), r1
+        floor = linear_error_bound(e1, emax, sx, self.n, self.gammas, self.normalize)
+        return bound * (1.0 + ROUNDING_MARGIN), r1, floor
 
 
 def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
@@ -464,8 +465,8 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
             known = None
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
         if bound <= tol or nf == 0:
-            bound, r1 = L.certify(x)
-            if bound <= tol or r1 == 0.0:
+            bound, r1, floor = L.certify(x)
+            if certified(bound, r1, floor, tol, stats):
                 converged = True
                 break
             delta[...] = L.r  # carry on from the exact residual
@@ -578,8 +579,8 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
         bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
         if bound <= tol or r1 == 0.0:
             xh = be.get(x)
-            bound, r1 = certified_bound(graph, sys, xh, gammas, rvec)
-            if bound <= tol or r1 == 0.0:
+            bound, r1, floor = certified_bound(graph, sys, xh, gammas, rvec)
+            if certified(bound, r1, floor, tol, stats):
                 converged = True
                 break
             delta[...] = xp.asarray(rvec) if not be.sim else rvec
@@ -717,8 +718,8 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
                 if since_best >= STALL_ROUNDS:
                     stalled = True
         stats["paths_processed"] = stats["arcs_examined"]  # a unit's arcs ≈ its paths' arcs
-        bound, r1 = L.certify(x)
-        if bound <= tol or r1 == 0.0:
+        bound, r1, floor = L.certify(x)
+        if certified(bound, r1, floor, tol, stats):
             converged = True
             break
         if stats["rounds"] >= max_iter:

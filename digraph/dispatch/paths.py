@@ -46,7 +46,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_paths as P
 from . import vertex_async
-from .convergence import certified_bound, linear_contraction, pending_budget
+from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
@@ -255,8 +255,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                                     sched.length_hist)
                 _count(stats, sched, L, res, parts)
         # final check: the sound bound, from the residual recomputed from the state
-        bound, r1 = certified_bound(graph, sys, x, gammas, rvec)
-        if bound <= tol or r1 == 0.0:
+        bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
+        if certified(bound, r1, floor, tol, stats):
             converged = True
             break
         if out_of_rounds or stats["rounds"] >= max_iter:

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_async as A
 from .bsp import undirected_adjacency
-from .convergence import (certified_bound, linear_contraction, linear_error_bound,
+from .convergence import (certified, certified_bound, linear_contraction, linear_error_bound,
                           residual_threshold)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
@@ -72,8 +72,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
         if bound <= tol or r1 == 0.0:
             # certify on the residual recomputed from x (δ drifts by rounding); if short, carry
             # on from the exact residual
-            bound, r1 = certified_bound(graph, sys, x, gammas, delta)
-            if bound <= tol or r1 == 0.0:
+            bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
+            if certified(bound, r1, floor, tol, stats):
                 converged = True
                 break
             stats["recertified"] = stats.get("recertified", 0) + 1
