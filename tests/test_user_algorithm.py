@@ -206,8 +206,13 @@ def test_katz_vs_numpy_solve(graph, beta_frac, weighted, tol):
     r = run1(g, Katz(), beta=beta, tol=tol)
     exact = np.linalg.solve(np.eye(n) - beta * A, np.ones(n))
     err = np.abs(r.values - exact).sum()
-    assert err <= tol * (1 + 1e-9) + 1e-12 * np.abs(exact).sum()
-    assert r.stats["error_bound"] <= tol
+    slack = 1e-12 * np.abs(exact).sum()  # the dense solve's own rounding
+    if r.stats.get("floor_limited"):
+        # tol below what float64 can certify here: the run reports the bound it could certify
+        assert tol < r.stats["error_bound"] and err <= r.stats["error_bound"] + slack
+    else:
+        assert err <= tol * (1 + 1e-9) + slack
+        assert r.stats["error_bound"] <= tol
     assert r.params["tol"] == tol
 
 
