@@ -72,6 +72,10 @@ def test_small_graph_matches_cpu(be, small, algo, params, mode):
         np.testing.assert_array_equal(r.values, ref.values)
     assert r.stats.rounds > 0 and r.stats.arc_updates > 0
     assert r.stats.bytes_d2h >= small.num_vertices * 8  # the answer came back
+    if mode.startswith("path") and algo != "kcore":
+        # units walked: every path of the graph at least once, never more than all per round
+        assert len(PATHS) <= r.stats.paths_processed
+        assert r.stats.arc_updates <= r.stats.arcs_examined <= r.stats.rounds * small.num_arcs
     assert r.stats.gpu
 
 

@@ -323,7 +323,8 @@ def _device_paths(be, ps):
         "dst": be.put(pv[~heads], it),
         "unit_offsets": be.put(unit_offsets, np.int64),
         "unit_heat": be.put(unit_heat),
-        "unit_paths": np.diff(np.append(unit_first, ps.num_paths)),
+        "unit_paths": be.put(np.diff(np.append(unit_first, ps.num_paths)), np.int64),
+        "unit_paths_host": np.diff(np.append(unit_first, ps.num_paths)),
         "unit_arcs": np.diff(unit_offsets),
         "layer_units": layer_units,
         "num_layers": num_layers,
@@ -664,9 +665,9 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
 
     def walk(order, th):
         cursor[...] = 0
-        be.launch(K.path_linear_walk, be.walk_blocks, be.walk_block, 
-            order, order.size, D["unit_offsets"], D["src"], D["dst"], coef, s, x, th, hub_slot,
-            hubs, nhubs > 0, unit_sent, unit_pend, cursor)
+        be.launch(K.path_linear_walk, be.walk_blocks, be.walk_block,
+                  order, order.size, D["unit_offsets"], D["src"], D["dst"], coef, s, x, th,
+                  hub_slot, hubs, nhubs > 0, unit_sent, unit_pend, cursor)
 
     while True:
         lo = 0
@@ -693,15 +694,17 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
             walk(cand, th)
             rounds_here += 1
             uo = D["unit_offsets"]
-            per_layer, (pend, walked_arcs) = _layer_sums(
+            per_layer, (pend, walked_arcs, walked_paths) = _layer_sums(
                 be, unit_sent[u0:u1], D["layer_units"][lo:] - u0, unit_pend[u0:u1].sum(),
-                (uo[cand + 1] - uo[cand]).sum() if cand.size else 0)
+                (uo[cand + 1] - uo[cand]).sum() if cand.size else 0,
+                D["unit_paths"][cand].sum() if cand.size else 0)
             total_sent = int(per_layer.sum())
             if rule == 2:  # rule 1 scores by unit_pend itself (its last walk's pending mass)
                 score[u0:u1] = D["unit_heat"][u0:u1] * unit_sent[u0:u1]
             stats["arc_updates"] += total_sent
             stats["vertex_updates"] += total_sent
             stats["arcs_examined"] += int(walked_arcs)
+            stats["paths_processed"] += int(walked_paths)
             stats["partitions_processed"] += int(cand.size)
             stats["rounds"] += 1
             layer_rounds[lo:] += per_layer > 0
@@ -718,7 +721,6 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
                 since_best += 1
                 if since_best >= STALL_ROUNDS:
                     stalled = True
-        stats["paths_processed"] = stats["arcs_examined"]  # a unit's arcs ≈ its paths' arcs
         bound, r1, floor = L.certify(x)
         if certified(bound, r1, floor, tol, stats):
             converged = True
@@ -861,14 +863,15 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
         order = xp.arange(u0, nunits, dtype=np.int64)
         unit_sent[u0:] = 0
         cursor[...] = 0
-        be.launch(K.path_monotone_walk, be.walk_blocks, be.walk_block, 
-            order, order.size, D["unit_offsets"], D["src"], D["dst"], val, has, op, combine, s, x,
-            unit_sent, cursor)
+        be.launch(K.path_monotone_walk, be.walk_blocks, be.walk_block,
+                  order, order.size, D["unit_offsets"], D["src"], D["dst"], val, has, op, combine,
+                  s, x, unit_sent, cursor)
         per_layer, _ = _layer_sums(be, unit_sent[u0:], D["layer_units"][lo:] - u0)
         total = int(per_layer.sum())
         stats["arc_updates"] += total
         stats["vertex_updates"] += total
         stats["arcs_examined"] += int(D["unit_arcs"][u0:].sum())
+        stats["paths_processed"] += int(D["unit_paths_host"][u0:].sum())
         stats["partitions_processed"] += int(nunits - u0)
         stats["rounds"] += 1
         while lo < D["num_layers"] and per_layer[0] == 0:
@@ -876,7 +879,6 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps):
             per_layer = per_layer[1:]
     else:
         converged = True
-    stats["paths_processed"] = stats["arcs_examined"]
     return x, converged
 
 
