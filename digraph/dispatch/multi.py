@@ -1,0 +1,352 @@
+"""Several workers over one PathSet: the dispatcher of the multi-GPU engine (issue 6), run here
+with simulated CPU workers.
+
+DiGraph §3.2.2: SCC-vertices are dispatched layer by layer; the giant SCC-vertex's partitions are
+spread over every processor; masters live with one owner and mirrors elsewhere send their
+accumulated updates to the owner in batches.  This module holds the parts that do not depend on
+what a worker is (a GPU, a CPU thread, a process of a distributed engine):
+
+* :func:`plan` — which worker runs each partition, and which worker owns each vertex's master;
+* :class:`Exchange` — replica exchange: per round, each worker's changes to vertices it does not
+  own, batched by owner and sorted by vertex id, then the owners' fresh values pulled back;
+* :func:`rebalance` — stealing: a worker walking much more than the mean hands a partition of a
+  split SCC-vertex to the least loaded one;
+* :func:`solve` — the round loop (DAG layers from the lowest unfinished one; a layer finishes
+  when a round that walked it after every lower layer had finished sent nothing) with simulated
+  workers.
+
+A worker is anything with ``walk(parts, x, threshold) -> (arcs sent, arcs read)`` over its own
+copy ``x`` of the state; :class:`CpuWorker` walks its paths with a Numba kernel.  A GPU worker
+(one CUDA context per device, a host thread each) or a Dask actor has the same two calls, so the
+dispatcher does not change when the workers do.
+
+Counters: the usual ones, plus ``exchange_bytes`` (12 bytes per (vertex, value) message and 8 per
+value pulled back), ``exchange_messages``, ``steals``, per-worker ``worker_arcs`` and
+``worker_idle_share`` (1 − a worker's arcs / the busiest worker's, averaged over rounds).
+"""
+
+import numpy as np
+from numba import njit
+
+from ..errors import InvalidParameterError
+from ..smx.cpu_bsp import relax
+from ..smx.cpu_paths import path_arc_coefficients
+from .convergence import certified, certified_bound, linear_contraction, pending_budget
+from .systems import linear_factors, monotone_arrays, monotone_start
+
+__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "STEAL_RATIO"]
+
+STEAL_RATIO = 1.5
+"""A worker walking more than this times the mean gives a split SCC-vertex's partition away."""
+
+
+# ---------------------------------------------------------------------------- planning
+
+
+def plan(ps, workers):
+    """(owner of each partition, owner of each vertex's master, split flag of each partition).
+
+    Layers in order.  A partition that is one piece of a split SCC-vertex (the giant) is spread:
+    longest first onto the least loaded worker.  A partition that holds whole SCC-vertices goes to
+    the worker that writes most of the vertices its arcs read (its direct predecessors, fewer
+    transfers), the least loaded one on a tie or when none does.  A vertex's master lives with the
+    worker whose partitions hold most of its in-arcs (its writers).
+    """
+    if workers < 1:
+        raise InvalidParameterError(f"workers must be >= 1, got {workers}")
+    off = np.asarray(ps.partition_offsets)
+    K = off.size - 1
+    po = np.asarray(ps.path_offsets)
+    pv = np.asarray(ps.path_vertices)
+    n = ps.num_vertices
+    owner = np.zeros(K, np.int64)
+    if K == 0:
+        return owner, np.zeros(n, np.int64), np.zeros(0, bool)
+    scc = np.asarray(ps.path_scc)
+    first, last = scc[off[:-1]], scc[off[1:] - 1]
+    newgroup = np.ones(K, bool)
+    newgroup[1:] = first[1:] != last[:-1]
+    group = np.cumsum(newgroup) - 1
+    split = np.bincount(group)[group] > 1
+    layer = np.asarray(ps.path_layer)[off[:-1]]
+    arcs = (po[off[1:]] - off[1:]) - (po[off[:-1]] - off[:-1])
+    writer = np.full(n, -1, np.int64)
+    load = np.zeros(workers, np.int64)
+    for L in np.unique(layer):
+        ks = np.flatnonzero(layer == L)
+        load_layer = np.zeros(workers, np.int64)
+        for k in sorted(ks, key=lambda k: (not split[k], -arcs[k])):
+            a, b = po[off[k]], po[off[k + 1]]
+            if split[k]:
+                w = int(np.argmin(load_layer * workers + load))
+            else:
+                verts = pv[a:b]
+                wr = writer[verts]
+                wr = wr[wr >= 0]
+                if wr.size:
+                    votes = np.bincount(wr, minlength=workers)
+                    best = np.flatnonzero(votes == votes.max())
+                    w = int(best[np.argmin(load_layer[best])])
+                else:
+                    w = int(np.argmin(load_layer * workers + load))
+            owner[k] = w
+            load_layer[w] += arcs[k]
+            load[w] += arcs[k]
+            # the partition writes the heads of its arcs: every vertex but each path's first
+            for p in range(off[k], off[k + 1]):
+                writer[pv[po[p] + 1:po[p + 1]]] = w
+    # master: the worker holding most in-arcs of the vertex
+    path_of = np.repeat(np.arange(ps.num_paths), np.diff(po) - 1)
+    part_of_path = np.repeat(np.arange(K), np.diff(off))
+    first = np.zeros(pv.size, bool)
+    first[po[:-1]] = True  # a path's first vertex is no arc's target
+    dst = pv[~first]
+    w_of_arc = owner[part_of_path[path_of]]
+    counts = np.zeros((n, workers), np.int64)
+    np.add.at(counts, (dst, w_of_arc), 1)
+    vowner = np.argmax(counts, axis=1)
+    return owner, vowner, split
+
+
+class Exchange:
+    """Replica exchange between workers that each keep a full copy of the state.
+
+    After a round, :meth:`push` gathers every worker's changes to vertices it does not own
+    (``x_w − base``, or the improved values for min/max systems), batched per owner and sorted by
+    vertex id, and applies them to the masters; :meth:`pull` then refreshes each worker's mirrors
+    (the vertices its partitions read) from the masters.
+    """
+
+    def __init__(self, vowner, reads, workers, combine):
+        self.vowner = vowner
+        self.reads = reads  # per worker: vertex ids its partitions read
+        self.workers = workers
+        self.combine = combine  # None (sum), 0 (min) or 1 (max)
+        self.bytes = 0
+        self.messages = 0
+        self.batches = []
+
+    def push(self, master, copies, base):
+        """Apply the workers' changes to the masters; returns the batches sent (for tests)."""
+        self.batches = []
+        for w, xw in enumerate(copies):
+            changed = np.flatnonzero(xw != base)
+            for o in range(self.workers):
+                vs = changed[self.vowner[changed] == o]  # sorted: flatnonzero is ascending
+                if vs.size == 0:
+                    continue
+                if self.combine is None:
+                    vals = xw[vs] - base[vs]
+                    np.add.at(master, vs, vals)
+                elif self.combine == 0:
+                    vals = xw[vs]
+                    np.minimum.at(master, vs, vals)
+                else:
+                    vals = xw[vs]
+                    np.maximum.at(master, vs, vals)
+                self.batches.append((w, o, vs))
+                if o != w:  # a worker's own masters cost no transfer
+                    self.bytes += 12 * vs.size
+                    self.messages += 1
+
+    def pull(self, master, copies):
+        """Every worker takes the masters' values (the mirrors it reads cost 8 bytes each)."""
+        for w, xw in enumerate(copies):
+            xw[:] = master
+            r = self.reads[w]
+            self.bytes += 8 * int(np.count_nonzero(self.vowner[r] != w))
+
+
+def rebalance(owner, split, walked, stats):
+    """Stealing: when the busiest worker walked more than ``STEAL_RATIO`` × the mean arcs, its
+    smallest partition of a split SCC-vertex moves to the least loaded worker.  Returns whether a
+    partition moved."""
+    W = walked.size
+    if W < 2 or walked.max() <= STEAL_RATIO * max(walked.mean(), 1.0):
+        return False
+    src, dst = int(np.argmax(walked)), int(np.argmin(walked))
+    cand = np.flatnonzero((owner == src) & split)
+    if cand.size == 0:
+        return False
+    owner[cand[-1]] = dst
+    stats["steals"] = stats.get("steals", 0) + 1
+    return True
+
+
+# ---------------------------------------------------------------------------- workers
+
+
+@njit(cache=True, nogil=True)
+def _walk_linear(parts, partition_offsets, path_offsets, path_vertices, coef, s, x, theta):
+    sent = 0
+    seen = 0
+    for q in parts:
+        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+            a = path_offsets[p]
+            base = a - p
+            for i in range(path_offsets[p + 1] - 1 - a):
+                u = path_vertices[a + i]
+                j = base + i
+                xu = x[u]  # read once: a self-loop's target is its source
+                d = coef[j] * (xu - s[j])
+                seen += 1
+                if abs(d) > theta:
+                    x[path_vertices[a + i + 1]] += d
+                    s[j] = xu
+                    sent += 1
+    return sent, seen
+
+
+@njit(cache=True, nogil=True)
+def _walk_monotone(parts, partition_offsets, path_offsets, path_vertices, value, has_value, op,
+                   combine, s, x):
+    sent = 0
+    seen = 0
+    for q in parts:
+        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+            a = path_offsets[p]
+            base = a - p
+            for i in range(path_offsets[p + 1] - 1 - a):
+                u = path_vertices[a + i]
+                j = base + i
+                seen += 1
+                xu = x[u]
+                if xu != s[j]:
+                    s[j] = xu
+                    sent += 1
+                    v = path_vertices[a + i + 1]
+                    c = relax(op, xu, value[j] if has_value else 1.0)
+                    if (combine == 0 and c < x[v]) or (combine == 1 and c > x[v]):
+                        x[v] = c
+    return sent, seen
+
+
+class CpuWorker:
+    """A simulated worker: walks its partitions on its own copy of the state (Numba)."""
+
+    def __init__(self, ps, family, arrays):
+        self.ps = ps
+        self.family = family
+        self.arrays = arrays
+
+    def walk(self, parts, x, theta):
+        ps = self.ps
+        a = (parts, ps.partition_offsets, ps.path_offsets, ps.path_vertices)
+        if self.family == "linear":
+            coef, s = self.arrays
+            return _walk_linear(*a, coef, s, x, theta)
+        value, has, op, combine, s = self.arrays
+        return _walk_monotone(*a, value, has, op, combine, s, x)
+
+
+# ---------------------------------------------------------------------------- solve
+
+
+def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats, steal=True):
+    """Run ``system`` on ``workers`` simulated workers; returns (state, converged).
+
+    Linear and monotone systems (k-core's dependencies are undirected: run it on one worker).
+    The answer equals the single-worker one: exactly for min/max systems, within ``tol`` (both
+    certified) for sums.
+    """
+    ps = pathset
+    if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
+        raise InvalidParameterError("the PathSet was built from another graph")
+    fam = system.family
+    if fam not in ("linear", "monotone"):
+        raise InvalidParameterError(f"the multi-worker dispatcher runs linear and monotone systems, "
+                                    f"not {fam!r}")
+    n, m = graph.num_vertices, graph.num_arcs
+    owner, vowner, split = plan(ps, workers)
+    off = np.asarray(ps.partition_offsets)
+    po = np.asarray(ps.path_offsets)
+    pv = np.asarray(ps.path_vertices)
+    K = off.size - 1
+    part_layer = np.asarray(ps.path_layer)[off[:-1]] if K else np.zeros(0, np.int64)
+    num_layers = int(part_layer.max()) + 1 if K else 0
+    last = np.zeros(pv.size, bool)
+    last[po[1:] - 1] = True  # a path's last vertex is no arc's source
+
+    def reads_of(w):
+        ks = np.flatnonzero(owner == w)
+        idx = np.concatenate([np.arange(po[off[k]], po[off[k + 1]]) for k in ks]) if ks.size \
+            else np.zeros(0, np.int64)
+        return np.unique(pv[idx[~last[idx]]]) if idx.size else np.zeros(0, np.int64)
+
+    if fam == "linear":
+        gammas = linear_contraction(graph, system)
+        src, dst, has, arc = linear_factors(graph, system)
+        coef = path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src, arc,
+                                     has, dst)
+        s = np.zeros(m, np.float64)
+        master = np.ascontiguousarray(system.b, dtype=np.float64).copy()
+        arrays = (coef, s)
+        combine = None
+    else:
+        op, combine, has, value = monotone_arrays(graph, system)
+        master, active = monotone_start(system, n)
+        identity = np.inf if combine == 0 else -np.inf
+        src_of_arc = pv[~last]
+        s = np.where(active[src_of_arc], identity, master[src_of_arc])
+        arrays = (value[ps.path_arc_ids] if has else value, has, op, combine, s)
+    worker = CpuWorker(ps, fam, arrays)
+    exchange = Exchange(vowner, [reads_of(w) for w in range(workers)], workers, combine)
+    copies = [master.copy() for _ in range(workers)]
+    idle = np.zeros(workers)
+    worker_arcs = np.zeros(workers, np.int64)
+    stats.setdefault("arcs_examined", 0)
+    rvec = np.empty(n, np.float64)
+    factor = 1.0
+    converged = False
+    bound = r1 = np.inf
+    while True:
+        lo = 0
+        th = 0.0
+        if fam == "linear":
+            th = factor * pending_budget(tol, float(master.sum()), n, gammas,
+                                         system.normalize) / max(m, 1)
+        while lo < num_layers and stats["rounds"] < max_iter:
+            sent_layer = np.zeros(num_layers, np.int64)
+            walked = np.zeros(workers, np.int64)
+            base = master.copy()
+            for w in range(workers):
+                parts = np.flatnonzero((owner == w) & (part_layer >= lo))
+                for L in np.unique(part_layer[parts]):
+                    sent, seen = worker.walk(parts[part_layer[parts] == L], copies[w], th)
+                    sent_layer[L] += sent
+                    walked[w] += seen
+            exchange.push(master, copies, base)
+            exchange.pull(master, copies)
+            total = int(sent_layer.sum())
+            stats["arc_updates"] += total
+            stats["vertex_updates"] += total
+            stats["arcs_examined"] += int(walked.sum())
+            stats["rounds"] += 1
+            worker_arcs += walked
+            if walked.max() > 0:
+                idle += 1.0 - walked / walked.max()
+            while lo < num_layers and sent_layer[lo] == 0:
+                lo += 1
+            if steal and rebalance(owner, split & (part_layer >= lo), walked, stats):
+                exchange.reads = [reads_of(w) for w in range(workers)]
+        if fam == "monotone":
+            converged = lo >= num_layers
+            break
+        bound, r1, floor = certified_bound(graph, system, master, gammas, rvec)
+        if certified(bound, r1, floor, tol, stats):
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        factor /= 4.0
+        stats["sweeps"] = stats.get("sweeps", 1) + 1
+    if fam == "linear":
+        stats["error_bound"] = float(bound)
+        stats["residual_l1"] = float(r1)
+    stats["workers"] = workers
+    stats["exchange_bytes"] = int(exchange.bytes)
+    stats["exchange_messages"] = int(exchange.messages)
+    stats["worker_arcs"] = worker_arcs.tolist()
+    stats["worker_idle_share"] = (idle / max(stats["rounds"], 1)).tolist()
+    stats["bytes_d2d"] += int(exchange.bytes)
+    return master, converged
