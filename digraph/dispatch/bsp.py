@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
 from .convergence import (certified, certified_bound, linear_contraction, linear_error_bound,
-                          residual_threshold)
+                          residual_threshold, tightened)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve"]
@@ -58,7 +58,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
     while True:
         nf, vol, r1, rmax, sum_x = K.linear_scan(delta, theta, out_degree, x)
         bound = linear_error_bound(r1, rmax, sum_x, n, gammas, sys.normalize)
-        if bound <= tol or nf == 0:
+        if bound <= tightened(tol, stats) or nf == 0:
             # certify on the residual recomputed from x; if rounding drift leaves it short,
             # carry on from the exact residual
             bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
@@ -83,7 +83,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
             stats["sparse_rounds"] += 1
         stats["vertex_updates"] += int(nf)
         stats["rounds"] += 1
-        theta = residual_threshold(tol, sum_x, n, gammas, sys.normalize)
+        theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged

@@ -9,7 +9,8 @@ from ..errors import InvalidParameterError
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "residual_norms", "certified_bound", "certified", "rounding_floor"]
+           "residual_norms", "certified_bound", "certified", "tightened",
+           "rounding_floor"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -160,6 +161,13 @@ def certified_bound(graph, system, x, gammas, out):
     bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, system.normalize)
     floor = linear_error_bound(e1, emax, sx, n, gammas, system.normalize)
     return bound * (1.0 + ROUNDING_MARGIN), r1, floor
+
+
+def tightened(tol, stats):
+    """The target a run's tracked bound must reach before the next certification: ``tol``, then
+    a quarter of it after each failed certification, so that the tracked residual's rounding
+    drift cannot bring the run back to the same short certificate again and again."""
+    return tol * 0.25 ** stats.get("recertified", 0)
 
 
 def certified(bound, r1, floor, tol, stats):

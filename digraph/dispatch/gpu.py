@@ -36,7 +36,7 @@ from numba import njit
 
 from ..errors import InvalidParameterError, NotAvailableError
 from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
-from .convergence import ROUNDING_MARGIN, certified, rounding_floor
+from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
@@ -466,7 +466,7 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
             r1, rmax, sx, nf, vol = known
             known = None
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
-        if bound <= tol or nf == 0:
+        if bound <= tightened(tol, stats) or nf == 0:
             bound, r1, floor = L.certify(x)
             if certified(bound, r1, floor, tol, stats):
                 converged = True
@@ -491,7 +491,7 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
             stats["dense_rounds"] += 1
             stats["vertex_updates"] += int(absorbed)
             stats["rounds"] += 1
-            theta = residual_threshold(tol, sxn, n, L.gammas, sys.normalize)
+            theta = residual_threshold(tightened(tol, stats), sxn, n, L.gammas, sys.normalize)
             # this round's frontier stands in for the next one while it stays dense; near the
             # switch to sparse rounds the next frontier is scanned exactly
             if absorbed_vol * DENSE_DIVISOR > 2 * m:
@@ -513,7 +513,7 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
             stats["arc_updates"] += int(vol)
         stats["vertex_updates"] += int(nf)
         stats["rounds"] += 1
-        theta = residual_threshold(tol, sx, n, L.gammas, sys.normalize)
+        theta = residual_threshold(tightened(tol, stats), sx, n, L.gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged
@@ -579,7 +579,7 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
     rvec = np.empty(n, np.float64)
     while True:
         bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
-        if bound <= tol or r1 == 0.0:
+        if bound <= tightened(tol, stats) or r1 == 0.0:
             xh = be.get(x)
             bound, r1, floor = certified_bound(graph, sys, xh, gammas, rvec)
             if certified(bound, r1, floor, tol, stats):
@@ -625,7 +625,7 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
         stats["dense_rounds"] += 1
         stats["vertex_updates"] += int(absorbed)
         stats["rounds"] += 1
-        theta = residual_threshold(tol, sx, n, gammas, sys.normalize)
+        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged

@@ -22,7 +22,7 @@ from ..errors import InvalidParameterError
 from ..smx import cpu_async as A
 from .bsp import undirected_adjacency
 from .convergence import (certified, certified_bound, linear_contraction, linear_error_bound,
-                          residual_threshold)
+                          residual_threshold, tightened)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "CHUNK"]
@@ -69,7 +69,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
         rmax = float(mag.max()) if n else 0.0
         sum_x = float(x.sum())
         bound = linear_error_bound(r1, rmax, sum_x, n, gammas, sys.normalize)
-        if bound <= tol or r1 == 0.0:
+        if bound <= tightened(tol, stats) or r1 == 0.0:
             # certify on the residual recomputed from x (δ drifts by rounding); if short, carry
             # on from the exact residual
             bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
@@ -82,7 +82,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
             continue
         if stats["rounds"] >= max_iter:
             break
-        theta = residual_threshold(tol, sum_x, n, gammas, sys.normalize)
+        theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, sys.normalize)
         worklist = np.flatnonzero(mag > theta)
         stats["arc_updates"] += int(A.linear_push_pass(
             worklist, graph.out_offsets, graph.out_targets, arc_coef, has_coef, src_scale,
