@@ -103,11 +103,11 @@ def test_rebalance_steals_only_from_an_overloaded_worker():
     owner = np.array([0, 0, 0, 1])
     split = np.array([True, True, False, True])
     stats = {}
-    assert not multi.rebalance(owner.copy(), split, np.array([100, 90]), stats)
+    assert multi.rebalance(owner.copy(), split, np.array([100, 90]), stats) is None
     o = owner.copy()
-    assert multi.rebalance(o, split, np.array([300, 10]), stats)
+    assert multi.rebalance(o, split, np.array([300, 10]), stats) == (1, 0, 1)
     assert o.tolist() == [0, 1, 0, 1] and stats["steals"] == 1  # the last split piece of worker 0
-    assert not multi.rebalance(o, np.zeros(4, bool), np.array([300, 10]), stats)
+    assert multi.rebalance(o, np.zeros(4, bool), np.array([300, 10]), stats) is None
 
 
 def test_stealing_does_not_change_the_answer(g):
@@ -150,3 +150,33 @@ def test_real_graph_four_workers():
     pr, st = run_multi(g, "pagerank", 4, ps, tol=1e-8)
     assert np.abs(pr - digraph.run(g, "pagerank", tol=1e-12).values).sum() <= 1e-8
     assert sum(st["worker_arcs"]) == st["arcs_examined"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("workers", [1, 2])
+def test_gpu_workers_match_cpu_workers(workers):
+    """Workers on a GPU (the CUDA simulator without one) give the CPU workers' answers."""
+    from digraph.dispatch.gpu import backend
+    from digraph.dispatch.gpu_workers import gpu_worker_factory
+    from digraph.errors import NotAvailableError
+    try:
+        backend("cuda")
+    except NotAvailableError as e:
+        pytest.skip(str(e))
+    g = digraph.load((np.array([0, 1, 2, 2, 3, 4, 4, 5, 1, 5]), np.array([1, 2, 0, 3, 4, 5, 1, 3, 4, 0])))
+    ps = preprocess(g, partition_arcs=3)
+    for name, params in (("pagerank", {}), ("sssp", {"source": 0})):
+        A = get_algorithm(name)
+        system = A.prepare(g, **A.bind(g, params))
+        stats = RunStats.new()
+        make = gpu_worker_factory(["cuda"], stats)
+        x, ok = multi.solve(g, system, pathset=ps, workers=workers, tol=1e-7, stats=stats,
+                            make_worker=make)
+        assert ok
+        ref, _ = run_multi(g, name, workers, ps, tol=1e-9, **params)
+        got = A.finalize(g, x, **A.bind(g, params))
+        if name == "pagerank":
+            assert np.abs(got - ref).sum() <= 1e-7
+        else:
+            np.testing.assert_array_equal(got, ref)
+        assert stats["bytes_h2d"] > 0 and stats["bytes_d2h"] > 0

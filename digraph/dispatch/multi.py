@@ -159,18 +159,18 @@ class Exchange:
 
 def rebalance(owner, split, walked, stats):
     """Stealing: when the busiest worker walked more than ``STEAL_RATIO`` × the mean arcs, its
-    smallest partition of a split SCC-vertex moves to the least loaded worker.  Returns whether a
-    partition moved."""
+    last partition of a split SCC-vertex moves to the least loaded worker.  Returns (partition,
+    from, to), or None when nothing moved."""
     W = walked.size
     if W < 2 or walked.max() <= STEAL_RATIO * max(walked.mean(), 1.0):
-        return False
+        return None
     src, dst = int(np.argmax(walked)), int(np.argmin(walked))
     cand = np.flatnonzero((owner == src) & split)
     if cand.size == 0:
-        return False
+        return None
     owner[cand[-1]] = dst
     stats["steals"] = stats.get("steals", 0) + 1
-    return True
+    return int(cand[-1]), src, dst
 
 
 # ---------------------------------------------------------------------------- workers
@@ -229,6 +229,11 @@ class CpuWorker:
         self.family = family
         self.arrays = arrays
 
+    def adopt(self, part, other):
+        """Take over partition ``part`` from worker ``other`` (the CPU workers share the mirrors:
+        nothing moves)."""
+        return 0
+
     def walk(self, parts, x, theta):
         ps = self.ps
         a = (parts, ps.partition_offsets, ps.path_offsets, ps.path_vertices)
@@ -242,12 +247,14 @@ class CpuWorker:
 # ---------------------------------------------------------------------------- solve
 
 
-def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats, steal=True):
+def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats, steal=True,
+          make_worker=None):
     """Run ``system`` on ``workers`` simulated workers; returns (state, converged).
 
     Linear and monotone systems (k-core's dependencies are undirected: run it on one worker).
     The answer equals the single-worker one: exactly for min/max systems, within ``tol`` (both
-    certified) for sums.
+    certified) for sums.  ``make_worker(w, pathset, family, arrays)`` builds worker ``w`` (default:
+    :class:`CpuWorker`; :class:`digraph.dispatch.gpu_workers.GpuWorker` puts one on a GPU).
     """
     ps = pathset
     if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
@@ -289,7 +296,10 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
         src_of_arc = pv[~last]
         s = np.where(active[src_of_arc], identity, master[src_of_arc])
         arrays = (value[ps.path_arc_ids] if has else value, has, op, combine, s)
-    worker = CpuWorker(ps, fam, arrays)
+    if make_worker is None:
+        def make_worker(w, ps, fam, arrays):
+            return CpuWorker(ps, fam, arrays)
+    pool = [make_worker(w, ps, fam, arrays) for w in range(workers)]
     exchange = Exchange(vowner, [reads_of(w) for w in range(workers)], workers, combine)
     copies = [master.copy() for _ in range(workers)]
     idle = np.zeros(workers)
@@ -312,7 +322,7 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
             for w in range(workers):
                 parts = np.flatnonzero((owner == w) & (part_layer >= lo))
                 for L in np.unique(part_layer[parts]):
-                    sent, seen = worker.walk(parts[part_layer[parts] == L], copies[w], th)
+                    sent, seen = pool[w].walk(parts[part_layer[parts] == L], copies[w], th)
                     sent_layer[L] += sent
                     walked[w] += seen
             exchange.push(master, copies, base)
@@ -327,7 +337,10 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
                 idle += 1.0 - walked / walked.max()
             while lo < num_layers and sent_layer[lo] == 0:
                 lo += 1
-            if steal and rebalance(owner, split & (part_layer >= lo), walked, stats):
+            moved = rebalance(owner, split & (part_layer >= lo), walked, stats) if steal else None
+            if moved is not None:
+                k, a, b = moved
+                exchange.bytes += pool[b].adopt(k, pool[a])  # the partition's mirrors move along
                 exchange.reads = [reads_of(w) for w in range(workers)]
         if fam == "monotone":
             converged = lo >= num_layers
