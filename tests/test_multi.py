@@ -110,6 +110,24 @@ def test_rebalance_steals_only_from_an_overloaded_worker():
     assert multi.rebalance(o, np.zeros(4, bool), np.array([300, 10]), stats) is None
 
 
+def test_threads_or_not_same_answer(g):
+    """Workers in host threads (the default) or one after another: the same arcs, the same answer
+    (their walks touch disjoint arcs and their own copies)."""
+    ps = preprocess(g, partition_arcs=64)
+    A = get_algorithm("sssp")
+    src = g.vertex_ids[int(np.argmax(g.out_degree))]
+    system = A.prepare(g, **A.bind(g, {"source": src}))
+    out = []
+    for concurrent in (True, False):
+        st = RunStats.new()
+        x, ok = multi.solve(g, system, pathset=ps, workers=3, stats=st, concurrent=concurrent,
+                            steal=False)
+        assert ok
+        out.append((x, st["rounds"], st["arc_updates"]))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    assert out[0][1:] == out[1][1:]
+
+
 def test_stealing_does_not_change_the_answer(g):
     ps = preprocess(g, partition_arcs=32)
     a, sa = run_multi(g, "pagerank", 4, ps, steal=True)

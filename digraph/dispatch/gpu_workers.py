@@ -24,6 +24,7 @@ class GpuWorker:
     def __init__(self, device, ps, family, arrays, stats):
         self.be = gpu.backend(device)
         self.be.stats = stats
+        self.threadsafe = not self.be.sim  # the simulator is not: its workers run in turn
         be, xp = self.be, self.be.xp
         self.family = family
         self.ps = ps
@@ -74,6 +75,14 @@ class GpuWorker:
         return 16 * (b - a)
 
     def walk(self, parts, x, theta):
+        """Walk ``parts`` on this worker's device (its context entered: workers run in threads)."""
+        be = self.be
+        if be.sim:
+            return self._walk(parts, x, theta)
+        with be.cuda.gpus[be.device_id], be.xp.cuda.Device(be.device_id):
+            return self._walk(parts, x, theta)
+
+    def _walk(self, parts, x, theta):
         from ..smx import cuda_kernels as K
         be = self.be
         units = [np.arange(self.part_units[k], self.part_units[k + 1]) for k in parts]

@@ -248,13 +248,15 @@ class CpuWorker:
 
 
 def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats, steal=True,
-          make_worker=None):
+          make_worker=None, concurrent=True):
     """Run ``system`` on ``workers`` simulated workers; returns (state, converged).
 
     Linear and monotone systems (k-core's dependencies are undirected: run it on one worker).
     The answer equals the single-worker one: exactly for min/max systems, within ``tol`` (both
     certified) for sums.  ``make_worker(w, pathset, family, arrays)`` builds worker ``w`` (default:
     :class:`CpuWorker`; :class:`digraph.dispatch.gpu_workers.GpuWorker` puts one on a GPU).
+    With ``concurrent`` the workers of a round run in host threads, one each (the walks release
+    the GIL; a GPU worker enters its own device's context).
     """
     ps = pathset
     if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
@@ -265,21 +267,10 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
                                     f"not {fam!r}")
     n, m = graph.num_vertices, graph.num_arcs
     owner, vowner, split = plan(ps, workers)
-    off = np.asarray(ps.partition_offsets)
     po = np.asarray(ps.path_offsets)
     pv = np.asarray(ps.path_vertices)
-    K = off.size - 1
-    part_layer = np.asarray(ps.path_layer)[off[:-1]] if K else np.zeros(0, np.int64)
-    num_layers = int(part_layer.max()) + 1 if K else 0
     last = np.zeros(pv.size, bool)
     last[po[1:] - 1] = True  # a path's last vertex is no arc's source
-
-    def reads_of(w):
-        ks = np.flatnonzero(owner == w)
-        idx = np.concatenate([np.arange(po[off[k]], po[off[k + 1]]) for k in ks]) if ks.size \
-            else np.zeros(0, np.int64)
-        return np.unique(pv[idx[~last[idx]]]) if idx.size else np.zeros(0, np.int64)
-
     if fam == "linear":
         gammas = linear_contraction(graph, system)
         src, dst, has, arc = linear_factors(graph, system)
@@ -300,6 +291,38 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
         def make_worker(w, ps, fam, arrays):
             return CpuWorker(ps, fam, arrays)
     pool = [make_worker(w, ps, fam, arrays) for w in range(workers)]
+    from concurrent.futures import ThreadPoolExecutor
+    # the CUDA simulator's kernels cannot be launched from several host threads at once
+    safe = all(getattr(w, "threadsafe", True) for w in pool)
+    threads = ThreadPoolExecutor(max_workers=workers) if concurrent and workers > 1 and safe \
+        else None
+    try:
+        return _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split,
+                       arrays, combine, master, gammas if fam == "linear" else None, tol,
+                       max_iter, stats, steal, n, m)
+    finally:
+        if threads:
+            threads.shutdown()
+
+
+def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split, arrays,
+            combine, master, gammas, tol, max_iter, stats, steal, n, m):
+    """The round loop of :func:`solve`."""
+    off = np.asarray(ps.partition_offsets)
+    po = np.asarray(ps.path_offsets)
+    pv = np.asarray(ps.path_vertices)
+    K = off.size - 1
+    part_layer = np.asarray(ps.path_layer)[off[:-1]] if K else np.zeros(0, np.int64)
+    num_layers = int(part_layer.max()) + 1 if K else 0
+    last = np.zeros(pv.size, bool)
+    last[po[1:] - 1] = True
+
+    def reads_of(w):
+        ks = np.flatnonzero(owner == w)
+        idx = np.concatenate([np.arange(po[off[k]], po[off[k + 1]]) for k in ks]) if ks.size \
+            else np.zeros(0, np.int64)
+        return np.unique(pv[idx[~last[idx]]]) if idx.size else np.zeros(0, np.int64)
+
     exchange = Exchange(vowner, [reads_of(w) for w in range(workers)], workers, combine)
     copies = [master.copy() for _ in range(workers)]
     idle = np.zeros(workers)
@@ -316,15 +339,26 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
             th = factor * pending_budget(tol, float(master.sum()), n, gammas,
                                          system.normalize) / max(m, 1)
         while lo < num_layers and stats["rounds"] < max_iter:
-            sent_layer = np.zeros(num_layers, np.int64)
-            walked = np.zeros(workers, np.int64)
             base = master.copy()
-            for w in range(workers):
+
+            def run_worker(w, lo=lo, th=th):
+                """Worker w's round: its partitions of the unfinished layers, layer by layer, on
+                its own copy (workers touch disjoint arcs and their own copies: no race)."""
+                sent_w = np.zeros(num_layers, np.int64)
+                seen_w = 0
                 parts = np.flatnonzero((owner == w) & (part_layer >= lo))
                 for L in np.unique(part_layer[parts]):
                     sent, seen = pool[w].walk(parts[part_layer[parts] == L], copies[w], th)
-                    sent_layer[L] += sent
-                    walked[w] += seen
+                    sent_w[L] += sent
+                    seen_w += seen
+                return sent_w, seen_w
+
+            if threads and workers > 1:
+                results = list(threads.map(run_worker, range(workers)))
+            else:
+                results = [run_worker(w) for w in range(workers)]
+            sent_layer = np.sum([r[0] for r in results], axis=0)
+            walked = np.array([r[1] for r in results], np.int64)
             exchange.push(master, copies, base)
             exchange.pull(master, copies)
             total = int(sent_layer.sum())
