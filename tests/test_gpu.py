@@ -211,3 +211,15 @@ def test_streaming_parameter_errors(small):
         digraph.run(small, "pagerank", batch_arcs=4)
     with pytest.raises(InvalidParameterError, match="batch_arcs"):
         digraph.run(small, "pagerank", device="cuda", mode="bsp", batch_arcs=0)
+
+
+def test_streamed_hub_gets_a_block(be):
+    """A hub (in-degree >= HEAVY, 4 under the simulator) larger than a batch is streamed alone and
+    pulled by a whole block."""
+    src = np.array([1, 2, 3, 4, 5, 6, 0, 0, 2])
+    dst = np.array([0, 0, 0, 0, 0, 0, 1, 2, 5])
+    g = digraph.load((src, dst))
+    r = digraph.run(g, "pagerank", mode="bsp", device="cuda", batch_arcs=3, tol=1e-6)
+    ref = digraph.run(g, "pagerank", tol=1e-12)
+    assert np.abs(r.values - ref.values).sum() <= 1e-6
+    assert r.stats.streamed_batches == 2  # the hub's 6 in-arcs alone, then the other 3

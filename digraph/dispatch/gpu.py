@@ -562,6 +562,10 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
             host_coef[...] = arc[graph.in_arcs]
         streams = [xp.cuda.Stream(non_blocking=True) for _ in range(2)]
     in_off = be.put(in_off_h)
+    from ..smx.cuda_kernels import HEAVY
+    heavy_h = np.flatnonzero(np.diff(in_off_h) >= HEAVY)
+    heavy = be.put(heavy_h, np.int64)
+    heavy_at = np.searchsorted(heavy_h, [b[0] for b in batches] + [n])  # heavy of batch k
     bufs = [(be.keep(xp.empty(cap, it)), be.keep(xp.empty(cap if has else 1, np.float64)))
             for _ in range(2)]
     src_scale, dst_scale = be.put(src), be.put(dst)
@@ -597,24 +601,31 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
         for k, (v0, v1, a0, a1) in enumerate(batches):
             sb, cb = bufs[k % 2]
             st = streams[k % 2]
+            h0, h1 = int(heavy_at[k]), int(heavy_at[k + 1])
+            hv = heavy[h0:h1]
+            hgrid = max(1, min(h1 - h0, 65535))
             if be.sim:
                 sb[:a1 - a0] = host_src[a0:a1]
                 if has:
                     cb[:a1 - a0] = host_coef[a0:a1]
                 launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb()]
+                launch_heavy = K.linear_dense_batch_heavy[hgrid, _hb()]
             else:
                 sb[:a1 - a0].set(host_src[a0:a1], stream=st)
                 if has:
                     cb[:a1 - a0].set(host_coef[a0:a1], stream=st)
-                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb(),
-                                              be.cuda.external_stream(st.ptr)]
-            args = [v0, v1, a0, in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x,
-                    theta, out_degree, scan]
+                nst = be.cuda.external_stream(st.ptr)
+                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb(), nst]
+                launch_heavy = K.linear_dense_batch_heavy[hgrid, _hb(), nst]
+            rest = [in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x, theta,
+                    out_degree, scan]
             if not be.sim:
                 views = be._views
-                args = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
-                        for a in args]
-            launch(*args)
+                rest = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
+                        for a in rest]
+            launch(v0, v1, a0, *rest)
+            if h1 > h0:
+                launch_heavy(hv, a0, *rest)
             stats["bytes_h2d"] += (a1 - a0) * (host_src.itemsize + (8 if has else 0))
         be.sync()
         stats["time_streamed_rounds"] = stats.get("time_streamed_rounds", 0.0) + \

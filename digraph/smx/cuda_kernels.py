@@ -611,13 +611,14 @@ def linear_dense_fused_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, s
 def linear_dense_batch(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale,
                        delta, delta_new, x, theta, out_degree, out):
     """:func:`linear_dense_fused` for the targets ``v0 <= v < v1`` whose in-arcs (from ``a0`` on,
-    CSC order) were streamed into ``src_buf``/``coef_buf`` (graphs larger than GPU memory)."""
+    CSC order) were streamed into ``src_buf``/``coef_buf`` (graphs larger than GPU memory);
+    vertices of in-degree >= HEAVY are left to :func:`linear_dense_batch_heavy`."""
     buf = cuda.shared.array(HB, float64)
     st = cuda.local.array(4, float64)
     for i in range(4):
         st[i] = 0.0
     v = v0 + cuda.grid(1)
-    if v < v1:
+    if v < v1 and in_offsets[v + 1] - in_offsets[v] < HEAVY:
         acc = 0.0
         for k in range(in_offsets[v] - a0, in_offsets[v + 1] - a0):
             u = src_buf[k]
@@ -627,3 +628,26 @@ def linear_dense_batch(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_
                 acc += c * src_scale[u] * d
         _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
     _flush_stats(buf, st, out)
+
+
+@cuda.jit(cache=True)
+def linear_dense_batch_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale,
+                             dst_scale, delta, delta_new, x, theta, out_degree, out):
+    """:func:`linear_dense_batch` for the batch's vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(4, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = 0.0
+        for k in range(in_offsets[v] - a0 + cuda.threadIdx.x, in_offsets[v + 1] - a0, HB):
+            u = src_buf[k]
+            d = delta[u]
+            if abs(d) > theta:
+                c = coef_buf[k] if has_coef else 1.0
+                acc += c * src_scale[u] * d
+        acc = _block_sum(buf, acc)
+        for j in range(4):
+            st[j] = 0.0
+        if cuda.threadIdx.x == 0:
+            _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
+        _flush_stats(buf, st, out)
