@@ -281,31 +281,41 @@ def _warm_up(engine, family, graph):
     if key in _WARM:
         return
     from .dispatch import bsp
-    from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
-    tiny = Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
+    tiny = _tiny_graph()
     tiny.out_targets = tiny.out_targets.astype(itype)
     tiny._cache.clear()
-    s = RunStats.new()
-    n, m = 3, 4
     extra = {}
     if engine.__name__.endswith(".paths"):
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny)}
+    _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
+                                                    stats=RunStats.new(), **extra))
+    _WARM.add(key)
+
+
+def _tiny_graph():
+    return Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
+
+
+def _run_tiny(family, module, solve):
+    """``solve`` a tiny system of ``family`` with and without arc factors, every round dense and
+    then every round sparse (``module.DENSE_DIVISOR``), so that every kernel is compiled."""
+    from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
+    n, m = 3, 4
     for arc in (None, np.ones(m)):
         if family == "linear":
             sys = LinearSystem(b=np.ones(n), src_scale=np.full(n, 0.4), arc_scale=arc)
         elif family == "monotone":
-            init = np.array([0.0, np.inf, np.inf])
-            sys = MonotoneSystem(init=init, relax="plus", combine="min", arc_value=arc)
+            sys = MonotoneSystem(init=np.array([0.0, np.inf, np.inf]), relax="plus", combine="min",
+                                 arc_value=arc)
         else:
             sys = HIndexSystem()
-        for divisor in (10**9, 0):  # every round dense, then every round sparse
-            old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, divisor
+        for divisor in (10**9, 0):
+            old, module.DENSE_DIVISOR = module.DENSE_DIVISOR, divisor
             try:
-                engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=s, **extra)
+                solve(sys)
             finally:
-                bsp.DENSE_DIVISOR = old
-    _WARM.add(key)
+                module.DENSE_DIVISOR = old
 
 
 def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache, preprocess,
@@ -345,26 +355,11 @@ def _warm_up_gpu(gpu, be, mode, family, device):
     key = ("gpu", be.sim, be.device_id, mode, family)
     if key in _WARM:
         return
-    from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
-    tiny = Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
-    n, m = 3, 4
+    tiny = _tiny_graph()
     extra = {}
     if mode in PATH_MODES:
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny), "priority": "pending" if mode == "path" else "none"}
-    for arc in (None, np.ones(m)):
-        if family == "linear":
-            sys = LinearSystem(b=np.ones(n), src_scale=np.full(n, 0.4), arc_scale=arc)
-        elif family == "monotone":
-            sys = MonotoneSystem(init=np.array([0.0, np.inf, np.inf]), relax="plus", combine="min",
-                                 arc_value=arc)
-        else:
-            sys = HIndexSystem()
-        for divisor in (10**9, 0):  # every round dense, then every round sparse
-            old, gpu.DENSE_DIVISOR = gpu.DENSE_DIVISOR, divisor
-            try:
-                gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100, stats=RunStats.new(),
-                          device=device, **extra)
-            finally:
-                gpu.DENSE_DIVISOR = old
+    _run_tiny(family, gpu, lambda sys: gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100,
+                                                 stats=RunStats.new(), device=device, **extra))
     _WARM.add(key)

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
-from .convergence import (certified, certified_bound, linear_contraction, linear_error_bound,
-                          residual_threshold, tightened)
+from .convergence import (certified_bound, linear_contraction, linear_error_bound,
+                          residual_threshold, tightened, verdict)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve"]
@@ -62,11 +62,9 @@ def _solve_linear(graph, sys, tol, max_iter, stats):
             # certify on the residual recomputed from x; if rounding drift leaves it short,
             # carry on from the exact residual
             bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
-            if certified(bound, r1, floor, tol, stats):
-                converged = True
-                break
-            stats["recertified"] = stats.get("recertified", 0) + 1
-            if stats["recertified"] > 8:
+            outcome = verdict(bound, r1, floor, tol, stats)
+            if outcome != "retry":
+                converged = outcome == "converged"
                 break
         if stats["rounds"] >= max_iter:
             break

@@ -9,7 +9,7 @@ from ..errors import InvalidParameterError
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "residual_norms", "certified_bound", "certified", "tightened",
+           "residual_norms", "certified_bound", "certified", "verdict", "tightened",
            "rounding_floor"]
 
 
@@ -161,6 +161,20 @@ def certified_bound(graph, system, x, gammas, out):
     bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, system.normalize)
     floor = linear_error_bound(e1, emax, sx, n, gammas, system.normalize)
     return bound * (1.0 + ROUNDING_MARGIN), r1, floor
+
+
+MAX_RECERTIFICATIONS = 8
+"""Failed certifications after which a push engine gives up (the run reports its bound)."""
+
+
+def verdict(bound, r1, floor, tol, stats):
+    """What a push engine does after certifying: ``"converged"``; ``"retry"`` (counted in
+    ``stats["recertified"]``, carrying on from the exact residual towards :func:`tightened`
+    targets); or ``"stop"`` after :data:`MAX_RECERTIFICATIONS` failures."""
+    if certified(bound, r1, floor, tol, stats):
+        return "converged"
+    stats["recertified"] = stats.get("recertified", 0) + 1
+    return "stop" if stats["recertified"] > MAX_RECERTIFICATIONS else "retry"
 
 
 def tightened(tol, stats):

@@ -36,7 +36,7 @@ from numba import njit
 
 from ..errors import InvalidParameterError, NotAvailableError
 from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
-from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened
+from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened, verdict
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
@@ -97,13 +97,20 @@ class _Backend:
                 self.keep(v)
         return d
 
-    def launch(self, kernel, grid, block, *args):
-        """``kernel[grid, block](*args)`` with the cached views of registered arrays."""
-        if not self.sim:
-            views = self._views
-            args = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
-                    for a in args]
-        kernel[grid, block](*args)
+    def views(self, args):
+        """``args`` with every registered array replaced by its cached Numba view."""
+        if self.sim:
+            return list(args)
+        views = self._views
+        return [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a for a in args]
+
+    def launch(self, kernel, grid, block, *args, stream=None):
+        """``kernel[grid, block](*args)`` (on a CuPy ``stream`` if given) with the cached views
+        of registered arrays."""
+        if stream is None or self.sim:
+            kernel[grid, block](*self.views(args))
+        else:
+            kernel[grid, block, self.cuda.external_stream(stream.ptr)](*self.views(args))
 
     def release(self):
         self._views.clear()
@@ -265,26 +272,24 @@ def _device_undirected(be, graph):
     return graph._cache[key]
 
 
-def _units(ps, unit_arcs):
-    """Units of consecutive paths of one layer with at least ``unit_arcs`` arcs (a longer path is a
-    unit alone): (unit_offsets into path-order arcs, first path of each unit, unit layer)."""
-    P = ps.num_paths
+def _units(ps, unit_arcs, key):
+    """Units of consecutive paths with one ``key`` (layer, partition) and at least ``unit_arcs``
+    arcs (a longer path is a unit alone): (unit offsets into path-order arcs, first path of each
+    unit)."""
     lengths = np.diff(np.asarray(ps.path_offsets)) - 1
-    layer = np.asarray(ps.path_layer)
-    starts = _group_paths(lengths, layer, unit_arcs)
+    starts = _group_paths(lengths, key, unit_arcs)
     arc_off = np.concatenate([[0], np.cumsum(lengths)])
-    unit_offsets = arc_off[np.append(starts, P)]
-    return unit_offsets, starts, layer[starts] if P else np.zeros(0, np.int64)
+    return arc_off[np.append(starts, ps.num_paths)], starts
 
 
 @njit(cache=True)
-def _group_paths(lengths, layer, unit_arcs):
+def _group_paths(lengths, key, unit_arcs):
     P = lengths.size
     out = np.empty(P, np.int64)
     k = 0
     acc = 0
     for p in range(P):
-        if p == 0 or acc >= unit_arcs or layer[p] != layer[p - 1]:
+        if p == 0 or acc >= unit_arcs or key[p] != key[p - 1]:
             out[k] = p
             k += 1
             acc = 0
@@ -302,13 +307,10 @@ def _device_paths(be, ps):
         return be.keep_all(cache[key])
     n = ps.num_vertices
     it = _index_dtype(max(n, ps.num_arcs))
-    pv = np.asarray(ps.path_vertices)
     po = np.asarray(ps.path_offsets)
-    heads = np.zeros(pv.size, bool)
-    heads[po[:-1]] = True
-    tails = np.zeros(pv.size, bool)
-    tails[po[1:] - 1] = True
-    unit_offsets, unit_first, unit_layer = _units(ps, UNIT_ARCS)
+    src, dst = ps.arc_ends()
+    unit_offsets, unit_first = _units(ps, UNIT_ARCS, np.asarray(ps.path_layer))
+    unit_layer = np.asarray(ps.path_layer)[unit_first]
     nunits = unit_first.size
     num_layers = int(unit_layer[-1]) + 1 if nunits else 0
     layer_units = np.searchsorted(unit_layer, np.arange(num_layers + 1))
@@ -319,8 +321,8 @@ def _device_paths(be, ps):
     unit_heat = wsum / np.maximum(np.diff(unit_offsets), 1)
     d = {
         "arc_ids": be.put(ps.path_arc_ids, it),
-        "src": be.put(pv[~tails], it),
-        "dst": be.put(pv[~heads], it),
+        "src": be.put(src, it),
+        "dst": be.put(dst, it),
         "unit_offsets": be.put(unit_offsets, np.int64),
         "unit_heat": be.put(unit_heat),
         "unit_paths": be.put(np.diff(np.append(unit_first, ps.num_paths)), np.int64),
@@ -417,7 +419,6 @@ class _Linear:
         self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
         self.bsum = float(np.abs(sys.b).sum())
         self.normalize = sys.normalize
-        self.host = (src, dst, has, arc)
         self.r = be.keep(xp.empty(self.n, np.float64))
 
     def certify(self, x):
@@ -468,23 +469,21 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
         bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
         if bound <= tightened(tol, stats) or nf == 0:
             bound, r1, floor = L.certify(x)
-            if certified(bound, r1, floor, tol, stats):
-                converged = True
+            outcome = verdict(bound, r1, floor, tol, stats)
+            if outcome != "retry":
+                converged = outcome == "converged"
                 break
             delta[...] = L.r  # carry on from the exact residual
-            stats["recertified"] = stats.get("recertified", 0) + 1
-            if stats["recertified"] > 8:
-                break
             continue
         if stats["rounds"] >= max_iter:
             break
         if jacobi and vol * DENSE_DIVISOR > m:
             # one fused pass: absorb, pull, and the statistics of the state it leaves
             scan[...] = 0.0
-            args = (g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.src_scale,
+            args = (0, g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.src_scale,
                     L.dst_scale, delta, delta_new, x, theta, g["out_degree"], scan)
-            be.launch(K.linear_dense_fused, be.grid_hb(n), _hb(), *args)
-            be.heavy(K.linear_dense_fused_heavy, g["heavy_in"], *args)
+            be.launch(K.linear_dense_batch, be.grid_hb(n), _hb(), 0, n, *args)
+            be.heavy(K.linear_dense_batch_heavy, g["heavy_in"], *args)
             r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(scan))
             delta, delta_new = delta_new, delta
             stats["arc_updates"] += m
@@ -586,13 +585,11 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
         if bound <= tightened(tol, stats) or r1 == 0.0:
             xh = be.get(x)
             bound, r1, floor = certified_bound(graph, sys, xh, gammas, rvec)
-            if certified(bound, r1, floor, tol, stats):
-                converged = True
+            outcome = verdict(bound, r1, floor, tol, stats)
+            if outcome != "retry":
+                converged = outcome == "converged"
                 break
             delta[...] = xp.asarray(rvec) if not be.sim else rvec
-            stats["recertified"] = stats.get("recertified", 0) + 1
-            if stats["recertified"] > 8:
-                break
         if stats["rounds"] >= max_iter:
             break
         scan[...] = 0.0
@@ -608,24 +605,15 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
                 sb[:a1 - a0] = host_src[a0:a1]
                 if has:
                     cb[:a1 - a0] = host_coef[a0:a1]
-                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb()]
-                launch_heavy = K.linear_dense_batch_heavy[hgrid, _hb()]
             else:
                 sb[:a1 - a0].set(host_src[a0:a1], stream=st)
                 if has:
                     cb[:a1 - a0].set(host_coef[a0:a1], stream=st)
-                nst = be.cuda.external_stream(st.ptr)
-                launch = K.linear_dense_batch[be.grid_hb(v1 - v0), _hb(), nst]
-                launch_heavy = K.linear_dense_batch_heavy[hgrid, _hb(), nst]
-            rest = [in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x, theta,
-                    out_degree, scan]
-            if not be.sim:
-                views = be._views
-                rest = [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a
-                        for a in rest]
-            launch(v0, v1, a0, *rest)
+            rest = (a0, in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x, theta,
+                    out_degree, scan)
+            be.launch(K.linear_dense_batch, be.grid_hb(v1 - v0), _hb(), v0, v1, *rest, stream=st)
             if h1 > h0:
-                launch_heavy(hv, a0, *rest)
+                be.launch(K.linear_dense_batch_heavy, hgrid, _hb(), hv, *rest, stream=st)
             stats["bytes_h2d"] += (a1 - a0) * (host_src.itemsize + (8 if has else 0))
         be.sync()
         stats["time_streamed_rounds"] = stats.get("time_streamed_rounds", 0.0) + \

@@ -28,23 +28,14 @@ class GpuWorker:
         be, xp = self.be, self.be.xp
         self.family = family
         self.ps = ps
-        po = np.asarray(ps.path_offsets)
-        pv = np.asarray(ps.path_vertices)
         off = np.asarray(ps.partition_offsets)
-        lengths = np.diff(po) - 1
         part_of_path = np.repeat(np.arange(off.size - 1), np.diff(off))
-        starts = gpu._group_paths(lengths, part_of_path, gpu.UNIT_ARCS) if lengths.size else \
-            np.zeros(0, np.int64)
-        arc_off = np.concatenate([[0], np.cumsum(lengths)])
-        self.unit_offsets_h = arc_off[np.append(starts, ps.num_paths)]
+        self.unit_offsets_h, starts = gpu._units(ps, gpu.UNIT_ARCS, part_of_path)
         self.part_units = np.searchsorted(starts, off)  # units of partition k: [k], [k+1]
-        first = np.zeros(pv.size, bool)
-        first[po[:-1]] = True
-        last = np.zeros(pv.size, bool)
-        last[po[1:] - 1] = True
+        src, dst = ps.arc_ends()
         it = gpu._index_dtype(max(ps.num_vertices, ps.num_arcs))
-        self.src = be.put(pv[~last], it)
-        self.dst = be.put(pv[~first], it)
+        self.src = be.put(src, it)
+        self.dst = be.put(dst, it)
         self.unit_offsets = be.put(self.unit_offsets_h, np.int64)
         nunits = starts.size
         self.unit_sent = be.keep(xp.zeros(max(nunits, 1), np.int32))

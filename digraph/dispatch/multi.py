@@ -32,6 +32,7 @@ from ..errors import InvalidParameterError
 from ..smx.cpu_bsp import relax
 from ..smx.cpu_paths import path_arc_coefficients
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
+from .paths import _Schedule
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "STEAL_RATIO"]
@@ -57,53 +58,36 @@ def plan(ps, workers):
     off = np.asarray(ps.partition_offsets)
     K = off.size - 1
     po = np.asarray(ps.path_offsets)
-    pv = np.asarray(ps.path_vertices)
     n = ps.num_vertices
     owner = np.zeros(K, np.int64)
     if K == 0:
         return owner, np.zeros(n, np.int64), np.zeros(0, bool)
-    scc = np.asarray(ps.path_scc)
-    first, last = scc[off[:-1]], scc[off[1:] - 1]
-    newgroup = np.ones(K, bool)
-    newgroup[1:] = first[1:] != last[:-1]
-    group = np.cumsum(newgroup) - 1
-    split = np.bincount(group)[group] > 1
+    split = ~_Schedule(ps).local  # pieces of an SCC-vertex spread over several partitions
     layer = np.asarray(ps.path_layer)[off[:-1]]
-    arcs = (po[off[1:]] - off[1:]) - (po[off[:-1]] - off[:-1])
+    arc_lo, arc_hi = po[off[:-1]] - off[:-1], po[off[1:]] - off[1:]  # arcs of each partition
+    arcs = arc_hi - arc_lo
+    src, dst = ps.arc_ends()
     writer = np.full(n, -1, np.int64)
     load = np.zeros(workers, np.int64)
     for L in np.unique(layer):
         ks = np.flatnonzero(layer == L)
         load_layer = np.zeros(workers, np.int64)
         for k in sorted(ks, key=lambda k: (not split[k], -arcs[k])):
-            a, b = po[off[k]], po[off[k + 1]]
-            if split[k]:
+            wr = writer[src[arc_lo[k]:arc_hi[k]]] if not split[k] else writer[:0]
+            wr = wr[wr >= 0]
+            if wr.size:  # the worker writing most of what the partition reads
+                votes = np.bincount(wr, minlength=workers)
+                best = np.flatnonzero(votes == votes.max())
+                w = int(best[np.argmin(load_layer[best])])
+            else:  # a piece of a split SCC-vertex, or nothing written yet: least loaded
                 w = int(np.argmin(load_layer * workers + load))
-            else:
-                verts = pv[a:b]
-                wr = writer[verts]
-                wr = wr[wr >= 0]
-                if wr.size:
-                    votes = np.bincount(wr, minlength=workers)
-                    best = np.flatnonzero(votes == votes.max())
-                    w = int(best[np.argmin(load_layer[best])])
-                else:
-                    w = int(np.argmin(load_layer * workers + load))
             owner[k] = w
             load_layer[w] += arcs[k]
             load[w] += arcs[k]
-            # the partition writes the heads of its arcs: every vertex but each path's first
-            for p in range(off[k], off[k + 1]):
-                writer[pv[po[p] + 1:po[p + 1]]] = w
+            writer[dst[arc_lo[k]:arc_hi[k]]] = w
     # master: the worker holding most in-arcs of the vertex
-    path_of = np.repeat(np.arange(ps.num_paths), np.diff(po) - 1)
-    part_of_path = np.repeat(np.arange(K), np.diff(off))
-    first = np.zeros(pv.size, bool)
-    first[po[:-1]] = True  # a path's first vertex is no arc's target
-    dst = pv[~first]
-    w_of_arc = owner[part_of_path[path_of]]
     counts = np.zeros((n, workers), np.int64)
-    np.add.at(counts, (dst, w_of_arc), 1)
+    np.add.at(counts, (dst, np.repeat(owner, arcs)), 1)
     vowner = np.argmax(counts, axis=1)
     return owner, vowner, split
 
@@ -267,10 +251,6 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
                                     f"not {fam!r}")
     n, m = graph.num_vertices, graph.num_arcs
     owner, vowner, split = plan(ps, workers)
-    po = np.asarray(ps.path_offsets)
-    pv = np.asarray(ps.path_vertices)
-    last = np.zeros(pv.size, bool)
-    last[po[1:] - 1] = True  # a path's last vertex is no arc's source
     if fam == "linear":
         gammas = linear_contraction(graph, system)
         src, dst, has, arc = linear_factors(graph, system)
@@ -284,7 +264,7 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
         op, combine, has, value = monotone_arrays(graph, system)
         master, active = monotone_start(system, n)
         identity = np.inf if combine == 0 else -np.inf
-        src_of_arc = pv[~last]
+        src_of_arc = ps.arc_ends()[0]
         s = np.where(active[src_of_arc], identity, master[src_of_arc])
         arrays = (value[ps.path_arc_ids] if has else value, has, op, combine, s)
     if make_worker is None:
@@ -310,18 +290,18 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
     """The round loop of :func:`solve`."""
     off = np.asarray(ps.partition_offsets)
     po = np.asarray(ps.path_offsets)
-    pv = np.asarray(ps.path_vertices)
     K = off.size - 1
     part_layer = np.asarray(ps.path_layer)[off[:-1]] if K else np.zeros(0, np.int64)
     num_layers = int(part_layer.max()) + 1 if K else 0
-    last = np.zeros(pv.size, bool)
-    last[po[1:] - 1] = True
+    arc_lo, arc_hi = po[off[:-1]] - off[:-1], po[off[1:]] - off[1:]
+    src = ps.arc_ends()[0]
 
     def reads_of(w):
+        """The vertices worker w's partitions read: the sources of their arcs."""
         ks = np.flatnonzero(owner == w)
-        idx = np.concatenate([np.arange(po[off[k]], po[off[k + 1]]) for k in ks]) if ks.size \
-            else np.zeros(0, np.int64)
-        return np.unique(pv[idx[~last[idx]]]) if idx.size else np.zeros(0, np.int64)
+        if ks.size == 0:
+            return np.zeros(0, np.int64)
+        return np.unique(np.concatenate([src[arc_lo[k]:arc_hi[k]] for k in ks]))
 
     exchange = Exchange(vowner, [reads_of(w) for w in range(workers)], workers, combine)
     copies = [master.copy() for _ in range(workers)]

@@ -166,14 +166,6 @@ def _min_score(hist, share):
     return 0.0
 
 
-def _arc_sources(ps):
-    """Source vertex of every arc in path order."""
-    tails = ps.path_offsets[1:] - 1
-    keep = np.ones(ps.path_vertices.size, bool)
-    keep[tails] = False
-    return ps.path_vertices[keep]
-
-
 def _walk_arrays(ps):
     return ps.partition_offsets, ps.path_offsets, ps.path_vertices
 
@@ -300,7 +292,7 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
     op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
-    src = _arc_sources(ps)
+    src = ps.arc_ends()[0]
     s = np.where(active[src], identity, x[src])
     if has_value:
         value = value[ps.path_arc_ids]  # path order

@@ -141,6 +141,17 @@ class PathSet:
         """Offsets of each path's arcs into ``path_arc_ids`` (int64, P+1)."""
         return self.path_offsets - np.arange(self.path_offsets.size, dtype=np.int64)
 
+    def arc_ends(self):
+        """(sources, targets) of every arc in path order: arc ``j`` of path ``p`` is
+        ``path_offsets[p] − p + i`` (int arrays of length m)."""
+        pv = np.asarray(self.path_vertices)
+        po = np.asarray(self.path_offsets)
+        first = np.zeros(pv.size, bool)
+        first[po[:-1]] = True  # a path's first vertex is no arc's target
+        last = np.zeros(pv.size, bool)
+        last[po[1:] - 1] = True  # a path's last vertex is no arc's source
+        return pv[~last], pv[~first]
+
     def arrays(self):
         """Dict name -> array of every stored array."""
         return {name: getattr(self, name) for name in ARRAYS}

@@ -233,37 +233,18 @@ def linear_scan(delta, theta, out_degree, x, out):
     """One pass for the round's decisions: ``out`` (zero on entry) receives Σ|δ|, max|δ|, Σx,
     the frontier size (|δ| > θ) and its out-arcs (block sums, then one atomic per block)."""
     buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(4, float64)
+    for i in range(4):
+        st[i] = 0.0
     u = cuda.grid(1)
-    d = 0.0
-    xv = 0.0
-    nf = 0.0
-    vol = 0.0
     if u < x.size:
         d = abs(delta[u])
-        xv = x[u]
+        st[0] = d
+        st[1] = x[u]
         if d > theta:
-            nf = 1.0
-            vol = out_degree[u]
-    s1 = _block_sum(buf, d)
-    s2 = _block_sum(buf, xv)
-    s3 = _block_sum(buf, nf)
-    s4 = _block_sum(buf, vol)
-    # block max of |δ|
-    tid = cuda.threadIdx.x
-    buf[tid] = d
-    cuda.syncthreads()
-    step = HB // 2
-    while step > 0:
-        if tid < step:
-            buf[tid] = max(buf[tid], buf[tid + step])
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
-        cuda.atomic.add(out, 0, s1)
-        cuda.atomic.max(out, 1, buf[0])
-        cuda.atomic.add(out, 2, s2)
-        cuda.atomic.add(out, 3, s3)
-        cuda.atomic.add(out, 4, s4)
+            st[2] = 1.0
+            st[3] = out_degree[u]
+    _flush_stats(buf, st, out)
 
 
 @cuda.jit(cache=True)
@@ -513,16 +494,19 @@ def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
         cuda.syncthreads()
 
 
-# ============================================================================ fused dense linear round
+# ============================================================================ dense linear rounds
 
 @cuda.jit(device=True, inline=True)
-def _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v, start, step):
+def _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, theta, v, start,
+             step):
+    """Σ c·src_scale·δ over the in-arcs of ``v`` whose source is in the frontier (|δ| > θ);
+    the arcs are read from ``src_buf``/``coef_buf`` at ``in_offsets[v] − a0``."""
     acc = 0.0
-    for k in range(in_offsets[v] + start, in_offsets[v + 1], step):
-        u = in_sources[k]
+    for k in range(in_offsets[v] - a0 + start, in_offsets[v + 1] - a0, step):
+        u = src_buf[k]
         d = delta[u]
         if abs(d) > theta:
-            c = in_coef[k] if has_coef else 1.0
+            c = coef_buf[k] if has_coef else 1.0
             acc += c * src_scale[u] * d
     return acc
 
@@ -572,60 +556,23 @@ def _flush_stats(buf, st, out):
 
 
 @cuda.jit(cache=True)
-def linear_dense_fused(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, delta,
-                       delta_new, x, theta, out_degree, out):
-    """A whole BSP dense round in one pass (Jacobi, double-buffered δ): every vertex absorbs its
-    own δ when ``|δ| > θ`` and pulls the frontier's δ over its in-arcs into ``delta_new``;
-    ``out`` (zero on entry) receives Σ|δ'|, max|δ'|, Σx, the vertices absorbed and their out-arcs.
-    Vertices of in-degree >= HEAVY are left to :func:`linear_dense_fused_heavy`."""
-    buf = cuda.shared.array(HB, float64)
-    st = cuda.local.array(4, float64)
-    for i in range(4):
-        st[i] = 0.0
-    v = cuda.grid(1)
-    if v < x.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
-        acc = _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v, 0, 1)
-        _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
-    _flush_stats(buf, st, out)
-
-
-@cuda.jit(cache=True)
-def linear_dense_fused_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_scale,
-                             dst_scale, delta, delta_new, x, theta, out_degree, out):
-    """:func:`linear_dense_fused` for the vertices of in-degree >= HEAVY: a block each."""
-    buf = cuda.shared.array(HB, float64)
-    st = cuda.local.array(4, float64)
-    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
-        v = heavy[i]
-        acc = _pull_in(in_offsets, in_sources, in_coef, has_coef, src_scale, delta, theta, v,
-                       cuda.threadIdx.x, HB)
-        acc = _block_sum(buf, acc)
-        for j in range(4):
-            st[j] = 0.0
-        if cuda.threadIdx.x == 0:
-            _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
-        _flush_stats(buf, st, out)
-
-
-@cuda.jit(cache=True)
 def linear_dense_batch(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale,
                        delta, delta_new, x, theta, out_degree, out):
-    """:func:`linear_dense_fused` for the targets ``v0 <= v < v1`` whose in-arcs (from ``a0`` on,
-    CSC order) were streamed into ``src_buf``/``coef_buf`` (graphs larger than GPU memory);
-    vertices of in-degree >= HEAVY are left to :func:`linear_dense_batch_heavy`."""
+    """A whole BSP dense round in one pass (Jacobi, double-buffered δ) for the targets
+    ``v0 <= v < v1``: each absorbs its own δ when ``|δ| > θ`` and pulls the frontier's δ over its
+    in-arcs into ``delta_new``; ``out`` (zero on entry) receives Σ|δ'|, max|δ'|, Σx, the
+    vertices absorbed and their out-arcs.  The in-arcs are read from ``src_buf``/``coef_buf``
+    from CSC position ``a0`` on: the whole CSC for a resident graph (``a0 = 0``), a streamed
+    batch otherwise.  Vertices of in-degree >= HEAVY are left to
+    :func:`linear_dense_batch_heavy`."""
     buf = cuda.shared.array(HB, float64)
     st = cuda.local.array(4, float64)
     for i in range(4):
         st[i] = 0.0
     v = v0 + cuda.grid(1)
     if v < v1 and in_offsets[v + 1] - in_offsets[v] < HEAVY:
-        acc = 0.0
-        for k in range(in_offsets[v] - a0, in_offsets[v + 1] - a0):
-            u = src_buf[k]
-            d = delta[u]
-            if abs(d) > theta:
-                c = coef_buf[k] if has_coef else 1.0
-                acc += c * src_scale[u] * d
+        acc = _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, theta, v,
+                       0, 1)
         _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
     _flush_stats(buf, st, out)
 
@@ -633,18 +580,13 @@ def linear_dense_batch(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_
 @cuda.jit(cache=True)
 def linear_dense_batch_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale,
                              dst_scale, delta, delta_new, x, theta, out_degree, out):
-    """:func:`linear_dense_batch` for the batch's vertices of in-degree >= HEAVY: a block each."""
+    """:func:`linear_dense_batch` for the listed vertices of in-degree >= HEAVY: a block each."""
     buf = cuda.shared.array(HB, float64)
     st = cuda.local.array(4, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
-        acc = 0.0
-        for k in range(in_offsets[v] - a0 + cuda.threadIdx.x, in_offsets[v + 1] - a0, HB):
-            u = src_buf[k]
-            d = delta[u]
-            if abs(d) > theta:
-                c = coef_buf[k] if has_coef else 1.0
-                acc += c * src_scale[u] * d
+        acc = _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, theta, v,
+                       cuda.threadIdx.x, HB)
         acc = _block_sum(buf, acc)
         for j in range(4):
             st[j] = 0.0
