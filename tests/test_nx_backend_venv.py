@@ -12,16 +12,13 @@ build isolation); the test is skipped when neither works (no network).  In it:
 
 import os
 import subprocess
-import sys
 import textwrap
 import venv
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NX_DIR = Path(nx.__file__).resolve().parent
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +37,13 @@ def venv_python(tmp_path_factory):
     except Exception as e:  # pragma: no cover - depends on the machine
         pytest.skip(f"cannot create a virtual environment: {e}")
     py = where / "bin" / "python"
+    # the packages of the environment running this test (itself maybe a venv) come before the
+    # base interpreter's: the inner venv then imports the same networkx and numba as this process
+    import sysconfig
+    paths = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+    Path(site, "_outer_env.pth").write_text("\n".join(paths) + "\n")
     attempts = (["--no-build-isolation"], [])
     for extra in attempts:
         p = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", *extra, "-e", str(ROOT)],
@@ -99,7 +103,11 @@ PLUGIN = textwrap.dedent("""
     ("algorithms/shortest_paths/tests/test_unweighted.py", "sssp"),
 ])
 def test_networkx_own_tests(venv_python, tmp_path, module, algorithm):
-    path = NX_DIR / module
+    # networkx as the venv imports it (its conftest must be the one pytest loads there)
+    nx_dir = Path(subprocess.run([str(venv_python), "-c", "import networkx; print(networkx.__file__)"],
+                                 capture_output=True, text=True, timeout=60,
+                                 env=_env()).stdout.strip()).parent
+    path = nx_dir / module
     if not path.is_file():
         pytest.skip(f"networkx's tests are not installed ({path})")
     (tmp_path / "countplug.py").write_text(PLUGIN)
@@ -107,7 +115,7 @@ def test_networkx_own_tests(venv_python, tmp_path, module, algorithm):
     # networkx's conftest must load (--rootdir), and site-packages must not be put before the
     # venv's (--import-mode=append), or the system's copy of the package hides the entry points
     p = subprocess.run([str(venv_python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "countplug",
-                        f"--rootdir={NX_DIR}", f"--confcutdir={NX_DIR.parent}", "--import-mode=append",
+                        f"--rootdir={nx_dir}", f"--confcutdir={nx_dir.parent}", "--import-mode=append",
                         "-W", "ignore", str(path)], capture_output=True, text=True, timeout=300,
                        env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
