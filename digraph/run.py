@@ -43,7 +43,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
-        :mod:`digraph.dispatch.gpu`).  Several GPUs (``"cuda:0,1"``) are not yet available.
+        :mod:`digraph.dispatch.gpu`).  ``"cuda:0,1,..."``: several GPUs of one host; ``bsp``
+        and ``vertex-async`` shard the graph over them (:mod:`digraph.dispatch.multi_gpu`), the
+        path modes run the path dispatcher with one worker per GPU
+        (:mod:`digraph.dispatch.multi`).
     threads : int, optional
         CPU threads for the Numba kernels (default: all of Numba's threads).
     max_iter : int, optional
@@ -322,6 +325,9 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
              stats, t_start, batch_arcs=None):
     """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
     from .dispatch import gpu
+    if "," in device:
+        return _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority,
+                              cache, preprocess, stats, t_start, batch_arcs)
     be = gpu.backend(device)  # NotAvailableError with the reason when there is no GPU
     stats["threads"] = 0
     t0 = time.perf_counter()
@@ -345,6 +351,55 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
         extra["batch_arcs"] = _check_positive("batch_arcs", batch_arcs, int)
     x, converged = gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
                              device=device, **extra)
+    stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
+    return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
+                   t_start)
+
+
+def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
+                   preprocess, stats, t_start, batch_arcs):
+    """``device="cuda:0,1,..."``: vertex shards (``bsp``, ``vertex-async``; k-core in every mode)
+    or the path dispatcher with a worker per GPU (path modes)."""
+    import types
+    from .dispatch import gpu, multi_gpu
+    devices = multi_gpu.parse_devices(device)
+    for d in devices:
+        gpu.backend(d)  # NotAvailableError naming the missing GPU
+    if batch_arcs is not None:
+        raise InvalidParameterError("batch_arcs= streams the arcs of one GPU; with several GPUs "
+                                    "the arcs are sharded over them")
+    stats["threads"] = 0
+    path = mode in PATH_MODES and system.family != "hindex"
+    if not path and (priority is not None or cache is not None or preprocess is not None):
+        raise InvalidParameterError(
+            f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+    shard_mode = "vertex-async" if mode in PATH_MODES else mode
+    t0 = time.perf_counter()
+    key = ("multi-gpu", device, shard_mode, system.family)
+    if key not in _WARM:
+        tiny = _tiny_graph()
+        _run_tiny(system.family, types.SimpleNamespace(DENSE_DIVISOR=0),
+                  lambda sys: multi_gpu.solve(tiny, sys, devices=devices, mode=shard_mode,
+                                              tol=1e-3, max_iter=100, stats=RunStats.new()))
+        _WARM.add(key)
+    stats["time_compile"] = time.perf_counter() - t0
+    if path:
+        from .dispatch import multi
+        from .dispatch.gpu_workers import gpu_worker_factory
+        t0 = time.perf_counter()
+        ps = _pathset(graph, cache, preprocess)
+        stats["time_preprocess"] = time.perf_counter() - t0
+        stats["gpus"] = len(devices)
+        t0 = time.perf_counter()
+        x, converged = multi.solve(graph, system, pathset=ps, workers=len(devices), tol=tol,
+                                   max_iter=max_iter, stats=stats,
+                                   make_worker=gpu_worker_factory(devices, stats))
+    else:
+        if mode in PATH_MODES:
+            stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
+        t0 = time.perf_counter()
+        x, converged = multi_gpu.solve(graph, system, devices=devices, mode=shard_mode, tol=tol,
+                                       max_iter=max_iter, stats=stats)
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)

@@ -64,7 +64,7 @@ def test_run_sssp_npy_and_seeds(graph_file, tmp_path):
     (["run", "sssp", "{g}", "--source", "5"], "source 5 is not a vertex"),
     (["run", "sssp", "{g}"], "'source' is required"),
     (["run", "pagerank", "{g}", "--alpha", "1.5"], "alpha"),
-    (["run", "pagerank", "{g}", "--device", "cuda:0,1"], "not yet available"),
+    (["run", "pagerank", "{g}", "--device", "cuda:0,0"], "names a GPU twice"),
     (["run", "pagerank", "{g}", "--out", "x.txt"], ".csv or .npy"),
 ])
 def test_errors_are_one_line_with_status_2(graph_file, tmp_path, args, words):

@@ -140,8 +140,11 @@ def test_hypothesis_graphs(g, mode):
 def test_device_strings(small):
     with pytest.raises(InvalidParameterError, match="cuda:x"):
         digraph.run(small, "pagerank", device="cuda:x")
+    with pytest.raises(InvalidParameterError, match="twice"):
+        digraph.run(small, "pagerank", device="cuda:1,1")
+    from digraph.dispatch import gpu
     with pytest.raises(NotAvailableError, match="several GPUs"):
-        digraph.run(small, "pagerank", device="cuda:0,1")
+        gpu.backend("cuda:0,1")  # one GPU's backend; several go through multi_gpu
 
 
 def test_missing_gpu_message(small, monkeypatch):

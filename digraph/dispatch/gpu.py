@@ -159,12 +159,12 @@ _BACKENDS = {}
 
 
 def device_index(device):
-    """The GPU ordinal of ``"cuda"``/``"cuda:N"``; several GPUs are issue 6's dispatcher."""
+    """The GPU ordinal of ``"cuda"``/``"cuda:N"`` (several GPUs: :mod:`.multi_gpu`)."""
     d = device[5:] if device.startswith("cuda:") else ""
     if "," in d:
         raise NotAvailableError(
-            f"device {device!r}: several GPUs need the multi-GPU dispatcher, which is not yet "
-            "available; use one GPU ('cuda' or 'cuda:N')")
+            f"device {device!r}: several GPUs run through digraph.run(..., device='cuda:0,1') "
+            "(digraph.dispatch.multi_gpu), not one GPU's backend")
     return int(d) if d else 0
 
 

@@ -1,0 +1,651 @@
+"""Several GPUs of one host (issue 6): the graph sharded by vertex ranges, one shard per GPU, with
+the replicated vectors exchanged between rounds by peer-to-peer copies or NCCL.
+
+``digraph.run(..., device="cuda:0,1,2,3")`` runs here for ``bsp`` and ``vertex-async``; the path
+modes go to the path dispatcher of :mod:`digraph.dispatch.multi` with one
+:class:`~digraph.dispatch.gpu_workers.GpuWorker` per GPU.
+
+Why vertex shards.  On one GPU the measured fastest modes are ``bsp`` for linear systems and
+``vertex-async`` for min/max and h-index systems (``docs/benchmarks.md``); a round of either reads
+each arc at most once and is bandwidth-bound on large graphs, so splitting the arcs over GPUs
+divides a round's time, and what crosses between GPUs is one vector slice per GPU and round.
+The path dispatcher, whose walks need more rounds and host book-keeping, serves the path modes.
+
+Layout.  The vertices are cut into ``k`` consecutive ranges holding equal numbers of arcs (the
+in-arcs for pull systems, the out-arcs for push systems, the undirected adjacency for h-index);
+GPU ``g`` keeps the arcs of its range (the offsets rebased and clipped, so the single-GPU kernels
+of :mod:`digraph.smx.cuda_kernels` run unchanged on a shard) and a full-length replica of every
+vector a kernel reads.  Per round:
+
+* **linear** (PageRank, adsorption, user sums): every GPU absorbs and pulls its targets' δ in one
+  dense pass (:func:`~digraph.smx.cuda_kernels.linear_dense_batch`); the new δ of its range is
+  then *all-gathered* into the other replicas.  The error bound is tracked from the per-GPU block
+  statistics (40 bytes each) and certified, as on one GPU, from the residual recomputed on every
+  shard after an all-gather of ``x``.
+* **monotone** (SSSP, user min/max): every GPU pushes its active sources over their out-arcs into
+  its replica (atomic min/max); the replicas are then *all-reduced* with the system's min/max; a
+  vertex is active next round when its value changed.  ``vertex-async`` pushes against each
+  vertex's last sent value (Gauss–Seidel inside a GPU), ``bsp`` from a snapshot (Jacobi).
+* **h-index** (k-core): every GPU recomputes the h-index of its frontier; estimates are
+  all-gathered and the "neighbour dropped" marks all-reduced with max.
+
+Transport (``exchange=``): ``"p2p"`` — ``cudaMemcpyPeerAsync`` of each range to every other GPU
+(peer access enabled where the driver allows it; an all-reduce gathers the other replicas' slices
+of a range on its owner, reduces there and all-gathers back); ``"nccl"`` — grouped NCCL
+broadcasts (one per range) and ``ncclAllReduce``.  Both are measured by
+``benchmarks/bench_multi_gpu.py``; the default is the faster one there.  Under Numba's CUDA
+simulator every shard shares one simulated device and the exchange is a host copy with the same
+byte counts, so the logic is tested in CI.
+
+Host threads: kernel launches and copies are asynchronous, so one host thread keeps every GPU
+busy between the per-round synchronisations; the uploads of the shards run in one host thread per
+GPU (:class:`concurrent.futures.ThreadPoolExecutor`).
+
+Counters, beside the single-GPU ones: ``gpus``, ``exchange`` (transport), ``bytes_between_gpus``,
+``gpu_arcs`` (arcs per shard), ``gpu_busy_s`` and ``gpu_idle_share`` per GPU (kernel time measured
+with CUDA events against the rounds' wall time; the arc share under the simulator).
+"""
+
+import contextlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import InvalidParameterError, NotAvailableError
+from . import gpu
+from .convergence import linear_contraction, linear_error_bound, residual_threshold
+from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
+from .systems import linear_factors, monotone_arrays, monotone_start
+
+__all__ = ["solve", "parse_devices", "shard_ranges", "EXCHANGES", "DEFAULT_EXCHANGE"]
+
+EXCHANGES = ("p2p", "nccl")
+DEFAULT_EXCHANGE = "p2p"
+
+
+def parse_devices(device):
+    """The list of ``"cuda:N"`` devices named by ``"cuda:0,1,..."`` (several, distinct)."""
+    ids = device[5:] if device.startswith("cuda:") else ""
+    parts = [p for p in ids.split(",") if p != ""]
+    if len(parts) < 2:
+        raise InvalidParameterError(f"device {device!r}: several GPUs are named 'cuda:0,1,...'")
+    nums = [int(p) for p in parts]
+    if len(set(nums)) != len(nums):
+        raise InvalidParameterError(f"device {device!r} names a GPU twice")
+    return [f"cuda:{i}" for i in nums]
+
+
+def shard_ranges(offsets, k):
+    """Boundaries ``b[0] = 0 <= ... <= b[k] = n`` of ``k`` consecutive vertex ranges holding about
+    ``m / k`` arcs each (CSR ``offsets`` of length n + 1)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = offsets.size - 1
+    m = int(offsets[-1])
+    cuts = np.searchsorted(offsets, (np.arange(1, k) * m) // k, side="left")
+    b = np.concatenate([[0], np.clip(cuts, 0, n), [n]]).astype(np.int64)
+    return np.maximum.accumulate(b)
+
+
+# ---------------------------------------------------------------------------- shards and exchange
+
+
+class _Shard:
+    """One GPU's range ``[v0, v1)`` (arcs ``[a0, a1)``) and its device arrays."""
+
+    def __init__(self, device, v0, v1, stats):
+        self.be = gpu.backend(device)
+        self.be.stats = stats
+        self.v0, self.v1 = int(v0), int(v1)
+        self.busy = 0.0
+
+    def on(self):
+        """The shard's device made current (CuPy and Numba); nothing under the simulator."""
+        be = self.be
+        if be.sim:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(be.cuda.gpus[be.device_id])
+        stack.enter_context(be.xp.cuda.Device(be.device_id))
+        return stack
+
+    def rebased(self, offsets, a0, a1, dtype=np.int64):
+        """Full-length offsets of this shard's arcs ``[a0, a1)``: rebased to the shard's arc
+        arrays and clipped, so a vertex outside the range has no arcs."""
+        return self.be.put(np.clip(np.asarray(offsets, np.int64) - a0, 0, a1 - a0), dtype)
+
+
+class _Exchange:
+    """All-gather (each shard's range into every other replica) and all-reduce (min/max of the
+    replicas) between the shards' full-length arrays; counts ``bytes_between_gpus``."""
+
+    def __init__(self, shards, kind, stats):
+        self.shards = shards
+        self.kind = kind
+        self.stats = stats
+        self.sim = shards[0].be.sim
+        self.comms = None
+        if self.sim:
+            return
+        import cupy
+        self.rt = cupy.cuda.runtime
+        ids = [s.be.device_id for s in shards]
+        if kind == "p2p":
+            for s in shards:
+                with s.on():
+                    for t in shards:
+                        if t is not s and self.rt.deviceCanAccessPeer(s.be.device_id,
+                                                                      t.be.device_id):
+                            try:
+                                self.rt.deviceEnablePeerAccess(t.be.device_id)
+                            except cupy.cuda.runtime.CUDARuntimeError:
+                                pass  # already enabled
+        elif kind == "nccl":
+            try:
+                from cupy.cuda import nccl
+            except ImportError:
+                raise NotAvailableError("exchange='nccl' needs CuPy built with NCCL") from None
+            if not nccl.available:
+                raise NotAvailableError("exchange='nccl': CuPy's NCCL is not available here")
+            self.nccl = nccl
+            self.comms = nccl.NcclCommunicator.initAll(ids)
+        else:
+            raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {kind!r}")
+
+    def _count(self, arrs, slices):
+        item = arrs[0].itemsize
+        k = len(self.shards)
+        self.stats["bytes_between_gpus"] += int(sum(sl * item for sl in slices) * (k - 1))
+
+    def allgather(self, arrs):
+        """Shard g's range of ``arrs[g]`` copied into every other ``arrs[h]``."""
+        sh = self.shards
+        self._count(arrs, [s.v1 - s.v0 for s in sh])
+        if self.sim:
+            for g, s in enumerate(sh):
+                for h in range(len(sh)):
+                    if h != g:
+                        arrs[h][s.v0:s.v1] = arrs[g][s.v0:s.v1]
+            return
+        item = arrs[0].itemsize
+        if self.kind == "p2p":
+            for g, s in enumerate(sh):
+                nbytes = (s.v1 - s.v0) * item
+                if nbytes == 0:
+                    continue
+                with s.on():
+                    for h, t in enumerate(sh):
+                        if h != g:
+                            off = s.v0 * item
+                            self.rt.memcpyPeerAsync(arrs[h].data.ptr + off, t.be.device_id,
+                                                    arrs[g].data.ptr + off, s.be.device_id,
+                                                    nbytes, 0)
+            # the copies run on the sources' streams: the destinations' next kernels wait here
+            _sync_all(sh)
+        else:
+            nc = self.nccl
+            dt = _nccl_type(nc, arrs[0].dtype)
+            nc.groupStart()
+            for g, s in enumerate(sh):
+                cnt = s.v1 - s.v0
+                if cnt == 0:
+                    continue
+                for h, t in enumerate(sh):
+                    with t.on():
+                        p = arrs[h].data.ptr + s.v0 * item
+                        self.comms[h].broadcast(p, p, cnt, dt, g, 0)
+            nc.groupEnd()
+
+    def allreduce(self, arrs, op):
+        """Every ``arrs[h]`` replaced by the elementwise ``op`` ("min" or "max") of all."""
+        sh = self.shards
+        n = arrs[0].size
+        k = len(sh)
+        self.stats["bytes_between_gpus"] += int(2 * n * arrs[0].itemsize * (k - 1))
+        if self.sim:
+            f = np.minimum if op == "min" else np.maximum
+            red = f.reduce(np.stack(arrs), axis=0)
+            for a in arrs:
+                a[...] = red
+            return
+        if self.kind == "nccl":
+            nc = self.nccl
+            dt = _nccl_type(nc, arrs[0].dtype)
+            o = nc.NCCL_MIN if op == "min" else nc.NCCL_MAX
+            nc.groupStart()
+            for h, t in enumerate(sh):
+                with t.on():
+                    p = arrs[h].data.ptr
+                    self.comms[h].allReduce(p, p, n, dt, o, 0)
+            nc.groupEnd()
+            return
+        # p2p: the other replicas' slices of a range gathered on its owner (on the owner's
+        # stream, after every GPU's kernels), reduced there, and gathered back
+        item = arrs[0].itemsize
+        _sync_all(sh)
+        for h, t in enumerate(sh):
+            cnt = t.v1 - t.v0
+            if cnt == 0:
+                continue
+            with t.on():
+                xp = t.be.xp
+                stage = xp.empty((k, cnt), arrs[h].dtype)
+                for g, s in enumerate(sh):
+                    if g != h:
+                        self.rt.memcpyPeerAsync(stage[g].data.ptr, t.be.device_id,
+                                                arrs[g].data.ptr + t.v0 * item, s.be.device_id,
+                                                cnt * item, 0)
+                stage[h] = arrs[h][t.v0:t.v1]
+                f = xp.minimum if op == "min" else xp.maximum
+                arrs[h][t.v0:t.v1] = f.reduce(stage, axis=0)
+        self.stats["bytes_between_gpus"] -= int(n * item * (k - 1))  # counted again below
+        self.allgather(arrs)
+
+    def close(self):
+        self.comms = None
+
+
+def _nccl_type(nc, dtype):
+    dtype = np.dtype(dtype)
+    table = {np.dtype(np.float64): nc.NCCL_FLOAT64, np.dtype(np.int64): nc.NCCL_INT64,
+             np.dtype(np.uint8): nc.NCCL_UINT8, np.dtype(np.int32): nc.NCCL_INT32}
+    return table[dtype]
+
+
+class _Timer:
+    """Per-GPU kernel time of a round (CUDA events) and the rounds' wall time."""
+
+    def __init__(self, shards, arcs):
+        self.shards = shards
+        self.arcs = np.asarray(arcs, dtype=np.float64)
+        self.wall = 0.0
+        self.events = None
+
+    def start(self):
+        self.t0 = time.perf_counter()
+        if not self.shards[0].be.sim:
+            self.events = []
+            for s in self.shards:
+                with s.on():
+                    e = s.be.xp.cuda.Event()
+                    e.record()
+                    self.events.append(e)
+
+    def stop_kernels(self):
+        """Record the end of each GPU's kernels (before the exchange)."""
+        if self.events is None:
+            return
+        self.ends = []
+        for s in self.shards:
+            with s.on():
+                e = s.be.xp.cuda.Event()
+                e.record()
+                self.ends.append(e)
+
+    def finish(self):
+        self.wall += time.perf_counter() - self.t0
+        if self.events is not None:
+            import cupy
+            for s, a, b in zip(self.shards, self.events, self.ends):
+                with s.on():
+                    b.synchronize()
+                    s.busy += cupy.cuda.get_elapsed_time(a, b) / 1e3
+
+    def report(self, stats):
+        sh = self.shards
+        if sh[0].be.sim:  # no clocks in the simulator: the arc share stands in
+            share = self.arcs / max(self.arcs.max(), 1.0)
+            busy = share * self.wall
+        else:
+            busy = np.array([s.busy for s in sh])
+        stats["gpu_busy_s"] = [float(b) for b in busy]
+        stats["gpu_idle_share"] = [float(max(0.0, 1.0 - b / self.wall)) if self.wall else 0.0
+                                   for b in busy]
+
+
+# ---------------------------------------------------------------------------- solve
+
+
+def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
+    """Run ``system`` on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``) in ``mode``
+    (``"bsp"`` or ``"vertex-async"``); returns (host state, converged).
+
+    Parameters
+    ----------
+    graph : digraph.Graph
+    system : LinearSystem, MonotoneSystem or HIndexSystem
+    devices : list of str
+        One entry per shard; under the CUDA simulator the same device may be named repeatedly.
+    mode : {"bsp", "vertex-async"}
+        Linear systems run dense Jacobi rounds in both (the measured fastest on one GPU is
+        ``bsp``); monotone and h-index systems push Jacobi (``bsp``) or against the last sent
+        values (``vertex-async``) inside each GPU.
+    exchange : {"p2p", "nccl"}, optional
+        Transport between GPUs (default :data:`DEFAULT_EXCHANGE`).
+    """
+    if mode not in ("bsp", "vertex-async"):
+        raise InvalidParameterError(f"the sharded multi-GPU engine runs bsp and vertex-async, "
+                                    f"not {mode!r}")
+    exchange = exchange or DEFAULT_EXCHANGE
+    if exchange not in EXCHANGES:
+        raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
+    k = len(devices)
+    fam = system.family
+    if fam == "linear":
+        offsets = graph.in_offsets
+    elif fam == "monotone":
+        offsets = graph.out_offsets
+    elif fam == "hindex":
+        from .bsp import undirected_adjacency
+        und = undirected_adjacency(graph)
+        offsets = und[0]
+    else:
+        raise InvalidParameterError(f"unknown system family {fam!r}")
+    bounds = shard_ranges(offsets, k)
+    shards = [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
+    be0 = shards[0].be
+    stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
+    stats["gpus"] = k
+    stats["dtype"] = "float64"
+    stats["exchange"] = "host (simulator)" if be0.sim else exchange
+    stats["bytes_between_gpus"] = 0
+    off = np.asarray(offsets, np.int64)
+    stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
+    ex = _Exchange(shards, exchange, stats)
+    timer = _Timer(shards, stats["gpu_arcs"])
+    try:
+        if fam == "linear":
+            x, ok = _linear(shards, ex, timer, graph, system, tol, max_iter, stats)
+        elif fam == "monotone":
+            x, ok = _monotone(shards, ex, timer, graph, system, max_iter, stats, mode == "bsp")
+        else:
+            x, ok = _hindex(shards, ex, timer, graph, und, max_iter, stats, mode == "bsp")
+    finally:
+        ex.close()
+        for s in shards:
+            s.be.release()
+    timer.report(stats)
+    return x, ok
+
+
+def _parallel(shards, fn):
+    """``fn(shard)`` for every shard, one host thread per GPU (in turn under the simulator)."""
+    def run(s):
+        with s.on():
+            return fn(s)
+    if shards[0].be.sim or len(shards) == 1:
+        return [run(s) for s in shards]
+    with ThreadPoolExecutor(len(shards)) as pool:
+        return list(pool.map(run, shards))
+
+
+def _gather_host(shards, arrs):
+    """The shards' ranges of ``arrs`` concatenated on the host."""
+    parts = []
+    for s, a in zip(shards, arrs):
+        with s.on():
+            parts.append(s.be.get(a[s.v0:s.v1]))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _sync_all(shards):
+    for s in shards:
+        with s.on():
+            s.be.sync()
+
+
+# ---------------------------------------------------------------------------- linear
+
+
+def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
+    K = gpu._kernels()
+    HB = gpu._hb()
+    from ..smx.cuda_kernels import HEAVY
+    n, m = graph.num_vertices, graph.num_arcs
+    gammas = linear_contraction(graph, sys)
+    src_h, dst_h, has, arc = linear_factors(graph, sys)
+    it = gpu._index_dtype(max(n, m))
+    in_off = np.asarray(graph.in_offsets, np.int64)
+    in_src = np.asarray(graph.in_sources)
+    in_coef = arc[graph.in_arcs] if has else None
+    heavy_all = np.flatnonzero(np.diff(in_off) >= HEAVY)
+    b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
+
+    def upload(s):
+        be, xp = s.be, s.be.xp
+        a0, a1 = int(in_off[s.v0]), int(in_off[s.v1])
+        s.off = s.rebased(in_off, a0, a1)
+        s.src = be.put(in_src[a0:a1], it)
+        s.coef = be.put(in_coef[a0:a1]) if has else be.put(np.zeros(1))
+        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int64)
+        s.src_scale, s.dst_scale = be.put(src_h), be.put(dst_h)
+        s.out_degree = be.put(graph.out_degree, np.int64)
+        s.b = be.put(b_h)
+        s.x = be.keep(xp.zeros(n, np.float64))
+        s.delta = be.keep(s.b.copy())
+        s.delta_new = be.keep(xp.zeros(n, np.float64))
+        s.r = be.keep(xp.zeros(n, np.float64))
+        s.scan = be.keep(xp.zeros(5, np.float64))
+    _parallel(shards, upload)
+    bsum = float(np.abs(b_h).sum())
+    bmax = float(np.abs(b_h).max()) if n else 0.0
+    r1, rmax, sx = bsum, bmax, 0.0
+    theta = 0.0
+    converged = False
+    bound = np.inf
+    while True:
+        bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
+        if bound <= tightened(tol, stats) or r1 == 0.0:
+            bound, r1, floor, rmax, sx = _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas,
+                                                  sys.normalize)
+            outcome = verdict(bound, r1, floor, tol, stats)
+            if outcome != "retry":
+                converged = outcome == "converged"
+                break
+            for s in shards:  # carry on from the exact residual
+                with s.on():
+                    s.delta[s.v0:s.v1] = s.r[s.v0:s.v1]
+            ex.allgather([s.delta for s in shards])
+        if stats["rounds"] >= max_iter:
+            break
+        _sync_all(shards)
+        timer.start()
+        for s in shards:
+            with s.on():
+                s.scan[...] = 0.0
+                rest = (0, s.off, s.src, s.coef, has, s.src_scale, s.dst_scale, s.delta,
+                        s.delta_new, s.x, theta, s.out_degree, s.scan)
+                s.be.launch(K.linear_dense_batch, s.be.grid_hb(s.v1 - s.v0), HB, s.v0, s.v1,
+                            *rest)
+                s.be.heavy(K.linear_dense_batch_heavy, s.heavy, *rest)
+        timer.stop_kernels()
+        ex.allgather([s.delta_new for s in shards])
+        scans = []
+        for s in shards:
+            with s.on():
+                scans.append(s.be.get(s.scan))
+        timer.finish()
+        sc = np.array(scans)
+        r1, rmax, sx = float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum())
+        for s in shards:
+            s.delta, s.delta_new = s.delta_new, s.delta
+        stats["arc_updates"] += m
+        stats["dense_rounds"] += 1
+        stats["vertex_updates"] += int(sc[:, 3].sum())
+        stats["rounds"] += 1
+        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return _gather_host(shards, [s.x for s in shards]), converged
+
+
+def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):
+    """(bound, ‖r‖₁, floor, ‖r‖∞, Σx) from the residual recomputed on every shard for its range
+    after an all-gather of ``x`` (each shard's ``r`` holds its range)."""
+    ex.allgather([s.x for s in shards])
+    parts = []
+    for s in shards:
+        with s.on():
+            be, xp = s.be, s.be.xp
+            args = (s.off, s.src, s.coef, has, s.src_scale, s.dst_scale, s.b, s.x, s.r)
+            be.launch(K.linear_residual, be.grid(n), be.block, *args)
+            be.heavy(K.linear_residual_heavy, s.heavy, *args)
+            if s.v1 > s.v0:
+                mag = xp.abs(s.r[s.v0:s.v1])
+                xs = s.x[s.v0:s.v1]
+                parts.append(be.scalars(mag.sum(), mag.max(), xs.sum(), xp.abs(xs).sum(),
+                                        xp.abs(xs).max()))
+    p = np.array(parts) if parts else np.zeros((1, 5))
+    r1, rmax, sx, xsum, xmax = (float(p[:, 0].sum()), float(p[:, 1].max()), float(p[:, 2].sum()),
+                                float(p[:, 3].sum()), float(p[:, 4].max()))
+    e1, emax = rounding_floor(bsum, bmax, xsum, xmax, r1, rmax)
+    bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, normalize)
+    floor = linear_error_bound(e1, emax, sx, n, gammas, normalize)
+    return bound * (1.0 + ROUNDING_MARGIN), r1, floor, rmax, sx
+
+
+# ---------------------------------------------------------------------------- monotone
+
+
+def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
+    K = gpu._kernels()
+    from ..smx.cuda_kernels import HEAVY
+    n, m = graph.num_vertices, graph.num_arcs
+    op, combine, has, value = monotone_arrays(graph, sys)
+    x0, active0 = monotone_start(sys, n)
+    identity = np.inf if combine == 0 else -np.inf
+    it = gpu._index_dtype(max(n, m))
+    out_off = np.asarray(graph.out_offsets, np.int64)
+    heavy_all = np.flatnonzero(np.diff(out_off) >= HEAVY)
+    sent0 = np.where(active0, identity, x0)
+
+    def upload(s):
+        be, xp = s.be, s.be.xp
+        a0, a1 = int(out_off[s.v0]), int(out_off[s.v1])
+        s.off = s.rebased(out_off, a0, a1)
+        s.tgt = be.put(np.asarray(graph.out_targets)[a0:a1], it)
+        s.val = be.put(np.asarray(value)[a0:a1] if has else value)
+        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32)
+        s.out_degree = be.put(graph.out_degree, np.int64)
+        s.x = be.put(x0)
+        s.xs = be.keep(xp.empty(n, np.float64))
+        s.mark = be.keep(xp.zeros(n, np.uint8))
+        s.active = be.put(active0, np.uint8)
+        s.sent = be.put(sent0)
+    _parallel(shards, upload)
+    reduce_op = "min" if combine == 0 else "max"
+    converged = False
+    while True:
+        fronts, nf, vol = [], 0, 0
+        for s in shards:
+            with s.on():
+                xp = s.be.xp
+                rng = s.active[s.v0:s.v1] if jacobi else s.x[s.v0:s.v1] != s.sent[s.v0:s.v1]
+                f = xp.flatnonzero(rng).astype(np.int64) + s.v0
+                c, v = s.be.scalars(f.size, s.out_degree[f].sum() if f.size else 0)
+                fronts.append(f)
+                nf += int(c)
+                vol += int(v)
+        if nf == 0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        timer.start()
+        for s, f in zip(shards, fronts):
+            with s.on():
+                be = s.be
+                s.xs[...] = s.x
+                if jacobi:
+                    s.mark[...] = 0
+                    args = (s.xs, s.off, s.tgt, s.val, has, op, combine, s.x, s.mark)
+                    if f.size:
+                        be.launch(K.monotone_push, be.grid(f.size), be.block, f, *args)
+                    be.heavy(K.monotone_push_heavy, s.heavy, s.active, *args)
+                else:
+                    args = (s.off, s.tgt, s.val, has, op, combine, s.x, s.sent)
+                    if f.size:
+                        be.launch(K.monotone_async_push, be.grid(f.size), be.block, f, *args)
+                    be.heavy(K.monotone_async_push_heavy, s.heavy, *args)
+        timer.stop_kernels()
+        ex.allreduce([s.x for s in shards], reduce_op)
+        changed = 0
+        for s in shards:
+            with s.on():
+                xp = s.be.xp
+                if jacobi:  # active next round: the range's values that changed this round
+                    s.active[...] = 0
+                    s.active[s.v0:s.v1] = s.x[s.v0:s.v1] != s.xs[s.v0:s.v1]
+                    changed += int(s.be.scalars(s.active[s.v0:s.v1].sum())[0])
+        timer.finish()
+        stats["vertex_updates"] += changed if jacobi else nf
+        stats["arc_updates"] += vol
+        stats["sparse_rounds"] += 1
+        stats["rounds"] += 1
+    return _gather_host(shards, [s.x for s in shards]), converged
+
+
+# ---------------------------------------------------------------------------- h-index
+
+
+def _hindex(shards, ex, timer, graph, und, max_iter, stats, jacobi):
+    K = gpu._kernels()
+    from ..smx.cuda_kernels import HEAVY
+    off_h, nbr_h = und
+    n = graph.num_vertices
+    deg = np.diff(off_h)
+    it = gpu._index_dtype(max(n, nbr_h.size))
+    heavy_all = np.flatnonzero(deg >= HEAVY)
+
+    def upload(s):
+        be, xp = s.be, s.be.xp
+        a0, a1 = int(off_h[s.v0]), int(off_h[s.v1])
+        s.off = s.rebased(off_h, a0, a1)
+        s.nbr = be.put(nbr_h[a0:a1], it)
+        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32)
+        s.est = be.put(deg, np.int64)
+        s.deg = be.put(deg, np.int64)
+        s.spare = be.keep(s.est.copy())
+        s.infront = be.keep(xp.ones(n, np.uint8))
+        s.mark = be.keep(xp.zeros(n, np.uint8))
+        s.front = xp.arange(s.v0, s.v1, dtype=np.int64)
+    _parallel(shards, upload)
+    converged = False
+    while True:
+        nf = sum(int(s.front.size) for s in shards)
+        if nf == 0:
+            converged = True
+            break
+        if stats["rounds"] >= max_iter:
+            break
+        timer.start()
+        vol = 0
+        for s in shards:
+            with s.on():
+                be = s.be
+                s.mark[...] = 0
+                if jacobi:
+                    s.spare[...] = s.est
+                write = s.spare if jacobi else s.est
+                if s.front.size:
+                    be.launch(K.hindex_round, be.grid(s.front.size), be.block, s.front, s.off,
+                              s.nbr, s.est, write, s.mark)
+                    vol += int(be.scalars(s.deg[s.front].sum())[0])
+                be.heavy(K.hindex_round_heavy, s.heavy, s.infront, s.off, s.nbr, s.est, write,
+                         s.mark)
+                if jacobi:
+                    s.est, s.spare = s.spare, s.est
+        timer.stop_kernels()
+        ex.allgather([s.est for s in shards])
+        ex.allreduce([s.mark for s in shards], "max")
+        for s in shards:
+            with s.on():
+                xp = s.be.xp
+                s.front = xp.flatnonzero(s.mark[s.v0:s.v1]).astype(np.int64) + s.v0
+                s.infront, s.mark = s.mark, s.infront
+        timer.finish()
+        stats["vertex_updates"] += nf
+        stats["arc_updates"] += vol
+        stats["dense_rounds" if nf == n else "sparse_rounds"] += 1
+        stats["rounds"] += 1
+    return _gather_host(shards, [s.est for s in shards]), converged

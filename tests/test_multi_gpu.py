@@ -1,0 +1,184 @@
+"""The sharded multi-GPU engine (``device="cuda:0,1,..."``, :mod:`digraph.dispatch.multi_gpu`).
+
+Without GPUs the shards share Numba's simulated device and exchange by host copies (the byte
+counts are those of the real transports); on a machine with several GPUs the same tests run on
+``cuda:0`` and ``cuda:1`` with the default transport, and :func:`test_transports_agree` compares
+peer-to-peer copies with NCCL.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+import digraph
+from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.result import RunStats
+
+from test_gpu import CASES, SRC, DST, W, WidestPath
+
+pytestmark = pytest.mark.gpu
+
+
+def _gpus():
+    from digraph.dispatch import gpu
+    try:
+        be = gpu.backend("cuda")
+    except NotAvailableError as e:
+        pytest.skip(str(e))
+    if be.sim:
+        return 3  # the simulator takes any number of shards
+    from numba import cuda
+    return len(cuda.gpus)
+
+
+@pytest.fixture(scope="module")
+def ngpu():
+    k = _gpus()
+    if k < 2:
+        pytest.skip("one GPU: the multi-GPU engine needs two")
+    return k
+
+
+@pytest.fixture(scope="module")
+def small():
+    return digraph.load((SRC, DST, W))
+
+
+def devices(k):
+    return "cuda:" + ",".join(str(i) for i in range(k))
+
+
+@pytest.mark.parametrize("mode", ["bsp", "vertex-async", "path"])
+@pytest.mark.parametrize("algo,params", CASES, ids=[c[0] for c in CASES])
+def test_answers_match_cpu(ngpu, small, algo, params, mode):
+    # three shards for the cheap families (the simulator runs every thread in Python)
+    for k in sorted({2, min(3 if "tol" not in params else 2, ngpu)}):
+        r = digraph.run(small, algo, mode=mode, device=devices(k), **params)
+        ref = digraph.run(small, algo, mode="bsp",
+                          **{**params, **({"tol": 1e-12} if "tol" in params else {})})
+        assert r.stats.converged
+        if "tol" in params:
+            assert np.abs(r.values - ref.values).sum() <= params["tol"]
+            assert r.stats.error_bound <= params["tol"]
+        else:
+            np.testing.assert_array_equal(r.values, ref.values)
+        assert r.stats.gpus == k and r.stats.rounds > 0 and r.stats.arc_updates > 0
+        if mode != "path" or algo == "kcore":  # sharded: every GPU got arcs and sent a slice
+            assert len(r.stats.gpu_arcs) == k and sum(r.stats.gpu_arcs) > 0
+            assert r.stats.bytes_between_gpus > 0
+            assert len(r.stats.gpu_idle_share) == k
+            assert all(0.0 <= s <= 1.0 for s in r.stats.gpu_idle_share)
+
+
+def test_same_counters_as_one_gpu_for_dense_pagerank(ngpu, small):
+    """Dense Jacobi rounds are the same rounds on 1 or k shards: same round count and answer up
+    to rounding."""
+    from digraph.dispatch import multi_gpu
+    from digraph.algorithms import get
+    A = get("pagerank")
+    sys = A.prepare(small, **A.bind(small, {}))
+    out = {}
+    for k in (1, 2):
+        st_ = RunStats.new()
+        x, ok = multi_gpu.solve(small, sys, devices=["cuda:0"] * k if _sim() else
+                                [f"cuda:{i % ngpu}" for i in range(k)], mode="bsp", tol=1e-6,
+                                max_iter=10_000, stats=st_)
+        assert ok
+        out[k] = (x, st_["rounds"], st_["arc_updates"])
+    np.testing.assert_allclose(out[2][0], out[1][0], rtol=0, atol=1e-14)
+    assert out[2][1:] == out[1][1:]
+
+
+def _sim():
+    from digraph.dispatch import gpu
+    return gpu.backend("cuda").sim
+
+
+def test_weighted_sssp_unreachable_and_user_algorithm(ngpu, small):
+    g = digraph.load((np.array([0, 0, 1, 2, 4]), np.array([1, 2, 2, 3, 0]),
+                      np.array([4.0, 1.0, 1.0, 5.0, 1.0])))
+    for mode in ("bsp", "vertex-async"):
+        r = digraph.run(g, "sssp", source=0, mode=mode, device=devices(2), weights=True)
+        np.testing.assert_array_equal(r.values, [0.0, 4.0, 1.0, 6.0, np.inf])
+        w = digraph.run(small, WidestPath(), source=0, mode=mode, device=devices(2))
+        np.testing.assert_array_equal(w.values, digraph.run(small, WidestPath(), source=0).values)
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(2, 9))
+    m = draw(st.integers(1, 24))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    return digraph.load((np.array(src), np.array(dst)), num_vertices=n)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(g=graphs(), mode=st.sampled_from(["bsp", "vertex-async"]), k=st.integers(2, 3))
+def test_hypothesis_graphs(g, mode, k):
+    k = min(k, _gpus())
+    if k < 2:
+        pytest.skip("one GPU")
+    pr = digraph.run(g, "pagerank", mode=mode, device=devices(k), tol=1e-4)
+    ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-12)
+    assert np.abs(pr.values - ref.values).sum() <= 1e-4
+    for algo, params in (("sssp", {"source": 0}), ("kcore", {})):
+        r = digraph.run(g, algo, mode=mode, device=devices(k), **params)
+        np.testing.assert_array_equal(r.values, digraph.run(g, algo, **params).values)
+
+
+def test_shard_ranges_balance_arcs():
+    from digraph.dispatch.multi_gpu import shard_ranges
+    rng = np.random.default_rng(1)
+    deg = rng.integers(0, 50, size=1000)
+    deg[17] = 5000  # a hub: its range holds it alone
+    off = np.concatenate([[0], np.cumsum(deg)])
+    for k in (1, 2, 3, 4, 7):
+        b = shard_ranges(off, k)
+        assert b[0] == 0 and b[-1] == 1000 and b.size == k + 1 and np.all(np.diff(b) >= 0)
+        arcs = np.diff(off[b])
+        assert arcs.sum() == off[-1]
+        # no range exceeds its share by more than one vertex's arcs
+        assert arcs.max() <= off[-1] / k + deg.max()
+    assert list(shard_ranges(np.zeros(4, np.int64), 2)) in ([0, 0, 3], [0, 3, 3])
+
+
+def test_device_list_errors(small):
+    from digraph.dispatch.multi_gpu import parse_devices
+    assert parse_devices("cuda:0,2") == ["cuda:0", "cuda:2"]
+    with pytest.raises(InvalidParameterError, match="twice"):
+        digraph.run(small, "pagerank", device="cuda:0,0")
+    with pytest.raises(InvalidParameterError, match="batch_arcs"):
+        digraph.run(small, "pagerank", device="cuda:0,1", batch_arcs=4)
+    with pytest.raises(InvalidParameterError, match="path modes"):
+        digraph.run(small, "pagerank", device="cuda:0,1", mode="bsp", priority="pending")
+
+
+def test_exchange_bytes_are_counted(ngpu, small):
+    """A round of PageRank on k shards all-gathers n values of 8 bytes to k - 1 GPUs."""
+    r = digraph.run(small, "pagerank", mode="bsp", device=devices(2), tol=1e-4)
+    n = small.num_vertices
+    per_round = n * 8 * 1
+    # rounds' all-gathers of δ plus the certifications' all-gathers of x
+    assert r.stats.bytes_between_gpus >= r.stats.rounds * per_round
+    assert r.stats.bytes_between_gpus % (n * 8) == 0
+
+
+def test_transports_agree(ngpu, small):
+    """Peer-to-peer copies and NCCL give the same answers (real GPUs only)."""
+    if _sim():
+        pytest.skip("transports need real GPUs")
+    from digraph.dispatch import multi_gpu
+    from digraph.algorithms import get
+    for name, params in (("pagerank", {}), ("sssp", {"source": 0}), ("kcore", {})):
+        A = get(name)
+        sys = A.prepare(small, **A.bind(small, params))
+        outs = []
+        for ex in multi_gpu.EXCHANGES:
+            st_ = RunStats.new()
+            x, ok = multi_gpu.solve(small, sys, devices=["cuda:0", "cuda:1"], mode="bsp",
+                                    tol=1e-10, max_iter=10_000, stats=st_, exchange=ex)
+            assert ok and st_["exchange"] == ex
+            outs.append(x)
+        np.testing.assert_allclose(outs[0], outs[1], rtol=0, atol=1e-13)
