@@ -109,10 +109,23 @@ class _Shard:
         stack.enter_context(be.xp.cuda.Device(be.device_id))
         return stack
 
+    def resident(self, graph, family, build):
+        """The shard's graph arrays (a dict built by ``build()`` on first use), kept on the graph
+        for later runs as one GPU keeps its CSR/CSC (``graph._cache``)."""
+        be = self.be
+        key = ("multi-gpu", family, be.device_id, be.sim, self.v0, self.v1)
+        d = graph._cache.get(key)
+        if d is None:
+            d = graph._cache[key] = build()
+        return be.keep_all(d)
+
     def rebased(self, offsets, a0, a1, dtype=np.int64):
         """Full-length offsets of this shard's arcs ``[a0, a1)``: rebased to the shard's arc
         arrays and clipped, so a vertex outside the range has no arcs."""
         return self.be.put(np.clip(np.asarray(offsets, np.int64) - a0, 0, a1 - a0), dtype)
+
+
+_NCCL = {}
 
 
 class _Exchange:
@@ -145,10 +158,13 @@ class _Exchange:
                 from cupy.cuda import nccl
             except ImportError:
                 raise NotAvailableError("exchange='nccl' needs CuPy built with NCCL") from None
-            if not nccl.available:
+            if not getattr(nccl, "available", True):
                 raise NotAvailableError("exchange='nccl': CuPy's NCCL is not available here")
             self.nccl = nccl
-            self.comms = nccl.NcclCommunicator.initAll(ids)
+            key = tuple(ids)
+            if key not in _NCCL:  # a clique per set of devices, created once per process
+                _NCCL[key] = nccl.NcclCommunicator.initAll(ids)
+            self.comms = _NCCL[key]
         else:
             raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {kind!r}")
 
@@ -414,12 +430,13 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     def upload(s):
         be, xp = s.be, s.be.xp
         a0, a1 = int(in_off[s.v0]), int(in_off[s.v1])
-        s.off = s.rebased(in_off, a0, a1)
-        s.src = be.put(in_src[a0:a1], it)
+        d = s.resident(graph, "in", lambda: {
+            "off": s.rebased(in_off, a0, a1), "src": be.put(in_src[a0:a1], it),
+            "heavy": be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int64),
+            "out_degree": be.put(graph.out_degree, np.int64)})
+        s.off, s.src, s.heavy, s.out_degree = d["off"], d["src"], d["heavy"], d["out_degree"]
         s.coef = be.put(in_coef[a0:a1]) if has else be.put(np.zeros(1))
-        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int64)
         s.src_scale, s.dst_scale = be.put(src_h), be.put(dst_h)
-        s.out_degree = be.put(graph.out_degree, np.int64)
         s.b = be.put(b_h)
         s.x = be.keep(xp.zeros(n, np.float64))
         s.delta = be.keep(s.b.copy())
@@ -522,11 +539,13 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
     def upload(s):
         be, xp = s.be, s.be.xp
         a0, a1 = int(out_off[s.v0]), int(out_off[s.v1])
-        s.off = s.rebased(out_off, a0, a1)
-        s.tgt = be.put(np.asarray(graph.out_targets)[a0:a1], it)
+        d = s.resident(graph, "out", lambda: {
+            "off": s.rebased(out_off, a0, a1),
+            "tgt": be.put(np.asarray(graph.out_targets)[a0:a1], it),
+            "heavy": be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32),
+            "out_degree": be.put(graph.out_degree, np.int64)})
+        s.off, s.tgt, s.heavy, s.out_degree = d["off"], d["tgt"], d["heavy"], d["out_degree"]
         s.val = be.put(np.asarray(value)[a0:a1] if has else value)
-        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32)
-        s.out_degree = be.put(graph.out_degree, np.int64)
         s.x = be.put(x0)
         s.xs = be.keep(xp.empty(n, np.float64))
         s.mark = be.keep(xp.zeros(n, np.uint8))
@@ -600,9 +619,10 @@ def _hindex(shards, ex, timer, graph, und, max_iter, stats, jacobi):
     def upload(s):
         be, xp = s.be, s.be.xp
         a0, a1 = int(off_h[s.v0]), int(off_h[s.v1])
-        s.off = s.rebased(off_h, a0, a1)
-        s.nbr = be.put(nbr_h[a0:a1], it)
-        s.heavy = be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32)
+        d = s.resident(graph, "undirected", lambda: {
+            "off": s.rebased(off_h, a0, a1), "nbr": be.put(nbr_h[a0:a1], it),
+            "heavy": be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int32)})
+        s.off, s.nbr, s.heavy = d["off"], d["nbr"], d["heavy"]
         s.est = be.put(deg, np.int64)
         s.deg = be.put(deg, np.int64)
         s.spare = be.keep(s.est.copy())
