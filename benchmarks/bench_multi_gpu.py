@@ -65,7 +65,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--markdown")
+    ap.add_argument("--probe", action="store_true",
+                    help="time one PageRank round's kernels per GPU alone, together from one "
+                         "host thread and from a thread per GPU, and the all-gathers")
     args = ap.parse_args()
+    if args.probe:
+        return probe(args)
     from numba import cuda
     avail = len(cuda.gpus)
     name = cuda.get_current_device().name
@@ -88,7 +93,10 @@ def main():
             kw = {"tol": tol} if tol else {}
             t1, r1 = timed(lambda: digraph.run(g, algo, device="cuda", **kw, **params),
                            args.repeat)
-            ref = r1.values
+            system = A.prepare(g, **A.bind(g, params))
+            from digraph.dispatch import gpu
+            ref, _ = gpu.solve(g, system, mode=r1.stats.mode, tol=tol or 1e-8, max_iter=100_000,
+                               stats=RunStats.new(), device="cuda:0")  # the raw state
             row = dict(graph=gname, n=g.num_vertices, m=g.num_arcs, algorithm=algo,
                        engine=f"1 GPU, {r1.stats.mode}", gpus=1, exchange="-", time_s=t1,
                        compute_s=r1.stats.time_compute, rounds=r1.stats.rounds,
@@ -97,7 +105,6 @@ def main():
             rows.append(row)
             print(row, flush=True)
             save()
-            system = A.prepare(g, **A.bind(g, params))
             for mode in (args.modes or [MODES[algo]]):
                 for k in args.gpus:
                     if k > avail:
@@ -134,7 +141,7 @@ def main():
                         rows.append(row)
                         print(row, flush=True)
                         save()
-        del g
+        g = None  # frees the graph and its resident GPU arrays before the next one
     if args.markdown:
         lines = ["| graph | algorithm | engine | GPUs | exchange | time | speedup vs 1 GPU engine"
                  " | rounds | arc updates | GB between GPUs | idle share per GPU | check |",
@@ -152,6 +159,66 @@ def main():
                          f"{r['bytes_between_gpus'] / 1e9:.2f} | {idle} | {r['check']} |")
         Path(args.markdown).write_text("\n".join(lines) + "\n")
         print("\n".join(lines))
+
+
+def probe(args, rounds=20):
+    """Where a sharded PageRank round's time goes (see ``--probe``)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from numba import cuda
+    for gname in args.graphs:
+        g, _ = load_graph(gname)
+        A = get_algorithm("pagerank")
+        system = A.prepare(g, **A.bind(g, {}))
+        print(f"{gname}: n={g.num_vertices:,} m={g.num_arcs:,}", flush=True)
+        for k in args.gpus:
+            if k > len(cuda.gpus):
+                continue
+            st = RunStats.new()
+            st["bytes_between_gpus"] = 0
+            sh = multi_gpu.make_shards([f"cuda:{i}" for i in range(k)], g.in_offsets, st)
+            has = multi_gpu.linear_shards(sh, g, system)
+
+            def go(s, r=rounds):
+                with s.on():
+                    for _ in range(r):
+                        multi_gpu.linear_round(s, has, 0.0)
+                    s.be.sync()
+            for s in sh:
+                go(s, 2)  # warm-up
+            alone = []
+            for s in sh:
+                t0 = time.perf_counter()
+                go(s)
+                alone.append((time.perf_counter() - t0) / rounds * 1e3)
+            multi_gpu._sync_all(sh)
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                for s in sh:
+                    with s.on():
+                        multi_gpu.linear_round(s, has, 0.0)
+            multi_gpu._sync_all(sh)
+            one = (time.perf_counter() - t0) / rounds * 1e3
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(k) as pool:
+                list(pool.map(go, sh))
+            threads = (time.perf_counter() - t0) / rounds * 1e3
+            line = (f"k={k}: arcs per GPU {[int(g.in_offsets[s.v1] - g.in_offsets[s.v0]) for s in sh]}"
+                    f" heavy {[int(s.heavy.size) for s in sh]}; round alone per GPU "
+                    f"{[round(a, 2) for a in alone]} ms; together, one thread {one:.2f} ms; "
+                    f"a thread per GPU {threads:.2f} ms")
+            if k > 1:
+                for ex in multi_gpu.EXCHANGES:
+                    e = multi_gpu._Exchange(sh, ex, st)
+                    e.allgather([s.delta_new for s in sh])
+                    multi_gpu._sync_all(sh)
+                    t0 = time.perf_counter()
+                    for _ in range(rounds):
+                        e.allgather([s.delta_new for s in sh])
+                    multi_gpu._sync_all(sh)
+                    line += f"; all-gather {ex} {(time.perf_counter() - t0) / rounds * 1e3:.2f} ms"
+            print(line, flush=True)
+            for s in sh:
+                s.be.release()
 
 
 if __name__ == "__main__":

@@ -58,7 +58,8 @@ from .convergence import linear_contraction, linear_error_bound, residual_thresh
 from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "parse_devices", "shard_ranges", "EXCHANGES", "DEFAULT_EXCHANGE"]
+__all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
+           "DEFAULT_EXCHANGE"]
 
 EXCHANGES = ("p2p", "nccl")
 DEFAULT_EXCHANGE = "p2p"
@@ -252,8 +253,7 @@ class _Exchange:
                                                 arrs[g].data.ptr + t.v0 * item, s.be.device_id,
                                                 cnt * item, 0)
                 stage[h] = arrs[h][t.v0:t.v1]
-                f = xp.minimum if op == "min" else xp.maximum
-                arrs[h][t.v0:t.v1] = f.reduce(stage, axis=0)
+                arrs[h][t.v0:t.v1] = stage.min(axis=0) if op == "min" else stage.max(axis=0)
         self.stats["bytes_between_gpus"] -= int(n * item * (k - 1))  # counted again below
         self.allgather(arrs)
 
@@ -357,8 +357,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
         offsets = und[0]
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
-    bounds = shard_ranges(offsets, k)
-    shards = [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
+    shards = make_shards(devices, offsets, stats)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
@@ -382,6 +381,12 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
             s.be.release()
     timer.report(stats)
     return x, ok
+
+
+def make_shards(devices, offsets, stats):
+    """One :class:`_Shard` per device over ranges of equal arc counts of CSR ``offsets``."""
+    bounds = shard_ranges(offsets, len(devices))
+    return [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
 
 
 def _parallel(shards, fn):
@@ -413,12 +418,11 @@ def _sync_all(shards):
 # ---------------------------------------------------------------------------- linear
 
 
-def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
-    K = gpu._kernels()
-    HB = gpu._hb()
+def linear_shards(shards, graph, sys):
+    """Upload a linear system's shards (``x = 0``, ``δ = b``); returns whether arcs carry
+    factors."""
     from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
-    gammas = linear_contraction(graph, sys)
     src_h, dst_h, has, arc = linear_factors(graph, sys)
     it = gpu._index_dtype(max(n, m))
     in_off = np.asarray(graph.in_offsets, np.int64)
@@ -444,6 +448,27 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
         s.r = be.keep(xp.zeros(n, np.float64))
         s.scan = be.keep(xp.zeros(5, np.float64))
     _parallel(shards, upload)
+    return has
+
+
+def linear_round(s, has, theta):
+    """Queue one dense round on shard ``s`` (its device current): absorb and pull its range,
+    statistics into ``s.scan``."""
+    K = gpu._kernels()
+    s.scan[...] = 0.0
+    rest = (0, s.off, s.src, s.coef, has, s.src_scale, s.dst_scale, s.delta, s.delta_new, s.x,
+            theta, s.out_degree, s.scan)
+    s.be.launch(K.linear_dense_batch, s.be.grid_hb(s.v1 - s.v0), gpu._hb(), s.v0, s.v1, *rest)
+    s.be.heavy(K.linear_dense_batch_heavy, s.heavy, *rest)
+
+
+def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
+    K = gpu._kernels()
+    HB = gpu._hb()
+    n = graph.num_vertices
+    gammas = linear_contraction(graph, sys)
+    has = linear_shards(shards, graph, sys)
+    b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
     bsum = float(np.abs(b_h).sum())
     bmax = float(np.abs(b_h).max()) if n else 0.0
     r1, rmax, sx = bsum, bmax, 0.0
@@ -469,12 +494,7 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
         timer.start()
         for s in shards:
             with s.on():
-                s.scan[...] = 0.0
-                rest = (0, s.off, s.src, s.coef, has, s.src_scale, s.dst_scale, s.delta,
-                        s.delta_new, s.x, theta, s.out_degree, s.scan)
-                s.be.launch(K.linear_dense_batch, s.be.grid_hb(s.v1 - s.v0), HB, s.v0, s.v1,
-                            *rest)
-                s.be.heavy(K.linear_dense_batch_heavy, s.heavy, *rest)
+                linear_round(s, has, theta)
         timer.stop_kernels()
         ex.allgather([s.delta_new for s in shards])
         scans = []
@@ -486,7 +506,7 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
         r1, rmax, sx = float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum())
         for s in shards:
             s.delta, s.delta_new = s.delta_new, s.delta
-        stats["arc_updates"] += m
+        stats["arc_updates"] += graph.num_arcs
         stats["dense_rounds"] += 1
         stats["vertex_updates"] += int(sc[:, 3].sum())
         stats["rounds"] += 1
