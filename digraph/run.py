@@ -380,7 +380,8 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
         tiny = _tiny_graph()
         _run_tiny(system.family, types.SimpleNamespace(DENSE_DIVISOR=0),
                   lambda sys: multi_gpu.solve(tiny, sys, devices=devices, mode=shard_mode,
-                                              tol=1e-3, max_iter=100, stats=RunStats.new()))
+                                              tol=1e-3, max_iter=100, stats=RunStats.new(),
+                                              min_arcs_per_gpu=0))
         _WARM.add(key)
     stats["time_compile"] = time.perf_counter() - t0
     if path:

@@ -40,6 +40,14 @@ def ngpu():
     return k
 
 
+@pytest.fixture(autouse=True)
+def every_gpu(monkeypatch):
+    """Shard even these tiny graphs over every GPU named (by default a graph needs
+    ``MIN_ARCS_PER_GPU`` arcs per GPU)."""
+    from digraph.dispatch import multi_gpu
+    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
+
+
 @pytest.fixture(scope="module")
 def small():
     return digraph.load((SRC, DST, W))
@@ -182,3 +190,17 @@ def test_transports_agree(ngpu, small):
             assert ok and st_["exchange"] == ex
             outs.append(x)
         np.testing.assert_allclose(outs[0], outs[1], rtol=0, atol=1e-13)
+
+
+def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
+    """By default a graph with fewer than MIN_ARCS_PER_GPU arcs per GPU runs the one-GPU engine
+    (the simple method it could have used), with the same answer."""
+    from digraph.dispatch import multi_gpu
+    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 32 << 20)
+    r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6)
+    assert r.stats.gpus == 1 and r.stats.gpus_named == 2 and "bytes_between_gpus" not in r.stats
+    one = digraph.run(small, "pagerank", device="cuda", tol=1e-6)
+    np.testing.assert_array_equal(r.values, one.values)
+    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", small.num_arcs // 2)
+    r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6)
+    assert r.stats.gpus == 2  # two GPUs' worth of arcs

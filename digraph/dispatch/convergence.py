@@ -10,7 +10,7 @@ from .systems import linear_factors
 
 __all__ = ["linear_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
            "residual_norms", "certified_bound", "certified", "verdict", "tightened",
-           "rounding_floor"]
+           "rounding_floor", "checked_contraction"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -49,6 +49,13 @@ def linear_contraction(graph, system):
     g1, ginf, bad = _max_column_and_row_sums(
         graph.out_offsets, graph.out_targets, graph.in_offsets, graph.in_arcs, graph.arc_sources,
         src_scale, arc, has_arc, dst_scale)
+    return checked_contraction(g1, ginf, bad)
+
+
+def checked_contraction(g1, ginf, bad):
+    """(γ1, γ∞) after the checks of :func:`linear_contraction` (``bad``: arcs whose coefficient
+    is negative or not finite), for engines that sum the coefficients themselves (the GPUs)."""
+    g1, ginf, bad = float(g1), float(ginf), int(bad)
     if bad:
         raise InvalidParameterError(
             f"linear system coefficients must be finite and non-negative ({bad} arc(s) are not)")

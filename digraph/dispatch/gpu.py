@@ -37,6 +37,7 @@ from numba import njit
 from ..errors import InvalidParameterError, NotAvailableError
 from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
 from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened, verdict
+from .convergence import checked_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
@@ -408,13 +409,17 @@ class _Linear:
         self.be = be
         self.g = _device_graph(be, graph)
         self.n, self.m = graph.num_vertices, graph.num_arcs
-        self.gammas = linear_contraction(graph, sys)
         src, dst, has, arc = linear_factors(graph, sys)
         self.has = has
         self.src_scale = be.put(src)
         self.dst_scale = be.put(dst)
         self.arc = be.put(arc)
         self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
+        g = self.g
+        col, row, bad = contraction_sums(be, 0, self.n, g["in_offsets"], g["in_sources"],
+                                         self.in_coef, has, self.src_scale, self.dst_scale)
+        self.gammas = checked_contraction(*be.scalars(col.max(), row.max(), bad[0])) \
+            if self.m else (0.0, 0.0)
         self.b = be.put(sys.b, np.float64)
         self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
         self.bsum = float(np.abs(sys.b).sum())
@@ -440,6 +445,23 @@ class _Linear:
         bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
         floor = linear_error_bound(e1, emax, sx, self.n, self.gammas, self.normalize)
         return bound * (1.0 + ROUNDING_MARGIN), r1, floor
+
+
+def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scale):
+    """(column sums, row sums, bad-arc count) of the coefficient matrix over the in-arcs of the
+    targets ``[v0, v1)``, summed on the GPU: the γ1, γ∞ of
+    :func:`~digraph.dispatch.convergence.linear_contraction` without its host pass over every
+    arc (0.7 s on R-MAT 2^20 with 2 cores)."""
+    K = _kernels()
+    xp = be.xp
+    n = src_scale.size
+    col = xp.zeros(n, np.float64)
+    row = xp.zeros(n, np.float64)
+    bad = xp.zeros(1, np.int64)
+    if v1 > v0:
+        be.launch(K.linear_sums, be.grid(v1 - v0), be.block, v0, v1, 0, in_offsets, src, coef,
+                  has, src_scale, dst_scale, col, row, bad)
+    return col, row, bad
 
 
 def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, NotAvailableError
 from . import gpu
-from .convergence import linear_contraction, linear_error_bound, residual_threshold
+from .convergence import checked_contraction, linear_error_bound, residual_threshold
 from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
 from .systems import linear_factors, monotone_arrays, monotone_start
 
@@ -63,6 +63,11 @@ __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
 
 EXCHANGES = ("p2p", "nccl")
 DEFAULT_EXCHANGE = "p2p"
+MIN_ARCS_PER_GPU = 32 << 20
+"""A run uses at most ``m // MIN_ARCS_PER_GPU`` of the GPUs named (at least one; one GPU runs the
+single-GPU engine).  Measured on H100s (``bench_multi_gpu.py --probe``): a dense round pulls
+~44 G arcs/s on one GPU, and each further GPU costs ~0.25 ms of host launches and 0.1–0.35 ms of
+all-gather per round, so splitting pays from some 40 M arcs for two GPUs and 75 M for four."""
 
 
 def parse_devices(device):
@@ -213,14 +218,23 @@ class _Exchange:
                         self.comms[h].broadcast(p, p, cnt, dt, g, 0)
             nc.groupEnd()
 
-    def allreduce(self, arrs, op):
-        """Every ``arrs[h]`` replaced by the elementwise ``op`` ("min" or "max") of all."""
+    def allreduce(self, arrs, op, count=True):
+        """Every ``arrs[h]`` replaced by the elementwise ``op`` ("min", "max" or "sum") of all
+        (``count``: add the bytes to ``bytes_between_gpus``; set-up exchanges are not)."""
         sh = self.shards
         n = arrs[0].size
         k = len(sh)
+        before = self.stats["bytes_between_gpus"]
+        try:
+            self._allreduce(arrs, op, sh, n, k)
+        finally:
+            if not count:
+                self.stats["bytes_between_gpus"] = before
+
+    def _allreduce(self, arrs, op, sh, n, k):
         self.stats["bytes_between_gpus"] += int(2 * n * arrs[0].itemsize * (k - 1))
         if self.sim:
-            f = np.minimum if op == "min" else np.maximum
+            f = {"min": np.minimum, "max": np.maximum, "sum": np.add}[op]
             red = f.reduce(np.stack(arrs), axis=0)
             for a in arrs:
                 a[...] = red
@@ -228,7 +242,7 @@ class _Exchange:
         if self.kind == "nccl":
             nc = self.nccl
             dt = _nccl_type(nc, arrs[0].dtype)
-            o = nc.NCCL_MIN if op == "min" else nc.NCCL_MAX
+            o = {"min": nc.NCCL_MIN, "max": nc.NCCL_MAX, "sum": nc.NCCL_SUM}[op]
             nc.groupStart()
             for h, t in enumerate(sh):
                 with t.on():
@@ -253,7 +267,8 @@ class _Exchange:
                                                 arrs[g].data.ptr + t.v0 * item, s.be.device_id,
                                                 cnt * item, 0)
                 stage[h] = arrs[h][t.v0:t.v1]
-                arrs[h][t.v0:t.v1] = stage.min(axis=0) if op == "min" else stage.max(axis=0)
+                arrs[h][t.v0:t.v1] = (stage.min(axis=0) if op == "min" else
+                                      stage.max(axis=0) if op == "max" else stage.sum(axis=0))
         self.stats["bytes_between_gpus"] -= int(n * item * (k - 1))  # counted again below
         self.allgather(arrs)
 
@@ -308,6 +323,7 @@ class _Timer:
                     s.busy += cupy.cuda.get_elapsed_time(a, b) / 1e3
 
     def report(self, stats):
+        stats["time_rounds"] = self.wall
         sh = self.shards
         if sh[0].be.sim:  # no clocks in the simulator: the arc share stands in
             share = self.arcs / max(self.arcs.max(), 1.0)
@@ -322,7 +338,8 @@ class _Timer:
 # ---------------------------------------------------------------------------- solve
 
 
-def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
+def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
+          min_arcs_per_gpu=None):
     """Run ``system`` on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``) in ``mode``
     (``"bsp"`` or ``"vertex-async"``); returns (host state, converged).
 
@@ -338,6 +355,10 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
         values (``vertex-async``) inside each GPU.
     exchange : {"p2p", "nccl"}, optional
         Transport between GPUs (default :data:`DEFAULT_EXCHANGE`).
+    min_arcs_per_gpu : int, optional
+        Use no more GPUs than the graph has arcs per this many (default
+        :data:`MIN_ARCS_PER_GPU`; 0 uses every GPU named).  With one GPU left the single-GPU
+        engine runs (``stats["gpus"] == 1``).
     """
     if mode not in ("bsp", "vertex-async"):
         raise InvalidParameterError(f"the sharded multi-GPU engine runs bsp and vertex-async, "
@@ -345,8 +366,15 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None):
     exchange = exchange or DEFAULT_EXCHANGE
     if exchange not in EXCHANGES:
         raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
-    k = len(devices)
     fam = system.family
+    per = MIN_ARCS_PER_GPU if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
+    k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
+    stats["gpus_named"] = len(devices)
+    devices = list(devices)[:k]
+    if k == 1 and per > 0:  # the simple method it could have used
+        stats["gpus"] = 1
+        return gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
+                         device=devices[0])
     if fam == "linear":
         offsets = graph.in_offsets
     elif fam == "monotone":
@@ -466,8 +494,10 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     K = gpu._kernels()
     HB = gpu._hb()
     n = graph.num_vertices
-    gammas = linear_contraction(graph, sys)
+    t0 = time.perf_counter()
     has = linear_shards(shards, graph, sys)
+    gammas = _contraction(shards, ex, has, graph.num_arcs)
+    stats["time_setup"] = time.perf_counter() - t0
     b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
     bsum = float(np.abs(b_h).sum())
     bmax = float(np.abs(b_h).max()) if n else 0.0
@@ -478,8 +508,10 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     while True:
         bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
         if bound <= tightened(tol, stats) or r1 == 0.0:
+            t0 = time.perf_counter()
             bound, r1, floor, rmax, sx = _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas,
                                                   sys.normalize)
+            stats["time_certify"] = stats.get("time_certify", 0.0) + time.perf_counter() - t0
             outcome = verdict(bound, r1, floor, tol, stats)
             if outcome != "retry":
                 converged = outcome == "converged"
@@ -514,6 +546,29 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return _gather_host(shards, [s.x for s in shards]), converged
+
+
+def _contraction(shards, ex, has, m):
+    """γ1, γ∞ summed on the GPUs: each shard's column-sum contributions all-reduced."""
+    if m == 0:
+        return 0.0, 0.0
+    cols, rows, bads = [], [], []
+    for s in shards:
+        with s.on():
+            col, row, bad = gpu.contraction_sums(s.be, s.v0, s.v1, s.off, s.src, s.coef, has,
+                                                 s.src_scale, s.dst_scale)
+            cols.append(col)
+            rows.append(row)
+            bads.append(bad)
+    ex.allreduce(cols, "sum", count=False)
+    with shards[0].on():
+        g1 = shards[0].be.scalars(cols[0].max())[0]
+    ginf, nbad = 0.0, 0
+    for s, row, bad in zip(shards, rows, bads):
+        with s.on():
+            r, b = s.be.scalars(row.max(), bad[0])
+            ginf, nbad = max(ginf, r), nbad + int(b)
+    return checked_contraction(g1, ginf, nbad)
 
 
 def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):

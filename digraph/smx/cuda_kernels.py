@@ -28,6 +28,8 @@ Per-arc mirror state ``s_j`` (DESIGN.md §3): linear ``d = c_j (x_u − s_j); x_
 """
 
 
+import math
+
 from numba import config, cuda, float64, int64
 
 __all__ = []
@@ -193,6 +195,26 @@ def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, ha
                 c = arc_coef[e] if has_coef else 1.0
                 cuda.atomic.add(delta, v, dst_scale[v] * c * s)
         cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale, col,
+                row, bad):
+    """Row sums of the coefficient matrix for the targets ``v0 <= v < v1`` into ``row``, their
+    contributions to the column sums added atomically into ``col``, and the number of arcs whose
+    coefficient is negative or not finite into ``bad[0]`` (the contraction factors γ1 = max col,
+    γ∞ = max row of :func:`digraph.dispatch.convergence.linear_contraction`, on the GPU)."""
+    v = v0 + cuda.grid(1)
+    if v < v1:
+        acc = 0.0
+        for k in range(in_offsets[v], in_offsets[v + 1]):
+            u = src_buf[k - a0]
+            c = src_scale[u] * (coef_buf[k - a0] if has_coef else 1.0) * dst_scale[v]
+            if not (c >= 0.0 and c < math.inf):
+                cuda.atomic.add(bad, 0, 1)
+            acc += c
+            cuda.atomic.add(col, u, c)
+        row[v] = acc
 
 
 @cuda.jit(cache=True)
