@@ -46,6 +46,7 @@ def every_gpu(monkeypatch):
     ``MIN_ARCS_PER_GPU`` arcs per GPU)."""
     from digraph.dispatch import multi_gpu
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
+    monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear", "monotone", "hindex"))
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +205,6 @@ def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", small.num_arcs // 2)
     r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6)
     assert r.stats.gpus == 2  # two GPUs' worth of arcs
+    monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear",))
+    r = digraph.run(small, "sssp", source=0, device=devices(2))
+    assert r.stats.gpus == 1  # min/max systems stay on one GPU by default

@@ -33,7 +33,7 @@ Transport (``exchange=``): ``"p2p"`` — ``cudaMemcpyPeerAsync`` of each range t
 (peer access enabled where the driver allows it; an all-reduce gathers the other replicas' slices
 of a range on its owner, reduces there and all-gathers back); ``"nccl"`` — grouped NCCL
 broadcasts (one per range) and ``ncclAllReduce``.  Both are measured by
-``benchmarks/bench_multi_gpu.py``; the default is the faster one there.  Under Numba's CUDA
+``benchmarks/bench_multi_gpu.py``; the default is the faster one there (NCCL).  Under Numba's CUDA
 simulator every shard shares one simulated device and the exchange is a host copy with the same
 byte counts, so the logic is tested in CI.
 
@@ -59,10 +59,18 @@ from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
-           "DEFAULT_EXCHANGE"]
+           "DEFAULT_EXCHANGE", "MIN_ARCS_PER_GPU", "SHARD_FAMILIES"]
 
 EXCHANGES = ("p2p", "nccl")
-DEFAULT_EXCHANGE = "p2p"
+DEFAULT_EXCHANGE = "nccl"
+"""NCCL was as fast as peer-to-peer copies on two H100s and 8–10% faster on four for R-MAT
+2^24 and 2^25 PageRank (``bench_multi_gpu.py``); peer-to-peer copies are used where CuPy has no
+NCCL."""
+SHARD_FAMILIES = ("linear",)
+"""System families sharded by default.  SSSP lost to one GPU at every size measured (R-MAT
+2^25: 540 ms on two GPUs, 475 ms on one): a round pushes a small frontier, so the all-reduce of
+the whole vector costs more than the pushes it splits; such runs use one GPU unless
+``min_arcs_per_gpu`` is given."""
 MIN_ARCS_PER_GPU = 32 << 20
 """A run uses at most ``m // MIN_ARCS_PER_GPU`` of the GPUs named (at least one; one GPU runs the
 single-GPU engine).  Measured on H100s (``bench_multi_gpu.py --probe``): a dense round pulls
@@ -218,6 +226,20 @@ class _Exchange:
                         self.comms[h].broadcast(p, p, cnt, dt, g, 0)
             nc.groupEnd()
 
+    def replicate(self, arrs):
+        """``arrs[0]`` (on the first GPU) copied whole into every other ``arrs[h]``."""
+        sh = self.shards
+        self.stats["bytes_between_gpus"] += int(arrs[0].nbytes * (len(sh) - 1))
+        if self.sim:
+            for a in arrs[1:]:
+                a[...] = arrs[0]
+            return
+        with sh[0].on():
+            for h, t in enumerate(sh[1:], 1):
+                self.rt.memcpyPeerAsync(arrs[h].data.ptr, t.be.device_id, arrs[0].data.ptr,
+                                        sh[0].be.device_id, arrs[0].nbytes, 0)
+        _sync_all(sh)
+
     def allreduce(self, arrs, op, count=True):
         """Every ``arrs[h]`` replaced by the elementwise ``op`` ("min", "max" or "sum") of all
         (``count``: add the bytes to ``bytes_between_gpus``; set-up exchanges are not)."""
@@ -363,12 +385,15 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     if mode not in ("bsp", "vertex-async"):
         raise InvalidParameterError(f"the sharded multi-GPU engine runs bsp and vertex-async, "
                                     f"not {mode!r}")
+    explicit = exchange is not None
     exchange = exchange or DEFAULT_EXCHANGE
     if exchange not in EXCHANGES:
         raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
     fam = system.family
     per = MIN_ARCS_PER_GPU if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
     k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
+    if fam not in SHARD_FAMILIES and min_arcs_per_gpu is None:
+        k = 1  # measured: sharded min/max pushes lose to one GPU (docs/benchmarks.md)
     stats["gpus_named"] = len(devices)
     devices = list(devices)[:k]
     if k == 1 and per > 0:  # the simple method it could have used
@@ -390,11 +415,17 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
     stats["dtype"] = "float64"
-    stats["exchange"] = "host (simulator)" if be0.sim else exchange
     stats["bytes_between_gpus"] = 0
     off = np.asarray(offsets, np.int64)
     stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
-    ex = _Exchange(shards, exchange, stats)
+    try:
+        ex = _Exchange(shards, exchange, stats)
+    except NotAvailableError:
+        if explicit:
+            raise
+        exchange = "p2p"  # CuPy without NCCL
+        ex = _Exchange(shards, exchange, stats)
+    stats["exchange"] = "host (simulator)" if be0.sim else exchange
     timer = _Timer(shards, stats["gpu_arcs"])
     try:
         if fam == "linear":
@@ -446,9 +477,10 @@ def _sync_all(shards):
 # ---------------------------------------------------------------------------- linear
 
 
-def linear_shards(shards, graph, sys):
+def linear_shards(shards, graph, sys, ex=None):
     """Upload a linear system's shards (``x = 0``, ``δ = b``); returns whether arcs carry
-    factors."""
+    factors.  With an exchange ``ex`` the vertex vectors cross the host bus once, to the first
+    GPU, and are copied from there to the others (:meth:`_Exchange.replicate`)."""
     from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
     src_h, dst_h, has, arc = linear_factors(graph, sys)
@@ -468,14 +500,21 @@ def linear_shards(shards, graph, sys):
             "out_degree": be.put(graph.out_degree, np.int64)})
         s.off, s.src, s.heavy, s.out_degree = d["off"], d["src"], d["heavy"], d["out_degree"]
         s.coef = be.put(in_coef[a0:a1]) if has else be.put(np.zeros(1))
-        s.src_scale, s.dst_scale = be.put(src_h), be.put(dst_h)
-        s.b = be.put(b_h)
+        if ex is None or s is shards[0]:
+            s.src_scale, s.dst_scale, s.b = be.put(src_h), be.put(dst_h), be.put(b_h)
+        else:
+            s.src_scale, s.dst_scale, s.b = (be.keep(xp.empty(n, np.float64)) for _ in range(3))
         s.x = be.keep(xp.zeros(n, np.float64))
-        s.delta = be.keep(s.b.copy())
         s.delta_new = be.keep(xp.zeros(n, np.float64))
         s.r = be.keep(xp.zeros(n, np.float64))
         s.scan = be.keep(xp.zeros(5, np.float64))
     _parallel(shards, upload)
+    if ex is not None:
+        for name in ("src_scale", "dst_scale", "b"):
+            ex.replicate([getattr(s, name) for s in shards])
+    for s in shards:
+        with s.on():
+            s.delta = s.be.keep(s.b.copy())
     return has
 
 
@@ -495,8 +534,8 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     HB = gpu._hb()
     n = graph.num_vertices
     t0 = time.perf_counter()
-    has = linear_shards(shards, graph, sys)
-    gammas = _contraction(shards, ex, has, graph.num_arcs)
+    has = linear_shards(shards, graph, sys, ex)
+    gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
     stats["time_setup"] = time.perf_counter() - t0
     b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
     bsum = float(np.abs(b_h).sum())
@@ -548,21 +587,27 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     return _gather_host(shards, [s.x for s in shards]), converged
 
 
-def _contraction(shards, ex, has, m):
-    """γ1, γ∞ summed on the GPUs: each shard's column-sum contributions all-reduced."""
+def _contraction(shards, ex, sys, has, m):
+    """γ1, γ∞ summed on the GPUs: each shard's column-sum contributions all-reduced (or the
+    column sums taken from the out-degrees, :func:`~digraph.dispatch.gpu.column_sums_known`)."""
     if m == 0:
         return 0.0, 0.0
+    known = gpu.column_sums_known(sys, has)
     cols, rows, bads = [], [], []
     for s in shards:
         with s.on():
             col, row, bad = gpu.contraction_sums(s.be, s.v0, s.v1, s.off, s.src, s.coef, has,
-                                                 s.src_scale, s.dst_scale)
+                                                 s.src_scale, s.dst_scale, not known)
             cols.append(col)
             rows.append(row)
             bads.append(bad)
-    ex.allreduce(cols, "sum", count=False)
     with shards[0].on():
-        g1 = shards[0].be.scalars(cols[0].max())[0]
+        if known:
+            s = shards[0]
+            g1 = s.be.scalars((s.src_scale * s.out_degree).max())[0]
+        else:
+            ex.allreduce(cols, "sum", count=False)
+            g1 = shards[0].be.scalars(cols[0].max())[0]
     ginf, nbad = 0.0, 0
     for s, row, bad in zip(shards, rows, bads):
         with s.on():

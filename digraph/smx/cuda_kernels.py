@@ -199,11 +199,13 @@ def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, ha
 
 @cuda.jit(cache=True)
 def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale, col,
-                row, bad):
+                row, bad, want_col):
     """Row sums of the coefficient matrix for the targets ``v0 <= v < v1`` into ``row``, their
     contributions to the column sums added atomically into ``col``, and the number of arcs whose
     coefficient is negative or not finite into ``bad[0]`` (the contraction factors γ1 = max col,
-    γ∞ = max row of :func:`digraph.dispatch.convergence.linear_contraction`, on the GPU)."""
+    γ∞ = max row of :func:`digraph.dispatch.convergence.linear_contraction`, on the GPU).
+    Without ``want_col`` the column sums (one atomic per arc) are left out: the caller knows
+    them from the out-degrees."""
     v = v0 + cuda.grid(1)
     if v < v1:
         acc = 0.0
@@ -213,7 +215,8 @@ def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, 
             if not (c >= 0.0 and c < math.inf):
                 cuda.atomic.add(bad, 0, 1)
             acc += c
-            cuda.atomic.add(col, u, c)
+            if want_col:
+                cuda.atomic.add(col, u, c)
         row[v] = acc
 
 
