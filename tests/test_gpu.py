@@ -226,3 +226,19 @@ def test_streamed_hub_gets_a_block(be):
     ref = digraph.run(g, "pagerank", tol=1e-12)
     assert np.abs(r.values - ref.values).sum() <= 1e-6
     assert r.stats.streamed_batches == 2  # the hub's 6 in-arcs alone, then the other 3
+
+
+@pytest.mark.parametrize("algo,params,weights", [("pagerank", {}, False), ("pagerank", {}, True),
+                                                 ("adsorption", {"seeds": [0, 9]}, True)])
+def test_contraction_factors_on_the_gpu(be, small, algo, params, weights):
+    """γ1, γ∞ summed on the GPU (with or without per-arc atomics) equal the host's."""
+    from digraph.algorithms import get
+    from digraph.dispatch import gpu
+    from digraph.dispatch.convergence import linear_contraction
+    from digraph.result import RunStats
+    A = get(algo)
+    g = small if weights else digraph.load((SRC, DST))
+    sys = A.prepare(g, **A.bind(g, {**params, **({"weights": True} if weights and algo == "pagerank" else {})}))
+    be.stats = RunStats.new()
+    got = gpu._Linear(be, g, sys).gammas
+    np.testing.assert_allclose(got, linear_contraction(g, sys), rtol=1e-14)
