@@ -56,7 +56,7 @@ from ..errors import InvalidParameterError, NotAvailableError
 from . import gpu
 from .convergence import checked_contraction, linear_error_bound, residual_threshold
 from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
-from .systems import linear_factors, monotone_arrays, monotone_start
+from .systems import monotone_arrays, monotone_start, ones_or
 
 __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
            "DEFAULT_EXCHANGE", "MIN_ARCS_PER_GPU", "SHARD_FAMILIES"]
@@ -460,12 +460,31 @@ def _parallel(shards, fn):
 
 
 def _gather_host(shards, arrs):
-    """The shards' ranges of ``arrs`` concatenated on the host."""
-    parts = []
+    """The shards' ranges of ``arrs`` copied into one host array (``bytes_d2h`` counted)."""
+    out = np.empty(arrs[0].size, dtype=arrs[0].dtype)
     for s, a in zip(shards, arrs):
+        if s.v1 == s.v0:
+            continue
         with s.on():
-            parts.append(s.be.get(a[s.v0:s.v1]))
-    return np.concatenate(parts) if parts else np.zeros(0)
+            be = s.be
+            if be.sim:
+                out[s.v0:s.v1] = a[s.v0:s.v1]
+            else:
+                be.sync()
+                t0 = time.perf_counter()
+                a[s.v0:s.v1].get(out=out[s.v0:s.v1])
+                be.stats["time_transfer"] += time.perf_counter() - t0
+            be.stats["bytes_d2h"] += int((s.v1 - s.v0) * out.itemsize)
+    return out
+
+
+def _heavy_host(graph, kind, offsets):
+    """Vertices of degree >= HEAVY in CSR ``offsets`` (cached on the graph)."""
+    from ..smx.cuda_kernels import HEAVY
+    key = ("multi-gpu-heavy", kind, HEAVY)
+    if key not in graph._cache:
+        graph._cache[key] = np.flatnonzero(np.diff(offsets) >= HEAVY)
+    return graph._cache[key]
 
 
 def _sync_all(shards):
@@ -481,15 +500,16 @@ def linear_shards(shards, graph, sys, ex=None):
     """Upload a linear system's shards (``x = 0``, ``δ = b``); returns whether arcs carry
     factors.  With an exchange ``ex`` the vertex vectors cross the host bus once, to the first
     GPU, and are copied from there to the others (:meth:`_Exchange.replicate`)."""
-    from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
-    src_h, dst_h, has, arc = linear_factors(graph, sys)
+    has = sys.arc_scale is not None
     it = gpu._index_dtype(max(n, m))
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_src = np.asarray(graph.in_sources)
-    in_coef = arc[graph.in_arcs] if has else None
-    heavy_all = np.flatnonzero(np.diff(in_off) >= HEAVY)
-    b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
+    in_coef = ones_or(sys.arc_scale, m)[graph.in_arcs] if has else None
+    heavy_all = _heavy_host(graph, "in", in_off)
+    # vertex factors that are None are ones made on the GPUs, not 8n bytes over the bus each
+    vecs = {"src_scale": sys.src_scale, "dst_scale": sys.dst_scale, "b": sys.b}
+    vecs = {k: (None if v is None else ones_or(v, n)) for k, v in vecs.items()}
 
     def upload(s):
         be, xp = s.be, s.be.xp
@@ -500,18 +520,22 @@ def linear_shards(shards, graph, sys, ex=None):
             "out_degree": be.put(graph.out_degree, np.int64)})
         s.off, s.src, s.heavy, s.out_degree = d["off"], d["src"], d["heavy"], d["out_degree"]
         s.coef = be.put(in_coef[a0:a1]) if has else be.put(np.zeros(1))
-        if ex is None or s is shards[0]:
-            s.src_scale, s.dst_scale, s.b = be.put(src_h), be.put(dst_h), be.put(b_h)
-        else:
-            s.src_scale, s.dst_scale, s.b = (be.keep(xp.empty(n, np.float64)) for _ in range(3))
+        for name, v in vecs.items():
+            if v is None:
+                setattr(s, name, be.keep(xp.ones(n, np.float64)))
+            elif ex is None or s is shards[0]:
+                setattr(s, name, be.put(v))
+            else:
+                setattr(s, name, be.keep(xp.empty(n, np.float64)))
         s.x = be.keep(xp.zeros(n, np.float64))
         s.delta_new = be.keep(xp.zeros(n, np.float64))
         s.r = be.keep(xp.zeros(n, np.float64))
         s.scan = be.keep(xp.zeros(5, np.float64))
     _parallel(shards, upload)
     if ex is not None:
-        for name in ("src_scale", "dst_scale", "b"):
-            ex.replicate([getattr(s, name) for s in shards])
+        for name, v in vecs.items():
+            if v is not None:
+                ex.replicate([getattr(s, name) for s in shards])
     for s in shards:
         with s.on():
             s.delta = s.be.keep(s.b.copy())
@@ -536,10 +560,11 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
     t0 = time.perf_counter()
     has = linear_shards(shards, graph, sys, ex)
     gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
+    s0 = shards[0]
+    with s0.on():
+        babs = s0.be.xp.abs(s0.b)
+        bsum, bmax = s0.be.scalars(babs.sum(), babs.max()) if n else (0.0, 0.0)
     stats["time_setup"] = time.perf_counter() - t0
-    b_h = np.ascontiguousarray(sys.b, dtype=np.float64)
-    bsum = float(np.abs(b_h).sum())
-    bmax = float(np.abs(b_h).max()) if n else 0.0
     r1, rmax, sx = bsum, bmax, 0.0
     theta = 0.0
     converged = False
@@ -646,14 +671,13 @@ def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):
 
 def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
     K = gpu._kernels()
-    from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
     op, combine, has, value = monotone_arrays(graph, sys)
     x0, active0 = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
     it = gpu._index_dtype(max(n, m))
     out_off = np.asarray(graph.out_offsets, np.int64)
-    heavy_all = np.flatnonzero(np.diff(out_off) >= HEAVY)
+    heavy_all = _heavy_host(graph, "out", out_off)
     sent0 = np.where(active0, identity, x0)
 
     def upload(s):
