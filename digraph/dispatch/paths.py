@@ -49,7 +49,8 @@ from . import vertex_async
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
+__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS", "SHORT_PATH_PUSH",
+           "check_short_path_push"]
 
 PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 SELECT_SHARE = 0.2
@@ -59,11 +60,28 @@ AGING_ROUNDS = 4
 MAX_SWEEPS = 4
 STALL_ROUNDS = 16
 LENGTH_BINS = 65
+SHORT_PATH_PUSH = 1
+"""Default of ``short_path_push``: cold paths of at most this many arcs are pushed at vertex level
+(chosen by measurement, docs/benchmarks.md "Path representation")."""
+
+
+def check_short_path_push(k):
+    """``short_path_push`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
+    if k is None:
+        return SHORT_PATH_PUSH
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise InvalidParameterError(f"short_path_push must be an integer >= 0, got {k!r}")
+    return int(k)
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
-          skip=True):
+          skip=True, short_path_push=None):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
+
+    ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs are
+    not walked with per-arc mirrors but pushed at vertex level, one mirror per (partition, source
+    vertex) group of their arcs (:func:`digraph.smx.cpu_paths.short_arc_groups`); hot paths and
+    longer paths are walked.  ``0``: every path walked with per-arc mirrors.
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
@@ -74,6 +92,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
+    short_path_push = check_short_path_push(short_path_push)
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
     if not (dag and skip):
@@ -82,14 +101,15 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     sched = _Schedule(pathset, dag)
+    rep = _representation(pathset, short_path_push, stats)
     old = numba.get_parallel_chunksize()
     numba.set_parallel_chunksize(1)
     try:
         if system.family == "linear":
-            out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched,
+            out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
                                 PRIORITIES[priority], skip)
         elif system.family == "monotone":
-            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched)
+            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep)
         else:
             raise InvalidParameterError(f"unknown system family {system.family!r}")
     finally:
@@ -154,6 +174,77 @@ class _Schedule:
         stats["processed_path_lengths"] = {int(k): int(h[k]) for k in np.flatnonzero(h)}
 
 
+class _Representation:
+    """Which paths are walked with per-arc mirrors, and the short-arc groups pushed per vertex.
+
+    Built once per (PathSet, ``short_path_push``) and kept on the PathSet (it depends on nothing
+    else); its build time is reported as ``stats["time_representation"]`` (0 when reused).
+    """
+
+    def __init__(self, ps, k):
+        npaths = ps.num_paths
+        lengths = ps.path_lengths
+        pushed = np.zeros(npaths, bool)
+        if k > 0:
+            pushed = ~np.asarray(ps.path_hot, bool) & (lengths <= k)
+        self.short_path_push = k
+        self.pushed_paths = int(pushed.sum())
+        off = np.asarray(ps.partition_offsets, np.int64)
+        if self.pushed_paths:
+            self.walk_paths = np.flatnonzero(~pushed).astype(np.int64)
+            self.walk_offsets = np.searchsorted(self.walk_paths, off).astype(np.int64)
+            (self.arc_ids, self.garc, self.gsrc, gpart, self.gdst, self.gscc) = P.short_arc_groups(
+                ps.path_offsets, ps.path_vertices, off, ps.path_scc, pushed, np.int64(ps.num_vertices),
+                np.int64(max(ps.num_scc, 1)))
+            self.group_offsets = np.searchsorted(gpart, np.arange(off.size)).astype(np.int64)
+            arc_path = np.repeat(np.arange(npaths, dtype=np.int64), lengths)
+            heat = np.asarray(ps.path_heat, np.float64)[arc_path[self.arc_ids]]
+            self.gheat = np.add.reduceat(heat, self.garc[:-1]) / np.diff(self.garc)
+        else:
+            self.walk_paths = np.arange(npaths, dtype=np.int64)
+            self.walk_offsets = off
+            self.arc_ids = np.zeros(0, np.int64)
+            self.garc = np.zeros(1, np.int64)
+            self.gsrc = self.gdst = self.gscc = np.zeros(0, np.int64)
+            self.group_offsets = np.zeros(off.size, np.int64)
+            self.gheat = np.zeros(0, np.float64)
+        self.num_groups = int(self.gsrc.size)
+        self.pushed_arcs = int(self.arc_ids.size)
+        cum = np.zeros(self.walk_paths.size + 1, np.int64)
+        np.cumsum(lengths[self.walk_paths], out=cum[1:])
+        # what a check pass reads per partition: the arcs of its walked paths, and its groups
+        self.part_walk_arcs = cum[self.walk_offsets[1:]] - cum[self.walk_offsets[:-1]]
+        self.part_groups = np.diff(self.group_offsets)
+
+    def group_sums(self, coef):
+        """(c_e in group order, Σ c_e and max c_e per group) from the path-order ``coef``."""
+        gcoef = np.ascontiguousarray(coef[self.arc_ids])
+        if not self.num_groups:
+            return gcoef, np.zeros(0), np.zeros(0)
+        return (gcoef, np.add.reduceat(gcoef, self.garc[:-1]),
+                np.maximum.reduceat(gcoef, self.garc[:-1]))
+
+    def report(self, stats):
+        stats["short_path_push"] = self.short_path_push
+        stats["pushed_paths"] = self.pushed_paths
+        stats["pushed_arcs"] = self.pushed_arcs
+        stats["push_groups"] = self.num_groups
+
+
+def _representation(ps, k, stats):
+    import time
+    t0 = time.perf_counter()
+    cache = ps.__dict__.setdefault("_representations", {})
+    if k not in cache:
+        cache[k] = _Representation(ps, k)
+    rep = cache[k]
+    stats["time_representation"] = time.perf_counter() - t0
+    rep.report(stats)
+    stats.setdefault("vertex_pushes", 0)
+    stats.setdefault("groups_examined", 0)
+    return rep
+
+
 def _min_score(hist, share):
     """Smallest score of the highest log2 buckets that hold at least ``share`` of the active paths."""
     total = hist.sum()
@@ -166,11 +257,11 @@ def _min_score(hist, share):
     return 0.0
 
 
-def _walk_arrays(ps):
-    return ps.partition_offsets, ps.path_offsets, ps.path_vertices
+def _walk_arrays(ps, rep):
+    return rep.walk_offsets, rep.walk_paths, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
@@ -189,7 +280,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     residual = np.zeros(n if want_residual else 0, np.float64)
     max_in_degree = max(int(graph.in_degree.max()) if n else 1, 1)
     hist = np.zeros((numba.config.NUMBA_NUM_THREADS, 128), np.int64)
-    arrays = _walk_arrays(ps)
+    arrays = _walk_arrays(ps, rep)
+    G = rep.num_groups
+    gcoef, gsum, gmax = rep.group_sums(coef)
+    gt = np.zeros(G, np.float64)  # x = b, every mirror 0
+    gscore = np.zeros(G, np.float64)
+    gact = np.zeros(G, np.int64)
+    all_groups = np.ones(0 if skip else G, np.int64)
+    groups = (rep.group_offsets, rep.gsrc, rep.garc, rep.gdst, gcoef, gsum, gmax)
     factor = 1.0
     converged = False
     out_of_rounds = False
@@ -209,14 +307,16 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                     th = budget / (2.0 * max_in_degree)
                     residual[:] = 0.0
                     P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
-                                     rule, heat, hist, residual, True)
+                                     rule, heat, hist, residual, True, *groups, rep.gheat, gt,
+                                     gscore, gact)
                     done = residual.max() <= budget / 2.0
                 else:
                     th = budget / max(m, 1)
                     total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact,
-                                             part_active, rule, heat, hist, residual, False)
+                                             part_active, rule, heat, hist, residual, False,
+                                             *groups, rep.gheat, gt, gscore, gact)
                     done = total <= budget * share
-                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
+                _count_check(stats, rep, parts)
                 if done or not part_active.any():
                     break
                 if stats["rounds"] >= max_iter:
@@ -237,14 +337,15 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                     min_score = _min_score(counts, SELECT_SHARE)
                 if skip:
                     parts = sched.still_active(parts, part_active)
-                    walk_nact, walk_th = nact, th
+                    walk_nact, walk_gact, walk_th = nact, gact, th
                 else:  # ablation: walk everything, transmit every change
-                    walk_nact, walk_th, min_score = all_paths, 0.0, 0.0
+                    walk_nact, walk_gact, walk_th, min_score = all_paths, all_groups, 0.0, 0.0
                 local_budget = budget * sched.part_arcs / max(m, 1)
                 res = P.linear_walk(parts, *arrays, coef, s, x, walk_th, walk_nact, score, min_score,
                                     sched.local, local_budget, MAX_LOCAL_SWEEPS, ps.path_scc,
                                     sched.scc_last, sched.scc_runs, stats["rounds"],
-                                    sched.length_hist)
+                                    sched.length_hist, *groups, gt, gscore, walk_gact, rep.gscc,
+                                    want_residual)
                 _count(stats, sched, L, res, parts)
         # final check: the sound bound, from the residual recomputed from the state
         bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
@@ -255,7 +356,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
             break
         allp = np.arange(sched.num_parts, dtype=np.int64)
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
-                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual, False)
+                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual, False,
+                                   *groups, rep.gheat, gt, gscore, gact)
         if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= MAX_SWEEPS:
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
@@ -274,8 +376,15 @@ def _linear_done(stats, bound, r1, x, converged):
     return x, converged
 
 
+def _count_check(stats, rep, parts):
+    """A check pass reads the arcs of the walked paths and two values per short-arc group."""
+    stats["arcs_examined"] += int(rep.part_walk_arcs[parts].sum())
+    stats["groups_examined"] += int(rep.part_groups[parts].sum())
+
+
 def _count(stats, sched, L, res, parts):
-    sent, seen, walked, extra = res
+    sent, seen, walked, extra, pushed = res
+    stats["vertex_pushes"] += int(pushed)
     stats["local_sweeps"] = stats.get("local_sweeps", 0) + int(extra)
     stats["arc_updates"] += int(sent)
     stats["vertex_updates"] += int(sent)  # each transmitted arc writes its target's master
@@ -287,7 +396,7 @@ def _count(stats, sched, L, res, parts):
     sched.layer_arcs[L] += int(sent)
 
 
-def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
+def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep):
     n = graph.num_vertices
     op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
@@ -297,15 +406,20 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
     if has_value:
         value = value[ps.path_arc_ids]  # path order
     nact = np.zeros(ps.num_paths, np.int64)
-    arrays = _walk_arrays(ps)
+    arrays = _walk_arrays(ps, rep)
+    gsrc = rep.gsrc
+    gt = np.where(active[gsrc], identity, x[gsrc])
+    gact = np.zeros(rep.num_groups, np.int64)
+    gvalue = value[rep.arc_ids] if has_value else value
     converged = False
     while True:
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             while parts.size:
                 part_active = np.zeros(parts.size, np.int64)
-                P.monotone_pending(parts, *arrays, s, x, nact, part_active)
-                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
+                P.monotone_pending(parts, *arrays, s, x, nact, part_active, rep.group_offsets,
+                                   gsrc, rep.garc, gt, gact)
+                _count_check(stats, rep, parts)
                 if not part_active.any():
                     break
                 if stats["rounds"] >= max_iter:
@@ -313,10 +427,13 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
                 parts = sched.still_active(parts, part_active)
                 res = P.monotone_walk(parts, *arrays, value, has_value, op, combine, s, x, nact,
                                       sched.local, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
-                                      sched.scc_runs, stats["rounds"], sched.length_hist)
+                                      sched.scc_runs, stats["rounds"], sched.length_hist,
+                                      rep.group_offsets, gsrc, rep.garc, rep.gdst, gvalue, gt,
+                                      gact, rep.gscc)
                 _count(stats, sched, L, res, parts)
         allp = np.arange(sched.num_parts, dtype=np.int64)
-        if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64)) == 0:
+        if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64),
+                              rep.group_offsets, gsrc, rep.garc, gt, gact) == 0:
             converged = True
             break
         if stats["rounds"] >= max_iter:
