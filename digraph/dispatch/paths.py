@@ -65,6 +65,11 @@ SHORT_PATH_PUSH = 1
 (chosen by measurement, docs/benchmarks.md "Path representation")."""
 
 
+FUSE_CHECK = True
+"""Linear systems: score each path just before walking it, in the walk, instead of a separate
+check pass per round (the priority threshold then lags one round)."""
+
+
 def check_short_path_push(k):
     """``short_path_push`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
     if k is None:
@@ -75,7 +80,7 @@ def check_short_path_push(k):
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
-          skip=True, short_path_push=None):
+          skip=True, short_path_push=None, fuse_check=None):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
 
     ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs are
@@ -93,6 +98,8 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
     short_path_push = check_short_path_push(short_path_push)
+    fuse_check = FUSE_CHECK if fuse_check is None else bool(fuse_check)
+    stats["fused_check"] = fuse_check
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
     if not (dag and skip):
@@ -107,7 +114,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
     try:
         if system.family == "linear":
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
-                                PRIORITIES[priority], skip)
+                                PRIORITIES[priority], skip, fuse_check)
         elif system.family == "monotone":
             out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep)
         else:
@@ -261,7 +268,7 @@ def _walk_arrays(ps, rep):
     return rep.walk_offsets, rep.walk_paths, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True):
     n, m = graph.num_vertices, graph.num_arcs
     gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
@@ -297,6 +304,13 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
             best, since_best = np.inf, 0
+            if fuse and skip:
+                parts, out_of_rounds, stalled_l = _fused_layer(
+                    L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                    residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter,
+                    rule, gt, ps)
+                stalled = stalled or stalled_l
+                continue
             while parts.size and not out_of_rounds:
                 budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
                 part_active = np.zeros(parts.size, np.int64)
@@ -368,6 +382,62 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
         factor /= 4.0
         stats["sweeps"] = stats.get("sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)
+
+
+def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                 residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter, rule,
+                 gt, ps):
+    """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`);
+    returns (partitions still scheduled, out of rounds, stalled)."""
+    best, since_best = np.inf, 0
+    min_score = 0.0  # the first round of a layer walks every active path
+    part_counts = np.zeros(7 * parts.size, np.int64)
+    part_mass = np.zeros(parts.size, np.float64)
+    while parts.size:
+        if stats["rounds"] >= max_iter:
+            return parts, True, False
+        budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
+        if want_residual:
+            th = budget / (2.0 * max_in_degree)
+            residual[:] = 0.0
+        else:
+            th = budget / max(m, 1)
+        part_active = np.zeros(parts.size, np.int64)
+        hist[:] = 0
+        local_budget = budget * sched.part_arcs / max(m, 1)
+        res = P.linear_round(parts, *_walk_arrays(ps, rep), coef, s, x, th, min_score, rule, heat,
+                             hist, residual, want_residual, part_active, sched.local,
+                             local_budget, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
+                             sched.scc_runs, stats["rounds"], sched.length_hist, *groups,
+                             rep.gheat, gt, rep.gscc, part_counts, part_mass)
+        res = part_counts[:7 * parts.size].reshape(parts.size, 7).sum(axis=0)
+        total = float(part_mass[:parts.size].sum())
+        sent, seen, walked, extra, pushed, scanned, gscanned = (int(v) for v in res)
+        stats["arcs_examined"] += int(scanned)
+        stats["groups_examined"] += int(gscanned)
+        if walked or pushed:
+            _count(stats, sched, L, res[:5], parts)
+        if want_residual:
+            level = residual.max()
+            done = level <= budget / 2.0
+        else:
+            level = total
+            done = total <= budget * share
+        if done or not part_active.any():
+            return parts, False, False
+        if level < 0.999 * best:
+            best, since_best = level, 0
+        else:
+            since_best += 1
+            if since_best >= STALL_ROUNDS:
+                return parts, False, True
+        min_score = 0.0
+        aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+        counts = hist.sum(axis=0)
+        if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
+            min_score = _min_score(counts, SELECT_SHARE)
+        parts = sched.still_active(parts, part_active)
+    return parts, False, False
 
 
 def _linear_done(stats, bound, r1, x, converged):

@@ -198,6 +198,134 @@ def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, co
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
+                 min_score, rule, heat, hist, residual, want_residual, part_active, local,
+                 local_budget, max_sweeps, path_scc, scc_last, scc_runs, stamp, length_hist,
+                 group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax, gheat, gt, gscc, out_counts,
+                 out_mass):
+    """One round with the check fused into the walk: each path (group) of ``parts`` is scored
+    on the newest state just before it would be walked (pushed), and walked at once when it is
+    active and its score reaches ``min_score`` — the threshold the dispatcher took from the
+    previous round's histogram (a one-round lag), instead of a separate check pass.
+
+    ``hist[t]`` counts thread ``t``'s active paths and groups per log2 bucket of their score
+    (for the next round's threshold), ``part_active[k]`` those of ``parts[k]``; with
+    ``want_residual`` their pending mass is scattered to the target vertices.  Local partitions
+    then sweep as in :func:`linear_walk`.  Returns (arcs transmitted, arcs examined, paths walked,
+    extra local sweeps, groups pushed, arcs scored, groups scored) of ``parts[k]`` in
+    ``out_counts[7k:7k + 7]`` (flat) and the pending mass scored before its walk in ``out_mass[k]`` (no
+    reduction variables).
+    """
+    for k in prange(parts.size):
+        q = parts[k]
+        tid = numba.get_thread_id()
+        sweep = 0
+        best = np.inf
+        since_best = 0
+        active = 0
+        t_sent = 0
+        t_seen = 0
+        t_walked = 0
+        t_pushed = 0
+        t_scanned = 0
+        t_gscanned = 0
+        t_total = 0.0
+        while True:
+            mass = 0.0
+            moved = 0
+            for w in range(walk_offsets[q], walk_offsets[q + 1]):
+                p = walk_paths[w]
+                a = path_offsets[p]
+                b = path_offsets[p + 1] - 1
+                base = a - p
+                if sweep == 0:
+                    pm = 0.0
+                    cnt = 0
+                    for i in range(b - a):
+                        u = path_vertices[a + i]
+                        d = abs(coef[base + i] * (x[u] - s[base + i]))
+                        pm += d
+                        if d > theta:
+                            cnt += 1
+                        if want_residual and d != 0.0:
+                            atomic_add(residual, path_vertices[a + i + 1], d)
+                    t_scanned += b - a
+                    mass += pm
+                    if cnt == 0:
+                        continue
+                    sc = heat[p] * cnt if rule == 2 else pm
+                    active += 1
+                    hist[tid, _bucket(sc)] += 1
+                    if sc < min_score:
+                        continue
+                for i in range(b - a):
+                    u = path_vertices[a + i]
+                    j = base + i
+                    xu = x[u]
+                    d = coef[j] * (xu - s[j])
+                    if sweep > 0:
+                        mass += abs(d)
+                    if abs(d) > theta:
+                        atomic_add(x, path_vertices[a + i + 1], d)
+                        s[j] = xu
+                        moved += 1
+                t_seen += b - a
+                t_walked += 1
+                _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+            for g in range(group_offsets[q], group_offsets[q + 1]):
+                xu = x[gsrc[g]]
+                d = xu - gt[g]
+                ad = abs(d)
+                m_g = gsum[g] * ad
+                mass += m_g
+                lo = garc[g]
+                hi = garc[g + 1]
+                on = gmax[g] * ad > theta if want_residual else m_g > theta * (hi - lo)
+                if sweep == 0:
+                    t_gscanned += 1
+                    if want_residual and d != 0.0:
+                        for e in range(lo, hi):
+                            atomic_add(residual, gdst[e], gcoef[e] * ad)
+                    if not on:
+                        continue
+                    sc = gheat[g] * (hi - lo) if rule == 2 else m_g
+                    active += 1
+                    hist[tid, _bucket(sc)] += 1
+                    if sc < min_score:
+                        continue
+                elif not on:
+                    continue
+                for e in range(lo, hi):
+                    atomic_add(x, gdst[e], gcoef[e] * d)
+                gt[g] = xu
+                moved += hi - lo
+                t_seen += hi - lo
+                t_pushed += 1
+                _book_scc(gscc[g], scc_last, scc_runs, stamp)
+            if sweep == 0:
+                t_total = mass
+            t_sent += moved
+            sweep += 1
+            if mass < 0.999 * best:
+                best = mass
+                since_best = 0
+            else:
+                since_best += 1
+            if (not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps
+                    or since_best >= 64):
+                break
+        part_active[k] = active
+        out_counts[7 * k + 0] = t_sent
+        out_counts[7 * k + 1] = t_seen
+        out_counts[7 * k + 2] = t_walked
+        out_counts[7 * k + 3] = sweep - 1
+        out_counts[7 * k + 4] = t_pushed
+        out_counts[7 * k + 5] = t_scanned
+        out_counts[7 * k + 6] = t_gscanned
+        out_mass[k] = t_total
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def monotone_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertices, s, x, nact,
                      part_active, group_offsets, gsrc, garc, gt, gact):
     """Arcs whose source changed since it last transmitted (``x_u ≠ s_j``, ``x_u ≠ gt[g]`` for a
