@@ -80,13 +80,16 @@ def check_short_path_push(k):
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
-          skip=True, short_path_push=None, fuse_check=None):
+          skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
 
-    ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs are
-    not walked with per-arc mirrors but pushed at vertex level, one mirror per (partition, source
-    vertex) group of their arcs (:func:`digraph.smx.cpu_paths.short_arc_groups`); hot paths and
-    longer paths are walked.  ``0``: every path walked with per-arc mirrors.
+    ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs, and
+    hot paths of one arc (nothing to carry along), are not walked with per-arc mirrors but pushed
+    at vertex level, one mirror per (partition, source vertex) group of their arcs
+    (:func:`digraph.smx.cpu_paths.short_arc_groups`); hot paths of two arcs or more and longer
+    paths are walked.  ``0``: every path walked with per-arc mirrors.  ``push_hot_arcs=False``
+    (ablation) walks every hot path; ``fuse_check`` (default :data:`FUSE_CHECK`) scores paths
+    inside the walk instead of a separate check pass per round (linear systems).
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
@@ -108,7 +111,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     sched = _Schedule(pathset, dag)
-    rep = _representation(pathset, short_path_push, stats)
+    rep = _representation(pathset, short_path_push, stats, push_hot_arcs)
     old = numba.get_parallel_chunksize()
     numba.set_parallel_chunksize(1)
     try:
@@ -116,7 +119,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
                                 PRIORITIES[priority], skip, fuse_check)
         elif system.family == "monotone":
-            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep)
+            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, fuse_check)
         else:
             raise InvalidParameterError(f"unknown system family {system.family!r}")
     finally:
@@ -188,13 +191,16 @@ class _Representation:
     else); its build time is reported as ``stats["time_representation"]`` (0 when reused).
     """
 
-    def __init__(self, ps, k):
+    def __init__(self, ps, k, push_hot_arcs=True):
         npaths = ps.num_paths
         lengths = ps.path_lengths
         pushed = np.zeros(npaths, bool)
         if k > 0:
-            pushed = ~np.asarray(ps.path_hot, bool) & (lengths <= k)
+            # a hot path of one arc has nothing to carry along: walking it buys nothing
+            walked_hot = np.asarray(ps.path_hot, bool) & ((lengths > 1) | (not push_hot_arcs))
+            pushed = ~walked_hot & (lengths <= k)
         self.short_path_push = k
+        self.push_hot_arcs = bool(push_hot_arcs)
         self.pushed_paths = int(pushed.sum())
         off = np.asarray(ps.partition_offsets, np.int64)
         if self.pushed_paths:
@@ -223,13 +229,14 @@ class _Representation:
         self.part_walk_arcs = cum[self.walk_offsets[1:]] - cum[self.walk_offsets[:-1]]
         self.part_groups = np.diff(self.group_offsets)
 
-    def group_sums(self, coef):
-        """(c_e in group order, Σ c_e and max c_e per group) from the path-order ``coef``."""
-        gcoef = np.ascontiguousarray(coef[self.arc_ids])
-        if not self.num_groups:
-            return gcoef, np.zeros(0), np.zeros(0)
-        return (gcoef, np.add.reduceat(gcoef, self.garc[:-1]),
-                np.maximum.reduceat(gcoef, self.garc[:-1]))
+    def group_coefficients(self, ps, src_scale, arc_scale, has_arc, dst_scale):
+        """(c_e in group order, Σ c_e and max c_e per group)."""
+        gcoef = np.empty(self.pushed_arcs, np.float64)
+        gsum = np.empty(self.num_groups, np.float64)
+        gmax = np.empty(self.num_groups, np.float64)
+        P.group_coefficients(self.garc, self.gsrc, self.gdst, self.arc_ids, ps.path_arc_ids,
+                             src_scale, arc_scale, has_arc, dst_scale, gcoef, gsum, gmax)
+        return gcoef, gsum, gmax
 
     def report(self, stats):
         stats["short_path_push"] = self.short_path_push
@@ -238,13 +245,14 @@ class _Representation:
         stats["push_groups"] = self.num_groups
 
 
-def _representation(ps, k, stats):
+def _representation(ps, k, stats, push_hot_arcs=True):
     import time
     t0 = time.perf_counter()
     cache = ps.__dict__.setdefault("_representations", {})
-    if k not in cache:
-        cache[k] = _Representation(ps, k)
-    rep = cache[k]
+    key = (k, bool(push_hot_arcs))
+    if key not in cache:
+        cache[key] = _Representation(ps, k, push_hot_arcs)
+    rep = cache[key]
     stats["time_representation"] = time.perf_counter() - t0
     rep.report(stats)
     stats.setdefault("vertex_pushes", 0)
@@ -273,8 +281,9 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
     gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
     src_scale, dst_scale, has_arc, arc_scale = linear_factors(graph, sys)
-    coef = P.path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src_scale,
-                                   arc_scale, has_arc, dst_scale)
+    coef = np.zeros(m, np.float64)  # c_j of the walked arcs (pushed arcs: in their groups)
+    P.walked_arc_coefficients(rep.walk_paths, ps.path_offsets, ps.path_vertices, ps.path_arc_ids,
+                              src_scale, arc_scale, has_arc, dst_scale, coef)
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
     x = b.copy()
     rvec = np.empty(n, np.float64)
@@ -289,7 +298,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
     hist = np.zeros((numba.config.NUMBA_NUM_THREADS, 128), np.int64)
     arrays = _walk_arrays(ps, rep)
     G = rep.num_groups
-    gcoef, gsum, gmax = rep.group_sums(coef)
+    gcoef, gsum, gmax = rep.group_coefficients(ps, src_scale, arc_scale, has_arc, dst_scale)
     gt = np.zeros(G, np.float64)  # x = b, every mirror 0
     gscore = np.zeros(G, np.float64)
     gact = np.zeros(G, np.int64)
@@ -466,13 +475,14 @@ def _count(stats, sched, L, res, parts):
     sched.layer_arcs[L] += int(sent)
 
 
-def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep):
+def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
     n = graph.num_vertices
     op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
-    src = ps.arc_ends()[0]
-    s = np.where(active[src], identity, x[src])
+    s = np.zeros(graph.num_arcs, np.float64)  # mirrors of the walked arcs (pushed: per group)
+    P.walked_monotone_mirrors(rep.walk_paths, ps.path_offsets, ps.path_vertices, active, x,
+                              identity, s)
     if has_value:
         value = value[ps.path_arc_ids]  # path order
     nact = np.zeros(ps.num_paths, np.int64)
@@ -487,20 +497,30 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep):
             parts = sched.layer(L)
             while parts.size:
                 part_active = np.zeros(parts.size, np.int64)
-                P.monotone_pending(parts, *arrays, s, x, nact, part_active, rep.group_offsets,
-                                   gsrc, rep.garc, gt, gact)
-                _count_check(stats, rep, parts)
-                if not part_active.any():
-                    break
+                if not fuse:
+                    P.monotone_pending(parts, *arrays, s, x, nact, part_active, rep.group_offsets,
+                                       gsrc, rep.garc, gt, gact)
+                    _count_check(stats, rep, parts)
+                    if not part_active.any():
+                        break
+                    parts = sched.still_active(parts, part_active)
+                    part_active = np.zeros(parts.size, np.int64)
                 if stats["rounds"] >= max_iter:
                     return x, False
-                parts = sched.still_active(parts, part_active)
                 res = P.monotone_walk(parts, *arrays, value, has_value, op, combine, s, x, nact,
                                       sched.local, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
                                       sched.scc_runs, stats["rounds"], sched.length_hist,
                                       rep.group_offsets, gsrc, rep.garc, rep.gdst, gvalue, gt,
-                                      gact, rep.gscc)
+                                      gact, rep.gscc, fuse, part_active)
+                if fuse:
+                    # the walk scanned every path and group: what it read is this round's check
+                    stats["groups_examined"] += int(rep.part_groups[parts].sum())
+                    if not part_active.any():  # nothing was pending: the layer is done
+                        stats["arcs_examined"] += int(res[1])
+                        break
                 _count(stats, sched, L, res, parts)
+                if fuse:
+                    parts = sched.still_active(parts, part_active)
         allp = np.arange(sched.num_parts, dtype=np.int64)
         if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64),
                               rep.group_offsets, gsrc, rep.garc, gt, gact) == 0:

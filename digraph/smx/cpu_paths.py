@@ -360,10 +360,16 @@ def monotone_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertice
 @njit(parallel=True, cache=True, nogil=True)
 def monotone_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, value, has_value,
                   op, combine, s, x, nact, local, max_sweeps, path_scc, scc_last, scc_runs, stamp,
-                  length_hist, group_offsets, gsrc, garc, gdst, gvalue, gt, gact, gscc):
+                  length_hist, group_offsets, gsrc, garc, gdst, gvalue, gt, gact, gscc, scan_all,
+                  part_moved):
     """Walk the active paths relaxing pending arcs, then push the active short-arc groups (every
     arc of a group whose source changed; ``local`` partitions: until none is pending); returns
-    (arcs transmitted, examined, paths walked, extra local sweeps, groups pushed)."""
+    (arcs transmitted, examined, paths walked, extra local sweeps, groups pushed).
+
+    ``scan_all`` fuses the check into the walk: every path and group of ``parts`` is visited
+    (a pending arc is one whose source differs from its mirror, exactly the walk's own test), and
+    ``part_moved[k]`` receives the arcs ``parts[k]`` transmitted; a round that transmits nothing
+    ends the layer."""
     sent = 0
     seen = 0
     walked = 0
@@ -376,11 +382,12 @@ def monotone_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, 
             moved = 0
             for w in range(walk_offsets[q], walk_offsets[q + 1]):
                 p = walk_paths[w]
-                if sweep == 0 and nact[p] == 0:
+                if sweep == 0 and not scan_all and nact[p] == 0:
                     continue
                 a = path_offsets[p]
                 b = path_offsets[p + 1] - 1
                 base = a - p
+                before = moved
                 for i in range(b - a):
                     u = path_vertices[a + i]
                     j = base + i
@@ -392,10 +399,11 @@ def monotone_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, 
                         atomic_improve(x, v, c, combine)
                         moved += 1
                 seen += b - a
-                walked += 1
-                _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+                if moved > before or sweep > 0 or not scan_all:  # a scanned idle path: not walked
+                    walked += 1
+                    _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
             for g in range(group_offsets[q], group_offsets[q + 1]):
-                if sweep == 0 and gact[g] == 0:
+                if sweep == 0 and not scan_all and gact[g] == 0:
                     continue
                 xu = x[gsrc[g]]
                 if xu != gt[g]:
@@ -410,6 +418,8 @@ def monotone_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, 
                     pushed += 1
                     _book_scc(gscc[g], scc_last, scc_runs, stamp)
             sent += moved
+            if sweep == 0:
+                part_moved[k] = moved
             sweep += 1
             if not local[q] or moved == 0 or sweep >= max_sweeps:
                 break
@@ -548,3 +558,52 @@ def path_arc_coefficients(path_offsets, path_vertices, path_arc_ids, src_scale, 
             out[j] = c
     return out
 
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def walked_arc_coefficients(walk_paths, path_offsets, path_vertices, path_arc_ids, src_scale,
+                            arc_scale, has_arc, dst_scale, out):
+    """``c_j`` of the arcs of the walked paths into ``out`` (path order; other entries untouched)."""
+    for w in prange(walk_paths.size):
+        p = walk_paths[w]
+        a = path_offsets[p]
+        b = path_offsets[p + 1] - 1
+        base = a - p
+        for i in range(b - a):
+            c = src_scale[path_vertices[a + i]] * dst_scale[path_vertices[a + i + 1]]
+            if has_arc:
+                c *= arc_scale[path_arc_ids[base + i]]
+            out[base + i] = c
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def group_coefficients(garc, gsrc, gdst, arc_ids, path_arc_ids, src_scale, arc_scale, has_arc,
+                       dst_scale, gcoef, gsum, gmax):
+    """``c_e`` of every short-arc group arc (group order), and their sum and maximum per group."""
+    for g in prange(gsrc.size):
+        su = src_scale[gsrc[g]]
+        tot = 0.0
+        big = 0.0
+        for e in range(garc[g], garc[g + 1]):
+            c = su * dst_scale[gdst[e]]
+            if has_arc:
+                c *= arc_scale[path_arc_ids[arc_ids[e]]]
+            gcoef[e] = c
+            tot += c
+            big = max(big, c)
+        gsum[g] = tot
+        gmax[g] = big
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def walked_monotone_mirrors(walk_paths, path_offsets, path_vertices, active, x, identity, s):
+    """Initial mirrors of the walked paths' arcs: ``identity`` where the source starts active
+    (it must transmit), else its value (nothing to send)."""
+    for w in prange(walk_paths.size):
+        p = walk_paths[w]
+        a = path_offsets[p]
+        b = path_offsets[p + 1] - 1
+        base = a - p
+        for i in range(b - a):
+            u = path_vertices[a + i]
+            s[base + i] = identity if active[u] else x[u]
