@@ -317,7 +317,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                 parts, out_of_rounds, stalled_l = _fused_layer(
                     L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                     residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter,
-                    rule, gt, ps)
+                    rule, gt, ps, score, nact, gscore, gact)
                 stalled = stalled or stalled_l
                 continue
             while parts.size and not out_of_rounds:
@@ -395,7 +395,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
 
 def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                  residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter, rule,
-                 gt, ps):
+                 gt, ps, score, nact, gscore, gact):
     """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`);
     returns (partitions still scheduled, out of rounds, stalled)."""
     best, since_best = np.inf, 0
@@ -403,8 +403,6 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
     part_counts = np.zeros(7 * parts.size, np.int64)
     part_mass = np.zeros(parts.size, np.float64)
     while parts.size:
-        if stats["rounds"] >= max_iter:
-            return parts, True, False
         budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
         if want_residual:
             th = budget / (2.0 * max_in_degree)
@@ -413,6 +411,13 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
             th = budget / max(m, 1)
         part_active = np.zeros(parts.size, np.int64)
         hist[:] = 0
+        if stats["rounds"] >= max_iter:  # out of rounds, unless a plain check finds it done
+            total = P.linear_pending(parts, *_walk_arrays(ps, rep), coef, s, x, th, score, nact,
+                                     part_active, rule, heat, hist, residual, want_residual,
+                                     *groups, rep.gheat, gt, gscore, gact)
+            _count_check(stats, rep, parts)
+            done = (residual.max() <= budget / 2.0) if want_residual else total <= budget * share
+            return parts, not (done or not part_active.any()), False
         local_budget = budget * sched.part_arcs / max(m, 1)
         res = P.linear_round(parts, *_walk_arrays(ps, rep), coef, s, x, th, min_score, rule, heat,
                              hist, residual, want_residual, part_active, sched.local,
@@ -497,7 +502,7 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
             parts = sched.layer(L)
             while parts.size:
                 part_active = np.zeros(parts.size, np.int64)
-                if not fuse:
+                if not fuse or stats["rounds"] >= max_iter:  # out of rounds: done if idle
                     P.monotone_pending(parts, *arrays, s, x, nact, part_active, rep.group_offsets,
                                        gsrc, rep.garc, gt, gact)
                     _count_check(stats, rep, parts)
