@@ -64,7 +64,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     short_path_push : int, optional
         CPU path modes: cold paths of at most this many arcs are not walked with per-arc mirrors
         but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
-        (default 1, chosen by measurement; ``0`` walks every path with per-arc mirrors); hot paths
+        (default 2, chosen by measurement; ``0`` walks every path with per-arc mirrors); hot paths
         and longer paths are always walked.  See :mod:`digraph.dispatch.paths`.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of

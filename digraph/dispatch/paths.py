@@ -40,6 +40,8 @@ in- *and* out-neighbours, so the directed DAG sketch does not order it: it runs 
 ``vertex-async``.
 """
 
+from contextlib import contextmanager
+
 import numba
 import numpy as np
 
@@ -60,7 +62,8 @@ AGING_ROUNDS = 4
 MAX_SWEEPS = 4
 STALL_ROUNDS = 16
 LENGTH_BINS = 65
-SHORT_PATH_PUSH = 1
+SUM_REFRESH = 8
+SHORT_PATH_PUSH = 2
 """Default of ``short_path_push``: cold paths of at most this many arcs are pushed at vertex level
 (chosen by measurement, docs/benchmarks.md "Path representation")."""
 
@@ -68,6 +71,20 @@ SHORT_PATH_PUSH = 1
 FUSE_CHECK = True
 """Linear systems: score each path just before walking it, in the walk, instead of a separate
 check pass per round (the priority threshold then lags one round)."""
+
+
+@contextmanager
+def _chunks(size):
+    """Numba's parallel chunk size for the kernels called inside: the path kernels run with one
+    partition per chunk (dynamic: idle threads take the next one), the per-vertex and per-arc
+    set-up and certification kernels with the default static split (0) — one vertex per chunk
+    made them 2-4x slower."""
+    old = numba.get_parallel_chunksize()
+    numba.set_parallel_chunksize(size)
+    try:
+        yield
+    finally:
+        numba.set_parallel_chunksize(old)
 
 
 def check_short_path_push(k):
@@ -112,9 +129,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     sched = _Schedule(pathset, dag)
     rep = _representation(pathset, short_path_push, stats, push_hot_arcs)
-    old = numba.get_parallel_chunksize()
-    numba.set_parallel_chunksize(1)
-    try:
+    with _chunks(1):
         if system.family == "linear":
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
                                 PRIORITIES[priority], skip, fuse_check)
@@ -122,8 +137,6 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
             out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, fuse_check)
         else:
             raise InvalidParameterError(f"unknown system family {system.family!r}")
-    finally:
-        numba.set_parallel_chunksize(old)
     sched.report(stats)
     return out
 
@@ -278,12 +291,15 @@ def _walk_arrays(ps, rep):
 
 def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True):
     n, m = graph.num_vertices, graph.num_arcs
-    gammas = linear_contraction(graph, sys)
+    with _chunks(0):
+        gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
     src_scale, dst_scale, has_arc, arc_scale = linear_factors(graph, sys)
     coef = np.zeros(m, np.float64)  # c_j of the walked arcs (pushed arcs: in their groups)
-    P.walked_arc_coefficients(rep.walk_paths, ps.path_offsets, ps.path_vertices, ps.path_arc_ids,
-                              src_scale, arc_scale, has_arc, dst_scale, coef)
+    with _chunks(0):
+        P.walked_arc_coefficients(rep.walk_paths, ps.path_offsets, ps.path_vertices,
+                                  ps.path_arc_ids, src_scale, arc_scale, has_arc, dst_scale, coef)
+        gcoef, gsum, gmax = rep.group_coefficients(ps, src_scale, arc_scale, has_arc, dst_scale)
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
     x = b.copy()
     rvec = np.empty(n, np.float64)
@@ -298,7 +314,6 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
     hist = np.zeros((numba.config.NUMBA_NUM_THREADS, 128), np.int64)
     arrays = _walk_arrays(ps, rep)
     G = rep.num_groups
-    gcoef, gsum, gmax = rep.group_coefficients(ps, src_scale, arc_scale, has_arc, dst_scale)
     gt = np.zeros(G, np.float64)  # x = b, every mirror 0
     gscore = np.zeros(G, np.float64)
     gact = np.zeros(G, np.int64)
@@ -371,7 +386,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                                     want_residual)
                 _count(stats, sched, L, res, parts)
         # final check: the sound bound, from the residual recomputed from the state
-        bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
+        with _chunks(0):
+            bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
         if certified(bound, r1, floor, tol, stats):
             converged = True
             break
@@ -387,7 +403,9 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
             stats["finished_by"] = "vertex push"
             stats["path_rounds"] = stats["rounds"]
-            return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
+            with _chunks(vertex_async.CHUNK):
+                return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x,
+                                                  delta0=rvec)
         factor /= 4.0
         stats["sweeps"] = stats.get("sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)
@@ -402,8 +420,14 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
     min_score = 0.0  # the first round of a layer walks every active path
     part_counts = np.zeros(7 * parts.size, np.int64)
     part_mass = np.zeros(parts.size, np.float64)
+    sum_x, age = 0.0, SUM_REFRESH
     while parts.size:
-        budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
+        if sys.normalize and age >= SUM_REFRESH:
+            # Σx only grows (b ≥ 0, A ≥ 0, x from b upwards): a stale sum gives a smaller, still
+            # sound budget, and one numpy sum per round cost 0.1 ms on cnr-2000
+            sum_x, age = float(x.sum()), 0
+        age += 1
+        budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
         if want_residual:
             th = budget / (2.0 * max_in_degree)
             residual[:] = 0.0
@@ -486,8 +510,9 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
     s = np.zeros(graph.num_arcs, np.float64)  # mirrors of the walked arcs (pushed: per group)
-    P.walked_monotone_mirrors(rep.walk_paths, ps.path_offsets, ps.path_vertices, active, x,
-                              identity, s)
+    with _chunks(0):
+        P.walked_monotone_mirrors(rep.walk_paths, ps.path_offsets, ps.path_vertices, active, x,
+                                  identity, s)
     if has_value:
         value = value[ps.path_arc_ids]  # path order
     nact = np.zeros(ps.num_paths, np.int64)
