@@ -2,10 +2,17 @@
 
 PageRank to an L1 error bound of 1e-8 (``--tol``) with ``mode="path"`` variants: priority by
 pending mass / the paper's Pri(p) / none, DAG-layer dispatch off, skipping of converged paths off,
-both off; ``bsp`` and ``vertex-async`` alongside.  One PathSet per graph (built once, untimed);
-the time is the median of ``--repeat`` runs after a warm-up.  Prints a table and writes JSON.
+both off; then the *path representation* rows: per-arc mirrors on every path (the engine before
+``short_path_push``), short paths pushed at vertex level for several ``K``, hot one-arc paths
+walked or pushed, the check pass separate or fused into the walk; ``bsp`` and ``vertex-async``
+alongside.  One PathSet per graph (built once, untimed; the short-arc groups of each ``K`` are
+built on the warm-up run and their build time reported apart).  Every variant runs once as a
+warm-up, then ``--repeat`` passes run every variant in turn (interleaved, so that load from other
+jobs hits all variants alike); the median and the minimum are reported.  Prints a table and
+writes JSON.
 
-    python benchmarks/bench_path_ablation.py --graphs cnr-2000 dblp-2010
+    python benchmarks/bench_path_ablation.py --graphs cnr-2000 dblp-2010 --repeat 5
+    python benchmarks/bench_path_ablation.py --only representation   # the representation rows
 """
 
 import argparse
@@ -36,6 +43,20 @@ VARIANTS = [
     ("path: no priority, skipping off", dict(priority="none", skip=False)),
     ("path: no priority, DAG and skipping off", dict(priority="none", dag=False, skip=False)),
 ]
+# path representation (issue 4, item 3): pending priority unless named
+REPRESENTATION = [
+    ("repr: mirrors on every path, separate check", dict(short_path_push=0, fuse_check=False)),
+    ("repr: mirrors on every path, fused check", dict(short_path_push=0, fuse_check=True)),
+    ("repr: push K=1, fused", dict(short_path_push=1)),
+    ("repr: push K=2, fused (default)", dict(short_path_push=2)),
+    ("repr: push K=2, separate check", dict(short_path_push=2, fuse_check=False)),
+    ("repr: push K=2, hot one-arc paths walked", dict(short_path_push=2, push_hot_arcs=False)),
+    ("repr: push K=4, fused", dict(short_path_push=4)),
+    ("repr: push K=16, fused", dict(short_path_push=16)),
+    ("repr: no priority, mirrors, separate check",
+     dict(priority="none", short_path_push=0, fuse_check=False)),
+    ("repr: no priority, push K=2, fused (default)", dict(priority="none", short_path_push=2)),
+]
 
 
 def run_variant(g, ps, system, tol, name, opts):
@@ -56,7 +77,15 @@ def main(argv=None):
     p.add_argument("--tol", type=float, default=1e-8)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--json", default=None)
+    p.add_argument("--only", choices=["ablation", "representation"], default=None,
+                   help="run only the mechanism rows or only the representation rows (with bsp "
+                        "and vertex-async)")
     args = p.parse_args(argv)
+    variants = VARIANTS + REPRESENTATION
+    if args.only == "ablation":
+        variants = VARIANTS
+    elif args.only == "representation":
+        variants = VARIANTS[:2] + REPRESENTATION
     rows = []
     for gname in args.graphs:
         fname, nv = GRAPHS[gname]
@@ -67,22 +96,36 @@ def main(argv=None):
         ps = digraph.preprocess(g)
         algo = digraph.algorithms.PageRank()
         system = algo.prepare(g, alpha=0.85, personalization=None, weights=True)
-        base = None
-        for name, opts in VARIANTS:
-            run_variant(g, ps, system, args.tol, name, opts)  # warm-up (compilation)
-            ts = []
-            for _ in range(args.repeat):
+        build = {}
+        for name, opts in variants:  # warm-up: compilation, short-arc groups of each K
+            _, _, _, st = run_variant(g, ps, system, args.tol, name, opts)
+            build[name] = st.get("time_representation", 0.0)
+        times = {name: [] for name, _ in variants}
+        last = {}
+        for _ in range(args.repeat):
+            for name, opts in variants:
                 t, x, ok, st = run_variant(g, ps, system, args.tol, name, opts)
-                ts.append(t)
-            if base is None:
-                base = st["arc_updates"]
-            row = dict(graph=gname, variant=name, time_s=statistics.median(ts), converged=bool(ok),
+                times[name].append(t)
+                last[name] = (ok, st)
+        base = last["bsp"][1]["arc_updates"]
+        t_bsp = statistics.median(times["bsp"])
+        for name, _ in variants:
+            ok, st = last[name]
+            row = dict(graph=gname, variant=name, time_s=statistics.median(times[name]),
+                       time_min_s=min(times[name]), times_s=times[name],
+                       vs_bsp_time=statistics.median(times[name]) / t_bsp, converged=bool(ok),
                        rounds=st["rounds"], arc_updates=st["arc_updates"],
                        vs_bsp=st["arc_updates"] / base, arcs_examined=st.get("arcs_examined"),
+                       groups_examined=st.get("groups_examined"),
+                       vertex_pushes=st.get("vertex_pushes"), pushed_arcs=st.get("pushed_arcs"),
+                       push_groups=st.get("push_groups"), build_groups_s=build[name],
                        error_bound=st.get("error_bound"), finished_by=st.get("finished_by"))
             rows.append(row)
-            print(f"{gname:<10} {name:<42} {row['time_s'] * 1e3:>9.0f} ms {row['rounds']:>6} rounds "
-                  f"{row['arc_updates']:>12,d} arcs {row['vs_bsp']:>6.3f}x  bound {row['error_bound']:.2g}",
+            print(f"{gname:<10} {name:<46} {row['time_s'] * 1e3:>7.0f} ms (min {row['time_min_s'] * 1e3:>6.0f}, "
+                  f"{row['vs_bsp_time']:>5.2f}x bsp) {row['rounds']:>5} rounds "
+                  f"{row['arc_updates']:>12,d} arcs {row['vs_bsp']:>6.3f}x  examined "
+                  f"{row['arcs_examined'] or 0:>12,d} groups {row['groups_examined'] or 0:>11,d} "
+                  f"bound {row['error_bound']:.2g} build {row['build_groups_s'] * 1e3:.0f} ms",
                   flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(dict(rows=rows, date=time.strftime("%Y-%m-%d"),

@@ -23,7 +23,8 @@ DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
-        priority=None, cache=None, preprocess=None, batch_arcs=None, **params):
+        priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
+        **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -63,6 +64,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         (re)built otherwise.
     preprocess : dict, optional
         Path modes: parameters of :func:`digraph.preprocess` (``dmax``, ``merge``, ...).
+    short_path_push : int, optional
+        CPU path modes: cold paths of at most this many arcs are not walked with per-arc mirrors
+        but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
+        (default 2, chosen by measurement; ``0`` walks every path with per-arc mirrors); hot paths
+        and longer paths are always walked.  See :mod:`digraph.dispatch.paths`.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -120,6 +126,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                          threads=threads or numba.get_num_threads(), converged=False)
     stats["time_load"] = t_load
     if device != "cpu":
+        if short_path_push is not None:
+            raise InvalidParameterError("short_path_push= applies to the CPU path modes; the GPU "
+                                        "path engine walks every path (docs/gpu.md)")
         return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
                         preprocess, stats, t_start, batch_arcs)
     if batch_arcs is not None:
@@ -134,10 +143,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             t0 = time.perf_counter()
             extra["pathset"] = _pathset(graph, cache, preprocess)
             extra["priority"] = _priority(mode, priority)
+            from .dispatch.paths import check_short_path_push
+            extra["short_path_push"] = check_short_path_push(short_path_push)
             stats["time_preprocess"] = time.perf_counter() - t0
-        elif priority is not None or cache is not None or preprocess is not None:
+        elif (priority is not None or cache is not None or preprocess is not None
+              or short_path_push is not None):
             raise InvalidParameterError(
-                f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+                "priority=, cache=, preprocess= and short_path_push= apply to the path modes, "
+                f"not mode={mode!r}")
         t0 = time.perf_counter()
         x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
         stats["time_compute"] = time.perf_counter() - t0

@@ -5,13 +5,27 @@ Dispatch follows the DAG sketch of the :class:`~digraph.PathSet`: layers run in 
 layer (whose SCC-vertices never depend on each other) rounds repeat over the partitions that still
 hold active paths until none is left.  An SCC-vertex whose paths are all inactive after the lower
 layers finished never runs again; a split SCC-vertex (the giant one) stays scheduled as a whole
-while any of its partitions is active.  Each round is two kernel passes of
-:mod:`digraph.smx.cpu_paths`: a *check* (pending mass, active arcs and priority score of every
-path of the scheduled partitions) and a *walk* of the selected paths.  A partition that holds
+while any of its partitions is active.  Each round is one kernel pass of
+:mod:`digraph.smx.cpu_paths` (``fuse_check=False``: two, a *check* of the pending mass, active
+arcs and priority score of every path of the scheduled partitions, then a *walk* of the selected
+paths).  A partition that holds
 whole SCC-vertices (all of them, except the pieces of a split giant) converges *locally*: its
 thread sweeps it until its pending mass is within its share, since its inputs are final once the
 lower layers are done (Observation 2); small cyclic SCC-vertices then cost one round, not one
 round per sweep (``local_sweeps`` counts the extra sweeps).
+
+Path representation (``short_path_push=K``, default :data:`SHORT_PATH_PUSH`): a cold path of at
+most ``K`` arcs, or a hot path of one arc, is not walked.  Its arcs are grouped by (partition,
+source vertex) — within an SCC-vertex, so layers, local convergence and partition sizes stay as
+they were — and a group keeps one mirror for all its arcs: pushing it sends ``x_u − gt`` along each
+of them (the vertex-async delta push).  Checking a group reads two values instead of one mirror
+per arc.  On cnr-2000, 85% of the arcs lie on one-arc paths and group into 10× fewer groups.
+``short_path_push=0`` walks every path with per-arc mirrors.
+
+The check is fused into the walk (``fuse_check``, default :data:`FUSE_CHECK`): a round scores each
+path or group on the newest state just before walking it, and walks it at once when its score
+reaches the threshold taken from the previous round's histogram.  A round that finds nothing to
+walk ends the layer, as a check pass did.
 
 Priority (``priority=``):
 
@@ -40,6 +54,8 @@ in- *and* out-neighbours, so the directed DAG sketch does not order it: it runs 
 ``vertex-async``.
 """
 
+from contextlib import contextmanager
+
 import numba
 import numpy as np
 
@@ -49,7 +65,8 @@ from . import vertex_async
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS"]
+__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS", "SHORT_PATH_PUSH",
+           "check_short_path_push"]
 
 PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 SELECT_SHARE = 0.2
@@ -59,11 +76,52 @@ AGING_ROUNDS = 4
 MAX_SWEEPS = 4
 STALL_ROUNDS = 16
 LENGTH_BINS = 65
+SUM_REFRESH = 8
+SHORT_PATH_PUSH = 2
+"""Default of ``short_path_push``: cold paths of at most this many arcs (and hot paths of one arc)
+are pushed at vertex level (chosen by measurement, docs/benchmarks.md "Path representation")."""
+
+
+FUSE_CHECK = True
+"""Score each path (group) just before walking it, in the walk, instead of a separate check pass
+per round (linear systems: the priority threshold then lags one round; min/max systems: the walk's
+own test is the check)."""
+
+
+@contextmanager
+def _chunks(size):
+    """Numba's parallel chunk size for the kernels called inside: the path kernels run with one
+    partition per chunk (dynamic: idle threads take the next one), the per-vertex and per-arc
+    set-up and certification kernels with the default static split (0) — one vertex per chunk
+    made them 2-4x slower."""
+    old = numba.get_parallel_chunksize()
+    numba.set_parallel_chunksize(size)
+    try:
+        yield
+    finally:
+        numba.set_parallel_chunksize(old)
+
+
+def check_short_path_push(k):
+    """``short_path_push`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
+    if k is None:
+        return SHORT_PATH_PUSH
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise InvalidParameterError(f"short_path_push must be an integer >= 0, got {k!r}")
+    return int(k)
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
-          skip=True):
+          skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
+
+    ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs, and
+    hot paths of one arc (nothing to carry along), are not walked with per-arc mirrors but pushed
+    at vertex level, one mirror per (partition, source vertex) group of their arcs
+    (:func:`digraph.smx.cpu_paths.short_arc_groups`); hot paths of two arcs or more and longer
+    paths are walked.  ``0``: every path walked with per-arc mirrors.  ``push_hot_arcs=False``
+    (ablation) walks every hot path; ``fuse_check`` (default :data:`FUSE_CHECK`) scores paths
+    inside the walk instead of a separate check pass per round.
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
@@ -74,6 +132,9 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
+    short_path_push = check_short_path_push(short_path_push)
+    fuse_check = FUSE_CHECK if fuse_check is None else bool(fuse_check)
+    stats["fused_check"] = fuse_check
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
     if not (dag and skip):
@@ -82,18 +143,15 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     sched = _Schedule(pathset, dag)
-    old = numba.get_parallel_chunksize()
-    numba.set_parallel_chunksize(1)
-    try:
+    rep = _representation(pathset, short_path_push, stats, push_hot_arcs)
+    with _chunks(1):
         if system.family == "linear":
-            out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched,
-                                PRIORITIES[priority], skip)
+            out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
+                                PRIORITIES[priority], skip, fuse_check)
         elif system.family == "monotone":
-            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched)
+            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, fuse_check)
         else:
             raise InvalidParameterError(f"unknown system family {system.family!r}")
-    finally:
-        numba.set_parallel_chunksize(old)
     sched.report(stats)
     return out
 
@@ -154,6 +212,82 @@ class _Schedule:
         stats["processed_path_lengths"] = {int(k): int(h[k]) for k in np.flatnonzero(h)}
 
 
+class _Representation:
+    """Which paths are walked with per-arc mirrors, and the short-arc groups pushed per vertex.
+
+    Built once per (PathSet, ``short_path_push``) and kept on the PathSet (it depends on nothing
+    else); its build time is reported as ``stats["time_representation"]`` (0 when reused).
+    """
+
+    def __init__(self, ps, k, push_hot_arcs=True):
+        npaths = ps.num_paths
+        lengths = ps.path_lengths
+        pushed = np.zeros(npaths, bool)
+        if k > 0:
+            # a hot path of one arc has nothing to carry along: walking it buys nothing
+            walked_hot = np.asarray(ps.path_hot, bool) & ((lengths > 1) | (not push_hot_arcs))
+            pushed = ~walked_hot & (lengths <= k)
+        self.short_path_push = k
+        self.push_hot_arcs = bool(push_hot_arcs)
+        self.pushed_paths = int(pushed.sum())
+        off = np.asarray(ps.partition_offsets, np.int64)
+        if self.pushed_paths:
+            self.walk_paths = np.flatnonzero(~pushed).astype(np.int64)
+            self.walk_offsets = np.searchsorted(self.walk_paths, off).astype(np.int64)
+            (self.arc_ids, self.garc, self.gsrc, gpart, self.gdst, self.gscc) = P.short_arc_groups(
+                ps.path_offsets, ps.path_vertices, off, ps.path_scc, pushed, np.int64(ps.num_vertices),
+                np.int64(max(ps.num_scc, 1)))
+            self.group_offsets = np.searchsorted(gpart, np.arange(off.size)).astype(np.int64)
+            arc_path = np.repeat(np.arange(npaths, dtype=np.int64), lengths)
+            heat = np.asarray(ps.path_heat, np.float64)[arc_path[self.arc_ids]]
+            self.gheat = np.add.reduceat(heat, self.garc[:-1]) / np.diff(self.garc)
+        else:
+            self.walk_paths = np.arange(npaths, dtype=np.int64)
+            self.walk_offsets = off
+            self.arc_ids = np.zeros(0, np.int64)
+            self.garc = np.zeros(1, np.int64)
+            self.gsrc = self.gdst = self.gscc = np.zeros(0, np.int64)
+            self.group_offsets = np.zeros(off.size, np.int64)
+            self.gheat = np.zeros(0, np.float64)
+        self.num_groups = int(self.gsrc.size)
+        self.pushed_arcs = int(self.arc_ids.size)
+        cum = np.zeros(self.walk_paths.size + 1, np.int64)
+        np.cumsum(lengths[self.walk_paths], out=cum[1:])
+        # what a check pass reads per partition: the arcs of its walked paths, and its groups
+        self.part_walk_arcs = cum[self.walk_offsets[1:]] - cum[self.walk_offsets[:-1]]
+        self.part_groups = np.diff(self.group_offsets)
+
+    def group_coefficients(self, ps, src_scale, arc_scale, has_arc, dst_scale):
+        """(c_e in group order, Σ c_e and max c_e per group)."""
+        gcoef = np.empty(self.pushed_arcs, np.float64)
+        gsum = np.empty(self.num_groups, np.float64)
+        gmax = np.empty(self.num_groups, np.float64)
+        P.group_coefficients(self.garc, self.gsrc, self.gdst, self.arc_ids, ps.path_arc_ids,
+                             src_scale, arc_scale, has_arc, dst_scale, gcoef, gsum, gmax)
+        return gcoef, gsum, gmax
+
+    def report(self, stats):
+        stats["short_path_push"] = self.short_path_push
+        stats["pushed_paths"] = self.pushed_paths
+        stats["pushed_arcs"] = self.pushed_arcs
+        stats["push_groups"] = self.num_groups
+
+
+def _representation(ps, k, stats, push_hot_arcs=True):
+    import time
+    t0 = time.perf_counter()
+    cache = ps.__dict__.setdefault("_representations", {})
+    key = (k, bool(push_hot_arcs))
+    if key not in cache:
+        cache[key] = _Representation(ps, k, push_hot_arcs)
+    rep = cache[key]
+    stats["time_representation"] = time.perf_counter() - t0
+    rep.report(stats)
+    stats.setdefault("vertex_pushes", 0)
+    stats.setdefault("groups_examined", 0)
+    return rep
+
+
 def _min_score(hist, share):
     """Smallest score of the highest log2 buckets that hold at least ``share`` of the active paths."""
     total = hist.sum()
@@ -166,17 +300,21 @@ def _min_score(hist, share):
     return 0.0
 
 
-def _walk_arrays(ps):
-    return ps.partition_offsets, ps.path_offsets, ps.path_vertices
+def _walk_arrays(ps, rep):
+    return rep.walk_offsets, rep.walk_paths, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True):
     n, m = graph.num_vertices, graph.num_arcs
-    gammas = linear_contraction(graph, sys)
+    with _chunks(0):
+        gammas = linear_contraction(graph, sys)
     want_residual = gammas[0] >= 1.0  # only the L∞ route bounds the error: need residual per vertex
     src_scale, dst_scale, has_arc, arc_scale = linear_factors(graph, sys)
-    coef = P.path_arc_coefficients(ps.path_offsets, ps.path_vertices, ps.path_arc_ids, src_scale,
-                                   arc_scale, has_arc, dst_scale)
+    coef = np.zeros(m, np.float64)  # c_j of the walked arcs (pushed arcs: in their groups)
+    with _chunks(0):
+        P.walked_arc_coefficients(rep.walk_paths, ps.path_offsets, ps.path_vertices,
+                                  ps.path_arc_ids, src_scale, arc_scale, has_arc, dst_scale, coef)
+        gcoef, gsum, gmax = rep.group_coefficients(ps, src_scale, arc_scale, has_arc, dst_scale)
     b = np.ascontiguousarray(sys.b, dtype=np.float64)
     x = b.copy()
     rvec = np.empty(n, np.float64)
@@ -189,7 +327,13 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
     residual = np.zeros(n if want_residual else 0, np.float64)
     max_in_degree = max(int(graph.in_degree.max()) if n else 1, 1)
     hist = np.zeros((numba.config.NUMBA_NUM_THREADS, 128), np.int64)
-    arrays = _walk_arrays(ps)
+    arrays = _walk_arrays(ps, rep)
+    G = rep.num_groups
+    gt = np.zeros(G, np.float64)  # x = b, every mirror 0
+    gscore = np.zeros(G, np.float64)
+    gact = np.zeros(G, np.int64)
+    all_groups = np.ones(0 if skip else G, np.int64)
+    groups = (rep.group_offsets, rep.gsrc, rep.garc, rep.gdst, gcoef, gsum, gmax)
     factor = 1.0
     converged = False
     out_of_rounds = False
@@ -199,6 +343,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
             best, since_best = np.inf, 0
+            if fuse and skip:
+                parts, out_l, stalled_l = _fused_layer(
+                    L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                    residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter,
+                    rule, gt, ps, score, nact, gscore, gact)
+                out_of_rounds = out_of_rounds or out_l
+                stalled = stalled or stalled_l
+                continue
             while parts.size and not out_of_rounds:
                 budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
                 part_active = np.zeros(parts.size, np.int64)
@@ -209,14 +361,16 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                     th = budget / (2.0 * max_in_degree)
                     residual[:] = 0.0
                     P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
-                                     rule, heat, hist, residual, True)
+                                     rule, heat, hist, residual, True, *groups, rep.gheat, gt,
+                                     gscore, gact)
                     done = residual.max() <= budget / 2.0
                 else:
                     th = budget / max(m, 1)
                     total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact,
-                                             part_active, rule, heat, hist, residual, False)
+                                             part_active, rule, heat, hist, residual, False,
+                                             *groups, rep.gheat, gt, gscore, gact)
                     done = total <= budget * share
-                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
+                _count_check(stats, rep, parts)
                 if done or not part_active.any():
                     break
                 if stats["rounds"] >= max_iter:
@@ -237,17 +391,19 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
                     min_score = _min_score(counts, SELECT_SHARE)
                 if skip:
                     parts = sched.still_active(parts, part_active)
-                    walk_nact, walk_th = nact, th
+                    walk_nact, walk_gact, walk_th = nact, gact, th
                 else:  # ablation: walk everything, transmit every change
-                    walk_nact, walk_th, min_score = all_paths, 0.0, 0.0
+                    walk_nact, walk_gact, walk_th, min_score = all_paths, all_groups, 0.0, 0.0
                 local_budget = budget * sched.part_arcs / max(m, 1)
                 res = P.linear_walk(parts, *arrays, coef, s, x, walk_th, walk_nact, score, min_score,
                                     sched.local, local_budget, MAX_LOCAL_SWEEPS, ps.path_scc,
                                     sched.scc_last, sched.scc_runs, stats["rounds"],
-                                    sched.length_hist)
+                                    sched.length_hist, *groups, gt, gscore, walk_gact, rep.gscc,
+                                    want_residual)
                 _count(stats, sched, L, res, parts)
         # final check: the sound bound, from the residual recomputed from the state
-        bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
+        with _chunks(0):
+            bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
         if certified(bound, r1, floor, tol, stats):
             converged = True
             break
@@ -255,17 +411,87 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rule, skip=True):
             break
         allp = np.arange(sched.num_parts, dtype=np.int64)
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
-                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual, False)
+                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual, False,
+                                   *groups, rep.gheat, gt, gscore, gact)
         if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= MAX_SWEEPS:
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
             stats["finished_by"] = "vertex push"
             stats["path_rounds"] = stats["rounds"]
-            return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
+            with _chunks(vertex_async.CHUNK):
+                return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x,
+                                                  delta0=rvec)
         factor /= 4.0
         stats["sweeps"] = stats.get("sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)
+
+
+def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                 residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter, rule,
+                 gt, ps, score, nact, gscore, gact):
+    """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`);
+    returns (partitions still scheduled, out of rounds, stalled)."""
+    best, since_best = np.inf, 0
+    min_score = 0.0  # the first round of a layer walks every active path
+    part_counts = np.zeros(7 * parts.size, np.int64)
+    part_mass = np.zeros(parts.size, np.float64)
+    sum_x, age = 0.0, SUM_REFRESH
+    while parts.size:
+        if sys.normalize and age >= SUM_REFRESH:
+            # Σx only grows (b ≥ 0, A ≥ 0, x from b upwards): a stale sum gives a smaller, still
+            # sound budget, and one numpy sum per round cost 0.1 ms on cnr-2000
+            sum_x, age = float(x.sum()), 0
+        age += 1
+        budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
+        if want_residual:
+            th = budget / (2.0 * max_in_degree)
+            residual[:] = 0.0
+        else:
+            th = budget / max(m, 1)
+        part_active = np.zeros(parts.size, np.int64)
+        hist[:] = 0
+        if stats["rounds"] >= max_iter:  # out of rounds, unless a plain check finds it done
+            total = P.linear_pending(parts, *_walk_arrays(ps, rep), coef, s, x, th, score, nact,
+                                     part_active, rule, heat, hist, residual, want_residual,
+                                     *groups, rep.gheat, gt, gscore, gact)
+            _count_check(stats, rep, parts)
+            done = (residual.max() <= budget / 2.0) if want_residual else total <= budget * share
+            return parts, not (done or not part_active.any()), False
+        local_budget = budget * sched.part_arcs / max(m, 1)
+        res = P.linear_round(parts, *_walk_arrays(ps, rep), coef, s, x, th, min_score, rule, heat,
+                             hist, residual, want_residual, part_active, sched.local,
+                             local_budget, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
+                             sched.scc_runs, stats["rounds"], sched.length_hist, *groups,
+                             rep.gheat, gt, rep.gscc, part_counts, part_mass)
+        res = part_counts[:7 * parts.size].reshape(parts.size, 7).sum(axis=0)
+        total = float(part_mass[:parts.size].sum())
+        sent, seen, walked, extra, pushed, scanned, gscanned = (int(v) for v in res)
+        stats["arcs_examined"] += int(scanned)
+        stats["groups_examined"] += int(gscanned)
+        if walked or pushed:
+            _count(stats, sched, L, res[:5], parts)
+        if want_residual:
+            level = residual.max()
+            done = level <= budget / 2.0
+        else:
+            level = total
+            done = total <= budget * share
+        if done or not part_active.any():
+            return parts, False, False
+        if level < 0.999 * best:
+            best, since_best = level, 0
+        else:
+            since_best += 1
+            if since_best >= STALL_ROUNDS:
+                return parts, False, True
+        min_score = 0.0
+        aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+        counts = hist.sum(axis=0)
+        if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
+            min_score = _min_score(counts, SELECT_SHARE)
+        parts = sched.still_active(parts, part_active)
+    return parts, False, False
 
 
 def _linear_done(stats, bound, r1, x, converged):
@@ -274,8 +500,15 @@ def _linear_done(stats, bound, r1, x, converged):
     return x, converged
 
 
+def _count_check(stats, rep, parts):
+    """A check pass reads the arcs of the walked paths and two values per short-arc group."""
+    stats["arcs_examined"] += int(rep.part_walk_arcs[parts].sum())
+    stats["groups_examined"] += int(rep.part_groups[parts].sum())
+
+
 def _count(stats, sched, L, res, parts):
-    sent, seen, walked, extra = res
+    sent, seen, walked, extra, pushed = res
+    stats["vertex_pushes"] += int(pushed)
     stats["local_sweeps"] = stats.get("local_sweeps", 0) + int(extra)
     stats["arc_updates"] += int(sent)
     stats["vertex_updates"] += int(sent)  # each transmitted arc writes its target's master
@@ -287,36 +520,56 @@ def _count(stats, sched, L, res, parts):
     sched.layer_arcs[L] += int(sent)
 
 
-def _solve_monotone(graph, sys, max_iter, stats, ps, sched):
+def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
     n = graph.num_vertices
     op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
-    src = ps.arc_ends()[0]
-    s = np.where(active[src], identity, x[src])
+    s = np.zeros(graph.num_arcs, np.float64)  # mirrors of the walked arcs (pushed: per group)
+    with _chunks(0):
+        P.walked_monotone_mirrors(rep.walk_paths, ps.path_offsets, ps.path_vertices, active, x,
+                                  identity, s)
     if has_value:
         value = value[ps.path_arc_ids]  # path order
     nact = np.zeros(ps.num_paths, np.int64)
-    arrays = _walk_arrays(ps)
+    arrays = _walk_arrays(ps, rep)
+    gsrc = rep.gsrc
+    gt = np.where(active[gsrc], identity, x[gsrc])
+    gact = np.zeros(rep.num_groups, np.int64)
+    gvalue = value[rep.arc_ids] if has_value else value
     converged = False
     while True:
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             while parts.size:
                 part_active = np.zeros(parts.size, np.int64)
-                P.monotone_pending(parts, *arrays, s, x, nact, part_active)
-                stats["arcs_examined"] += int(sched.part_arcs[parts].sum())
-                if not part_active.any():
-                    break
+                if not fuse or stats["rounds"] >= max_iter:  # out of rounds: done if idle
+                    P.monotone_pending(parts, *arrays, s, x, nact, part_active, rep.group_offsets,
+                                       gsrc, rep.garc, gt, gact)
+                    _count_check(stats, rep, parts)
+                    if not part_active.any():
+                        break
+                    parts = sched.still_active(parts, part_active)
+                    part_active = np.zeros(parts.size, np.int64)
                 if stats["rounds"] >= max_iter:
                     return x, False
-                parts = sched.still_active(parts, part_active)
                 res = P.monotone_walk(parts, *arrays, value, has_value, op, combine, s, x, nact,
                                       sched.local, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
-                                      sched.scc_runs, stats["rounds"], sched.length_hist)
+                                      sched.scc_runs, stats["rounds"], sched.length_hist,
+                                      rep.group_offsets, gsrc, rep.garc, rep.gdst, gvalue, gt,
+                                      gact, rep.gscc, fuse, part_active)
+                if fuse:
+                    # the walk scanned every path and group: what it read is this round's check
+                    stats["groups_examined"] += int(rep.part_groups[parts].sum())
+                    if not part_active.any():  # nothing was pending: the layer is done
+                        stats["arcs_examined"] += int(res[1])
+                        break
                 _count(stats, sched, L, res, parts)
+                if fuse:
+                    parts = sched.still_active(parts, part_active)
         allp = np.arange(sched.num_parts, dtype=np.int64)
-        if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64)) == 0:
+        if P.monotone_pending(allp, *arrays, s, x, nact, np.zeros(allp.size, np.int64),
+                              rep.group_offsets, gsrc, rep.garc, gt, gact) == 0:
             converged = True
             break
         if stats["rounds"] >= max_iter:

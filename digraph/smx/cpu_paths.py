@@ -14,6 +14,15 @@ Per-arc mirror state (DESIGN.md §3): ``s_j`` is the value of the arc's source l
 * monotone systems: an arc is pending while ``x_u ≠ s_j``; ``x_v = combine(x_v, relax(x_u, a_j))``.
 
 Arcs are numbered in path order: arc ``i`` of path ``p`` is ``j = path_offsets[p] − p + i``.
+
+Short cold paths may instead be handled at vertex level (``short_path_push``, see
+:mod:`digraph.dispatch.paths`): their arcs are grouped by (partition, source vertex) by
+:func:`short_arc_groups`, and a group keeps one mirror ``gt[g]`` for all its arcs — the value of
+its source last pushed along them.  Pushing a group does ``d = x_u − gt[g]``; ``x_v += c_e·d`` for
+each of its arcs; ``gt[g] = x_u`` (the vertex-async delta push, and the same invariant
+``x_v = b_v + Σ_j c_j s_j + Σ_g Σ_{e∈g} c_e gt[g]``), so checking a group costs two reads instead
+of one per arc.  The walked paths of partition ``q`` are ``walk_paths[walk_offsets[q]:
+walk_offsets[q + 1]]`` (all its paths when nothing is pushed).
 """
 
 import math
@@ -36,22 +45,34 @@ def _bucket(score):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def linear_pending(parts, partition_offsets, path_offsets, path_vertices, coef, s, x, theta,
-                   score, nact, part_active, rule, heat, hist, residual, want_residual):
-    """Pending mass of every path of ``parts``, its active arcs (pending > θ) and its priority score.
+def linear_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
+                   score, nact, part_active, rule, heat, hist, residual, want_residual,
+                   group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax, gheat, gt, gscore, gact):
+    """Pending mass of every walked path and short-arc group of ``parts``, its active arcs
+    (pending > θ) and its priority score.
 
+    Walked paths of partition ``q``: ``walk_paths[walk_offsets[q]:walk_offsets[q + 1]]``.
     ``score[p]``: the pending mass (``rule`` 1, and 0), or ``D̄(p)·N(p)`` (``rule`` 2, the paper's
-    ``Pri`` inside one layer); ``hist[t]`` counts thread ``t``'s active paths per log2 bucket of the
-    score (one row per thread: no atomics);
-    ``part_active[k]`` counts the active paths of partition ``parts[k]``.  With ``want_residual``
-    the pending mass is also scattered to its target vertices (``residual``, zero on entry).
+    ``Pri`` inside one layer); ``hist[t]`` counts thread ``t``'s active paths and groups per log2
+    bucket of the score (one row per thread: no atomics);
+    ``part_active[k]`` counts the active paths and groups of partition ``parts[k]``.  With
+    ``want_residual`` the pending mass is also scattered to its target vertices (``residual``,
+    zero on entry).
+
+    Short-arc groups (vertex-level push, :func:`short_arc_groups`): group ``g`` of partition
+    ``q`` (``group_offsets[q] ≤ g < group_offsets[q + 1]``) holds arcs ``garc[g]:garc[g + 1]`` out of
+    ``gsrc[g]`` that share one mirror ``gt[g]``, so its pending mass ``gsum[g]·|x_u − gt[g]|`` costs
+    two reads, whatever its size.  It is active when its mean pending change per arc exceeds θ
+    (its largest one, ``gmax[g]·|x_u − gt[g]|``, with ``want_residual``); ``gact[g]`` is then
+    its size, else 0.
     Returns the total pending mass (an upper bound of the residual's L1 norm).
     """
     total = 0.0
     for k in prange(parts.size):
         q = parts[k]
         active = 0
-        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+        for w in range(walk_offsets[q], walk_offsets[q + 1]):
+            p = walk_paths[w]
             a = path_offsets[p]
             b = path_offsets[p + 1] - 1
             base = a - p
@@ -73,17 +94,38 @@ def linear_pending(parts, partition_offsets, path_offsets, path_vertices, coef, 
             if cnt > 0:
                 active += 1
                 hist[numba.get_thread_id(), _bucket(sc)] += 1
+        for g in range(group_offsets[q], group_offsets[q + 1]):
+            d = abs(x[gsrc[g]] - gt[g])
+            mass = gsum[g] * d
+            size = garc[g + 1] - garc[g]
+            on = gmax[g] * d > theta if want_residual else mass > theta * size
+            cnt = size if on else 0
+            sc = gheat[g] * cnt if rule == 2 else mass
+            gscore[g] = sc
+            gact[g] = cnt
+            total += mass
+            if on:
+                active += 1
+                hist[numba.get_thread_id(), _bucket(sc)] += 1
+            if want_residual and d != 0.0:
+                for e in range(garc[g], garc[g + 1]):
+                    atomic_add(residual, gdst[e], gcoef[e] * d)
         part_active[k] = active
     return total
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, x, theta,
+def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
                 nact, score, min_score, local, local_budget, max_sweeps, path_scc, scc_last,
-                scc_runs, stamp, length_hist):
+                scc_runs, stamp, length_hist, group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax,
+                gt, gscore, gact, gscc, group_max):
     """Walk the active paths of ``parts`` whose score is at least ``min_score`` (the others are
-    deferred); returns (arcs transmitted, arcs examined, paths walked, extra local sweeps).
+    deferred), then push their active short-arc groups likewise; returns (arcs transmitted, arcs
+    examined, paths walked, extra local sweeps, groups pushed).
 
+    A group pushes ``d = x_u − gt[g]`` along all its arcs (``x_v += c_e·d``, atomic) and sets
+    ``gt[g] = x_u`` when its mean pending change per arc exceeds θ (its largest, with
+    ``group_max``): the vertex-async mechanism, with a mirror per group instead of per arc.
     A partition ``q`` with ``local[q]`` holds whole SCC-vertices whose inputs are final: its thread
     sweeps it again and again (up to ``max_sweeps``, or until 64 sweeps bring no progress: the
     rounding floor) until its pending mass is at most ``local_budget[q]``, so small cyclic SCC-vertices converge inside one task instead of one
@@ -95,17 +137,17 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
     seen = 0
     walked = 0
     extra = 0
+    pushed = 0
     for k in prange(parts.size):
         q = parts[k]
-        lo = partition_offsets[q]
-        hi = partition_offsets[q + 1]
         sweep = 0
         best = np.inf
         since_best = 0
         while True:
             mass = 0.0
             moved = 0
-            for p in range(lo, hi):
+            for w in range(walk_offsets[q], walk_offsets[q + 1]):
+                p = walk_paths[w]
                 if sweep == 0 and (nact[p] == 0 or score[p] < min_score):
                     continue
                 a = path_offsets[p]
@@ -124,6 +166,23 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
                 seen += b - a
                 walked += 1
                 _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+            for g in range(group_offsets[q], group_offsets[q + 1]):
+                if sweep == 0 and (gact[g] == 0 or gscore[g] < min_score):
+                    continue
+                xu = x[gsrc[g]]
+                d = xu - gt[g]
+                m_g = gsum[g] * abs(d)
+                mass += m_g
+                lo = garc[g]
+                hi = garc[g + 1]
+                if gmax[g] * abs(d) > theta if group_max else m_g > theta * (hi - lo):
+                    for e in range(lo, hi):
+                        atomic_add(x, gdst[e], gcoef[e] * d)
+                    gt[g] = xu
+                    moved += hi - lo
+                    seen += hi - lo
+                    pushed += 1
+                    _book_scc(gscc[g], scc_last, scc_runs, stamp)
             sent += moved
             sweep += 1
             if mass < 0.999 * best:
@@ -135,18 +194,148 @@ def linear_walk(parts, partition_offsets, path_offsets, path_vertices, coef, s, 
                     or since_best >= 64):
                 break
         extra += sweep - 1
-    return sent, seen, walked, extra
+    return sent, seen, walked, extra, pushed
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def monotone_pending(parts, partition_offsets, path_offsets, path_vertices, s, x, nact,
-                     part_active):
-    """Arcs whose source changed since it last transmitted (``x_u ≠ s_j``), per path and partition."""
+def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
+                 min_score, rule, heat, hist, residual, want_residual, part_active, local,
+                 local_budget, max_sweeps, path_scc, scc_last, scc_runs, stamp, length_hist,
+                 group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax, gheat, gt, gscc, out_counts,
+                 out_mass):
+    """One round with the check fused into the walk: each path (group) of ``parts`` is scored
+    on the newest state just before it would be walked (pushed), and walked at once when it is
+    active and its score reaches ``min_score`` — the threshold the dispatcher took from the
+    previous round's histogram (a one-round lag), instead of a separate check pass.
+
+    ``hist[t]`` counts thread ``t``'s active paths and groups per log2 bucket of their score
+    (for the next round's threshold), ``part_active[k]`` those of ``parts[k]``; with
+    ``want_residual`` their pending mass is scattered to the target vertices.  Local partitions
+    then sweep as in :func:`linear_walk`.  Returns (arcs transmitted, arcs examined, paths walked,
+    extra local sweeps, groups pushed, arcs scored, groups scored) of ``parts[k]`` in
+    ``out_counts[7k:7k + 7]`` (flat) and the pending mass scored before its walk in ``out_mass[k]`` (no
+    reduction variables).
+    """
+    for k in prange(parts.size):
+        q = parts[k]
+        tid = numba.get_thread_id()
+        sweep = 0
+        best = np.inf
+        since_best = 0
+        active = 0
+        t_sent = 0
+        t_seen = 0
+        t_walked = 0
+        t_pushed = 0
+        t_scanned = 0
+        t_gscanned = 0
+        t_total = 0.0
+        while True:
+            mass = 0.0
+            moved = 0
+            for w in range(walk_offsets[q], walk_offsets[q + 1]):
+                p = walk_paths[w]
+                a = path_offsets[p]
+                b = path_offsets[p + 1] - 1
+                base = a - p
+                if sweep == 0:
+                    pm = 0.0
+                    cnt = 0
+                    for i in range(b - a):
+                        u = path_vertices[a + i]
+                        d = abs(coef[base + i] * (x[u] - s[base + i]))
+                        pm += d
+                        if d > theta:
+                            cnt += 1
+                        if want_residual and d != 0.0:
+                            atomic_add(residual, path_vertices[a + i + 1], d)
+                    t_scanned += b - a
+                    mass += pm
+                    if cnt == 0:
+                        continue
+                    sc = heat[p] * cnt if rule == 2 else pm
+                    active += 1
+                    hist[tid, _bucket(sc)] += 1
+                    if sc < min_score:
+                        continue
+                for i in range(b - a):
+                    u = path_vertices[a + i]
+                    j = base + i
+                    xu = x[u]
+                    d = coef[j] * (xu - s[j])
+                    if sweep > 0:
+                        mass += abs(d)
+                    if abs(d) > theta:
+                        atomic_add(x, path_vertices[a + i + 1], d)
+                        s[j] = xu
+                        moved += 1
+                t_seen += b - a
+                t_walked += 1
+                _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+            for g in range(group_offsets[q], group_offsets[q + 1]):
+                xu = x[gsrc[g]]
+                d = xu - gt[g]
+                ad = abs(d)
+                m_g = gsum[g] * ad
+                mass += m_g
+                lo = garc[g]
+                hi = garc[g + 1]
+                on = gmax[g] * ad > theta if want_residual else m_g > theta * (hi - lo)
+                if sweep == 0:
+                    t_gscanned += 1
+                    if want_residual and d != 0.0:
+                        for e in range(lo, hi):
+                            atomic_add(residual, gdst[e], gcoef[e] * ad)
+                    if not on:
+                        continue
+                    sc = gheat[g] * (hi - lo) if rule == 2 else m_g
+                    active += 1
+                    hist[tid, _bucket(sc)] += 1
+                    if sc < min_score:
+                        continue
+                elif not on:
+                    continue
+                for e in range(lo, hi):
+                    atomic_add(x, gdst[e], gcoef[e] * d)
+                gt[g] = xu
+                moved += hi - lo
+                t_seen += hi - lo
+                t_pushed += 1
+                _book_scc(gscc[g], scc_last, scc_runs, stamp)
+            if sweep == 0:
+                t_total = mass
+            t_sent += moved
+            sweep += 1
+            if mass < 0.999 * best:
+                best = mass
+                since_best = 0
+            else:
+                since_best += 1
+            if (not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps
+                    or since_best >= 64):
+                break
+        part_active[k] = active
+        out_counts[7 * k + 0] = t_sent
+        out_counts[7 * k + 1] = t_seen
+        out_counts[7 * k + 2] = t_walked
+        out_counts[7 * k + 3] = sweep - 1
+        out_counts[7 * k + 4] = t_pushed
+        out_counts[7 * k + 5] = t_scanned
+        out_counts[7 * k + 6] = t_gscanned
+        out_mass[k] = t_total
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def monotone_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertices, s, x, nact,
+                     part_active, group_offsets, gsrc, garc, gt, gact):
+    """Arcs whose source changed since it last transmitted (``x_u ≠ s_j``, ``x_u ≠ gt[g]`` for a
+    short-arc group), per path, group and partition."""
     total = 0
     for k in prange(parts.size):
         q = parts[k]
         active = 0
-        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+        for w in range(walk_offsets[q], walk_offsets[q + 1]):
+            p = walk_paths[w]
             a = path_offsets[p]
             b = path_offsets[p + 1] - 1
             base = a - p
@@ -158,33 +347,47 @@ def monotone_pending(parts, partition_offsets, path_offsets, path_vertices, s, x
             total += cnt
             if cnt > 0:
                 active += 1
+        for g in range(group_offsets[q], group_offsets[q + 1]):
+            cnt = garc[g + 1] - garc[g] if x[gsrc[g]] != gt[g] else 0
+            gact[g] = cnt
+            total += cnt
+            if cnt > 0:
+                active += 1
         part_active[k] = active
     return total
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def monotone_walk(parts, partition_offsets, path_offsets, path_vertices, value, has_value, op,
-                  combine, s, x, nact, local, max_sweeps, path_scc, scc_last, scc_runs, stamp,
-                  length_hist):
-    """Walk the active paths relaxing pending arcs (``local`` partitions: until none is pending);
-    returns (arcs transmitted, examined, paths walked, extra local sweeps)."""
+def monotone_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, value, has_value,
+                  op, combine, s, x, nact, local, max_sweeps, path_scc, scc_last, scc_runs, stamp,
+                  length_hist, group_offsets, gsrc, garc, gdst, gvalue, gt, gact, gscc, scan_all,
+                  part_moved):
+    """Walk the active paths relaxing pending arcs, then push the active short-arc groups (every
+    arc of a group whose source changed; ``local`` partitions: until none is pending); returns
+    (arcs transmitted, examined, paths walked, extra local sweeps, groups pushed).
+
+    ``scan_all`` fuses the check into the walk: every path and group of ``parts`` is visited
+    (a pending arc is one whose source differs from its mirror, exactly the walk's own test), and
+    ``part_moved[k]`` receives the arcs ``parts[k]`` transmitted; a round that transmits nothing
+    ends the layer."""
     sent = 0
     seen = 0
     walked = 0
     extra = 0
+    pushed = 0
     for k in prange(parts.size):
         q = parts[k]
-        lo = partition_offsets[q]
-        hi = partition_offsets[q + 1]
         sweep = 0
         while True:
             moved = 0
-            for p in range(lo, hi):
-                if sweep == 0 and nact[p] == 0:
+            for w in range(walk_offsets[q], walk_offsets[q + 1]):
+                p = walk_paths[w]
+                if sweep == 0 and not scan_all and nact[p] == 0:
                     continue
                 a = path_offsets[p]
                 b = path_offsets[p + 1] - 1
                 base = a - p
+                before = moved
                 for i in range(b - a):
                     u = path_vertices[a + i]
                     j = base + i
@@ -196,14 +399,127 @@ def monotone_walk(parts, partition_offsets, path_offsets, path_vertices, value, 
                         atomic_improve(x, v, c, combine)
                         moved += 1
                 seen += b - a
-                walked += 1
-                _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+                if moved > before or sweep > 0 or not scan_all:  # a scanned idle path: not walked
+                    walked += 1
+                    _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+            for g in range(group_offsets[q], group_offsets[q + 1]):
+                if sweep == 0 and not scan_all and gact[g] == 0:
+                    continue
+                xu = x[gsrc[g]]
+                if xu != gt[g]:
+                    gt[g] = xu
+                    lo = garc[g]
+                    hi = garc[g + 1]
+                    for e in range(lo, hi):
+                        c = relax(op, xu, gvalue[e] if has_value else 1.0)
+                        atomic_improve(x, gdst[e], c, combine)
+                    moved += hi - lo
+                    seen += hi - lo
+                    pushed += 1
+                    _book_scc(gscc[g], scc_last, scc_runs, stamp)
             sent += moved
+            if sweep == 0:
+                part_moved[k] = moved
             sweep += 1
             if not local[q] or moved == 0 or sweep >= max_sweeps:
                 break
         extra += sweep - 1
-    return sent, seen, walked, extra
+    return sent, seen, walked, extra, pushed
+
+
+@njit(cache=True, nogil=True)
+def short_arc_groups(path_offsets, path_vertices, partition_offsets, path_scc, pushed, n,
+                     num_scc):
+    """Group the arcs of the ``pushed`` paths by (partition, source vertex) for vertex-level push.
+
+    Within one SCC-vertex the pushed arcs are reordered by source vertex (a stable two-pass
+    counting sort: by source, then by SCC-vertex) and keep the partition slots the SCC-vertex's
+    pushed arcs had in storage order, so each partition keeps its arc count (balance) and its
+    SCC-vertices (layers, local convergence).  A group is a run of equal (partition, source).
+    Returns (path-order arc ids in group order, group offsets into them (G+1), group source (G),
+    group partition (G), arc targets in group order, group SCC-vertex (G)).
+    """
+    P = path_offsets.size - 1
+    K = partition_offsets.size - 1
+    ms = 0
+    for p in range(P):
+        if pushed[p]:
+            ms += path_offsets[p + 1] - path_offsets[p] - 1
+    arc = np.empty(ms, np.int64)
+    src = np.empty(ms, np.int64)
+    scc = np.empty(ms, np.int64)
+    slot = np.empty(ms, np.int64)
+    k = 0
+    for q in range(K):
+        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+            if not pushed[p]:
+                continue
+            a = path_offsets[p]
+            b = path_offsets[p + 1] - 1
+            for i in range(b - a):
+                arc[k] = a - p + i
+                src[k] = path_vertices[a + i]
+                scc[k] = path_scc[p]
+                slot[k] = q
+                k += 1
+    # stable counting sort by source, then by SCC-vertex: order by (SCC-vertex, source)
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(ms):
+        cnt[src[i] + 1] += 1
+    for v in range(n):
+        cnt[v + 1] += cnt[v]
+    by_src = np.empty(ms, np.int64)
+    for i in range(ms):
+        by_src[cnt[src[i]]] = i
+        cnt[src[i]] += 1
+    cs = np.zeros(num_scc + 1, np.int64)
+    for i in range(ms):
+        cs[scc[i] + 1] += 1
+    for c in range(num_scc):
+        cs[c + 1] += cs[c]
+    order = np.empty(ms, np.int64)
+    for t in range(ms):
+        i = by_src[t]
+        order[cs[scc[i]]] = i
+        cs[scc[i]] += 1
+    # path_scc is non-decreasing in storage order: an SCC-vertex's pushed arcs occupy the same
+    # range of positions before and after the sort, so position t keeps partition slot[t]
+    G = 0
+    for t in range(ms):
+        if t == 0 or src[order[t]] != src[order[t - 1]] or slot[t] != slot[t - 1]:
+            G += 1
+    goff = np.empty(G + 1, np.int64)
+    gsrc = np.empty(G, np.int64)
+    gpart = np.empty(G, np.int64)
+    gscc = np.empty(G, np.int64)
+    garc_ids = np.empty(ms, np.int64)
+    gdst = np.empty(ms, np.int64)
+    g = -1
+    for t in range(ms):
+        i = order[t]
+        if t == 0 or src[i] != src[order[t - 1]] or slot[t] != slot[t - 1]:
+            g += 1
+            goff[g] = t
+            gsrc[g] = src[i]
+            gpart[g] = slot[t]
+            gscc[g] = scc[i]
+        garc_ids[t] = arc[i]
+    goff[G] = ms
+    # targets: the vertex after the arc's source on its path
+    tgt = np.empty(ms, np.int64)
+    k = 0
+    for q in range(K):
+        for p in range(partition_offsets[q], partition_offsets[q + 1]):
+            if not pushed[p]:
+                continue
+            a = path_offsets[p]
+            b = path_offsets[p + 1] - 1
+            for i in range(b - a):
+                tgt[k] = path_vertices[a + i + 1]
+                k += 1
+    for t in range(ms):
+        gdst[t] = tgt[order[t]]
+    return garc_ids, goff, gsrc, gpart, gdst, gscc
 
 
 @njit(inline="always")
@@ -214,6 +530,13 @@ def _book(p, length, path_scc, scc_last, scc_runs, stamp, length_hist):
             atomic_add(scc_runs, sc, 1)
     row = length_hist[numba.get_thread_id()]
     row[min(length, row.size - 1)] += 1
+
+
+@njit(inline="always")
+def _book_scc(sc, scc_last, scc_runs, stamp):
+    if scc_last[sc] != stamp:
+        if atomic_xchg(scc_last, sc, stamp) != stamp:
+            atomic_add(scc_runs, sc, 1)
 
 
 @njit(cache=True, nogil=True)
@@ -235,3 +558,52 @@ def path_arc_coefficients(path_offsets, path_vertices, path_arc_ids, src_scale, 
             out[j] = c
     return out
 
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def walked_arc_coefficients(walk_paths, path_offsets, path_vertices, path_arc_ids, src_scale,
+                            arc_scale, has_arc, dst_scale, out):
+    """``c_j`` of the arcs of the walked paths into ``out`` (path order; other entries untouched)."""
+    for w in prange(walk_paths.size):
+        p = walk_paths[w]
+        a = path_offsets[p]
+        b = path_offsets[p + 1] - 1
+        base = a - p
+        for i in range(b - a):
+            c = src_scale[path_vertices[a + i]] * dst_scale[path_vertices[a + i + 1]]
+            if has_arc:
+                c *= arc_scale[path_arc_ids[base + i]]
+            out[base + i] = c
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def group_coefficients(garc, gsrc, gdst, arc_ids, path_arc_ids, src_scale, arc_scale, has_arc,
+                       dst_scale, gcoef, gsum, gmax):
+    """``c_e`` of every short-arc group arc (group order), and their sum and maximum per group."""
+    for g in prange(gsrc.size):
+        su = src_scale[gsrc[g]]
+        tot = 0.0
+        big = 0.0
+        for e in range(garc[g], garc[g + 1]):
+            c = su * dst_scale[gdst[e]]
+            if has_arc:
+                c *= arc_scale[path_arc_ids[arc_ids[e]]]
+            gcoef[e] = c
+            tot += c
+            big = max(big, c)
+        gsum[g] = tot
+        gmax[g] = big
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def walked_monotone_mirrors(walk_paths, path_offsets, path_vertices, active, x, identity, s):
+    """Initial mirrors of the walked paths' arcs: ``identity`` where the source starts active
+    (it must transmit), else its value (nothing to send)."""
+    for w in prange(walk_paths.size):
+        p = walk_paths[w]
+        a = path_offsets[p]
+        b = path_offsets[p + 1] - 1
+        base = a - p
+        for i in range(b - a):
+            u = path_vertices[a + i]
+            s[base + i] = identity if active[u] else x[u]
