@@ -117,7 +117,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     from .dag import build_dag
     from .decompose import decompose
     from .merge import merge_paths
-    from .partition import hot_labels, partitions, path_heat, permute_paths, storage_order
+    from .partition import hot_labels, partitions, path_heat, storage_layout
 
     params = _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs)
     jobs = resolve_jobs(jobs)
@@ -150,13 +150,9 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
 
     t = time.perf_counter()
     nscc = d["num_scc"]
-    order, scc_off = storage_order(off, verts, d["path_scc"], np.int64(nscc), hot, np.int64(n))
-    off, verts, arcs = permute_paths(off, verts, arcs, order, jobs)
-    path_scc = d["path_scc"][order]
-    path_hot = hot[order]
-    path_heat_ = heat[order]
     scc_layer = d["scc_layer"]
-    path_layer = scc_layer[path_scc]
+    off, verts, arcs, path_heat_, path_scc, path_hot, path_layer, scc_off = storage_layout(
+        off, verts, arcs, heat, d["path_scc"], nscc, hot, scc_layer, n, jobs)
     num_layers = int(scc_layer[-1]) + 1 if nscc else 0
     layer_scc_offsets = np.searchsorted(scc_layer, np.arange(num_layers + 1), side="left").astype(np.int64)
     part = partitions(off, path_scc, path_hot, scc_layer, scc_off, np.int64(params["partition_arcs"]))

@@ -30,7 +30,7 @@ A path longer than ``partition_arcs`` is a partition of its own.
 import numpy as np
 from numba import njit
 
-__all__ = ["path_heat", "hot_labels", "storage_order", "partitions"]
+__all__ = ["path_heat", "hot_labels", "storage_order", "storage_layout", "partitions"]
 
 
 @njit(cache=True, nogil=True)
@@ -147,6 +147,129 @@ def permute_paths(path_offsets, path_vertices, path_arc_ids, order, jobs=1):
     run_parallel(_permute_fill, [(path_offsets, path_vertices, path_arc_ids, order, noff, nv, na,
                                   np.int64(bounds[k]), np.int64(bounds[k + 1])) for k in range(parts)], jobs)
     return noff, nv, na
+
+
+def _index_dtype(count):
+    """int32 when every index below ``count`` fits, else int64 (halves the traffic of temporaries)."""
+    return np.int32 if count < 2**31 - 1 else np.int64
+
+
+@njit(cache=True, nogil=True)
+def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, idx):
+    """Slot (storage position) and new vertex offset of every path, by two stable counting sorts
+    (by tail vertex, then by ``2 * scc + cold``) that read every path array sequentially: the first
+    scatter carries each path's bucket and length with it, so the second never reads by path.
+
+    Returns (slot by path, new vertex offset by path, new path_offsets, scc_path_offsets,
+    bucket offsets of the ``2 * num_scc`` (scc, hot/cold) buckets).
+    """
+    P = path_offsets.size - 1
+    nb = 2 * num_scc
+    cnt = np.zeros(num_vertices + 1, dtype=idx.dtype)
+    c2 = np.zeros(nb + 1, dtype=np.int64)
+    v2 = np.zeros(nb + 1, dtype=np.int64)
+    for p in range(P):
+        e = path_offsets[p + 1]
+        cnt[path_vertices[e - 1] + 1] += 1
+        b = 2 * path_scc[p] + (0 if hot[p] else 1)
+        c2[b + 1] += 1
+        v2[b + 1] += e - path_offsets[p]
+    for v in range(num_vertices):
+        cnt[v + 1] += cnt[v]
+    for b in range(nb):
+        c2[b + 1] += c2[b]
+        v2[b + 1] += v2[b]
+    o_p = np.empty(P, dtype=idx.dtype)
+    o_b = np.empty(P, dtype=idx.dtype)
+    o_l = np.empty(P, dtype=idx.dtype)
+    for p in range(P):
+        s = path_offsets[p]
+        e = path_offsets[p + 1]
+        t = path_vertices[e - 1]
+        k = cnt[t]
+        cnt[t] = k + 1
+        o_p[k] = p
+        o_b[k] = 2 * path_scc[p] + (0 if hot[p] else 1)
+        o_l[k] = e - s
+    scc_off = np.empty(num_scc + 1, dtype=np.int64)
+    for s in range(num_scc + 1):
+        scc_off[s] = c2[2 * s]
+    bucket_off = c2.copy()
+    slot = np.empty(P, dtype=idx.dtype)
+    voff = np.empty(P, dtype=np.int64)
+    noff = np.empty(P + 1, dtype=np.int64)
+    for i in range(P):
+        p = o_p[i]
+        b = o_b[i]
+        k = c2[b]
+        c2[b] = k + 1
+        vp = v2[b]
+        v2[b] = vp + o_l[i]
+        slot[p] = k
+        voff[p] = vp
+        noff[k] = vp
+    noff[P] = path_offsets[P]
+    return slot, voff, noff, scc_off, bucket_off
+
+
+@njit(cache=True, nogil=True)
+def _layout_scatter(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat, lo, hi):
+    """Copy paths lo..hi-1 to their storage positions (sequential reads, scattered writes)."""
+    for p in range(lo, hi):
+        a = path_offsets[p]
+        ln = path_offsets[p + 1] - a
+        k = slot[p]
+        b = voff[p]
+        for j in range(ln):
+            nv[b + j] = path_vertices[a + j]
+        aa = a - p
+        bb = b - k
+        for j in range(ln - 1):
+            na[bb + j] = path_arc_ids[aa + j]
+        nheat[k] = path_heat[p]
+
+
+@njit(cache=True, nogil=True)
+def _layout_fill(bucket_off, num_scc, scc_layer, path_scc, path_hot, path_layer):
+    for s in range(num_scc):
+        a = bucket_off[2 * s]
+        m = bucket_off[2 * s + 1]
+        e = bucket_off[2 * s + 2]
+        ly = scc_layer[s]
+        for i in range(a, e):
+            path_scc[i] = s
+            path_layer[i] = ly
+        for i in range(a, m):
+            path_hot[i] = True
+        for i in range(m, e):
+            path_hot[i] = False
+
+
+def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, num_scc, hot, scc_layer,
+                   num_vertices, jobs=1):
+    """Paths in storage order (the order of :func:`storage_order`) without gathering by path.
+
+    Returns (path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, path_hot, path_layer,
+    scc_path_offsets), all in storage order.
+    """
+    from ._parallel import run_parallel
+    P = path_offsets.size - 1
+    idx = np.empty(0, dtype=_index_dtype(max(P, num_vertices) + 1))
+    slot, voff, noff, scc_off, bucket_off = _layout_sort(path_offsets, path_vertices, path_scc,
+                                                         np.int64(num_scc), hot, np.int64(num_vertices), idx)
+    nv = np.empty(path_vertices.size, dtype=path_vertices.dtype)
+    na = np.empty(path_arc_ids.size, dtype=path_arc_ids.dtype)
+    nheat = np.empty(P, dtype=np.float64)
+    pscc = np.empty(P, dtype=np.int64)
+    phot = np.empty(P, dtype=np.bool_)
+    player = np.empty(P, dtype=np.int64)
+    parts = max(1, min(jobs * 4, P // 65536 + 1))
+    bounds = np.linspace(0, P, parts + 1).astype(np.int64)
+    tasks = [(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat,
+              np.int64(bounds[k]), np.int64(bounds[k + 1])) for k in range(parts)]
+    fill = (_layout_fill, (bucket_off, np.int64(num_scc), scc_layer, pscc, phot, player))
+    run_parallel(lambda f, a: f(*a), [(_layout_scatter, t) for t in tasks] + [fill], jobs)
+    return noff, nv, na, nheat, pscc, phot, player, scc_off
 
 
 @njit(cache=True, nogil=True)
