@@ -155,17 +155,19 @@ def _index_dtype(count):
 
 
 @njit(cache=True, nogil=True)
-def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, idx):
+def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, o_p, o_b, o_l, slot, voff, noff):
     """Slot (storage position) and new vertex offset of every path, by two stable counting sorts
     (by tail vertex, then by ``2 * scc + cold``) that read every path array sequentially: the first
     scatter carries each path's bucket and length with it, so the second never reads by path.
 
-    Returns (slot by path, new vertex offset by path, new path_offsets, scc_path_offsets,
-    bucket offsets of the ``2 * num_scc`` (scc, hot/cold) buckets).
+    Fills ``slot`` (storage position by path), ``voff`` (new vertex offset by path) and ``noff``
+    (new path_offsets); ``o_p``, ``o_b``, ``o_l`` are scratch (P entries each; big arrays come
+    from numpy, whose allocations use huge pages, where Numba's own take a page fault every 4 KiB).
+    Returns (scc_path_offsets, bucket offsets of the ``2 * num_scc`` (scc, hot/cold) buckets).
     """
     P = path_offsets.size - 1
     nb = 2 * num_scc
-    cnt = np.zeros(num_vertices + 1, dtype=idx.dtype)
+    cnt = np.zeros(num_vertices + 1, dtype=o_p.dtype)
     c2 = np.zeros(nb + 1, dtype=np.int64)
     v2 = np.zeros(nb + 1, dtype=np.int64)
     for p in range(P):
@@ -179,9 +181,6 @@ def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
     for b in range(nb):
         c2[b + 1] += c2[b]
         v2[b + 1] += v2[b]
-    o_p = np.empty(P, dtype=idx.dtype)
-    o_b = np.empty(P, dtype=idx.dtype)
-    o_l = np.empty(P, dtype=idx.dtype)
     for p in range(P):
         s = path_offsets[p]
         e = path_offsets[p + 1]
@@ -195,9 +194,6 @@ def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
     for s in range(num_scc + 1):
         scc_off[s] = c2[2 * s]
     bucket_off = c2.copy()
-    slot = np.empty(P, dtype=idx.dtype)
-    voff = np.empty(P, dtype=np.int64)
-    noff = np.empty(P + 1, dtype=np.int64)
     for i in range(P):
         p = o_p[i]
         b = o_b[i]
@@ -209,7 +205,7 @@ def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
         voff[p] = vp
         noff[k] = vp
     noff[P] = path_offsets[P]
-    return slot, voff, noff, scc_off, bucket_off
+    return scc_off, bucket_off
 
 
 @njit(cache=True, nogil=True)
@@ -254,9 +250,13 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     """
     from ._parallel import run_parallel
     P = path_offsets.size - 1
-    idx = np.empty(0, dtype=_index_dtype(max(P, num_vertices) + 1))
-    slot, voff, noff, scc_off, bucket_off = _layout_sort(path_offsets, path_vertices, path_scc,
-                                                         np.int64(num_scc), hot, np.int64(num_vertices), idx)
+    idx = _index_dtype(max(P, num_vertices) + 1)
+    o_p, o_b, o_l, slot = (np.empty(P, dtype=idx) for _ in range(4))
+    voff = np.empty(P, dtype=np.int64)
+    noff = np.empty(P + 1, dtype=np.int64)
+    scc_off, bucket_off = _layout_sort(path_offsets, path_vertices, path_scc, np.int64(num_scc), hot,
+                                       np.int64(num_vertices), o_p, o_b, o_l, slot, voff, noff)
+    del o_p, o_b, o_l
     nv = np.empty(path_vertices.size, dtype=path_vertices.dtype)
     na = np.empty(path_arc_ids.size, dtype=path_arc_ids.dtype)
     nheat = np.empty(P, dtype=np.float64)
