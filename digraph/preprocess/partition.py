@@ -250,7 +250,7 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     """
     from ._parallel import run_parallel
     P = path_offsets.size - 1
-    idx = _index_dtype(max(P, num_vertices) + 1)
+    idx = _index_dtype(max(2 * P + 2, num_vertices + 1))
     o_p, o_b, o_l, slot = (np.empty(P, dtype=idx) for _ in range(4))
     voff = np.empty(P, dtype=np.int64)
     noff = np.empty(P + 1, dtype=np.int64)
