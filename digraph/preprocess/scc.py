@@ -20,15 +20,6 @@ __all__ = ["tarjan_scc", "scc_two_phase"]
 
 
 @njit(cache=True, nogil=True)
-def _arc_target(offsets, targets, eoffsets, etargets, u, k):
-    """Target of the ``k``-th arc of ``u`` in the union of two CSRs (the first one's arcs first)."""
-    d = offsets[u + 1] - offsets[u]
-    if k < d:
-        return targets[offsets[u] + k]
-    return etargets[eoffsets[u] + k - d]
-
-
-@njit(cache=True, nogil=True)
 def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
     """Tarjan on the subgraph induced by nodes lo..hi-1 of the union of two CSR graphs (``eoffsets``,
     ``etargets``: extra arcs, taken after each node's arcs of the first); writes the local labels
@@ -40,7 +31,7 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
     onstack = np.zeros(nloc, dtype=np.bool_)
     sstack = np.empty(nloc, dtype=it)
     cstack = np.empty(nloc, dtype=it)   # call stack: node
-    cursor = np.empty(nloc, dtype=it)   # next arc (relative) to look at per node
+    cursor = np.empty(nloc, dtype=np.int64)   # next arc to look at per node (past the CSR: extra arcs)
     for r in range(nloc):
         label[r] = -1
     sp = 0
@@ -57,15 +48,21 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
         sstack[sp] = r
         sp += 1
         onstack[r] = True
-        cursor[r] = 0
+        cursor[r] = offsets[lo + r]
         while cp >= 0:
             u = cstack[cp]
             gu = lo + u
-            end = offsets[gu + 1] - offsets[gu] + eoffsets[gu + 1] - eoffsets[gu]
+            gend = offsets[gu + 1]
+            ebase = eoffsets[gu] - gend      # extra arc j of u has cursor gend + j
+            end = gend + eoffsets[gu + 1] - eoffsets[gu]
             descended = False
-            while cursor[u] < end:
-                w = _arc_target(offsets, targets, eoffsets, etargets, gu, cursor[u]) - lo
-                cursor[u] += 1
+            k = cursor[u]
+            while k < end:
+                if k < gend:
+                    w = targets[k] - lo
+                else:
+                    w = etargets[ebase + k] - lo
+                k += 1
                 if w < 0 or w >= nloc:
                     continue
                 if index[w] == -1:
@@ -75,7 +72,7 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
                     sstack[sp] = w
                     sp += 1
                     onstack[w] = True
-                    cursor[w] = 0
+                    cursor[w] = offsets[lo + w]
                     cp += 1
                     cstack[cp] = w
                     descended = True
@@ -83,6 +80,7 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
                 elif onstack[w]:
                     if index[w] < low[u]:
                         low[u] = index[w]
+            cursor[u] = k
             if descended:
                 continue
             # u is finished
