@@ -56,8 +56,72 @@ def path_heat(path_offsets, path_vertices, degree, jobs=1):
     return out
 
 
+@njit(cache=True, nogil=True)
+def _order_keys(heat):
+    """int64 keys in the order of the float64 values (-0.0 as 0.0)."""
+    bits = heat.view(np.int64)
+    keys = np.empty(heat.size, dtype=np.int64)
+    for i in range(heat.size):
+        b = bits[i]
+        if b < 0:
+            b = 0 if b == -9223372036854775808 else b ^ 9223372036854775807
+        keys[i] = b
+    return keys
+
+
+@njit(cache=True, nogil=True)
+def _hot_select(heat, k, hot):
+    """``hot`` = the k highest values (ties: lower index), 0 < k < len(heat), by a radix select
+    (histograms of the top 16 bits, then of the next 16 bits inside the chosen bucket, then a sort
+    of the few values left) instead of a full partition."""
+    P = heat.size
+    keys = _order_keys(heat)
+    cnt = np.zeros(65536, dtype=np.int64)
+    for i in range(P):
+        cnt[(keys[i] >> 48) + 32768] += 1
+    rem = k
+    b1 = 65535
+    while cnt[b1] < rem:
+        rem -= cnt[b1]
+        b1 -= 1
+    t1 = b1 - 32768
+    cnt[:] = 0
+    for i in range(P):
+        x = keys[i]
+        if (x >> 48) == t1:
+            cnt[(x >> 32) & 0xFFFF] += 1
+    b2 = 65535
+    while cnt[b2] < rem:
+        rem -= cnt[b2]
+        b2 -= 1
+    cand = np.empty(cnt[b2], dtype=np.int64)
+    c = 0
+    for i in range(P):
+        x = keys[i]
+        if (x >> 48) == t1 and ((x >> 32) & 0xFFFF) == b2:
+            cand[c] = x
+            c += 1
+    cand.sort()
+    thr = cand[c - rem]
+    above = 0
+    for i in range(P):
+        if keys[i] > thr:
+            above += 1
+    need = k - above
+    for i in range(P):
+        x = keys[i]
+        if x > thr:
+            hot[i] = True
+        elif x == thr and need > 0:
+            hot[i] = True
+            need -= 1
+        else:
+            hot[i] = False
+
+
 def hot_labels(heat, hot_ratio):
     """Boolean hot flag: the ``ceil(hot_ratio * len(heat))`` highest ``heat`` values (ties: lower index)."""
+    heat = np.ascontiguousarray(heat, dtype=np.float64)
     P = heat.size
     k = int(np.ceil(hot_ratio * P - 1e-9)) if P else 0
     k = min(max(k, 0), P)
@@ -67,12 +131,15 @@ def hot_labels(heat, hot_ratio):
     if k == P:
         hot[:] = True
         return hot
-    thr = np.partition(heat, P - k)[P - k]
-    above = heat > thr
-    hot |= above
-    need = k - int(above.sum())
-    ties = np.flatnonzero(heat == thr)[:need]
-    hot[ties] = True
+    if not np.isfinite(heat).all():      # NaN has no rank: numpy's partition decides
+        thr = np.partition(heat, P - k)[P - k]
+        above = heat > thr
+        hot |= above
+        need = k - int(above.sum())
+        ties = np.flatnonzero(heat == thr)[:need]
+        hot[ties] = True
+        return hot
+    _hot_select(heat, np.int64(k), hot)
     return hot
 
 
@@ -155,57 +222,81 @@ def _index_dtype(count):
 
 
 @njit(cache=True, nogil=True)
-def _layout_sort(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, o_p, o_b, o_l, slot, voff, noff):
-    """Slot (storage position) and new vertex offset of every path, by two stable counting sorts
-    (by tail vertex, then by ``2 * scc + cold``) that read every path array sequentially: the first
-    scatter carries each path's bucket and length with it, so the second never reads by path.
+def _tail_hist(path_offsets, path_vertices, lo, hi, cnt):
+    """Histogram of the tail vertices of paths lo..hi-1 into ``cnt`` (n entries)."""
+    for p in range(lo, hi):
+        cnt[path_vertices[path_offsets[p + 1] - 1]] += 1
 
-    Fills ``slot`` (storage position by path), ``voff`` (new vertex offset by path) and ``noff``
-    (new path_offsets); ``o_p``, ``o_b``, ``o_l`` are scratch (P entries each; big arrays come
-    from numpy, whose allocations use huge pages, where Numba's own take a page fault every 4 KiB).
-    Returns (scc_path_offsets, bucket offsets of the ``2 * num_scc`` (scc, hot/cold) buckets).
-    """
-    P = path_offsets.size - 1
-    nb = 2 * num_scc
-    cnt = np.zeros(num_vertices + 1, dtype=o_p.dtype)
-    c2 = np.zeros(nb + 1, dtype=np.int64)
-    v2 = np.zeros(nb + 1, dtype=np.int64)
-    for p in range(P):
-        e = path_offsets[p + 1]
-        cnt[path_vertices[e - 1] + 1] += 1
-        b = 2 * path_scc[p] + (0 if hot[p] else 1)
-        c2[b + 1] += 1
-        v2[b + 1] += e - path_offsets[p]
-    for v in range(num_vertices):
-        cnt[v + 1] += cnt[v]
-    for b in range(nb):
-        c2[b + 1] += c2[b]
-        v2[b + 1] += v2[b]
-    for p in range(P):
+
+@njit(cache=True, nogil=True)
+def _chunk_starts(cnt):
+    """Counts ``cnt[c, k]`` of chunk ``c`` and key ``k`` become the first position of those items in
+    a stable counting sort (keys ascending; for one key, the items of lower chunks first)."""
+    T, K = cnt.shape
+    pos = 0
+    for k in range(K):
+        for c in range(T):
+            x = cnt[c, k]
+            cnt[c, k] = pos
+            pos += x
+
+
+@njit(cache=True, nogil=True)
+def _by_tail_scatter(path_offsets, path_vertices, path_scc, hot, lo, hi, start, o_p, o_b, o_l):
+    """First counting sort (by tail vertex) of paths lo..hi-1: each path's id, bucket
+    ``2 * scc + cold`` and vertex count travel together, so the second sort reads sequentially."""
+    for p in range(lo, hi):
         s = path_offsets[p]
         e = path_offsets[p + 1]
         t = path_vertices[e - 1]
-        k = cnt[t]
-        cnt[t] = k + 1
+        k = start[t]
+        start[t] = k + 1
         o_p[k] = p
         o_b[k] = 2 * path_scc[p] + (0 if hot[p] else 1)
         o_l[k] = e - s
-    scc_off = np.empty(num_scc + 1, dtype=np.int64)
-    for s in range(num_scc + 1):
-        scc_off[s] = c2[2 * s]
-    bucket_off = c2.copy()
-    for i in range(P):
+
+
+@njit(cache=True, nogil=True)
+def _bucket_hist(o_b, o_l, lo, hi, cnt, vcnt):
+    for i in range(lo, hi):
+        b = o_b[i]
+        cnt[b] += 1
+        vcnt[b] += o_l[i]
+
+
+@njit(cache=True, nogil=True)
+def _bucket_starts(cnt, vcnt, bucket_off):
+    """:func:`_chunk_starts` for the buckets, for path slots and vertex offsets at once;
+    ``bucket_off`` gets the first slot of every bucket (and P at the end)."""
+    T, K = cnt.shape
+    pos = 0
+    vpos = 0
+    for k in range(K):
+        bucket_off[k] = pos
+        for c in range(T):
+            x = cnt[c, k]
+            cnt[c, k] = pos
+            pos += x
+            y = vcnt[c, k]
+            vcnt[c, k] = vpos
+            vpos += y
+    bucket_off[K] = pos
+
+
+@njit(cache=True, nogil=True)
+def _by_bucket_place(o_p, o_b, o_l, lo, hi, start, vstart, slot, voff, noff):
+    """Second counting sort (by bucket) of positions lo..hi-1 of the first: slot and new vertex
+    offset of every path (scattered by path id, read back sequentially by the copy)."""
+    for i in range(lo, hi):
         p = o_p[i]
         b = o_b[i]
-        k = c2[b]
-        c2[b] = k + 1
-        vp = v2[b]
-        v2[b] = vp + o_l[i]
+        k = start[b]
+        start[b] = k + 1
+        vp = vstart[b]
+        vstart[b] = vp + o_l[i]
         slot[p] = k
         voff[p] = vp
         noff[k] = vp
-    noff[P] = path_offsets[P]
-    return scc_off, bucket_off
 
 
 @njit(cache=True, nogil=True)
@@ -251,12 +342,34 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     from ._parallel import run_parallel
     P = path_offsets.size - 1
     idx = _index_dtype(max(2 * P + 2, num_vertices + 1))
-    o_p, o_b, o_l, slot = (np.empty(P, dtype=idx) for _ in range(4))
+    nb = 2 * int(num_scc)
+    # two stable counting sorts, by tail vertex then by bucket 2 * scc + cold, each split into T
+    # chunks of consecutive items (per-chunk histograms; for equal keys chunk c's items go after
+    # chunk c-1's), so the order is the same for every T and the chunks run on joblib threads
+    T = max(1, min(jobs, P // 65536))
+    cb = np.linspace(0, P, T + 1).astype(np.int64)
+    chunks = [(np.int64(cb[c]), np.int64(cb[c + 1])) for c in range(T)]
+    cnt = np.zeros((T, num_vertices), dtype=np.int64)
+    run_parallel(_tail_hist, [(path_offsets, path_vertices, lo, hi, cnt[c]) for c, (lo, hi) in enumerate(chunks)],
+                 jobs)
+    _chunk_starts(cnt)
+    o_p, o_b, o_l = (np.empty(P, dtype=idx) for _ in range(3))
+    run_parallel(_by_tail_scatter, [(path_offsets, path_vertices, path_scc, hot, lo, hi, cnt[c], o_p, o_b, o_l)
+                                    for c, (lo, hi) in enumerate(chunks)], jobs)
+    del cnt
+    bcnt = np.zeros((T, nb), dtype=np.int64)
+    vcnt = np.zeros((T, nb), dtype=np.int64)
+    run_parallel(_bucket_hist, [(o_b, o_l, lo, hi, bcnt[c], vcnt[c]) for c, (lo, hi) in enumerate(chunks)], jobs)
+    bucket_off = np.empty(nb + 1, dtype=np.int64)
+    _bucket_starts(bcnt, vcnt, bucket_off)
+    slot = np.empty(P, dtype=idx)
     voff = np.empty(P, dtype=np.int64)
     noff = np.empty(P + 1, dtype=np.int64)
-    scc_off, bucket_off = _layout_sort(path_offsets, path_vertices, path_scc, np.int64(num_scc), hot,
-                                       np.int64(num_vertices), o_p, o_b, o_l, slot, voff, noff)
-    del o_p, o_b, o_l
+    noff[P] = path_offsets[P]
+    run_parallel(_by_bucket_place, [(o_p, o_b, o_l, lo, hi, bcnt[c], vcnt[c], slot, voff, noff)
+                                    for c, (lo, hi) in enumerate(chunks)], jobs)
+    del o_p, o_b, o_l, bcnt, vcnt
+    scc_off = bucket_off[0::2].copy()
     nv = np.empty(path_vertices.size, dtype=path_vertices.dtype)
     na = np.empty(path_arc_ids.size, dtype=path_arc_ids.dtype)
     nheat = np.empty(P, dtype=np.float64)
