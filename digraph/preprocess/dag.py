@@ -37,6 +37,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ._parallel import workspace_or_numpy
 from .scc import scc_two_phase
 
 __all__ = ["dependency_graph", "back_arcs", "path_sccs", "dag_sketch", "build_dag"]
@@ -394,7 +395,7 @@ def _renumber_dag(doff, dtg, nscc, rank):
     return noff, ntg
 
 
-def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1):
+def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1, ws=None):
     """Every DAG stage: ``D``, two-phase SCCs, SCC-vertices of paths, sketch, layers, order.
 
     Returns a dict of arrays: ``path_scc`` (renumbered, storage order of SCC-vertices),
@@ -403,13 +404,13 @@ def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1):
     """
     t0 = time.perf_counter()
     eoff, etg = back_arcs(graph.num_vertices, path_offsets, path_vertices)
-    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg))
+    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg), ws=ws)
     dep_arcs = graph.num_arcs + int(etg.size)
     del eoff, etg
     t1 = time.perf_counter()
     P = path_offsets.size - 1
     pscc, nscc, vnode = path_sccs(path_offsets, path_vertices, vlab, nv,
-                                  out=np.empty(P, dtype=np.int32 if P < 2**31 - 1 else np.int64))
+                                  out=workspace_or_numpy(ws).empty(P, np.int32 if P < 2**31 - 1 else np.int64))
     npaths = _count_per_scc(pscc, np.int64(nscc))
     soff, stg, nj, jvert, raw_arcs = dag_sketch(path_offsets, path_vertices, pscc, np.int64(nscc), vnode)
     layer, succ, keys, acyclic = layers_and_order(soff, stg, np.int64(nscc), npaths)

@@ -28,7 +28,7 @@ path_offsets[p+1]]`` and its arcs are ``path_arc_ids[path_offsets[p]-p : path_of
 import numpy as np
 from numba import njit
 
-from ._parallel import run_parallel, vertex_ranges
+from ._parallel import run_parallel, vertex_ranges, workspace_or_numpy
 
 __all__ = ["decompose", "decompose_range"]
 
@@ -223,7 +223,7 @@ def _compact(off, verts, ranges_arcs, npaths, nverts):
     return pbase, vbase
 
 
-def decompose(graph, *, dmax=16, jobs=1, subgraph_arcs=1 << 18, degree=None):
+def decompose(graph, *, dmax=16, jobs=1, subgraph_arcs=1 << 18, degree=None, ws=None):
     """Cut ``graph`` into arc-disjoint paths (Algorithm 1 per subgraph, subgraphs in parallel).
 
     Parameters
@@ -248,9 +248,10 @@ def decompose(graph, *, dmax=16, jobs=1, subgraph_arcs=1 << 18, degree=None):
     degree = degree_rank(degree)
     kmax = np.int64(degree.max()) if degree.size else np.int64(0)
     m = graph.num_arcs
-    off = np.empty(m + ranges.size, dtype=np.int64)     # range i: off[a_i + i : b_i + i + 1]
-    verts = np.empty(2 * m, dtype=graph.out_targets.dtype)
-    arcs = np.empty(m, dtype=np.int64)          # range i's arcs land at [a_i, a_i + mc_i): no move
+    ws = workspace_or_numpy(ws)
+    off = ws.empty(m + ranges.size, np.int64)     # range i: off[a_i + i : b_i + i + 1]
+    verts = ws.empty(2 * m, graph.out_targets.dtype)
+    arcs = ws.empty(m, np.int64)          # range i's arcs land at [a_i, a_i + mc_i): no move
     ao = graph.out_offsets
     tasks = []
     for i in range(ranges.size - 1):

@@ -34,6 +34,8 @@ one pass per vertex, one pass per chain.
 import numpy as np
 from numba import njit
 
+from ._parallel import workspace_or_numpy
+
 __all__ = ["merge_paths", "MERGE_MODES"]
 
 MERGE_MODES = {"none": 0, "constrained": 1, "trails": 2}
@@ -317,7 +319,7 @@ def _trails_kernel(off, verts, arcs, n, in_deg, out_deg, cap):
 
 
 def merge_paths(path_offsets, path_vertices, path_arc_ids, num_vertices, in_degree, out_degree, *,
-                mode="constrained", max_path_length=16):
+                mode="constrained", max_path_length=16, ws=None):
     """Merge paths head to tail; returns new (path_offsets, path_vertices, path_arc_ids).
 
     Parameters
@@ -338,11 +340,14 @@ def merge_paths(path_offsets, path_vertices, path_arc_ids, num_vertices, in_degr
     if code == 1:
         P = path_offsets.size - 1
         idx = np.int32 if P < 2**31 - 1 else np.int64
-        nxt = np.full(P, -1, dtype=idx)
-        prv = np.full(P, -1, dtype=idx)
-        return _constrained_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree,
-                                   out_degree, cap, nxt, prv, np.empty(P + 1, dtype=np.int64),
-                                   np.empty(path_vertices.size, dtype=path_vertices.dtype),
-                                   np.empty(path_arc_ids.size, dtype=np.int64))
+        ws = workspace_or_numpy(ws)
+        nxt = ws.full(P, -1, idx)
+        prv = ws.full(P, -1, idx)
+        out = _constrained_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree,
+                                  out_degree, cap, nxt, prv, ws.empty(P + 1, np.int64),
+                                  ws.empty(path_vertices.size, path_vertices.dtype),
+                                  ws.empty(path_arc_ids.size, np.int64))
+        ws.release(nxt, prv)
+        return out
     return _trails_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree, out_degree,
                           cap)

@@ -30,6 +30,8 @@ A path longer than ``partition_arcs`` is a partition of its own.
 import numpy as np
 from numba import njit
 
+from ._parallel import workspace_or_numpy
+
 __all__ = ["path_heat", "hot_labels", "storage_order", "storage_layout", "partitions"]
 
 
@@ -44,11 +46,11 @@ def _heat_range(path_offsets, path_vertices, degree, out, lo, hi):
         out[p] = s / (b - a)
 
 
-def path_heat(path_offsets, path_vertices, degree, jobs=1):
+def path_heat(path_offsets, path_vertices, degree, jobs=1, ws=None):
     """Mean degree over the vertex entries of each path (float64), on ``jobs`` threads."""
     from ._parallel import run_parallel
     P = path_offsets.size - 1
-    out = np.empty(P, dtype=np.float64)
+    out = workspace_or_numpy(ws).empty(P, np.float64)
     parts = max(1, min(jobs * 4, P // 65536 + 1))
     bounds = np.linspace(0, P, parts + 1).astype(np.int64)
     run_parallel(_heat_range, [(path_offsets, path_vertices, degree, out, np.int64(bounds[k]),
@@ -57,10 +59,9 @@ def path_heat(path_offsets, path_vertices, degree, jobs=1):
 
 
 @njit(cache=True, nogil=True)
-def _order_keys(heat):
-    """int64 keys in the order of the float64 values (-0.0 as 0.0)."""
+def _order_keys(heat, keys):
+    """int64 keys in the order of the float64 values (-0.0 as 0.0), into ``keys``."""
     bits = heat.view(np.int64)
-    keys = np.empty(heat.size, dtype=np.int64)
     for i in range(heat.size):
         b = bits[i]
         if b < 0:
@@ -70,12 +71,12 @@ def _order_keys(heat):
 
 
 @njit(cache=True, nogil=True)
-def _hot_select(heat, k, hot):
+def _hot_select(heat, k, hot, keys):
     """``hot`` = the k highest values (ties: lower index), 0 < k < len(heat), by a radix select
     (histograms of the top 16 bits, then of the next 16 bits inside the chosen bucket, then a sort
     of the few values left) instead of a full partition."""
     P = heat.size
-    keys = _order_keys(heat)
+    _order_keys(heat, keys)
     cnt = np.zeros(65536, dtype=np.int64)
     for i in range(P):
         cnt[(keys[i] >> 48) + 32768] += 1
@@ -119,7 +120,7 @@ def _hot_select(heat, k, hot):
             hot[i] = False
 
 
-def hot_labels(heat, hot_ratio):
+def hot_labels(heat, hot_ratio, ws=None):
     """Boolean hot flag: the ``ceil(hot_ratio * len(heat))`` highest ``heat`` values (ties: lower index)."""
     heat = np.ascontiguousarray(heat, dtype=np.float64)
     P = heat.size
@@ -139,7 +140,10 @@ def hot_labels(heat, hot_ratio):
         ties = np.flatnonzero(heat == thr)[:need]
         hot[ties] = True
         return hot
-    _hot_select(heat, np.int64(k), hot)
+    ws = workspace_or_numpy(ws)
+    keys = ws.empty(P, np.int64)
+    _hot_select(heat, np.int64(k), hot, keys)
+    ws.release(keys)
     return hot
 
 
@@ -333,7 +337,7 @@ def _layout_fill(bucket_off, num_scc, scc_layer, path_scc, path_hot, path_layer)
 
 
 def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, num_scc, hot, scc_layer,
-                   num_vertices, jobs=1):
+                   num_vertices, jobs=1, ws=None):
     """Paths in storage order (the order of :func:`storage_order`) without gathering by path.
 
     Returns (path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, path_hot, path_layer,
@@ -341,6 +345,7 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     """
     from ._parallel import run_parallel
     P = path_offsets.size - 1
+    ws = workspace_or_numpy(ws)
     idx = _index_dtype(max(2 * P + 2, num_vertices + 1))
     nb = 2 * int(num_scc)
     # two stable counting sorts, by tail vertex then by bucket 2 * scc + cold, each split into T
@@ -349,39 +354,42 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     T = max(1, min(jobs, P // 65536))
     cb = np.linspace(0, P, T + 1).astype(np.int64)
     chunks = [(np.int64(cb[c]), np.int64(cb[c + 1])) for c in range(T)]
-    cnt = np.zeros((T, num_vertices), dtype=np.int64)
+    cnt = ws.full((T, num_vertices), 0, np.int64)
     run_parallel(_tail_hist, [(path_offsets, path_vertices, lo, hi, cnt[c]) for c, (lo, hi) in enumerate(chunks)],
                  jobs)
     _chunk_starts(cnt)
-    o_p, o_b, o_l = (np.empty(P, dtype=idx) for _ in range(3))
+    o_p, o_b, o_l = (ws.empty(P, idx) for _ in range(3))
     run_parallel(_by_tail_scatter, [(path_offsets, path_vertices, path_scc, hot, lo, hi, cnt[c], o_p, o_b, o_l)
                                     for c, (lo, hi) in enumerate(chunks)], jobs)
+    ws.release(cnt)
     del cnt
-    bcnt = np.zeros((T, nb), dtype=np.int64)
-    vcnt = np.zeros((T, nb), dtype=np.int64)
+    bcnt = ws.full((T, nb), 0, np.int64)
+    vcnt = ws.full((T, nb), 0, np.int64)
     run_parallel(_bucket_hist, [(o_b, o_l, lo, hi, bcnt[c], vcnt[c]) for c, (lo, hi) in enumerate(chunks)], jobs)
     bucket_off = np.empty(nb + 1, dtype=np.int64)
     _bucket_starts(bcnt, vcnt, bucket_off)
-    slot = np.empty(P, dtype=idx)
-    voff = np.empty(P, dtype=np.int64)
-    noff = np.empty(P + 1, dtype=np.int64)
+    slot = ws.empty(P, idx)
+    voff = ws.empty(P, np.int64)
+    noff = ws.empty(P + 1, np.int64)
     noff[P] = path_offsets[P]
     run_parallel(_by_bucket_place, [(o_p, o_b, o_l, lo, hi, bcnt[c], vcnt[c], slot, voff, noff)
                                     for c, (lo, hi) in enumerate(chunks)], jobs)
+    ws.release(o_p, o_b, o_l, bcnt, vcnt)
     del o_p, o_b, o_l, bcnt, vcnt
     scc_off = bucket_off[0::2].copy()
-    nv = np.empty(path_vertices.size, dtype=path_vertices.dtype)
-    na = np.empty(path_arc_ids.size, dtype=path_arc_ids.dtype)
-    nheat = np.empty(P, dtype=np.float64)
-    pscc = np.empty(P, dtype=np.int64)
-    phot = np.empty(P, dtype=np.bool_)
-    player = np.empty(P, dtype=np.int64)
+    nv = ws.empty(path_vertices.size, path_vertices.dtype)
+    na = ws.empty(path_arc_ids.size, path_arc_ids.dtype)
+    nheat = ws.empty(P, np.float64)
+    pscc = ws.empty(P, np.int64)
+    phot = ws.empty(P, np.bool_)
+    player = ws.empty(P, np.int64)
     parts = max(1, min(jobs * 4, P // 65536 + 1))
     bounds = np.linspace(0, P, parts + 1).astype(np.int64)
     tasks = [(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat,
               np.int64(bounds[k]), np.int64(bounds[k + 1])) for k in range(parts)]
     fill = (_layout_fill, (bucket_off, np.int64(num_scc), scc_layer, pscc, phot, player))
     run_parallel(lambda f, a: f(*a), [(_layout_scatter, t) for t in tasks] + [fill], jobs)
+    ws.release(slot, voff)
     return noff, nv, na, nheat, pscc, phot, player, scc_off
 
 

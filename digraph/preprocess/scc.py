@@ -14,7 +14,7 @@ labels keep the reverse topological property.
 import numpy as np
 from numba import njit
 
-from ._parallel import run_parallel
+from ._parallel import run_parallel, workspace_or_numpy
 
 __all__ = ["tarjan_scc", "scc_two_phase"]
 
@@ -175,7 +175,7 @@ def _gather_labels(glab, local, out):
         out[u] = glab[local[u]]
 
 
-def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None):
+def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None):
     """SCCs by local Tarjan per node range (in parallel) and a global Tarjan over the local SCCs.
 
     Parameters
@@ -195,22 +195,27 @@ def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None):
     if n == 0:
         return np.zeros(0, np.int64), 0, 0
     eoff, etg = extra if extra is not None else _no_extra(n)
-    local = np.empty(n, dtype=_label_dtype(n))
+    ws = workspace_or_numpy(ws)
+    local = ws.empty(n, _label_dtype(n))
     tasks = [(offsets, targets, eoff, etg, np.int64(ranges[i]), np.int64(ranges[i + 1]),
               local[ranges[i]:ranges[i + 1]]) for i in range(ranges.size - 1)]
     counts = run_parallel(_tarjan_range, tasks, jobs)
     if len(counts) == 1:
-        return local.astype(np.int64), int(counts[0]), int(counts[0])
+        out = local.astype(np.int64)
+        ws.release(local)
+        return out, int(counts[0]), int(counts[0])
     bases = np.cumsum([0] + [int(c) for c in counts]).astype(np.int64)
     _add_bases(local, np.asarray(ranges, dtype=np.int64), bases)
     nlocal = int(bases[-1])
     coff = _contract_count(offsets, targets, eoff, etg, local, np.int64(nlocal))
-    ctg = np.empty(int(coff[-1]), dtype=_label_dtype(nlocal))
+    ctg = ws.empty(int(coff[-1]), _label_dtype(nlocal))
     _contract_fill(offsets, targets, eoff, etg, local, coff, ctg)
-    glab = np.empty(nlocal, dtype=_label_dtype(nlocal))
+    glab = ws.empty(nlocal, _label_dtype(nlocal))
     ceoff, cetg = _no_extra(nlocal)
     ng = _tarjan_range(coff, ctg, ceoff, cetg, np.int64(0), np.int64(nlocal), glab)
+    ws.release(ctg)
     del ctg
     out = np.empty(n, dtype=np.int64)
     _gather_labels(glab, local, out)
+    ws.release(local, glab)
     return out, int(ng), nlocal
