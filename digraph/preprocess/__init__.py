@@ -147,7 +147,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     timings["merge"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    heat = path_heat(off, verts, degree, jobs, ws=ws)
+    heat = path_heat(off, verts, degree.astype(np.int32) if m < 2**30 else degree, jobs, ws=ws)
     hot = hot_labels(heat, params["hot_ratio"], ws=ws)
     timings["label"] = time.perf_counter() - t
 

@@ -142,7 +142,7 @@ def _path_sccs_into(path_offsets, path_vertices, vlab, nvscc, pscc):
             pscc[p] = c
             c += 1
     n = vlab.size
-    vnode = np.empty(n, dtype=np.int64)
+    vnode = np.empty(n, dtype=vlab.dtype)
     for x in range(n):
         vnode[x] = remap[vlab[x]]
     return c, vnode
@@ -404,7 +404,8 @@ def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1, ws=None):
     """
     t0 = time.perf_counter()
     eoff, etg = back_arcs(graph.num_vertices, path_offsets, path_vertices)
-    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg), ws=ws)
+    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg), ws=ws,
+                                     label_dtype=np.int32 if graph.num_vertices < 2**31 - 1 else np.int64)
     dep_arcs = graph.num_arcs + int(etg.size)
     del eoff, etg
     t1 = time.perf_counter()

@@ -175,7 +175,7 @@ def _gather_labels(glab, local, out):
         out[u] = glab[local[u]]
 
 
-def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None):
+def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None, label_dtype=np.int64):
     """SCCs by local Tarjan per node range (in parallel) and a global Tarjan over the local SCCs.
 
     Parameters
@@ -187,13 +187,16 @@ def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None):
         A second CSR over the same nodes whose arcs are added to the graph's (taken after each
         node's own arcs), so that graph + extra arcs need not be copied into one CSR.
 
+    label_dtype : dtype of the returned labels (int64; int32 halves the array later stages read
+        at random).
+
     Returns
     -------
-    (labels int64 array, number of SCCs, number of local SCCs)
+    (labels array, number of SCCs, number of local SCCs)
     """
     n = offsets.size - 1
     if n == 0:
-        return np.zeros(0, np.int64), 0, 0
+        return np.zeros(0, label_dtype), 0, 0
     eoff, etg = extra if extra is not None else _no_extra(n)
     ws = workspace_or_numpy(ws)
     local = ws.empty(n, _label_dtype(n))
@@ -201,7 +204,7 @@ def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None):
               local[ranges[i]:ranges[i + 1]]) for i in range(ranges.size - 1)]
     counts = run_parallel(_tarjan_range, tasks, jobs)
     if len(counts) == 1:
-        out = local.astype(np.int64)
+        out = local.astype(label_dtype)
         ws.release(local)
         return out, int(counts[0]), int(counts[0])
     bases = np.cumsum([0] + [int(c) for c in counts]).astype(np.int64)
@@ -215,7 +218,7 @@ def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None):
     ng = _tarjan_range(coff, ctg, ceoff, cetg, np.int64(0), np.int64(nlocal), glab)
     ws.release(ctg)
     del ctg
-    out = np.empty(n, dtype=np.int64)
+    out = np.empty(n, dtype=label_dtype)
     _gather_labels(glab, local, out)
     ws.release(local, glab)
     return out, int(ng), nlocal
