@@ -158,8 +158,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     nscc = d["num_scc"]
     scc_layer = d["scc_layer"]
     noff, nverts, narcs, path_heat_, path_scc, path_hot, path_layer, scc_off = storage_layout(
-        off, verts, arcs, heat, d["path_scc"], nscc, hot, scc_layer, n, jobs, ws=ws)
-    ws.release(off, verts, arcs, heat, d.pop("path_scc"))
+        off, verts, arcs, heat, d.pop("path_scc"), nscc, hot, scc_layer, n, jobs, ws=ws, consume=True)
     off, verts, arcs = noff, nverts, narcs
     del noff, nverts, narcs
     num_layers = int(scc_layer[-1]) + 1 if nscc else 0

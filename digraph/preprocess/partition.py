@@ -401,12 +401,12 @@ def _bucket_bounds(bucket_of, nb, bucket_off):
         b += 1
 
 
-def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, slot, voff,
-                 noff):
+def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, idx):
     """Slots by an LSD radix sort of (key, path) records, key = (2 * scc + cold) << tbits | tail:
     11-bit digits, each pass a sequential read and 2,048 sequential write streams (cache and TLB
     friendly), where a counting sort over n tails or 2S buckets scatters at random.  Fills
-    ``slot``, ``voff``, ``noff``; returns the bucket offsets."""
+    Returns (slot, voff, noff, bucket offsets); the slot arrays are taken from ``ws`` only once
+    the sort's second pair of record buffers is released (a lower peak)."""
     from ._parallel import run_parallel
     P = path_offsets.size - 1
     nb = 2 * int(num_scc)
@@ -434,17 +434,25 @@ def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
     del k2, v2
     sums = run_parallel(_len_sums, [(vals, lo, hi) for lo, hi in chunks], jobs)
     v0 = np.concatenate([[0], np.cumsum(sums)[:-1]]).astype(np.int64)
+    slot, voff, noff = _slot_arrays(ws, P, idx, path_offsets)
     bucket_of = keys          # in place: slot i's key is read just before it is overwritten
     run_parallel(_radix_place, [(keys, vals, np.int64(tbits), lo, hi, np.int64(v0[c]), slot, voff, noff, bucket_of)
                                 for c, (lo, hi) in enumerate(chunks)], jobs)
     bucket_off = np.empty(nb + 1, dtype=np.int64)
     _bucket_bounds(bucket_of, np.int64(nb), bucket_off)
     ws.release(keys, vals)
-    return bucket_off
+    return slot, voff, noff, bucket_off
 
 
-def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, slot, voff,
-                    noff, idx):
+def _slot_arrays(ws, P, idx, path_offsets):
+    slot = ws.empty(P, idx)
+    voff = ws.empty(P, np.int64)
+    noff = ws.empty(P + 1, np.int64)
+    noff[P] = path_offsets[P]
+    return slot, voff, noff
+
+
+def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, idx):
     """Slots by two stable counting sorts, by tail vertex then by bucket 2 * scc + cold, each split
     into chunks of consecutive items (per-chunk histograms; for equal keys chunk c's items go after
     chunk c-1's), so the order is the same for any number of chunks.  Returns the bucket offsets."""
@@ -466,19 +474,21 @@ def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_ver
     run_parallel(_bucket_hist, [(o_b, o_l, lo, hi, bcnt[c], vcnt[c]) for c, (lo, hi) in enumerate(chunks)], jobs)
     bucket_off = np.empty(nb + 1, dtype=np.int64)
     _bucket_starts(bcnt, vcnt, bucket_off)
+    slot, voff, noff = _slot_arrays(ws, P, idx, path_offsets)
     run_parallel(_by_bucket_place, [(o_p, o_b, o_l, lo, hi, bcnt[c], vcnt[c], slot, voff, noff)
                                     for c, (lo, hi) in enumerate(chunks)], jobs)
     ws.release(o_p, o_b, o_l, bcnt, vcnt)
-    return bucket_off
+    return slot, voff, noff, bucket_off
 
 
 def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, num_scc, hot, scc_layer,
-                   num_vertices, jobs=1, ws=None, method=None):
+                   num_vertices, jobs=1, ws=None, method=None, consume=False):
     """Paths in storage order (the order of :func:`storage_order`) without gathering by path.
 
     ``method``: ``"radix"`` (:func:`_radix_order`, default from 2^22 to 2^31 paths) or
     ``"counting"`` (:func:`_counting_order`, default otherwise) to find the slots; the same arrays
-    either way, for any ``jobs``.
+    either way, for any ``jobs``.  ``consume=True``: the input path arrays may be given back to
+    ``ws`` once copied (the caller no longer uses them).
 
     Returns (path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, path_hot, path_layer,
     scc_path_offsets), all in storage order.
@@ -495,30 +505,25 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     T = max(1, min(jobs, P // 65536))
     cb = np.linspace(0, P, T + 1).astype(np.int64)
     chunks = [(np.int64(cb[c]), np.int64(cb[c + 1])) for c in range(T)]
-    slot = ws.empty(P, idx)
-    voff = ws.empty(P, np.int64)
-    noff = ws.empty(P + 1, np.int64)
-    noff[P] = path_offsets[P]
-    if method == "radix":
-        bucket_off = _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
-                                  chunks, slot, voff, noff)
-    else:
-        bucket_off = _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
-                                     chunks, slot, voff, noff, idx)
+    order = _radix_order if method == "radix" else _counting_order
+    slot, voff, noff, bucket_off = order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
+                                         chunks, idx)
     scc_off = bucket_off[0::2].copy()
     nv = ws.empty(path_vertices.size, path_vertices.dtype)
     na = ws.empty(path_arc_ids.size, path_arc_ids.dtype)
     nheat = ws.empty(P, np.float64)
-    pscc = ws.empty(P, np.int64)
-    phot = ws.empty(P, np.bool_)
-    player = ws.empty(P, np.int64)
     parts = max(1, min(jobs * 4, P // 65536 + 1))
     bounds = np.linspace(0, P, parts + 1).astype(np.int64)
     tasks = [(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat,
               np.int64(bounds[k]), np.int64(bounds[k + 1])) for k in range(parts)]
-    fill = (_layout_fill, (bucket_off, np.int64(num_scc), scc_layer, pscc, phot, player))
-    run_parallel(lambda f, a: f(*a), [(_layout_scatter, t) for t in tasks] + [fill], jobs)
+    run_parallel(_layout_scatter, tasks, jobs)
     ws.release(slot, voff)
+    if consume:       # the caller's inputs are dead: the per-path fills below may reuse them
+        ws.release(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc)
+    pscc = ws.empty(P, np.int64)
+    phot = ws.empty(P, np.bool_)
+    player = ws.empty(P, np.int64)
+    _layout_fill(bucket_off, np.int64(num_scc), scc_layer, pscc, phot, player)
     return noff, nv, na, nheat, pscc, phot, player, scc_off
 
 
