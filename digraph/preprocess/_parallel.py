@@ -52,25 +52,27 @@ class Workspace:
     development machine that was as much system time as the kernels' own user time (and arrays
     above glibc's 32 MiB mmap threshold are fresh on every allocation).  A stage :meth:`release`\\ s
     the buffers it no longer needs and a later stage's :meth:`empty` takes the smallest released
-    buffer that is large enough (at most ``slack`` times too large), so most arrays of a call reuse
-    pages that are already mapped.  Arrays handed out are views of byte buffers; results kept in
-    the returned :class:`~digraph.paths.PathSet` may be such views (at most ``slack`` times larger
-    than needed).  Nothing is kept after the call: the workspace dies with it.
+    buffer that is large enough (scratch: at most ``scratch_slack`` times too large; arrays that are
+    kept, ``keep=True``: ``slack``), so most arrays of a call reuse pages that are already mapped.
+    Arrays handed out are views of byte buffers; results kept in the returned
+    :class:`~digraph.paths.PathSet` may be such views (at most ``slack`` times larger than needed).
+    Nothing is kept after the call: the workspace dies with it.
     """
 
-    def __init__(self, slack=1.5):
+    def __init__(self, slack=1.5, scratch_slack=4.0):
         self.slack = float(slack)
+        self.scratch_slack = float(scratch_slack)
         self._free = []
         self._owned = set()
         self.fresh_bytes = 0
         self.reused_bytes = 0
 
-    def empty(self, shape, dtype):
+    def empty(self, shape, dtype, keep=False):
         dtype = np.dtype(dtype)
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         best = -1
-        limit = max(nbytes * self.slack, nbytes + (1 << 20))
+        limit = max(nbytes * (self.slack if keep else self.scratch_slack), nbytes + (1 << 20))
         for i, b in enumerate(self._free):
             if nbytes <= b.size <= limit and (best < 0 or b.size < self._free[best].size):
                 best = i
@@ -83,8 +85,8 @@ class Workspace:
             self.fresh_bytes += nbytes
         return buf[:nbytes].view(dtype).reshape(shape)
 
-    def full(self, shape, value, dtype):
-        a = self.empty(shape, dtype)
+    def full(self, shape, value, dtype, keep=False):
+        a = self.empty(shape, dtype, keep)
         a.fill(value)
         return a
 
@@ -107,11 +109,11 @@ def workspace_or_numpy(ws):
 
 class _NumpyAlloc:
     @staticmethod
-    def empty(shape, dtype):
+    def empty(shape, dtype, keep=False):
         return np.empty(shape, dtype=dtype)
 
     @staticmethod
-    def full(shape, value, dtype):
+    def full(shape, value, dtype, keep=False):
         return np.full(shape, value, dtype=dtype)
 
     @staticmethod

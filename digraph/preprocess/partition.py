@@ -447,7 +447,7 @@ def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
 def _slot_arrays(ws, P, idx, path_offsets):
     slot = ws.empty(P, idx)
     voff = ws.empty(P, np.int64)
-    noff = ws.empty(P + 1, np.int64)
+    noff = ws.empty(P + 1, np.int64, keep=True)
     noff[P] = path_offsets[P]
     return slot, voff, noff
 
@@ -509,9 +509,9 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     slot, voff, noff, bucket_off = order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
                                          chunks, idx)
     scc_off = bucket_off[0::2].copy()
-    nv = ws.empty(path_vertices.size, path_vertices.dtype)
-    na = ws.empty(path_arc_ids.size, path_arc_ids.dtype)
-    nheat = ws.empty(P, np.float64)
+    nv = ws.empty(path_vertices.size, path_vertices.dtype, keep=True)
+    na = ws.empty(path_arc_ids.size, path_arc_ids.dtype, keep=True)
+    nheat = ws.empty(P, np.float64, keep=True)
     parts = max(1, min(jobs * 4, P // 65536 + 1))
     bounds = np.linspace(0, P, parts + 1).astype(np.int64)
     tasks = [(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat,
@@ -520,9 +520,9 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     ws.release(slot, voff)
     if consume:       # the caller's inputs are dead: the per-path fills below may reuse them
         ws.release(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc)
-    pscc = ws.empty(P, np.int64)
-    phot = ws.empty(P, np.bool_)
-    player = ws.empty(P, np.int64)
+    pscc = ws.empty(P, np.int64, keep=True)
+    phot = ws.empty(P, np.bool_, keep=True)
+    player = ws.empty(P, np.int64, keep=True)
     _layout_fill(bucket_off, np.int64(num_scc), scc_layer, pscc, phot, player)
     return noff, nv, na, nheat, pscc, phot, player, scc_off
 
