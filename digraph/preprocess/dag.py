@@ -247,16 +247,6 @@ def dag_sketch(path_offsets, path_vertices, pscc, nscc, vnode):
     indeg = np.zeros(N0, dtype=np.int64)
     for k in range(tg.size):
         indeg[tg[k]] += 1
-    preds_off = np.zeros(N0 + 1, dtype=np.int64)
-    for k in range(N0):
-        preds_off[k + 1] = preds_off[k] + indeg[k]
-    preds = np.empty(tg.size, dtype=np.int64)
-    pos = preds_off[:-1].copy()
-    for s in range(N0):
-        for k in range(off[s], off[s + 1]):
-            t = tg[k]
-            preds[pos[t]] = s
-            pos[t] += 1
     jid = np.full(n, -1, dtype=np.int64)
     nj = 0
     for x in range(n):
