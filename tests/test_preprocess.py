@@ -438,7 +438,8 @@ def test_chunked_and_radix_layouts_equal_the_gather_reference():
            dd["scc_layer"][pscc[order]], scc_off)
     for method in ("counting", "radix"):
         for jobs in (1, 2):
-            got = storage_layout(off, verts, arcs, heat, pscc, nscc, hot, dd["scc_layer"], n, jobs, method=method)
+            got = storage_layout(off, verts, arcs, heat, pscc, nscc, hot, dd["scc_layer"], n, jobs, method=method,
+                                 sort_chunks=jobs)
             for a, b in zip(got, ref):
                 assert a.dtype == b.dtype and np.array_equal(a, b), (method, jobs)
 

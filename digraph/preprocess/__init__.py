@@ -13,6 +13,13 @@ Stages (each timed in ``PathSet.timings``):
 ``order``      storage order of the paths and partitions (:mod:`.partition`).
 
 Results never depend on ``jobs``.  Entry points: :func:`preprocess`, :func:`load_or_build`.
+
+Speed and memory (issue 3): every stage is a few linear passes in Numba over int32 temporaries
+where the ids fit; sorts are counting sorts or an LSD radix sort (no argsort of paths); the storage
+order is applied by scattering each path once (sequential reads) instead of gathering by path; and
+the large scratch arrays of one call come from a :class:`._parallel.Workspace` that hands buffers
+released by one stage to the next, because faulting in and zeroing fresh pages cost as much system
+time as the kernels' user time.  Figures: ``docs/benchmarks.md``, "Preprocessing (issue 3)".
 """
 
 import math
