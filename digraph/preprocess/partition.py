@@ -505,9 +505,9 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
         method = "radix" if (1 << 22) <= P < 2**31 - 1 else "counting"
     idx = _index_dtype(max(2 * P + 2, num_vertices + 1))
     if sort_chunks is None:
-        # chunked sorts give the same order but were slower on the shared 2-core machine (cnr-2000
-        # counting 184 vs 135 ms, R-MAT 2^20 radix 1.38 vs 1.16 s): one thread sorts, the copy
-        # of the paths runs on ``jobs`` threads
+        # chunked sorts give the same order but were slower on the shared 2-core machine (jobs=2,
+        # two chunks vs one: cnr-2000 184 vs 155 ms, R-MAT 2^20 1.38 vs 1.23 s): one thread
+        # sorts, the copy of the paths runs on ``jobs`` threads
         sort_chunks = 1
     T = max(1, min(int(sort_chunks), P // 65536))
     cb = np.linspace(0, P, T + 1).astype(np.int64)
