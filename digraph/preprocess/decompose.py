@@ -122,7 +122,6 @@ def decompose_range(out_offsets, out_targets, degree, lo, hi, dmax, kmax, off, v
     used parts, offsets local to them.  The buffers come from numpy (huge pages).
     """
     a0 = out_offsets[lo]
-    mc = out_offsets[hi] - a0
     nloc = hi - lo
     order = _sort_adjacency(out_offsets, out_targets, degree, lo, hi, kmax)
     cursor = np.empty(nloc, dtype=np.int64)
