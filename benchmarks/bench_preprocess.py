@@ -6,10 +6,13 @@ Graphs: cnr-2000 and dblp-2010 (num_vertices=326186) from ../shared/datasets, an
 2^18..2^20 with 16 arcs per vertex (a=0.57, b=0.19, c=0.19, seed 0, digraph.generators.rmat).
 Every timing is the median of ``--repeat`` runs after one warm-up; the first call of the process
 (Numba compilation, or loading compiled kernels from Numba's cache) is reported separately.
+``rss0MB`` is the resident size before the first preprocess (graph, degrees, the scipy runs'
+leftovers), ``rssMB`` the process' peak; run one graph per process to read a graph's own peak.
 
-Example::
+Examples::
 
     python benchmarks/bench_preprocess.py --graphs cnr-2000 dblp-2010 --jobs 2 --json out.json
+    python benchmarks/bench_preprocess.py --graphs cnr-2000 --jobs 1 --clock thread   # CPU time per stage
 """
 
 import argparse
@@ -60,12 +63,36 @@ def make_graph(name, datasets):
     return g, s, d, t_graph
 
 
+def current_rss_mb():
+    """Resident set size of this process now (Linux /proc; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+    except OSError:
+        return None
+
+
+CLOCK = time.perf_counter
+
+
+def use_thread_clock():
+    """Time stages (and scipy) by the calling thread's CPU time: with ``--jobs 1`` every kernel
+    runs on that thread, so the figures do not grow when other jobs preempt it."""
+    global CLOCK
+    import importlib
+    import types
+    CLOCK = time.thread_time
+    shim = types.SimpleNamespace(perf_counter=time.thread_time)
+    for mod in ("digraph.preprocess", "digraph.preprocess.dag"):
+        importlib.import_module(mod).time = shim
+
+
 def median_time(fn, repeat):
     ts = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = CLOCK()
         fn()
-        ts.append(time.perf_counter() - t)
+        ts.append(CLOCK() - t)
     return float(np.median(ts))
 
 
@@ -92,6 +119,9 @@ def bench_graph(name, args):
     row["scipy_csr_s"], row["scipy_csr_shuffled_s"] = scipy_csr_time(s, d, g.num_vertices, args.repeat)
     del s, d
     g.fingerprint()
+    g.in_degree, g.out_degree
+    gc.collect()
+    row["rss_before_mb"] = current_rss_mb()        # graph + inputs, before any preprocessing
     preprocess(g, jobs=args.jobs, **params)                               # warm-up
     runs = []
     for _ in range(args.repeat):
@@ -136,7 +166,8 @@ def table(rows):
     cols = [("graph", "{}"), ("arcs", "{:,}"), ("paths", "{:,}"), ("mean", "{:.3f}"), ("arcw", "{:.2f}"),
             ("bound", "{}"), ("scc", "{:,}"), ("giantP", "{:.3f}"), ("giantA", "{:.3f}"), ("layers", "{}"),
             ("bal", "{:.2f}")] + [(s, "{:.3f}") for s in STAGES] + [("csr", "{:.3f}"), ("x csr", "{:.1f}"),
-                                                                       ("reload", "{:.4f}"), ("rssMB", "{:.0f}")]
+                                                                       ("reload", "{:.4f}"), ("rss0MB", "{:.0f}"),
+                                                                       ("rssMB", "{:.0f}")]
     lines = []
     head = [c for c, _ in cols]
     body = []
@@ -147,7 +178,7 @@ def table(rows):
                 "-" if ub is None else f"{ub:.3f}", st["num_scc"], st["giant_scc_path_share"],
                 st["giant_scc_arc_share"], st["num_layers"], st["partition_balance"]]
         vals += [r["time_s"][s] for s in STAGES]
-        vals += [r["scipy_csr_s"], r["vs_scipy_csr"], r["cache_reload_s"], r["max_rss_mb"]]
+        vals += [r["scipy_csr_s"], r["vs_scipy_csr"], r["cache_reload_s"], r["rss_before_mb"] or 0, r["max_rss_mb"]]
         body.append([fmt.format(v) if not isinstance(v, str) else v for (c, fmt), v in zip(cols, vals)])
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
     lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
@@ -170,7 +201,14 @@ def main(argv=None):
     ap.add_argument("--hot-ratio", type=float, default=0.1)
     ap.add_argument("--partition-arcs", type=int, default=4096)
     ap.add_argument("--json", default="bench_preprocess.json", help="output JSON file (default: %(default)s)")
+    ap.add_argument("--clock", choices=["wall", "thread"], default="wall",
+                    help="wall: perf_counter; thread: CPU time of the calling thread, meant for --jobs 1 "
+                         "on a machine shared with other jobs (default: %(default)s)")
     args = ap.parse_args(argv)
+    if args.clock == "thread":
+        if args.jobs != 1:
+            raise SystemExit("--clock thread measures one thread: use it with --jobs 1")
+        use_thread_clock()
 
     first = first_call_time(args.jobs)
     rows = []

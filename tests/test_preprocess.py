@@ -409,3 +409,85 @@ def test_decompose_alone_on_real_graph():
     assert ranges.size > 2
     assert np.array_equal(np.sort(arcs), np.arange(g.num_arcs))
     assert (np.diff(off) - 1).max() <= 16
+
+
+# ---------------------------------------------------------------------------- fast paths of issue 3
+def test_chunked_and_radix_layouts_equal_the_gather_reference():
+    """The storage layout (counting sorts or radix sort, 1 or 2 chunks) equals the plain reference:
+    storage_order's permutation applied by gathering, on a graph large enough for 2 chunks."""
+    from digraph.generators import rmat
+    from digraph.preprocess.dag import build_dag
+    from digraph.preprocess.merge import merge_paths
+    from digraph.preprocess.partition import path_heat, permute_paths, storage_layout, storage_order
+
+    s, d = rmat(15, 8, seed=3)
+    g = Graph.from_arrays(s, d, num_vertices=1 << 15)
+    n = g.num_vertices
+    degree = g.in_degree + g.out_degree
+    off, verts, arcs, ranges = decompose(g, dmax=16, jobs=2, subgraph_arcs=1 << 14)
+    off, verts, arcs = merge_paths(off, verts, arcs, n, g.in_degree, g.out_degree)
+    heat = path_heat(off, verts, degree, 2)
+    hot = hot_labels(heat, 0.1)
+    dd = build_dag(g, off, verts, ranges, 2)
+    nscc = dd["num_scc"]
+    pscc = dd["path_scc"]
+    assert off.size - 1 >= 2 * 65536            # two chunks at jobs=2
+    order, scc_off = storage_order(off, verts, pscc.astype(np.int64), np.int64(nscc), hot, np.int64(n))
+    ref_off, ref_verts, ref_arcs = permute_paths(off, verts, arcs, order, 1)
+    ref = (ref_off, ref_verts, ref_arcs, heat[order], pscc[order].astype(np.int64), hot[order],
+           dd["scc_layer"][pscc[order]], scc_off)
+    for method in ("counting", "radix"):
+        for jobs in (1, 2):
+            got = storage_layout(off, verts, arcs, heat, pscc, nscc, hot, dd["scc_layer"], n, jobs, method=method,
+                                 sort_chunks=jobs)
+            for a, b in zip(got, ref):
+                assert a.dtype == b.dtype and np.array_equal(a, b), (method, jobs)
+
+
+def test_jobs_do_not_change_a_large_result():
+    """--jobs 1 == --jobs 2 where every stage really splits its work (P >= 2 chunks of 65,536)."""
+    from digraph.generators import rmat
+    s, d = rmat(15, 8, seed=5)
+    g = Graph.from_arrays(s, d, num_vertices=1 << 15)
+    a = preprocess(g, jobs=1, subgraph_arcs=1 << 14)
+    b = preprocess(g, jobs=2, subgraph_arcs=1 << 14)
+    for name, x in a.arrays().items():
+        y = b.arrays()[name]
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+def test_hot_labels_select_equals_partition_rule():
+    """The radix select gives numpy's partition rule (k highest, ties by lower index), negatives,
+    -0.0 and heavy ties included."""
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        P = int(rng.integers(1, 400))
+        kind = trial % 4
+        if kind == 0:
+            h = rng.integers(0, 5, P).astype(float)
+        elif kind == 1:
+            h = rng.normal(size=P) * 1e3
+        elif kind == 2:
+            h = rng.integers(-3, 3, P) / 7.0
+        else:
+            h = np.where(rng.random(P) < 0.5, 0.0, -0.0)
+        for ratio in (0.0, 0.05, 0.1, 0.5, 0.99, 1.0):
+            k = int(np.ceil(ratio * P - 1e-9))
+            want = np.zeros(P, bool)
+            if k:
+                thr = np.sort(h)[::-1][k - 1]
+                want |= h > thr
+                need = k - int(want.sum())
+                want[np.flatnonzero(h == thr)[:need]] = True
+            assert np.array_equal(hot_labels(h, ratio), want), (trial, ratio)
+
+
+def test_workspace_reuses_only_its_own_released_buffers():
+    from digraph.preprocess._parallel import Workspace
+    ws = Workspace()
+    a = ws.empty(1000, np.int64)
+    ws.release(a, np.empty(10))          # a foreign array is ignored
+    b = ws.empty(900, np.int32)
+    assert np.shares_memory(a, b) and ws.fresh_bytes == 8000
+    c = ws.empty(1000, np.int64)         # nothing released: fresh
+    assert not np.shares_memory(b, c)

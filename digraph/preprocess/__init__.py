@@ -13,6 +13,13 @@ Stages (each timed in ``PathSet.timings``):
 ``order``      storage order of the paths and partitions (:mod:`.partition`).
 
 Results never depend on ``jobs``.  Entry points: :func:`preprocess`, :func:`load_or_build`.
+
+Speed and memory (issue 3): every stage is a few linear passes in Numba over int32 temporaries
+where the ids fit; sorts are counting sorts or an LSD radix sort (no argsort of paths); the storage
+order is applied by scattering each path once (sequential reads) instead of gathering by path; and
+the large scratch arrays of one call come from a :class:`._parallel.Workspace` that hands buffers
+released by one stage to the next, because faulting in and zeroing fresh pages cost as much system
+time as the kernels' user time.  Figures: ``docs/benchmarks.md``, "Preprocessing (issue 3)".
 """
 
 import math
@@ -22,7 +29,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .errors import CacheError
-from ._parallel import resolve_jobs
+from ._parallel import Workspace, resolve_jobs
 
 __all__ = ["preprocess", "load_or_build", "PathSet", "CacheError", "DEFAULTS"]
 
@@ -117,7 +124,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     from .dag import build_dag
     from .decompose import decompose
     from .merge import merge_paths
-    from .partition import hot_labels, partitions, path_heat, permute_paths, storage_order
+    from .partition import hot_labels, partitions, path_heat, storage_layout
 
     params = _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs)
     jobs = resolve_jobs(jobs)
@@ -130,33 +137,37 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     out_deg = graph.out_degree
     degree = in_deg + out_deg
     lower_bound = int(np.maximum(out_deg - in_deg, 0).sum())
+    ws = Workspace()      # scratch buffers reused between stages (see _parallel.Workspace)
     off, verts, arcs, ranges = decompose(graph, dmax=params["dmax"], jobs=jobs,
-                                         subgraph_arcs=params["subgraph_arcs"], degree=degree)
+                                         subgraph_arcs=params["subgraph_arcs"], degree=degree, ws=ws)
     timings["decompose"] = time.perf_counter() - t
     decomposed_paths = int(off.size - 1)
 
     t = time.perf_counter()
-    off, verts, arcs = merge_paths(off, verts, arcs, n, in_deg, out_deg, mode=params["merge"],
-                                   max_path_length=params["max_path_length"])
+    moff, mverts, marcs = merge_paths(off, verts, arcs, n, in_deg, out_deg, mode=params["merge"],
+                                      max_path_length=params["max_path_length"], ws=ws)
+    for old, new in ((off, moff), (verts, mverts), (arcs, marcs)):
+        if new is not old:
+            ws.release(old)
+    off, verts, arcs = moff, mverts, marcs
+    del moff, mverts, marcs
     timings["merge"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    heat = path_heat(off, verts, degree, jobs)
-    hot = hot_labels(heat, params["hot_ratio"])
+    heat = path_heat(off, verts, degree.astype(np.int32) if m < 2**30 else degree, jobs, ws=ws)
+    hot = hot_labels(heat, params["hot_ratio"], ws=ws)
     timings["label"] = time.perf_counter() - t
 
-    d = build_dag(graph, off, verts, ranges, jobs)
+    d = build_dag(graph, off, verts, ranges, jobs, ws=ws)
     timings.update(d["timings"])
 
     t = time.perf_counter()
     nscc = d["num_scc"]
-    order, scc_off = storage_order(off, verts, d["path_scc"], np.int64(nscc), hot, np.int64(n))
-    off, verts, arcs = permute_paths(off, verts, arcs, order, jobs)
-    path_scc = d["path_scc"][order]
-    path_hot = hot[order]
-    path_heat_ = heat[order]
     scc_layer = d["scc_layer"]
-    path_layer = scc_layer[path_scc]
+    noff, nverts, narcs, path_heat_, path_scc, path_hot, path_layer, scc_off = storage_layout(
+        off, verts, arcs, heat, d.pop("path_scc"), nscc, hot, scc_layer, n, jobs, ws=ws, consume=True)
+    off, verts, arcs = noff, nverts, narcs
+    del noff, nverts, narcs
     num_layers = int(scc_layer[-1]) + 1 if nscc else 0
     layer_scc_offsets = np.searchsorted(scc_layer, np.arange(num_layers + 1), side="left").astype(np.int64)
     part = partitions(off, path_scc, path_hot, scc_layer, scc_off, np.int64(params["partition_arcs"]))

@@ -43,3 +43,79 @@ def run_parallel(func, arg_tuples, jobs):
     from joblib import Parallel, delayed
     return Parallel(n_jobs=min(jobs, len(arg_tuples)), backend="threading")(
         delayed(func)(*a) for a in arg_tuples)
+
+
+class Workspace:
+    """Reuse of large scratch buffers between the stages of one :func:`digraph.preprocess` call.
+
+    Fresh memory costs a page fault and the kernel's zeroing of every page on first touch; on the
+    development machine that was as much system time as the kernels' own user time (and arrays
+    above glibc's 32 MiB mmap threshold are fresh on every allocation).  A stage :meth:`release`\\ s
+    the buffers it no longer needs and a later stage's :meth:`empty` takes the smallest released
+    buffer that is large enough (scratch: at most ``scratch_slack`` times too large; arrays that are
+    kept, ``keep=True``: ``slack``), so most arrays of a call reuse pages that are already mapped.
+    Arrays handed out are views of byte buffers; results kept in the returned
+    :class:`~digraph.paths.PathSet` may be such views (at most ``slack`` times larger than needed).
+    Nothing is kept after the call: the workspace dies with it.
+    """
+
+    def __init__(self, slack=1.5, scratch_slack=4.0):
+        self.slack = float(slack)
+        self.scratch_slack = float(scratch_slack)
+        self._free = []
+        self._owned = set()
+        self.fresh_bytes = 0
+        self.reused_bytes = 0
+
+    def empty(self, shape, dtype, keep=False):
+        dtype = np.dtype(dtype)
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        best = -1
+        limit = max(nbytes * (self.slack if keep else self.scratch_slack), nbytes + (1 << 20))
+        for i, b in enumerate(self._free):
+            if nbytes <= b.size <= limit and (best < 0 or b.size < self._free[best].size):
+                best = i
+        if best >= 0:
+            buf = self._free.pop(best)
+            self.reused_bytes += nbytes
+        else:
+            buf = np.empty(max(nbytes, dtype.itemsize), dtype=np.uint8)
+            self._owned.add(id(buf))
+            self.fresh_bytes += nbytes
+        return buf[:nbytes].view(dtype).reshape(shape)
+
+    def full(self, shape, value, dtype, keep=False):
+        a = self.empty(shape, dtype, keep)
+        a.fill(value)
+        return a
+
+    def release(self, *arrays):
+        """Give the buffers behind ``arrays`` back (the caller must hold no other view of them)."""
+        for a in arrays:
+            if a is None:
+                continue
+            b = a
+            while b.base is not None and isinstance(b.base, np.ndarray):
+                b = b.base
+            if id(b) in self._owned and not any(b is f for f in self._free):
+                self._free.append(b)
+
+
+def workspace_or_numpy(ws):
+    """``ws`` or a stand-in with the same methods that allocates plain numpy arrays."""
+    return ws if ws is not None else _NumpyAlloc()
+
+
+class _NumpyAlloc:
+    @staticmethod
+    def empty(shape, dtype, keep=False):
+        return np.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def full(shape, value, dtype, keep=False):
+        return np.full(shape, value, dtype=dtype)
+
+    @staticmethod
+    def release(*arrays):
+        pass

@@ -13,7 +13,9 @@ never materialised.  Instead:
    ``p -> vk``; so the vertex-to-vertex reachability of ``H`` is that of the *vertex dependency graph*
    ``D`` = the graph's own arcs plus one back arc ``v(k-1) -> v1`` per path of ``k >= 3`` arcs.  ``D``
    has ``n`` nodes and ``m + #paths(k>=3)`` arcs; its SCCs are found with the two-phase Tarjan of
-   :mod:`.scc` (local per vertex range in parallel, then global over the contracted local SCCs).
+   :mod:`.scc` (local per vertex range in parallel, then global over the contracted local SCCs),
+   which reads the graph's CSR and a small CSR of the back arcs (:func:`back_arcs`) side by side,
+   so ``D`` is never copied (:func:`dependency_graph` builds it whole, for inspection).
    A path of ``k >= 2`` arcs belongs to the SCC of its vertex ``v1``; a one-arc path ``u -> w``
    belongs to the SCC of ``u`` when ``u`` and ``w`` share one, and is an SCC-vertex of its own
    otherwise.  These are exactly the SCCs of ``G'`` (tests check them against scipy on ``G'``).
@@ -35,9 +37,10 @@ import time
 import numpy as np
 from numba import njit
 
+from ._parallel import workspace_or_numpy
 from .scc import scc_two_phase
 
-__all__ = ["dependency_graph", "path_sccs", "dag_sketch", "build_dag"]
+__all__ = ["dependency_graph", "back_arcs", "path_sccs", "dag_sketch", "build_dag"]
 
 
 @njit(cache=True, nogil=True)
@@ -74,15 +77,43 @@ def dependency_graph(out_offsets, out_targets, path_offsets, path_vertices):
 
 
 @njit(cache=True, nogil=True)
-def path_sccs(path_offsets, path_vertices, vlab, nvscc):
-    """SCC-vertex of every path from the ``D``-SCC labels of the vertices.
-
-    Returns (path_scc, num_scc, vertex_node) where ``vertex_node[x]`` is the SCC-vertex containing
-    vertex ``x`` or -1 when its ``D``-SCC holds no path.  SCC ids are in an order where ``D``-SCCs come
-    first (by label) and one-arc SCC-vertices after them.
-    """
+def _extra_count(n, path_offsets, path_vertices):
     P = path_offsets.size - 1
-    raw = np.empty(P, dtype=np.int64)
+    eoff = np.zeros(n + 1, dtype=np.int64)
+    for p in range(P):
+        if path_offsets[p + 1] - path_offsets[p] - 1 >= 3:
+            eoff[path_vertices[path_offsets[p + 1] - 2] + 1] += 1
+    for v in range(n):
+        eoff[v + 1] += eoff[v]
+    return eoff
+
+
+@njit(cache=True, nogil=True)
+def _extra_fill(path_offsets, path_vertices, eoff, etg):
+    P = path_offsets.size - 1
+    cur = eoff[:-1].copy()
+    for p in range(P):
+        a = path_offsets[p]
+        b = path_offsets[p + 1]
+        if b - a - 1 >= 3:
+            u = path_vertices[b - 2]
+            etg[cur[u]] = path_vertices[a + 1]
+            cur[u] += 1
+
+
+def back_arcs(num_vertices, path_offsets, path_vertices):
+    """CSR (offsets, targets) of the back arcs ``v(k-1) -> v1`` of the paths of >= 3 arcs: the arcs
+    that ``D`` adds to the graph's (the two-phase Tarjan reads both CSRs; nothing is copied)."""
+    eoff = _extra_count(np.int64(num_vertices), path_offsets, path_vertices)
+    etg = np.empty(int(eoff[-1]), dtype=path_vertices.dtype)
+    _extra_fill(path_offsets, path_vertices, eoff, etg)
+    return eoff, etg
+
+
+@njit(cache=True, nogil=True)
+def _path_sccs_into(path_offsets, path_vertices, vlab, nvscc, pscc):
+    """:func:`path_sccs` writing the path labels into ``pscc`` (any integer dtype)."""
+    P = path_offsets.size - 1
     used = np.zeros(nvscc, dtype=np.bool_)
     for p in range(P):
         a = path_offsets[p]
@@ -90,32 +121,61 @@ def path_sccs(path_offsets, path_vertices, vlab, nvscc):
         if k >= 2:
             s = vlab[path_vertices[a + 1]]
             used[s] = True
-            raw[p] = s
+            pscc[p] = s
         else:
             s = vlab[path_vertices[a]]
             if s == vlab[path_vertices[a + 1]]:
                 used[s] = True
-                raw[p] = s
+                pscc[p] = s
             else:
-                raw[p] = -1
+                pscc[p] = -1
     remap = np.full(nvscc, -1, dtype=np.int64)
     c = 0
     for s in range(nvscc):
         if used[s]:
             remap[s] = c
             c += 1
-    pscc = np.empty(P, dtype=np.int64)
     for p in range(P):
-        if raw[p] >= 0:
-            pscc[p] = remap[raw[p]]
+        if pscc[p] >= 0:
+            pscc[p] = remap[pscc[p]]
         else:
             pscc[p] = c
             c += 1
     n = vlab.size
-    vnode = np.empty(n, dtype=np.int64)
+    vnode = np.empty(n, dtype=vlab.dtype)
     for x in range(n):
         vnode[x] = remap[vlab[x]]
-    return pscc, c, vnode
+    return c, vnode
+
+
+def path_sccs(path_offsets, path_vertices, vlab, nvscc, out=None):
+    """SCC-vertex of every path from the ``D``-SCC labels of the vertices.
+
+    Returns (path_scc, num_scc, vertex_node) where ``vertex_node[x]`` is the SCC-vertex containing
+    vertex ``x`` or -1 when its ``D``-SCC holds no path.  SCC ids are in an order where ``D``-SCCs come
+    first (by label) and one-arc SCC-vertices after them.  ``out``: array for ``path_scc`` (int64
+    when absent; int32 will do when fewer than 2^31 paths).
+    """
+    if out is None:
+        out = np.empty(path_offsets.size - 1, dtype=np.int64)
+    c, vnode = _path_sccs_into(path_offsets, path_vertices, vlab, np.int64(nvscc), out)
+    return out, int(c), vnode
+
+
+@njit(cache=True, nogil=True)
+def _count_per_scc(pscc, nscc):
+    """Number of paths of each SCC-vertex."""
+    cnt = np.zeros(nscc, dtype=np.int64)
+    for p in range(pscc.size):
+        cnt[pscc[p]] += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _apply_rank(pscc, rank):
+    """``pscc[p] = rank[pscc[p]]`` in place."""
+    for p in range(pscc.size):
+        pscc[p] = rank[pscc[p]]
 
 
 @njit(cache=True, nogil=True)
@@ -187,16 +247,6 @@ def dag_sketch(path_offsets, path_vertices, pscc, nscc, vnode):
     indeg = np.zeros(N0, dtype=np.int64)
     for k in range(tg.size):
         indeg[tg[k]] += 1
-    preds_off = np.zeros(N0 + 1, dtype=np.int64)
-    for k in range(N0):
-        preds_off[k + 1] = preds_off[k] + indeg[k]
-    preds = np.empty(tg.size, dtype=np.int64)
-    pos = preds_off[:-1].copy()
-    for s in range(N0):
-        for k in range(off[s], off[s + 1]):
-            t = tg[k]
-            preds[pos[t]] = s
-            pos[t] += 1
     jid = np.full(n, -1, dtype=np.int64)
     nj = 0
     for x in range(n):
@@ -335,7 +385,7 @@ def _renumber_dag(doff, dtg, nscc, rank):
     return noff, ntg
 
 
-def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1):
+def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1, ws=None):
     """Every DAG stage: ``D``, two-phase SCCs, SCC-vertices of paths, sketch, layers, order.
 
     Returns a dict of arrays: ``path_scc`` (renumbered, storage order of SCC-vertices),
@@ -343,21 +393,27 @@ def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1):
     ``junction_vertex``, ``acyclic`` and sizes for statistics.
     """
     t0 = time.perf_counter()
-    doff, dtg = dependency_graph(graph.out_offsets, graph.out_targets, path_offsets, path_vertices)
-    vlab, nv, nlocal = scc_two_phase(doff, dtg, ranges, jobs)
+    eoff, etg = back_arcs(graph.num_vertices, path_offsets, path_vertices)
+    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg), ws=ws,
+                                     label_dtype=np.int32 if graph.num_vertices < 2**31 - 1 else np.int64)
+    dep_arcs = graph.num_arcs + int(etg.size)
+    del eoff, etg
     t1 = time.perf_counter()
-    pscc, nscc, vnode = path_sccs(path_offsets, path_vertices, vlab, np.int64(nv))
-    npaths = np.bincount(pscc, minlength=nscc).astype(np.int64)
+    P = path_offsets.size - 1
+    pscc, nscc, vnode = path_sccs(path_offsets, path_vertices, vlab, nv,
+                                  out=workspace_or_numpy(ws).empty(P, np.int32 if P < 2**31 - 1 else np.int64))
+    npaths = _count_per_scc(pscc, np.int64(nscc))
     soff, stg, nj, jvert, raw_arcs = dag_sketch(path_offsets, path_vertices, pscc, np.int64(nscc), vnode)
     layer, succ, keys, acyclic = layers_and_order(soff, stg, np.int64(nscc), npaths)
     order = np.argsort(keys, kind="stable")
     rank = np.empty(nscc, dtype=np.int64)
     rank[order] = np.arange(nscc, dtype=np.int64)
     noff, ntg = _renumber_dag(soff, stg, np.int64(nscc), rank)
+    _apply_rank(pscc, rank)
     t2 = time.perf_counter()
     return {
         "timings": {"scc": t1 - t0, "dag": t2 - t1},
-        "path_scc": rank[pscc],
+        "path_scc": pscc,
         "num_scc": int(nscc),
         "scc_layer": layer[:nscc][order],
         "junction_layer": layer[nscc:],
@@ -367,7 +423,7 @@ def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1):
         "dag_targets": ntg,
         "junction_vertex": jvert,
         "acyclic": bool(acyclic),
-        "dep_graph_arcs": int(dtg.size),
+        "dep_graph_arcs": dep_arcs,
         "vertex_sccs": int(nv),
         "local_sccs": int(nlocal),
         "sketch_raw_arcs": int(raw_arcs),

@@ -26,12 +26,15 @@ Modes
 Links that still close a cycle are cut once (the cycle becomes one closed trail).  Chains are
 then walked from their first path and cut greedily: a path is appended while the merged length
 stays within ``max_path_length`` arcs (paths longer than the cap on their own are kept whole).
-Everything is linear time in Numba: counting sorts of the path ends by vertex, one pass per vertex,
-one pass per chain.
+Everything is linear time in Numba: counting sorts of the path ends by vertex (trails; the
+constrained mode only needs the two lowest path ends of each kind per vertex, found in one pass),
+one pass per vertex, one pass per chain.
 """
 
 import numpy as np
 from numba import njit
+
+from ._parallel import workspace_or_numpy
 
 __all__ = ["merge_paths", "MERGE_MODES"]
 
@@ -188,12 +191,11 @@ def _break_cycles(nxt, prv):
 
 
 @njit(cache=True, nogil=True)
-def _emit(off, verts, arcs, nxt, prv, cap):
-    """Walk the chains from their first path (in path order), cutting at ``cap`` arcs."""
+def _emit(off, verts, arcs, nxt, prv, cap, noff, nverts, narcs):
+    """Walk the chains from their first path (in path order), cutting at ``cap`` arcs, into
+    ``noff`` (P+1), ``nverts``, ``narcs`` (preallocated by numpy: huge pages, see
+    :func:`digraph.preprocess.partition.storage_layout`); returns the used parts."""
     P = off.size - 1
-    noff = np.empty(P + 1, dtype=np.int64)
-    nverts = np.empty(verts.size, dtype=verts.dtype)
-    narcs = np.empty(arcs.size, dtype=np.int64)
     np_ = 0
     nv = 0
     na = 0
@@ -226,30 +228,58 @@ def _emit(off, verts, arcs, nxt, prv, cap):
 
 
 @njit(cache=True, nogil=True)
-def _ends(off, verts, n):
+def _constrained_links(off, verts, n, in_deg, out_deg, nxt, prv):
+    """The constrained mode's links without sorting the path ends.
+
+    At most one link is made at a vertex ``x`` and only paths ending (starting) at ``x`` can be
+    linked there, so every path end at ``x`` is still free when ``x`` is reached and the link is
+    the one :func:`_pair` makes from the two lowest paths ending at ``x`` and the two lowest paths
+    starting at ``x``; those four per vertex are found in one pass over the paths.
+    """
     P = off.size - 1
-    heads = np.empty(P, dtype=np.int64)
-    tails = np.empty(P, dtype=np.int64)
+    t1 = np.full(n, -1, dtype=nxt.dtype)
+    t2 = np.full(n, -1, dtype=nxt.dtype)
+    h1 = np.full(n, -1, dtype=nxt.dtype)
+    h2 = np.full(n, -1, dtype=nxt.dtype)
     inner = np.zeros(n, dtype=np.bool_)
     for p in range(P):
-        heads[p] = verts[off[p]]
-        tails[p] = verts[off[p + 1] - 1]
-        for i in range(off[p] + 1, off[p + 1] - 1):
+        a = off[p]
+        b = off[p + 1]
+        x = verts[a]
+        if h1[x] == -1:
+            h1[x] = p
+        elif h2[x] == -1:
+            h2[x] = p
+        x = verts[b - 1]
+        if t1[x] == -1:
+            t1[x] = p
+        elif t2[x] == -1:
+            t2[x] = p
+        for i in range(a + 1, b - 1):
             inner[verts[i]] = True
-    return heads, tails, inner
+    for x in range(n):
+        p = t1[x]
+        q = h1[x]
+        if p == -1 or q == -1:
+            continue
+        if in_deg[x] > 1 and out_deg[x] > 1 and inner[x]:
+            continue
+        if p == q:
+            if h2[x] != -1:
+                q = h2[x]
+            elif t2[x] != -1:
+                p = t2[x]
+            else:
+                continue
+        nxt[p] = q
+        prv[q] = p
 
 
 @njit(cache=True, nogil=True)
-def _constrained_kernel(off, verts, arcs, n, in_deg, out_deg, cap):
-    P = off.size - 1
-    heads, tails, inner = _ends(off, verts, n)
-    toff, tlist = _bucket(tails, n)
-    hoff, hlist = _bucket(heads, n)
-    nxt = np.full(P, -1, dtype=np.int64)
-    prv = np.full(P, -1, dtype=np.int64)
-    _pair(nxt, prv, toff, tlist, hoff, hlist, n, in_deg, out_deg, inner, 1)
+def _constrained_kernel(off, verts, arcs, n, in_deg, out_deg, cap, nxt, prv, noff, nverts, narcs):
+    _constrained_links(off, verts, n, in_deg, out_deg, nxt, prv)
     _break_cycles(nxt, prv)
-    return _emit(off, verts, arcs, nxt, prv, cap)
+    return _emit(off, verts, arcs, nxt, prv, cap, noff, nverts, narcs)
 
 
 @njit(cache=True, nogil=True)
@@ -284,11 +314,12 @@ def _trails_kernel(off, verts, arcs, n, in_deg, out_deg, cap):
     _pair(nxt, prv, toff, tlist, hoff, hlist, n, in_deg, out_deg, inner, 2)
     _splice_cycles(nxt, prv, toff, tlist, n)
     _break_cycles(nxt, prv)
-    return _emit(uoff, uverts, arcs, nxt, prv, cap)
+    return _emit(uoff, uverts, arcs, nxt, prv, cap, np.empty(m + 1, dtype=np.int64),
+                 np.empty(uverts.size, dtype=uverts.dtype), np.empty(m, dtype=np.int64))
 
 
 def merge_paths(path_offsets, path_vertices, path_arc_ids, num_vertices, in_degree, out_degree, *,
-                mode="constrained", max_path_length=16):
+                mode="constrained", max_path_length=16, ws=None):
     """Merge paths head to tail; returns new (path_offsets, path_vertices, path_arc_ids).
 
     Parameters
@@ -306,5 +337,17 @@ def merge_paths(path_offsets, path_vertices, path_arc_ids, num_vertices, in_degr
     if code == 0 or path_offsets.size <= 2:
         return path_offsets, path_vertices, path_arc_ids
     cap = np.int64(max_path_length) if max_path_length else np.int64(np.iinfo(np.int64).max // 4)
-    kernel = _constrained_kernel if code == 1 else _trails_kernel
-    return kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree, out_degree, cap)
+    if code == 1:
+        P = path_offsets.size - 1
+        idx = np.int32 if P < 2**31 - 1 else np.int64
+        ws = workspace_or_numpy(ws)
+        nxt = ws.full(P, -1, idx)
+        prv = ws.full(P, -1, idx)
+        out = _constrained_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree,
+                                  out_degree, cap, nxt, prv, ws.empty(P + 1, np.int64),
+                                  ws.empty(path_vertices.size, path_vertices.dtype),
+                                  ws.empty(path_arc_ids.size, np.int64))
+        ws.release(nxt, prv)
+        return out
+    return _trails_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree, out_degree,
+                          cap)

@@ -14,22 +14,26 @@ labels keep the reverse topological property.
 import numpy as np
 from numba import njit
 
-from ._parallel import run_parallel
+from ._parallel import run_parallel, workspace_or_numpy
 
 __all__ = ["tarjan_scc", "scc_two_phase"]
 
 
 @njit(cache=True, nogil=True)
-def _tarjan_range(offsets, targets, lo, hi):
-    """Tarjan on the subgraph induced by nodes lo..hi-1; returns (local labels, number of SCCs)."""
+def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
+    """Tarjan on the subgraph induced by nodes lo..hi-1 of the union of two CSR graphs (``eoffsets``,
+    ``etargets``: extra arcs, taken after each node's arcs of the first); writes the local labels
+    into ``label[0:hi-lo]`` and returns the number of SCCs.  Scratch is int32 when ``label`` is."""
     nloc = hi - lo
-    index = np.full(nloc, -1, dtype=np.int64)
-    low = np.empty(nloc, dtype=np.int64)
-    label = np.full(nloc, -1, dtype=np.int64)
+    it = label.dtype
+    index = np.full(nloc, -1, dtype=it)
+    low = np.empty(nloc, dtype=it)
     onstack = np.zeros(nloc, dtype=np.bool_)
-    sstack = np.empty(nloc, dtype=np.int64)
-    cstack = np.empty(nloc, dtype=np.int64)   # call stack: node
-    cursor = np.empty(nloc, dtype=np.int64)   # next arc to look at per node
+    sstack = np.empty(nloc, dtype=it)
+    cstack = np.empty(nloc, dtype=it)   # call stack: node
+    cursor = np.empty(nloc, dtype=np.int64)   # next arc to look at per node (past the CSR: extra arcs)
+    for r in range(nloc):
+        label[r] = -1
     sp = 0
     counter = 0
     ncomp = 0
@@ -47,11 +51,18 @@ def _tarjan_range(offsets, targets, lo, hi):
         cursor[r] = offsets[lo + r]
         while cp >= 0:
             u = cstack[cp]
-            end = offsets[lo + u + 1]
+            gu = lo + u
+            gend = offsets[gu + 1]
+            ebase = eoffsets[gu] - gend      # extra arc j of u has cursor gend + j
+            end = gend + eoffsets[gu + 1] - eoffsets[gu]
             descended = False
-            while cursor[u] < end:
-                w = targets[cursor[u]] - lo
-                cursor[u] += 1
+            k = cursor[u]
+            while k < end:
+                if k < gend:
+                    w = targets[k] - lo
+                else:
+                    w = etargets[ebase + k] - lo
+                k += 1
                 if w < 0 or w >= nloc:
                     continue
                 if index[w] == -1:
@@ -69,6 +80,7 @@ def _tarjan_range(offsets, targets, lo, hi):
                 elif onstack[w]:
                     if index[w] < low[u]:
                         low[u] = index[w]
+            cursor[u] = k
             if descended:
                 continue
             # u is finished
@@ -86,7 +98,15 @@ def _tarjan_range(offsets, targets, lo, hi):
                 parent = cstack[cp]
                 if low[u] < low[parent]:
                     low[parent] = low[u]
-    return label, ncomp
+    return ncomp
+
+
+def _label_dtype(n):
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
+def _no_extra(n):
+    return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32)
 
 
 def tarjan_scc(offsets, targets, num_nodes=None):
@@ -98,12 +118,23 @@ def tarjan_scc(offsets, targets, num_nodes=None):
     joining two components (reverse topological numbering).
     """
     n = offsets.size - 1 if num_nodes is None else int(num_nodes)
-    return _tarjan_range(offsets, targets, np.int64(0), np.int64(n))
+    lab = np.empty(n, dtype=_label_dtype(n))
+    eoff, etg = _no_extra(offsets.size - 1)
+    nc = _tarjan_range(offsets, targets, eoff, etg, np.int64(0), np.int64(n), lab)
+    return lab.astype(np.int64), int(nc)
 
 
 @njit(cache=True, nogil=True)
-def _contract(offsets, targets, lab, ncomp):
-    """CSR of the arcs between different components (duplicates kept)."""
+def _add_bases(lab, ranges, bases):
+    for i in range(ranges.size - 1):
+        b = bases[i]
+        for u in range(ranges[i], ranges[i + 1]):
+            lab[u] += b
+
+
+@njit(cache=True, nogil=True)
+def _contract_count(offsets, targets, eoffsets, etargets, lab, ncomp):
+    """Offsets (ncomp+1) of the CSR of the arcs between different components."""
     n = offsets.size - 1
     cnt = np.zeros(ncomp + 1, dtype=np.int64)
     for u in range(n):
@@ -111,21 +142,40 @@ def _contract(offsets, targets, lab, ncomp):
         for k in range(offsets[u], offsets[u + 1]):
             if lab[targets[k]] != lu:
                 cnt[lu + 1] += 1
+        for k in range(eoffsets[u], eoffsets[u + 1]):
+            if lab[etargets[k]] != lu:
+                cnt[lu + 1] += 1
     for c in range(ncomp):
         cnt[c + 1] += cnt[c]
-    coff = cnt.copy()
-    ctg = np.empty(coff[ncomp], dtype=np.int64)
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _contract_fill(offsets, targets, eoffsets, etargets, lab, coff, ctg):
+    """Targets of the arcs between different components (duplicates kept), node order then arc order."""
+    n = offsets.size - 1
+    cur = coff[:-1].copy()
     for u in range(n):
         lu = lab[u]
         for k in range(offsets[u], offsets[u + 1]):
             lv = lab[targets[k]]
             if lv != lu:
-                ctg[cnt[lu]] = lv
-                cnt[lu] += 1
-    return coff, ctg
+                ctg[cur[lu]] = lv
+                cur[lu] += 1
+        for k in range(eoffsets[u], eoffsets[u + 1]):
+            lv = lab[etargets[k]]
+            if lv != lu:
+                ctg[cur[lu]] = lv
+                cur[lu] += 1
 
 
-def scc_two_phase(offsets, targets, ranges, jobs=1):
+@njit(cache=True, nogil=True)
+def _gather_labels(glab, local, out):
+    for u in range(local.size):
+        out[u] = glab[local[u]]
+
+
+def scc_two_phase(offsets, targets, ranges, jobs=1, extra=None, ws=None, label_dtype=np.int64):
     """SCCs by local Tarjan per node range (in parallel) and a global Tarjan over the local SCCs.
 
     Parameters
@@ -133,21 +183,42 @@ def scc_two_phase(offsets, targets, ranges, jobs=1):
     offsets, targets : CSR arrays of the graph (node ids 0..n-1).
     ranges : int64 array of range boundaries (first 0, last n).
     jobs : int
+    extra : (offsets, targets), optional
+        A second CSR over the same nodes whose arcs are added to the graph's (taken after each
+        node's own arcs), so that graph + extra arcs need not be copied into one CSR.
+
+    label_dtype : dtype of the returned labels (int64; int32 halves the array later stages read
+        at random).
 
     Returns
     -------
-    (labels int64 array, number of SCCs, number of local SCCs)
+    (labels array, number of SCCs, number of local SCCs)
     """
     n = offsets.size - 1
     if n == 0:
-        return np.zeros(0, np.int64), 0, 0
-    tasks = [(offsets, targets, np.int64(ranges[i]), np.int64(ranges[i + 1])) for i in range(ranges.size - 1)]
-    parts = run_parallel(_tarjan_range, tasks, jobs)
-    if len(parts) == 1:
-        return parts[0][0], int(parts[0][1]), int(parts[0][1])
-    bases = np.cumsum([0] + [int(c) for _, c in parts])
-    local = np.concatenate([lab + b for (lab, _), b in zip(parts, bases[:-1])])
+        return np.zeros(0, label_dtype), 0, 0
+    eoff, etg = extra if extra is not None else _no_extra(n)
+    ws = workspace_or_numpy(ws)
+    local = ws.empty(n, _label_dtype(n))
+    tasks = [(offsets, targets, eoff, etg, np.int64(ranges[i]), np.int64(ranges[i + 1]),
+              local[ranges[i]:ranges[i + 1]]) for i in range(ranges.size - 1)]
+    counts = run_parallel(_tarjan_range, tasks, jobs)
+    if len(counts) == 1:
+        out = local.astype(label_dtype)
+        ws.release(local)
+        return out, int(counts[0]), int(counts[0])
+    bases = np.cumsum([0] + [int(c) for c in counts]).astype(np.int64)
+    _add_bases(local, np.asarray(ranges, dtype=np.int64), bases)
     nlocal = int(bases[-1])
-    coff, ctg = _contract(offsets, targets, local, np.int64(nlocal))
-    glab, ng = _tarjan_range(coff, ctg, np.int64(0), np.int64(nlocal))
-    return glab[local], int(ng), nlocal
+    coff = _contract_count(offsets, targets, eoff, etg, local, np.int64(nlocal))
+    ctg = ws.empty(int(coff[-1]), _label_dtype(nlocal))
+    _contract_fill(offsets, targets, eoff, etg, local, coff, ctg)
+    glab = ws.empty(nlocal, _label_dtype(nlocal))
+    ceoff, cetg = _no_extra(nlocal)
+    ng = _tarjan_range(coff, ctg, ceoff, cetg, np.int64(0), np.int64(nlocal), glab)
+    ws.release(ctg)
+    del ctg
+    out = np.empty(n, dtype=label_dtype)
+    _gather_labels(glab, local, out)
+    ws.release(local, glab)
+    return out, int(ng), nlocal
