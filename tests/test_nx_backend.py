@@ -174,8 +174,8 @@ def test_modes_pass_through():
         assert l1(pr, exact_pagerank(G)) <= 40 * 1e-9
     with pytest.raises(TypeError, match="unexpected keyword"):
         B.pagerank(G, colour="red")
-    with pytest.raises(NotImplementedError, match="not yet available"):
-        B.core_number(G.to_undirected(), device="cuda:0,1")
+    with pytest.raises(ValueError, match="names a GPU twice"):
+        B.core_number(G.to_undirected(), device="cuda:0,0")
 
 
 # ---------------------------------------------------------------------------- exceptions
