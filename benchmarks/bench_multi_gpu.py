@@ -14,7 +14,6 @@ arc updates, bytes between GPUs, per-GPU idle share (1 − kernel time / rounds'
 """
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ import digraph  # noqa: E402
 from digraph.algorithms import get as get_algorithm  # noqa: E402
 from digraph.dispatch import multi_gpu  # noqa: E402
 from digraph.result import RunStats  # noqa: E402
-from bench_gpu import load_graph  # noqa: E402
+from bench_gpu import load_graph, median_time  # noqa: E402
 
 MODES = {"pagerank": "bsp", "sssp": "vertex-async", "adsorption": "bsp", "kcore": "vertex-async"}
 
@@ -43,14 +42,9 @@ def params_for(g, algo):
 
 
 def timed(fn, repeat):
-    fn()  # warm-up: compile, upload
-    ts = []
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts), out
+    """(median time, last result) of ``repeat`` runs after a warm-up run (compile, upload)."""
+    fn()
+    return median_time(fn, repeat)
 
 
 def main():

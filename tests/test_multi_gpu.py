@@ -15,7 +15,7 @@ import digraph
 from digraph.errors import InvalidParameterError, NotAvailableError
 from digraph.result import RunStats
 
-from test_gpu import CASES, SRC, DST, W, WidestPath
+from test_gpu import CASES, SRC, DST, W, WidestPath, graphs
 
 pytestmark = pytest.mark.gpu
 
@@ -112,15 +112,6 @@ def test_weighted_sssp_unreachable_and_user_algorithm(ngpu, small):
         np.testing.assert_array_equal(r.values, [0.0, 4.0, 1.0, 6.0, np.inf])
         w = digraph.run(small, WidestPath(), source=0, mode=mode, device=devices(2))
         np.testing.assert_array_equal(w.values, digraph.run(small, WidestPath(), source=0).values)
-
-
-@st.composite
-def graphs(draw):
-    n = draw(st.integers(2, 9))
-    m = draw(st.integers(1, 24))
-    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
-    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
-    return digraph.load((np.array(src), np.array(dst)), num_vertices=n)
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))

@@ -314,26 +314,25 @@ class _Timer:
         self.wall = 0.0
         self.events = None
 
-    def start(self):
-        self.t0 = time.perf_counter()
-        if not self.shards[0].be.sim:
-            self.events = []
-            for s in self.shards:
-                with s.on():
-                    e = s.be.xp.cuda.Event()
-                    e.record()
-                    self.events.append(e)
-
-    def stop_kernels(self):
-        """Record the end of each GPU's kernels (before the exchange)."""
-        if self.events is None:
-            return
-        self.ends = []
+    def _record(self):
+        """A CUDA event recorded on every GPU's stream now."""
+        events = []
         for s in self.shards:
             with s.on():
                 e = s.be.xp.cuda.Event()
                 e.record()
-                self.ends.append(e)
+                events.append(e)
+        return events
+
+    def start(self):
+        self.t0 = time.perf_counter()
+        if not self.shards[0].be.sim:
+            self.events = self._record()
+
+    def stop_kernels(self):
+        """Record the end of each GPU's kernels (before the exchange)."""
+        if self.events is not None:
+            self.ends = self._record()
 
     def finish(self):
         self.wall += time.perf_counter() - self.t0
