@@ -4,8 +4,9 @@ PageRank to an L1 error bound of 1e-8 (``--tol``) with ``mode="path"`` variants:
 pending mass / the paper's Pri(p) / none, DAG-layer dispatch off, skipping of converged paths off,
 both off; then the *path representation* rows: per-arc mirrors on every path (the engine before
 ``short_path_push``), short paths pushed at vertex level for several ``K``, hot one-arc paths
-walked or pushed, the check pass separate or fused into the walk; ``bsp`` and ``vertex-async``
-alongside.  One PathSet per graph (built once, untimed; the short-arc groups of each ``K`` are
+walked or pushed, the check pass separate or fused into the walk; the *window* rows: running
+ahead into the next DAG layers (``layer_window``, ``run_ahead_local``); ``bsp`` and
+``vertex-async`` alongside.  One PathSet per graph (built once, untimed; the short-arc groups of each ``K`` are
 built on the warm-up run and their build time reported apart).  Every variant runs once as a
 warm-up, then ``--repeat`` passes run every variant in turn (interleaved, so that load from other
 jobs hits all variants alike); the median and the minimum are reported.  Prints a table and
@@ -13,6 +14,7 @@ writes JSON.
 
     python benchmarks/bench_path_ablation.py --graphs cnr-2000 dblp-2010 --repeat 5
     python benchmarks/bench_path_ablation.py --only representation   # the representation rows
+    python benchmarks/bench_path_ablation.py --only window           # the run-ahead rows
 """
 
 import argparse
@@ -57,6 +59,20 @@ REPRESENTATION = [
      dict(priority="none", short_path_push=0, fuse_check=False)),
     ("repr: no priority, push K=2, fused (default)", dict(priority="none", short_path_push=2)),
 ]
+# running ahead into the next DAG layers (issue 4): layer_window W, whole-SCC partitions too or not
+WINDOW = [
+    ("window: layer by layer W=1 (default)", dict(layer_window=1)),
+    ("window: W=2, split SCC-vertices", dict(layer_window=2)),
+    ("window: W=3, split SCC-vertices", dict(layer_window=3)),
+    ("window: all layers, split SCC-vertices", dict(layer_window=0)),
+    ("window: W=2, all partitions", dict(layer_window=2, run_ahead_local=True)),
+    ("window: W=4, all partitions", dict(layer_window=4, run_ahead_local=True)),
+    ("window: all layers, all partitions", dict(layer_window=0, run_ahead_local=True)),
+    ("window: no priority, W=1 (default)", dict(priority="none", layer_window=1)),
+    ("window: no priority, all layers, split", dict(priority="none", layer_window=0)),
+    ("window: no priority, all layers, all partitions",
+     dict(priority="none", layer_window=0, run_ahead_local=True)),
+]
 
 
 def run_variant(g, ps, system, tol, name, opts):
@@ -77,15 +93,17 @@ def main(argv=None):
     p.add_argument("--tol", type=float, default=1e-8)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--json", default=None)
-    p.add_argument("--only", choices=["ablation", "representation"], default=None,
-                   help="run only the mechanism rows or only the representation rows (with bsp "
-                        "and vertex-async)")
+    p.add_argument("--only", choices=["ablation", "representation", "window"], default=None,
+                   help="run only the mechanism rows, the representation rows or the run-ahead "
+                        "rows (with bsp and vertex-async)")
     args = p.parse_args(argv)
-    variants = VARIANTS + REPRESENTATION
+    variants = VARIANTS + REPRESENTATION + WINDOW
     if args.only == "ablation":
         variants = VARIANTS
     elif args.only == "representation":
         variants = VARIANTS[:2] + REPRESENTATION
+    elif args.only == "window":
+        variants = VARIANTS[:2] + WINDOW
     rows = []
     for gname in args.graphs:
         fname, nv = GRAPHS[gname]
@@ -119,7 +137,10 @@ def main(argv=None):
                        groups_examined=st.get("groups_examined"),
                        vertex_pushes=st.get("vertex_pushes"), pushed_arcs=st.get("pushed_arcs"),
                        push_groups=st.get("push_groups"), build_groups_s=build[name],
-                       error_bound=st.get("error_bound"), finished_by=st.get("finished_by"))
+                       error_bound=st.get("error_bound"), finished_by=st.get("finished_by"),
+                       layer_rounds=st.get("layer_rounds"),
+                       run_ahead_arc_updates=st.get("run_ahead_arc_updates"),
+                       scc_ran_once=st.get("scc_ran_once"), scc_ran=st.get("scc_ran"))
             rows.append(row)
             print(f"{gname:<10} {name:<46} {row['time_s'] * 1e3:>7.0f} ms (min {row['time_min_s'] * 1e3:>6.0f}, "
                   f"{row['vs_bsp_time']:>5.2f}x bsp) {row['rounds']:>5} rounds "

@@ -24,7 +24,7 @@ DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        **params):
+        layer_window=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -69,6 +69,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
         (default 2, chosen by measurement; ``0`` walks every path with per-arc mirrors); hot paths
         and longer paths are always walked.  See :mod:`digraph.dispatch.paths`.
+    layer_window : int, optional
+        CPU path modes, linear algorithms: each round walks the lowest unfinished DAG layer and
+        runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
+        layer by layer); a layer still finishes only as the lowest one.  Default
+        :data:`digraph.dispatch.paths.LAYER_WINDOW`, chosen by measurement.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -126,8 +131,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                          threads=threads or numba.get_num_threads(), converged=False)
     stats["time_load"] = t_load
     if device != "cpu":
-        if short_path_push is not None:
-            raise InvalidParameterError("short_path_push= applies to the CPU path modes; the GPU "
+        if short_path_push is not None or layer_window is not None:
+            raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; the GPU "
                                         "path engine walks every path (docs/gpu.md)")
         return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
                         preprocess, stats, t_start, batch_arcs)
@@ -143,13 +148,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             t0 = time.perf_counter()
             extra["pathset"] = _pathset(graph, cache, preprocess)
             extra["priority"] = _priority(mode, priority)
-            from .dispatch.paths import check_short_path_push
+            from .dispatch.paths import check_layer_window, check_short_path_push
             extra["short_path_push"] = check_short_path_push(short_path_push)
+            extra["layer_window"] = check_layer_window(layer_window)
             stats["time_preprocess"] = time.perf_counter() - t0
         elif (priority is not None or cache is not None or preprocess is not None
-              or short_path_push is not None):
+              or short_path_push is not None or layer_window is not None):
             raise InvalidParameterError(
-                "priority=, cache=, preprocess= and short_path_push= apply to the path modes, "
+                "priority=, cache=, preprocess=, short_path_push= and layer_window= apply to the path modes, "
                 f"not mode={mode!r}")
         t0 = time.perf_counter()
         x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)

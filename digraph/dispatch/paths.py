@@ -22,6 +22,16 @@ of them (the vertex-async delta push).  Checking a group reads two values instea
 per arc.  On cnr-2000, 85% of the arcs lie on one-arc paths and group into 10× fewer groups.
 ``short_path_push=0`` walks every path with per-arc mirrors.
 
+Running ahead (``layer_window=W``, default :data:`LAYER_WINDOW` = 1, i.e. off; linear systems):
+each round walks the lowest unfinished layer and, in the same kernel pass, the split
+SCC-vertices of the next ``W − 1`` layers (``0``: every higher layer; ``run_ahead_local``: their
+whole-SCC partitions too), on inputs that are not yet final.  Observation 2 is kept as a rule
+on finishing: only the lowest unfinished layer can finish, by a round that started after all
+lower layers had finished (the same test as layer by layer), and a layer that becomes the lowest
+has all its partitions scheduled again.  On cnr-2000 it cuts the rounds (570 → 156–321) but not
+the time (docs/benchmarks.md "Running ahead"): a round's cost is the scanning of what it
+schedules, and the giants still need ~100 rounds each once their inputs are final.
+
 The check is fused into the walk (``fuse_check``, default :data:`FUSE_CHECK`): a round scores each
 path or group on the newest state just before walking it, and walks it at once when its score
 reaches the threshold taken from the previous round's histogram.  A round that finds nothing to
@@ -66,7 +76,7 @@ from .convergence import certified, certified_bound, linear_contraction, pending
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS", "SHORT_PATH_PUSH",
-           "check_short_path_push"]
+           "LAYER_WINDOW", "check_short_path_push", "check_layer_window"]
 
 PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 SELECT_SHARE = 0.2
@@ -88,6 +98,15 @@ per round (linear systems: the priority threshold then lags one round; min/max s
 own test is the check)."""
 
 
+LAYER_WINDOW = 1
+"""Default of ``layer_window`` (linear systems, fused check): each round walks the lowest
+unfinished DAG layer and runs ahead into the split SCC-vertices of the next ``W − 1`` layers
+(``0``: all higher layers; ``1``: layer by layer — chosen by measurement, docs/benchmarks.md
+"Running ahead")."""
+RUN_AHEAD_LOCAL = False
+"""Default of ``run_ahead_local``: whole-SCC partitions run only when their layer is the lowest."""
+
+
 @contextmanager
 def _chunks(size):
     """Numba's parallel chunk size for the kernels called inside: the path kernels run with one
@@ -102,6 +121,15 @@ def _chunks(size):
         numba.set_parallel_chunksize(old)
 
 
+def check_layer_window(w):
+    """``layer_window`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
+    if w is None:
+        return LAYER_WINDOW
+    if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
+        raise InvalidParameterError(f"layer_window must be an integer >= 0, got {w!r}")
+    return int(w)
+
+
 def check_short_path_push(k):
     """``short_path_push`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
     if k is None:
@@ -112,7 +140,8 @@ def check_short_path_push(k):
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
-          skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True):
+          skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True, layer_window=None,
+          run_ahead_local=None):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
 
     ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs, and
@@ -122,6 +151,12 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
     paths are walked.  ``0``: every path walked with per-arc mirrors.  ``push_hot_arcs=False``
     (ablation) walks every hot path; ``fuse_check`` (default :data:`FUSE_CHECK`) scores paths
     inside the walk instead of a separate check pass per round.
+
+    ``layer_window=W`` (default :data:`LAYER_WINDOW`; linear systems with the fused check and
+    skipping, except the L∞ route, which runs layer by layer): each round walks the lowest
+    unfinished layer and runs ahead into the split SCC-vertices of the next ``W − 1`` layers
+    (``0``: all of them; ``run_ahead_local=True``: their whole-SCC partitions too); a layer
+    finishes only as the lowest (:func:`_fused_window`).  Min/max systems run layer by layer.
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
@@ -134,7 +169,11 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
         raise InvalidParameterError("the PathSet was built from another graph")
     short_path_push = check_short_path_push(short_path_push)
     fuse_check = FUSE_CHECK if fuse_check is None else bool(fuse_check)
+    layer_window = check_layer_window(layer_window)
     stats["fused_check"] = fuse_check
+    stats["layer_window"] = layer_window
+    run_ahead_local = RUN_AHEAD_LOCAL if run_ahead_local is None else bool(run_ahead_local)
+    stats["run_ahead_local"] = run_ahead_local
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
     if not (dag and skip):
@@ -147,7 +186,8 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
     with _chunks(1):
         if system.family == "linear":
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
-                                PRIORITIES[priority], skip, fuse_check)
+                                PRIORITIES[priority], skip, fuse_check, layer_window,
+                                run_ahead_local)
         elif system.family == "monotone":
             out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, fuse_check)
         else:
@@ -304,7 +344,8 @@ def _walk_arrays(ps, rep):
     return rep.walk_offsets, rep.walk_paths, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True,
+                  window=1, ahead_local=False):
     n, m = graph.num_vertices, graph.num_arcs
     with _chunks(0):
         gammas = linear_contraction(graph, sys)
@@ -343,6 +384,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
             best, since_best = np.inf, 0
+            if fuse and skip and window != 1 and not want_residual:
+                if L == 0:
+                    out_l, stalled_l = _fused_window(
+                        window, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat,
+                        m, n, tol, gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact)
+                    out_of_rounds = out_of_rounds or out_l
+                    stalled = stalled or stalled_l
+                continue
             if fuse and skip:
                 parts, out_l, stalled_l = _fused_layer(
                     L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
@@ -459,8 +508,10 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
             done = (residual.max() <= budget / 2.0) if want_residual else total <= budget * share
             return parts, not (done or not part_active.any()), False
         local_budget = budget * sched.part_arcs / max(m, 1)
-        res = P.linear_round(parts, *_walk_arrays(ps, rep), coef, s, x, th, min_score, rule, heat,
-                             hist, residual, want_residual, part_active, sched.local,
+        res = P.linear_round(parts, *_walk_arrays(ps, rep), coef, s, x, th,
+                             np.full(parts.size, min_score), np.zeros(parts.size, np.int64), rule,
+                             heat, hist[:, None, :], residual, want_residual, part_active,
+                             sched.local,
                              local_budget, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
                              sched.scc_runs, stats["rounds"], sched.length_hist, *groups,
                              rep.gheat, gt, rep.gscc, part_counts, part_mass)
@@ -492,6 +543,140 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
             min_score = _min_score(counts, SELECT_SHARE)
         parts = sched.still_active(parts, part_active)
     return parts, False, False
+
+
+def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n, tol,
+                  gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact):
+    """All layers with the check fused into the walk, running ahead (``layer_window=W``): each
+    round walks the lowest unfinished layer ``lo`` and the split SCC-vertices (non-local
+    partitions) of layers ``lo+1 … lo+W−1`` (``W = 0``: of every higher layer) in one kernel pass;
+    returns (out of rounds, stalled).
+
+    Finishing rule (Observation 2 kept): only the lowest unfinished layer can finish, by a round
+    that started after every lower layer had finished and scored its pending mass within its
+    share of the budget (or found nothing active) — the same test, on the same state, as the
+    layer-by-layer dispatch.  When a layer becomes the lowest, all its partitions are scheduled
+    again, so what was pruned while it ran ahead is checked anew.  Run-ahead is extra work on
+    inputs that are not yet final: by default it leaves the whole-SCC (local) partitions alone —
+    they run, and converge locally, once, when their layer is the lowest; ``ahead_local`` runs
+    them ahead too, one sweep a round, without local convergence (the small SCC-vertices then
+    run many times).  Each layer of the window has its own priority threshold (histogram slot),
+    so run-ahead mass never starves the lowest layer.  A stalled lowest layer (the mirrors'
+    rounding floor) is left as :func:`_fused_layer` leaves it, and the run finishes by vertex push.
+    """
+    L_n = sched.num_layers
+    if W <= 0:
+        W = max(L_n, 1)
+    T = numba.config.NUMBA_NUM_THREADS
+    hist3 = np.zeros((T, W, 128), np.int64)
+    min_sc = np.zeros(W, np.float64)
+    upper = {}
+    # partitions that converge locally: only those of the lowest layer (inputs final)
+    local = np.zeros_like(sched.local)
+    if L_n:
+        local[sched.layer(0)] = sched.local[sched.layer(0)]
+    rep_arrays = _walk_arrays(ps, rep)
+    lo = 0
+    lo_parts = sched.layer(0) if L_n else np.zeros(0, np.int64)
+    best, since_best = np.inf, 0
+    stalled = False
+    sum_x, age = 0.0, SUM_REFRESH
+    cap = sched.num_parts
+    part_counts = np.zeros(7 * max(cap, 1), np.int64)
+    part_mass = np.zeros(max(cap, 1), np.float64)
+    dummy_res = np.zeros(0, np.float64)
+    while lo < L_n:
+        if not lo_parts.size:
+            lo += 1
+            if lo < L_n:
+                lo_parts = sched.layer(lo)
+                local[lo_parts] = sched.local[lo_parts]
+                upper.pop(lo, None)
+                min_sc[lo % W] = 0.0
+                best, since_best = np.inf, 0
+            continue
+        segs = [(lo, lo_parts)]
+        for L in range(lo + 1, min(lo + W, L_n)):
+            if L not in upper:
+                lp = sched.layer(L)
+                upper[L] = lp if ahead_local else lp[~sched.local[lp]]
+                min_sc[L % W] = 0.0
+            if upper[L].size:
+                segs.append((L, upper[L]))
+        parts = np.concatenate([q for _, q in segs]) if len(segs) > 1 else lo_parts
+        slots = np.concatenate([np.full(q.size, L % W, np.int64) for L, q in segs])
+        mins = min_sc[slots]
+        if sys.normalize and age >= SUM_REFRESH:
+            sum_x, age = float(x.sum()), 0
+        age += 1
+        budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
+        th = budget / max(m, 1)
+        share = sched.part_arcs[sched.layer(lo)].sum() / max(m, 1)
+        part_active = np.zeros(parts.size, np.int64)
+        if stats["rounds"] >= max_iter:  # out of rounds, unless a plain check finds it done
+            pa = np.zeros(lo_parts.size, np.int64)
+            total = P.linear_pending(lo_parts, *rep_arrays, coef, s, x, th, score, nact, pa, rule,
+                                     heat, hist3[:, 0, :], dummy_res, False, *groups, rep.gheat,
+                                     gt, gscore, gact)
+            _count_check(stats, rep, lo_parts)
+            if total <= budget * share or not pa.any():
+                lo_parts = np.zeros(0, np.int64)
+                continue
+            return True, False
+        hist3[:] = 0
+        local_budget = budget * sched.part_arcs / max(m, 1)
+        P.linear_round(parts, *rep_arrays, coef, s, x, th, mins, slots, rule, heat, hist3,
+                       dummy_res, False, part_active, local, local_budget, MAX_LOCAL_SWEEPS,
+                       ps.path_scc, sched.scc_last, sched.scc_runs, stats["rounds"],
+                       sched.length_hist, *groups, rep.gheat, gt, rep.gscc, part_counts, part_mass)
+        counts = part_counts[:7 * parts.size].reshape(parts.size, 7)
+        tot = counts.sum(axis=0)
+        stats["arcs_examined"] += int(tot[5])
+        stats["groups_examined"] += int(tot[6])
+        if tot[2] or tot[4]:  # a round walked something
+            sent, seen, walked, extra, pushed = (int(v) for v in tot[:5])
+            stats["vertex_pushes"] += pushed
+            stats["local_sweeps"] = stats.get("local_sweeps", 0) + extra
+            stats["arc_updates"] += sent
+            stats["vertex_updates"] += sent
+            stats["arcs_examined"] += seen
+            stats["paths_processed"] += walked
+            stats["partitions_processed"] += int(parts.size)
+            stats["rounds"] += 1
+            stats["run_ahead_arc_updates"] = stats.get("run_ahead_arc_updates", 0) + int(
+                counts[lo_parts.size:, 0].sum())
+            a = 0
+            for L, q in segs:
+                c = counts[a:a + q.size]
+                if c[:, 2].any() or c[:, 4].any():
+                    sched.layer_rounds[L] += 1
+                    sched.layer_arcs[L] += int(c[:, 0].sum())
+                a += q.size
+        # next round's priority threshold per layer of the window
+        a = 0
+        for L, q in segs:
+            h = hist3[:, L % W, :].sum(axis=0)
+            aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+            min_sc[L % W] = (_min_score(h, SELECT_SHARE)
+                             if rule and h.sum() >= MIN_PRIORITY_PATHS and not aging else 0.0)
+            if L != lo:
+                upper[L] = sched.still_active(q, part_active[a:a + q.size])
+            a += q.size
+        n_lo = lo_parts.size
+        level = float(part_mass[:n_lo].sum())
+        if level <= budget * share or not part_active[:n_lo].any():
+            lo_parts = np.zeros(0, np.int64)  # the lowest layer is finished
+            continue
+        if level < 0.999 * best:
+            best, since_best = level, 0
+        else:
+            since_best += 1
+            if since_best >= STALL_ROUNDS:  # the mirrors' rounding floor: as _fused_layer
+                stalled = True
+                lo_parts = np.zeros(0, np.int64)
+                continue
+        lo_parts = sched.still_active(lo_parts, part_active[:n_lo])
+    return False, stalled
 
 
 def _linear_done(stats, bound, r1, x, converged):

@@ -199,17 +199,18 @@ def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, co
 
 @njit(parallel=True, cache=True, nogil=True)
 def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
-                 min_score, rule, heat, hist, residual, want_residual, part_active, local,
+                 min_scores, slots, rule, heat, hist, residual, want_residual, part_active, local,
                  local_budget, max_sweeps, path_scc, scc_last, scc_runs, stamp, length_hist,
                  group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax, gheat, gt, gscc, out_counts,
                  out_mass):
     """One round with the check fused into the walk: each path (group) of ``parts`` is scored
     on the newest state just before it would be walked (pushed), and walked at once when it is
-    active and its score reaches ``min_score`` — the threshold the dispatcher took from the
+    active and its score reaches ``min_scores[k]`` — the threshold the dispatcher took from the
     previous round's histogram (a one-round lag), instead of a separate check pass.
 
-    ``hist[t]`` counts thread ``t``'s active paths and groups per log2 bucket of their score
-    (for the next round's threshold), ``part_active[k]`` those of ``parts[k]``; with
+    ``hist[t, slots[k]]`` counts thread ``t``'s active paths and groups of ``parts[k]`` per log2
+    bucket of their score (for the next round's threshold; one slot per layer of a
+    ``layer_window``), ``part_active[k]`` those of ``parts[k]``; with
     ``want_residual`` their pending mass is scattered to the target vertices.  Local partitions
     then sweep as in :func:`linear_walk`.  Returns (arcs transmitted, arcs examined, paths walked,
     extra local sweeps, groups pushed, arcs scored, groups scored) of ``parts[k]`` in
@@ -219,6 +220,8 @@ def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, c
     for k in prange(parts.size):
         q = parts[k]
         tid = numba.get_thread_id()
+        min_score = min_scores[k]
+        slot = slots[k]
         sweep = 0
         best = np.inf
         since_best = 0
@@ -255,7 +258,7 @@ def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, c
                         continue
                     sc = heat[p] * cnt if rule == 2 else pm
                     active += 1
-                    hist[tid, _bucket(sc)] += 1
+                    hist[tid, slot, _bucket(sc)] += 1
                     if sc < min_score:
                         continue
                 for i in range(b - a):
@@ -290,7 +293,7 @@ def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, c
                         continue
                     sc = gheat[g] * (hi - lo) if rule == 2 else m_g
                     active += 1
-                    hist[tid, _bucket(sc)] += 1
+                    hist[tid, slot, _bucket(sc)] += 1
                     if sc < min_score:
                         continue
                 elif not on:
