@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.dispatch import paths
-from digraph.errors import InvalidParameterError
 from digraph.graph import Graph
 from digraph.result import RunStats
 from test_short_paths import (FIG3_DST, FIG3_SRC, FIG3_W, SETTINGS, SMALL_PARTS, Katz, WidestPath,
@@ -164,22 +163,9 @@ def test_thread_count_independence():
 
 
 def test_run_api_parameter_and_errors():
-    g = chain_of_cycles(k=3, size=50)
-    exact = digraph.algorithms.PageRank().reference(g)
-    for w in (0, 1, 2):
-        r = digraph.run(g, "pagerank", mode="path", layer_window=w, tol=1e-10)
-        assert np.abs(r.values - exact).sum() <= 1e-10
-        assert r.stats["layer_window"] == w
-    r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
-    assert r.stats["layer_window"] == paths.LAYER_WINDOW
-    for bad in (-1, 1.5, True, "2"):
-        with pytest.raises(InvalidParameterError):
-            digraph.run(g, "pagerank", mode="path", layer_window=bad)
-    for mode in ("bsp", "vertex-async"):
-        with pytest.raises(InvalidParameterError):
-            digraph.run(g, "pagerank", mode=mode, layer_window=2)
-    with pytest.raises(InvalidParameterError):
-        digraph.run(g, "pagerank", mode="path", device="cuda", layer_window=2)
+    from test_short_paths import check_path_parameter
+    check_path_parameter(chain_of_cycles(k=3, size=50), "layer_window", (0, 1, 2),
+                         paths.LAYER_WINDOW)
 
 
 @pytest.mark.parametrize("window,ahead_local", WINDOWS)

@@ -167,23 +167,30 @@ def test_figure3_graph(threads, k, fuse, prep):
         assert np.all(np.asarray(ps.path_hot)[rep.walk_paths] & (walked > 1))
 
 
-def test_run_api_parameter_and_errors():
-    g = digraph.load((FIG3_SRC, FIG3_DST, FIG3_W))
+def check_path_parameter(g, name, values, default):
+    """A CPU path-mode parameter of ``digraph.run``: each of ``values`` gives the exact PageRank
+    and is reported in ``stats``; ``default`` when absent; bad values and other modes and devices
+    refused."""
     exact = digraph.algorithms.PageRank().reference(g)
-    for k in (0, 1, 3):
-        r = digraph.run(g, "pagerank", mode="path", short_path_push=k, tol=1e-10)
+    for v in values:
+        r = digraph.run(g, "pagerank", mode="path", tol=1e-10, **{name: v})
         assert np.abs(r.values - exact).sum() <= 1e-10
-        assert r.stats["short_path_push"] == k
+        assert r.stats[name] == v
     r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
-    assert r.stats["short_path_push"] == paths.SHORT_PATH_PUSH
+    assert r.stats[name] == default
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(InvalidParameterError):
-            digraph.run(g, "pagerank", mode="path", short_path_push=bad)
+            digraph.run(g, "pagerank", mode="path", **{name: bad})
     for mode in ("bsp", "vertex-async"):
         with pytest.raises(InvalidParameterError):
-            digraph.run(g, "pagerank", mode=mode, short_path_push=1)
+            digraph.run(g, "pagerank", mode=mode, **{name: 1})
     with pytest.raises(InvalidParameterError):
-        digraph.run(g, "pagerank", mode="path", device="cuda", short_path_push=1)
+        digraph.run(g, "pagerank", mode="path", device="cuda", **{name: 1})
+
+
+def test_run_api_parameter_and_errors():
+    check_path_parameter(digraph.load((FIG3_SRC, FIG3_DST, FIG3_W)), "short_path_push",
+                         (0, 1, 3), paths.SHORT_PATH_PUSH)
 
 
 @pytest.mark.parametrize("k", [1, 2, 8])
