@@ -242,3 +242,18 @@ def test_contraction_factors_on_the_gpu(be, small, algo, params, weights):
     be.stats = RunStats.new()
     got = gpu._Linear(be, g, sys).gammas
     np.testing.assert_allclose(got, linear_contraction(g, sys), rtol=1e-14)
+
+
+def test_large_bsp_runs_as_one_shard(be, small, monkeypatch):
+    """``bsp`` on a linear system of at least SHARD_ARCS arcs runs as one shard of the multi-GPU
+    engine, with the same certified answer."""
+    from digraph.dispatch import gpu
+    ref = digraph.run(small, "pagerank", tol=1e-12)
+    monkeypatch.setattr(gpu, "SHARD_ARCS", 0)
+    r = digraph.run(small, "pagerank", mode="bsp", device="cuda", tol=1e-8)
+    assert r.stats.engine == "one shard" and r.stats.gpus == 1 and r.stats.converged
+    assert r.stats.bytes_between_gpus == 0 and r.stats.error_bound <= 1e-8
+    assert np.abs(r.values - ref.values).sum() <= 1e-8
+    a = digraph.run(small, "adsorption", seeds=[0, 9], mode="bsp", device="cuda", tol=1e-8)
+    assert a.stats.engine == "one shard"
+    assert np.abs(a.values - digraph.run(small, "adsorption", seeds=[0, 9], tol=1e-12).values).sum() <= 1e-8

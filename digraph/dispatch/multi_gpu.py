@@ -417,6 +417,8 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     stats["bytes_between_gpus"] = 0
     off = np.asarray(offsets, np.int64)
     stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
+    if k == 1 and not explicit:
+        exchange = "p2p"  # nothing crosses: no NCCL communicator for one GPU
     try:
         ex = _Exchange(shards, exchange, stats)
     except NotAvailableError:
