@@ -487,6 +487,14 @@ def column_sums_known(sys, has):
     return not has and sys.dst_scale is None
 
 
+def count_dense_round(stats, m, absorbed):
+    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices."""
+    stats["arc_updates"] += m
+    stats["dense_rounds"] += 1
+    stats["vertex_updates"] += int(absorbed)
+    stats["rounds"] += 1
+
+
 def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
     """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ)``)."""
     K = _kernels()
@@ -531,10 +539,7 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
             be.heavy(K.linear_dense_batch_heavy, g["heavy_in"], *args)
             r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(scan))
             delta, delta_new = delta_new, delta
-            stats["arc_updates"] += m
-            stats["dense_rounds"] += 1
-            stats["vertex_updates"] += int(absorbed)
-            stats["rounds"] += 1
+            count_dense_round(stats, m, absorbed)
             theta = residual_threshold(tightened(tol, stats), sxn, n, L.gammas, sys.normalize)
             # this round's frontier stands in for the next one while it stays dense; near the
             # switch to sparse rounds the next frontier is scanned exactly
@@ -665,10 +670,7 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
             time.perf_counter() - t0
         r1, rmax, sx, absorbed, _ = (float(v) for v in be.get(scan))
         delta, delta_new = delta_new, delta
-        stats["arc_updates"] += m
-        stats["dense_rounds"] += 1
-        stats["vertex_updates"] += int(absorbed)
-        stats["rounds"] += 1
+        count_dense_round(stats, m, absorbed)
         theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)

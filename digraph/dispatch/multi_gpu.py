@@ -603,10 +603,7 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
         r1, rmax, sx = float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum())
         for s in shards:
             s.delta, s.delta_new = s.delta_new, s.delta
-        stats["arc_updates"] += graph.num_arcs
-        stats["dense_rounds"] += 1
-        stats["vertex_updates"] += int(sc[:, 3].sum())
-        stats["rounds"] += 1
+        gpu.count_dense_round(stats, graph.num_arcs, sc[:, 3].sum())
         theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
