@@ -24,7 +24,7 @@ DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, **params):
+        layer_window=None, state=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -74,6 +74,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
         layer by layer); a layer still finishes only as the lowest one.  Default
         :data:`digraph.dispatch.paths.LAYER_WINDOW`, chosen by measurement.
+    state : {"vertex", "arc"}, optional
+        CPU path modes: where what is pending lives.  ``"vertex"`` (linear algorithms; their
+        default): one residual per vertex, the graph's strongly connected components solved one
+        after another in the order of their DAG, each pulling its inputs once
+        (:mod:`digraph.dispatch.dag_push`); no PathSet is built.  ``"arc"``: paths walked with
+        per-arc mirrors (:mod:`digraph.dispatch.paths`); the default for the other algorithms and
+        whenever ``cache=``, ``preprocess=``, ``short_path_push=``, ``layer_window=`` or
+        ``priority="paper"`` is given.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -131,9 +139,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                          threads=threads or numba.get_num_threads(), converged=False)
     stats["time_load"] = t_load
     if device != "cpu":
-        if short_path_push is not None or layer_window is not None:
-            raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; the GPU "
-                                        "path engine walks every path (docs/gpu.md)")
+        if short_path_push is not None or layer_window is not None or state is not None:
+            raise InvalidParameterError("short_path_push=, layer_window= and state= apply to the CPU path modes; "
+                                        "the GPU path engine walks every path (docs/gpu.md)")
         return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
                         preprocess, stats, t_start, batch_arcs)
     if batch_arcs is not None:
@@ -145,18 +153,25 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         stats["time_compile"] = time.perf_counter() - t0
         extra = {}
         if mode in PATH_MODES:
+            from .dispatch.paths import check_layer_window, check_short_path_push, resolve_state
             t0 = time.perf_counter()
-            extra["pathset"] = _pathset(graph, cache, preprocess)
             extra["priority"] = _priority(mode, priority)
-            from .dispatch.paths import check_layer_window, check_short_path_push
-            extra["short_path_push"] = check_short_path_push(short_path_push)
-            extra["layer_window"] = check_layer_window(layer_window)
+            extra["state"] = resolve_state(
+                state, system.family, priority=priority, cache=cache, preprocess=preprocess,
+                short_path_push=short_path_push, layer_window=layer_window)
+            if extra["state"] == "vertex":
+                from .paths.condensation import condensation_for
+                condensation_for(graph)
+            else:
+                extra["pathset"] = _pathset(graph, cache, preprocess)
+                extra["short_path_push"] = check_short_path_push(short_path_push)
+                extra["layer_window"] = check_layer_window(layer_window)
             stats["time_preprocess"] = time.perf_counter() - t0
         elif (priority is not None or cache is not None or preprocess is not None
-              or short_path_push is not None or layer_window is not None):
+              or short_path_push is not None or layer_window is not None or state is not None):
             raise InvalidParameterError(
-                "priority=, cache=, preprocess=, short_path_push= and layer_window= apply to the path modes, "
-                f"not mode={mode!r}")
+                "priority=, cache=, preprocess=, short_path_push=, layer_window= and state= apply to the "
+                f"path modes, not mode={mode!r}")
         t0 = time.perf_counter()
         x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
         stats["time_compute"] = time.perf_counter() - t0
@@ -307,11 +322,15 @@ def _warm_up(engine, family, graph):
     tiny.out_targets = tiny.out_targets.astype(itype)
     tiny._cache.clear()
     extra = {}
+    variants = [{}]
     if engine.__name__.endswith(".paths"):
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny)}
-    _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
-                                                    stats=RunStats.new(), **extra))
+        if family == "linear":  # both states' kernels
+            variants = [{"state": "arc"}, {"state": "vertex"}]
+    _run_tiny(family, bsp, lambda sys: [engine.solve(tiny, sys, tol=1e-3, max_iter=100,
+                                                     stats=RunStats.new(), **extra, **v)
+                                        for v in variants])
     _WARM.add(key)
 
 

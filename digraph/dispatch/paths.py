@@ -76,7 +76,7 @@ from .convergence import certified, certified_bound, linear_contraction, pending
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS", "SHORT_PATH_PUSH",
-           "LAYER_WINDOW", "check_short_path_push", "check_layer_window"]
+           "LAYER_WINDOW", "STATES", "check_short_path_push", "check_layer_window", "resolve_state"]
 
 PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 SELECT_SHARE = 0.2
@@ -121,6 +121,34 @@ def _chunks(size):
         numba.set_parallel_chunksize(old)
 
 
+STATES = ("vertex", "arc")
+"""Where a path mode keeps what is pending: one residual per vertex (``"vertex"``,
+:mod:`digraph.dispatch.dag_push`; linear systems, the default for them) or per arc (``"arc"``:
+per-arc mirrors and short-path groups, this module; every family)."""
+
+
+def resolve_state(state, family, **arc_options):
+    """The state a path mode runs with: ``state`` checked, or by default ``"vertex"`` for linear
+    systems unless an option of the arc state is given (``arc_options``: name → value, None when
+    absent; ``priority="paper"`` counts as one), ``"arc"`` otherwise."""
+    given = sorted(k for k, v in arc_options.items()
+                   if v is not None and not (k == "priority" and v != "paper"))
+    if state is None:
+        return "vertex" if family == "linear" and not given else "arc"
+    if state not in STATES:
+        raise InvalidParameterError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    if state == "vertex":
+        if family != "linear":
+            raise InvalidParameterError(
+                f"state='vertex' applies to linear algorithms (PageRank, adsorption, a LinearSystem), "
+                f"not to the {family} family; use state='arc'")
+        if given:
+            raise InvalidParameterError(
+                f"{', '.join(g + '=' for g in given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                "state='arc' (per-arc mirrors), not state='vertex'")
+    return state
+
+
 def check_layer_window(w):
     """``layer_window`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
     if w is None:
@@ -139,10 +167,15 @@ def check_short_path_push(k):
     return int(k)
 
 
-def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", dag=True,
+def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pending", dag=True,
           skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True, layer_window=None,
-          run_ahead_local=None):
+          run_ahead_local=None, state=None):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
+
+    ``state`` (:data:`STATES`, default by :func:`resolve_state`): ``"vertex"`` hands a linear
+    system to :mod:`digraph.dispatch.dag_push` (component by component of the vertex
+    condensation, one residual per vertex; ``pathset`` is not needed); ``"arc"`` runs the path
+    engine of this module on ``pathset``.
 
     ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs, and
     hot paths of one arc (nothing to carry along), are not walked with per-arc mirrors but pushed
@@ -165,6 +198,17 @@ def solve(graph, system, *, tol, max_iter, stats, pathset, priority="pending", d
     """
     if priority not in PRIORITIES:
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
+    state = resolve_state(state, system.family, short_path_push=short_path_push,
+                          layer_window=layer_window, fuse_check=fuse_check, priority=priority,
+                          push_hot_arcs=None if push_hot_arcs else False,
+                          dag=None if dag else False, skip=None if skip else False)
+    if state == "vertex":
+        from . import dag_push
+        return dag_push.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats,
+                              priority=priority)
+    stats["state"] = "arc"
+    if pathset is None:
+        raise InvalidParameterError("state='arc' needs the PathSet (digraph.preprocess)")
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
     short_path_push = check_short_path_push(short_path_push)

@@ -1,0 +1,211 @@
+"""The vertex state of the CPU path modes: linear systems solved SCC by SCC in the order of the
+DAG sketch, with one residual per vertex (``mode="path"``, ``state="vertex"``, the default for
+linear algorithms on the CPU).
+
+DiGraph's model (§3.2.2): an SCC-vertex runs once its predecessors have converged, and one whose
+inputs are final never runs again (Observation 2).  Here the SCC-vertices are the strongly
+connected components of the graph itself (:mod:`digraph.paths.condensation`) and a component is
+never revisited at all: it starts when every component of the lower levels is done, pulls its
+inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
+
+* a component of one vertex (every acyclic vertex) is exact after that one evaluation;
+* a small component is swept by one thread, Gauss–Seidel style, with a soft priority by pending
+  mass per arc; the components of one level run in parallel (dynamic chunks: idle threads take
+  the next one);
+* a large component (at least :data:`SPLIT_ARCS` inside arcs) is split into one chunk per thread
+  by inside arcs; pushes across chunks are atomic.
+
+Why not per-arc mirrors (``state="arc"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
+arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
+residual is one value to test.  On cnr-2000 PageRank the vertex state sends about as few arcs
+(0.21× ``bsp``'s) at a fraction of the time (docs/benchmarks.md, "Vertex state").
+
+Error budget.  Linear systems ``x = b + A x`` with ``A ≥ 0``.  When a component is done its
+residual is exactly its pending mass (its inputs are final), so the answer's residual is the sum
+over components; the L1 budget of :func:`~.convergence.pending_budget` is shared by inside arcs
+(a component of ``k`` arcs may leave ``budget · k / (arcs inside all components)``).  For a
+normalised answer the budget scales with ``Σx``, which is not known yet: a lower bound is used,
+``Σx`` of the finished levels plus ``Σb`` of the rest (a state that only grows from 0 ends at
+least at ``b``).  The L∞ route (adsorption) bounds every vertex's residual instead.  The result
+is certified on the residual recomputed from the state; if that fails (rounding), the run is
+finished by vertex-level push from the exact residual, as in the arc state.
+"""
+
+import time
+
+import numba
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..paths.condensation import ORDERS, condensation_for
+from ..smx import cpu_scc as K
+from . import vertex_async
+from .convergence import certified, certified_bound, linear_contraction, pending_budget
+from .systems import linear_factors
+
+__all__ = ["solve", "SPLIT_ARCS", "PRIORITY_SHARE", "INNER_SWEEPS", "LEVEL_CHUNK"]
+
+SPLIT_ARCS = 100_000
+"""Components with at least this many inside arcs are split over the threads (below: one thread
+per component, components of a level in parallel)."""
+
+PRIORITY_SHARE = 0.5
+"""``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its residual per
+out-arc exceeds this share of its component's mean pending mass per arc (``< 1``, so every sweep
+pushes something); ``priority="none"`` pushes every vertex above the budget's per-arc share."""
+
+INNER_SWEEPS = 8
+"""Sweeps of a split component per kernel call between global checks of its pending mass."""
+
+LEVEL_CHUNK = 16
+"""Components per dynamically scheduled chunk of a level."""
+
+
+def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
+          pathset=None):
+    """Solve the linear ``system`` component by component; returns (state, converged).
+
+    ``priority``: ``"pending"`` (soft priority, :data:`PRIORITY_SHARE`) or ``"none"``.
+    ``order``: the vertex order inside a component, ``"vertex"`` (ids) or ``"path"`` (the
+    PathSet's storage order: each path's vertices in sequence; needs ``pathset``).
+    """
+    if system.family != "linear":
+        raise InvalidParameterError("state='vertex' applies to linear algorithms (PageRank, adsorption, "
+                                    "user-defined LinearSystem); use state='arc'")
+    if priority not in ("pending", "none"):
+        raise InvalidParameterError(f"state='vertex' takes priority 'pending' or 'none', got {priority!r}")
+    if order not in ORDERS:
+        raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")
+    n = graph.num_vertices
+    cond, t_build = condensation_for(graph, order, pathset)
+    stats["state"] = "vertex"
+    stats["priority"] = priority
+    stats["vertex_order"] = order
+    stats["time_condensation"] = t_build
+    stats.setdefault("arcs_examined", 0)
+    gammas = linear_contraction(graph, system)
+    linf = gammas[0] >= 1.0  # only the L∞ route bounds the error
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
+    has_coef = has_arc or system.dst_scale is not None
+    o = cond.order
+    if has_coef:
+        icoef = np.empty(cond.iout_targets.size, np.float64)
+        ecoef = np.empty(cond.ein_sources.size, np.float64)
+        K.coefficients(o, cond.iout_offsets, cond.iout_targets, cond.iout_arcs, cond.ein_offsets,
+                       cond.ein_sources, cond.ein_arcs, src_scale, arc if has_arc else src_scale,
+                       has_arc, dst_scale, icoef, ecoef)
+        vscale = np.zeros(1, np.float64)
+    else:
+        icoef = ecoef = np.zeros(1, np.float64)
+        vscale = np.ascontiguousarray(src_scale[o])
+    b = np.ascontiguousarray(np.asarray(system.b, np.float64)[o])
+    x = np.zeros(n, np.float64)
+    r = np.zeros(n, np.float64)
+    rr = np.zeros(n, np.float64)
+    prio = PRIORITY_SHARE if priority == "pending" else 0.0
+    T = numba.get_num_threads()
+    cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
+    inside = max(int(cond.comp_arcs.sum()), 1)
+    b_left = float(b.sum())
+    sum_done = 0.0
+    split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(cond.num_components, bool)
+    layer_rounds, layer_arcs = [], []
+    out_of_rounds = False
+    old_chunk = numba.get_parallel_chunksize()
+    for L in range(cond.num_levels):
+        comps = cond.level(L)
+        a, z = int(cond.comp_offsets[comps[0]]), int(cond.comp_offsets[comps[-1] + 1])
+        budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
+        per_arc = budget / inside
+        vmax = budget if linf else 0.0
+        max_sweeps = max(max_iter - stats["rounds"], 0)
+        before = cnt[:, K.PULLS].sum() + cnt[:, K.PUSHES].sum()
+        cnt[:, K.MAX_SWEEPS] = 0
+        small = comps[~split[comps]]
+        if small.size:
+            numba.set_parallel_chunksize(LEVEL_CHUNK)
+            try:
+                K.level_pass(small, cond.comp_offsets, cond.comp_arcs, cond.ein_offsets,
+                             cond.ein_sources, ecoef, cond.iout_offsets, cond.iout_targets, icoef,
+                             has_coef, vscale, b, x, r, per_arc, vmax, linf, prio, max_sweeps, cnt)
+            finally:
+                numba.set_parallel_chunksize(old_chunk)
+        rounds = int(cnt[:, K.MAX_SWEEPS].max())
+        for c in comps[split[comps]]:
+            rounds += _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr,
+                                       per_arc * cond.comp_arcs[c], vmax, linf, prio,
+                                       max_sweeps - rounds, cnt)
+        rounds = max(rounds, 1)
+        stats["rounds"] += rounds
+        layer_rounds.append(rounds)
+        layer_arcs.append(int(cnt[:, K.PULLS].sum() + cnt[:, K.PUSHES].sum() - before))
+        sum_done += float(x[a:z].sum())
+        b_left -= float(b[a:z].sum())
+        if cnt[:, K.CAPPED].any():
+            out_of_rounds = True
+            break
+    tot = cnt.sum(axis=0)
+    stats["arc_updates"] += int(tot[K.PULLS] + tot[K.PUSHES])
+    stats["vertex_updates"] += int(tot[K.VERTEX_PUSHES])
+    stats["arcs_examined"] += int(tot[K.PULLS] + tot[K.PUSHES])
+    stats["sweeps"] = int(tot[K.SWEEPS])
+    stats["scc_vertices"] = cond.num_components
+    stats["scc_ran"] = int(tot[K.RAN])
+    stats["scc_ran_once"] = int(tot[K.ONCE])
+    stats["scc_split"] = int(split.sum())
+    stats["layers"] = cond.num_levels
+    stats["layer_rounds"] = layer_rounds
+    stats["layer_arc_updates"] = layer_arcs
+    stats["paths_processed"] = 0
+    stats["processed_path_lengths"] = {}
+    xo = np.empty(n, np.float64)
+    xo[o] = x
+    rvec = np.empty(n, np.float64)
+    bound, r1, floor = certified_bound(graph, system, xo, gammas, rvec)
+    if certified(bound, r1, floor, tol, stats):
+        stats["error_bound"] = float(bound)
+        stats["residual_l1"] = float(r1)
+        return xo, True
+    if out_of_rounds or stats["rounds"] >= max_iter:
+        stats["error_bound"] = float(bound)
+        stats["residual_l1"] = float(r1)
+        return xo, False
+    # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
+    stats["finished_by"] = "vertex push"
+    stats["path_rounds"] = stats["rounds"]
+    with vertex_async._dynamic_chunks():
+        return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+
+
+def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr, budget, vmax, linf,
+                     prio, max_sweeps, cnt):
+    """A large component over ``T`` threads; returns its rounds (sweeps of the slowest chunk)."""
+    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
+    me = cnt[0]
+    me[K.PULLS] += int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    me[K.RAN] += 1
+    cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
+    bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = a, z
+    rounds = 0
+    while True:
+        mass = float(np.abs(r[a:z]).sum() + np.abs(rr[a:z]).sum())
+        top = float(max(np.abs(r[a:z]).max(), np.abs(rr[a:z]).max()))
+        if (top <= vmax) if linf else (mass <= budget):
+            break
+        if rounds >= max_sweeps:
+            me[K.CAPPED] += 1
+            break
+        cnt[:, K.MAX_SWEEPS] = 0
+        K.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
+                       rr, min(INNER_SWEEPS, max_sweeps - rounds), budget, vmax, linf, prio, cnt)
+        swept = int(cnt[:, K.MAX_SWEEPS].max())
+        if swept == 0:  # every chunk within its share: only rounding keeps the sum above
+            break
+        rounds += swept
+    r[a:z] += rr[a:z]
+    rr[a:z] = 0.0
+    if rounds <= 1:
+        me[K.ONCE] += 1
+    return rounds

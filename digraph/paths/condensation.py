@@ -1,0 +1,179 @@
+"""The vertex condensation of a graph, laid out for SCC-by-SCC processing (the vertex state of the
+CPU path modes, :mod:`digraph.dispatch.dag_push`).
+
+The strongly connected components of the graph (iterative Tarjan, :func:`digraph.preprocess.scc.
+tarjan_scc`) form a DAG; the *level* of a component is the longest chain of components above it
+(level 0: no arc enters it from another component), so every arc between two components goes
+from a lower level to a strictly higher one, and the components of one level never depend on
+each other.  This is the DAG sketch of DiGraph §3.2.2 at vertex granularity: the sketch of
+:mod:`digraph.preprocess.dag` groups *paths*, which the per-arc (mirror) state needs; per-vertex
+residuals only need the vertices' own dependencies, and the vertex condensation is finer (every
+acyclic vertex is a component of its own, computed exactly once from final inputs).
+
+Layout: vertices are renumbered to *positions*, by level, then component, then vertex id
+(``order="vertex"``) or first appearance in the PathSet's storage order (``order="path"``: hot
+paths first, each path's vertices consecutively, so a sweep walks the paths).  Two CSR arrays in
+position space split the arcs:
+
+* ``iout_*`` — out-arcs inside a component (pushed while the component iterates);
+* ``ein_*`` — in-arcs from other components (pulled once, when the component starts: its
+  predecessors are final by then).
+
+``*_arc`` keeps each arc's CSR index, for arc factors.  Built in O(n + m) Numba passes plus sorts
+of n keys; kept on the graph (:func:`condensation_for`), since it depends on nothing else.
+"""
+
+import time
+
+import numpy as np
+from numba import njit
+
+from ..preprocess.scc import tarjan_scc
+
+__all__ = ["Condensation", "condensation_for", "ORDERS"]
+
+ORDERS = ("vertex", "path")
+
+
+@njit(cache=True, nogil=True)
+def _levels(in_offsets, in_sources, topo, ncomp, by_topo, comp_start):
+    """Longest chain of components above each component (components in topological order)."""
+    level = np.zeros(ncomp, np.int64)
+    for c in range(ncomp):
+        lev = 0
+        for i in range(comp_start[c], comp_start[c + 1]):
+            v = by_topo[i]
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                s = in_sources[k]
+                if topo[s] != c:
+                    lv = level[topo[s]] + 1
+                    if lv > lev:
+                        lev = lv
+        level[c] = lev
+    return level
+
+
+@njit(cache=True, nogil=True)
+def _path_keys(n, path_offsets, path_vertices):
+    """First position of each vertex in the PathSet's storage order."""
+    key = np.full(n, np.int64(1) << 62)
+    k = 0
+    for i in range(path_vertices.size):
+        v = path_vertices[i]
+        if key[v] > k:
+            key[v] = k
+        k += 1
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _split_arcs(order, pos, comp, out_offsets, out_targets, in_offsets, in_sources, in_arcs):
+    n = order.size
+    iout_off = np.zeros(n + 1, np.int64)
+    ein_off = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        u = order[i]
+        c = 0
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            if comp[out_targets[e]] == comp[u]:
+                c += 1
+        iout_off[i + 1] = iout_off[i] + c
+        c = 0
+        for k in range(in_offsets[u], in_offsets[u + 1]):
+            if comp[in_sources[k]] != comp[u]:
+                c += 1
+        ein_off[i + 1] = ein_off[i] + c
+    iout_tgt = np.empty(iout_off[n], pos.dtype)
+    iout_arc = np.empty(iout_off[n], np.int64)
+    ein_src = np.empty(ein_off[n], pos.dtype)
+    ein_arc = np.empty(ein_off[n], np.int64)
+    for i in range(n):
+        u = order[i]
+        c = iout_off[i]
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            w = out_targets[e]
+            if comp[w] == comp[u]:
+                iout_tgt[c] = pos[w]
+                iout_arc[c] = e
+                c += 1
+        c = ein_off[i]
+        for k in range(in_offsets[u], in_offsets[u + 1]):
+            s = in_sources[k]
+            if comp[s] != comp[u]:
+                ein_src[c] = pos[s]
+                ein_arc[c] = in_arcs[k]
+                c += 1
+    return iout_off, iout_tgt, iout_arc, ein_off, ein_src, ein_arc
+
+
+class Condensation:
+    """Components of a graph by level, with the arcs split into inside / between components.
+
+    Attributes
+    ----------
+    order : int64 array, n
+        Vertex at each position (``pos[order] = arange(n)``).
+    comp_offsets : int64 array, C+1
+        Component ``c`` holds positions ``comp_offsets[c]:comp_offsets[c+1]``; components are
+        numbered by level, then topologically.
+    level_offsets : int64 array, L+1
+        Components of level ``l``: ``level_offsets[l]:level_offsets[l+1]``.
+    comp_arcs : int64 array, C
+        Arcs inside each component (0: the component is one vertex without a self-loop).
+    iout_offsets, iout_targets, iout_arcs, ein_offsets, ein_sources, ein_arcs
+        The two CSR arrays of the module docstring, in position space.
+    time : float
+        Seconds it took to build.
+    """
+
+    def __init__(self, graph, order="vertex", pathset=None):
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        t0 = time.perf_counter()
+        n = graph.num_vertices
+        lab, ncomp = tarjan_scc(graph.out_offsets, graph.out_targets, n)
+        topo = ncomp - 1 - lab  # Tarjan numbers components in reverse topological order
+        by_topo = np.argsort(topo, kind="stable")
+        start = np.zeros(ncomp + 1, np.int64)
+        np.cumsum(np.bincount(topo, minlength=ncomp), out=start[1:])
+        level = _levels(graph.in_offsets, graph.in_sources, topo, np.int64(ncomp), by_topo, start)
+        by_level = np.lexsort((np.arange(ncomp), level))
+        rank = np.empty(ncomp, np.int64)
+        rank[by_level] = np.arange(ncomp)
+        comp = rank[topo]
+        if order == "path":
+            if pathset is None:
+                raise ValueError("order='path' needs the PathSet")
+            key = _path_keys(np.int64(n), pathset.path_offsets, pathset.path_vertices)
+            self.order = np.lexsort((key, comp)).astype(np.int64)
+        else:
+            self.order = np.argsort(comp, kind="stable").astype(np.int64)
+        idx = np.int32 if n < 2**31 else np.int64
+        pos = np.empty(n, idx)
+        pos[self.order] = np.arange(n, dtype=idx)
+        self.comp_offsets = np.zeros(ncomp + 1, np.int64)
+        np.cumsum(np.bincount(comp, minlength=ncomp), out=self.comp_offsets[1:])
+        (self.iout_offsets, self.iout_targets, self.iout_arcs, self.ein_offsets, self.ein_sources,
+         self.ein_arcs) = _split_arcs(self.order, pos, comp, graph.out_offsets, graph.out_targets,
+                                      graph.in_offsets, graph.in_sources, graph.in_arcs)
+        self.comp_arcs = np.diff(self.iout_offsets[self.comp_offsets])
+        lev = level[by_level]
+        nl = int(lev[-1]) + 1 if ncomp else 0
+        self.level_offsets = np.searchsorted(lev, np.arange(nl + 1)).astype(np.int64)
+        self.num_components = int(ncomp)
+        self.num_levels = nl
+        self.vertex_order = order
+        self.time = time.perf_counter() - t0
+
+    def level(self, L):
+        """Components of level ``L``."""
+        return np.arange(self.level_offsets[L], self.level_offsets[L + 1], dtype=np.int64)
+
+
+def condensation_for(graph, order="vertex", pathset=None):
+    """(:class:`Condensation` of ``graph``, seconds spent building it now: 0 when cached)."""
+    key = ("condensation", order, id(pathset) if order == "path" else None)
+    if key not in graph._cache:
+        graph._cache[key] = Condensation(graph, order, pathset)
+        return graph._cache[key], graph._cache[key].time
+    return graph._cache[key], 0.0

@@ -1,0 +1,191 @@
+"""Numba CPU kernels of the vertex state of the path modes (:mod:`digraph.dispatch.dag_push`):
+linear systems solved component by component of the vertex condensation
+(:mod:`digraph.paths.condensation`), in position space.
+
+A component starts by *pulling* its in-arcs from other components (final by then), which gives
+each of its vertices its residual ``r_v = b_v + Σ_{u→v, u outside} c_uv x_u`` with ``x_v = 0``; a
+vertex without arcs inside its component is then exact (``x_v = r_v``, one evaluation).  Otherwise
+the component *sweeps* its vertices in position order, Gauss–Seidel style: a vertex whose residual
+is worth it adds it to ``x_v`` and pushes ``c·r_v`` along its inside out-arcs, where later vertices
+of the same sweep use it at once.  "Worth it" is a soft priority by pending mass, without a sort:
+``|r_v| > deg_v · max(budget / arcs, prio · mass / arcs)``, with ``mass`` the component's pending
+residual after the previous sweep (a vertex's push costs its out-degree, so its residual is
+compared per arc); with ``prio < 1`` every sweep makes progress.  The component is done when its
+pending mass is within its budget (L∞ route: every residual within ``vmax``).
+
+Counters per thread (``cnt[t]``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`,
+:data:`SWEEPS`, :data:`MAX_SWEEPS` (of one component, this level), :data:`ONCE` (components done in
+at most one sweep), :data:`CAPPED` (components stopped by ``max_sweeps``), :data:`RAN`.
+"""
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .atomics import atomic_add, atomic_xchg
+
+__all__ = ["COUNTERS", "coefficients", "level_pass", "pull_range", "sweep_chunks"]
+
+PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN = range(8)
+COUNTERS = 8
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def coefficients(order, iout_offsets, iout_targets, iout_arcs, ein_offsets, ein_sources, ein_arcs,
+                 src_scale, arc_scale, has_arc, dst_scale, icoef, ecoef):
+    """``c_uv = src_scale[u] · arc_scale[e] · dst_scale[v]`` of every inside and pulled arc."""
+    for i in prange(order.size):
+        u = order[i]
+        for e in range(iout_offsets[i], iout_offsets[i + 1]):
+            w = order[iout_targets[e]]
+            icoef[e] = src_scale[u] * (arc_scale[iout_arcs[e]] if has_arc else 1.0) * dst_scale[w]
+        for k in range(ein_offsets[i], ein_offsets[i + 1]):
+            s = order[ein_sources[k]]
+            ecoef[k] = src_scale[s] * (arc_scale[ein_arcs[k]] if has_arc else 1.0) * dst_scale[u]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x):
+    acc = b[j]
+    for k in range(ein_offsets[j], ein_offsets[j + 1]):
+        s = ein_sources[k]
+        acc += (ecoef[k] if has_coef else vscale[s]) * x[s]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
+               vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt):
+    """Pull, then sweep positions ``a:z`` (one component, one thread) until within budget."""
+    for j in range(a, z):
+        r[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
+    cnt[PULLS] += ein_offsets[z] - ein_offsets[a]
+    cnt[RAN] += 1
+    arcs = iout_offsets[z] - iout_offsets[a]
+    if arcs == 0:  # acyclic vertices: exact from final inputs
+        for j in range(a, z):
+            x[j] = r[j]
+            r[j] = 0.0
+        cnt[VERTEX_PUSHES] += z - a
+        cnt[ONCE] += 1
+        return
+    base = budget / arcs
+    mass = 0.0
+    top = 0.0
+    for j in range(a, z):
+        mass += abs(r[j])
+        top = max(top, abs(r[j]))
+    sweeps = 0
+    while (top > vmax) if linf else (mass > budget):
+        if sweeps >= max_sweeps:
+            cnt[CAPPED] += 1
+            break
+        sweeps += 1
+        theta = prio * mass / arcs
+        if not linf:
+            theta = max(theta, base)
+        for j in range(a, z):
+            d = r[j]
+            lo = iout_offsets[j]
+            hi = iout_offsets[j + 1]
+            ad = abs(d)
+            if ad > theta * (hi - lo) and ad > vmax:
+                x[j] += d
+                r[j] = 0.0
+                for e in range(lo, hi):
+                    r[iout_targets[e]] += (icoef[e] if has_coef else vscale[j]) * d
+                cnt[PUSHES] += hi - lo
+                cnt[VERTEX_PUSHES] += 1
+        mass = 0.0
+        top = 0.0
+        for j in range(a, z):
+            mass += abs(r[j])
+            top = max(top, abs(r[j]))
+    cnt[SWEEPS] += sweeps
+    cnt[MAX_SWEEPS] = max(cnt[MAX_SWEEPS], sweeps)
+    if sweeps <= 1:
+        cnt[ONCE] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
+               iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
+               max_sweeps, cnt):
+    """Components ``comps`` of one level, one per thread at a time (dynamic chunks): each pulls
+    and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route)."""
+    for i in prange(comps.size):
+        c = comps[i]
+        _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources, ecoef,
+                   iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
+                   per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
+                   cnt[numba.get_thread_id()])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def pull_range(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r):
+    """The pull of a component split over threads (positions ``a:z``)."""
+    for j in prange(a, z):
+        r[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, rr, inner,
+                 budget, vmax, linf, prio, cnt):
+    """Up to ``inner`` sweeps of each chunk ``bounds[t]:bounds[t+1]`` of one large component, a
+    thread per chunk.  A push into the thread's own chunk adds to ``rl``; into another chunk,
+    atomically to ``rr``, which the owner takes with an atomic exchange before reading the
+    vertex: no contribution is lost.  A chunk stops early when its own pending mass is within its
+    share of the budget (by inside arcs)."""
+    T = bounds.size - 1
+    a = bounds[0]
+    arcs = iout_offsets[bounds[T]] - iout_offsets[a]
+    for t in prange(T):
+        c = cnt[numba.get_thread_id()]
+        lo = bounds[t]
+        hi = bounds[t + 1]
+        mine = iout_offsets[hi] - iout_offsets[lo]
+        share = budget * mine / arcs
+        base = budget / arcs
+        mass = 0.0
+        top = 0.0
+        for j in range(lo, hi):
+            v = abs(rl[j]) + abs(rr[j])
+            mass += v
+            top = max(top, v)
+        sweeps = 0
+        for s in range(inner):
+            if (top <= vmax) if linf else (mass <= share):
+                break
+            sweeps += 1
+            theta = prio * mass / max(mine, 1)
+            if not linf:
+                theta = max(theta, base)
+            for j in range(lo, hi):
+                d = rl[j]
+                if rr[j] != 0.0:
+                    d += atomic_xchg(rr, j, 0.0)
+                e0 = iout_offsets[j]
+                e1 = iout_offsets[j + 1]
+                ad = abs(d)
+                if ad > theta * (e1 - e0) and ad > vmax:
+                    x[j] += d
+                    rl[j] = 0.0
+                    for e in range(e0, e1):
+                        w = iout_targets[e]
+                        v = (icoef[e] if has_coef else vscale[j]) * d
+                        if w >= lo and w < hi:
+                            rl[w] += v
+                        else:
+                            atomic_add(rr, w, v)
+                    c[PUSHES] += e1 - e0
+                    c[VERTEX_PUSHES] += 1
+                else:
+                    rl[j] = d
+            mass = 0.0
+            top = 0.0
+            for j in range(lo, hi):
+                v = abs(rl[j]) + abs(rr[j])
+                mass += v
+                top = max(top, v)
+        c[SWEEPS] += sweeps
+        c[MAX_SWEEPS] = max(c[MAX_SWEEPS], sweeps)
