@@ -5,7 +5,9 @@ pending mass / the paper's Pri(p) / none, DAG-layer dispatch off, skipping of co
 both off; then the *path representation* rows: per-arc mirrors on every path (the engine before
 ``short_path_push``), short paths pushed at vertex level for several ``K``, hot one-arc paths
 walked or pushed, the check pass separate or fused into the walk; the *window* rows: running
-ahead into the next DAG layers (``layer_window``, ``run_ahead_local``); ``bsp`` and
+ahead into the next DAG layers (``layer_window``, ``run_ahead_local``); the *state* rows: one
+residual per vertex, SCC by SCC (``state="vertex"``, the default for linear systems), against the
+per-arc state; ``bsp`` and
 ``vertex-async`` alongside.  One PathSet per graph (built once, untimed; the short-arc groups of each ``K`` are
 built on the warm-up run and their build time reported apart).  Every variant runs once as a
 warm-up, then ``--repeat`` passes run every variant in turn (interleaved, so that load from other
@@ -15,6 +17,7 @@ writes JSON.
     python benchmarks/bench_path_ablation.py --graphs cnr-2000 dblp-2010 --repeat 5
     python benchmarks/bench_path_ablation.py --only representation   # the representation rows
     python benchmarks/bench_path_ablation.py --only window           # the run-ahead rows
+    python benchmarks/bench_path_ablation.py --only state            # vertex vs arc state
 """
 
 import argparse
@@ -30,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import digraph  # noqa: E402
-from digraph.dispatch import bsp, paths, vertex_async  # noqa: E402
+from digraph.dispatch import bsp, dag_push, paths, vertex_async  # noqa: E402
 from digraph.result import RunStats  # noqa: E402
 
 DATASETS = ROOT.parent / "shared" / "datasets"
@@ -38,12 +41,21 @@ GRAPHS = {"cnr-2000": ("cnr-2000.txt.gz", None), "dblp-2010": ("dblp-2010.txt.gz
 VARIANTS = [
     ("bsp", None),
     ("vertex-async", None),
-    ("path: pending priority (default)", dict(priority="pending")),
-    ("path: paper Pri(p)", dict(priority="paper")),
-    ("path: no priority (path-nopriority)", dict(priority="none")),
-    ("path: no priority, DAG off", dict(priority="none", dag=False)),
-    ("path: no priority, skipping off", dict(priority="none", skip=False)),
-    ("path: no priority, DAG and skipping off", dict(priority="none", dag=False, skip=False)),
+    ("path: pending priority (arc state)", dict(priority="pending", state="arc")),
+    ("path: paper Pri(p)", dict(priority="paper", state="arc")),
+    ("path: no priority (path-nopriority, arc state)", dict(priority="none", state="arc")),
+    ("path: no priority, DAG off", dict(priority="none", dag=False, state="arc")),
+    ("path: no priority, skipping off", dict(priority="none", skip=False, state="arc")),
+    ("path: no priority, DAG and skipping off", dict(priority="none", dag=False, skip=False,
+                                                     state="arc")),
+]
+# where what is pending lives (issue 4): per vertex, SCC by SCC (dispatch/dag_push.py), or per arc
+STATE = [
+    ("state: vertex, pending priority (default)", dict(state="vertex")),
+    ("state: vertex, no priority (path-nopriority)", dict(state="vertex", priority="none")),
+    ("state: vertex, path order inside components", dict(state="vertex", order="path")),
+    ("state: vertex, no component split", dict(state="vertex", split_arcs=1 << 62)),
+    ("state: arc (K=2, fused, layer by layer)", dict(state="arc")),
 ]
 # path representation (issue 4, item 3): pending priority unless named
 REPRESENTATION = [
@@ -82,6 +94,14 @@ def run_variant(g, ps, system, tol, name, opts):
         x, ok = bsp.solve(g, system, tol=tol, max_iter=100000, stats=stats)
     elif name == "vertex-async":
         x, ok = vertex_async.solve(g, system, tol=tol, max_iter=100000, stats=stats)
+    elif "order" in opts or "split_arcs" in opts:
+        old = dag_push.SPLIT_ARCS
+        dag_push.SPLIT_ARCS = opts.get("split_arcs", old)
+        try:
+            x, ok = dag_push.solve(g, system, tol=tol, max_iter=100000, stats=stats, pathset=ps,
+                                   order=opts.get("order", "vertex"))
+        finally:
+            dag_push.SPLIT_ARCS = old
     else:
         x, ok = paths.solve(g, system, tol=tol, max_iter=100000, stats=stats, pathset=ps, **opts)
     return time.perf_counter() - t0, x, ok, stats
@@ -93,17 +113,19 @@ def main(argv=None):
     p.add_argument("--tol", type=float, default=1e-8)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--json", default=None)
-    p.add_argument("--only", choices=["ablation", "representation", "window"], default=None,
+    p.add_argument("--only", choices=["ablation", "representation", "window", "state"], default=None,
                    help="run only the mechanism rows, the representation rows or the run-ahead "
                         "rows (with bsp and vertex-async)")
     args = p.parse_args(argv)
-    variants = VARIANTS + REPRESENTATION + WINDOW
+    variants = VARIANTS + STATE + REPRESENTATION + WINDOW
     if args.only == "ablation":
         variants = VARIANTS
     elif args.only == "representation":
         variants = VARIANTS[:2] + REPRESENTATION
     elif args.only == "window":
         variants = VARIANTS[:2] + WINDOW
+    elif args.only == "state":
+        variants = VARIANTS[:2] + STATE
     rows = []
     for gname in args.graphs:
         fname, nv = GRAPHS[gname]
@@ -117,7 +139,7 @@ def main(argv=None):
         build = {}
         for name, opts in variants:  # warm-up: compilation, short-arc groups of each K
             _, _, _, st = run_variant(g, ps, system, args.tol, name, opts)
-            build[name] = st.get("time_representation", 0.0)
+            build[name] = st.get("time_representation", 0.0) + st.get("time_condensation", 0.0)
         times = {name: [] for name, _ in variants}
         last = {}
         for _ in range(args.repeat):

@@ -11,15 +11,17 @@ from .errors import ConvergenceError, InvalidParameterError, NotAvailableError
 from .graph import Graph
 from .result import Result, RunStats
 
-__all__ = ["run", "MODES", "DEFAULT_MODE", "DEFAULT_MODES"]
+__all__ = ["run", "MODES", "DEFAULT_MODE", "DEFAULT_MODES", "DEFAULT_GPU_MODES"]
 
 MODES = ("path", "path-nopriority", "vertex-async", "bsp")
 AVAILABLE_MODES = MODES
 DEFAULT_MODE = "bsp"
-# The default per algorithm family, chosen by measurement (docs/benchmarks.md, 2 cores, cnr-2000 and
-# dblp-2010): bsp is the fastest digraph mode for PageRank/adsorption-like sums, vertex-async for
-# SSSP-like (2-3x) and k-core (2-3x).  "path" becomes the default where it is the fastest.
-DEFAULT_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
+# The default per algorithm family on the CPU, chosen by measurement (docs/benchmarks.md, 2 cores,
+# cnr-2000 and dblp-2010): "path" (its vertex state: SCC by SCC of the DAG sketch) for
+# PageRank/adsorption-like sums, vertex-async for SSSP-like (2-3x faster than bsp) and k-core.
+DEFAULT_MODES = {"linear": "path", "monotone": "vertex-async", "hindex": "vertex-async"}
+# On GPUs dense bsp rounds are fastest for sums (docs/benchmarks.md, "GPU engine").
+DEFAULT_GPU_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
@@ -35,12 +37,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
     mode : str, optional
-        ``"bsp"`` (bulk-synchronous rounds over a frontier, Gunrock-like; the default for
-        PageRank, adsorption and other linear systems), ``"vertex-async"`` (asynchronous worklist
-        passes with atomic pushes, DiGraph-t; the default for SSSP, k-core and other min/max
-        systems),
-        ``"path"`` (paths walked per thread in DAG-layer order with priority scheduling, DiGraph)
-        or ``"path-nopriority"`` (the same without priority, DiGraph-w).
+        ``"path"`` (DiGraph: SCC-vertices in the order of the DAG sketch with priority
+        scheduling; on the CPU the default for PageRank, adsorption and other linear systems,
+        see ``state``), ``"path-nopriority"`` (the same without priority, DiGraph-w),
+        ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
+        default for SSSP, k-core and other min/max systems) or ``"bsp"`` (bulk-synchronous
+        rounds over a frontier, Gunrock-like; the default for linear systems on GPUs).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
@@ -126,7 +128,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     bound = algo.bind(graph, params)
     system = algo.prepare(graph, **bound)
     if mode is None:
-        mode = DEFAULT_MODES.get(system.family, DEFAULT_MODE)
+        modes = DEFAULT_MODES if device == "cpu" else DEFAULT_GPU_MODES
+        mode = modes.get(system.family, DEFAULT_MODE)
     if tol is None:
         tol = algo.default_tol
     tol = _check_positive("tol", tol, float)

@@ -288,7 +288,9 @@ def test_modes(g):
             with pytest.raises(NotAvailableError, match=mode) as ei:
                 digraph.run(g, "pagerank", mode=mode)
             assert isinstance(ei.value, NotImplementedError)
-    assert digraph.run(g, "pagerank").stats["mode"] == run_module.DEFAULT_MODE
+    r = digraph.run(g, "pagerank")
+    assert r.stats["mode"] == run_module.DEFAULT_MODES["linear"] == "path"
+    assert r.stats["state"] == "vertex"
 
 
 @pytest.mark.parametrize("device, error", [
