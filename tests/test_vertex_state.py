@@ -49,9 +49,12 @@ class Scaled(Algorithm):
         return solve_linear_system(graph, self.prepare(graph, c))
 
 
-@pytest.fixture(params=["whole", "split"])
+@pytest.fixture(params=["serial", "level", "split"])
 def split(request, monkeypatch):
-    """Every component on one thread, or every component with an arc split over the threads."""
+    """How the components run: thin levels one after another on one thread (small graphs), every
+    level's components in parallel, or every component with an arc split over the threads."""
+    if request.param != "serial":
+        monkeypatch.setattr(dag_push, "THIN_ARCS", 0)
     if request.param == "split":
         monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
     return request.param
@@ -107,7 +110,8 @@ def test_acyclic_graph_runs_every_vertex_once():
     r = digraph.run(g, "pagerank", mode="path", tol=1e-12)
     s = r.stats
     assert s["scc_vertices"] == s["scc_ran"] == s["scc_ran_once"] == n
-    assert s["sweeps"] == 0 and s["rounds"] == s["layers"] == len(s["layer_rounds"])
+    assert s["sweeps"] == 0 == s["rounds"] == sum(s["layer_rounds"])
+    assert s["layers"] == len(s["layer_rounds"]) == n  # the chain: one level per vertex
     assert s["arc_updates"] == g.num_arcs  # every arc pulled once, nothing pushed
     assert np.abs(r.values - digraph.algorithms.PageRank().reference(g)).sum() <= 1e-12
 

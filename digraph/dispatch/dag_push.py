@@ -43,7 +43,7 @@ from . import vertex_async
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors
 
-__all__ = ["solve", "SPLIT_ARCS", "PRIORITY_SHARE", "INNER_SWEEPS", "LEVEL_CHUNK"]
+__all__ = ["solve", "SPLIT_ARCS", "PRIORITY_SHARE", "INNER_SWEEPS", "LEVEL_CHUNK", "THIN_ARCS"]
 
 SPLIT_ARCS = 100_000
 """Components with at least this many inside arcs are split over the threads (below: one thread
@@ -59,6 +59,10 @@ INNER_SWEEPS = 8
 
 LEVEL_CHUNK = 16
 """Components per dynamically scheduled chunk of a level."""
+
+THIN_ARCS = 20_000
+"""A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel call
+with its thin neighbours: a deep DAG then costs no call per level."""
 
 
 def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
@@ -105,45 +109,56 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     prio = PRIORITY_SHARE if priority == "pending" else 0.0
     T = numba.get_num_threads()
     cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
+    C = cond.num_components
+    comp_sweeps = np.zeros(C, np.int64)
+    comp_sent = np.zeros(C, np.int64)
     inside = max(int(cond.comp_arcs.sum()), 1)
     b_left = float(b.sum())
     sum_done = 0.0
-    split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(cond.num_components, bool)
-    layer_rounds, layer_arcs = [], []
-    out_of_rounds = False
+    split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(C, bool)
+    rounds = 0
+    layer_rounds = np.zeros(cond.num_levels, np.int64)
     old_chunk = numba.get_parallel_chunksize()
-    for L in range(cond.num_levels):
-        comps = cond.level(L)
-        a, z = int(cond.comp_offsets[comps[0]]), int(cond.comp_offsets[comps[-1] + 1])
+    for kind, L0, L1 in _steps(cond, split):
+        c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
+        a, z = int(cond.comp_offsets[c0]), int(cond.comp_offsets[c1])
         budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
         per_arc = budget / inside
         vmax = budget if linf else 0.0
-        max_sweeps = max(max_iter - stats["rounds"], 0)
-        before = cnt[:, K.PULLS].sum() + cnt[:, K.PUSHES].sum()
-        cnt[:, K.MAX_SWEEPS] = 0
-        small = comps[~split[comps]]
-        if small.size:
-            numba.set_parallel_chunksize(LEVEL_CHUNK)
-            try:
-                K.level_pass(small, cond.comp_offsets, cond.comp_arcs, cond.ein_offsets,
-                             cond.ein_sources, ecoef, cond.iout_offsets, cond.iout_targets, icoef,
-                             has_coef, vscale, b, x, r, per_arc, vmax, linf, prio, max_sweeps, cnt)
-            finally:
-                numba.set_parallel_chunksize(old_chunk)
-        rounds = int(cnt[:, K.MAX_SWEEPS].max())
-        for c in comps[split[comps]]:
-            rounds += _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr,
-                                       per_arc * cond.comp_arcs[c], vmax, linf, prio,
-                                       max_sweeps - rounds, cnt)
-        rounds = max(rounds, 1)
-        stats["rounds"] += rounds
-        layer_rounds.append(rounds)
-        layer_arcs.append(int(cnt[:, K.PULLS].sum() + cnt[:, K.PUSHES].sum() - before))
+        args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
+                cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
+                vmax, linf, prio, max(max_iter - rounds, 0), cnt, comp_sweeps, comp_sent)
+        if kind == "serial":
+            K.serial_pass(c0, c1, *args)
+            # levels one after another, each as long as its slowest component
+            layer_rounds[L0:L1] = np.maximum.reduceat(comp_sweeps[c0:c1],
+                                                      cond.level_offsets[L0:L1] - c0)
+        else:
+            comps = np.arange(c0, c1, dtype=np.int64)
+            small = comps[~split[c0:c1]]
+            if small.size:
+                numba.set_parallel_chunksize(LEVEL_CHUNK)
+                try:
+                    K.level_pass(small, *args)
+                finally:
+                    numba.set_parallel_chunksize(old_chunk)
+            # the small components side by side, then each split one with every thread
+            layer_rounds[L0] = int(comp_sweeps[small].max(initial=0))
+            for c in comps[split[c0:c1]]:
+                comp_sweeps[c], comp_sent[c] = _split_component(
+                    c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr,
+                    per_arc * cond.comp_arcs[c], vmax, linf, prio,
+                    max(max_iter - rounds - int(layer_rounds[L0]), 0), cnt)
+                layer_rounds[L0] += comp_sweeps[c]
+        rounds += int(layer_rounds[L0:L1].sum())
         sum_done += float(x[a:z].sum())
         b_left -= float(b[a:z].sum())
         if cnt[:, K.CAPPED].any():
-            out_of_rounds = True
             break
+    out_of_rounds = bool(cnt[:, K.CAPPED].any())
+    stats["rounds"] += rounds
+    layer_arcs = (np.add.reduceat(comp_sent, cond.level_offsets[:-1]) if C
+                  else np.zeros(0, np.int64))
     tot = cnt.sum(axis=0)
     stats["arc_updates"] += int(tot[K.PULLS] + tot[K.PUSHES])
     stats["vertex_updates"] += int(tot[K.VERTEX_PUSHES])
@@ -154,21 +169,21 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     stats["scc_ran_once"] = int(tot[K.ONCE])
     stats["scc_split"] = int(split.sum())
     stats["layers"] = cond.num_levels
-    stats["layer_rounds"] = layer_rounds
-    stats["layer_arc_updates"] = layer_arcs
+    stats["layer_rounds"] = layer_rounds.tolist()
+    stats["layer_arc_updates"] = layer_arcs.tolist()
     stats["paths_processed"] = 0
     stats["processed_path_lengths"] = {}
     xo = np.empty(n, np.float64)
     xo[o] = x
     rvec = np.empty(n, np.float64)
     bound, r1, floor = certified_bound(graph, system, xo, gammas, rvec)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    if out_of_rounds:  # components left unsolved: not certified, whatever the floor says
+        return xo, False
     if certified(bound, r1, floor, tol, stats):
-        stats["error_bound"] = float(bound)
-        stats["residual_l1"] = float(r1)
         return xo, True
-    if out_of_rounds or stats["rounds"] >= max_iter:
-        stats["error_bound"] = float(bound)
-        stats["residual_l1"] = float(r1)
+    if stats["rounds"] >= max_iter:
         return xo, False
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
     stats["finished_by"] = "vertex push"
@@ -179,12 +194,15 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
 
 def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr, budget, vmax, linf,
                      prio, max_sweeps, cnt):
-    """A large component over ``T`` threads; returns its rounds (sweeps of the slowest chunk)."""
+    """A large component over ``T`` threads; returns (its rounds: sweeps of the slowest chunk,
+    arcs pulled and pushed)."""
     a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
     K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
     me = cnt[0]
-    me[K.PULLS] += int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    me[K.PULLS] += pulled
     me[K.RAN] += 1
+    pushed = int(cnt[:, K.PUSHES].sum())
     cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
     bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
     bounds[0], bounds[-1] = a, z
@@ -208,4 +226,30 @@ def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr, bu
     rr[a:z] = 0.0
     if rounds <= 1:
         me[K.ONCE] += 1
-    return rounds
+    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+
+
+def _steps(cond, split):
+    """(kind, first level, end level) in order: a run of consecutive *thin* levels (fewer than
+    :data:`THIN_ARCS` arcs in all, none split) is one ``"serial"`` step on one thread; every other
+    level is a ``"level"`` step, its components in parallel."""
+    L = cond.num_levels
+    if L == 0:
+        return []
+    lo = cond.level_offsets
+    work = cond.comp_arcs + np.diff(cond.ein_offsets[cond.comp_offsets])
+    level_work = np.add.reduceat(work, lo[:-1])
+    level_split = np.add.reduceat(split.astype(np.int64), lo[:-1]) > 0
+    thin = (level_work < THIN_ARCS) & ~level_split
+    steps = []
+    L0 = 0
+    while L0 < L:
+        L1 = L0 + 1
+        if thin[L0]:
+            while L1 < L and thin[L1]:
+                L1 += 1
+            steps.append(("serial", L0, L1))
+        else:
+            steps.append(("level", L0, L1))
+        L0 = L1
+    return steps

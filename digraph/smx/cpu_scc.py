@@ -14,8 +14,9 @@ compared per arc); with ``prio < 1`` every sweep makes progress.  The component 
 pending mass is within its budget (L∞ route: every residual within ``vmax``).
 
 Counters per thread (``cnt[t]``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`,
-:data:`SWEEPS`, :data:`MAX_SWEEPS` (of one component, this level), :data:`ONCE` (components done in
-at most one sweep), :data:`CAPPED` (components stopped by ``max_sweeps``), :data:`RAN`.
+:data:`SWEEPS`, :data:`MAX_SWEEPS` (of one chunk of a split component, this call), :data:`ONCE`
+(components done in at most one sweep), :data:`CAPPED` (components stopped by ``max_sweeps``),
+:data:`RAN`; per component, its sweeps and the arcs it pulled and pushed.
 """
 
 import numba
@@ -24,7 +25,7 @@ from numba import njit, prange
 
 from .atomics import atomic_add, atomic_xchg
 
-__all__ = ["COUNTERS", "coefficients", "level_pass", "pull_range", "sweep_chunks"]
+__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "pull_range", "sweep_chunks"]
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN = range(8)
 COUNTERS = 8
@@ -56,7 +57,8 @@ def _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x):
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
                vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt):
-    """Pull, then sweep positions ``a:z`` (one component, one thread) until within budget."""
+    """Pull, then sweep positions ``a:z`` (one component, one thread) until within budget;
+    returns (sweeps, arcs pulled and pushed)."""
     for j in range(a, z):
         r[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
     cnt[PULLS] += ein_offsets[z] - ein_offsets[a]
@@ -68,8 +70,9 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
             r[j] = 0.0
         cnt[VERTEX_PUSHES] += z - a
         cnt[ONCE] += 1
-        return
+        return 0, ein_offsets[z] - ein_offsets[a]
     base = budget / arcs
+    sent = ein_offsets[z] - ein_offsets[a]
     mass = 0.0
     top = 0.0
     for j in range(a, z):
@@ -94,31 +97,49 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
                 r[j] = 0.0
                 for e in range(lo, hi):
                     r[iout_targets[e]] += (icoef[e] if has_coef else vscale[j]) * d
-                cnt[PUSHES] += hi - lo
+                sent += hi - lo
                 cnt[VERTEX_PUSHES] += 1
         mass = 0.0
         top = 0.0
         for j in range(a, z):
             mass += abs(r[j])
             top = max(top, abs(r[j]))
+    cnt[PUSHES] += sent - (ein_offsets[z] - ein_offsets[a])
     cnt[SWEEPS] += sweeps
-    cnt[MAX_SWEEPS] = max(cnt[MAX_SWEEPS], sweeps)
     if sweeps <= 1:
         cnt[ONCE] += 1
+    return sweeps, sent
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-               max_sweeps, cnt):
+               max_sweeps, cnt, comp_sweeps, comp_sent):
     """Components ``comps`` of one level, one per thread at a time (dynamic chunks): each pulls
-    and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route)."""
+    and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route).  Each one's
+    sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``."""
     for i in prange(comps.size):
         c = comps[i]
-        _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources, ecoef,
-                   iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
-                   per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
-                   cnt[numba.get_thread_id()])
+        sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
+                              ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
+                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
+                              cnt[numba.get_thread_id()])
+        comp_sweeps[c] = sw
+        comp_sent[c] = sent
+
+
+@njit(cache=True, nogil=True)
+def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
+                iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
+                max_sweeps, cnt, comp_sweeps, comp_sent):
+    """Components ``c0:c1`` (several thin levels) one after another on the calling thread, in
+    level order, so a deep DAG costs no call per level."""
+    for c in range(c0, c1):
+        sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
+                              ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
+                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, cnt[0])
+        comp_sweeps[c] = sw
+        comp_sent[c] = sent
 
 
 @njit(parallel=True, cache=True, nogil=True)
