@@ -109,7 +109,8 @@ def run_variant(g, ps, system, tol, name, opts):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--graphs", nargs="+", default=["cnr-2000"], choices=sorted(GRAPHS))
+    p.add_argument("--graphs", nargs="+", default=["cnr-2000"],
+                   help=f"{', '.join(sorted(GRAPHS))} or rmatS (R-MAT, 2^S vertices, 16 arcs each)")
     p.add_argument("--tol", type=float, default=1e-8)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--json", default=None)
@@ -128,11 +129,16 @@ def main(argv=None):
         variants = VARIANTS[:2] + STATE
     rows = []
     for gname in args.graphs:
-        fname, nv = GRAPHS[gname]
-        if not (DATASETS / fname).exists():
-            print(f"skip {gname}: not found", file=sys.stderr)
-            continue
-        g = digraph.load(DATASETS / fname, num_vertices=nv)
+        if gname.startswith("rmat"):
+            from digraph.generators import rmat
+            src, dst = rmat(int(gname[4:]), seed=int(gname[4:]))
+            g = digraph.Graph.from_arrays(src, dst, num_vertices=1 << int(gname[4:]))
+        else:
+            fname, nv = GRAPHS[gname]
+            if not (DATASETS / fname).exists():
+                print(f"skip {gname}: not found", file=sys.stderr)
+                continue
+            g = digraph.load(DATASETS / fname, num_vertices=nv)
         ps = digraph.preprocess(g)
         algo = digraph.algorithms.PageRank()
         system = algo.prepare(g, alpha=0.85, personalization=None, weights=True)

@@ -95,7 +95,7 @@ def test_stats_keys_and_consistency(g):
             assert k in s, (name, k)
         assert s.rounds == s["rounds"]  # attribute access
         assert s["algorithm"] == name
-        expected = "bsp" if name in ("pagerank", "adsorption") else "vertex-async"
+        expected = "path" if name in ("pagerank", "adsorption") else "vertex-async"
         assert s["mode"] == expected and s["device"] == "cpu" and s["converged"] is True
         assert 1 <= s["threads"] <= numba.config.NUMBA_NUM_THREADS
         assert s["rounds"] > 0
@@ -127,7 +127,7 @@ def test_params_recorded(g, gw):
     p = r.params
     assert p["alpha"] == 0.7 and p["tol"] == 1e-9 and p["max_iter"] == 500
     assert p["personalization"] is None and p["weights"] is True
-    assert p["mode"] == "bsp" and p["device"] == "cpu"
+    assert p["mode"] == "path" and p["device"] == "cpu"
     r = digraph.run(g, "pagerank")
     assert r.params["alpha"] == 0.85 and r.params["tol"] == 1e-6 and r.params["max_iter"] >= 1000
     r = digraph.run(gw, "sssp", source=30, weights=False)

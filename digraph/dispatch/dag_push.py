@@ -72,6 +72,10 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     ``priority``: ``"pending"`` (soft priority, :data:`PRIORITY_SHARE`) or ``"none"``.
     ``order``: the vertex order inside a component, ``"vertex"`` (ids) or ``"path"`` (the
     PathSet's storage order: each path's vertices in sequence; needs ``pathset``).
+    ``max_iter`` bounds the sweeps of each component (a power iteration's rounds, per
+    SCC-vertex); ``stats["rounds"]`` counts the sweeps on the DAG's critical path (a level as
+    long as its slowest component), so it may exceed ``max_iter`` on a deep DAG of cyclic
+    components.  The run is converged when the certified bound is within ``tol``.
     """
     if system.family != "linear":
         raise InvalidParameterError("state='vertex' applies to linear algorithms (PageRank, adsorption, "
@@ -127,7 +131,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         vmax = budget if linf else 0.0
         args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
                 cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
-                vmax, linf, prio, max(max_iter - rounds, 0), cnt, comp_sweeps, comp_sent)
+                vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent)
         if kind == "serial":
             K.serial_pass(c0, c1, *args)
             # levels one after another, each as long as its slowest component
@@ -147,15 +151,12 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             for c in comps[split[c0:c1]]:
                 comp_sweeps[c], comp_sent[c] = _split_component(
                     c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr,
-                    per_arc * cond.comp_arcs[c], vmax, linf, prio,
-                    max(max_iter - rounds - int(layer_rounds[L0]), 0), cnt)
+                    per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt)
                 layer_rounds[L0] += comp_sweeps[c]
         rounds += int(layer_rounds[L0:L1].sum())
         sum_done += float(x[a:z].sum())
         b_left -= float(b[a:z].sum())
-        if cnt[:, K.CAPPED].any():
-            break
-    out_of_rounds = bool(cnt[:, K.CAPPED].any())
+    out_of_rounds = bool(cnt[:, K.CAPPED].any())  # a component stopped by max_iter
     stats["rounds"] += rounds
     layer_arcs = (np.add.reduceat(comp_sent, cond.level_offsets[:-1]) if C
                   else np.zeros(0, np.int64))
@@ -179,11 +180,9 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     bound, r1, floor = certified_bound(graph, system, xo, gammas, rvec)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
-    if out_of_rounds:  # components left unsolved: not certified, whatever the floor says
-        return xo, False
     if certified(bound, r1, floor, tol, stats):
         return xo, True
-    if stats["rounds"] >= max_iter:
+    if out_of_rounds:
         return xo, False
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
     stats["finished_by"] = "vertex push"
