@@ -55,6 +55,11 @@ def main():
     ap.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
     ap.add_argument("--exchanges", nargs="+", default=list(multi_gpu.EXCHANGES))
     ap.add_argument("--modes", nargs="+", help="sharded modes (default: the one-GPU default)")
+    ap.add_argument("--layouts", nargs="+", default=[multi_gpu.LAYOUT or "none"],
+                    help="numberings of linear shards (multi_gpu.LAYOUTS; 'none': vertex order)")
+    ap.add_argument("--unrouted", action="store_true",
+                    help="also time the one-GPU engine without the one-shard routing of "
+                         "bsp on >= gpu.SHARD_ARCS arcs")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
@@ -96,10 +101,28 @@ def main():
                        compute_s=r1.stats.time_compute, rounds=r1.stats.rounds,
                        arc_updates=r1.stats.arc_updates, bytes_between_gpus=0,
                        idle_share=[0.0], error_bound=r1.stats.get("error_bound"), check="ref")
+            row["engine"] += f" ({r1.stats.get('engine', 'resident')})"
             rows.append(row)
             print(row, flush=True)
             save()
-            for mode in (args.modes or [MODES[algo]]):
+            if args.unrouted and r1.stats.get("engine") == "one shard":
+                from digraph.dispatch import gpu as gpu_mod
+                keep, gpu_mod.SHARD_ARCS = gpu_mod.SHARD_ARCS, 1 << 62
+                try:
+                    t0_, r0 = timed(lambda: digraph.run(g, algo, device="cuda", **kw, **params),
+                                    args.repeat)
+                finally:
+                    gpu_mod.SHARD_ARCS = keep
+                rows.append(dict(row, engine=f"1 GPU, {r0.stats.mode} (unrouted)", time_s=t0_,
+                                 compute_s=r0.stats.time_compute, rounds=r0.stats.rounds,
+                                 arc_updates=r0.stats.arc_updates,
+                                 error_bound=r0.stats.get("error_bound"),
+                                 check=f"L1 vs routed {np.abs(r0.values - r1.values).sum():.1e}"))
+                print(rows[-1], flush=True)
+                save()
+            for mode, layout in ((md, lay) for md in (args.modes or [MODES[algo]])
+                                 for lay in (args.layouts if algo in ("pagerank", "adsorption")
+                                             else args.layouts[:1])):
                 for k in args.gpus:
                     if k > avail:
                         continue
@@ -111,13 +134,15 @@ def main():
                             st = RunStats.new()
                             x, ok = multi_gpu.solve(g, system, devices=devs, mode=mode,
                                                     tol=tol or 1e-8, max_iter=100_000, stats=st,
-                                                    exchange=ex, min_arcs_per_gpu=0)
+                                                    exchange=ex, min_arcs_per_gpu=0,
+                                                    layout=layout)
                             box["st"], box["ok"] = st, ok
                             return x
                         try:
                             t, x = timed(once, args.repeat)
                         except Exception as e:  # report and go on with the next variant
-                            print(f"FAILED {gname} {algo} {mode} k={k} {ex}: {e!r}", flush=True)
+                            print(f"FAILED {gname} {algo} {mode} {layout} k={k} {ex}: {e!r}",
+                                  flush=True)
                             continue
                         st = box["st"]
                         if tol:
@@ -126,10 +151,12 @@ def main():
                         else:
                             check = "exact" if np.array_equal(x, ref) else "MISMATCH"
                         row = dict(graph=gname, n=g.num_vertices, m=g.num_arcs, algorithm=algo,
-                                   engine=f"sharded {mode}", gpus=k, exchange=ex, time_s=t,
+                                   engine=f"sharded {mode}, layout {layout}", gpus=k,
+                                   exchange=ex, time_s=t,
                                    rounds=st["rounds"], arc_updates=st["arc_updates"],
                                    bytes_between_gpus=st["bytes_between_gpus"],
                                    idle_share=st.get("gpu_idle_share"),
+                                   sends=st.get("gpu_sends"),
                                    setup_s=st.get("time_setup"), rounds_s=st.get("time_rounds"),
                                    certify_s=st.get("time_certify"),
                                    error_bound=st.get("error_bound"), converged=box["ok"],
@@ -145,7 +172,7 @@ def main():
         base = {}
         for r in rows:
             key = (r["graph"], r["algorithm"])
-            if r["engine"].startswith("1 GPU"):
+            if r["engine"].startswith("1 GPU") and key not in base:
                 base[key] = r["time_s"]
             sp = base.get(key, r["time_s"]) / r["time_s"]
             idle = " / ".join(f"{v:.2f}" for v in (r["idle_share"] or []))
@@ -158,7 +185,7 @@ def main():
 
 
 def probe(args, rounds=20):
-    """Where a sharded PageRank round's time goes (see ``--probe``)."""
+    """Where a sharded PageRank round's and set-up's time goes (see ``--probe``)."""
     from concurrent.futures import ThreadPoolExecutor
     from numba import cuda
     for gname in args.graphs:
@@ -169,52 +196,72 @@ def probe(args, rounds=20):
         for k in args.gpus:
             if k > len(cuda.gpus):
                 continue
-            st = RunStats.new()
-            st["bytes_between_gpus"] = 0
-            sh = multi_gpu.make_shards([f"cuda:{i}" for i in range(k)], g.in_offsets, st)
-            has = multi_gpu.linear_shards(sh, g, system)
-
-            def go(s, r=rounds):
-                with s.on():
-                    for _ in range(r):
-                        multi_gpu.linear_round(s, has, 0.0)
-                    s.be.sync()
-            for s in sh:
-                go(s, 2)  # warm-up
-            alone = []
-            for s in sh:
+            for layout in args.layouts:
+                st = RunStats.new()
+                st["bytes_between_gpus"] = 0
+                sh = multi_gpu.make_shards([f"cuda:{i}" for i in range(k)], g.in_offsets, st)
+                ex = multi_gpu._Exchange(sh, args.exchanges[-1] if k > 1 else "p2p", st)
                 t0 = time.perf_counter()
-                go(s)
-                alone.append((time.perf_counter() - t0) / rounds * 1e3)
-            multi_gpu._sync_all(sh)
-            t0 = time.perf_counter()
-            for _ in range(rounds):
-                for s in sh:
-                    with s.on():
-                        multi_gpu.linear_round(s, has, 0.0)
-            multi_gpu._sync_all(sh)
-            one = (time.perf_counter() - t0) / rounds * 1e3
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(k) as pool:
-                list(pool.map(go, sh))
-            threads = (time.perf_counter() - t0) / rounds * 1e3
-            line = (f"k={k}: arcs per GPU {[int(g.in_offsets[s.v1] - g.in_offsets[s.v0]) for s in sh]}"
-                    f" heavy {[int(s.heavy.size) for s in sh]}; round alone per GPU "
-                    f"{[round(a, 2) for a in alone]} ms; together, one thread {one:.2f} ms; "
-                    f"a thread per GPU {threads:.2f} ms")
-            if k > 1:
-                for ex in multi_gpu.EXCHANGES:
-                    e = multi_gpu._Exchange(sh, ex, st)
-                    e.allgather([s.delta_new for s in sh])
+                multi_gpu.shard_layout(sh, g, layout)
+                t_layout = time.perf_counter() - t0
+                for _ in range(2):  # the second is timed: layout cached, kernels compiled
                     multi_gpu._sync_all(sh)
                     t0 = time.perf_counter()
-                    for _ in range(rounds):
-                        e.allgather([s.delta_new for s in sh])
+                    has, _, _ = multi_gpu.linear_shards(sh, g, system, ex, layout)
                     multi_gpu._sync_all(sh)
-                    line += f"; all-gather {ex} {(time.perf_counter() - t0) / rounds * 1e3:.2f} ms"
-            print(line, flush=True)
-            for s in sh:
-                s.be.release()
+                    t_up = time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    multi_gpu._contraction(sh, ex, system, has, g.num_arcs)
+                    multi_gpu._sync_all(sh)
+                    t_con = time.perf_counter() - t0
+
+                def go(s, r=rounds):
+                    with s.on():
+                        for _ in range(r):
+                            multi_gpu.linear_round(s, has, 0.0)
+                        s.be.sync()
+                for s in sh:
+                    go(s, 2)  # warm-up
+                alone = []
+                for s in sh:
+                    t0 = time.perf_counter()
+                    go(s)
+                    alone.append((time.perf_counter() - t0) / rounds * 1e3)
+                multi_gpu._sync_all(sh)
+                t0 = time.perf_counter()
+                for _ in range(rounds):
+                    for s in sh:
+                        with s.on():
+                            multi_gpu.linear_round(s, has, 0.0)
+                multi_gpu._sync_all(sh)
+                one = (time.perf_counter() - t0) / rounds * 1e3
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(k) as pool:
+                    list(pool.map(go, sh))
+                threads = (time.perf_counter() - t0) / rounds * 1e3
+                arcs = [int(g.in_offsets[s.v1] - g.in_offsets[s.v0]) for s in sh]
+                line = (f"k={k} layout {layout}: arcs per GPU {arcs}, sends {[s.n_send for s in sh]}"
+                        f" of {[s.v1 - s.v0 for s in sh]}, heavy {[int(s.heavy.size) for s in sh]};"
+                        f" set-up: layout (first run only) {t_layout:.2f} s, vectors "
+                        f"{t_up * 1e3:.0f} ms, contraction {t_con * 1e3:.0f} ms; round alone per "
+                        f"GPU {[round(a, 2) for a in alone]} ms; together, one thread {one:.2f} "
+                        f"ms; a thread per GPU {threads:.2f} ms")
+                if k > 1:
+                    for name in multi_gpu.EXCHANGES:
+                        e = multi_gpu._Exchange(sh, name, st)
+                        for label, cnt in (("whole ranges", None),
+                                           ("sends", [s.n_send for s in sh])):
+                            e.allgather([s.send for s in sh], cnt)
+                            multi_gpu._sync_all(sh)
+                            t0 = time.perf_counter()
+                            for _ in range(rounds):
+                                e.allgather([s.send for s in sh], cnt)
+                            multi_gpu._sync_all(sh)
+                            line += (f"; all-gather {name} {label} "
+                                     f"{(time.perf_counter() - t0) / rounds * 1e3:.2f} ms")
+                print(line, flush=True)
+                for s in sh:
+                    s.be.release()
 
 
 if __name__ == "__main__":

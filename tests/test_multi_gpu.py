@@ -142,6 +142,13 @@ def test_shard_ranges_balance_arcs():
         # no range exceeds its share by more than one vertex's arcs
         assert arcs.max() <= off[-1] / k + deg.max()
     assert list(shard_ranges(np.zeros(4, np.int64), 2)) in ([0, 0, 3], [0, 3, 3])
+    for k in (2, 3, 4):  # a vertex counting as 3 arcs: the ranges balance arcs + 3 per vertex
+        b = shard_ranges(off, k, 3)
+        cost = np.diff(off[b]) + 3 * np.diff(b)
+        assert b[0] == 0 and b[-1] == 1000 and cost.sum() == off[-1] + 3000
+        assert cost.max() <= cost.sum() / k + deg.max() + 3
+    b = shard_ranges(np.concatenate([[0], np.full(10, 100)]), 2, 1)  # arcs all on vertex 0
+    assert list(b) == [0, 1, 10]
 
 
 def test_device_list_errors(small):
@@ -155,14 +162,81 @@ def test_device_list_errors(small):
         digraph.run(small, "pagerank", device="cuda:0,1", mode="bsp", priority="pending")
 
 
-def test_exchange_bytes_are_counted(ngpu, small):
-    """A round of PageRank on k shards all-gathers n values of 8 bytes to k - 1 GPUs."""
-    r = digraph.run(small, "pagerank", mode="bsp", device=devices(2), tol=1e-4)
-    n = small.num_vertices
-    per_round = n * 8 * 1
-    # rounds' all-gathers of δ plus the certifications' all-gathers of x
-    assert r.stats.bytes_between_gpus >= r.stats.rounds * per_round
-    assert r.stats.bytes_between_gpus % (n * 8) == 0
+def _skewed():
+    """A graph whose vertices fall in every exchange class in every shard: ids 0, 4, 8, ... have
+    no in-arcs, ids 1, 5, 9, ... no out-arcs."""
+    rng = np.random.default_rng(5)
+    ids = np.arange(60)
+    src = rng.choice(ids[ids % 4 != 1], 240, p=None)
+    dst = rng.choice(ids[ids % 4 != 0], 240)
+    return digraph.load((src, dst), num_vertices=60)
+
+
+def _send_classes(g, k):
+    """(vertices read by another shard with in-arcs, all vertices read by another shard) per
+    shard, found from the arcs alone."""
+    from digraph.dispatch.multi_gpu import shard_ranges, VERTEX_COST
+    n = g.num_vertices
+    b = shard_ranges(g.in_offsets, k, VERTEX_COST)
+    owner = np.searchsorted(b, np.arange(n), side="right") - 1
+    indeg = np.diff(g.in_offsets)
+    tgt = np.repeat(np.arange(n), indeg)
+    src = np.asarray(g.in_sources)
+    remote = np.zeros(n, bool)
+    remote[src[owner[src] != owner[tgt]]] = True
+    a = [int((remote & (indeg > 0))[b[i]:b[i + 1]].sum()) for i in range(k)]
+    ab = [int(remote[b[i]:b[i + 1]].sum()) for i in range(k)]
+    return a, ab
+
+
+def test_exchange_bytes_are_counted(ngpu):
+    """A round all-gathers the sends of the vertices that another shard reads: those with
+    in-arcs, and in the first two rounds also those without (whose δ is 0 afterwards); the set-up
+    all-gathers their source factors, a certification their x."""
+    g = _skewed()
+    for k in sorted({2, min(3, ngpu)}):
+        r = digraph.run(g, "pagerank", mode="bsp", device=devices(k), tol=1e-6)
+        a, ab = _send_classes(g, k)
+        assert r.stats.gpu_sends == a and r.stats.gpu_sends_first == ab
+        assert 0 < sum(a) < sum(ab) <= g.num_vertices - 15  # ids 1, 5, 9, ... are never read
+        rounds, certs = r.stats.rounds, 1 + r.stats.get("recertified", 0)
+        assert rounds > 2 and certs == 1
+        vals = sum(ab) + 2 * sum(ab) + (rounds - 2) * sum(a) + certs * sum(ab)
+        assert r.stats.bytes_between_gpus == vals * 8 * (k - 1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
+    """Every numbering of the shards gives the rounds and the answer of one shard in vertex
+    order, and of the one-GPU engine up to rounding."""
+    from digraph.dispatch import gpu, multi_gpu
+    from digraph.algorithms import get
+    g = _skewed()
+    if weighted:
+        g = digraph.load((np.asarray(g.arc_sources), np.asarray(g.out_targets),
+                          np.linspace(0.5, 2.0, g.num_arcs)), num_vertices=g.num_vertices)
+    A = get("pagerank")
+    sys = A.prepare(g, **A.bind(g, {}))
+    assert (sys.arc_scale is not None) == weighted
+
+    def run(k, layout):
+        st_ = RunStats.new()
+        devs = ["cuda:0"] * k if _sim() else [f"cuda:{i}" for i in range(k)]
+        x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=10_000,
+                                stats=st_, min_arcs_per_gpu=0, layout=layout)
+        assert ok
+        return x, st_["rounds"], st_["arc_updates"]
+    ref = run(1, "none")
+    for k, layout, blocks in ((1, "out-degree", 0), (2, "id", 16), (2, "none", 0),
+                              (min(3, ngpu), "out-degree", 1)):
+        monkeypatch.setattr(multi_gpu, "PULL_BLOCKS_PER_SM", blocks)  # 1: threads stride
+        x, rounds, arcs = run(k, layout)
+        np.testing.assert_allclose(x, ref[0], rtol=0, atol=1e-14)
+        assert (rounds, arcs) == ref[1:]
+    st_ = RunStats.new()
+    one, ok = gpu.solve(g, sys, mode="bsp", tol=1e-7, max_iter=10_000, stats=st_)
+    assert ok and st_.get("engine") != "one shard"
+    np.testing.assert_allclose(ref[0], one, rtol=0, atol=1e-12)
 
 
 def test_transports_agree(ngpu, small):

@@ -46,9 +46,10 @@ DENSE_DIVISOR = 20
 SHARD_ARCS = 32 << 20
 """``bsp`` on a linear system with at least this many arcs runs as one shard of
 :mod:`.multi_gpu`: dense rounds over the CSC only, vertex factors that are absent made on the
-GPU, the answer copied into one host array.  Measured on an H100 (``bench_multi_gpu.py``):
-R-MAT 2^24 PageRank 991 ms against 1,483 ms here, 2^25 2,126 against 3,154 ms; on cnr-2000
-(3.2 M arcs) this engine was faster (43 against 90 ms)."""
+GPU, the answer copied into one host array.  Measured on an H100 (``bench_multi_gpu.py
+--unrouted``, 2026-11-26, ``digraph.run`` PageRank to 1e-8): R-MAT 2^24 890 ms routed against
+1,278 ms here, 2^25 1,637 against 2,638 ms; on cnr-2000 (3.2 M arcs) this engine was faster
+(43 against 90 ms, an earlier session)."""
 UNIT_ARCS = 8
 """Arcs per thread of the path kernels: consecutive short paths are grouped up to this many."""
 SELECT_SHARE = 0.2
@@ -74,11 +75,13 @@ class _Backend:
         self.device_id = device_id
         if sim:  # the simulator runs each thread as a Python thread: small shapes
             self.block = 32
+            self.sms = 1
             self.walk_blocks = 1
         else:
             dev = cuda.get_current_device()
             self.block = 256
             sms = dev.MULTIPROCESSOR_COUNT
+            self.sms = sms
             self.walk_blocks = sms * 8  # persistent blocks of 128 threads, 8 per SM
         self.walk_block = 4 if sim else 128
         self.stats = None
@@ -431,7 +434,7 @@ class _Linear:
         known = column_sums_known(sys, has)
         col, row, bad = contraction_sums(be, 0, self.n, g["in_offsets"], g["in_sources"],
                                          self.in_coef, has, self.src_scale, self.dst_scale,
-                                         not known)
+                                         not known, g["heavy_in"])
         if known:
             col = self.src_scale * g["out_degree"]
         self.gammas = checked_contraction(*be.scalars(col.max(), row.max(), bad[0])) \
@@ -463,12 +466,14 @@ class _Linear:
         return bound * (1.0 + ROUNDING_MARGIN), r1, floor
 
 
-def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scale, want_col):
+def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scale, want_col,
+                     heavy=None):
     """(column sums, row sums, bad-arc count) of the coefficient matrix over the in-arcs of the
     targets ``[v0, v1)``, summed on the GPU: the γ1, γ∞ of
     :func:`~digraph.dispatch.convergence.linear_contraction` without its host pass over every
     arc (0.7 s on R-MAT 2^20 with 2 cores).  Without ``want_col`` the column sums are left at 0
-    (see :func:`column_sums_known`)."""
+    (see :func:`column_sums_known`).  ``heavy``: the targets of in-degree >= HEAVY, summed by a
+    block each (a thread alone on an R-MAT hub's arcs held up the set-up)."""
     K = _kernels()
     xp = be.xp
     n = src_scale.size
@@ -477,7 +482,10 @@ def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scal
     bad = xp.zeros(1, np.int64)
     if v1 > v0:
         be.launch(K.linear_sums, be.grid(v1 - v0), be.block, v0, v1, 0, in_offsets, src, coef,
-                  has, src_scale, dst_scale, col, row, bad, want_col)
+                  has, src_scale, dst_scale, col, row, bad, want_col, heavy is not None)
+        if heavy is not None:
+            be.heavy(K.linear_sums_heavy, heavy, 0, in_offsets, src, coef, has, src_scale,
+                     dst_scale, col, row, bad, want_col)
     return col, row, bad
 
 

@@ -17,11 +17,15 @@ GPU ``g`` keeps the arcs of its range (the offsets rebased and clipped, so the s
 of :mod:`digraph.smx.cuda_kernels` run unchanged on a shard) and a full-length replica of every
 vector a kernel reads.  Per round:
 
-* **linear** (PageRank, adsorption, user sums): every GPU absorbs and pulls its targets' δ in one
-  dense pass (:func:`~digraph.smx.cuda_kernels.linear_dense_batch`); the new δ of its range is
-  then *all-gathered* into the other replicas.  The error bound is tracked from the per-GPU block
-  statistics (40 bytes each) and certified, as on one GPU, from the residual recomputed on every
-  shard after an all-gather of ``x``.
+* **linear** (PageRank, adsorption, user sums): every GPU writes its range's *sends*
+  ``src_scale · δ`` of the frontier (:func:`~digraph.smx.cuda_kernels.linear_frontier`); the
+  sends that other GPUs read are *all-gathered*; every GPU then absorbs and pulls its targets in
+  one dense pass (:func:`~digraph.smx.cuda_kernels.linear_pull`: one random read per arc, δ kept
+  for its own range only).  Each range is renumbered so that the vertices other ranges read come
+  first (:func:`shard_layout`): a round all-gathers only those, and a pull's random reads crowd
+  into the ranges' heads.  The error bound is tracked from the per-GPU block statistics (40
+  bytes each) and certified, as on one GPU, from the residual recomputed on every shard after an
+  all-gather of the ``x`` that other ranges read.
 * **monotone** (SSSP, user min/max): every GPU pushes its active sources over their out-arcs into
   its replica (atomic min/max); the replicas are then *all-reduced* with the system's min/max; a
   vertex is active next round when its value changed.  ``vertex-async`` pushes against each
@@ -90,11 +94,14 @@ def parse_devices(device):
     return [f"cuda:{i}" for i in nums]
 
 
-def shard_ranges(offsets, k):
+def shard_ranges(offsets, k, vertex_cost=0):
     """Boundaries ``b[0] = 0 <= ... <= b[k] = n`` of ``k`` consecutive vertex ranges holding about
-    ``m / k`` arcs each (CSR ``offsets`` of length n + 1)."""
+    ``m / k`` arcs each (CSR ``offsets`` of length n + 1), a vertex counting as ``vertex_cost``
+    arcs besides its own."""
     offsets = np.asarray(offsets, dtype=np.int64)
     n = offsets.size - 1
+    if vertex_cost:
+        offsets = offsets + int(vertex_cost) * np.arange(n + 1, dtype=np.int64)
     m = int(offsets[-1])
     cuts = np.searchsorted(offsets, (np.arange(1, k) * m) // k, side="left")
     b = np.concatenate([[0], np.clip(cuts, 0, n), [n]]).astype(np.int64)
@@ -187,20 +194,24 @@ class _Exchange:
         k = len(self.shards)
         self.stats["bytes_between_gpus"] += int(sum(sl * item for sl in slices) * (k - 1))
 
-    def allgather(self, arrs):
-        """Shard g's range of ``arrs[g]`` copied into every other ``arrs[h]``."""
+    def allgather(self, arrs, counts=None):
+        """Shard g's range of ``arrs[g]`` copied into every other ``arrs[h]``: the whole range,
+        or its first ``counts[g]`` entries."""
         sh = self.shards
-        self._count(arrs, [s.v1 - s.v0 for s in sh])
+        counts = [s.v1 - s.v0 for s in sh] if counts is None else [int(c) for c in counts]
+        if len(sh) == 1:
+            return
+        self._count(arrs, counts)
         if self.sim:
             for g, s in enumerate(sh):
                 for h in range(len(sh)):
                     if h != g:
-                        arrs[h][s.v0:s.v1] = arrs[g][s.v0:s.v1]
+                        arrs[h][s.v0:s.v0 + counts[g]] = arrs[g][s.v0:s.v0 + counts[g]]
             return
         item = arrs[0].itemsize
         if self.kind == "p2p":
             for g, s in enumerate(sh):
-                nbytes = (s.v1 - s.v0) * item
+                nbytes = counts[g] * item
                 if nbytes == 0:
                     continue
                 with s.on():
@@ -217,7 +228,7 @@ class _Exchange:
             dt = _nccl_type(nc, arrs[0].dtype)
             nc.groupStart()
             for g, s in enumerate(sh):
-                cnt = s.v1 - s.v0
+                cnt = counts[g]
                 if cnt == 0:
                     continue
                 for h, t in enumerate(sh):
@@ -326,22 +337,37 @@ class _Timer:
 
     def start(self):
         self.t0 = time.perf_counter()
+        self.marks = []
         if not self.shards[0].be.sim:
-            self.events = self._record()
+            self.events = True
+            self.marks.append(self._record())
+
+    def pause(self):
+        """Record the end of a stretch of kernels (an exchange follows)."""
+        if self.events is not None:
+            self.marks.append(self._record())
+
+    def resume(self):
+        """Record the start of the next stretch of kernels."""
+        if self.events is not None:
+            self.marks.append(self._record())
 
     def stop_kernels(self):
         """Record the end of each GPU's kernels (before the exchange)."""
-        if self.events is not None:
-            self.ends = self._record()
+        self.pause()
 
     def finish(self):
+        """The round's wall time, and each GPU's time in kernels: the stretches between
+        ``start``/``resume`` and the next ``pause``/``stop_kernels``."""
         self.wall += time.perf_counter() - self.t0
         if self.events is not None:
             import cupy
-            for s, a, b in zip(self.shards, self.events, self.ends):
+            m = self.marks
+            for i, s in enumerate(self.shards):
                 with s.on():
-                    b.synchronize()
-                    s.busy += cupy.cuda.get_elapsed_time(a, b) / 1e3
+                    m[-1][i].synchronize()
+                    for a, b in zip(m[0::2], m[1::2]):
+                        s.busy += cupy.cuda.get_elapsed_time(a[i], b[i]) / 1e3
 
     def report(self, stats):
         stats["time_rounds"] = self.wall
@@ -360,7 +386,7 @@ class _Timer:
 
 
 def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
-          min_arcs_per_gpu=None):
+          min_arcs_per_gpu=None, layout=None):
     """Run ``system`` on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``) in ``mode``
     (``"bsp"`` or ``"vertex-async"``); returns (host state, converged).
 
@@ -380,6 +406,9 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         Use no more GPUs than the graph has arcs per this many (default
         :data:`MIN_ARCS_PER_GPU`; 0 uses every GPU named).  With one GPU left the single-GPU
         engine runs (``stats["gpus"] == 1``).
+    layout : {"out-degree", "id", "none"}, optional
+        How linear shards number their vertices (default :data:`LAYOUT`, see
+        :func:`shard_layout`).
     """
     if mode not in ("bsp", "vertex-async"):
         raise InvalidParameterError(f"the sharded multi-GPU engine runs bsp and vertex-async, "
@@ -409,7 +438,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         offsets = und[0]
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
-    shards = make_shards(devices, offsets, stats)
+    shards = make_shards(devices, offsets, stats, VERTEX_COST if fam == "linear" else 0)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
@@ -417,6 +446,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     stats["bytes_between_gpus"] = 0
     off = np.asarray(offsets, np.int64)
     stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
+    stats["gpu_vertices"] = [s.v1 - s.v0 for s in shards]
     if k == 1 and not explicit:
         exchange = "p2p"  # nothing crosses: no NCCL communicator for one GPU
     try:
@@ -430,7 +460,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     timer = _Timer(shards, stats["gpu_arcs"])
     try:
         if fam == "linear":
-            x, ok = _linear(shards, ex, timer, graph, system, tol, max_iter, stats)
+            x, ok = _linear(shards, ex, timer, graph, system, tol, max_iter, stats, layout)
         elif fam == "monotone":
             x, ok = _monotone(shards, ex, timer, graph, system, max_iter, stats, mode == "bsp")
         else:
@@ -443,9 +473,10 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     return x, ok
 
 
-def make_shards(devices, offsets, stats):
-    """One :class:`_Shard` per device over ranges of equal arc counts of CSR ``offsets``."""
-    bounds = shard_ranges(offsets, len(devices))
+def make_shards(devices, offsets, stats, vertex_cost=0):
+    """One :class:`_Shard` per device over ranges of equal arc counts of CSR ``offsets`` (a vertex
+    counting as ``vertex_cost`` arcs besides its own)."""
+    bounds = shard_ranges(offsets, len(devices), vertex_cost)
     return [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
 
 
@@ -497,79 +528,225 @@ def _sync_all(shards):
 # ---------------------------------------------------------------------------- linear
 
 
-def linear_shards(shards, graph, sys, ex=None):
-    """Upload a linear system's shards (``x = 0``, ``δ = b``); returns whether arcs carry
-    factors.  With an exchange ``ex`` the vertex vectors cross the host bus once, to the first
-    GPU, and are copied from there to the others (:meth:`_Exchange.replicate`)."""
+LAYOUT = "out-degree"
+"""How a linear system's shards number their vertices (:func:`shard_layout`): ``"out-degree"``
+(each range's vertices in the four exchange classes, each class by falling out-degree), ``"id"``
+(the classes, each in vertex order) or ``None`` (vertex order; every round all-gathers whole
+ranges)."""
+LAYOUTS = ("out-degree", "id", None)
+VERTEX_COST = 3
+"""A linear shard's range balances arcs + this many arcs per vertex (a round's pull also costs
+per target).  Measured on two H100s, R-MAT 2^25 PageRank: ranges of equal arcs left the GPU with
+the hubs idle 24% of the rounds (its range holds 4.7 M vertices, the other 28.8 M); with 3 the
+rounds took 519 ms instead of 615 ms and both GPUs idled about 10%."""
+PULL_BLOCKS_PER_SM = 16
+"""Blocks of the pull kernel per multiprocessor (0: a thread per target): each thread strides
+over several targets and the block reduces its round statistics once."""
+
+
+def shard_layout(shards, graph, order=None):
+    """Each linear shard's in-arcs with its range renumbered (cached on the graph).
+
+    A shard's range ``[v0, v1)`` keeps its vertices, in a new order by exchange class:
+
+    0. read by another shard's pull (an out-arc leaves the range) and with in-arcs;
+    1. read by another shard and without in-arcs: its δ is 0 from the second round on;
+    2. read only inside the range;
+    3. never read (out-degree 0).
+
+    A round all-gathers only the first class of every range (the first two in the first two
+    rounds, while the sends of class 1 are not yet 0), and a pull's reads crowd into the ranges'
+    heads.  Renumbering inside the ranges keeps each range's arcs and each vertex's in-arc order,
+    so the sums per vertex are unchanged.  Returns one dict per shard: ``off`` (full-length CSC
+    offsets rebased to the shard's arcs), ``src`` (new numbers), ``heavy``, ``out_degree`` (new
+    numbers, own range), ``perm`` (new position in the range → old) and ``counts`` = (class 0,
+    classes 0–1, classes 0–2)."""
+    order = LAYOUT if order is None else order
+    order = None if order == "none" else order
+    if order not in LAYOUTS:
+        raise InvalidParameterError(f"layout must be one of {LAYOUTS}, got {order!r}")
+    key = ("multi-gpu-layout", order,
+           tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards))
+    lay = graph._cache.get(key)
+    if lay is None:
+        lay = graph._cache[key] = _build_layout(shards, graph, order)
+    for s, d in zip(shards, lay):
+        s.lay = s.be.keep_all(d)
+    return lay
+
+
+def _build_layout(shards, graph, order):
+    from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
-    has = sys.arc_scale is not None
+    k = len(shards)
     it = gpu._index_dtype(max(n, m))
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_src = np.asarray(graph.in_sources)
+    outdeg = np.asarray(graph.out_degree, np.int64)
+
+    def sources(s):  # the range's in-arc sources (old numbers) and which are read from outside
+        be, xp = s.be, s.be.xp
+        a0, a1 = int(in_off[s.v0]), int(in_off[s.v1])
+        src = be.put(in_src[a0:a1], it)
+        mark = None
+        if k > 1:
+            mk = xp.zeros(n, np.uint8)
+            mk[src[(src < s.v0) | (src >= s.v1)]] = 1
+            mark = be.get(mk)
+        return src, mark
+    got = _parallel(shards, sources)
+    remote = np.zeros(n, bool)
+    for _, mk in got:
+        if mk is not None:
+            remote |= mk.view(bool)
+    indeg = np.diff(in_off)
+    cls = np.where(outdeg == 0, 3, np.where(~remote, 2, np.where(indeg > 0, 0, 1))).astype(np.int8)
+
+    def permute(s):  # new position in the range -> old (sorted by class, then the order's key)
+        be, xp = s.be, s.be.xp
+        ng = s.v1 - s.v0
+        c = cls[s.v0:s.v1]
+        counts = tuple(int(v) for v in np.cumsum(np.bincount(c, minlength=4))[:3])
+        if order is None:
+            return xp.arange(ng, dtype=np.int64), (ng, ng, ng)
+        i = xp.arange(ng, dtype=np.int64)
+        key = be.put(c, np.int64)
+        if order == "out-degree" and ng:
+            od = outdeg[s.v0:s.v1]
+            top = int(od.max())
+            key = (key * (top + 1) + (top - be.put(od))) * ng + i
+        else:
+            key = key * ng + i
+        return xp.argsort(key), counts
+    perms = _parallel(shards, permute)
+    new_of_old = np.empty(n, it)
+    for s, (perm, _) in zip(shards, perms):
+        p = perm if s.be.sim else perm.get()
+        new_of_old[s.v0 + p] = np.arange(s.v0, s.v1, dtype=it)
+
+    def build(s, src, perm_counts):
+        be, xp = s.be, s.be.xp
+        perm, counts = perm_counts
+        v0, v1 = s.v0, s.v1
+        a0, a1 = int(in_off[v0]), int(in_off[v1])
+        off_loc = be.put(in_off[v0:v1 + 1] - a0)
+        off_new, idx = _arc_order(xp, off_loc, perm, a1 - a0)
+        if order is not None:
+            src = be.put(new_of_old, it)[src][idx]
+        off = xp.empty(n + 1, np.int64)
+        off[:v0] = 0
+        off[v0:v1 + 1] = off_new
+        off[v1 + 1:] = a1 - a0
+        deg = off_new[1:] - off_new[:-1]
+        od = xp.zeros(n, np.int64)
+        od[v0:v1] = be.put(outdeg[v0:v1])[perm]
+        return {"off": off, "src": src.astype(it, copy=False),
+                "heavy": (xp.flatnonzero(deg >= HEAVY) + v0).astype(np.int64),
+                "out_degree": od, "perm": perm.astype(it), "counts": counts}
+    lay = [None] * k
+    for j, s in enumerate(shards):  # one at a time: the arc index takes 8 bytes an arc
+        with s.on():
+            lay[j] = build(s, got[j][0], perms[j])
+            s.be.sync()
+    return lay
+
+
+def _arc_order(xp, off_loc, perm, arcs):
+    """(new range-local offsets, old arc position of each new arc position) of a range whose
+    rows are taken in the order ``perm`` (new → old)."""
+    deg = (off_loc[1:] - off_loc[:-1])[perm]
+    off_new = xp.zeros(perm.size + 1, np.int64)
+    xp.cumsum(deg, out=off_new[1:])
+    p = xp.arange(arcs, dtype=np.int64)
+    row = xp.searchsorted(off_new[1:], p, side="right")
+    idx = off_loc[:-1][perm][row] + (p - off_new[row])
+    return off_new, idx
+
+
+def linear_shards(shards, graph, sys, ex=None, order=None):
+    """Upload a linear system's shards in their :func:`shard_layout` (``x = 0``, ``δ = b``);
+    returns whether arcs carry factors.  Each GPU uploads its own range of the vertex vectors
+    (the uploads run in parallel over the GPUs' own links) and renumbers it on the device; the
+    source factors read from other ranges are then all-gathered (``ex``)."""
+    n, m = graph.num_vertices, graph.num_arcs
+    has = sys.arc_scale is not None
+    shard_layout(shards, graph, order)
+    in_off = np.asarray(graph.in_offsets, np.int64)
     in_coef = ones_or(sys.arc_scale, m)[graph.in_arcs] if has else None
-    heavy_all = _heavy_host(graph, "in", in_off)
-    # vertex factors that are None are ones made on the GPUs, not 8n bytes over the bus each
     vecs = {"src_scale": sys.src_scale, "dst_scale": sys.dst_scale, "b": sys.b}
     vecs = {k: (None if v is None else ones_or(v, n)) for k, v in vecs.items()}
 
     def upload(s):
         be, xp = s.be, s.be.xp
-        a0, a1 = int(in_off[s.v0]), int(in_off[s.v1])
-        d = s.resident(graph, "in", lambda: {
-            "off": s.rebased(in_off, a0, a1), "src": be.put(in_src[a0:a1], it),
-            "heavy": be.put(heavy_all[(heavy_all >= s.v0) & (heavy_all < s.v1)], np.int64),
-            "out_degree": be.put(graph.out_degree, np.int64)})
+        d = s.lay
         s.off, s.src, s.heavy, s.out_degree = d["off"], d["src"], d["heavy"], d["out_degree"]
-        s.coef = be.put(in_coef[a0:a1]) if has else be.put(np.zeros(1))
+        s.perm = d["perm"]
+        s.n_send, s.n_send_first, s.n_read = d["counts"]
+        v0, v1 = s.v0, s.v1
+        if has:
+            a0, a1 = int(in_off[v0]), int(in_off[v1])
+            off_loc = be.put(in_off[v0:v1 + 1] - a0)
+            coef = be.put(in_coef[a0:a1])
+            s.coef = be.keep(coef[_arc_order(xp, off_loc, s.perm, a1 - a0)[1]])
+        else:
+            s.coef = be.put(np.zeros(1))
         for name, v in vecs.items():
             if v is None:
-                setattr(s, name, be.keep(xp.ones(n, np.float64)))
-            elif ex is None or s is shards[0]:
-                setattr(s, name, be.put(v))
+                a = xp.ones(n, np.float64)
             else:
-                setattr(s, name, be.keep(xp.empty(n, np.float64)))
+                a = xp.zeros(n, np.float64)
+                a[v0:v1] = be.put(v[v0:v1])[s.perm]
+            setattr(s, name, be.keep(a))
         s.x = be.keep(xp.zeros(n, np.float64))
-        s.delta_new = be.keep(xp.zeros(n, np.float64))
+        s.delta = be.keep(s.b.copy())
+        s.send = be.keep(xp.zeros(n, np.float64))
         s.r = be.keep(xp.zeros(n, np.float64))
         s.scan = be.keep(xp.zeros(5, np.float64))
-    _parallel(shards, upload)
-    if ex is not None:
-        for name, v in vecs.items():
-            if v is not None:
-                ex.replicate([getattr(s, name) for s in shards])
-    for s in shards:
-        with s.on():
-            s.delta = s.be.keep(s.b.copy())
-    return has
+        babs = xp.abs(s.b[v0:v1])
+        return be.scalars(babs.sum(), babs.max()) if v1 > v0 else (0.0, 0.0)
+    norms = _parallel(shards, upload)
+    if ex is not None and vecs["src_scale"] is not None:
+        ex.allgather([s.src_scale for s in shards], [s.n_send_first for s in shards])
+    s_norms = np.array(norms).reshape(-1, 2)
+    return has, float(s_norms[:, 0].sum()), float(s_norms[:, 1].max())
 
 
-def linear_round(s, has, theta):
-    """Queue one dense round on shard ``s`` (its device current): absorb and pull its range,
-    statistics into ``s.scan``."""
+def linear_round(s, has, theta, stage=None):
+    """Queue one dense round on shard ``s`` (its device current): ``stage="send"`` the frontier's
+    sends of its range (to be all-gathered), ``stage="pull"`` absorb and pull its range,
+    statistics into ``s.scan``; both when ``stage`` is None."""
     K = gpu._kernels()
-    s.scan[...] = 0.0
-    rest = (0, s.off, s.src, s.coef, has, s.src_scale, s.dst_scale, s.delta, s.delta_new, s.x,
-            theta, s.out_degree, s.scan)
-    s.be.launch(K.linear_dense_batch, s.be.grid_hb(s.v1 - s.v0), gpu._hb(), s.v0, s.v1, *rest)
-    s.be.heavy(K.linear_dense_batch_heavy, s.heavy, *rest)
+    be = s.be
+    if stage in (None, "send") and s.n_read:
+        be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
+                  s.src_scale, theta, s.send)
+    if stage in (None, "pull"):
+        s.scan[...] = 0.0
+        rest = (s.off, s.src, s.coef, has, s.send, s.dst_scale, s.delta, s.x, theta,
+                s.out_degree, s.scan)
+        blocks = be.grid_hb(s.v1 - s.v0)
+        if PULL_BLOCKS_PER_SM:
+            blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
+        be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest)
+        be.heavy(K.linear_pull_heavy, s.heavy, *rest)
 
 
-def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
+def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
     K = gpu._kernels()
     HB = gpu._hb()
     n = graph.num_vertices
     t0 = time.perf_counter()
-    has = linear_shards(shards, graph, sys, ex)
+    has, bsum, bmax = linear_shards(shards, graph, sys, ex, layout)
     gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
-    s0 = shards[0]
-    with s0.on():
-        babs = s0.be.xp.abs(s0.b)
-        bsum, bmax = s0.be.scalars(babs.sum(), babs.max()) if n else (0.0, 0.0)
+    _sync_all(shards)
     stats["time_setup"] = time.perf_counter() - t0
+    stats["gpu_sends"] = [s.n_send for s in shards]
+    stats["gpu_sends_first"] = [s.n_send_first for s in shards]
     r1, rmax, sx = bsum, bmax, 0.0
     theta = 0.0
     converged = False
     bound = np.inf
+    wide = 2  # rounds left that all-gather the sends of the class without in-arcs too
     while True:
         bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
         if bound <= tightened(tol, stats) or r1 == 0.0:
@@ -584,16 +761,23 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
             for s in shards:  # carry on from the exact residual
                 with s.on():
                     s.delta[s.v0:s.v1] = s.r[s.v0:s.v1]
-            ex.allgather([s.delta for s in shards])
+            wide = max_iter + 1  # δ without in-arcs is no longer 0: send it every round
         if stats["rounds"] >= max_iter:
             break
         _sync_all(shards)
         timer.start()
         for s in shards:
             with s.on():
-                linear_round(s, has, theta)
+                linear_round(s, has, theta, "send")
+        timer.pause()
+        ex.allgather([s.send for s in shards],
+                     [s.n_send_first if wide > 0 else s.n_send for s in shards])
+        wide -= 1
+        timer.resume()
+        for s in shards:
+            with s.on():
+                linear_round(s, has, theta, "pull")
         timer.stop_kernels()
-        ex.allgather([s.delta_new for s in shards])
         scans = []
         for s in shards:
             with s.on():
@@ -601,18 +785,40 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats):
         timer.finish()
         sc = np.array(scans)
         r1, rmax, sx = float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum())
-        for s in shards:
-            s.delta, s.delta_new = s.delta_new, s.delta
         gpu.count_dense_round(stats, graph.num_arcs, sc[:, 3].sum())
         theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
-    return _gather_host(shards, [s.x for s in shards]), converged
+    return _gather_linear(shards, n), converged
+
+
+def _gather_linear(shards, n):
+    """``x`` in the graph's numbering on the host: each range put back in order on its GPU and
+    copied down, the GPUs in parallel (each over its own link)."""
+    out = np.empty(n, np.float64)
+
+    def fetch(s):
+        if s.v1 == s.v0:
+            return
+        be, xp = s.be, s.be.xp
+        back = xp.empty(s.v1 - s.v0, np.float64)
+        back[s.perm] = s.x[s.v0:s.v1]
+        if be.sim:
+            out[s.v0:s.v1] = back
+        else:
+            be.sync()
+            t0 = time.perf_counter()
+            back.get(out=out[s.v0:s.v1])
+            be.stats["time_transfer"] += time.perf_counter() - t0
+        be.stats["bytes_d2h"] += int(back.nbytes)
+    _parallel(shards, fetch)
+    return out
 
 
 def _contraction(shards, ex, sys, has, m):
     """γ1, γ∞ summed on the GPUs: each shard's column-sum contributions all-reduced (or the
-    column sums taken from the out-degrees, :func:`~digraph.dispatch.gpu.column_sums_known`)."""
+    column sums taken from the out-degrees of each range, :func:`~digraph.dispatch.gpu.
+    column_sums_known`)."""
     if m == 0:
         return 0.0, 0.0
     known = gpu.column_sums_known(sys, has)
@@ -620,29 +826,32 @@ def _contraction(shards, ex, sys, has, m):
     for s in shards:
         with s.on():
             col, row, bad = gpu.contraction_sums(s.be, s.v0, s.v1, s.off, s.src, s.coef, has,
-                                                 s.src_scale, s.dst_scale, not known)
+                                                 s.src_scale, s.dst_scale, not known, s.heavy)
             cols.append(col)
             rows.append(row)
             bads.append(bad)
-    with shards[0].on():
-        if known:
-            s = shards[0]
-            g1 = s.be.scalars((s.src_scale * s.out_degree).max())[0]
-        else:
-            ex.allreduce(cols, "sum", count=False)
+    g1 = 0.0
+    if not known:
+        ex.allreduce(cols, "sum", count=False)
+        with shards[0].on():
             g1 = shards[0].be.scalars(cols[0].max())[0]
     ginf, nbad = 0.0, 0
     for s, row, bad in zip(shards, rows, bads):
         with s.on():
-            r, b = s.be.scalars(row.max(), bad[0])
-            ginf, nbad = max(ginf, r), nbad + int(b)
+            vals = [row.max(), bad[0]]
+            if known and s.v1 > s.v0:
+                vals.append((s.src_scale[s.v0:s.v1] * s.out_degree[s.v0:s.v1]).max())
+            got = s.be.scalars(*vals)
+            ginf, nbad = max(ginf, got[0]), nbad + int(got[1])
+            if len(got) > 2:
+                g1 = max(g1, got[2])
     return checked_contraction(g1, ginf, nbad)
 
 
 def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):
     """(bound, ‖r‖₁, floor, ‖r‖∞, Σx) from the residual recomputed on every shard for its range
-    after an all-gather of ``x`` (each shard's ``r`` holds its range)."""
-    ex.allgather([s.x for s in shards])
+    after an all-gather of the ``x`` that other ranges read (each shard's ``r`` holds its range)."""
+    ex.allgather([s.x for s in shards], [s.n_send_first for s in shards])
     parts = []
     for s in shards:
         with s.on():
@@ -662,7 +871,6 @@ def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):
     bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, normalize)
     floor = linear_error_bound(e1, emax, sx, n, gammas, normalize)
     return bound * (1.0 + ROUNDING_MARGIN), r1, floor, rmax, sx
-
 
 # ---------------------------------------------------------------------------- monotone
 

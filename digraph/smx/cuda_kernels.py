@@ -199,15 +199,16 @@ def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, ha
 
 @cuda.jit(cache=True)
 def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale, col,
-                row, bad, want_col):
+                row, bad, want_col, heavy_apart):
     """Row sums of the coefficient matrix for the targets ``v0 <= v < v1`` into ``row``, their
     contributions to the column sums added atomically into ``col``, and the number of arcs whose
     coefficient is negative or not finite into ``bad[0]`` (the contraction factors γ1 = max col,
     γ∞ = max row of :func:`digraph.dispatch.convergence.linear_contraction`, on the GPU).
     Without ``want_col`` the column sums (one atomic per arc) are left out: the caller knows
-    them from the out-degrees."""
+    them from the out-degrees.  With ``heavy_apart`` the vertices of in-degree >= HEAVY are left
+    to :func:`linear_sums_heavy` (one thread would walk a hub's arcs alone)."""
     v = v0 + cuda.grid(1)
-    if v < v1:
+    if v < v1 and not (heavy_apart and in_offsets[v + 1] - in_offsets[v] >= HEAVY):
         acc = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
             u = src_buf[k - a0]
@@ -218,6 +219,27 @@ def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, 
             if want_col:
                 cuda.atomic.add(col, u, c)
         row[v] = acc
+
+
+@cuda.jit(cache=True)
+def linear_sums_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, dst_scale,
+                      col, row, bad, want_col):
+    """:func:`linear_sums` for the listed vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = 0.0
+        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
+            u = src_buf[k - a0]
+            c = src_scale[u] * (coef_buf[k - a0] if has_coef else 1.0) * dst_scale[v]
+            if not (c >= 0.0 and c < math.inf):
+                cuda.atomic.add(bad, 0, 1)
+            acc += c
+            if want_col:
+                cuda.atomic.add(col, u, c)
+        acc = _block_sum(buf, acc)
+        if cuda.threadIdx.x == 0:
+            row[v] = acc
 
 
 @cuda.jit(cache=True)
@@ -617,4 +639,104 @@ def linear_dense_batch_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef,
             st[j] = 0.0
         if cuda.threadIdx.x == 0:
             _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
+        _flush_stats(buf, st, out)
+
+
+# ============================================================================ sharded linear rounds
+
+
+@cuda.jit(cache=True)
+def linear_frontier(v0, v1, delta, src_scale, theta, send):
+    """``send[v] = src_scale[v]·δ[v]`` where ``|δ[v]| > θ``, else 0, for ``v0 <= v < v1``: what
+    a pull of the sharded engine reads of a source (:func:`linear_pull`), one random read per arc
+    instead of two; it is the only vertex vector exchanged between GPUs in a round."""
+    v = v0 + cuda.grid(1)
+    if v < v1:
+        d = delta[v]
+        send[v] = src_scale[v] * d if abs(d) > theta else 0.0
+
+
+@cuda.jit(device=True, inline=True)
+def _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, start, step):
+    """Σ c·send[u] over the in-arcs of ``v`` (``send`` is zero outside the frontier)."""
+    acc = 0.0
+    for k in range(in_offsets[v] + start, in_offsets[v + 1], step):
+        if has_coef:
+            acc += coef_buf[k] * send[src_buf[k]]
+        else:
+            acc += send[src_buf[k]]
+    return acc
+
+
+@cuda.jit(device=True, inline=True)
+def _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st):
+    """:func:`_own` with δ updated in place and the statistics added into ``st`` (st[4]: the
+    max of |δ'|), for a thread that takes several targets."""
+    d = delta[v]
+    keep = d
+    if abs(d) > theta:
+        x[v] += d
+        keep = 0.0
+        st[2] += 1.0
+        st[3] += out_degree[v]
+    dn = keep + dst_scale[v] * acc
+    delta[v] = dn
+    st[0] += abs(dn)
+    st[1] += x[v]
+    st[4] = max(st[4], abs(dn))
+
+
+@cuda.jit(cache=True)
+def linear_pull(v0, v1, in_offsets, src_buf, coef_buf, has_coef, send, dst_scale, delta, x,
+                theta, out_degree, out):
+    """:func:`linear_dense_batch` reading the frontier's sends (:func:`linear_frontier`) instead
+    of δ and the source factors, with δ updated in place (a target reads only its own δ): each
+    target ``v0 <= v < v1`` absorbs its δ when ``|δ| > θ`` and adds ``dst_scale · Σ c·send``.
+    Without arc factors the terms are those of :func:`linear_dense_batch` (``1.0 · s · δ ==
+    s · δ``).  Threads stride over the targets (a grid smaller than the range takes several
+    each and reduces its statistics once per block); vertices of in-degree >= HEAVY are left to
+    :func:`linear_pull_heavy`."""
+    buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(5, float64)
+    for i in range(5):
+        st[i] = 0.0
+    for v in range(v0 + cuda.grid(1), v1, cuda.gridsize(1)):
+        if in_offsets[v + 1] - in_offsets[v] < HEAVY:
+            acc = _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, 0, 1)
+            _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st)
+    s0 = _block_sum(buf, st[0])
+    s1 = _block_sum(buf, st[1])
+    s2 = _block_sum(buf, st[2])
+    s3 = _block_sum(buf, st[3])
+    tid = cuda.threadIdx.x
+    buf[tid] = st[4]
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] = max(buf[tid], buf[tid + step])
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        cuda.atomic.add(out, 0, s0)
+        cuda.atomic.max(out, 1, buf[0])
+        cuda.atomic.add(out, 2, s1)
+        cuda.atomic.add(out, 3, s2)
+        cuda.atomic.add(out, 4, s3)
+
+
+@cuda.jit(cache=True)
+def linear_pull_heavy(heavy, in_offsets, src_buf, coef_buf, has_coef, send, dst_scale, delta, x,
+                      theta, out_degree, out):
+    """:func:`linear_pull` for the listed vertices of in-degree >= HEAVY: a block each."""
+    buf = cuda.shared.array(HB, float64)
+    st = cuda.local.array(4, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, cuda.threadIdx.x, HB)
+        acc = _block_sum(buf, acc)
+        for j in range(4):
+            st[j] = 0.0
+        if cuda.threadIdx.x == 0:
+            _own(v, delta, delta, x, theta, dst_scale, acc, out_degree, st)
         _flush_stats(buf, st, out)
