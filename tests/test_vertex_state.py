@@ -230,3 +230,18 @@ def test_cnr2000_pagerank(datasets):
     # the arc-update goal of issue 4: at most 0.30x bsp's
     b = digraph.run(g, "pagerank", mode="bsp", tol=1e-8)
     assert r.stats["arc_updates"] <= 0.30 * b.stats["arc_updates"]
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(g=graphs())
+def test_quick_contraction_is_the_column_bound(g):
+    from digraph.dispatch.convergence import linear_contraction, quick_contraction
+    pr = digraph.algorithms.PageRank()
+    system = pr.prepare(g, alpha=0.85, personalization=None, weights=False)
+    g1, ginf = quick_contraction(g, system)
+    e1, einf = linear_contraction(g, system)
+    assert g1 == pytest.approx(e1, rel=1e-12, abs=0)
+    assert ginf == np.inf or ginf == pytest.approx(einf)
+    weighted = pr.prepare(g, alpha=0.85, personalization=None, weights=True)
+    if g.num_arcs:  # arc factors: the full pass
+        assert quick_contraction(g, weighted) == linear_contraction(g, weighted)

@@ -40,7 +40,7 @@ from ..errors import InvalidParameterError
 from ..paths.condensation import ORDERS, condensation_for
 from ..smx import cpu_scc as K
 from . import vertex_async
-from .convergence import certified, certified_bound, linear_contraction, pending_budget
+from .convergence import certified, certified_bound, pending_budget, quick_contraction
 from .systems import linear_factors
 
 __all__ = ["solve", "SPLIT_ARCS", "PRIORITY_SHARE", "INNER_SWEEPS", "LEVEL_CHUNK", "THIN_ARCS"]
@@ -91,7 +91,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     stats["vertex_order"] = order
     stats["time_condensation"] = t_build
     stats.setdefault("arcs_examined", 0)
-    gammas = linear_contraction(graph, system)
+    gammas = quick_contraction(graph, system)
     linf = gammas[0] >= 1.0  # only the L∞ route bounds the error
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     has_coef = has_arc or system.dst_scale is not None
