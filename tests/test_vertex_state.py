@@ -49,14 +49,16 @@ class Scaled(Algorithm):
         return solve_linear_system(graph, self.prepare(graph, c))
 
 
-@pytest.fixture(params=["serial", "level", "split"])
+@pytest.fixture(params=["serial", "level", "accumulate", "outbox"])
 def split(request, monkeypatch):
     """How the components run: thin levels one after another on one thread (small graphs), every
-    level's components in parallel, or every component with an arc split over the threads."""
+    level's components in parallel, or every component with an arc split over the threads (each
+    exchange between the chunks)."""
     if request.param != "serial":
         monkeypatch.setattr(dag_push, "THIN_ARCS", 0)
-    if request.param == "split":
+    if request.param in ("accumulate", "outbox"):
         monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
+        monkeypatch.setattr(dag_push, "SPLIT_KIND", request.param)
     return request.param
 
 
@@ -78,11 +80,13 @@ def test_linear_algorithms_match_their_references(threads, split, g, data):
     assert np.abs(r.values - ref).sum() <= 1e-9
 
 
+@pytest.mark.parametrize("kind", ["accumulate", "outbox"])
 @pytest.mark.parametrize("threads", [2, 4])
-def test_no_lost_update_across_chunks(threads, monkeypatch):
+def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
     # one SCC: a hub and 20,000 leaves in both directions, split over the threads; every leaf
     # pushes into the hub, most of them from another thread's chunk
     monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
+    monkeypatch.setattr(dag_push, "SPLIT_KIND", kind)
     k = 20_000
     leaves = np.arange(1, k + 1)
     g = Graph.from_arrays(np.concatenate([leaves, np.zeros(k, np.int64)]),
@@ -245,3 +249,25 @@ def test_quick_contraction_is_the_column_bound(g):
     weighted = pr.prepare(g, alpha=0.85, personalization=None, weights=True)
     if g.num_arcs:  # arc factors: the full pass
         assert quick_contraction(g, weighted) == linear_contraction(g, weighted)
+
+
+def test_auto_split_kind_and_delegation(monkeypatch):
+    from digraph.dispatch.dag_push import _split_plan
+    rng = np.random.default_rng(11)
+    n = 4000
+    g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
+    exact = digraph.algorithms.PageRank().reference(g)
+    monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1000)
+    r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
+    assert r.stats["scc_split"] == 1 and "delegated_to" not in r.stats
+    cond = condensation_for(g)[0]
+    c = int(np.argmax(cond.comp_arcs))
+    bounds, cap, cross = _split_plan(cond, c, 2)
+    assert cap.sum() == cap[0, 1] + cap[1, 0] and 0.3 < cross < 0.7  # a random graph: about half
+    assert np.abs(r.values - exact).sum() <= 1e-10
+    # with enough threads, a graph whose arcs mostly cross the chunks runs bsp's dense rounds
+    monkeypatch.setattr(dag_push, "DELEGATE_THREADS", 2)
+    monkeypatch.setattr(dag_push, "OUTBOX_CROSS", 0.2)
+    r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
+    assert r.stats["delegated_to"] == "bsp" and "cross" in r.stats["delegated_why"]
+    assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10

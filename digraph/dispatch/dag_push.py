@@ -13,7 +13,8 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
   mass per arc; the components of one level run in parallel (dynamic chunks: idle threads take
   the next one);
 * a large component (at least :data:`SPLIT_ARCS` inside arcs) is split into one chunk per thread
-  by inside arcs; pushes across chunks are atomic.
+  by inside arcs; a push into another thread's chunk goes to the pusher's own accumulator, which
+  the owner drains (:func:`digraph.smx.cpu_scc.sweep_chunks`: no atomics, no lost update).
 
 Why not per-arc mirrors (``state="arc"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
 arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
@@ -59,6 +60,23 @@ INNER_SWEEPS = 8
 
 LEVEL_CHUNK = 16
 """Components per dynamically scheduled chunk of a level."""
+
+SPLIT_KIND = "auto"
+"""How a split component's chunks exchange pushes: ``"outbox"`` (per-pair outboxes, added one
+sweep late; fastest where few arcs cross the chunks: cnr-2000's giant, 18–42% from 2 to 16
+threads), ``"accumulate"`` (each thread's own running sums, drained by the owner at once; keeps
+Gauss–Seidel order where most arcs cross: R-MAT), or ``"auto"``: outbox when at most
+:data:`OUTBOX_CROSS` of the component's inside arcs cross its chunks (docs/benchmarks.md,
+"Threads")."""
+
+OUTBOX_CROSS = 0.45
+
+DELEGATE_THREADS = 8
+DELEGATE_SHARE = 0.5
+"""With at least :data:`DELEGATE_THREADS` threads, a linear system whose split components that
+cross their chunks a lot (more than :data:`OUTBOX_CROSS`) hold more than this share of the arcs
+runs ``bsp``'s dense rounds instead (``stats["delegated_to"]``): measured on R-MAT 2^20 with 16
+cores, ``bsp`` 0.87 s against 1.75 s at best for the vertex state, which wins with 2 threads."""
 
 THIN_ARCS = 20_000
 """A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel call
@@ -109,7 +127,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b = np.ascontiguousarray(np.asarray(system.b, np.float64)[o])
     x = np.zeros(n, np.float64)
     r = np.zeros(n, np.float64)
-    rr = np.zeros(n, np.float64)
     prio = PRIORITY_SHARE if priority == "pending" else 0.0
     T = numba.get_num_threads()
     cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
@@ -120,6 +137,15 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b_left = float(b.sum())
     sum_done = 0.0
     split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(C, bool)
+    if T >= DELEGATE_THREADS and graph.num_arcs:
+        crossing = sum(int(cond.comp_arcs[c]) for c in np.flatnonzero(split)
+                       if _split_plan(cond, c, T)[2] > OUTBOX_CROSS)
+        if crossing > DELEGATE_SHARE * graph.num_arcs:
+            from . import bsp
+            stats["delegated_to"] = "bsp"
+            stats["delegated_why"] = (f"{crossing / graph.num_arcs:.0%} of the arcs lie in components "
+                                      f"whose arcs mostly cross the {T} threads' chunks")
+            return bsp.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     old_chunk = numba.get_parallel_chunksize()
@@ -150,7 +176,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             layer_rounds[L0] = int(comp_sweeps[small].max(initial=0))
             for c in comps[split[c0:c1]]:
                 comp_sweeps[c], comp_sent[c] = _split_component(
-                    c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr,
+                    c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r,
                     per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt)
                 layer_rounds[L0] += comp_sweeps[c]
         rounds += int(layer_rounds[L0:L1].sum())
@@ -191,7 +217,30 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 
 
-def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr, budget, vmax, linf,
+def _split_component(c, cond, T, *args):
+    """A large component over the threads (:data:`SPLIT_KIND` says how)."""
+    kind = SPLIT_KIND
+    if kind == "auto":
+        kind = "outbox" if _split_plan(cond, c, T)[2] <= OUTBOX_CROSS else "accumulate"
+    return (_split_outbox if kind == "outbox" else _split_accumulate)(c, cond, T, *args)
+
+
+def _split_plan(cond, c, T):
+    """(chunk bounds, inside arcs between each pair of chunks, share of the inside arcs that
+    cross chunks) of component ``c`` over ``T`` threads, kept on the condensation."""
+    plans = cond.__dict__.setdefault("_split_plans", {})
+    if (c, T) not in plans:
+        a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+        cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
+        bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
+        bounds[0], bounds[-1] = a, z
+        cap = np.zeros((T, T), np.int64)
+        K.box_capacity(bounds, cond.iout_offsets, cond.iout_targets, cap)
+        plans[c, T] = (bounds, cap, float(cap.sum()) / max(int(cond.comp_arcs[c]), 1))
+    return plans[c, T]
+
+
+def _split_accumulate(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
                      prio, max_sweeps, cnt):
     """A large component over ``T`` threads; returns (its rounds: sweeps of the slowest chunk,
     arcs pulled and pushed)."""
@@ -202,27 +251,66 @@ def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, rr, bu
     me[K.PULLS] += pulled
     me[K.RAN] += 1
     pushed = int(cnt[:, K.PUSHES].sum())
-    cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
-    bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
-    bounds[0], bounds[-1] = a, z
+    bounds = _split_plan(cond, c, T)[0]
+    acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
+    seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
+    pending = np.zeros((T, 2), np.float64)
     rounds = 0
     while True:
-        mass = float(np.abs(r[a:z]).sum() + np.abs(rr[a:z]).sum())
-        top = float(max(np.abs(r[a:z]).max(), np.abs(rr[a:z]).max()))
-        if (top <= vmax) if linf else (mass <= budget):
+        K.chunk_pending(bounds, r, acc, seen, pending)
+        if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
             break
         if rounds >= max_sweeps:
             me[K.CAPPED] += 1
             break
         cnt[:, K.MAX_SWEEPS] = 0
         K.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
-                       rr, min(INNER_SWEEPS, max_sweeps - rounds), budget, vmax, linf, prio, cnt)
+                       acc, seen, min(INNER_SWEEPS, max_sweeps - rounds), budget, vmax, linf,
+                       prio, cnt)
         swept = int(cnt[:, K.MAX_SWEEPS].max())
         if swept == 0:  # every chunk within its share: only rounding keeps the sum above
             break
         rounds += swept
-    r[a:z] += rr[a:z]
-    rr[a:z] = 0.0
+    if rounds <= 1:
+        me[K.ONCE] += 1
+    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+
+
+def _split_outbox(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
+                     prio, max_sweeps, cnt):
+    """A large component over ``T`` threads, a sweep per kernel call (outboxes between the
+    chunks, :func:`digraph.smx.cpu_scc.sweep_boxes`); returns (sweeps, arcs pulled and pushed)."""
+    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
+    me = cnt[0]
+    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    me[K.PULLS] += pulled
+    me[K.RAN] += 1
+    pushed = int(cnt[:, K.PUSHES].sum())
+    arcs = int(cond.comp_arcs[c])
+    bounds, cap, _ = _split_plan(cond, c, T)
+    box_off = np.zeros(T * T + 1, np.int64)
+    np.cumsum(cap.ravel(), out=box_off[1:])
+    box_tgt = np.empty(2 * box_off[-1], cond.iout_targets.dtype)
+    box_val = np.empty(2 * box_off[-1], np.float64)
+    box_len = np.zeros((2, T * T), np.int64)
+    out = np.zeros((T, 2), np.float64)
+    mass = float(np.abs(r[a:z]).sum())
+    top = float(np.abs(r[a:z]).max()) if z > a else 0.0
+    parity = 0
+    rounds = 0
+    args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
+            box_tgt, box_val, box_len)
+    while not ((top <= vmax) if linf else (mass <= budget)):
+        if rounds >= max_sweeps:
+            me[K.CAPPED] += 1
+            break
+        theta = prio * mass / arcs if linf else max(prio * mass / arcs, budget / arcs)
+        K.sweep_boxes(*args, parity, theta, vmax, cnt, out)
+        mass, top = float(out[:, 0].sum()), float(out[:, 1].max())
+        parity ^= 1
+        rounds += 1
+    K.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
     if rounds <= 1:
         me[K.ONCE] += 1
     return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed

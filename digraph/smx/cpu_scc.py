@@ -23,9 +23,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add, atomic_xchg
 
-__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "pull_range", "sweep_chunks"]
+__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "pull_range", "sweep_chunks",
+           "chunk_pending"]
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN = range(8)
 COUNTERS = 8
@@ -150,13 +150,16 @@ def pull_range(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, rr, inner,
-                 budget, vmax, linf, prio, cnt):
+def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, acc, seen,
+                 inner, budget, vmax, linf, prio, cnt):
     """Up to ``inner`` sweeps of each chunk ``bounds[t]:bounds[t+1]`` of one large component, a
-    thread per chunk.  A push into the thread's own chunk adds to ``rl``; into another chunk,
-    atomically to ``rr``, which the owner takes with an atomic exchange before reading the
-    vertex: no contribution is lost.  A chunk stops early when its own pending mass is within its
-    share of the budget (by inside arcs)."""
+    thread per chunk.  A push into the thread's own chunk adds to ``rl``; into another thread's
+    chunk, to the pusher's own accumulator ``acc[t, w - a]``, which only it writes and which only
+    grows by what was pushed.  The owner of ``w`` takes ``acc[s, w - a] − seen[s, w - a]`` from
+    each other thread ``s`` and records what it took in ``seen`` (which only it writes): a value
+    read while the pusher adds is either before or after the add, never torn (8-byte aligned), so
+    no contribution is lost and no atomic instruction is needed.  A chunk stops early when its own
+    pending mass is within its share of the budget (by inside arcs)."""
     T = bounds.size - 1
     a = bounds[0]
     arcs = iout_offsets[bounds[T]] - iout_offsets[a]
@@ -170,7 +173,10 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
         mass = 0.0
         top = 0.0
         for j in range(lo, hi):
-            v = abs(rl[j]) + abs(rr[j])
+            v = abs(rl[j])
+            for q in range(T):
+                if q != t:
+                    v += abs(acc[q, j - a] - seen[q, j - a])
             mass += v
             top = max(top, v)
         sweeps = 0
@@ -183,8 +189,13 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                 theta = max(theta, base)
             for j in range(lo, hi):
                 d = rl[j]
-                if rr[j] != 0.0:
-                    d += atomic_xchg(rr, j, 0.0)
+                for q in range(T):
+                    if q != t:
+                        cur = acc[q, j - a]
+                        old = seen[q, j - a]
+                        if cur != old:
+                            d += cur - old
+                            seen[q, j - a] = cur
                 e0 = iout_offsets[j]
                 e1 = iout_offsets[j + 1]
                 ad = abs(d)
@@ -197,7 +208,7 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                         if w >= lo and w < hi:
                             rl[w] += v
                         else:
-                            atomic_add(rr, w, v)
+                            acc[t, w - a] += v
                     c[PUSHES] += e1 - e0
                     c[VERTEX_PUSHES] += 1
                 else:
@@ -205,8 +216,121 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
             mass = 0.0
             top = 0.0
             for j in range(lo, hi):
-                v = abs(rl[j]) + abs(rr[j])
+                v = abs(rl[j])
+                for q in range(T):
+                    if q != t:
+                        v += abs(acc[q, j - a] - seen[q, j - a])
                 mass += v
                 top = max(top, v)
         c[SWEEPS] += sweeps
         c[MAX_SWEEPS] = max(c[MAX_SWEEPS], sweeps)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def chunk_pending(bounds, rl, acc, seen, out):
+    """Fold what the other threads pushed into each chunk into ``rl``; ``out[t]`` = (pending
+    mass, largest pending residual) of chunk ``t`` (called between sweeps, threads at rest)."""
+    T = bounds.size - 1
+    a = bounds[0]
+    for t in prange(T):
+        mass = 0.0
+        top = 0.0
+        for j in range(bounds[t], bounds[t + 1]):
+            d = rl[j]
+            for q in range(T):
+                if q != t:
+                    d += acc[q, j - a] - seen[q, j - a]
+                    seen[q, j - a] = acc[q, j - a]
+            rl[j] = d
+            mass += abs(d)
+            top = max(top, abs(d))
+        out[t, 0] = mass
+        out[t, 1] = top
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _owner(bounds, w):
+    lo = 0
+    hi = bounds.size - 2
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bounds[mid] <= w:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def box_capacity(bounds, iout_offsets, iout_targets, cap):
+    """``cap[t, q]``: inside arcs from chunk ``t`` into chunk ``q != t`` (a sweep pushes each at
+    most once)."""
+    T = bounds.size - 1
+    for t in prange(T):
+        for j in range(bounds[t], bounds[t + 1]):
+            for e in range(iout_offsets[j], iout_offsets[j + 1]):
+                q = _owner(bounds, iout_targets[e])
+                if q != t:
+                    cap[t, q] += 1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, box_off,
+                box_tgt, box_val, box_len, parity, theta, vmax, cnt, out):
+    """One sweep of each chunk of a split component, a thread per chunk, without atomics: a push
+    into another chunk is written to the pusher's outbox for that chunk (half ``parity`` of a
+    double buffer), which its owner adds in at the start of the next sweep (one sweep late; the
+    call boundary is the barrier).  ``out[t]`` = (pending mass left in chunk ``t`` plus the mass
+    it sent, largest pending residual).  ``theta = inf`` only drains the inboxes."""
+    T = bounds.size - 1
+    half = box_off[T * T]
+    for t in prange(T):
+        c = cnt[numba.get_thread_id()]
+        lo = bounds[t]
+        hi = bounds[t + 1]
+        prev = 1 - parity
+        for q in range(T):
+            if q != t:
+                k = q * T + t
+                base = box_off[k] + prev * half
+                for i in range(box_len[prev, k]):
+                    rl[box_tgt[base + i]] += box_val[base + i]
+                box_len[prev, k] = 0
+        fill = np.zeros(T, np.int64)
+        sent = 0.0
+        swept = 0
+        if theta < np.inf:
+            swept = 1
+            for j in range(lo, hi):
+                d = rl[j]
+                e0 = iout_offsets[j]
+                e1 = iout_offsets[j + 1]
+                ad = abs(d)
+                if ad > theta * (e1 - e0) and ad > vmax:
+                    x[j] += d
+                    rl[j] = 0.0
+                    for e in range(e0, e1):
+                        w = iout_targets[e]
+                        v = (icoef[e] if has_coef else vscale[j]) * d
+                        if w >= lo and w < hi:
+                            rl[w] += v
+                        else:
+                            q = _owner(bounds, w)
+                            p = box_off[t * T + q] + parity * half + fill[q]
+                            box_tgt[p] = w
+                            box_val[p] = v
+                            fill[q] += 1
+                            sent += abs(v)
+                    c[PUSHES] += e1 - e0
+                    c[VERTEX_PUSHES] += 1
+        for q in range(T):
+            if q != t:
+                box_len[parity, t * T + q] = fill[q]
+        mass = 0.0
+        top = 0.0
+        for j in range(lo, hi):
+            mass += abs(rl[j])
+            top = max(top, abs(rl[j]))
+        out[t, 0] = mass + sent
+        out[t, 1] = max(top, sent)
+        c[SWEEPS] += swept
