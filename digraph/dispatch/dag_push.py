@@ -218,12 +218,25 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 
 
-def _split_component(c, cond, T, *args):
-    """A large component over the threads (:data:`SPLIT_KIND` says how)."""
+def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
+                     prio, max_sweeps, cnt):
+    """A large component over ``T`` threads (:data:`SPLIT_KIND` says how the chunks exchange);
+    returns (its rounds: sweeps of the slowest chunk, arcs pulled and pushed)."""
+    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
+    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    cnt[0, K.PULLS] += pulled
+    cnt[0, K.RAN] += 1
+    pushed = int(cnt[:, K.PUSHES].sum())
     kind = SPLIT_KIND
     if kind == "auto":
         kind = "outbox" if _split_plan(cond, c, T)[2] <= OUTBOX_CROSS else "accumulate"
-    return (_split_outbox if kind == "outbox" else _split_accumulate)(c, cond, T, *args)
+    sweep = _sweep_outbox if kind == "outbox" else _sweep_accumulate
+    rounds = sweep(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                   max_sweeps, cnt)
+    if rounds <= 1:
+        cnt[0, K.ONCE] += 1
+    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
 
 
 def _split_plan(cond, c, T):
@@ -241,17 +254,11 @@ def _split_plan(cond, c, T):
     return plans[c, T]
 
 
-def _split_accumulate(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
-                     prio, max_sweeps, cnt):
-    """A large component over ``T`` threads; returns (its rounds: sweeps of the slowest chunk,
-    arcs pulled and pushed)."""
-    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
-    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
-    me = cnt[0]
-    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
-    me[K.PULLS] += pulled
-    me[K.RAN] += 1
-    pushed = int(cnt[:, K.PUSHES].sum())
+def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                      max_sweeps, cnt):
+    """Sweeps of a split component, a kernel call per :data:`INNER_SWEEPS`, the chunks exchanging
+    through per-thread accumulators (:func:`digraph.smx.cpu_scc.sweep_chunks`); returns the
+    sweeps of the slowest chunk."""
     bounds = _split_plan(cond, c, T)[0]
     acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
     seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
@@ -262,7 +269,7 @@ def _split_accumulate(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budge
         if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
             break
         if rounds >= max_sweeps:
-            me[K.CAPPED] += 1
+            cnt[0, K.CAPPED] += 1
             break
         cnt[:, K.MAX_SWEEPS] = 0
         K.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
@@ -272,22 +279,13 @@ def _split_accumulate(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budge
         if swept == 0:  # every chunk within its share: only rounding keeps the sum above
             break
         rounds += swept
-    if rounds <= 1:
-        me[K.ONCE] += 1
-    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+    return rounds
 
 
-def _split_outbox(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
-                     prio, max_sweeps, cnt):
-    """A large component over ``T`` threads, a sweep per kernel call (outboxes between the
-    chunks, :func:`digraph.smx.cpu_scc.sweep_boxes`); returns (sweeps, arcs pulled and pushed)."""
-    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
-    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
-    me = cnt[0]
-    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
-    me[K.PULLS] += pulled
-    me[K.RAN] += 1
-    pushed = int(cnt[:, K.PUSHES].sum())
+def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                  max_sweeps, cnt):
+    """Sweeps of a split component, a sweep per kernel call, the chunks exchanging through
+    outboxes (:func:`digraph.smx.cpu_scc.sweep_boxes`); returns the sweeps."""
     arcs = int(cond.comp_arcs[c])
     bounds, cap, _ = _split_plan(cond, c, T)
     box_off = np.zeros(T * T + 1, np.int64)
@@ -304,7 +302,7 @@ def _split_outbox(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, v
             box_tgt, box_val, box_len)
     while not ((top <= vmax) if linf else (mass <= budget)):
         if rounds >= max_sweeps:
-            me[K.CAPPED] += 1
+            cnt[0, K.CAPPED] += 1
             break
         theta = prio * mass / arcs if linf else max(prio * mass / arcs, budget / arcs)
         K.sweep_boxes(*args, parity, theta, vmax, cnt, out)
@@ -312,9 +310,7 @@ def _split_outbox(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, v
         parity ^= 1
         rounds += 1
     K.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
-    if rounds <= 1:
-        me[K.ONCE] += 1
-    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+    return rounds
 
 
 def _steps(cond, split):

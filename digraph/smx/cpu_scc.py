@@ -149,6 +149,22 @@ def pull_range(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r)
         r[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _chunk_pending(rl, acc, seen, t, lo, hi, a):
+    """(pending mass, largest pending residual) of chunk ``lo:hi`` owned by thread ``t``: its own
+    residuals plus what the other threads accumulated for it and it has not taken yet."""
+    mass = 0.0
+    top = 0.0
+    for j in range(lo, hi):
+        v = abs(rl[j])
+        for q in range(acc.shape[0]):
+            if q != t:
+                v += abs(acc[q, j - a] - seen[q, j - a])
+        mass += v
+        top = max(top, v)
+    return mass, top
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, acc, seen,
                  inner, budget, vmax, linf, prio, cnt):
@@ -170,15 +186,7 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
         mine = iout_offsets[hi] - iout_offsets[lo]
         share = budget * mine / arcs
         base = budget / arcs
-        mass = 0.0
-        top = 0.0
-        for j in range(lo, hi):
-            v = abs(rl[j])
-            for q in range(T):
-                if q != t:
-                    v += abs(acc[q, j - a] - seen[q, j - a])
-            mass += v
-            top = max(top, v)
+        mass, top = _chunk_pending(rl, acc, seen, t, lo, hi, a)
         sweeps = 0
         for s in range(inner):
             if (top <= vmax) if linf else (mass <= share):
@@ -213,15 +221,7 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                     c[VERTEX_PUSHES] += 1
                 else:
                     rl[j] = d
-            mass = 0.0
-            top = 0.0
-            for j in range(lo, hi):
-                v = abs(rl[j])
-                for q in range(T):
-                    if q != t:
-                        v += abs(acc[q, j - a] - seen[q, j - a])
-                mass += v
-                top = max(top, v)
+            mass, top = _chunk_pending(rl, acc, seen, t, lo, hi, a)
         c[SWEEPS] += sweeps
         c[MAX_SWEEPS] = max(c[MAX_SWEEPS], sweeps)
 
