@@ -12,7 +12,7 @@ system has one solution; the native ``tol`` bounds the L1 distance to it (defaul
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .base import REQUIRED, Algorithm, LinearSystem, check_probability, check_weights
+from .base import REQUIRED, Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse
 
 __all__ = ["Adsorption"]
 
@@ -45,12 +45,10 @@ class Adsorption(Algorithm):
         idx = graph.index_of(seeds, "seed")
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
         if w is None:
-            w_in = graph.in_degree.astype(np.float64)
+            w_in = graph.in_degree
         else:
             w_in = np.bincount(graph.out_targets, weights=w, minlength=n)
-        dst_scale = np.zeros(n, np.float64)
-        nz = w_in > 0
-        dst_scale[nz] = beta / w_in[nz]
+        dst_scale = scaled_inverse(w_in, beta)
         b = np.zeros(n, np.float64)
         b[idx] = 1.0 - beta
         return LinearSystem(b=b, dst_scale=dst_scale, arc_scale=w)

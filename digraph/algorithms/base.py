@@ -26,6 +26,7 @@ so an algorithm is written once.  A user-defined algorithm subclasses :class:`Al
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from ..errors import InvalidParameterError, InvalidWeightError
 
@@ -197,3 +198,22 @@ def check_weights(graph, algo, *, allow_inf=False):
             f"{algo}: arc {u!r} -> {v!r} has weight {float(w[e])!r}; {algo} needs non-negative"
             f"{'' if allow_inf else ', finite'} weights ({bad.size} such arc(s))")
     return w
+
+
+def scaled_inverse(weights, scale):
+    """``scale / weights[v]`` where ``weights[v] > 0``, 0 elsewhere (float64, one parallel pass).
+
+    The per-vertex factor of PageRank (``α / W_out``) and adsorption (``β / W_in``); on R-MAT
+    2^24 the numpy form (a cast, a mask and a masked division) took 0.25 s of each GPU run."""
+    w = np.asarray(weights)
+    out = np.empty(w.size, np.float64)
+    _scaled_inverse(w.ravel(), float(scale), out)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _scaled_inverse(w, scale, out):
+    for i in prange(w.size):
+        d = w[i]
+        out[i] = scale / d if d > 0 else 0.0
+

@@ -18,7 +18,7 @@ residual (DESIGN.md §7), which bounds the error of the normalised answer.
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .base import Algorithm, LinearSystem, check_probability, check_weights
+from .base import Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse
 
 __all__ = ["PageRank", "personalization_vector"]
 
@@ -71,18 +71,16 @@ class PageRank(Algorithm):
         n = graph.num_vertices
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
         if w is None:
-            w_out = graph.out_degree.astype(np.float64)
+            w_out = graph.out_degree
         else:
             w_out = np.bincount(graph.arc_sources, weights=w, minlength=n)
-        src_scale = np.zeros(n, np.float64)
-        nz = w_out > 0
-        src_scale[nz] = alpha / w_out[nz]
+        src_scale = scaled_inverse(w_out, alpha)
         if personalization is None:
-            p = np.full(n, 1.0 / max(n, 1))
+            b = np.full(n, (1.0 - alpha) / max(n, 1))
         else:
             p = personalization_vector(graph, personalization, self.name)
-            p /= p.sum()
-        return LinearSystem(b=(1.0 - alpha) * p, src_scale=src_scale, arc_scale=w, normalize=True)
+            b = p * ((1.0 - alpha) / p.sum())
+        return LinearSystem(b=b, src_scale=src_scale, arc_scale=w, normalize=True)
 
     def finalize(self, graph, x, **params):
         s = x.sum()

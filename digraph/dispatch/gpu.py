@@ -28,6 +28,7 @@ Modes, as on the CPU (same counters, same convergence rules):
   are undirected), as on the CPU.
 """
 
+import functools
 import os
 import time
 
@@ -86,6 +87,8 @@ class _Backend:
         self.walk_block = 4 if sim else 128
         self.stats = None
         self._views = {}
+        self._view_ids = set()
+        self._prepared = {}
 
     def grid(self, n):
         return max(1, (int(n) + self.block - 1) // self.block)
@@ -98,7 +101,12 @@ class _Backend:
         """Register a long-lived device array: kernels get a cached Numba view of it (handing a
         CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
         if not self.sim:
-            self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
+            old = self._views.get(id(a))
+            if old is not None:
+                self._view_ids.discard(id(old[1]))
+            v = self.cuda.as_cuda_array(a)
+            self._views[id(a)] = (a, v)
+            self._view_ids.add(id(v))
         return a
 
     def keep_all(self, d):
@@ -116,14 +124,49 @@ class _Backend:
 
     def launch(self, kernel, grid, block, *args, stream=None):
         """``kernel[grid, block](*args)`` (on a CuPy ``stream`` if given) with the cached views
-        of registered arrays."""
-        if stream is None or self.sim:
-            kernel[grid, block](*self.views(args))
+        of registered arrays.
+
+        A launch whose arrays are all registered (:meth:`keep`) is prepared once and then goes
+        straight to the driver (:class:`_PreparedLaunch`): the dispatcher's argument marshalling
+        cost ~0.15 ms a launch, which on several GPUs driven from one host thread delayed every
+        round (``benchmarks/profile_multi_gpu.py``)."""
+        if self.sim:
+            kernel[grid, block](*args)
+            return
+        args = self.views(args)
+        if FAST_LAUNCH:
+            key = (kernel, grid, block, 0 if stream is None else stream.ptr,
+                   tuple(id(a) if hasattr(a, "__cuda_array_interface__") else type(a)
+                         for a in args))
+            prep = self._prepared.get(key)
+            if prep is not None and prep.matches(args):
+                prep.launch(args)
+                return
         else:
-            kernel[grid, block, self.cuda.external_stream(stream.ptr)](*self.views(args))
+            key = None
+        cfg = (kernel[grid, block] if stream is None else
+               kernel[grid, block, self.cuda.external_stream(stream.ptr)])
+        if key is not None and self._preparable(args):
+            got = []
+            cfg.pre_launch_callbacks.append(lambda k, lc: got.append((k, lc)))
+            cfg(*args)
+            if got:
+                prep = _PreparedLaunch.build(got[0][0], got[0][1], args)
+                if prep is not None:
+                    self._prepared[key] = prep
+        else:
+            cfg(*args)
+
+    def _preparable(self, args):
+        """Every array argument is a registered view (kept alive until :meth:`release`, so its
+        address cannot change under a prepared launch)."""
+        ids = self._view_ids
+        return all(id(a) in ids for a in args if hasattr(a, "__cuda_array_interface__"))
 
     def release(self):
         self._views.clear()
+        self._view_ids.clear()
+        self._prepared.clear()
 
     def heavy(self, kernel, heavy, *args):
         """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
@@ -163,6 +206,77 @@ class _Backend:
     def sync(self):
         if not self.sim:
             self.cuda.synchronize()
+
+
+FAST_LAUNCH = True
+"""Launch kernels whose arrays are all registered through :class:`_PreparedLaunch` (False: every
+launch through Numba's dispatcher)."""
+
+
+class _PreparedLaunch:
+    """One kernel launch with its array arguments marshalled once; later launches with the same
+    arrays (by identity) convert only the scalars and call the driver.
+
+    Built from the specialised kernel and launch configuration that Numba's dispatcher used for
+    the first launch (its ``pre_launch_callbacks`` hook), so the kernel, the argument layout and
+    the stream are Numba's own.  The arrays are kept alive by the entry, so their addresses
+    cannot be reused while it exists; :meth:`_Backend.release` drops every entry."""
+
+    __slots__ = ("arrays", "kobj", "stream", "config", "kernel", "parts", "types")
+
+    @classmethod
+    def build(cls, kobj, lc, args):
+        if (getattr(kobj, "debug", False) or getattr(kobj, "cooperative", False)
+                or getattr(kobj, "extensions", None)):
+            return None
+        from cuda.core import LaunchConfig
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+        self = cls()
+        self.kobj = kobj
+        self.stream = lc.stream
+        if CUDA_CORE_GE_1_0:
+            self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
+                                       shmem_size=lc.sharedmem, is_cooperative=False)
+        else:  # pragma: no cover - older cuda.core
+            self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
+                                       shmem_size=lc.sharedmem, cooperative_launch=False)
+        self.kernel = kobj._codelibrary.get_cufunc().kernel
+        self.types = tuple(kobj.argument_types)
+        if len(self.types) != len(args):
+            return None
+        self.arrays = tuple(args)
+        parts, retr = [], []
+        for ty, v in zip(self.types, args):
+            if hasattr(v, "__cuda_array_interface__"):
+                out = []
+                kobj._prepare_args(ty, v, self.stream, retr, out)
+                parts.append(tuple(out))
+            else:
+                parts.append(None)
+        if retr:  # a write-back (host array): not a resident launch
+            return None
+        self.parts = tuple(parts)
+        return self
+
+    def matches(self, args):
+        return all(a is b for a, b in zip(self.arrays, args) if hasattr(b, "__cuda_array_interface__"))
+
+    def launch(self, args):
+        launch = _core_launch()
+        ka, retr = [], []
+        prep = self.kobj._prepare_args
+        for part, ty, v in zip(self.parts, self.types, args):
+            if part is None:
+                prep(ty, v, self.stream, retr, ka)
+            else:
+                ka.extend(part)
+        launch(self.stream, self.config, self.kernel, *ka)
+
+
+@functools.lru_cache(maxsize=1)
+def _core_launch():
+    from cuda.core import launch
+    return launch
 
 
 _BACKENDS = {}

@@ -98,13 +98,22 @@ def shard_ranges(offsets, k, vertex_cost=0):
     """Boundaries ``b[0] = 0 <= ... <= b[k] = n`` of ``k`` consecutive vertex ranges holding about
     ``m / k`` arcs each (CSR ``offsets`` of length n + 1), a vertex counting as ``vertex_cost``
     arcs besides its own."""
-    offsets = np.asarray(offsets, dtype=np.int64)
+    offsets = np.asarray(offsets)
     n = offsets.size - 1
-    if vertex_cost:
-        offsets = offsets + int(vertex_cost) * np.arange(n + 1, dtype=np.int64)
-    m = int(offsets[-1])
-    cuts = np.searchsorted(offsets, (np.arange(1, k) * m) // k, side="left")
-    b = np.concatenate([[0], np.clip(cuts, 0, n), [n]]).astype(np.int64)
+    c = int(vertex_cost)
+    m = int(offsets[-1]) + c * n
+    targets = (np.arange(1, k, dtype=np.int64) * m) // k
+    # the first i with offsets[i] + c·i >= target (a bisection over the k − 1 targets at once:
+    # no temporary the size of the graph)
+    lo = np.zeros(k - 1, np.int64)
+    hi = np.full(k - 1, n + 1, np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        low = (offsets[np.minimum(mid, n)].astype(np.int64) + c * mid) < targets
+        go = lo < hi
+        lo = np.where(go & low, mid + 1, lo)
+        hi = np.where(go & ~low, mid, hi)
+    b = np.concatenate([[0], np.clip(lo, 0, n), [n]]).astype(np.int64)
     return np.maximum.accumulate(b)
 
 
