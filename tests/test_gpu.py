@@ -300,7 +300,9 @@ def test_prepared_launch_reuses_marshalled_arrays():
 
 
 def test_prepared_launch_gives_the_dispatcher_answer():
-    """PageRank and SSSP on one GPU: bit for bit the same with and without prepared launches."""
+    """PageRank and SSSP on one GPU: the same answers with and without prepared launches
+    (PageRank within its tolerance: the round statistics are summed with atomics, so their last
+    bits, and with them the frontier threshold, vary from run to run; SSSP exactly)."""
     if not real_gpu():
         pytest.skip("prepared launches need a real GPU")
     from digraph.dispatch import gpu
@@ -317,5 +319,6 @@ def test_prepared_launch_gives_the_dispatcher_answer():
             got[fast].append(digraph.run(g, "sssp", device="cuda", source=src).values)
         finally:
             gpu.FAST_LAUNCH = keep
-    for a, b in zip(got[True], got[False]):
-        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got[True][:-1], got[False][:-1]):
+        assert np.abs(a - b).sum() <= 2e-9
+    np.testing.assert_array_equal(got[True][-1], got[False][-1])

@@ -136,8 +136,7 @@ class _Backend:
         args = self.views(args)
         if FAST_LAUNCH:
             key = (kernel, grid, block, 0 if stream is None else stream.ptr,
-                   tuple(id(a) if hasattr(a, "__cuda_array_interface__") else type(a)
-                         for a in args))
+                   tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
             prep = self._prepared.get(key)
             if prep is not None and prep.matches(args):
                 prep.launch(args)
@@ -161,7 +160,7 @@ class _Backend:
         """Every array argument is a registered view (kept alive until :meth:`release`, so its
         address cannot change under a prepared launch)."""
         ids = self._view_ids
-        return all(id(a) in ids for a in args if hasattr(a, "__cuda_array_interface__"))
+        return all(id(a) in ids for a in args if not isinstance(a, _SCALARS))
 
     def release(self):
         self._views.clear()
@@ -208,6 +207,10 @@ class _Backend:
             self.cuda.synchronize()
 
 
+_SCALARS = (int, float, complex, np.generic)
+"""Kernel arguments converted at every launch (anything else is an array; asking a Numba view
+for ``__cuda_array_interface__`` costs driver calls, so arrays are told apart by type)."""
+
 FAST_LAUNCH = True
 """Launch kernels whose arrays are all registered through :class:`_PreparedLaunch` (False: every
 launch through Numba's dispatcher)."""
@@ -247,7 +250,7 @@ class _PreparedLaunch:
         self.arrays = tuple(args)
         parts, retr = [], []
         for ty, v in zip(self.types, args):
-            if hasattr(v, "__cuda_array_interface__"):
+            if not isinstance(v, _SCALARS):
                 out = []
                 kobj._prepare_args(ty, v, self.stream, retr, out)
                 parts.append(tuple(out))
@@ -259,7 +262,7 @@ class _PreparedLaunch:
         return self
 
     def matches(self, args):
-        return all(a is b for a, b in zip(self.arrays, args) if hasattr(b, "__cuda_array_interface__"))
+        return all(a is b for a, b in zip(self.arrays, args) if not isinstance(b, _SCALARS))
 
     def launch(self, args):
         launch = _core_launch()

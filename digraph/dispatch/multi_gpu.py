@@ -219,6 +219,9 @@ class _Exchange:
             return
         item = arrs[0].itemsize
         if self.kind == "p2p":
+            # a copy runs on its source's stream: every GPU must be done reading the
+            # destinations (a pipelined round may still run on them)
+            _sync_all(sh)
             for g, s in enumerate(sh):
                 nbytes = counts[g] * item
                 if nbytes == 0:
@@ -235,15 +238,16 @@ class _Exchange:
         else:
             nc = self.nccl
             dt = _nccl_type(nc, arrs[0].dtype)
+            # every rank takes the broadcasts in the same order (root 0, 1, ...), each GPU made
+            # current once; NCCL's kernels run on the GPUs' streams after their earlier work
             nc.groupStart()
-            for g, s in enumerate(sh):
-                cnt = counts[g]
-                if cnt == 0:
-                    continue
-                for h, t in enumerate(sh):
-                    with t.on():
-                        p = arrs[h].data.ptr + s.v0 * item
-                        self.comms[h].broadcast(p, p, cnt, dt, g, 0)
+            for h, t in enumerate(sh):
+                with t.on():
+                    for g, s in enumerate(sh):
+                        cnt = counts[g]
+                        if cnt:
+                            p = arrs[h].data.ptr + s.v0 * item
+                            self.comms[h].broadcast(p, p, cnt, dt, g, 0)
             nc.groupEnd()
 
     def replicate(self, arrs):
@@ -720,24 +724,123 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
     return has, float(s_norms[:, 0].sum()), float(s_norms[:, 1].max())
 
 
-def linear_round(s, has, theta, stage=None):
+def linear_round(s, has, theta, stage=None, scan=None):
     """Queue one dense round on shard ``s`` (its device current): ``stage="send"`` the frontier's
     sends of its range (to be all-gathered), ``stage="pull"`` absorb and pull its range,
-    statistics into ``s.scan``; both when ``stage`` is None."""
+    statistics into ``scan`` (default ``s.scan``); both when ``stage`` is None."""
     K = gpu._kernels()
     be = s.be
     if stage in (None, "send") and s.n_read:
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
                   s.src_scale, theta, s.send)
     if stage in (None, "pull"):
-        s.scan[...] = 0.0
+        scan = s.scan if scan is None else scan
+        scan[...] = 0.0
         rest = (s.off, s.src, s.coef, has, s.send, s.dst_scale, s.delta, s.x, theta,
-                s.out_degree, s.scan)
+                s.out_degree, scan)
         blocks = be.grid_hb(s.v1 - s.v0)
         if PULL_BLOCKS_PER_SM:
             blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
         be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest)
         be.heavy(K.linear_pull_heavy, s.heavy, *rest)
+
+
+PIPELINE = True
+"""Sharded linear rounds run one ahead of the host: round t+1 is queued before round t's
+statistics are read, so no GPU waits for the host to launch (False: every round waits)."""
+
+
+class _Rounds:
+    """Dense rounds on every shard, queued one ahead of the host when :data:`PIPELINE` is on.
+
+    A round launches each shard's sends, the all-gather, then each shard's pull with its
+    statistics written to one of two scan slots, copied to pinned host memory and followed by
+    an event.  :meth:`launch` queues a round; :meth:`read` waits for the oldest round in flight
+    and returns its summed statistics.  Round t+1 therefore uses the threshold θ computed from
+    round t − 1's Σx (never larger than the current one for a non-negative answer, so the
+    unsent mass only gets smaller), and a run stops one round after the bound is met, with the
+    extra round's absorption kept.  Per-GPU kernel time comes from events around each GPU's
+    kernels; the wall time runs from the first launch to the last read of a stretch."""
+
+    def __init__(self, shards, ex, has, timer):
+        self.shards, self.ex, self.has, self.timer = shards, ex, has, timer
+        self.sim = shards[0].be.sim
+        self.flight = []  # rounds queued and not read: (slot, per-shard events)
+        self.slot = 0
+        self.t_open = None
+        for s in shards:
+            with s.on():
+                xp = s.be.xp
+                s.scans = [s.be.keep(xp.zeros(5, np.float64)) for _ in range(2)]
+                if self.sim:
+                    s.pinned = [None, None]
+                else:
+                    import cupyx
+                    s.pinned = [cupyx.empty_pinned(5, np.float64) for _ in range(2)]
+
+    def launch(self, theta, wide):
+        if not self.flight:
+            self.t_open = time.perf_counter()
+        sh, slot = self.shards, self.slot
+        marks = []
+        for s in sh:
+            with s.on():
+                ev = [self._event()]
+                linear_round(s, self.has, theta, "send")
+                ev.append(self._event())
+                marks.append(ev)
+        self.ex.allgather([s.send for s in sh],
+                          [s.n_send_first if wide else s.n_send for s in sh])
+        for s, ev in zip(sh, marks):
+            with s.on():
+                ev.append(self._event())
+                linear_round(s, self.has, theta, "pull", s.scans[slot])
+                ev.append(self._event())
+                if self.sim:
+                    s.pinned[slot] = np.array(s.scans[slot])
+                else:
+                    s.scans[slot].get(out=s.pinned[slot], blocking=False)
+                    ev.append(self._event())
+        self.flight.append((slot, marks))
+        self.slot ^= 1
+        if not PIPELINE:
+            return self.read()
+        return None
+
+    def _event(self):
+        if self.sim:
+            return None
+        import cupy
+        e = cupy.cuda.Event()
+        e.record()
+        return e
+
+    def read(self):
+        """Statistics (‖δ‖₁, ‖δ‖∞, Σx, absorbed arcs) of the oldest round in flight, its kernel
+        times added to each shard's busy time; None when no round is in flight."""
+        if not self.flight:
+            return None
+        slot, marks = self.flight.pop(0)
+        rows = []
+        for s, ev in zip(self.shards, marks):
+            if not self.sim:
+                import cupy
+                ev[-1].synchronize()
+                s.busy += (cupy.cuda.get_elapsed_time(ev[0], ev[1]) +
+                           cupy.cuda.get_elapsed_time(ev[2], ev[3])) / 1e3
+            rows.append(np.array(s.pinned[slot]))
+        if not self.flight:
+            self.timer.wall += time.perf_counter() - self.t_open
+        sc = np.array(rows)
+        return float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum()), \
+            float(sc[:, 3].sum())
+
+    def drain(self):
+        """Read every round in flight; the statistics of the last (None if none)."""
+        got = None
+        while self.flight:
+            got = self.read()
+        return got
 
 
 def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
@@ -747,18 +850,31 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
     t0 = time.perf_counter()
     has, bsum, bmax = linear_shards(shards, graph, sys, ex, layout)
     gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
+    rounds = _Rounds(shards, ex, has, timer)
     _sync_all(shards)
     stats["time_setup"] = time.perf_counter() - t0
     stats["gpu_sends"] = [s.n_send for s in shards]
     stats["gpu_sends_first"] = [s.n_send_first for s in shards]
+    stats["pipelined"] = bool(PIPELINE)
     r1, rmax, sx = bsum, bmax, 0.0
     theta = 0.0
     converged = False
     bound = np.inf
+    launched = 0
     wide = 2  # rounds left that all-gather the sends of the class without in-arcs too
+
+    def absorb(got):
+        nonlocal r1, rmax, sx, theta
+        if got is None:
+            return
+        r1, rmax, sx, absorbed = got
+        gpu.count_dense_round(stats, graph.num_arcs, absorbed)
+        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
+
     while True:
         bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
         if bound <= tightened(tol, stats) or r1 == 0.0:
+            absorb(rounds.drain())  # the round in flight ran too: its state is the one certified
             t0 = time.perf_counter()
             bound, r1, floor, rmax, sx = _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas,
                                                   sys.normalize)
@@ -771,31 +887,15 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
                 with s.on():
                     s.delta[s.v0:s.v1] = s.r[s.v0:s.v1]
             wide = max_iter + 1  # δ without in-arcs is no longer 0: send it every round
-        if stats["rounds"] >= max_iter:
+        if launched >= max_iter:
+            absorb(rounds.drain())
+            bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
             break
-        _sync_all(shards)
-        timer.start()
-        for s in shards:
-            with s.on():
-                linear_round(s, has, theta, "send")
-        timer.pause()
-        ex.allgather([s.send for s in shards],
-                     [s.n_send_first if wide > 0 else s.n_send for s in shards])
+        absorb(rounds.launch(theta, wide > 0))
+        launched += 1
         wide -= 1
-        timer.resume()
-        for s in shards:
-            with s.on():
-                linear_round(s, has, theta, "pull")
-        timer.stop_kernels()
-        scans = []
-        for s in shards:
-            with s.on():
-                scans.append(s.be.get(s.scan))
-        timer.finish()
-        sc = np.array(scans)
-        r1, rmax, sx = float(sc[:, 0].sum()), float(sc[:, 1].max()), float(sc[:, 2].sum())
-        gpu.count_dense_round(stats, graph.num_arcs, sc[:, 3].sum())
-        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
+        if len(rounds.flight) > 1:
+            absorb(rounds.read())
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return _gather_linear(shards, n), converged
