@@ -77,8 +77,9 @@ def main():
             box["st"] = st
             return x
         from digraph.dispatch import gpu
-        for fast in (False, True, False, True):  # interleaved: prepared launches off / on
-            gpu.FAST_LAUNCH = fast
+        variants = [(False, False), (True, False), (True, True)]  # (prepared launches, pipeline)
+        for fast, pipe in variants + variants:  # interleaved twice
+            gpu.FAST_LAUNCH, multi_gpu.PIPELINE = fast, pipe
             solve()
             ts = []
             for _ in range(args.repeat):
@@ -86,10 +87,12 @@ def main():
                 solve()
                 ts.append(time.perf_counter() - t0)
             st = box["st"]
-            print(f"k={k} prepared launches {'on ' if fast else 'off'}: median "
-                  f"{np.median(ts) * 1e3:.0f} ms, rounds {st['time_rounds'] * 1e3:.0f} ms, "
-                  f"set-up {st['time_setup'] * 1e3:.0f} ms, idle {st.get('gpu_idle_share')}",
-                  flush=True)
+            print(f"k={k} prepared {fast:d} pipelined {pipe:d}: median "
+                  f"{np.median(ts) * 1e3:.0f} ms, rounds {st['time_rounds'] * 1e3:.0f} ms "
+                  f"({st['rounds']}), set-up {st['time_setup'] * 1e3:.0f} ms, certify "
+                  f"{st['time_certify'] * 1e3:.0f} ms, idle "
+                  f"{[round(v, 3) for v in st.get('gpu_idle_share')]}, error bound "
+                  f"{st['error_bound']:.2e}", flush=True)
         profiled(solve, f"solve_k{k}", out, args.top)
         st = box["st"]
         keys = sorted(k_ for k_ in st if k_.startswith("time_") or k_ in ("rounds",))
