@@ -244,7 +244,14 @@ def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
     st_ = RunStats.new()
     one, ok = gpu.solve(g, sys, mode="bsp", tol=1e-7, max_iter=10_000, stats=st_)
     assert ok and st_.get("engine") != "one shard"
-    np.testing.assert_allclose(ref[0], one, rtol=0, atol=1e-12)
+    # pipelined rounds stop one round later: the same answer within the tolerance ...
+    assert np.abs(ref[0] / ref[0].sum() - one / one.sum()).sum() <= 2e-7
+    assert st_["rounds"] <= ref[1] <= st_["rounds"] + 1
+    # ... and, waiting for every round, the one-GPU engine's rounds up to rounding
+    monkeypatch.setattr(multi_gpu, "PIPELINE", False)
+    x, rounds, arcs = run(1, "none")
+    assert rounds == st_["rounds"]
+    np.testing.assert_allclose(x, one, rtol=0, atol=1e-12)
 
 
 def test_transports_agree(ngpu, small):
