@@ -269,10 +269,10 @@ def test_prepared_launch_reuses_marshalled_arrays():
     from digraph.dispatch import gpu
 
     @cuda.jit
-    def axpy(a, x, y, n):
+    def axpy(a, x, y, n, neg):
         i = cuda.grid(1)
         if i < n:
-            y[i] = a * x[i] + y[i]
+            y[i] = (-a if neg else a) * x[i] + y[i]
 
     be = _backend()
     be.stats = {"time_transfer": 0.0, "bytes_h2d": 0, "bytes_d2h": 0}
@@ -282,21 +282,22 @@ def test_prepared_launch_reuses_marshalled_arrays():
     y = be.keep(xp.zeros(n, np.float64))
     try:
         before = len(be._prepared)
-        be.launch(axpy, be.grid(n), be.block, 2.0, x, y, n)
+        be.launch(axpy, be.grid(n), be.block, 2.0, x, y, n, False)
         assert len(be._prepared) == before + 1
-        be.launch(axpy, be.grid(n), be.block, 0.5, x, y, n)  # prepared: a new scalar
-        be.launch(axpy, be.grid(n), be.block, -1.0, x, y, n)
+        be.launch(axpy, be.grid(n), be.block, 0.5, x, y, n, False)  # prepared: new scalars
+        be.launch(axpy, be.grid(n), be.block, 1.0, x, y, n, True)
         np.testing.assert_array_equal(be.get(y), 1.5 * np.arange(n))
         z = xp.ones(n, np.float64)  # not registered: the dispatcher, nothing prepared
-        be.launch(axpy, be.grid(n), be.block, 1.0, x, z, n)
+        be.launch(axpy, be.grid(n), be.block, 1.0, x, z, n, False)
         assert len(be._prepared) == before + 1
         np.testing.assert_array_equal(be.get(z), 1.0 + np.arange(n))
-        be.launch(axpy, be.grid(n), be.block, 1.0, x, y, 500)  # a new integer: prepared too
+        be.launch(axpy, be.grid(n), be.block, 1.0, x, y, 500, False)  # a new integer
         np.testing.assert_array_equal(be.get(y), np.where(np.arange(n) < 500, 2.5, 1.5)
                                       * np.arange(n))
+        assert len(be._prepared) == before + 1
     finally:
         be.release()
-    assert not be._prepared and not be._view_ids
+    assert not be._prepared and not be._views
 
 
 def test_prepared_launch_gives_the_dispatcher_answer():

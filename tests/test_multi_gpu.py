@@ -288,3 +288,35 @@ def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
     monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear",))
     r = digraph.run(small, "sssp", source=0, device=devices(2))
     assert r.stats.gpus == 1  # min/max systems stay on one GPU by default
+
+
+def test_pagerank_vectors_made_on_the_gpus(ngpu):
+    """Unweighted PageRank without personalization hands the GPUs recipes for ``b`` and the
+    source factors: the shards make them from the out-degrees they hold, never on the host, and
+    the rounds and answer are those of the same vectors uploaded as arrays."""
+    from digraph.algorithms import get
+    from digraph.algorithms.base import DegreeScaledSystem, LinearSystem
+    from digraph.dispatch import multi_gpu
+    g = digraph.load((SRC, DST)) if _sim() else _skewed()  # the simulator: a small graph
+    A = get("pagerank")
+    lazy = A.prepare(g, **A.bind(g, {"alpha": 0.8}))
+    assert isinstance(lazy, DegreeScaledSystem)
+    explicit = LinearSystem(b=np.full(g.num_vertices, (1.0 - 0.8) / g.num_vertices),
+                            src_scale=np.where(g.out_degree > 0,
+                                               0.8 / np.maximum(g.out_degree, 1), 0.0),
+                            normalize=True)
+    for k in (1, min(2, ngpu)):
+        devs = ["cuda:0"] * k if _sim() else [f"cuda:{i}" for i in range(k)]
+        got = []
+        for sys_ in (lazy, explicit):
+            st_ = RunStats.new()
+            x, ok = multi_gpu.solve(g, sys_, devices=devs, mode="bsp", tol=1e-8,
+                                    max_iter=10_000, stats=st_, min_arcs_per_gpu=0)
+            assert ok
+            got.append((x, st_["rounds"]))
+        assert got[0][1] == got[1][1]
+        np.testing.assert_array_equal(got[0][0], got[1][0])
+    assert lazy.__dict__["_b"] is not None and not isinstance(lazy.__dict__["_b"], np.ndarray)
+    assert not isinstance(lazy.__dict__["_src_scale"], np.ndarray)  # still only a recipe
+    np.testing.assert_array_equal(lazy.src_scale, explicit.src_scale)  # made on first read
+    np.testing.assert_array_equal(lazy.b, explicit.b)

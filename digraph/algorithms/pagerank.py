@@ -18,7 +18,8 @@ residual (DESIGN.md §7), which bounds the error of the normalised answer.
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .base import Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse
+from .base import (Algorithm, DegreeScaledSystem, LinearSystem, check_probability, check_weights,
+                   scaled_inverse)
 
 __all__ = ["PageRank", "personalization_vector"]
 
@@ -70,6 +71,9 @@ class PageRank(Algorithm):
         alpha = check_probability("alpha", alpha, self.name)
         n = graph.num_vertices
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
+        if w is None and personalization is None:  # vectors made where they are used
+            return DegreeScaledSystem(graph.out_degree, (1.0 - alpha) / max(n, 1), alpha,
+                                      normalize=True)
         if w is None:
             w_out = graph.out_degree
         else:
@@ -84,7 +88,12 @@ class PageRank(Algorithm):
 
     def finalize(self, graph, x, **params):
         s = x.sum()
-        return x / s if s > 0 else x
+        if s > 0:  # in place: the state is the engine's fresh array (no second copy of n floats)
+            if x.dtype == np.float64 and x.flags.writeable:
+                x /= s
+            else:
+                x = x / s
+        return x
 
     def reference(self, graph, alpha=0.85, personalization=None, weights=True):
         """Exact answer by a sparse direct solve of ``(I − α Pᵀ) x = (1 − α) p``, normalised."""

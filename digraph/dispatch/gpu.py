@@ -28,6 +28,7 @@ Modes, as on the CPU (same counters, same convergence rules):
   are undirected), as on the CPU.
 """
 
+import ctypes
 import functools
 import os
 import time
@@ -87,7 +88,6 @@ class _Backend:
         self.walk_block = 4 if sim else 128
         self.stats = None
         self._views = {}
-        self._view_ids = set()
         self._prepared = {}
 
     def grid(self, n):
@@ -101,12 +101,7 @@ class _Backend:
         """Register a long-lived device array: kernels get a cached Numba view of it (handing a
         CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
         if not self.sim:
-            old = self._views.get(id(a))
-            if old is not None:
-                self._view_ids.discard(id(old[1]))
-            v = self.cuda.as_cuda_array(a)
-            self._views[id(a)] = (a, v)
-            self._view_ids.add(id(v))
+            self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
         return a
 
     def keep_all(self, d):
@@ -133,7 +128,7 @@ class _Backend:
         if self.sim:
             kernel[grid, block](*args)
             return
-        args = self.views(args)
+        key = None
         if FAST_LAUNCH:
             key = (kernel, grid, block, 0 if stream is None else stream.ptr,
                    tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
@@ -141,30 +136,33 @@ class _Backend:
             if prep is not None and prep.matches(args):
                 prep.launch(args)
                 return
-        else:
-            key = None
+        views = self.views(args)
         cfg = (kernel[grid, block] if stream is None else
                kernel[grid, block, self.cuda.external_stream(stream.ptr)])
         if key is not None and self._preparable(args):
             got = []
             cfg.pre_launch_callbacks.append(lambda k, lc: got.append((k, lc)))
-            cfg(*args)
+            cfg(*views)
             if got:
-                prep = _PreparedLaunch.build(got[0][0], got[0][1], args)
+                prep = _PreparedLaunch.build(got[0][0], got[0][1], args, views)
                 if prep is not None:
                     self._prepared[key] = prep
         else:
-            cfg(*args)
+            cfg(*views)
 
     def _preparable(self, args):
-        """Every array argument is a registered view (kept alive until :meth:`release`, so its
-        address cannot change under a prepared launch)."""
-        ids = self._view_ids
-        return all(id(a) in ids for a in args if not isinstance(a, _SCALARS))
+        """Every array argument is registered (kept alive until :meth:`release`, so its address
+        cannot change under a prepared launch)."""
+        views = self._views
+        for a in args:
+            if not isinstance(a, _SCALARS):
+                got = views.get(id(a))
+                if got is None or got[0] is not a:
+                    return False
+        return True
 
     def release(self):
         self._views.clear()
-        self._view_ids.clear()
         self._prepared.clear()
 
     def heavy(self, kernel, heavy, *args):
@@ -222,20 +220,22 @@ class _PreparedLaunch:
 
     Built from the specialised kernel and launch configuration that Numba's dispatcher used for
     the first launch (its ``pre_launch_callbacks`` hook), so the kernel, the argument layout and
-    the stream are Numba's own.  The arrays are kept alive by the entry, so their addresses
-    cannot be reused while it exists; :meth:`_Backend.release` drops every entry."""
+    the stream are Numba's own.  The entry keeps its arrays alive, so their addresses cannot be
+    reused while it exists; :meth:`_Backend.release` drops every entry."""
 
-    __slots__ = ("arrays", "kobj", "stream", "config", "kernel", "parts", "types")
+    __slots__ = ("arrays", "stream", "config", "kernel", "template", "slots")
 
     @classmethod
-    def build(cls, kobj, lc, args):
+    def build(cls, kobj, lc, args, views):
         if (getattr(kobj, "debug", False) or getattr(kobj, "cooperative", False)
                 or getattr(kobj, "extensions", None)):
+            return None
+        types = tuple(kobj.argument_types)
+        if len(types) != len(args):
             return None
         from cuda.core import LaunchConfig
         from numba.cuda._compat import CUDA_CORE_GE_1_0
         self = cls()
-        self.kobj = kobj
         self.stream = lc.stream
         if CUDA_CORE_GE_1_0:
             self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
@@ -244,36 +244,39 @@ class _PreparedLaunch:
             self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
                                        shmem_size=lc.sharedmem, cooperative_launch=False)
         self.kernel = kobj._codelibrary.get_cufunc().kernel
-        self.types = tuple(kobj.argument_types)
-        if len(self.types) != len(args):
-            return None
-        self.arrays = tuple(args)
-        parts, retr = [], []
-        for ty, v in zip(self.types, args):
-            if not isinstance(v, _SCALARS):
-                out = []
-                kobj._prepare_args(ty, v, self.stream, retr, out)
-                parts.append(tuple(out))
-            else:
-                parts.append(None)
+        self.arrays = tuple((i, a) for i, a in enumerate(args) if not isinstance(a, _SCALARS))
+        template, slots, retr = [], [], []
+        for i, (ty, v) in enumerate(zip(types, views)):
+            out = []
+            kobj._prepare_args(ty, v, self.stream, retr, out)
+            if isinstance(v, _SCALARS):
+                # one ctypes value, remade from each launch's argument by its own type
+                if len(out) != 1:
+                    return None
+                if isinstance(out[0], ctypes._SimpleCData):
+                    conv = type(out[0])
+                elif isinstance(out[0], (bool, np.bool_)):
+                    conv = bool  # Numba hands booleans to the driver as they are
+                else:
+                    return None
+                slots.append((len(template), conv, i))
+            template.extend(out)
         if retr:  # a write-back (host array): not a resident launch
             return None
-        self.parts = tuple(parts)
+        self.template, self.slots = template, tuple(slots)
         return self
 
     def matches(self, args):
-        return all(a is b for a, b in zip(self.arrays, args) if not isinstance(b, _SCALARS))
+        for i, a in self.arrays:
+            if args[i] is not a:
+                return False
+        return True
 
     def launch(self, args):
-        launch = _core_launch()
-        ka, retr = [], []
-        prep = self.kobj._prepare_args
-        for part, ty, v in zip(self.parts, self.types, args):
-            if part is None:
-                prep(ty, v, self.stream, retr, ka)
-            else:
-                ka.extend(part)
-        launch(self.stream, self.config, self.kernel, *ka)
+        ka = self.template.copy()
+        for pos, conv, i in self.slots:
+            ka[pos] = conv(args[i])
+        _core_launch()(self.stream, self.config, self.kernel, *ka)
 
 
 @functools.lru_cache(maxsize=1)

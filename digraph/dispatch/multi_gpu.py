@@ -686,8 +686,17 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
     shard_layout(shards, graph, order)
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_coef = ones_or(sys.arc_scale, m)[graph.in_arcs] if has else None
-    vecs = {"src_scale": sys.src_scale, "dst_scale": sys.dst_scale, "b": sys.b}
-    vecs = {k: (None if v is None else ones_or(v, n)) for k, v in vecs.items()}
+    # a vector with a recipe (LinearSystem.b_constant, .src_degree_scale) is made on the GPUs
+    # and never read on the host; the others are uploaded range by range (None: ones)
+    made = {"b": getattr(sys, "b_constant", None),
+            "src_scale": getattr(sys, "src_degree_scale", None)}
+    vecs = {}
+    for name in ("src_scale", "dst_scale", "b"):
+        if made.get(name) is not None:
+            vecs[name] = ("made", float(made[name]))
+        else:
+            v = getattr(sys, name)
+            vecs[name] = None if v is None else ones_or(v, n)
 
     def upload(s):
         be, xp = s.be, s.be.xp
@@ -706,6 +715,13 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
         for name, v in vecs.items():
             if v is None:
                 a = xp.ones(n, np.float64)
+            elif isinstance(v, tuple):
+                a = xp.zeros(n, np.float64)
+                if name == "b":
+                    a[v0:v1] = v[1]
+                else:  # scale / out-degree, as the host's scaled_inverse makes it
+                    od = s.out_degree[v0:v1]
+                    a[v0:v1] = xp.where(od > 0, v[1] / xp.maximum(od, 1), 0.0)
             else:
                 a = xp.zeros(n, np.float64)
                 a[v0:v1] = be.put(v[v0:v1])[s.perm]
@@ -774,46 +790,41 @@ class _Rounds:
                 s.scans = [s.be.keep(xp.zeros(5, np.float64)) for _ in range(2)]
                 if self.sim:
                     s.pinned = [None, None]
+                    s.events = [[None] * 5 for _ in range(2)]
                 else:
                     import cupyx
                     s.pinned = [cupyx.empty_pinned(5, np.float64) for _ in range(2)]
+                    # reused: a slot's round has been read before the slot is queued again
+                    s.events = [[xp.cuda.Event() for _ in range(5)] for _ in range(2)]
 
     def launch(self, theta, wide):
         if not self.flight:
             self.t_open = time.perf_counter()
         sh, slot = self.shards, self.slot
-        marks = []
-        for s in sh:
+        sim = self.sim
+        marks = [s.events[slot] for s in sh]
+        for s, ev in zip(sh, marks):
             with s.on():
-                ev = [self._event()]
+                sim or ev[0].record()
                 linear_round(s, self.has, theta, "send")
-                ev.append(self._event())
-                marks.append(ev)
+                sim or ev[1].record()
         self.ex.allgather([s.send for s in sh],
                           [s.n_send_first if wide else s.n_send for s in sh])
         for s, ev in zip(sh, marks):
             with s.on():
-                ev.append(self._event())
+                sim or ev[2].record()
                 linear_round(s, self.has, theta, "pull", s.scans[slot])
-                ev.append(self._event())
-                if self.sim:
+                if sim:
                     s.pinned[slot] = np.array(s.scans[slot])
                 else:
+                    ev[3].record()
                     s.scans[slot].get(out=s.pinned[slot], blocking=False)
-                    ev.append(self._event())
+                    ev[4].record()
         self.flight.append((slot, marks))
         self.slot ^= 1
         if not PIPELINE:
             return self.read()
         return None
-
-    def _event(self):
-        if self.sim:
-            return None
-        import cupy
-        e = cupy.cuda.Event()
-        e.record()
-        return e
 
     def read(self):
         """Statistics (‖δ‖₁, ‖δ‖∞, Σx, absorbed arcs) of the oldest round in flight, its kernel
