@@ -41,9 +41,18 @@ def params_for(g, algo):
     return {}
 
 
-def timed(fn, repeat):
-    """(median time, last result) of ``repeat`` runs after a warm-up run (compile, upload)."""
-    fn()
+WARMUP = 1
+
+
+def timed(fn, repeat, warmup=None, first=None):
+    """(median time, last result) of ``repeat`` runs after ``warmup`` runs (default
+    :data:`WARMUP`: compile, upload, and the re-cuts of ``multi_gpu.BALANCE``); the warm-up
+    runs' times are appended to ``first`` when given."""
+    for _ in range(WARMUP if warmup is None else warmup):
+        t0 = time.perf_counter()
+        fn()
+        if first is not None:
+            first.append(time.perf_counter() - t0)
     return median_time(fn, repeat)
 
 
@@ -62,12 +71,19 @@ def main():
                          "bsp on >= gpu.SHARD_ARCS arcs")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs first (sharded runs re-cut their ranges in the first "
+                         "few: multi_gpu.BALANCE_RECUTS + 2 reaches the learnt ranges)")
+    ap.add_argument("--end-to-end", action="store_true",
+                    help="also time digraph.run(..., device='cuda:0,..,k-1')")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     ap.add_argument("--probe", action="store_true",
                     help="time one PageRank round's kernels per GPU alone, together from one "
                          "host thread and from a thread per GPU, and the all-gathers")
     args = ap.parse_args()
+    global WARMUP
+    WARMUP = args.warmup
     if args.probe:
         return probe(args)
     from numba import cuda
@@ -138,8 +154,9 @@ def main():
                                                     layout=layout)
                             box["st"], box["ok"] = st, ok
                             return x
+                        warm = []
                         try:
-                            t, x = timed(once, args.repeat)
+                            t, x = timed(once, args.repeat, first=warm)
                         except Exception as e:  # report and go on with the next variant
                             print(f"FAILED {gname} {algo} {mode} {layout} k={k} {ex}: {e!r}",
                                   flush=True)
@@ -160,9 +177,28 @@ def main():
                                    setup_s=st.get("time_setup"), rounds_s=st.get("time_rounds"),
                                    certify_s=st.get("time_certify"),
                                    error_bound=st.get("error_bound"), converged=box["ok"],
-                                   check=check)
+                                   recuts=st.get("gpu_recuts"),
+                                   vertices=st.get("gpu_vertices"),
+                                   warmup_s=[round(v, 3) for v in warm], check=check)
                         rows.append(row)
                         print(row, flush=True)
+                        save()
+                    if args.end_to_end and k > 1 and mode == MODES[algo]:
+                        dev = "cuda:" + ",".join(str(i) for i in range(k))
+                        t, r = timed(lambda: digraph.run(g, algo, device=dev, **kw, **params),
+                                     args.repeat)
+                        err = (np.abs(r.values - r1.values).sum() if tol else
+                               ("exact" if np.array_equal(r.values, r1.values) else "MISMATCH"))
+                        rows.append(dict(graph=gname, n=g.num_vertices, m=g.num_arcs,
+                                         algorithm=algo, engine=f"digraph.run, {dev}",
+                                         gpus=r.stats.get("gpus", k),
+                                         exchange=r.stats.get("exchange", "-"), time_s=t,
+                                         rounds=r.stats["rounds"],
+                                         arc_updates=r.stats["arc_updates"],
+                                         bytes_between_gpus=r.stats.get("bytes_between_gpus", 0),
+                                         idle_share=r.stats.get("gpu_idle_share"),
+                                         check=(f"L1 vs 1 GPU {err:.1e}" if tol else err)))
+                        print(rows[-1], flush=True)
                         save()
         g = None  # frees the graph and its resident GPU arrays before the next one
     if args.markdown:
@@ -215,10 +251,18 @@ def probe(args, rounds=20):
                     multi_gpu._sync_all(sh)
                     t_con = time.perf_counter() - t0
 
+                for s in sh:
+                    with s.on():
+                        s.probe_scan = s.be.keep(s.be.xp.zeros(5, np.float64))
+
+                def one_round(s):
+                    multi_gpu.linear_round(s, has, 0.0, "send")
+                    multi_gpu.linear_round(s, has, 0.0, "pull", s.probe_scan)
+
                 def go(s, r=rounds):
                     with s.on():
                         for _ in range(r):
-                            multi_gpu.linear_round(s, has, 0.0)
+                            one_round(s)
                         s.be.sync()
                 for s in sh:
                     go(s, 2)  # warm-up
@@ -232,7 +276,7 @@ def probe(args, rounds=20):
                 for _ in range(rounds):
                     for s in sh:
                         with s.on():
-                            multi_gpu.linear_round(s, has, 0.0)
+                            one_round(s)
                 multi_gpu._sync_all(sh)
                 one = (time.perf_counter() - t0) / rounds * 1e3
                 t0 = time.perf_counter()

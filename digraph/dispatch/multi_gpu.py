@@ -47,7 +47,9 @@ GPU (:class:`concurrent.futures.ThreadPoolExecutor`).
 
 Counters, beside the single-GPU ones: ``gpus``, ``exchange`` (transport), ``bytes_between_gpus``,
 ``gpu_arcs`` (arcs per shard), ``gpu_busy_s`` and ``gpu_idle_share`` per GPU (kernel time measured
-with CUDA events against the rounds' wall time; the arc share under the simulator).
+with CUDA events against the rounds' wall time; the arc share under the simulator),
+``gpu_vertices`` and ``gpu_recuts`` (how often the ranges were re-cut from the kernel times of
+earlier runs on the same graph and GPUs: :func:`balanced_ranges`).
 """
 
 import contextlib
@@ -60,6 +62,7 @@ from ..errors import InvalidParameterError, NotAvailableError
 from . import gpu
 from .convergence import checked_contraction, linear_error_bound, residual_threshold
 from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
+from .host_pages import prefaulted
 from .systems import monotone_arrays, monotone_start, ones_or
 
 __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
@@ -102,11 +105,16 @@ def shard_ranges(offsets, k, vertex_cost=0):
     n = offsets.size - 1
     c = int(vertex_cost)
     m = int(offsets[-1]) + c * n
-    targets = (np.arange(1, k, dtype=np.int64) * m) // k
-    # the first i with offsets[i] + c·i >= target (a bisection over the k − 1 targets at once:
-    # no temporary the size of the graph)
-    lo = np.zeros(k - 1, np.int64)
-    hi = np.full(k - 1, n + 1, np.int64)
+    return _cuts(offsets, c, (np.arange(1, k, dtype=np.int64) * m) // k)
+
+
+def _cuts(offsets, c, targets):
+    """``[0, i_1, ..., i_{k-1}, n]``: ``i_q`` the first vertex with ``offsets[i] + c·i >=
+    targets[q]`` (a bisection over all targets at once: no temporary the size of the graph)."""
+    n = offsets.size - 1
+    targets = np.asarray(targets, np.int64)
+    lo = np.zeros(targets.size, np.int64)
+    hi = np.full(targets.size, n + 1, np.int64)
     while np.any(lo < hi):
         mid = (lo + hi) // 2
         low = (offsets[np.minimum(mid, n)].astype(np.int64) + c * mid) < targets
@@ -115,6 +123,50 @@ def shard_ranges(offsets, k, vertex_cost=0):
         hi = np.where(go & ~low, mid, hi)
     b = np.concatenate([[0], np.clip(lo, 0, n), [n]]).astype(np.int64)
     return np.maximum.accumulate(b)
+
+
+def recut_ranges(offsets, bounds, busy, vertex_cost=0):
+    """Boundaries re-cut so that each range gets an equal share of the measured kernel time.
+
+    Range ``j`` of ``bounds`` took ``busy[j]`` (seconds a round, say); inside a range that time
+    is taken as spread over its vertices in proportion to their weight (arcs + ``vertex_cost``
+    per vertex, the weight :func:`shard_ranges` balances).  The cumulative time is then
+    piecewise linear in the weight, and the new boundaries are where it crosses ``q / k`` of
+    the total, ``q = 1 .. k − 1``.  With measured times equal the boundaries stay (up to
+    rounding); a range of zero weight takes none.
+
+    Parameters
+    ----------
+    offsets : array of int, length n + 1
+        CSR offsets of the sharded arcs (in-arcs for linear systems).
+    bounds : array of int, length k + 1
+        The boundaries the times were measured on.
+    busy : array of float, length k
+        Kernel time of each range.
+    vertex_cost : int
+        Arcs a vertex counts as besides its own.
+
+    Returns
+    -------
+    numpy.ndarray of int64, length k + 1
+    """
+    offsets = np.asarray(offsets)
+    b = np.asarray(bounds, np.int64)
+    busy = np.maximum(np.asarray(busy, np.float64), 0.0)
+    k = b.size - 1
+    if busy.size != k:
+        raise InvalidParameterError(f"{busy.size} times for {k} ranges")
+    c = int(vertex_cost)
+    W = offsets[b].astype(np.int64) + c * b  # weight before each boundary
+    w = np.diff(W).astype(np.float64)
+    if busy.sum() <= 0 or k == 1:
+        return b.copy()
+    cum = np.concatenate([[0.0], np.cumsum(busy)])
+    t = np.arange(1, k) * (cum[-1] / k)
+    j = np.clip(np.searchsorted(cum, t, side="right") - 1, 0, k - 1)
+    frac = np.where(busy[j] > 0, (t - cum[j]) / np.where(busy[j] > 0, busy[j], 1.0), 0.0)
+    target = W[j] + np.floor(np.clip(frac, 0.0, 1.0) * w[j]).astype(np.int64)
+    return _cuts(offsets, c, target)
 
 
 # ---------------------------------------------------------------------------- shards and exchange
@@ -451,7 +503,14 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         offsets = und[0]
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
-    shards = make_shards(devices, offsets, stats, VERTEX_COST if fam == "linear" else 0)
+    cost = VERTEX_COST if fam == "linear" else 0
+    learn = BALANCE and fam == "linear" and k > 1
+    balance_key = ("multi-gpu-balance", fam, tuple(devices), cost)
+    if learn:
+        bounds = balanced_ranges(graph, balance_key, offsets, k, cost, stats)
+        shards = [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
+    else:
+        shards = make_shards(devices, offsets, stats, cost)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
@@ -483,7 +542,86 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         for s in shards:
             s.be.release()
     timer.report(stats)
+    if learn and not be0.sim:  # the simulator has no clocks: nothing to learn from
+        learn_balance(graph, balance_key, [s.v0 for s in shards] + [shards[-1].v1],
+                      stats["gpu_busy_s"], stats.get("rounds", 0))
     return x, ok
+
+
+BALANCE = True
+"""Sharded linear runs re-cut their ranges from the kernel time measured per GPU in earlier runs
+on the same graph and GPUs (:func:`balanced_ranges`).  Measured on four H200s, R-MAT 2^25
+PageRank: ranges of equal arcs + 3 per vertex left the GPU with the hubs busy 2.3–2.4 ms a round
+and the others 1.6–1.8 ms; no fixed vertex cost balanced both two and four GPUs."""
+BALANCE_TOL = 0.05
+"""Ranges are re-cut while the busiest GPU's kernel time exceeds the mean by more than this."""
+BALANCE_RECUTS = 3
+"""At most this many re-cuts per graph and GPU set; the best ranges measured are kept after."""
+BALANCE_MIN_ROUNDS = 8
+"""Runs of fewer rounds teach nothing (their times are mostly set-up)."""
+
+
+def balanced_ranges(graph, key, offsets, k, vertex_cost, stats):
+    """Shard boundaries for a run: :func:`shard_ranges` on a graph's first run, then re-cut by
+    :func:`recut_ranges` from the per-GPU kernel time :func:`learn_balance` kept (cached on the
+    graph under ``key``) while that time is uneven, at most :data:`BALANCE_RECUTS` times; after
+    that the ranges that gave the smallest busiest-GPU time.  ``stats["gpu_recuts"]`` counts the
+    re-cuts made so far."""
+    st = graph._cache.get(key)
+    if st is None:
+        bounds = shard_ranges(offsets, k, vertex_cost)
+    elif st["recuts"] < BALANCE_RECUTS and _imbalance(st["busy"]) > BALANCE_TOL:
+        bounds = recut_ranges(offsets, st["bounds"], st["busy"], vertex_cost)
+        if np.array_equal(bounds, st["bounds"]):
+            st["recuts"] = BALANCE_RECUTS  # no vertex left to move
+        else:
+            st["recuts"] += 1
+            _forget_ranges(graph, st["bounds"], keep=st["best"][1])
+    elif st["recuts"] >= BALANCE_RECUTS:
+        bounds = st["best"][1]
+        if not np.array_equal(bounds, st["bounds"]):
+            _forget_ranges(graph, st["bounds"], keep=bounds)
+    else:
+        bounds = st["bounds"]
+    stats["gpu_recuts"] = 0 if st is None else st["recuts"]
+    return np.asarray(bounds, np.int64)
+
+
+def learn_balance(graph, key, bounds, busy, rounds):
+    """Keep the kernel time per round of each range of ``bounds`` for the next run's ranges."""
+    if rounds < BALANCE_MIN_ROUNDS:
+        return
+    per = np.asarray(busy, np.float64) / rounds
+    bounds = np.asarray(bounds, np.int64)
+    st = graph._cache.setdefault(key, {"recuts": 0, "best": (np.inf, bounds)})
+    st["bounds"], st["busy"] = bounds, per
+    if per.max() < st["best"][0] or np.array_equal(bounds, st["best"][1]):
+        _forget_ranges(graph, st["best"][1], keep=bounds)  # the former best's arrays
+        st["best"] = (float(per.max()), bounds)
+
+
+def _imbalance(busy):
+    busy = np.asarray(busy, np.float64)
+    mean = busy.mean()
+    return float(busy.max() / mean - 1.0) if mean > 0 else 0.0
+
+
+def _forget_ranges(graph, bounds, keep):
+    """Drop the device arrays cached for the ranges ``bounds`` (a layout, resident arrays) unless
+    they are those of ``keep``: re-cut ranges would otherwise hold GPU memory for good."""
+    if np.array_equal(bounds, keep):
+        return
+    ranges = set(zip(np.asarray(bounds)[:-1].tolist(), np.asarray(bounds)[1:].tolist()))
+    kept = set(zip(np.asarray(keep)[:-1].tolist(), np.asarray(keep)[1:].tolist()))
+    for key in list(graph._cache):
+        if not (isinstance(key, tuple) and key and key[0] in ("multi-gpu", "multi-gpu-layout")):
+            continue
+        if key[0] == "multi-gpu":
+            r = {(key[-2], key[-1])}
+        else:
+            r = {(t[2], t[3]) for t in key[2]}
+        if r & ranges and not r <= kept:
+            del graph._cache[key]
 
 
 def make_shards(devices, offsets, stats, vertex_cost=0):
@@ -730,7 +868,6 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
         s.delta = be.keep(s.b.copy())
         s.send = be.keep(xp.zeros(n, np.float64))
         s.r = be.keep(xp.zeros(n, np.float64))
-        s.scan = be.keep(xp.zeros(5, np.float64))
         babs = xp.abs(s.b[v0:v1])
         return be.scalars(babs.sum(), babs.max()) if v1 > v0 else (0.0, 0.0)
     norms = _parallel(shards, upload)
@@ -740,17 +877,16 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
     return has, float(s_norms[:, 0].sum()), float(s_norms[:, 1].max())
 
 
-def linear_round(s, has, theta, stage=None, scan=None):
-    """Queue one dense round on shard ``s`` (its device current): ``stage="send"`` the frontier's
-    sends of its range (to be all-gathered), ``stage="pull"`` absorb and pull its range,
-    statistics into ``scan`` (default ``s.scan``); both when ``stage`` is None."""
+def linear_round(s, has, theta, stage, scan=None):
+    """Queue one dense round's ``stage`` on shard ``s`` (its device current): ``"send"`` the
+    frontier's sends of its range (to be all-gathered), ``"pull"`` absorb and pull its range,
+    statistics into ``scan`` (five float64 on the shard's GPU)."""
     K = gpu._kernels()
     be = s.be
-    if stage in (None, "send") and s.n_read:
+    if stage == "send" and s.n_read:
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
                   s.src_scale, theta, s.send)
-    if stage in (None, "pull"):
-        scan = s.scan if scan is None else scan
+    if stage == "pull":
         scan[...] = 0.0
         rest = (s.off, s.src, s.coef, has, s.send, s.dst_scale, s.delta, s.x, theta,
                 s.out_degree, scan)
@@ -761,6 +897,9 @@ def linear_round(s, has, theta, stage=None, scan=None):
         be.heavy(K.linear_pull_heavy, s.heavy, *rest)
 
 
+PREFAULT = True
+"""Sharded linear runs fault in the pages of the host array for ``x`` on a background thread
+while the rounds run (:mod:`~digraph.dispatch.host_pages`; False: a fresh array at the end)."""
 PIPELINE = True
 """Sharded linear rounds run one ahead of the host: round t+1 is queued before round t's
 statistics are read, so no GPU waits for the host to launch (False: every round waits)."""
@@ -859,6 +998,7 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
     HB = gpu._hb()
     n = graph.num_vertices
     t0 = time.perf_counter()
+    host = prefaulted(n) if PREFAULT and not shards[0].be.sim else None
     has, bsum, bmax = linear_shards(shards, graph, sys, ex, layout)
     gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
     rounds = _Rounds(shards, ex, has, timer)
@@ -909,13 +1049,14 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
             absorb(rounds.read())
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
-    return _gather_linear(shards, n), converged
+    return _gather_linear(shards, n, host), converged
 
 
-def _gather_linear(shards, n):
+def _gather_linear(shards, n, host=None):
     """``x`` in the graph's numbering on the host: each range put back in order on its GPU and
-    copied down, the GPUs in parallel (each over its own link)."""
-    out = np.empty(n, np.float64)
+    copied down, the GPUs in parallel (each over its own link), into ``host`` (a
+    :class:`~digraph.dispatch.host_pages.Prefaulted` array) when given."""
+    out = np.empty(n, np.float64) if host is None else host.ready()
 
     def fetch(s):
         if s.v1 == s.v0:
