@@ -29,8 +29,9 @@ from digraph.result import RunStats  # noqa: E402
 from bench_gpu import load_graph  # noqa: E402
 
 
-def profiled(fn, label, out, top):
-    fn()  # warm: compile, resident arrays, layout
+def profiled(fn, label, out, top, warmup=1):
+    for _ in range(warmup):  # warm: compile, resident arrays, layout, re-cut ranges
+        fn()
     t0 = time.perf_counter()
     fn()
     plain = time.perf_counter() - t0
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="profile")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--no-ab", action="store_true", help="skip the A/B of launches and pipeline")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +81,7 @@ def main():
             return x
         from digraph.dispatch import gpu
         variants = [(False, False), (True, False), (True, True)]  # (prepared launches, pipeline)
-        for fast, pipe in variants + variants:  # interleaved twice
+        for fast, pipe in ([] if args.no_ab else variants + variants):  # interleaved twice
             gpu.FAST_LAUNCH, multi_gpu.PIPELINE = fast, pipe
             solve()
             ts = []
@@ -93,13 +96,13 @@ def main():
                   f"{st['time_certify'] * 1e3:.0f} ms, idle "
                   f"{[round(v, 3) for v in st.get('gpu_idle_share')]}, error bound "
                   f"{st['error_bound']:.2e}", flush=True)
-        profiled(solve, f"solve_k{k}", out, args.top)
+        profiled(solve, f"solve_k{k}", out, args.top, args.warmup)
         st = box["st"]
         keys = sorted(k_ for k_ in st if k_.startswith("time_") or k_ in ("rounds",))
         print({k_: st[k_] for k_ in keys}, flush=True)
         dev = "cuda" if k == 1 else "cuda:" + ",".join(str(i) for i in range(k))
         r = profiled(lambda: digraph.run(g, "pagerank", device=dev, tol=1e-8), f"run_k{k}", out,
-                     args.top)
+                     args.top, args.warmup)
         st = r.stats
         keys = sorted(k_ for k_ in st if k_.startswith("time_") or k_ in ("rounds", "engine"))
         print({k_: st[k_] for k_ in keys}, flush=True)

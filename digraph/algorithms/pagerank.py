@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .base import (Algorithm, DegreeScaledSystem, LinearSystem, check_probability, check_weights,
-                   scaled_inverse)
+                   normalized, scaled_inverse)
 
 __all__ = ["PageRank", "personalization_vector"]
 
@@ -87,13 +87,8 @@ class PageRank(Algorithm):
         return LinearSystem(b=b, src_scale=src_scale, arc_scale=w, normalize=True)
 
     def finalize(self, graph, x, **params):
-        s = x.sum()
-        if s > 0:  # in place: the state is the engine's fresh array (no second copy of n floats)
-            if x.dtype == np.float64 and x.flags.writeable:
-                x /= s
-            else:
-                x = x / s
-        return x
+        # in place: the state is the engine's fresh array (no second copy of n floats)
+        return normalized(x)
 
     def reference(self, graph, alpha=0.85, personalization=None, weights=True):
         """Exact answer by a sparse direct solve of ``(I − α Pᵀ) x = (1 − α) p``, normalised."""
