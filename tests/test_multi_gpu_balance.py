@@ -104,6 +104,10 @@ def test_balanced_ranges_stay_while_even():
     learn_balance(g, key, b, [1.0, 1.04], rounds=20)  # within BALANCE_TOL
     np.testing.assert_array_equal(balanced_ranges(g, key, off, 2, 0, st), b)
     assert st["gpu_recuts"] == 0
+    # settled: a later uneven (noisy) measurement re-cuts nothing
+    learn_balance(g, key, b, [1.0, 2.0], rounds=20)
+    np.testing.assert_array_equal(balanced_ranges(g, key, off, 2, 0, st), b)
+    assert st["gpu_recuts"] == 0
 
 
 @pytest.mark.gpu
@@ -136,7 +140,8 @@ def test_recut_ranges_give_the_same_answer(monkeypatch):
     x0, st0 = run()
     key = ("multi-gpu-balance", "linear", tuple(devs), multi_gpu.VERTEX_COST)
     b0 = shard_ranges(g.in_offsets, 2, multi_gpu.VERTEX_COST)
-    g._cache[key] = {"recuts": 0, "best": (np.inf, b0), "bounds": b0, "busy": np.array([4., 1.])}
+    g._cache[key] = {"recuts": 0, "settled": False, "best": (np.inf, b0), "bounds": b0,
+                     "busy": np.array([4., 1.])}
     x1, st1 = run()
     assert st1["gpu_recuts"] == 1
     assert st1["gpu_vertices"][0] < st0["gpu_vertices"][0]

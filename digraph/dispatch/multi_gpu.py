@@ -564,25 +564,27 @@ BALANCE_MIN_ROUNDS = 8
 def balanced_ranges(graph, key, offsets, k, vertex_cost, stats):
     """Shard boundaries for a run: :func:`shard_ranges` on a graph's first run, then re-cut by
     :func:`recut_ranges` from the per-GPU kernel time :func:`learn_balance` kept (cached on the
-    graph under ``key``) while that time is uneven, at most :data:`BALANCE_RECUTS` times; after
-    that the ranges that gave the smallest busiest-GPU time.  ``stats["gpu_recuts"]`` counts the
-    re-cuts made so far."""
+    graph under ``key``) in the following runs while that time is uneven, at most
+    :data:`BALANCE_RECUTS` times.  The first run found even (or the last re-cut) settles the
+    ranges for good: from then on the ranges that gave the smallest busiest-GPU time, so that a
+    noisy measurement later never costs a new layout (1–4 s on R-MAT 2^24–2^25).
+    ``stats["gpu_recuts"]`` counts the re-cuts made."""
     st = graph._cache.get(key)
     if st is None:
         bounds = shard_ranges(offsets, k, vertex_cost)
-    elif st["recuts"] < BALANCE_RECUTS and _imbalance(st["busy"]) > BALANCE_TOL:
+    elif (not st["settled"] and st["recuts"] < BALANCE_RECUTS
+          and _imbalance(st["busy"]) > BALANCE_TOL):
         bounds = recut_ranges(offsets, st["bounds"], st["busy"], vertex_cost)
         if np.array_equal(bounds, st["bounds"]):
-            st["recuts"] = BALANCE_RECUTS  # no vertex left to move
+            st["settled"] = True  # no vertex left to move
         else:
             st["recuts"] += 1
             _forget_ranges(graph, st["bounds"], keep=st["best"][1])
-    elif st["recuts"] >= BALANCE_RECUTS:
+    else:  # even, or the re-cuts used up: settled for good, so noise never re-cuts later
+        st["settled"] = True
         bounds = st["best"][1]
         if not np.array_equal(bounds, st["bounds"]):
             _forget_ranges(graph, st["bounds"], keep=bounds)
-    else:
-        bounds = st["bounds"]
     stats["gpu_recuts"] = 0 if st is None else st["recuts"]
     return np.asarray(bounds, np.int64)
 
@@ -593,7 +595,7 @@ def learn_balance(graph, key, bounds, busy, rounds):
         return
     per = np.asarray(busy, np.float64) / rounds
     bounds = np.asarray(bounds, np.int64)
-    st = graph._cache.setdefault(key, {"recuts": 0, "best": (np.inf, bounds)})
+    st = graph._cache.setdefault(key, {"recuts": 0, "settled": False, "best": (np.inf, bounds)})
     st["bounds"], st["busy"] = bounds, per
     if per.max() < st["best"][0] or np.array_equal(bounds, st["best"][1]):
         _forget_ranges(graph, st["best"][1], keep=bounds)  # the former best's arrays
