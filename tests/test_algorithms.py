@@ -256,6 +256,25 @@ def test_pagerank_weights_matter_and_parallel_arcs_add():
     assert l1(b, c) > 1e-3
 
 
+def test_normalized_in_parallel_matches_numpy(monkeypatch):
+    from digraph.algorithms import base
+    rng = np.random.default_rng(3)
+    x = rng.random(5000)
+    ref = x / x.sum()
+    monkeypatch.setattr(base, "PARALLEL_NORMALIZE", 100)  # the parallel loops on a small vector
+    y = x.copy()
+    out = base.normalized(y)
+    assert out is y  # in place
+    np.testing.assert_allclose(out, ref, rtol=1e-14, atol=0)
+    assert abs(out.sum() - 1.0) < 1e-12
+    z = np.zeros(300)
+    assert base.normalized(z) is z and not z.any()  # Σx = 0: unchanged
+    ro = x.copy()
+    ro.flags.writeable = False
+    np.testing.assert_allclose(base.normalized(ro), ref, rtol=1e-14)  # a copy
+    np.testing.assert_array_equal(base.normalized(np.arange(4)), np.arange(4) / 6)
+
+
 # ============================================================================ adsorption
 
 @settings(max_examples=120, **SETTINGS)
