@@ -125,15 +125,17 @@ def test_recut_ranges_give_the_same_answer(monkeypatch):
         if len(cuda.gpus) < 2:
             pytest.skip("one GPU")
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
+    # small and sparse: the simulator runs every GPU thread in Python, and vertices of in-degree
+    # >= 4 take its block-per-vertex kernel
     rng = np.random.default_rng(7)
-    g = digraph.load((rng.integers(0, 300, 2400), rng.integers(0, 300, 2400)), num_vertices=300)
+    g = digraph.load((rng.integers(0, 60, 90), rng.integers(0, 60, 90)), num_vertices=60)
     A = get("pagerank")
-    sys = A.prepare(g, **A.bind(g, {}))
+    sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))  # few rounds: the simulator is slow
     devs = ["cuda:0", "cuda:0"] if be.sim else ["cuda:0", "cuda:1"]
 
     def run():
         st = RunStats.new()
-        x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-9, max_iter=10_000,
+        x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=10_000,
                                 stats=st, min_arcs_per_gpu=0)
         assert ok
         return x, st
@@ -145,4 +147,4 @@ def test_recut_ranges_give_the_same_answer(monkeypatch):
     x1, st1 = run()
     assert st1["gpu_recuts"] == 1
     assert st1["gpu_vertices"][0] < st0["gpu_vertices"][0]
-    assert np.abs(x1 - x0).sum() <= 1e-8
+    assert np.abs(x1 - x0).sum() <= 1e-6
