@@ -280,18 +280,19 @@ def normalized(x):
     PageRank's final step; on R-MAT 2^25 (33.5 M vertices) numpy's sum and division took 40–87
     ms of each GPU run, one host thread at a time; above :data:`PARALLEL_NORMALIZE` entries both
     are parallel Numba loops."""
-    if x.dtype != np.float64 or not x.flags.writeable or not x.flags.c_contiguous:
-        s = x.sum()
-        return x / s if s > 0 else x
-    if x.size < PARALLEL_NORMALIZE:
-        s = x.sum()
+    in_place = x.dtype == np.float64 and x.flags.writeable and x.flags.c_contiguous
+    if in_place and x.size >= PARALLEL_NORMALIZE:
+        s = _parallel_sum(x)
         if s > 0:
-            x /= s
+            _parallel_divide(x, s)
         return x
-    s = _parallel_sum(x)
-    if s > 0:
-        _parallel_divide(x, s)
-    return x
+    s = x.sum()
+    if s <= 0:
+        return x
+    if in_place:
+        x /= s
+        return x
+    return x / s
 
 
 @njit(parallel=True, cache=True)

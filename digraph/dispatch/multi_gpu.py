@@ -506,11 +506,9 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     cost = VERTEX_COST if fam == "linear" else 0
     learn = BALANCE and fam == "linear" and k > 1
     balance_key = ("multi-gpu-balance", fam, tuple(devices), cost)
-    if learn:
-        bounds = balanced_ranges(graph, balance_key, offsets, k, cost, stats)
-        shards = [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
-    else:
-        shards = make_shards(devices, offsets, stats, cost)
+    bounds = (balanced_ranges(graph, balance_key, offsets, k, cost, stats) if learn else
+              shard_ranges(offsets, k, cost))
+    shards = make_shards(devices, offsets, stats, bounds=bounds)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
@@ -543,8 +541,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
             s.be.release()
     timer.report(stats)
     if learn and not be0.sim:  # the simulator has no clocks: nothing to learn from
-        learn_balance(graph, balance_key, [s.v0 for s in shards] + [shards[-1].v1],
-                      stats["gpu_busy_s"], stats.get("rounds", 0))
+        learn_balance(graph, balance_key, bounds, stats["gpu_busy_s"], stats.get("rounds", 0))
     return x, ok
 
 
@@ -626,10 +623,11 @@ def _forget_ranges(graph, bounds, keep):
             del graph._cache[key]
 
 
-def make_shards(devices, offsets, stats, vertex_cost=0):
+def make_shards(devices, offsets, stats, vertex_cost=0, bounds=None):
     """One :class:`_Shard` per device over ranges of equal arc counts of CSR ``offsets`` (a vertex
-    counting as ``vertex_cost`` arcs besides its own)."""
-    bounds = shard_ranges(offsets, len(devices), vertex_cost)
+    counting as ``vertex_cost`` arcs besides its own), or over the boundaries ``bounds``."""
+    if bounds is None:
+        bounds = shard_ranges(offsets, len(devices), vertex_cost)
     return [_Shard(d, bounds[i], bounds[i + 1], stats) for i, d in enumerate(devices)]
 
 
