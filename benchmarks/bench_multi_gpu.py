@@ -257,6 +257,7 @@ def probe(args, rounds=20):
 
                 def one_round(s):
                     multi_gpu.linear_round(s, has, 0.0, "send")
+                    multi_gpu.linear_round(s, has, 0.0, "local")
                     multi_gpu.linear_round(s, has, 0.0, "pull", s.probe_scan)
 
                 def go(s, r=rounds):

@@ -180,6 +180,7 @@ class _Shard:
         self.be.stats = stats
         self.v0, self.v1 = int(v0), int(v1)
         self.busy = 0.0
+        self.waited = 0.0  # kernel time lost waiting for exchanges (linear rounds)
 
     def on(self):
         """The shard's device made current (CuPy and Numba); nothing under the simulator."""
@@ -255,9 +256,10 @@ class _Exchange:
         k = len(self.shards)
         self.stats["bytes_between_gpus"] += int(sum(sl * item for sl in slices) * (k - 1))
 
-    def allgather(self, arrs, counts=None):
+    def allgather(self, arrs, counts=None, streams=None):
         """Shard g's range of ``arrs[g]`` copied into every other ``arrs[h]``: the whole range,
-        or its first ``counts[g]`` entries."""
+        or its first ``counts[g]`` entries.  ``streams`` (NCCL only): one CuPy stream per GPU
+        to run the exchange on instead of the default stream; the caller orders it."""
         sh = self.shards
         counts = [s.v1 - s.v0 for s in sh] if counts is None else [int(c) for c in counts]
         if len(sh) == 1:
@@ -299,7 +301,8 @@ class _Exchange:
                         cnt = counts[g]
                         if cnt:
                             p = arrs[h].data.ptr + s.v0 * item
-                            self.comms[h].broadcast(p, p, cnt, dt, g, 0)
+                            self.comms[h].broadcast(p, p, cnt, dt, g,
+                                                    0 if streams is None else streams[h].ptr)
             nc.groupEnd()
 
     def replicate(self, arrs):
@@ -443,6 +446,8 @@ class _Timer:
         else:
             busy = np.array([s.busy for s in sh])
         stats["gpu_busy_s"] = [float(b) for b in busy]
+        if not sh[0].be.sim and any(s.waited for s in sh):
+            stats["gpu_exchange_wait_s"] = [float(s.waited) for s in sh]
         stats["gpu_idle_share"] = [float(max(0.0, 1.0 - b / self.wall)) if self.wall else 0.0
                                    for b in busy]
 
@@ -695,7 +700,7 @@ PULL_BLOCKS_PER_SM = 16
 over several targets and the block reduces its round statistics once."""
 
 
-def shard_layout(shards, graph, order=None):
+def shard_layout(shards, graph, order=None, split=None):
     """Each linear shard's in-arcs with its range renumbered (cached on the graph).
 
     A shard's range ``[v0, v1)`` keeps its vertices, in a new order by exchange class:
@@ -708,25 +713,34 @@ def shard_layout(shards, graph, order=None):
     A round all-gathers only the first class of every range (the first two in the first two
     rounds, while the sends of class 1 are not yet 0), and a pull's reads crowd into the ranges'
     heads.  Renumbering inside the ranges keeps each range's arcs and each vertex's in-arc order,
-    so the sums per vertex are unchanged.  Returns one dict per shard: ``off`` (full-length CSC
-    offsets rebased to the shard's arcs), ``src`` (new numbers), ``heavy``, ``out_degree`` (new
-    numbers, own range), ``perm`` (new position in the range → old) and ``counts`` = (class 0,
-    classes 0–1, classes 0–2)."""
+    so the sums per vertex are unchanged.
+
+    ``split`` (default :data:`OVERLAP` when there are several shards): each vertex's in-arcs
+    from its own range are moved ahead of the others, keeping their order within each part, so
+    a round can sum them while the other ranges' sends are exchanged
+    (:func:`~digraph.smx.cuda_kernels.linear_pull_local`).
+
+    Returns one dict per shard: ``off`` (full-length CSC offsets rebased to the shard's arcs),
+    ``src`` (new numbers), ``heavy``, ``out_degree`` (new numbers, own range), ``perm`` (new
+    position in the range → old), ``counts`` = (class 0, classes 0–1, classes 0–2) and, when
+    split, ``mid`` (where each target's arcs from other ranges begin, indexed ``v - v0``),
+    ``heavy_local`` and ``heavy_rest`` (the vertices with >= HEAVY arcs in each part)."""
     order = LAYOUT if order is None else order
     order = None if order == "none" else order
     if order not in LAYOUTS:
         raise InvalidParameterError(f"layout must be one of {LAYOUTS}, got {order!r}")
+    split = (OVERLAP if split is None else bool(split)) and len(shards) > 1
     key = ("multi-gpu-layout", order,
-           tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards))
+           tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards), split)
     lay = graph._cache.get(key)
     if lay is None:
-        lay = graph._cache[key] = _build_layout(shards, graph, order)
+        lay = graph._cache[key] = _build_layout(shards, graph, order, split)
     for s, d in zip(shards, lay):
         s.lay = s.be.keep_all(d)
     return lay
 
 
-def _build_layout(shards, graph, order):
+def _build_layout(shards, graph, order, split):
     from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
     k = len(shards)
@@ -779,27 +793,65 @@ def _build_layout(shards, graph, order):
         be, xp = s.be, s.be.xp
         perm, counts = perm_counts
         v0, v1 = s.v0, s.v1
-        a0, a1 = int(in_off[v0]), int(in_off[v1])
-        off_loc = be.put(in_off[v0:v1 + 1] - a0)
-        off_new, idx = _arc_order(xp, off_loc, perm, a1 - a0)
-        if order is not None:
-            src = be.put(new_of_old, it)[src][idx]
+        a1 = int(in_off[v1] - in_off[v0])
+        off_new, idx, mid = _range_arcs(s, in_off, src, perm, split)
+        src = src[idx] if order is None else be.put(new_of_old, it)[src][idx]
         off = xp.empty(n + 1, np.int64)
         off[:v0] = 0
         off[v0:v1 + 1] = off_new
-        off[v1 + 1:] = a1 - a0
+        off[v1 + 1:] = a1
         deg = off_new[1:] - off_new[:-1]
         od = xp.zeros(n, np.int64)
         od[v0:v1] = be.put(outdeg[v0:v1])[perm]
-        return {"off": off, "src": src.astype(it, copy=False),
-                "heavy": (xp.flatnonzero(deg >= HEAVY) + v0).astype(np.int64),
-                "out_degree": od, "perm": perm.astype(it), "counts": counts}
+        d = {"off": off, "src": src.astype(it, copy=False),
+             "heavy": (xp.flatnonzero(deg >= HEAVY) + v0).astype(np.int64),
+             "out_degree": od, "perm": perm.astype(it), "counts": counts}
+        if split:
+            head = off_new[:-1]
+            d["mid"] = mid
+            d["heavy_local"] = (xp.flatnonzero(mid - head >= HEAVY) + v0).astype(np.int64)
+            d["heavy_rest"] = (xp.flatnonzero(off_new[1:] - mid >= HEAVY) + v0).astype(np.int64)
+        return d
     lay = [None] * k
     for j, s in enumerate(shards):  # one at a time: the arc index takes 8 bytes an arc
         with s.on():
             lay[j] = build(s, got[j][0], perms[j])
             s.be.sync()
     return lay
+
+
+def _range_arcs(s, in_off, src_old, perm, split):
+    """(range-local CSC offsets in the new order, old arc position of each new arc position,
+    ``mid`` or None) of shard ``s``'s range: rows taken in the order ``perm``, and with ``split``
+    each row's arcs from the range itself (``src_old``, the range's in-arc sources in old
+    numbers, on the device) ahead of the others."""
+    xp = s.be.xp
+    a0, a1 = int(in_off[s.v0]), int(in_off[s.v1])
+    off_loc = s.be.put(in_off[s.v0:s.v1 + 1] - a0)
+    off_new, idx = _arc_order(xp, off_loc, perm, a1 - a0)
+    if not split:
+        return off_new, idx, None
+    own = ((src_old >= s.v0) & (src_old < s.v1))[idx]
+    mid, first = _own_first(xp, off_new, own)
+    return off_new, idx[first], mid
+
+
+def _own_first(xp, off, own):
+    """(``mid``, order) that puts the arcs flagged ``own`` first in each row of the CSC offsets
+    ``off``, both parts in their order: ``order`` maps new arc positions to old ones, and row r's
+    other arcs begin at ``mid[r]``."""
+    arcs = own.size
+    c = xp.zeros(arcs + 1, np.int64)
+    xp.cumsum(own.astype(np.int64), out=c[1:])
+    start = off[:-1]
+    mid = start + (c[off[1:]] - c[start])
+    p = xp.arange(arcs, dtype=np.int64)
+    row = xp.searchsorted(off[1:], p, side="right")
+    before = c[:-1] - c[start][row]  # own arcs ahead of p in its row
+    pos = xp.where(own, start[row] + before, mid[row] + (p - start[row] - before))
+    order = xp.empty(arcs, np.int64)
+    order[pos] = p
+    return mid, order
 
 
 def _arc_order(xp, off_loc, perm, arcs):
@@ -814,14 +866,14 @@ def _arc_order(xp, off_loc, perm, arcs):
     return off_new, idx
 
 
-def linear_shards(shards, graph, sys, ex=None, order=None):
+def linear_shards(shards, graph, sys, ex=None, order=None, split=None):
     """Upload a linear system's shards in their :func:`shard_layout` (``x = 0``, ``δ = b``);
     returns whether arcs carry factors.  Each GPU uploads its own range of the vertex vectors
     (the uploads run in parallel over the GPUs' own links) and renumbers it on the device; the
     source factors read from other ranges are then all-gathered (``ex``)."""
     n, m = graph.num_vertices, graph.num_arcs
     has = sys.arc_scale is not None
-    shard_layout(shards, graph, order)
+    shard_layout(shards, graph, order, split)
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_coef = ones_or(sys.arc_scale, m)[graph.in_arcs] if has else None
     # a vector with a recipe (LinearSystem.b_constant, .src_degree_scale) is made on the GPUs
@@ -842,12 +894,19 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
         s.off, s.src, s.heavy, s.out_degree = d["off"], d["src"], d["heavy"], d["out_degree"]
         s.perm = d["perm"]
         s.n_send, s.n_send_first, s.n_read = d["counts"]
+        s.split = "mid" in d
+        if s.split:
+            s.mid, s.heavy_local, s.heavy_rest = d["mid"], d["heavy_local"], d["heavy_rest"]
+            s.part = be.keep(xp.zeros(max(s.v1 - s.v0, 1), np.float64))
+        else:  # placeholders: the kernels take them and do not read them
+            s.mid = s.heavy_local = s.heavy_rest = be.keep(xp.zeros(1, np.int64))
+            s.part = be.keep(xp.zeros(1, np.float64))
         v0, v1 = s.v0, s.v1
         if has:
             a0, a1 = int(in_off[v0]), int(in_off[v1])
-            off_loc = be.put(in_off[v0:v1 + 1] - a0)
-            coef = be.put(in_coef[a0:a1])
-            s.coef = be.keep(coef[_arc_order(xp, off_loc, s.perm, a1 - a0)[1]])
+            src_old = be.put(graph.in_sources[a0:a1]) if s.split else None
+            idx = _range_arcs(s, in_off, src_old, s.perm, s.split)[1]
+            s.coef = be.keep(be.put(in_coef[a0:a1])[idx])
         else:
             s.coef = be.put(np.zeros(1))
         for name, v in vecs.items():
@@ -879,22 +938,29 @@ def linear_shards(shards, graph, sys, ex=None, order=None):
 
 def linear_round(s, has, theta, stage, scan=None):
     """Queue one dense round's ``stage`` on shard ``s`` (its device current): ``"send"`` the
-    frontier's sends of its range (to be all-gathered), ``"pull"`` absorb and pull its range,
-    statistics into ``scan`` (five float64 on the shard's GPU)."""
+    frontier's sends of its range (to be all-gathered); ``"local"`` (split layouts only) sum
+    each target's arcs from its own range, which read no exchanged send; ``"pull"`` absorb and
+    pull its range (the arcs from other ranges only, when split), statistics into ``scan``
+    (five float64 on the shard's GPU)."""
     K = gpu._kernels()
     be = s.be
     if stage == "send" and s.n_read:
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
                   s.src_scale, theta, s.send)
+        return
+    blocks = be.grid_hb(s.v1 - s.v0)
+    if PULL_BLOCKS_PER_SM:
+        blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
+    if stage == "local" and s.split:
+        args = (s.off, s.mid, s.src, s.coef, has, s.send, s.part)
+        be.launch(K.linear_pull_local, blocks, gpu._hb(), s.v0, s.v1, *args)
+        be.heavy(K.linear_pull_local_heavy, s.heavy_local, s.v0, *args)
     if stage == "pull":
         scan[...] = 0.0
-        rest = (s.off, s.src, s.coef, has, s.send, s.dst_scale, s.delta, s.x, theta,
-                s.out_degree, scan)
-        blocks = be.grid_hb(s.v1 - s.v0)
-        if PULL_BLOCKS_PER_SM:
-            blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
+        rest = (s.off, s.mid, s.part, s.split, s.src, s.coef, has, s.send, s.dst_scale, s.delta,
+                s.x, theta, s.out_degree, scan)
         be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest)
-        be.heavy(K.linear_pull_heavy, s.heavy, *rest)
+        be.heavy(K.linear_pull_heavy, s.heavy_rest if s.split else s.heavy, s.v0, *rest)
 
 
 PREFAULT = True
@@ -905,62 +971,100 @@ PIPELINE = True
 statistics are read, so no GPU waits for the host to launch (False: every round waits)."""
 
 
+OVERLAP = True
+"""Sharded linear rounds exchange the sends while each GPU sums its targets' arcs from its own
+range (NCCL on a second, high-priority stream; the layout puts those arcs first,
+:func:`shard_layout`); the arcs from other ranges are summed once the exchange is done.  Each
+target's sum is then taken in another order than on one GPU: the answers differ by rounding."""
+COMM_PRIORITY = -5
+"""Priority of the exchange's stream (lower is higher; clamped to the device's range): its
+kernels get multiprocessors ahead of the local sums queued at the same time."""
+
+
+def _comm_stream(xp):
+    try:
+        return xp.cuda.Stream(non_blocking=True, priority=COMM_PRIORITY)
+    except TypeError:  # a CuPy without stream priorities
+        return xp.cuda.Stream(non_blocking=True)
+
+
 class _Rounds:
     """Dense rounds on every shard, queued one ahead of the host when :data:`PIPELINE` is on.
 
-    A round launches each shard's sends, the all-gather, then each shard's pull with its
-    statistics written to one of two scan slots, copied to pinned host memory and followed by
-    an event.  :meth:`launch` queues a round; :meth:`read` waits for the oldest round in flight
-    and returns its summed statistics.  Round t+1 therefore uses the threshold θ computed from
-    round t − 1's Σx (never larger than the current one for a non-negative answer, so the
-    unsent mass only gets smaller), and a run stops one round after the bound is met, with the
-    extra round's absorption kept.  Per-GPU kernel time comes from events around each GPU's
-    kernels; the wall time runs from the first launch to the last read of a stretch."""
+    A round launches each shard's sends, the all-gather and each shard's sums of its own-range
+    arcs (split layouts: at the same time when :data:`OVERLAP`, the all-gather on a stream of
+    its own), then each shard's pull with its statistics written to one of two scan slots,
+    copied to pinned host memory and followed by an event.  :meth:`launch` queues a round;
+    :meth:`read` waits for the oldest round in flight and returns its summed statistics.  Round
+    t+1 therefore uses the threshold θ computed from round t − 1's Σx (never larger than the
+    current one for a non-negative answer, so the unsent mass only gets smaller), and a run stops
+    one round after the bound is met, with the extra round's absorption kept.  Per-GPU kernel
+    time comes from events around each GPU's kernels (the time its pull waited for the exchange
+    is counted apart); the wall time runs from the first launch to the last read of a stretch."""
+
+    EVENTS = 7  # send start, send end, local end, pull start, pull end, copy end, exchange end
 
     def __init__(self, shards, ex, has, timer):
         self.shards, self.ex, self.has, self.timer = shards, ex, has, timer
         self.sim = shards[0].be.sim
+        self.overlap = (OVERLAP and not self.sim and ex.kind == "nccl" and len(shards) > 1 and
+                        all(s.split for s in shards))
         self.flight = []  # rounds queued and not read: (slot, per-shard events)
         self.slot = 0
         self.t_open = None
+        self.host = 0.0  # host time spent queueing rounds
         for s in shards:
             with s.on():
                 xp = s.be.xp
                 s.scans = [s.be.keep(xp.zeros(5, np.float64)) for _ in range(2)]
                 if self.sim:
                     s.pinned = [None, None]
-                    s.events = [[None] * 5 for _ in range(2)]
+                    s.events = [[None] * self.EVENTS for _ in range(2)]
                 else:
                     import cupyx
                     s.pinned = [cupyx.empty_pinned(5, np.float64) for _ in range(2)]
                     # reused: a slot's round has been read before the slot is queued again
-                    s.events = [[xp.cuda.Event() for _ in range(5)] for _ in range(2)]
+                    s.events = [[xp.cuda.Event() for _ in range(self.EVENTS)] for _ in range(2)]
+                    s.comm = _comm_stream(xp) if self.overlap else None
 
     def launch(self, theta, wide):
+        t0 = time.perf_counter()
         if not self.flight:
-            self.t_open = time.perf_counter()
-        sh, slot = self.shards, self.slot
-        sim = self.sim
+            self.t_open = t0
+        sh, slot, sim, has = self.shards, self.slot, self.sim, self.has
         marks = [s.events[slot] for s in sh]
         for s, ev in zip(sh, marks):
             with s.on():
                 sim or ev[0].record()
-                linear_round(s, self.has, theta, "send")
-                sim or ev[1].record()
+                linear_round(s, has, theta, "send")
+                if not sim:
+                    ev[1].record()
+                    if self.overlap:
+                        s.comm.wait_event(ev[1])
+                if not self.overlap:
+                    linear_round(s, has, theta, "local")
+                    sim or ev[2].record()
         self.ex.allgather([s.send for s in sh],
-                          [s.n_send_first if wide else s.n_send for s in sh])
+                          [s.n_send_first if wide else s.n_send for s in sh],
+                          [s.comm for s in sh] if self.overlap else None)
         for s, ev in zip(sh, marks):
             with s.on():
-                sim or ev[2].record()
-                linear_round(s, self.has, theta, "pull", s.scans[slot])
+                if self.overlap:
+                    ev[6].record(s.comm)
+                    linear_round(s, has, theta, "local")
+                    ev[2].record()
+                    s.be.xp.cuda.Stream.null.wait_event(ev[6])
+                sim or ev[3].record()
+                linear_round(s, has, theta, "pull", s.scans[slot])
                 if sim:
                     s.pinned[slot] = np.array(s.scans[slot])
                 else:
-                    ev[3].record()
-                    s.scans[slot].get(out=s.pinned[slot], blocking=False)
                     ev[4].record()
+                    s.scans[slot].get(out=s.pinned[slot], blocking=False)
+                    ev[5].record()
         self.flight.append((slot, marks))
         self.slot ^= 1
+        self.host += time.perf_counter() - t0
         if not PIPELINE:
             return self.read()
         return None
@@ -975,9 +1079,10 @@ class _Rounds:
         for s, ev in zip(self.shards, marks):
             if not self.sim:
                 import cupy
-                ev[-1].synchronize()
-                s.busy += (cupy.cuda.get_elapsed_time(ev[0], ev[1]) +
-                           cupy.cuda.get_elapsed_time(ev[2], ev[3])) / 1e3
+                ms = cupy.cuda.get_elapsed_time
+                ev[5].synchronize()
+                s.busy += (ms(ev[0], ev[2]) + ms(ev[3], ev[4])) / 1e3
+                s.waited += ms(ev[2], ev[3]) / 1e3
             rows.append(np.array(s.pinned[slot]))
         if not self.flight:
             self.timer.wall += time.perf_counter() - self.t_open
@@ -1049,6 +1154,8 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None):
             absorb(rounds.read())
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
+    stats["time_launch"] = rounds.host
+    stats["overlapped"] = rounds.overlap
     return _gather_linear(shards, n, host), converged
 
 

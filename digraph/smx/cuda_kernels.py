@@ -657,10 +657,10 @@ def linear_frontier(v0, v1, delta, src_scale, theta, send):
 
 
 @cuda.jit(device=True, inline=True)
-def _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, start, step):
-    """Σ c·send[u] over the in-arcs of ``v`` (``send`` is zero outside the frontier)."""
-    acc = 0.0
-    for k in range(in_offsets[v] + start, in_offsets[v + 1], step):
+def _sum_sent(src_buf, coef_buf, has_coef, send, a, b, step, acc):
+    """``acc`` + Σ c·send[u] over the arcs ``a, a + step, ... < b`` (``send`` is zero outside
+    the frontier), added in arc order."""
+    for k in range(a, b, step):
         if has_coef:
             acc += coef_buf[k] * send[src_buf[k]]
         else:
@@ -687,22 +687,32 @@ def _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st):
 
 
 @cuda.jit(cache=True)
-def linear_pull(v0, v1, in_offsets, src_buf, coef_buf, has_coef, send, dst_scale, delta, x,
-                theta, out_degree, out):
+def linear_pull(v0, v1, in_offsets, mid, part, split, src_buf, coef_buf, has_coef, send,
+                dst_scale, delta, x, theta, out_degree, out):
     """:func:`linear_dense_batch` reading the frontier's sends (:func:`linear_frontier`) instead
     of δ and the source factors, with δ updated in place (a target reads only its own δ): each
     target ``v0 <= v < v1`` absorbs its δ when ``|δ| > θ`` and adds ``dst_scale · Σ c·send``.
     Without arc factors the terms are those of :func:`linear_dense_batch` (``1.0 · s · δ ==
     s · δ``).  Threads stride over the targets (a grid smaller than the range takes several
     each and reduces its statistics once per block); vertices of in-degree >= HEAVY are left to
-    :func:`linear_pull_heavy`."""
+    :func:`linear_pull_heavy`.
+
+    ``split``: each target's in-arcs from its own range come first and were summed by
+    :func:`linear_pull_local` into ``part[v - v0]`` while the other ranges' sends were still
+    being exchanged; this pass adds the arcs from ``mid[v - v0]`` on (and "in-degree" is the
+    count of those)."""
     buf = cuda.shared.array(HB, float64)
     st = cuda.local.array(5, float64)
     for i in range(5):
         st[i] = 0.0
     for v in range(v0 + cuda.grid(1), v1, cuda.gridsize(1)):
-        if in_offsets[v + 1] - in_offsets[v] < HEAVY:
-            acc = _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, 0, 1)
+        a = in_offsets[v]
+        acc = 0.0
+        if split:
+            a = mid[v - v0]
+            acc = part[v - v0]
+        if in_offsets[v + 1] - a < HEAVY:
+            acc = _sum_sent(src_buf, coef_buf, has_coef, send, a, in_offsets[v + 1], 1, acc)
             _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st)
     s0 = _block_sum(buf, st[0])
     s1 = _block_sum(buf, st[1])
@@ -726,17 +736,48 @@ def linear_pull(v0, v1, in_offsets, src_buf, coef_buf, has_coef, send, dst_scale
 
 
 @cuda.jit(cache=True)
-def linear_pull_heavy(heavy, in_offsets, src_buf, coef_buf, has_coef, send, dst_scale, delta, x,
-                      theta, out_degree, out):
+def linear_pull_heavy(heavy, v0, in_offsets, mid, part, split, src_buf, coef_buf, has_coef, send,
+                      dst_scale, delta, x, theta, out_degree, out):
     """:func:`linear_pull` for the listed vertices of in-degree >= HEAVY: a block each."""
     buf = cuda.shared.array(HB, float64)
     st = cuda.local.array(4, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
-        acc = _pull_sent(in_offsets, src_buf, coef_buf, has_coef, send, v, cuda.threadIdx.x, HB)
+        a = mid[v - v0] if split else in_offsets[v]
+        acc = _sum_sent(src_buf, coef_buf, has_coef, send, a + cuda.threadIdx.x,
+                        in_offsets[v + 1], HB, 0.0)
         acc = _block_sum(buf, acc)
+        if split:
+            acc = part[v - v0] + acc
         for j in range(4):
             st[j] = 0.0
         if cuda.threadIdx.x == 0:
             _own(v, delta, delta, x, theta, dst_scale, acc, out_degree, st)
         _flush_stats(buf, st, out)
+
+
+@cuda.jit(cache=True)
+def linear_pull_local(v0, v1, in_offsets, mid, src_buf, coef_buf, has_coef, send, part):
+    """``part[v - v0]`` = Σ c·send over the in-arcs of ``v`` from its own range ``[v0, v1)``:
+    the arcs ``in_offsets[v] .. mid[v - v0]``, which read only sends this GPU wrote, so the
+    sum runs while the exchange brings the other ranges' (:func:`linear_pull` with ``split``
+    adds the rest).  Vertices with >= HEAVY such arcs are left to
+    :func:`linear_pull_local_heavy`."""
+    for v in range(v0 + cuda.grid(1), v1, cuda.gridsize(1)):
+        a = in_offsets[v]
+        b = mid[v - v0]
+        if b - a < HEAVY:
+            part[v - v0] = _sum_sent(src_buf, coef_buf, has_coef, send, a, b, 1, 0.0)
+
+
+@cuda.jit(cache=True)
+def linear_pull_local_heavy(heavy, v0, in_offsets, mid, src_buf, coef_buf, has_coef, send, part):
+    """:func:`linear_pull_local` for the listed vertices with >= HEAVY own-range arcs."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        acc = _sum_sent(src_buf, coef_buf, has_coef, send, in_offsets[v] + cuda.threadIdx.x,
+                        mid[v - v0], HB, 0.0)
+        acc = _block_sum(buf, acc)
+        if cuda.threadIdx.x == 0:
+            part[v - v0] = acc
