@@ -1,0 +1,131 @@
+"""Interleaved A/B of the sharded engine's switches on one graph (issue 6).
+
+    python benchmarks/ab_multi_gpu.py --graph rmat25 --gpus 4 2 1 \
+        --variants OVERLAP=False OVERLAP=True "OVERLAP=True,COMM_PRIORITY=0" --json $OUT/ab.json
+
+A variant sets module switches of :mod:`digraph.dispatch.multi_gpu` (``NAME=VALUE``, comma
+separated; VALUE is a Python literal).  For each k: ``--warmup`` runs with the defaults first
+(compilation, layouts, the re-cuts of ``multi_gpu.BALANCE``), then ``--passes`` passes over the
+variants, each a warm-up and the median of ``--repeat`` runs of
+:func:`digraph.dispatch.multi_gpu.solve` (PageRank, tol 1e-8), with the run's parts (set-up,
+rounds, certification, the rest), per GPU and round the kernel time, the time its pull waited
+for the exchange, and the host's time queueing a round; every answer is compared with the first
+variant's (L1).  ``--end-to-end`` adds ``digraph.run`` on one GPU and on the k GPUs.
+"""
+import argparse
+import ast
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import digraph  # noqa: E402
+from digraph.algorithms import get as get_algorithm  # noqa: E402
+from digraph.dispatch import multi_gpu  # noqa: E402
+from digraph.result import RunStats  # noqa: E402
+from bench_gpu import load_graph  # noqa: E402
+
+
+def parse_variant(text):
+    out = {}
+    for part in filter(None, text.split(",")):
+        name, _, value = part.partition("=")
+        if not hasattr(multi_gpu, name):
+            raise SystemExit(f"multi_gpu has no switch {name!r}")
+        out[name] = ast.literal_eval(value)
+    return out
+
+
+def timed(fn, repeat):
+    fn()
+    ts, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts)), out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graph", default="rmat24")
+    ap.add_argument("--gpus", nargs="+", type=int, default=[4, 2])
+    ap.add_argument("--variants", nargs="+", default=["OVERLAP=False", "OVERLAP=True"])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--end-to-end", action="store_true")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    variants = [(v, parse_variant(v)) for v in args.variants]
+    defaults = {name: getattr(multi_gpu, name) for _, sw in variants for name in sw}
+    g, t_load = load_graph(args.graph)
+    print(f"{args.graph}: n={g.num_vertices:,} m={g.num_arcs:,} (load {t_load:.1f} s)",
+          flush=True)
+    A = get_algorithm("pagerank")
+    system = A.prepare(g, **A.bind(g, {}))
+    rows = []
+    for k in args.gpus:
+        devs = [f"cuda:{i}" for i in range(k)]
+        dev = "cuda" if k == 1 else "cuda:" + ",".join(str(i) for i in range(k))
+
+        def solve():
+            st = RunStats.new()
+            x, ok = multi_gpu.solve(g, system, devices=devs, mode="bsp", tol=1e-8,
+                                    max_iter=100_000, stats=st, min_arcs_per_gpu=0)
+            assert ok
+            return x, st
+        for _ in range(args.warmup):
+            solve()
+        ref = None
+        for p in range(args.passes):
+            for label, sw in variants:
+                for name, value in sw.items():
+                    setattr(multi_gpu, name, value)
+                try:
+                    t, (x, st) = timed(solve, args.repeat)
+                finally:
+                    for name, value in defaults.items():
+                        setattr(multi_gpu, name, value)
+                ref = x if ref is None else ref
+                r = st["rounds"]
+                parts = {n: st.get(f"time_{n}", 0.0) for n in ("setup", "rounds", "certify")}
+                busy = np.asarray(st["gpu_busy_s"]) / r * 1e3
+                wait = np.asarray(st.get("gpu_exchange_wait_s", [0.0] * k)) / r * 1e3
+                row = dict(graph=args.graph, k=k, variant=label, pass_=p, time_s=t, rounds=r,
+                           **parts, rest=t - sum(parts.values()),
+                           round_ms=parts["rounds"] / r * 1e3, busy_ms=busy.tolist(),
+                           wait_ms=wait.tolist(), launch_ms=st.get("time_launch", 0.0) / r * 1e3,
+                           idle=st["gpu_idle_share"], overlapped=st.get("overlapped"),
+                           recuts=st.get("gpu_recuts"), vertices=st.get("gpu_vertices"),
+                           l1_vs_first=float(np.abs(x - ref).sum()), bound=st["error_bound"])
+                rows.append(row)
+                print(f"k={k} [{label}] pass {p}: {t * 1e3:.0f} ms = set-up "
+                      f"{parts['setup'] * 1e3:.0f} + rounds {parts['rounds'] * 1e3:.0f} ({r}, "
+                      f"{row['round_ms']:.3f} ms each) + certify {parts['certify'] * 1e3:.0f} + "
+                      f"rest {row['rest'] * 1e3:.0f}; per round: busy "
+                      f"{np.round(busy, 3).tolist()} ms, exchange wait "
+                      f"{np.round(wait, 3).tolist()} ms, host queueing "
+                      f"{row['launch_ms']:.3f} ms; overlapped {row['overlapped']}, "
+                      f"L1 vs first {row['l1_vs_first']:.1e}", flush=True)
+        if args.end_to_end:
+            for d in (["cuda"] if k == 1 else ["cuda", dev]):
+                t, st = timed(lambda: digraph.run(g, "pagerank", device=d, tol=1e-8).stats,
+                              args.repeat)
+                rows.append(dict(graph=args.graph, k=k, variant=f"digraph.run {d}", time_s=t,
+                                 rounds=st.get("rounds"), gpus=st.get("gpus")))
+                print(f"k={k} digraph.run(device={d!r}): {t * 1e3:.0f} ms "
+                      f"({st.get('rounds')} rounds, {st.get('gpus')} GPUs)", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
