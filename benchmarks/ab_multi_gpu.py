@@ -97,18 +97,20 @@ def main():
                 ref = x if ref is None else ref
                 r = st["rounds"]
                 parts = {n: st.get(f"time_{n}", 0.0) for n in ("setup", "rounds", "certify")}
+                parts = {"setup": parts["setup"], "rounds_s": parts["rounds"],
+                         "certify": parts["certify"]}
                 busy = np.asarray(st["gpu_busy_s"]) / r * 1e3
                 wait = np.asarray(st.get("gpu_exchange_wait_s", [0.0] * k)) / r * 1e3
                 row = dict(graph=args.graph, k=k, variant=label, pass_=p, time_s=t, rounds=r,
                            **parts, rest=t - sum(parts.values()),
-                           round_ms=parts["rounds"] / r * 1e3, busy_ms=busy.tolist(),
+                           round_ms=parts["rounds_s"] / r * 1e3, busy_ms=busy.tolist(),
                            wait_ms=wait.tolist(), launch_ms=st.get("time_launch", 0.0) / r * 1e3,
                            idle=st["gpu_idle_share"], overlapped=st.get("overlapped"),
                            recuts=st.get("gpu_recuts"), vertices=st.get("gpu_vertices"),
                            l1_vs_first=float(np.abs(x - ref).sum()), bound=st["error_bound"])
                 rows.append(row)
                 print(f"k={k} [{label}] pass {p}: {t * 1e3:.0f} ms = set-up "
-                      f"{parts['setup'] * 1e3:.0f} + rounds {parts['rounds'] * 1e3:.0f} ({r}, "
+                      f"{parts['setup'] * 1e3:.0f} + rounds {parts['rounds_s'] * 1e3:.0f} ({r}, "
                       f"{row['round_ms']:.3f} ms each) + certify {parts['certify'] * 1e3:.0f} + "
                       f"rest {row['rest'] * 1e3:.0f}; per round: busy "
                       f"{np.round(busy, 3).tolist()} ms, exchange wait "
