@@ -92,18 +92,21 @@ def test_split_rounds_give_the_unsplit_answer(weighted, monkeypatch):
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))  # few rounds: the simulator is slow
     assert (sys.arc_scale is not None) == weighted
-    out = {}
-    for overlap in (False, True):
+    sim = gpu.backend(devs[0]).sim
+
+    def run(overlap, exchange):
         monkeypatch.setattr(multi_gpu, "OVERLAP", overlap)
         st = RunStats.new()
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-9, max_iter=10_000,
-                                stats=st, min_arcs_per_gpu=0)
+                                stats=st, min_arcs_per_gpu=0, exchange=exchange)
         assert ok
-        out[overlap] = (x, st)
-    (x0, st0), (x1, st1) = out[False], out[True]
-    assert st1["rounds"] == st0["rounds"] and st1["arc_updates"] == st0["arc_updates"]
-    assert st1["bytes_between_gpus"] == st0["bytes_between_gpus"]
-    np.testing.assert_allclose(x1, x0, rtol=0, atol=1e-14)
+        return x, st
+    x0, st0 = run(False, "nccl")
     assert not st0["overlapped"]
-    sim = gpu.backend(devs[0]).sim
-    assert st1["overlapped"] == (not sim and st1["exchange"] == "nccl")
+    # on GPUs: NCCL on a stream of its own, and peer copies on a stream per source GPU
+    for exchange in ("nccl",) if sim else ("nccl", "p2p"):
+        x1, st1 = run(True, exchange)
+        assert st1["rounds"] == st0["rounds"] and st1["arc_updates"] == st0["arc_updates"]
+        assert st1["bytes_between_gpus"] == st0["bytes_between_gpus"]
+        np.testing.assert_allclose(x1, x0, rtol=0, atol=1e-14)
+        assert st1["overlapped"] == (not sim)

@@ -305,6 +305,29 @@ class _Exchange:
                                                     0 if streams is None else streams[h].ptr)
             nc.groupEnd()
 
+    def allgather_lanes(self, arrs, counts, ready, lanes, done):
+        """:meth:`allgather` by peer copies queued without a host wait: shard g's first
+        ``counts[g]`` entries are copied into ``arrs[h]`` on stream ``lanes[h][g]`` (on GPU h)
+        once events ``ready[g]`` (the source written) and ``ready[h]`` (the destination no longer
+        read) have happened; ``done[h][g]`` is recorded after each copy."""
+        sh = self.shards
+        self._count(arrs, counts)
+        item = arrs[0].itemsize
+        for h, t in enumerate(sh):
+            with t.on():
+                for g, s in enumerate(sh):
+                    if g == h:
+                        continue
+                    lane = lanes[h][g]
+                    lane.wait_event(ready[g])
+                    lane.wait_event(ready[h])
+                    if counts[g]:
+                        off = s.v0 * item
+                        self.rt.memcpyPeerAsync(arrs[h].data.ptr + off, t.be.device_id,
+                                                arrs[g].data.ptr + off, s.be.device_id,
+                                                int(counts[g]) * item, lane.ptr)
+                    done[h][g].record(lane)
+
     def replicate(self, arrs):
         """``arrs[0]`` (on the first GPU) copied whole into every other ``arrs[h]``."""
         sh = self.shards
@@ -973,8 +996,9 @@ statistics are read, so no GPU waits for the host to launch (False: every round 
 
 OVERLAP = True
 """Sharded linear rounds exchange the sends while each GPU sums its targets' arcs from its own
-range (NCCL on a second, high-priority stream; the layout puts those arcs first,
-:func:`shard_layout`); the arcs from other ranges are summed once the exchange is done.  Each
+range (the layout puts those arcs first, :func:`shard_layout`); the arcs from other ranges are
+summed once the exchange is done.  NCCL runs on a second, high-priority stream; peer copies run
+on a stream per source GPU, each as soon as its source is written, with no host wait.  Each
 target's sum is then taken in another order than on one GPU: the answers differ by rounding."""
 COMM_PRIORITY = -5
 """Priority of the exchange's stream (lower is higher; clamped to the device's range): its
@@ -1007,8 +1031,9 @@ class _Rounds:
     def __init__(self, shards, ex, has, timer):
         self.shards, self.ex, self.has, self.timer = shards, ex, has, timer
         self.sim = shards[0].be.sim
-        self.overlap = (OVERLAP and not self.sim and ex.kind == "nccl" and len(shards) > 1 and
+        self.overlap = (OVERLAP and not self.sim and len(shards) > 1 and
                         all(s.split for s in shards))
+        self.lanes = self.overlap and ex.kind == "p2p"
         self.flight = []  # rounds queued and not read: (slot, per-shard events)
         self.slot = 0
         self.t_open = None
@@ -1026,6 +1051,10 @@ class _Rounds:
                     # reused: a slot's round has been read before the slot is queued again
                     s.events = [[xp.cuda.Event() for _ in range(self.EVENTS)] for _ in range(2)]
                     s.comm = _comm_stream(xp) if self.overlap else None
+                    if self.lanes:  # a stream per source GPU; done[slot][g]: its copy ended
+                        s.lanes = [_comm_stream(xp) for _ in shards]
+                        s.done = [[xp.cuda.Event(disable_timing=True) for _ in shards]
+                                  for _ in range(2)]
 
     def launch(self, theta, wide):
         t0 = time.perf_counter()
@@ -1033,27 +1062,43 @@ class _Rounds:
             self.t_open = t0
         sh, slot, sim, has = self.shards, self.slot, self.sim, self.has
         marks = [s.events[slot] for s in sh]
-        for s, ev in zip(sh, marks):
+        lanes = self.lanes
+        for h, (s, ev) in enumerate(zip(sh, marks)):
             with s.on():
+                if lanes and self.flight:  # the last round's copies out of this range are done
+                    null = s.be.xp.cuda.Stream.null
+                    for g, t in enumerate(sh):
+                        if g != h:
+                            null.wait_event(t.done[slot ^ 1][h])
                 sim or ev[0].record()
                 linear_round(s, has, theta, "send")
                 if not sim:
                     ev[1].record()
-                    if self.overlap:
+                    if self.overlap and not lanes:
                         s.comm.wait_event(ev[1])
                 if not self.overlap:
                     linear_round(s, has, theta, "local")
                     sim or ev[2].record()
-        self.ex.allgather([s.send for s in sh],
-                          [s.n_send_first if wide else s.n_send for s in sh],
-                          [s.comm for s in sh] if self.overlap else None)
-        for s, ev in zip(sh, marks):
+        counts = [s.n_send_first if wide else s.n_send for s in sh]
+        if lanes:
+            self.ex.allgather_lanes([s.send for s in sh], counts, [ev[1] for ev in marks],
+                                    [s.lanes for s in sh], [s.done[slot] for s in sh])
+        else:
+            self.ex.allgather([s.send for s in sh], counts,
+                              [s.comm for s in sh] if self.overlap else None)
+        for h, (s, ev) in enumerate(zip(sh, marks)):
             with s.on():
                 if self.overlap:
-                    ev[6].record(s.comm)
+                    if not lanes:
+                        ev[6].record(s.comm)
                     linear_round(s, has, theta, "local")
                     ev[2].record()
-                    s.be.xp.cuda.Stream.null.wait_event(ev[6])
+                    null = s.be.xp.cuda.Stream.null
+                    for g in range(len(sh)) if lanes else ():
+                        if g != h:
+                            null.wait_event(s.done[slot][g])
+                    if not lanes:
+                        null.wait_event(ev[6])
                 sim or ev[3].record()
                 linear_round(s, has, theta, "pull", s.scans[slot])
                 if sim:
