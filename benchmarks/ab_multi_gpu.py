@@ -82,8 +82,13 @@ def main():
                                     max_iter=100_000, stats=st, min_arcs_per_gpu=0)
             assert ok
             return x, st
-        for _ in range(args.warmup):
-            solve()
+        for i in range(args.warmup):
+            t0 = time.perf_counter()
+            _, st = solve()
+            print(f"k={k} warm-up {i}: {(time.perf_counter() - t0) * 1e3:.0f} ms, recuts "
+                  f"{st.get('gpu_recuts')}, vertices {st.get('gpu_vertices')}, busy/round "
+                  f"{np.round(np.asarray(st['gpu_busy_s']) / st['rounds'] * 1e3, 3).tolist()} ms",
+                  flush=True)
         ref = None
         for p in range(args.passes):
             for label, sw in variants:
