@@ -23,7 +23,9 @@ vector a kernel reads.  Per round:
   one dense pass (:func:`~digraph.smx.cuda_kernels.linear_pull`: one random read per arc, δ kept
   for its own range only).  Each range is renumbered so that the vertices other ranges read come
   first (:func:`shard_layout`): a round all-gathers only those, and a pull's random reads crowd
-  into the ranges' heads.  The error bound is tracked from the per-GPU block statistics (40
+  into the ranges' heads.  With :data:`OVERLAP`, each target's arcs from its own range come
+  first in its in-arc list, and a round sums them while the sends of the other ranges are
+  exchanged.  The error bound is tracked from the per-GPU block statistics (40
   bytes each) and certified, as on one GPU, from the residual recomputed on every shard after an
   all-gather of the ``x`` that other ranges read.
 * **monotone** (SSSP, user min/max): every GPU pushes its active sources over their out-arcs into
@@ -37,7 +39,9 @@ Transport (``exchange=``): ``"p2p"`` — ``cudaMemcpyPeerAsync`` of each range t
 (peer access enabled where the driver allows it; an all-reduce gathers the other replicas' slices
 of a range on its owner, reduces there and all-gathers back); ``"nccl"`` — grouped NCCL
 broadcasts (one per range) and ``ncclAllReduce``.  Both are measured by
-``benchmarks/bench_multi_gpu.py``; the default is the faster one there (NCCL).  Under Numba's CUDA
+``benchmarks/bench_multi_gpu.py`` and ``benchmarks/ab_multi_gpu.py``; the defaults are the faster
+there: peer copies queued on events for linear rounds (:data:`LINEAR_EXCHANGE`), NCCL for the
+others (:data:`DEFAULT_EXCHANGE`).  Under Numba's CUDA
 simulator every shard shares one simulated device and the exchange is a host copy with the same
 byte counts, so the logic is tested in CI.
 
@@ -66,7 +70,7 @@ from .host_pages import prefaulted
 from .systems import monotone_arrays, monotone_start, ones_or
 
 __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
-           "DEFAULT_EXCHANGE", "MIN_ARCS_PER_GPU", "SHARD_FAMILIES"]
+           "DEFAULT_EXCHANGE", "LINEAR_EXCHANGE", "MIN_ARCS_PER_GPU", "SHARD_FAMILIES"]
 
 EXCHANGES = ("p2p", "nccl")
 DEFAULT_EXCHANGE = "nccl"
