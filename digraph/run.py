@@ -391,7 +391,8 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
                                         f"(linear) algorithms, not mode={mode!r} on {algo.name}")
         extra["batch_arcs"] = _check_positive("batch_arcs", batch_arcs, int)
     x, converged = gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
-                             device=device, **extra)
+                             device=device, divide_by_sum=getattr(algo, "divides_by_sum", False),
+                             **extra)
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
@@ -441,7 +442,9 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
             stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         t0 = time.perf_counter()
         x, converged = multi_gpu.solve(graph, system, devices=devices, mode=shard_mode, tol=tol,
-                                       max_iter=max_iter, stats=stats)
+                                       max_iter=max_iter, stats=stats,
+                                       divide_by_sum=getattr(algo, "divides_by_sum", False)
+                                       and system.family == "linear")
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)

@@ -185,6 +185,10 @@ class Algorithm:
     value_dtype = np.float64
     default_tol = 1e-6
     default_max_iter = 10_000
+    divides_by_sum = False
+    """True when :meth:`finalize` is :func:`normalized` of the state and nothing else: an engine
+    may then divide the state by its sum where it lives (the GPUs) and hand back a
+    :class:`SumNormalized` array, which :func:`normalized` leaves as it is."""
 
     def bind(self, graph, params):
         """Check ``params`` against :attr:`parameters`, fill defaults; returns a dict."""
@@ -274,12 +278,21 @@ PARALLEL_NORMALIZE = 1 << 20
 Numba pass per step (smaller ones by numpy: the same rounding as before for the tests' graphs)."""
 
 
+class SumNormalized(np.ndarray):
+    """A state an engine has already divided by its sum (or left as it is, the sum being <= 0),
+    as :func:`normalized` would: see :attr:`Algorithm.divides_by_sum`."""
+
+
 def normalized(x):
-    """``x / Σx`` (``x`` itself when Σx <= 0), in place when ``x`` is a writeable float64 array.
+    """``x / Σx`` (``x`` itself when Σx <= 0), in place when ``x`` is a writeable float64 array;
+    a :class:`SumNormalized` ``x`` is returned as a plain array, undivided.
 
     PageRank's final step; on R-MAT 2^25 (33.5 M vertices) numpy's sum and division took 40–87
     ms of each GPU run, one host thread at a time; above :data:`PARALLEL_NORMALIZE` entries both
-    are parallel Numba loops."""
+    are parallel Numba loops (18 ms on a 64-core host, which is why the GPU engines divide on
+    the GPUs when asked)."""
+    if isinstance(x, SumNormalized):
+        return x.view(np.ndarray)
     in_place = x.dtype == np.float64 and x.flags.writeable and x.flags.c_contiguous
     if in_place and x.size >= PARALLEL_NORMALIZE:
         s = _parallel_sum(x)

@@ -66,6 +66,7 @@ class PageRank(Algorithm):
     name = "pagerank"
     parameters = {"alpha": 0.85, "personalization": None, "weights": True}
     default_tol = 1e-6
+    divides_by_sum = True
 
     def prepare(self, graph, alpha, personalization, weights):
         alpha = check_probability("alpha", alpha, self.name)

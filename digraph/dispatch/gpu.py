@@ -470,11 +470,13 @@ def _device_paths(be, ps):
 
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True, batch_arcs=None):
+          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
+    ``divide_by_sum``: the state may come back divided by its sum, as a
+    :class:`~digraph.algorithms.base.SumNormalized` array (the one-shard route does so).
     """
     be = backend(device)
     be.stats = stats
@@ -496,7 +498,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
             be.release()
             stats["engine"] = "one shard"
             return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
-                                   max_iter=max_iter, stats=stats, min_arcs_per_gpu=0)
+                                   max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
+                                   divide_by_sum=divide_by_sum)
         else:
             x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp")
     elif fam == "monotone":
