@@ -61,6 +61,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--relearn", type=int, default=0,
+                    help="before each variant: forget the learnt ranges and run this many "
+                         "untimed runs with the variant's switches (for BALANCE_* switches)")
     ap.add_argument("--end-to-end", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -95,6 +98,12 @@ def main():
                 for name, value in sw.items():
                     setattr(multi_gpu, name, value)
                 try:
+                    if args.relearn:
+                        for key in [c for c in g._cache if isinstance(c, tuple) and c
+                                    and c[0] == "multi-gpu-balance"]:
+                            del g._cache[key]
+                        for _ in range(args.relearn):
+                            solve()
                     t, (x, st) = timed(solve, args.repeat)
                 finally:
                     for name, value in defaults.items():
