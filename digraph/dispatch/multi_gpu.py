@@ -62,11 +62,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError, NotAvailableError
 from . import gpu
 from .convergence import checked_contraction, linear_error_bound, residual_threshold
 from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
-from ..algorithms.base import SumNormalized
 from .host_pages import prefaulted
 from .systems import monotone_arrays, monotone_start, ones_or
 
@@ -844,7 +844,10 @@ def _build_layout(shards, graph, order, split):
         v0, v1 = s.v0, s.v1
         a1 = int(in_off[v1] - in_off[v0])
         off_new, idx, mid = _range_arcs(s, in_off, src, perm, split)
-        src = src[idx] if order is None else be.put(new_of_old, it)[src][idx]
+        if order is not None:
+            src = be.put(new_of_old, it)[src][idx]
+        elif split:  # idx is the identity otherwise
+            src = src[idx]
         off = xp.empty(n + 1, np.int64)
         off[:v0] = 0
         off[v0:v1 + 1] = off_new
