@@ -29,7 +29,7 @@ import digraph  # noqa: E402
 from digraph.algorithms import get as get_algorithm  # noqa: E402
 from digraph.dispatch import multi_gpu  # noqa: E402
 from digraph.result import RunStats  # noqa: E402
-from bench_gpu import load_graph  # noqa: E402
+from bench_gpu import load_graph, median_time  # noqa: E402
 
 
 def parse_variant(text):
@@ -43,13 +43,9 @@ def parse_variant(text):
 
 
 def timed(fn, repeat):
+    """(median time, last result) of ``repeat`` runs after one untimed run."""
     fn()
-    ts, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts)), out
+    return median_time(fn, repeat)
 
 
 def main():

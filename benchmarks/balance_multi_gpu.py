@@ -14,7 +14,6 @@ per round and idle share.  The one-GPU engine (``digraph.run(..., device="cuda")
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from digraph.algorithms import get as get_algorithm  # noqa: E402
 from digraph.dispatch import multi_gpu  # noqa: E402
 from digraph.result import RunStats  # noqa: E402
 from digraph.smx.cuda_kernels import HEAVY  # noqa: E402
-from bench_gpu import load_graph  # noqa: E402
+from bench_gpu import load_graph, median_time  # noqa: E402
 
 
 def main():
@@ -51,13 +50,8 @@ def main():
     default_cost, rows = multi_gpu.VERTEX_COST, []
 
     def timed(fn):
-        fn()
-        ts = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            out = fn()
-            ts.append(time.perf_counter() - t0)
-        return float(np.median(ts)), out
+        fn()  # untimed
+        return median_time(fn, args.repeat)
 
     for k in args.gpus:
         devs = [f"cuda:{i}" for i in range(k)]

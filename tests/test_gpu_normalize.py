@@ -6,8 +6,10 @@ import digraph
 from digraph.algorithms import get
 from digraph.algorithms.base import SumNormalized, normalized
 from digraph.dispatch import gpu, multi_gpu
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
+
+from test_multi_gpu_overlap import shard_devices
 
 
 def test_normalized_leaves_a_sum_normalized_state():
@@ -18,19 +20,6 @@ def test_normalized_leaves_a_sum_normalized_state():
     np.testing.assert_array_equal(normalized(x.copy()), x / 4.0)
 
 
-def _devices(k):
-    try:
-        be = gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
-    if be.sim:
-        return ["cuda:0"] * k
-    from numba import cuda
-    if len(cuda.gpus) < k:
-        pytest.skip(f"{len(cuda.gpus)} GPUs")
-    return [f"cuda:{i}" for i in range(k)]
-
-
 def _graph():
     rng = np.random.default_rng(5)  # sparse: the simulator is slow on in-degrees >= 4
     return digraph.load((rng.integers(0, 50, 70), rng.integers(0, 50, 70)), num_vertices=50)
@@ -38,7 +27,7 @@ def _graph():
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_solve_divides_on_the_gpus(k, monkeypatch):
-    devs = _devices(k)
+    devs = shard_devices(k)
     monkeypatch.setattr(multi_gpu, "BALANCE", False)
     g = _graph()
     A = get("pagerank")
@@ -62,7 +51,7 @@ def test_solve_divides_on_the_gpus(k, monkeypatch):
 def test_pagerank_run_divides_on_the_gpus(monkeypatch):
     """``digraph.run`` asks for it on one GPU routed to one shard and on several: the answer
     sums to 1 and matches the CPU's, and comes back as a plain array."""
-    _devices(2)
+    shard_devices(2)
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
     monkeypatch.setattr(gpu, "SHARD_ARCS", 0)  # route even this graph to one shard
     g = _graph()

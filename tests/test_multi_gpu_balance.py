@@ -113,17 +113,9 @@ def test_balanced_ranges_stay_while_even():
 @pytest.mark.gpu
 def test_recut_ranges_give_the_same_answer(monkeypatch):
     """Ranges re-cut from (here injected) uneven times give the answer of the first ranges."""
-    from digraph.dispatch import gpu
     from digraph.algorithms import get
-    from digraph.errors import NotAvailableError
-    try:
-        be = gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
-    if not be.sim:
-        from numba import cuda
-        if len(cuda.gpus) < 2:
-            pytest.skip("one GPU")
+    from test_multi_gpu_overlap import shard_devices
+    devs = shard_devices(2)
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
     # small and sparse: the simulator runs every GPU thread in Python, and vertices of in-degree
     # >= 4 take its block-per-vertex kernel
@@ -131,7 +123,6 @@ def test_recut_ranges_give_the_same_answer(monkeypatch):
     g = digraph.load((rng.integers(0, 60, 90), rng.integers(0, 60, 90)), num_vertices=60)
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))  # few rounds: the simulator is slow
-    devs = ["cuda:0", "cuda:0"] if be.sim else ["cuda:0", "cuda:1"]
 
     def run():
         st = RunStats.new()

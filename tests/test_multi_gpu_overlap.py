@@ -27,7 +27,9 @@ def test_own_first_keeps_each_part_in_order():
         np.testing.assert_array_equal(order[mid[r]:b], rows[~own[a:b]])
 
 
-def _shards(k):
+def shard_devices(k):
+    """``k`` device names for ``multi_gpu.solve``: ``cuda:0`` k times under the simulator, k
+    GPUs otherwise (the test is skipped without them)."""
     try:
         be = gpu.backend("cuda")
     except NotAvailableError as e:
@@ -52,7 +54,7 @@ def _graph():
 
 
 def test_split_layout_puts_own_range_arcs_first():
-    devs = _shards(2)
+    devs = shard_devices(2)
     g = _graph()
     st = RunStats.new()
     sh = multi_gpu.make_shards(devs, g.in_offsets, st, bounds=np.array([0, 30, 60]))
@@ -83,7 +85,7 @@ def test_split_layout_puts_own_range_arcs_first():
 def test_split_rounds_give_the_unsplit_answer(weighted, monkeypatch):
     """Summing own-range arcs apart changes each sum's order only: the same rounds, and the
     answer up to rounding."""
-    devs = _shards(2)
+    devs = shard_devices(2)
     monkeypatch.setattr(multi_gpu, "BALANCE", False)
     g = _graph()
     if weighted:
