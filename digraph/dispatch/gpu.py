@@ -101,7 +101,9 @@ class _Backend:
         """Register a long-lived device array: kernels get a cached Numba view of it (handing a
         CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
         if not self.sim:
-            self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
+            got = self._views.get(id(a))
+            if got is None or got[0] is not a:
+                self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
         return a
 
     def keep_all(self, d):
@@ -162,8 +164,17 @@ class _Backend:
         return True
 
     def release(self):
+        """Forget every registered array and prepared launch (the arrays may then be freed)."""
         self._views.clear()
         self._prepared.clear()
+
+    def retain(self, arrays):
+        """:meth:`release` all but the registered ``arrays`` and the prepared launches that
+        read only them (a run's kept vectors, :data:`~digraph.dispatch.multi_gpu.KEEP_WORK`)."""
+        keep = {id(a): a for a in arrays}
+        self._views = {i: v for i, v in self._views.items() if keep.get(i) is v[0]}
+        self._prepared = {key: p for key, p in self._prepared.items()
+                          if all(keep.get(id(a)) is a for _, a in p.arrays)}
 
     def heavy(self, kernel, heavy, *args):
         """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
@@ -483,6 +494,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
     stats["dtype"] = "float64"
     fam = system.family
+    if not (fam == "linear" and mode == "bsp"):
+        _drop_kept_work()
     if fam == "hindex":
         if mode in ("path", "path-nopriority"):
             stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
@@ -491,11 +504,11 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
         if mode in ("path", "path-nopriority"):
             x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy)
         elif mode == "bsp" and (batch_arcs or _too_big(be, graph)):
+            _drop_kept_work()
             batch = int(batch_arcs or _auto_batch(be, graph))
             x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
         elif mode == "bsp" and graph.num_arcs >= SHARD_ARCS:
             from . import multi_gpu  # one shard: leaner set-up, dense rounds
-            be.release()
             stats["engine"] = "one shard"
             return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
                                    max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
@@ -513,6 +526,12 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     out = be.get(x)
     be.release()
     return out, ok
+
+
+def _drop_kept_work():
+    """Free the vectors a sharded linear run kept for the next one (another engine runs)."""
+    from . import multi_gpu
+    multi_gpu.drop_work()
 
 
 def _too_big(be, graph):

@@ -58,6 +58,7 @@ earlier runs on the same graph and GPUs: :func:`balanced_ranges`).
 
 import contextlib
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -191,6 +192,15 @@ class _Shard:
         self.v0, self.v1 = int(v0), int(v1)
         self.busy = 0.0
         self.waited = 0.0  # kernel time lost waiting for exchanges (linear rounds)
+        self.work = {}  # per-run device vectors, kept for the next run (KEEP_WORK)
+
+    def vector(self, name, size, dtype=np.float64):
+        """The shard's work vector ``name`` of ``size`` entries: the one kept from the last run
+        when it has that size (its values left as they were), else a new one."""
+        a = self.work.get(name)
+        if a is None or a.size != size or a.dtype != dtype:
+            a = self.work[name] = self.be.keep(self.be.xp.empty(size, dtype))
+        return self.be.keep(a)
 
     def on(self):
         """The shard's device made current (CuPy and Numba); nothing under the simulator."""
@@ -555,6 +565,12 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     bounds = (balanced_ranges(graph, balance_key, offsets, k, cost, stats) if learn else
               shard_ranges(offsets, k, cost))
     shards = make_shards(devices, offsets, stats, bounds=bounds)
+    if fam == "linear":
+        works, stats["gpu_work_kept"] = _kept_work(graph, devices)
+        for s, w in zip(shards, works):
+            s.work = w
+    else:
+        drop_work()
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
@@ -584,8 +600,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
             x, ok = _hindex(shards, ex, timer, graph, und, max_iter, stats, mode == "bsp")
     finally:
         ex.close()
-        for s in shards:
-            s.be.release()
+        _retain(shards, KEEP_WORK and fam == "linear")
     timer.report(stats)
     # the simulator has no clocks; a process's first run on these GPUs loads the kernels while
     # its rounds are timed, which a GPU's events count as kernel time
@@ -597,6 +612,72 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
 
 
 _RAN = set()  # (family, devices) of the runs of this process
+
+
+KEEP_WORK = True
+"""A sharded linear run keeps its per-run device vectors (``x``, ``δ``, the sends, the residual,
+``b`` and the scales, the round statistics) for the next run on the same graph and GPUs, which
+refills them in place; the launches prepared for them (:class:`~digraph.dispatch.gpu.
+_PreparedLaunch`) stay valid, so that run's first round does not marshal its arguments through
+Numba's dispatcher again (at four GPUs, 44 such launches and 76 array registrations a run).  The
+vectors occupy what CuPy's memory pool would keep anyway; they are freed (:func:`drop_work`) when
+another graph, another set of GPUs or another engine runs, or when the graph is collected."""
+_WORK = {}  # the kept work: {"graph": weakref, "devices": tuple, "shards": [dict per shard]}
+
+
+def _kept_work(graph, devices):
+    """(the per-shard work dicts kept by the last sharded linear run on ``graph`` and
+    ``devices``, True), or (new ones, False); what was kept for another graph or GPUs is dropped
+    first."""
+    devices = tuple(devices)
+    ref = _WORK.get("graph")
+    if KEEP_WORK and ref is not None and ref() is graph and _WORK["devices"] == devices:
+        return _WORK["shards"], True
+    drop_work()
+    shards = [{} for _ in devices]
+    if KEEP_WORK:
+        def collected(r):
+            if _WORK.get("graph") is r:
+                drop_work()
+        _WORK.update(graph=weakref.ref(graph, collected), devices=devices, shards=shards)
+    return shards, False
+
+
+def drop_work():
+    """Free the device vectors kept by the last sharded linear run (:data:`KEEP_WORK`) and
+    forget the prepared launches of its GPUs."""
+    devices = _WORK.get("devices", ())
+    _WORK.clear()
+    for d in dict.fromkeys(devices):
+        try:
+            gpu.backend(d).release()
+        except Exception:  # pragma: no cover - at interpreter exit
+            pass
+
+
+def _arrays(d):
+    """The device arrays among a dict's values (lists of them included)."""
+    out = []
+    for v in d.values():
+        for a in (v if isinstance(v, (list, tuple)) else (v,)):
+            if hasattr(a, "__cuda_array_interface__"):
+                out.append(a)
+    return out
+
+
+def _retain(shards, keep):
+    """End of a run: each GPU keeps the shards' work vectors and layouts registered, with the
+    launches prepared for them (``keep``), or forgets every array and launch."""
+    by = {}
+    for s in shards:
+        arrs = by.setdefault(id(s.be), (s.be, []))[1]
+        if keep:
+            arrs += _arrays(s.work) + _arrays(getattr(s, "lay", None) or {})
+    for be, arrs in by.values():
+        if keep:
+            be.retain(arrs)
+        else:
+            be.release()
 
 
 BALANCE = True
@@ -947,38 +1028,44 @@ def linear_shards(shards, graph, sys, ex=None, order=None, split=None):
         s.perm = d["perm"]
         s.n_send, s.n_send_first, s.n_read = d["counts"]
         s.split = "mid" in d
+        s.part = s.vector("part", max(s.v1 - s.v0, 1))
+        s.part.fill(0.0)
         if s.split:
             s.mid, s.heavy_local, s.heavy_rest = d["mid"], d["heavy_local"], d["heavy_rest"]
-            s.part = be.keep(xp.zeros(max(s.v1 - s.v0, 1), np.float64))
         else:  # placeholders: the kernels take them and do not read them
-            s.mid = s.heavy_local = s.heavy_rest = be.keep(xp.zeros(1, np.int64))
-            s.part = be.keep(xp.zeros(1, np.float64))
+            s.mid = s.heavy_local = s.heavy_rest = s.vector("placeholder", 1, np.int64)
         v0, v1 = s.v0, s.v1
         if has:
             a0, a1 = int(in_off[v0]), int(in_off[v1])
             src_old = be.put(graph.in_sources[a0:a1]) if s.split else None
             idx = _range_arcs(s, in_off, src_old, s.perm, s.split)[1]
-            s.coef = be.keep(be.put(in_coef[a0:a1])[idx])
+            s.coef = s.vector("coef", a1 - a0)
+            s.coef[...] = be.put(in_coef[a0:a1])[idx]
         else:
-            s.coef = be.put(np.zeros(1))
+            s.coef = s.vector("no_coef", 1)
         for name, v in vecs.items():
+            a = s.vector(name, n)  # refilled in place: kept launches read the same arrays
             if v is None:
-                a = xp.ones(n, np.float64)
+                a.fill(1.0)
             elif isinstance(v, tuple):
-                a = xp.zeros(n, np.float64)
+                a.fill(0.0)
                 if name == "b":
                     a[v0:v1] = v[1]
                 else:  # scale / out-degree, as the host's scaled_inverse makes it
                     od = s.out_degree[v0:v1]
                     a[v0:v1] = xp.where(od > 0, v[1] / xp.maximum(od, 1), 0.0)
             else:
-                a = xp.zeros(n, np.float64)
+                a.fill(0.0)
                 a[v0:v1] = be.put(v[v0:v1])[s.perm]
-            setattr(s, name, be.keep(a))
-        s.x = be.keep(xp.zeros(n, np.float64))
-        s.delta = be.keep(s.b.copy())
-        s.send = be.keep(xp.zeros(n, np.float64))
-        s.r = be.keep(xp.zeros(n, np.float64))
+            setattr(s, name, a)
+        s.x = s.vector("x", n)
+        s.x.fill(0.0)
+        s.delta = s.vector("delta", n)
+        s.delta[...] = s.b
+        s.send = s.vector("send", n)
+        s.send.fill(0.0)
+        s.r = s.vector("r", n)
+        s.r.fill(0.0)
         babs = xp.abs(s.b[v0:v1])
         return be.scalars(babs.sum(), babs.max()) if v1 > v0 else (0.0, 0.0)
     norms = _parallel(shards, upload)
@@ -1070,7 +1157,9 @@ class _Rounds:
         for s in shards:
             with s.on():
                 xp = s.be.xp
-                s.scans = [s.be.keep(xp.zeros(5, np.float64)) for _ in range(2)]
+                s.scans = [s.vector(f"scan{i}", 5) for i in range(2)]
+                for a in s.scans:
+                    a.fill(0.0)
                 if self.sim:
                     s.pinned = [None, None]
                     s.events = [[None] * self.EVENTS for _ in range(2)]
@@ -1231,10 +1320,12 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
     stats["residual_l1"] = float(r1)
     stats["time_launch"] = rounds.host
     stats["overlapped"] = rounds.overlap
+    t0 = time.perf_counter()
     if divide_by_sum:
         _divide_by_sum(shards)
-        return _gather_linear(shards, n, host).view(SumNormalized), converged
-    return _gather_linear(shards, n, host), converged
+    x = _gather_linear(shards, n, host)
+    stats["time_gather"] = time.perf_counter() - t0
+    return (x.view(SumNormalized) if divide_by_sum else x), converged
 
 
 def _divide_by_sum(shards):

@@ -1,0 +1,95 @@
+"""The vectors a sharded linear run keeps for the next run (``multi_gpu.KEEP_WORK``)."""
+import gc
+
+import numpy as np
+import pytest
+
+import digraph
+from digraph.algorithms import get
+from digraph.dispatch import gpu, multi_gpu
+from digraph.result import RunStats
+
+from test_multi_gpu_overlap import shard_devices
+
+
+def _graph(seed=5):
+    rng = np.random.default_rng(seed)  # sparse: the simulator is slow on in-degrees >= 4
+    return digraph.load((rng.integers(0, 30, 40), rng.integers(0, 30, 40)), num_vertices=30)
+
+
+def _solve(g, devs, alpha=0.3, algorithm="pagerank"):
+    A = get(algorithm)
+    params = ({"alpha": alpha} if algorithm == "pagerank" else
+              {"beta": alpha, "seeds": [0, 3, 7]})
+    sys = A.prepare(g, **A.bind(g, params))
+    st = RunStats.new()
+    x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=1000,
+                            stats=st, min_arcs_per_gpu=0)
+    assert ok
+    return x, st
+
+
+def test_kept_vectors_give_the_fresh_answers(monkeypatch):
+    """A second run reuses the first run's vectors and gives its answer bit for bit; a run of
+    another system (another damping, arc factors) on them gives that system's fresh answer."""
+    devs = shard_devices(2)
+    monkeypatch.setattr(multi_gpu, "BALANCE", False)  # split sums round per range: pin them
+    multi_gpu.drop_work()
+    g = _graph()
+    x1, st1 = _solve(g, devs)
+    x2, st2 = _solve(g, devs)
+    assert st1["gpu_work_kept"] is False and st2["gpu_work_kept"] is True
+    np.testing.assert_array_equal(x1, x2)
+    assert st1["rounds"] == st2["rounds"]
+    for alpha, algorithm in ((0.6, "pagerank"), (0.7, "adsorption")):
+        _solve(g, devs)  # leaves its vectors kept (a run without KEEP_WORK drops them)
+        kept, st = _solve(g, devs, alpha, algorithm)
+        assert st["gpu_work_kept"] is True
+        monkeypatch.setattr(multi_gpu, "KEEP_WORK", False)
+        fresh, st = _solve(g, devs, alpha, algorithm)
+        monkeypatch.setattr(multi_gpu, "KEEP_WORK", True)
+        assert st["gpu_work_kept"] is False
+        np.testing.assert_array_equal(kept, fresh)
+    multi_gpu.drop_work()
+
+
+def test_work_is_dropped_for_another_graph_engine_or_when_collected(monkeypatch):
+    devs = shard_devices(2)
+    monkeypatch.setattr(multi_gpu, "BALANCE", False)
+    multi_gpu.drop_work()
+    g, h = _graph(5), _graph(6)
+    _solve(g, devs)
+    assert multi_gpu._WORK["graph"]() is g
+    assert _solve(h, devs)[1]["gpu_work_kept"] is False  # another graph: new vectors
+    assert multi_gpu._WORK["graph"]() is h
+    other = devs[:1] * 3 if gpu.backend("cuda").sim else devs[::-1]
+    assert _solve(h, other)[1]["gpu_work_kept"] is False  # other GPUs: new vectors
+    # a min/max system frees them
+    s = get("sssp")
+    multi_gpu.solve(h, s.prepare(h, **s.bind(h, {"source": 0})), devices=devs, mode="bsp",
+                    tol=None, max_iter=100, stats=RunStats.new(), min_arcs_per_gpu=0)
+    assert multi_gpu._WORK == {}
+    _solve(h, devs)
+    assert multi_gpu._WORK
+    digraph.run(h, "sssp", source=0, mode="bsp", device="cuda")  # so does one GPU's engine
+    assert multi_gpu._WORK == {}
+    _solve(h, devs)
+    assert multi_gpu._WORK
+    del h
+    gc.collect()
+    assert multi_gpu._WORK == {}  # the graph was collected: so are its vectors
+
+
+def test_backend_retain_keeps_only_the_named_arrays():
+    try:
+        be = gpu.backend("cuda")
+    except digraph.errors.NotAvailableError as e:
+        pytest.skip(str(e))
+    if be.sim:
+        pytest.skip("the simulator registers no views")
+    xp = be.xp
+    keep, drop = be.keep(xp.zeros(4)), be.keep(xp.zeros(4))
+    be.retain([keep])
+    assert id(keep) in be._views and id(drop) not in be._views
+    be.release()
+    assert not be._views and not be._prepared
