@@ -11,6 +11,10 @@ alternating order, so drifts of clocks and temperature fall on both sides.  Repo
 median time and its parts (set-up, rounds, certification, the copy back, the rest), and the
 speed-up as the ratio of the medians and as the median, lowest and highest of the pairs'
 ratios.  Every answer is compared with the first one-GPU answer (L1).
+
+``--block B``: each side of a pair is B + 1 runs in a row, the first untimed, and the pair's
+ratio is that of the medians of its two blocks.  A sharded linear run keeps its vectors for the
+next run on the same GPUs (``multi_gpu.KEEP_WORK``), which strict alternation never lets happen.
 """
 import argparse
 import json
@@ -57,6 +61,8 @@ def main():
     ap.add_argument("--gpus", type=int, default=4)
     ap.add_argument("--pairs", type=int, default=11)
     ap.add_argument("--warmup", type=int, default=6)
+    ap.add_argument("--block", type=int, default=1,
+                    help="timed runs in a row per side and pair, after an untimed one (>1)")
     ap.add_argument("--variants", nargs="+", default=[""],
                     help="switch sets, e.g. KEEP_WORK=False (empty: the defaults)")
     ap.add_argument("--json", default=None)
@@ -85,18 +91,24 @@ def main():
                 order = (one, many) if i % 2 == 0 else (many, one)
                 got = {}
                 for d in order:
-                    t, parts, x, st = run_once(g, d)
-                    got[d] = t
-                    sides[d].append((t, parts))
-                    l1 = max(l1, float(np.abs(x - ref).sum()))
-                    rounds.add(st.get("rounds"))
-                    gpus[d] = st.get("gpus")
+                    if args.block > 1:
+                        run_once(g, d)
+                    ts = []
+                    for _ in range(args.block):
+                        t, parts, x, st = run_once(g, d)
+                        ts.append(t)
+                        sides[d].append((t, parts))
+                        l1 = max(l1, float(np.abs(x - ref).sum()))
+                        rounds.add(st.get("rounds"))
+                        gpus[d] = st.get("gpus")
+                    got[d] = statistics.median(ts)
                 ratios.append(got[one] / got[many])
         finally:
             for name, value in defaults.items():
                 setattr(multi_gpu, name, value)
         s1, sk = summary(sides[one]), summary(sides[many])
         row = dict(graph=args.graph, k=args.gpus, variant=label, pairs=args.pairs,
+                   block=args.block,
                    one=s1, many=sk, speedup_of_medians=s1["time_s"] / sk["time_s"],
                    pair_ratio_median=statistics.median(ratios), pair_ratio_min=min(ratios),
                    pair_ratio_max=max(ratios), rounds=sorted(r for r in rounds if r),

@@ -93,3 +93,27 @@ def test_backend_retain_keeps_only_the_named_arrays():
     assert id(keep) in be._views and id(drop) not in be._views
     be.release()
     assert not be._views and not be._prepared
+
+
+def test_a_tagged_launch_runs_on_the_arrays_it_is_given():
+    """``_Backend.launch(..., tag=)`` finds a prepared launch by its tag, and uses it only for
+    the arrays it was prepared for: the same tag on other arrays writes those."""
+    try:
+        be = gpu.backend("cuda")
+    except digraph.errors.NotAvailableError as e:
+        pytest.skip(str(e))
+    if be.sim:
+        pytest.skip("the simulator prepares no launches")
+    K = gpu._kernels()
+    xp = be.xp
+
+    def arrays(scale):
+        return (be.keep(xp.arange(8, dtype=np.float64)), be.keep(xp.full(8, scale)),
+                be.keep(xp.zeros(8)))
+    want = {s: np.where(np.arange(8) > 0.5, s * np.arange(8), 0.0) for s in (2.0, 3.0)}
+    a, b = arrays(2.0), arrays(3.0)
+    for arrs, scale in ((a, 2.0), (b, 3.0), (a, 2.0)):
+        arrs[2].fill(0.0)
+        be.launch(K.linear_frontier, 1, 32, 0, 8, arrs[0], arrs[1], 0.5, arrs[2], tag="t")
+        np.testing.assert_array_equal(arrs[2].get(), want[scale])
+    be.release()

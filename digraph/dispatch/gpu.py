@@ -119,20 +119,24 @@ class _Backend:
         views = self._views
         return [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a for a in args]
 
-    def launch(self, kernel, grid, block, *args, stream=None):
+    def launch(self, kernel, grid, block, *args, stream=None, tag=None):
         """``kernel[grid, block](*args)`` (on a CuPy ``stream`` if given) with the cached views
         of registered arrays.
 
         A launch whose arrays are all registered (:meth:`keep`) is prepared once and then goes
         straight to the driver (:class:`_PreparedLaunch`): the dispatcher's argument marshalling
         cost ~0.15 ms a launch, which on several GPUs driven from one host thread delayed every
-        round (``benchmarks/profile_multi_gpu.py``)."""
+        round (``benchmarks/profile_multi_gpu.py``).  ``tag`` (any hashable) names the launch
+        for that lookup instead of its arguments' identities and types: a caller that launches
+        the same kernel with the same arrays again and again gives each launch a tag of its own
+        (a prepared launch is still used only for the arrays it was made for)."""
         if self.sim:
             kernel[grid, block](*args)
             return
         key = None
         if FAST_LAUNCH:
             key = (kernel, grid, block, 0 if stream is None else stream.ptr,
+                   tag if tag is not None else
                    tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
             prep = self._prepared.get(key)
             if prep is not None and prep.matches(args):
@@ -176,11 +180,11 @@ class _Backend:
         self._prepared = {key: p for key, p in self._prepared.items()
                           if all(keep.get(id(a)) is a for _, a in p.arrays)}
 
-    def heavy(self, kernel, heavy, *args):
+    def heavy(self, kernel, heavy, *args, tag=None):
         """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
         from ..smx.cuda_kernels import HB
         if heavy.size:
-            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args)
+            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args, tag=tag)
 
     def put(self, a, dtype=None):
         """Copy a host array to the device (counted)."""

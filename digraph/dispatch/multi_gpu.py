@@ -330,23 +330,29 @@ class _Exchange:
         ``counts[g]`` entries are copied into ``arrs[h]`` on stream ``lanes[h][g]`` (on GPU h)
         once events ``ready[g]`` (the source written) and ``ready[h]`` (the destination no longer
         read) have happened; ``done[h][g]`` is recorded after each copy."""
-        sh = self.shards
         self._count(arrs, counts)
-        item = arrs[0].itemsize
-        for h, t in enumerate(sh):
+        for h, t in enumerate(self.shards):
             with t.on():
-                for g, s in enumerate(sh):
-                    if g == h:
-                        continue
-                    lane = lanes[h][g]
-                    lane.wait_event(ready[g])
-                    lane.wait_event(ready[h])
-                    if counts[g]:
-                        off = s.v0 * item
-                        self.rt.memcpyPeerAsync(arrs[h].data.ptr + off, t.be.device_id,
-                                                arrs[g].data.ptr + off, s.be.device_id,
-                                                int(counts[g]) * item, lane.ptr)
-                    done[h][g].record(lane)
+                self.lanes_into(h, arrs, counts, ready, lanes[h], done[h])
+
+    def lanes_into(self, h, arrs, counts, ready, lanes, done):
+        """The copies of :meth:`allgather_lanes` into shard ``h`` (its GPU current; the bytes
+        are not counted): on its streams ``lanes[g]``, each followed by event ``done[g]``."""
+        sh = self.shards
+        t = sh[h]
+        item = arrs[0].itemsize
+        dst = arrs[h].data.ptr
+        for g, s in enumerate(sh):
+            if g == h:
+                continue
+            lane = lanes[g]
+            lane.wait_event(ready[g])
+            lane.wait_event(ready[h])
+            if counts[g]:
+                off = s.v0 * item
+                self.rt.memcpyPeerAsync(dst + off, t.be.device_id, arrs[g].data.ptr + off,
+                                        s.be.device_id, int(counts[g]) * item, lane.ptr)
+            done[g].record(lane)
 
     def replicate(self, arrs):
         """``arrs[0]`` (on the first GPU) copied whole into every other ``arrs[h]``."""
@@ -1083,23 +1089,26 @@ def linear_round(s, has, theta, stage, scan=None):
     (five float64 on the shard's GPU)."""
     K = gpu._kernels()
     be = s.be
+    tag = id(s.work)  # a tag per shard and stage: the launches find their prepared selves
     if stage == "send" and s.n_read:
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
-                  s.src_scale, theta, s.send)
+                  s.src_scale, theta, s.send, tag=(tag, 0))
         return
     blocks = be.grid_hb(s.v1 - s.v0)
     if PULL_BLOCKS_PER_SM:
         blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
     if stage == "local" and s.split:
         args = (s.off, s.mid, s.src, s.coef, has, s.send, s.part)
-        be.launch(K.linear_pull_local, blocks, gpu._hb(), s.v0, s.v1, *args)
-        be.heavy(K.linear_pull_local_heavy, s.heavy_local, s.v0, *args)
+        be.launch(K.linear_pull_local, blocks, gpu._hb(), s.v0, s.v1, *args, tag=(tag, 1))
+        be.heavy(K.linear_pull_local_heavy, s.heavy_local, s.v0, *args, tag=(tag, 2))
     if stage == "pull":
-        scan[...] = 0.0
+        scan.fill(0.0)
         rest = (s.off, s.mid, s.part, s.split, s.src, s.coef, has, s.send, s.dst_scale, s.delta,
                 s.x, theta, s.out_degree, scan)
-        be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest)
-        be.heavy(K.linear_pull_heavy, s.heavy_rest if s.split else s.heavy, s.v0, *rest)
+        tag = (tag, 3, id(scan))
+        be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest, tag=tag)
+        be.heavy(K.linear_pull_heavy, s.heavy_rest if s.split else s.heavy, s.v0, *rest,
+                 tag=tag + (1,))
 
 
 PREFAULT = True
@@ -1198,12 +1207,12 @@ class _Rounds:
                     linear_round(s, has, theta, "local")
                     sim or ev[2].record()
         counts = [s.n_send_first if wide else s.n_send for s in sh]
-        if lanes:
-            self.ex.allgather_lanes([s.send for s in sh], counts, [ev[1] for ev in marks],
-                                    [s.lanes for s in sh], [s.done[slot] for s in sh])
+        sends = [s.send for s in sh]
+        if lanes:  # the copies into each GPU are queued below, with its sums
+            self.ex._count(sends, counts)
+            ready = [ev[1] for ev in marks]
         else:
-            self.ex.allgather([s.send for s in sh], counts,
-                              [s.comm for s in sh] if self.overlap else None)
+            self.ex.allgather(sends, counts, [s.comm for s in sh] if self.overlap else None)
         for h, (s, ev) in enumerate(zip(sh, marks)):
             with s.on():
                 if self.overlap:
@@ -1211,6 +1220,8 @@ class _Rounds:
                         ev[6].record(s.comm)
                     linear_round(s, has, theta, "local")
                     ev[2].record()
+                    if lanes:
+                        self.ex.lanes_into(h, sends, counts, ready, s.lanes, s.done[slot])
                     null = s.be.xp.cuda.Stream.null
                     for g in range(len(sh)) if lanes else ():
                         if g != h:
