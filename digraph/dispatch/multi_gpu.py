@@ -47,13 +47,18 @@ byte counts, so the logic is tested in CI.
 
 Host threads: kernel launches and copies are asynchronous, so one host thread keeps every GPU
 busy between the per-round synchronisations; the uploads of the shards run in one host thread per
-GPU (:class:`concurrent.futures.ThreadPoolExecutor`).
+GPU (:class:`concurrent.futures.ThreadPoolExecutor`).  The host's share is kept small: a linear
+run's vectors and prepared launches are kept for the next run on the same graph and GPUs
+(:data:`KEEP_WORK`), the round kernels are found by tag, and the rounds switch GPUs through CuPy
+alone (:data:`LIGHT_SWITCH`).
 
 Counters, beside the single-GPU ones: ``gpus``, ``exchange`` (transport), ``bytes_between_gpus``,
 ``gpu_arcs`` (arcs per shard), ``gpu_busy_s`` and ``gpu_idle_share`` per GPU (kernel time measured
 with CUDA events against the rounds' wall time; the arc share under the simulator),
 ``gpu_vertices`` and ``gpu_recuts`` (how often the ranges were re-cut from the kernel times of
-earlier runs on the same graph and GPUs: :func:`balanced_ranges`).
+earlier runs on the same graph and GPUs: :func:`balanced_ranges`); linear runs add
+``gpu_exchange_wait_s``, ``overlapped``, ``time_launch``, ``time_gather`` and
+``gpu_work_kept``.
 """
 
 import contextlib
