@@ -80,13 +80,17 @@ def test_work_is_dropped_for_another_graph_engine_or_when_collected(monkeypatch)
     assert multi_gpu._WORK == {}  # the graph was collected: so are its vectors
 
 
-def test_backend_retain_keeps_only_the_named_arrays():
-    try:
-        be = gpu.backend("cuda")
-    except digraph.errors.NotAvailableError as e:
-        pytest.skip(str(e))
-    if be.sim:
-        pytest.skip("the simulator registers no views")
+@pytest.fixture
+def real_be():
+    """One real GPU's backend: the simulator registers no views and prepares no launches."""
+    from test_gpu import real_gpu
+    if not real_gpu():
+        pytest.skip("needs a real GPU")
+    return gpu.backend("cuda")
+
+
+def test_backend_retain_keeps_only_the_named_arrays(real_be):
+    be = real_be
     xp = be.xp
     keep, drop = be.keep(xp.zeros(4)), be.keep(xp.zeros(4))
     be.retain([keep])
@@ -95,15 +99,10 @@ def test_backend_retain_keeps_only_the_named_arrays():
     assert not be._views and not be._prepared
 
 
-def test_a_tagged_launch_runs_on_the_arrays_it_is_given():
+def test_a_tagged_launch_runs_on_the_arrays_it_is_given(real_be):
     """``_Backend.launch(..., tag=)`` finds a prepared launch by its tag, and uses it only for
     the arrays it was prepared for: the same tag on other arrays writes those."""
-    try:
-        be = gpu.backend("cuda")
-    except digraph.errors.NotAvailableError as e:
-        pytest.skip(str(e))
-    if be.sim:
-        pytest.skip("the simulator prepares no launches")
+    be = real_be
     K = gpu._kernels()
     xp = be.xp
 

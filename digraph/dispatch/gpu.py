@@ -497,9 +497,15 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
     stats["dtype"] = "float64"
+    from . import multi_gpu
     fam = system.family
-    if not (fam == "linear" and mode == "bsp"):
-        _drop_kept_work()
+    streamed = fam == "linear" and mode == "bsp" and bool(batch_arcs or _too_big(be, graph))
+    if fam == "linear" and mode == "bsp" and not streamed and graph.num_arcs >= SHARD_ARCS:
+        stats["engine"] = "one shard"  # leaner set-up, dense rounds
+        return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
+                               max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
+                               divide_by_sum=divide_by_sum)
+    multi_gpu.drop_work()  # another engine runs: free what the sharded one kept
     if fam == "hindex":
         if mode in ("path", "path-nopriority"):
             stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
@@ -507,16 +513,9 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     elif fam == "linear":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy)
-        elif mode == "bsp" and (batch_arcs or _too_big(be, graph)):
-            _drop_kept_work()
+        elif streamed:
             batch = int(batch_arcs or _auto_batch(be, graph))
             x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
-        elif mode == "bsp" and graph.num_arcs >= SHARD_ARCS:
-            from . import multi_gpu  # one shard: leaner set-up, dense rounds
-            stats["engine"] = "one shard"
-            return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
-                                   max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
-                                   divide_by_sum=divide_by_sum)
         else:
             x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp")
     elif fam == "monotone":
@@ -530,12 +529,6 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     out = be.get(x)
     be.release()
     return out, ok
-
-
-def _drop_kept_work():
-    """Free the vectors a sharded linear run kept for the next one (another engine runs)."""
-    from . import multi_gpu
-    multi_gpu.drop_work()
 
 
 def _too_big(be, graph):

@@ -345,19 +345,12 @@ class _Exchange:
                                                     0 if streams is None else streams[h].ptr)
             nc.groupEnd()
 
-    def allgather_lanes(self, arrs, counts, ready, lanes, done):
-        """:meth:`allgather` by peer copies queued without a host wait: shard g's first
-        ``counts[g]`` entries are copied into ``arrs[h]`` on stream ``lanes[h][g]`` (on GPU h)
-        once events ``ready[g]`` (the source written) and ``ready[h]`` (the destination no longer
-        read) have happened; ``done[h][g]`` is recorded after each copy."""
-        self._count(arrs, counts)
-        for h, t in enumerate(self.shards):
-            with t.on():
-                self.lanes_into(h, arrs, counts, ready, lanes[h], done[h])
-
     def lanes_into(self, h, arrs, counts, ready, lanes, done):
-        """The copies of :meth:`allgather_lanes` into shard ``h`` (its GPU current; the bytes
-        are not counted): on its streams ``lanes[g]``, each followed by event ``done[g]``."""
+        """The part of an :meth:`allgather` by peer copies that lands on shard ``h`` (its GPU
+        current), queued without a host wait: shard g's first ``counts[g]`` entries are copied
+        into ``arrs[h]`` on stream ``lanes[g]`` (on GPU h) once events ``ready[g]`` (the source
+        written) and ``ready[h]`` (the destination no longer read) have happened; ``done[g]`` is
+        recorded after each copy.  The caller counts the bytes (:meth:`_count`)."""
         sh = self.shards
         t = sh[h]
         item = arrs[0].itemsize
