@@ -105,6 +105,57 @@ def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
     assert r.values[0] == pytest.approx(exact[0], rel=1e-11)
 
 
+def _hub_and_leaves(k):
+    leaves = np.arange(1, k + 1)
+    g = Graph.from_arrays(np.concatenate([leaves, np.zeros(k, np.int64)]),
+                          np.concatenate([np.zeros(k, np.int64), leaves]))
+    a, n = 0.85, k + 1
+    t = (1 - a) / n
+    x0 = (t + a * k * t) / (1 - a * a)
+    exact = np.concatenate([[x0], np.full(k, t + a * x0 / k)])
+    return g, exact / exact.sum()
+
+
+def test_accumulators_stay_small_at_tight_tolerance(monkeypatch):
+    # the hub's accumulator used to grow to the hub's whole rank (~0.46); the leaves' tiny pushes
+    # into it were then rounded to its ulp, which made mass each sweep: at tol 1e-13 the run was
+    # stopped by max_iter in most tries (2000 rounds, residual ~6e-10). Reset between calls it
+    # converges in ~110 rounds.
+    monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
+    monkeypatch.setattr(dag_push, "SPLIT_KIND", "accumulate")
+    g, exact = _hub_and_leaves(20_000)
+    for _ in range(3):
+        r = digraph.run(g, "pagerank", mode="path", threads=2, tol=1e-13, max_iter=1000)
+        assert r.stats["scc_split"] == 1
+        assert np.abs(r.values - exact).sum() <= 1e-13
+
+
+def test_chunk_pending_folds_and_resets_the_accumulators():
+    from digraph.smx import cpu_scc as K
+    rng = np.random.default_rng(0)
+    bounds = np.array([5, 9, 12, 20], np.int64)  # three chunks of positions 5:20
+    rl = rng.random(25)
+    acc = rng.random((3, 15))
+    seen = acc * rng.random((3, 15))
+    want = rl.copy()
+    for t in range(3):
+        for j in range(bounds[t], bounds[t + 1]):
+            want[j] += sum(acc[q, j - 5] - seen[q, j - 5] for q in range(3) if q != t)
+    own = np.zeros((3, 15), bool)
+    for t in range(3):
+        own[t, bounds[t] - 5:bounds[t + 1] - 5] = True
+    acc_own, seen_own = acc[own].copy(), seen[own].copy()  # a thread's entries for its own chunk
+    out = np.zeros((3, 2))
+    K.chunk_pending(bounds, rl, acc, seen, out)
+    np.testing.assert_allclose(rl, want, rtol=1e-15)
+    assert not acc[~own].any() and not seen[~own].any()
+    np.testing.assert_array_equal(acc[own], acc_own)  # never pushed into, left as they were
+    np.testing.assert_array_equal(seen[own], seen_own)
+    for t in range(3):
+        part = np.abs(want[bounds[t]:bounds[t + 1]])
+        assert out[t, 0] == pytest.approx(part.sum()) and out[t, 1] == pytest.approx(part.max())
+
+
 def test_acyclic_graph_runs_every_vertex_once():
     # a binary tree into a chain: no cycle, so every component is one vertex, evaluated once
     n = 500

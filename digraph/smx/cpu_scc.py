@@ -171,7 +171,8 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
     """Up to ``inner`` sweeps of each chunk ``bounds[t]:bounds[t+1]`` of one large component, a
     thread per chunk.  A push into the thread's own chunk adds to ``rl``; into another thread's
     chunk, to the pusher's own accumulator ``acc[t, w - a]``, which only it writes and which only
-    grows by what was pushed.  The owner of ``w`` takes ``acc[s, w - a] − seen[s, w - a]`` from
+    grows by what was pushed during this call (:func:`chunk_pending` folds and zeroes it between
+    calls).  The owner of ``w`` takes ``acc[s, w - a] − seen[s, w - a]`` from
     each other thread ``s`` and records what it took in ``seen`` (which only it writes): a value
     read while the pusher adds is either before or after the add, never torn (8-byte aligned), so
     no contribution is lost and no atomic instruction is needed.  A chunk stops early when its own
@@ -228,8 +229,15 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
 
 @njit(parallel=True, cache=True, nogil=True)
 def chunk_pending(bounds, rl, acc, seen, out):
-    """Fold what the other threads pushed into each chunk into ``rl``; ``out[t]`` = (pending
-    mass, largest pending residual) of chunk ``t`` (called between sweeps, threads at rest)."""
+    """Fold what the other threads pushed into each chunk into ``rl`` and set the accumulators
+    back to zero; ``out[t]`` = (pending mass, largest pending residual) of chunk ``t`` (called
+    between sweeps, threads at rest).
+
+    The reset keeps each accumulator as small as what was pushed during one call of
+    :func:`sweep_chunks`.  An accumulator that kept growing would reach the size of the
+    solution itself (a hub's share of the rank), and every small push into it would then be
+    rounded to a multiple of that size's ulp: mass made or lost by rounding each sweep, which
+    at tight tolerances keeps the residual from ever falling below the budget."""
     T = bounds.size - 1
     a = bounds[0]
     for t in prange(T):
@@ -240,7 +248,8 @@ def chunk_pending(bounds, rl, acc, seen, out):
             for q in range(T):
                 if q != t:
                     d += acc[q, j - a] - seen[q, j - a]
-                    seen[q, j - a] = acc[q, j - a]
+                    acc[q, j - a] = 0.0
+                    seen[q, j - a] = 0.0
             rl[j] = d
             mass += abs(d)
             top = max(top, abs(d))
