@@ -87,25 +87,16 @@ def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
     # pushes into the hub, most of them from another thread's chunk
     monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
     monkeypatch.setattr(dag_push, "SPLIT_KIND", kind)
-    k = 20_000
-    leaves = np.arange(1, k + 1)
-    g = Graph.from_arrays(np.concatenate([leaves, np.zeros(k, np.int64)]),
-                          np.concatenate([np.zeros(k, np.int64), leaves]))
+    g, exact = _hub_and_leaves(20_000)
     r = digraph.run(g, "pagerank", mode="path", threads=threads, tol=1e-12)
     assert r.stats["scc_split"] == 1
-    # exact: by symmetry every leaf holds the same value; x_0 = (1-α)/n + α Σ x_leaf,
-    # x_leaf = (1-α)/n + α x_0 / k
-    a, n = 0.85, k + 1
-    t = (1 - a) / n
-    x0 = (t + a * k * t) / (1 - a * a)
-    xl = t + a * x0 / k
-    exact = np.concatenate([[x0], np.full(k, xl)])
-    exact /= exact.sum()
     assert np.abs(r.values - exact).sum() <= 1e-12
     assert r.values[0] == pytest.approx(exact[0], rel=1e-11)
 
 
 def _hub_and_leaves(k):
+    """A hub and ``k`` leaves, arcs both ways, and its exact PageRank: by symmetry every leaf
+    holds the same value; x_0 = (1-α)/n + α Σ x_leaf, x_leaf = (1-α)/n + α x_0 / k."""
     leaves = np.arange(1, k + 1)
     g = Graph.from_arrays(np.concatenate([leaves, np.zeros(k, np.int64)]),
                           np.concatenate([np.zeros(k, np.int64), leaves]))
