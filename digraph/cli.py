@@ -9,7 +9,9 @@
     digraph info web.paths
 
 Every error prints one line ``digraph: error: ...`` on stderr and exits with status 2 (``--debug``
-shows the traceback instead).  Progress (stage names and elapsed seconds, rounds at the end) goes
+shows the traceback instead); Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
+is checked before any work; files are written whole or not at all (:mod:`digraph.atomic_file`), and
+a cache path is written only where that loses nothing (:mod:`digraph.paths.cache_folder`).  Progress (stage names and elapsed seconds, rounds at the end) goes
 to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.
 """
 
@@ -182,27 +184,43 @@ def _seeds(spec):
     return [_vertex(s) for s in items]
 
 
+def _check_out(path):
+    """Refuse an ``--out`` name before any work: its suffix, its folder, not a folder itself."""
+    from .atomic_file import check_output_path
+    from .errors import InvalidParameterError
+    if not path.endswith((".csv", ".npy", ".parquet")):
+        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name (or .parquet, with pyarrow)")
+    if path.endswith(".parquet"):
+        _check_pyarrow(path)
+    check_output_path(path, "--out")
+
+
 def _write_values(path, result):
+    """Every vertex's value into ``path`` (.csv, .npy or .parquet), written whole or not at all."""
     import numpy as np
 
+    from .atomic_file import atomic_file
     from .errors import InvalidParameterError
     ids, values = result.vertex_ids, result.values
     if path.endswith(".npy"):
         if ids.dtype == object:
             raise InvalidParameterError("--out .npy needs integer vertex ids; use .csv")
-        np.save(path, np.rec.fromarrays([ids, values], names="vertex,value"))
+        with atomic_file(path, "wb") as f:
+            np.save(f, np.rec.fromarrays([ids, values], names="vertex,value"))
     elif path.endswith(".csv"):
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_file(path, "w") as f:
             f.write("vertex,value\n")
             f.writelines(f"{i},{v!r}\n" for i, v in zip(ids.tolist(), values.tolist()))
     elif path.endswith(".parquet"):
-        _write_parquet(path, ids, values)
+        with atomic_file(path, "wb") as f:
+            _write_parquet(f, path, ids, values)
     else:
         raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name (or .parquet, with pyarrow)")
 
 
-def _write_parquet(path, ids, values):
-    """Columns ``vertex`` (int64, or string/other types pyarrow infers) and ``value``."""
+def _write_parquet(f, path, ids, values):
+    """Columns ``vertex`` (int64, or string/other types pyarrow infers) and ``value`` into the open
+    binary file ``f`` (``path`` names it in errors)."""
     from .errors import InvalidParameterError
     _check_pyarrow(path)
     import pyarrow as pa
@@ -213,7 +231,7 @@ def _write_parquet(path, ids, values):
         raise InvalidParameterError(f"--out {path!r}: vertex ids of mixed types cannot be a parquet "
                                     f"column ({e}); use .csv") from None
     table = pa.table({"vertex": vertex, "value": pa.array(values)})
-    pq.write_table(table, path)
+    pq.write_table(table, f)
 
 
 def _run(args, out, progress):
@@ -228,8 +246,7 @@ def _run(args, out, progress):
         params["alpha"] = args.alpha
     if args.beta is not None:
         params["beta"] = args.beta
-    if args.out and args.out.endswith(".parquet"):
-        _check_pyarrow(args.out)  # before the run, not after it
+    _check_paths(args)  # before any work, not after the run
     load_kw = {} if args.num_vertices is None else {"num_vertices": args.num_vertices}
     progress.start(f"loading {args.input}")
     graph = digraph.load(args.input, **load_kw)
@@ -244,6 +261,15 @@ def _run(args, out, progress):
     if st.get("time_preprocess"):
         detail += f", preprocessing {st['time_preprocess']:.2f} s"
     progress.end(detail)
+    # the files first: a closed standard output (``| head``) must not cost them
+    if args.out:
+        progress.start(f"writing {args.out}")
+        _write_values(args.out, result)
+        progress.end()
+    if args.stats:
+        from .atomic_file import atomic_file
+        with atomic_file(args.stats, "w") as f:
+            json.dump(dict(result.stats), f, indent=1, default=str)
     if args.quiet:
         out = _Null()
     if args.top > 0:
@@ -260,13 +286,19 @@ def _run(args, out, progress):
             v = result.stats[k]
             text = f"{v * 1e3:.1f} ms" if k.startswith("time") else (f"{v:.3g}" if isinstance(v, float) else v)
             print(f"  {k:<16}{text}", file=out)
+
+
+def _check_paths(args):
+    """Every path the run will write, checked before it loads anything."""
+    from .atomic_file import check_output_path
     if args.out:
-        progress.start(f"writing {args.out}")
-        _write_values(args.out, result)
-        progress.end()
+        _check_out(args.out)
     if args.stats:
-        with open(args.stats, "w", encoding="utf-8") as f:
-            json.dump(dict(result.stats), f, indent=1, default=str)
+        check_output_path(args.stats, "--stats")
+    if args.cache:
+        from .paths.cache_folder import check_writable
+        from .paths.pathset import ARRAYS
+        check_writable(args.cache, ARRAYS)
 
 
 class _Null:
@@ -316,6 +348,19 @@ def main(argv=None):
             _preprocess_with_progress(args, sys.stdout, progress)
         else:
             pre._info(args, sys.stdout)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        progress.abort()
+        if getattr(args, "debug", False):
+            raise
+        _quiet_stdout()
+        print("digraph: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader of standard output went away (``| head``): what we write to files is done
+        progress.abort()
+        _quiet_stdout()
+        return 0
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
         progress.abort()
         if getattr(args, "debug", False):
@@ -324,6 +369,18 @@ def main(argv=None):
         print(f"digraph: error: {msg}", file=sys.stderr)
         return 2
     return 0
+
+
+def _quiet_stdout():
+    """Point standard output at /dev/null, so that the interpreter's final flush of a closed pipe
+    prints no second error."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -97,7 +97,7 @@ def test_refuses_missing_or_damaged(tmp_path, graph):
     with pytest.raises(CacheError, match="not a path cache"):
         PathSet.load(tmp_path / "nothing")
     d = preprocess(graph).save(tmp_path / "c")
-    (d / "path_hot.npy").unlink()
+    PathSet.array_files(d)["path_hot"].unlink()
     with pytest.raises(CacheError, match="path_hot"):
         PathSet.load(d)
     (d / "manifest.json").write_text("{ not json")

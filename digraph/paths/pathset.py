@@ -30,20 +30,21 @@ Storage order: SCC-vertices by layer, then descending successor paths; inside an
 paths first, then by tail vertex; partitions are contiguous ranges of that order.
 """
 
+import contextlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from ..preprocess.errors import CacheError
+from . import cache_folder
 
 __all__ = ["PathSet", "FORMAT_VERSION", "PREPROCESS_VERSION"]
 
-FORMAT_VERSION = 1
+#: 2: arrays in a generation folder named by the manifest (1: beside the manifest).
+FORMAT_VERSION = 2
 #: Bumped whenever the preprocessing algorithm changes its output for the same parameters.
 PREPROCESS_VERSION = 1
 
@@ -53,7 +54,17 @@ ARRAYS = (
     "dag_offsets", "dag_targets", "junction_vertex", "junction_layer", "partition_offsets",
 )
 
-MANIFEST = "manifest.json"
+MANIFEST = cache_folder.MANIFEST
+
+
+def _current_generation(directory):
+    """The generation named by the manifest in ``directory`` (None when there is none)."""
+    try:
+        with open(Path(directory) / MANIFEST, encoding="utf-8") as f:
+            gen = json.load(f).get("generation")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return gen if isinstance(gen, str) else None
 
 
 def engine_version():
@@ -264,38 +275,64 @@ class PathSet:
         }
 
     def save(self, directory):
-        """Write the cache folder ``directory`` atomically.
+        """Write the cache folder ``directory`` (created when absent), replacing the cache there.
 
-        The arrays (``.npy``) and ``manifest.json`` are written into a temporary sibling folder that
-        then replaces ``directory`` with ``os.replace``; a crash leaves either the old cache or the
-        new one, never a half-written one (at worst a hidden ``.<name>.tmp-*`` sibling).
+        The arrays go into a new generation folder ``directory/arrays-<id>/`` (each file fsynced),
+        then ``manifest.json``, which names that generation, is swapped in with ``os.replace``: a
+        reader or a crash sees the old cache or the new one, never a mix, never an empty folder.
+        The replaced generation (and any left by an earlier crash) is then deleted.  Writers of one
+        folder take turns (a lock file ``.lock``).  See :mod:`digraph.paths.cache_folder`.
+
+        Raises
+        ------
+        CacheError
+            ``directory`` exists but is not a digraph cache (a regular file, or a folder holding
+            other files): nothing there is touched.
 
         Returns
         -------
         pathlib.Path
         """
         directory = Path(directory)
-        parent = directory.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=parent))
+        cache_folder.check_writable(directory, ARRAYS)
+        created = not os.path.lexists(directory)
+        directory.mkdir(parents=True, exist_ok=True)
         try:
-            for name, a in self.arrays().items():
-                np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
-            with open(tmp / MANIFEST, "w") as f:
-                json.dump(self.manifest(), f, indent=1)
-                f.flush()
-                os.fsync(f.fileno())
-            old = None
-            if directory.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old-", dir=parent))
-                os.replace(directory, old / "cache")
-            os.replace(tmp, directory)
+            self._save_locked(directory)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if created:  # leave nothing where nothing was
+                with contextlib.suppress(OSError):
+                    (directory / cache_folder.LOCK).unlink()
+                    directory.rmdir()
             raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
         return directory
+
+    def _save_locked(self, directory):
+        with cache_folder.writer_lock(directory):
+            cache_folder.check_writable(directory, ARRAYS)  # again: another process may have won
+            gen = cache_folder.new_generation()
+            gdir = cache_folder.generation_dir(directory, gen)
+            try:
+                gdir.mkdir()
+                for name, a in self.arrays().items():
+                    with open(gdir / f"{name}.npy", "wb") as f:
+                        np.save(f, np.ascontiguousarray(a), allow_pickle=False)
+                        f.flush()
+                        os.fsync(f.fileno())
+                man = self.manifest()
+                man["generation"] = gen
+                cache_folder.write_manifest(directory, man)
+            except BaseException:
+                cache_folder.remove_stale(directory, _current_generation(directory), ARRAYS)
+                raise
+            cache_folder.remove_stale(directory, gen, ARRAYS)
+
+    @staticmethod
+    def array_files(directory):
+        """Dict name -> path of each array file of the cache in ``directory`` (from its manifest)."""
+        man = PathSet.read_manifest(directory)
+        gdir = cache_folder.generation_dir(directory, man.get("generation"))
+        return {name: gdir / f"{name}.npy" for name in ARRAYS}
 
     @staticmethod
     def read_manifest(directory):
@@ -334,7 +371,27 @@ class PathSet:
         """
         t0 = time.perf_counter()
         directory = Path(directory)
-        man = cls.read_manifest(directory)
+        for attempt in range(3):
+            man = cls.read_manifest(directory)
+            try:
+                arrays = cls._load_arrays(directory, man, graph, expect_params, mmap)
+                break
+            except CacheError:
+                # a writer may have replaced the cache (and deleted our generation) meanwhile
+                if attempt == 2 or _current_generation(directory) == man.get("generation"):
+                    raise
+        with cache_folder.try_writer_lock(directory) as locked:
+            if locked:  # tidy up after a writer that was interrupted (never blocks)
+                cache_folder.remove_stale(directory, man.get("generation"), ARRAYS)
+        timings = dict(man.get("timings", {}))
+        ps = cls(arrays=arrays, num_vertices=man["num_vertices"], num_arcs=man["num_arcs"],
+                 num_scc=man["num_scc"], params=man.get("params", {}),
+                 graph_fingerprint=man["graph_fingerprint"], info=man.get("info", {}), timings=timings)
+        ps.timings["load"] = time.perf_counter() - t0
+        return ps
+
+    @staticmethod
+    def _load_arrays(directory, man, graph, expect_params, mmap):
         problems = []
         if man.get("format_version") != FORMAT_VERSION:
             problems.append(f"format version {man.get('format_version')} (this engine reads {FORMAT_VERSION})")
@@ -359,10 +416,11 @@ class PathSet:
                     problems.append(f"parameter {k}={cached[k]!r} (expected {v!r})")
         if problems:
             raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
+        gdir = cache_folder.generation_dir(directory, man.get("generation"))
         arrays = {}
         spec = man.get("arrays", {})
         for name in ARRAYS:
-            f = directory / f"{name}.npy"
+            f = gdir / f"{name}.npy"
             try:
                 a = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
             except (OSError, ValueError) as e:
@@ -372,9 +430,4 @@ class PathSet:
                 raise CacheError(f"{f}: array is {a.dtype}{list(a.shape)}, manifest says "
                                  f"{want['dtype']}{want['shape']}")
             arrays[name] = a
-        timings = dict(man.get("timings", {}))
-        ps = cls(arrays=arrays, num_vertices=man["num_vertices"], num_arcs=man["num_arcs"],
-                 num_scc=man["num_scc"], params=man.get("params", {}),
-                 graph_fingerprint=man["graph_fingerprint"], info=man.get("info", {}), timings=timings)
-        ps.timings["load"] = time.perf_counter() - t0
-        return ps
+        return arrays

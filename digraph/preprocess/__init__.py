@@ -201,7 +201,8 @@ def load_or_build(graph, cache_dir, rebuild=False, *, jobs=None, **params):
     """The cached :class:`PathSet` of ``graph`` in ``cache_dir``, built (and saved) when needed.
 
     A cache from another graph, engine version or with other parameters is rebuilt (and replaced);
-    ``rebuild=True`` always rebuilds.  Parameters are those of :func:`preprocess`.
+    ``rebuild=True`` always rebuilds.  ``cache_dir`` must be new, empty or a digraph cache: a
+    regular file or a folder of other files raises :class:`CacheError` and is left untouched.  Parameters are those of :func:`preprocess`.
 
     Returns
     -------
@@ -217,6 +218,9 @@ def load_or_build(graph, cache_dir, rebuild=False, *, jobs=None, **params):
             return PathSet.load(cache_dir, graph=graph, expect_params=checked)
         except CacheError:
             pass
+    from ..paths import cache_folder
+    from ..paths.pathset import ARRAYS
+    cache_folder.check_writable(cache_dir, ARRAYS)  # refuse a user's folder before the work
     ps = preprocess(graph, jobs=jobs, **checked)
     ps.save(cache_dir)
     return ps

@@ -27,7 +27,8 @@ def build_parser():
 
     pp = sub.add_parser("preprocess", help="decompose a graph into paths and write a cache folder")
     pp.add_argument("input", help="graph file (edge list .txt/.el[.gz], Matrix Market .mtx)")
-    pp.add_argument("-o", "--output", required=True, help="cache folder to write (replaced atomically)")
+    pp.add_argument("-o", "--output", required=True, help="cache folder to write: new, empty, or a cache to replace "
+                    "(atomically; any other folder or file is refused)")
     pp.add_argument("--jobs", type=int, default=None, help="worker threads (default: every core)")
     pp.add_argument("--dmax", type=int, default=DEFAULTS["dmax"], help="depth bound D_MAX (default %(default)s)")
     pp.add_argument("--merge", choices=["constrained", "trails", "none"], default=DEFAULTS["merge"],
@@ -68,6 +69,10 @@ def _preprocess(args, out):
     import digraph
     from . import preprocess
 
+    from ..paths.cache_folder import check_writable
+    from ..paths.pathset import ARRAYS
+
+    check_writable(args.output, ARRAYS)  # before the work, not after it
     kwargs = {}
     if args.num_vertices is not None:
         kwargs["num_vertices"] = args.num_vertices

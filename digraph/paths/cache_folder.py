@@ -1,0 +1,187 @@
+"""The folder mechanics of the path cache: whose folder it is, generations, the writers' lock.
+
+A cache folder holds ``manifest.json`` and one *generation* folder ``arrays-<id>/`` with one
+``.npy`` file per array; the manifest names its generation.  A new cache is written as a new
+generation beside the current one, and the manifest is swapped in with ``os.replace`` (atomic on
+one file system): a reader sees the old cache or the new one, never a mix and never an empty
+folder.  Generations no manifest names (the one replaced, or one left by a crash) are deleted
+afterwards, under an exclusive lock (``.lock``, ``fcntl.flock``) that also keeps two writers from
+interleaving.
+
+Nothing but the names this module writes is ever deleted, and a folder is written at all only when
+it does not exist, is empty, or already is a digraph cache (see :func:`check_writable`): a folder
+of a user's files, a regular file or the current directory is refused with a
+:class:`~digraph.preprocess.errors.CacheError` naming the path.
+"""
+
+import contextlib
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+
+from ..preprocess.errors import CacheError
+
+__all__ = ["MANIFEST", "LOCK", "check_writable", "new_generation", "generation_dir", "writer_lock",
+           "try_writer_lock", "remove_stale", "write_manifest", "is_digraph_manifest"]
+
+MANIFEST = "manifest.json"
+LOCK = ".lock"
+_GENERATION = re.compile(r"^arrays-[0-9a-f]{8,32}$")
+_MANIFEST_TMP = re.compile(r"^\.manifest-[0-9a-f]{8,32}\.tmp$")
+
+
+def is_digraph_manifest(path):
+    """True when ``path`` is a readable JSON manifest of a digraph path cache."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            man = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(man, dict) and man.get("format") == "digraph-pathset"
+
+
+def _own_name(name, array_names):
+    """A name this module (or format 1, which kept ``<array>.npy`` at the top) may have written."""
+    return (name in (MANIFEST, LOCK) or bool(_GENERATION.match(name)) or bool(_MANIFEST_TMP.match(name))
+            or (name.endswith(".npy") and name[:-4] in array_names))
+
+
+def check_writable(directory, array_names):
+    """Refuse to write a cache at ``directory`` unless that cannot lose anything of the user's.
+
+    Writable: a path that does not exist; an empty folder; a folder whose manifest is a digraph
+    cache's; a folder holding only names a cache writer creates (a cache whose manifest was
+    damaged).  Anything else -- a regular file, a folder of other files -- raises
+    :class:`CacheError` naming the path.
+    """
+    d = Path(directory)
+    if not os.path.lexists(d):
+        return
+    if not d.is_dir():
+        raise CacheError(f"{d}: exists and is not a folder; refusing to replace it with a path cache "
+                         "(choose another cache path or remove it yourself)")
+    if is_digraph_manifest(d / MANIFEST):
+        return
+    try:
+        names = os.listdir(d)
+    except OSError as e:
+        raise CacheError(f"{d}: cannot list the folder ({e.strerror or e})") from None
+    foreign = sorted(n for n in names if not _own_name(n, array_names))
+    if foreign:
+        shown = ", ".join(repr(n) for n in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise CacheError(f"{d}: is a folder that is not a digraph path cache (it holds {shown}); "
+                         "refusing to write a cache there (use an empty or new folder)")
+
+
+def new_generation():
+    """A fresh generation id (hex)."""
+    return secrets.token_hex(8)
+
+
+def generation_dir(directory, generation):
+    """The arrays folder of ``generation`` inside the cache folder ``directory``."""
+    if not isinstance(generation, str) or not _GENERATION.match(f"arrays-{generation}"):
+        raise CacheError(f"{Path(directory) / MANIFEST}: bad generation {generation!r}")
+    return Path(directory) / f"arrays-{generation}"
+
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no inter-process lock
+    fcntl = None
+
+
+@contextlib.contextmanager
+def writer_lock(directory):
+    """Hold the cache folder's exclusive writer lock (blocks while another writer holds it)."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    fd = os.open(Path(directory) / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def try_writer_lock(directory):
+    """Yield True holding the writer lock when it is free (and the folder writable), else False."""
+    if fcntl is None:  # pragma: no cover
+        yield False
+        return
+    try:
+        fd = os.open(Path(directory) / LOCK, os.O_RDWR)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _remove_generation(path, array_names):
+    """Delete a generation folder's array files, then the folder if that left it empty."""
+    for name in array_names:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            (path / f"{name}.npy").unlink()
+    with contextlib.suppress(OSError):
+        path.rmdir()  # fails, and keeps it, when something else is inside
+
+
+def remove_stale(directory, keep, array_names):
+    """Delete what no manifest refers to: other generations, format-1 top-level arrays, manifest
+    temporaries.  Call with the writer lock held.  Only this module's own names are touched."""
+    d = Path(directory)
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for name in names:
+        p = d / name
+        if _GENERATION.match(name) and name != f"arrays-{keep}":
+            if p.is_dir() and not p.is_symlink():
+                _remove_generation(p, array_names)
+        elif _MANIFEST_TMP.match(name) or (name.endswith(".npy") and name[:-4] in array_names):
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                p.unlink()
+
+
+def write_manifest(directory, manifest):
+    """Write ``manifest.json`` through a temporary file, fsynced, then ``os.replace``."""
+    d = Path(directory)
+    tmp = d / f".manifest-{secrets.token_hex(8)}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, d / MANIFEST)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(d)
+
+
+def _fsync_dir(d):
+    """Make a rename in ``d`` durable (best effort; not every platform can open folders)."""
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
