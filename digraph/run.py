@@ -186,6 +186,11 @@ def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, devic
     if system.family == "hindex" and system.halve:
         x = x // 2  # every undirected edge was counted twice
     values = algo.finalize(graph, x, **bound)
+    bound_ = stats.get("error_bound")
+    if converged and bound_ is not None and not bound_ <= tol and not stats.get("floor_limited"):
+        # the contract of every engine: converged means error_bound <= tol, or floor_limited
+        stats["certification_refused"] = True
+        converged = False
     stats["converged"] = bool(converged)
     stats["time_total"] = time.perf_counter() - t_start
     used = dict(bound)

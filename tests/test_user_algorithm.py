@@ -326,3 +326,32 @@ def test_hindex_system_user_algorithm_without_halving():
             return HIndexSystem()
 
     assert run1(g, Core()).values.tolist() == run1(g, "kcore").values.tolist() == [2, 2, 2, 1]
+
+
+@pytest.mark.parametrize("mode, state", [
+    (None, None), ("bsp", None), ("vertex-async", None), ("path", "vertex"), ("path", "arc"),
+    ("path-nopriority", "vertex"), ("path-nopriority", "arc")])
+def test_katz_exact_residual_above_tol_is_floor_limited(mode, state):
+    # hypothesis's example for test_katz_vs_numpy_solve: 18 vertices, one arc 0→1 (weight 0,
+    # unweighted run), beta_frac 0.9375, tol 1e-12.  The recomputed residual is exactly 0 but the
+    # rounding floor amplified by 1/(1 − 0.9375) certifies only ~1.05e-12 > tol: the run must say
+    # floor_limited, not plain converged.
+    n = 18
+    g = Graph.from_arrays([0], [1], None, num_vertices=n)
+    beta, tol = 0.9375, 1e-12
+    kw = {} if mode is None else {"mode": mode}
+    if state is not None:
+        kw["state"] = state
+    r = run1(g, Katz(), beta=beta, tol=tol, **kw)
+    s = r.stats
+    assert s["converged"]
+    assert s["error_bound"] <= tol or s.get("floor_limited")
+    A = np.zeros((n, n))
+    A[1, 0] = 1.0
+    exact = np.linalg.solve(np.eye(n) - beta * A, np.ones(n))
+    err = np.abs(r.values - exact).sum()
+    if s.get("floor_limited"):
+        assert tol < s["error_bound"] and tol / 2 < s["error_floor"] <= s["error_bound"]
+        assert err <= s["error_bound"]
+    else:
+        assert err <= tol

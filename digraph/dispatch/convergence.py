@@ -211,11 +211,19 @@ def certified(bound, r1, floor, tol, stats):
     """Whether a linear run may stop: its certified bound is within ``tol``, or ``tol`` is below
     what float64 can certify on this graph (the bound of the residual's rounding floor alone
     exceeds ``tol / 2``: no further round can help).  The second case sets
-    ``stats["floor_limited"]`` and the run reports the bound it could certify."""
-    if bound <= tol or r1 == 0.0:
+    ``stats["floor_limited"]`` and ``stats["error_floor"]`` (that floor) and the run reports the
+    bound it could certify.  The one place every linear engine decides convergence: a run stops
+    with ``bound <= tol`` or ``floor_limited``, never otherwise.
+
+    ``r1`` (the recomputed residual's L1 norm) is not a reason to stop on its own: a residual of
+    exactly 0 still leaves the rounding floor in ``bound`` (amplified by ``1/(1 − γ)``), and then
+    ``bound = floor · (1 + ROUNDING_MARGIN)``, so ``bound > tol`` implies ``floor > tol / 2``."""
+    del r1  # kept in the signature for the engines; the bound already accounts for it
+    if bound <= tol:
         return True
     if floor > tol / 2:
         stats["floor_limited"] = True
+        stats["error_floor"] = float(floor)
         return True
     return False
 
