@@ -293,9 +293,12 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
     box_tgt = np.empty(2 * box_off[-1], cond.iout_targets.dtype)
     box_val = np.empty(2 * box_off[-1], np.float64)
     box_len = np.zeros((2, T * T), np.int64)
-    out = np.zeros((T, 2), np.float64)
+    out = np.zeros((T, 4), np.float64)
     mass = float(np.abs(r[a:z]).sum())
     top = float(np.abs(r[a:z]).max()) if z > a else 0.0
+    above = np.abs(r[a:z]) > vmax  # L∞ route: the residuals that may push (cpu_scc._pushable)
+    pmass = float(np.abs(r[a:z])[above].sum())
+    parcs = float(np.diff(cond.iout_offsets[a:z + 1])[above].sum())
     parity = 0
     rounds = 0
     args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
@@ -304,9 +307,10 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
         if rounds >= max_sweeps:
             cnt[0, K.CAPPED] += 1
             break
-        theta = prio * mass / arcs if linf else max(prio * mass / arcs, budget / arcs)
+        theta = prio * pmass / max(parcs, 1.0) if linf else max(prio * mass / arcs, budget / arcs)
         K.sweep_boxes(*args, parity, theta, vmax, cnt, out)
         mass, top = float(out[:, 0].sum()), float(out[:, 1].max())
+        pmass, parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
         parity ^= 1
         rounds += 1
     K.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks

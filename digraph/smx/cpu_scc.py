@@ -11,7 +11,12 @@ of the same sweep use it at once.  "Worth it" is a soft priority by pending mass
 ``|r_v| > deg_v · max(budget / arcs, prio · mass / arcs)``, with ``mass`` the component's pending
 residual after the previous sweep (a vertex's push costs its out-degree, so its residual is
 compared per arc); with ``prio < 1`` every sweep makes progress.  The component is done when its
-pending mass is within its budget (L∞ route: every residual within ``vmax``).
+pending mass is within its budget (L∞ route: every residual within ``vmax``).  On the L∞ route
+only residuals above ``vmax`` may push, so ``mass`` and ``arcs`` there are those of the vertices
+above ``vmax`` (:func:`_pushable`): measured over every residual, the many small ones that may
+never push can raise the threshold above every vertex that may, and the sweeps then push nothing
+and never end (adsorption on R-MAT: a hub holding the largest residual, 1,921 idle sweeps of
+2,000).
 
 Counters per thread (``cnt[t]``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`,
 :data:`SWEEPS`, :data:`MAX_SWEEPS` (of one chunk of a split component, this call), :data:`ONCE`
@@ -54,6 +59,21 @@ def _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x):
     return acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pushable(r, iout_offsets, lo, hi, vmax):
+    """(mass, out-arcs) of the residuals of positions ``lo:hi`` above ``vmax``: those a sweep of the
+    L∞ route may push.  Their soft-priority threshold ``prio · mass / arcs`` (``prio < 1``) lies
+    below the per-arc residual of at least one of them, so every sweep pushes."""
+    mass = 0.0
+    arcs = 0
+    for j in range(lo, hi):
+        v = abs(r[j])
+        if v > vmax:
+            mass += v
+            arcs += iout_offsets[j + 1] - iout_offsets[j]
+    return mass, arcs
+
+
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
                vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt):
@@ -84,9 +104,11 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
             cnt[CAPPED] += 1
             break
         sweeps += 1
-        theta = prio * mass / arcs
-        if not linf:
-            theta = max(theta, base)
+        if linf:
+            pmass, parcs = _pushable(r, iout_offsets, a, z, vmax)
+            theta = prio * pmass / max(parcs, 1)
+        else:
+            theta = max(prio * mass / arcs, base)
         for j in range(a, z):
             d = r[j]
             lo = iout_offsets[j]
@@ -150,11 +172,14 @@ def pull_range(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _chunk_pending(rl, acc, seen, t, lo, hi, a):
-    """(pending mass, largest pending residual) of chunk ``lo:hi`` owned by thread ``t``: its own
-    residuals plus what the other threads accumulated for it and it has not taken yet."""
+def _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets, vmax, linf):
+    """(pending mass, largest pending residual, mass and out-arcs of the pending residuals above
+    ``vmax``: see :func:`_pushable`; L∞ route only) of chunk ``lo:hi`` owned by thread ``t``: its
+    own residuals plus what the other threads accumulated for it and it has not taken yet."""
     mass = 0.0
     top = 0.0
+    pmass = 0.0
+    parcs = 0
     for j in range(lo, hi):
         v = abs(rl[j])
         for q in range(acc.shape[0]):
@@ -162,7 +187,10 @@ def _chunk_pending(rl, acc, seen, t, lo, hi, a):
                 v += abs(acc[q, j - a] - seen[q, j - a])
         mass += v
         top = max(top, v)
-    return mass, top
+        if linf and v > vmax:
+            pmass += v
+            parcs += iout_offsets[j + 1] - iout_offsets[j]
+    return mass, top, pmass, parcs
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -187,15 +215,17 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
         mine = iout_offsets[hi] - iout_offsets[lo]
         share = budget * mine / arcs
         base = budget / arcs
-        mass, top = _chunk_pending(rl, acc, seen, t, lo, hi, a)
+        mass, top, pmass, parcs = _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets, vmax,
+                                                    linf)
         sweeps = 0
         for s in range(inner):
             if (top <= vmax) if linf else (mass <= share):
                 break
             sweeps += 1
-            theta = prio * mass / max(mine, 1)
-            if not linf:
-                theta = max(theta, base)
+            if linf:
+                theta = prio * pmass / max(parcs, 1)
+            else:
+                theta = max(prio * mass / max(mine, 1), base)
             for j in range(lo, hi):
                 d = rl[j]
                 for q in range(T):
@@ -222,7 +252,8 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                     c[VERTEX_PUSHES] += 1
                 else:
                     rl[j] = d
-            mass, top = _chunk_pending(rl, acc, seen, t, lo, hi, a)
+            mass, top, pmass, parcs = _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets, vmax,
+                                                    linf)
         c[SWEEPS] += sweeps
         c[MAX_SWEEPS] = max(c[MAX_SWEEPS], sweeps)
 
@@ -290,7 +321,8 @@ def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, 
     into another chunk is written to the pusher's outbox for that chunk (half ``parity`` of a
     double buffer), which its owner adds in at the start of the next sweep (one sweep late; the
     call boundary is the barrier).  ``out[t]`` = (pending mass left in chunk ``t`` plus the mass
-    it sent, largest pending residual).  ``theta = inf`` only drains the inboxes."""
+    it sent, largest pending residual, mass and out-arcs of its residuals above ``vmax``: see
+    :func:`_pushable`; 0 when ``vmax`` is 0, the L1 route).  ``theta = inf`` only drains the inboxes."""
     T = bounds.size - 1
     half = box_off[T * T]
     for t in prange(T):
@@ -342,4 +374,7 @@ def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, 
             top = max(top, abs(rl[j]))
         out[t, 0] = mass + sent
         out[t, 1] = max(top, sent)
+        pmass, parcs = _pushable(rl, iout_offsets, lo, hi, vmax) if vmax > 0.0 else (0.0, 0)
+        out[t, 2] = pmass
+        out[t, 3] = parcs
         c[SWEEPS] += swept
