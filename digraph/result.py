@@ -13,7 +13,9 @@ _TIMES = ("time_load", "time_preprocess", "time_transfer", "time_compile", "time
 class RunStats(dict):
     """The counters of DESIGN.md §5, as a dict with attribute access.
 
-    Keys: ``mode``, ``device``, ``threads``, ``converged``, ``rounds``, ``vertex_updates``,
+    Keys: ``mode`` (the mode that ran), ``engine`` (``"<where>-<mode>"``), ``route`` (why the
+    router chose it, or ``"asked for"``), ``requested_mode`` (None: automatic), ``device``,
+    ``threads``, ``converged``, ``rounds``, ``vertex_updates``,
     ``arc_updates``, ``dense_rounds``/``sparse_rounds`` (BSP directions), ``paths_processed``,
     ``partitions_processed``, ``bytes_h2d``/``bytes_d2h``/``bytes_d2d``, and seconds
     ``time_load``, ``time_preprocess``, ``time_transfer``, ``time_compile`` (Numba compilation or
@@ -21,6 +23,9 @@ class RunStats(dict):
     algorithms add ``error_bound`` (the bound on the answer's L1 error the run stopped with) and
     ``residual_l1``, and, when ``tol`` lies below what float64 can certify (``error_bound > tol``),
     ``floor_limited`` and ``error_floor`` (the bound the residual's rounding alone allows).
+    Linear systems whose columns may sum to 1 or more (adsorption) add ``error_route``
+    (``"dual"``, or ``"linf"`` when no dual weights were found), ``dual_sweeps``, ``dual_max``
+    and ``time_dual`` (:mod:`digraph.dispatch.dual_bound`).
     """
 
     @classmethod

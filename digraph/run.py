@@ -7,26 +7,19 @@ from contextlib import contextmanager
 import numpy as np
 
 from .algorithms import get as get_algorithm
-from .errors import ConvergenceError, InvalidParameterError, NotAvailableError
+from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
+from .dispatch.route import MODES, PATH_MODES, route
 from .result import Result, RunStats
 
-__all__ = ["run", "MODES", "DEFAULT_MODE", "DEFAULT_MODES", "DEFAULT_GPU_MODES"]
+__all__ = ["run", "MODES"]
 
-MODES = ("path", "path-nopriority", "vertex-async", "bsp")
-AVAILABLE_MODES = MODES
-DEFAULT_MODE = "bsp"
-# The default per algorithm family on the CPU, chosen by measurement (docs/benchmarks.md, 2 cores,
-# cnr-2000 and dblp-2010): "path" (its vertex state: SCC by SCC of the DAG sketch) for
-# PageRank/adsorption-like sums, vertex-async for SSSP-like (2-3x faster than bsp) and k-core.
-DEFAULT_MODES = {"linear": "path", "monotone": "vertex-async", "hindex": "vertex-async"}
-# On GPUs dense bsp rounds are fastest for sums (docs/benchmarks.md, "GPU engine").
-DEFAULT_GPU_MODES = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
+# Which mode runs, and why, is decided by the router (digraph.dispatch.route).
 
 
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, state=None, **params):
+        layer_window=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -37,9 +30,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
     mode : str, optional
-        ``"path"`` (DiGraph: SCC-vertices in the order of the DAG sketch with priority
-        scheduling; on the CPU the default for PageRank, adsorption and other linear systems,
-        see ``state``), ``"path-nopriority"`` (the same without priority, DiGraph-w),
+        ``None`` (default): the router (:mod:`digraph.dispatch.route`) picks the fastest measured
+        mode for the algorithm, device and graph, and says which and why in ``stats["mode"]``,
+        ``stats["engine"]`` and ``stats["route"]``.  A named mode runs exactly that mode or
+        raises: ``"scc"`` (CPU, linear systems: strongly connected components solved one after
+        another in the order of their DAG, one residual per vertex; the CPU default for
+        PageRank, adsorption and other linear systems), ``"path"`` (DiGraph: paths walked one per
+        thread, SCC-vertices of the DAG sketch in layer order, with priority scheduling; not
+        k-core), ``"path-nopriority"`` (the same without priority, DiGraph-w),
         ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
         default for SSSP, k-core and other min/max systems) or ``"bsp"`` (bulk-synchronous
         rounds over a frontier, Gunrock-like; the default for linear systems on GPUs).
@@ -60,7 +58,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         exact algorithms.
     priority : {"pending", "paper", "none"}, optional
         Path modes: which active paths run first (default ``"pending"`` for ``mode="path"``,
-        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.paths`.
+        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.paths`.  ``"scc"``:
+        ``"pending"`` (a soft priority by pending mass, the default) or ``"none"``.
     cache : path, optional
         Path modes: a preprocessing cache folder, reused when it fits the graph and parameters and
         (re)built otherwise.
@@ -76,14 +75,6 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
         layer by layer); a layer still finishes only as the lowest one.  Default
         :data:`digraph.dispatch.paths.LAYER_WINDOW`, chosen by measurement.
-    state : {"vertex", "arc"}, optional
-        CPU path modes: where what is pending lives.  ``"vertex"`` (linear algorithms; their
-        default): one residual per vertex, the graph's strongly connected components solved one
-        after another in the order of their DAG, each pulling its inputs once
-        (:mod:`digraph.dispatch.dag_push`); no PathSet is built.  ``"arc"``: paths walked with
-        per-arc mirrors (:mod:`digraph.dispatch.paths`); the default for the other algorithms and
-        whenever ``cache=``, ``preprocess=``, ``short_path_push=``, ``layer_window=`` or
-        ``priority="paper"`` is given.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -125,11 +116,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         graph = load(graph)
     t_load = time.perf_counter() - t0
 
+    if "state" in params:
+        raise InvalidParameterError(
+            "state= was removed: mode='scc' is the SCC engine with one residual per vertex (the old "
+            "state='vertex'), mode='path' walks the paths (the old state='arc')")
     bound = algo.bind(graph, params)
     system = algo.prepare(graph, **bound)
-    if mode is None:
-        modes = DEFAULT_MODES if device == "cpu" else DEFAULT_GPU_MODES
-        mode = modes.get(system.family, DEFAULT_MODE)
     if tol is None:
         tol = algo.default_tol
     tol = _check_positive("tol", tol, float)
@@ -138,53 +130,75 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     max_iter = _check_positive("max_iter", max_iter, int)
 
     import numba
-    stats = RunStats.new(algorithm=algo.name, mode=mode, device=device,
-                         threads=threads or numba.get_num_threads(), converged=False)
+    nthreads = threads or numba.get_num_threads()
+    given = {"cache": cache, "preprocess": preprocess, "short_path_push": short_path_push,
+             "layer_window": layer_window}
+    if mode != "scc":  # the SCC engine takes a priority too
+        given["priority"] = priority
+    plan = route(system.family, mode, device, threads=nthreads,
+                 graph=graph if device == "cpu" and system.family == "linear" else None,
+                 path_options=[k for k, v in given.items() if v is not None])
+    mode = plan.mode
+    stats = RunStats.new(algorithm=algo.name, mode=mode, device=device, threads=nthreads,
+                         converged=False)
+    plan.record(stats)
     stats["time_load"] = t_load
     if device != "cpu":
-        if short_path_push is not None or layer_window is not None or state is not None:
-            raise InvalidParameterError("short_path_push=, layer_window= and state= apply to the CPU path modes; "
+        if short_path_push is not None or layer_window is not None:
+            raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
                                         "the GPU path engine walks every path (docs/gpu.md)")
         return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
                         preprocess, stats, t_start, batch_arcs)
     if batch_arcs is not None:
         raise InvalidParameterError("batch_arcs= applies to device='cuda' only")
     with _numba_threads(threads):
-        engine = _engine(mode)
         t0 = time.perf_counter()
-        _warm_up(engine, system.family, graph)
+        _warm_up(mode, system.family, graph)
         stats["time_compile"] = time.perf_counter() - t0
         extra = {}
-        if mode in PATH_MODES:
-            from .dispatch.paths import check_layer_window, check_short_path_push, resolve_state
-            t0 = time.perf_counter()
-            extra["priority"] = _priority(mode, priority)
-            extra["state"] = resolve_state(
-                state, system.family, priority=priority, cache=cache, preprocess=preprocess,
-                short_path_push=short_path_push, layer_window=layer_window)
-            if extra["state"] == "vertex":
-                from .paths.condensation import condensation_for
-                condensation_for(graph)
-            else:
-                extra["pathset"] = _pathset(graph, cache, preprocess)
-                extra["short_path_push"] = check_short_path_push(short_path_push)
-                extra["layer_window"] = check_layer_window(layer_window)
-            stats["time_preprocess"] = time.perf_counter() - t0
-        elif (priority is not None or cache is not None or preprocess is not None
-              or short_path_push is not None or layer_window is not None or state is not None):
-            raise InvalidParameterError(
-                "priority=, cache=, preprocess=, short_path_push=, layer_window= and state= apply to the "
-                f"path modes, not mode={mode!r}")
         t0 = time.perf_counter()
-        x, converged = engine.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
+        if mode == "scc":
+            from .paths.condensation import condensation_for
+            condensation_for(graph)
+            extra["priority"] = _priority(mode, priority)
+            stats["time_preprocess"] = time.perf_counter() - t0
+        elif mode in PATH_MODES:
+            from .dispatch.paths import check_layer_window, check_short_path_push
+            extra["priority"] = _priority(mode, priority)
+            extra["state"] = "arc"
+            extra["pathset"] = _pathset(graph, cache, preprocess)
+            extra["short_path_push"] = check_short_path_push(short_path_push)
+            extra["layer_window"] = check_layer_window(layer_window)
+            stats["time_preprocess"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        x, converged = _solve_dual_or(_engine(mode).solve, graph, system, tol, max_iter, stats, extra)
         stats["time_compute"] = time.perf_counter() - t0
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
 
 
+def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):
+    """``solve``, on the system rescaled by its dual weights when its columns may sum to 1 or more
+    (adsorption: :mod:`digraph.dispatch.dual_bound`; the weights and the final certificate are
+    computed on the host)."""
+    if system.family == "linear" and not system.normalize:
+        from .dispatch.convergence import quick_contraction
+        from .dispatch.dual_bound import solve_scaled
+        out = solve_scaled(solve, graph, system, quick_contraction(graph, system), tol=tol,
+                           max_iter=max_iter, stats=stats, **extra)
+        if out is not None:
+            return out
+    return solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
+
+
 def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats, t_start):
     if system.family == "hindex" and system.halve:
         x = x // 2  # every undirected edge was counted twice
+    if system.family == "linear" and system.normalize and not algo.divides_by_sum:
+        # LinearSystem(normalize=True) promises x / Σx, and its bound is on that (PageRank-like
+        # algorithms whose finalize divides say so with divides_by_sum and do it themselves)
+        from .algorithms.base import normalized
+        x = normalized(np.array(x, dtype=np.float64))
     values = algo.finalize(graph, x, **bound)
     bound_ = stats.get("error_bound")
     if converged and bound_ is not None and not bound_ <= tol and not stats.get("floor_limited"):
@@ -209,15 +223,8 @@ def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, devic
 # ---------------------------------------------------------------------------- checks
 
 def _check_mode(mode):
-    if mode is None:
-        return None  # resolved per algorithm family once the system is known
-    if mode not in MODES:
-        raise InvalidParameterError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
-    if mode not in AVAILABLE_MODES:
-        raise NotAvailableError(
-            f"mode {mode!r} is not yet available in digraph {_version()}; available: "
-            f"{', '.join(AVAILABLE_MODES)}")
-    return mode
+    from .dispatch.route import check_mode
+    return check_mode(mode)
 
 
 def _check_device(device):
@@ -279,11 +286,11 @@ def _numba_threads(threads):
         numba.set_num_threads(old)
 
 
-PATH_MODES = ("path", "path-nopriority")
-
-
 def _engine(mode):
     """The dispatcher module of a mode (each has ``solve(graph, system, tol, max_iter, stats)``)."""
+    if mode == "scc":
+        from .dispatch import dag_push
+        return dag_push
     if mode == "bsp":
         from .dispatch import bsp
         return bsp
@@ -302,8 +309,9 @@ def _priority(mode, priority):
         return "none"
     if priority is None:
         return "pending"
-    if priority not in PRIORITIES:
-        raise InvalidParameterError(f"priority must be one of {', '.join(PRIORITIES)}, got {priority!r}")
+    allowed = ("pending", "none") if mode == "scc" else PRIORITIES
+    if priority not in allowed:
+        raise InvalidParameterError(f"mode={mode!r} takes priority {', '.join(allowed)}, got {priority!r}")
     return priority
 
 
@@ -318,27 +326,24 @@ def _pathset(graph, cache, params):
 _WARM = set()
 
 
-def _warm_up(engine, family, graph):
-    """Compile (or load from Numba's cache) the kernels of ``family`` on a tiny graph first, so
-    that ``time_compile`` and ``time_compute`` are reported apart."""
+def _warm_up(mode, family, graph):
+    """Compile (or load from Numba's cache) the kernels of ``mode`` and ``family`` on a tiny graph
+    first, so that ``time_compile`` and ``time_compute`` are reported apart."""
     itype = graph.out_targets.dtype
-    key = (engine.__name__, family, itype.str)
+    key = (mode, family, itype.str)
     if key in _WARM:
         return
     from .dispatch import bsp
+    engine = _engine(mode)
     tiny = _tiny_graph()
     tiny.out_targets = tiny.out_targets.astype(itype)
     tiny._cache.clear()
     extra = {}
-    variants = [{}]
-    if engine.__name__.endswith(".paths"):
+    if mode in PATH_MODES:
         from .preprocess import preprocess
-        extra = {"pathset": preprocess(tiny)}
-        if family == "linear":  # both states' kernels
-            variants = [{"state": "arc"}, {"state": "vertex"}]
-    _run_tiny(family, bsp, lambda sys: [engine.solve(tiny, sys, tol=1e-3, max_iter=100,
-                                                     stats=RunStats.new(), **extra, **v)
-                                        for v in variants])
+        extra = {"pathset": preprocess(tiny), "state": "arc"}
+    _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
+                                                    stats=RunStats.new(), **extra))
     _WARM.add(key)
 
 
@@ -395,9 +400,8 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
             raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
                                         f"(linear) algorithms, not mode={mode!r} on {algo.name}")
         extra["batch_arcs"] = _check_positive("batch_arcs", batch_arcs, int)
-    x, converged = gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
-                             device=device, divide_by_sum=getattr(algo, "divides_by_sum", False),
-                             **extra)
+    x, converged = _solve_dual_or(gpu.solve, graph, system, tol, max_iter, stats, dict(
+        extra, mode=mode, device=device, divide_by_sum=getattr(algo, "divides_by_sum", False)))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
@@ -439,17 +443,13 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
         stats["time_preprocess"] = time.perf_counter() - t0
         stats["gpus"] = len(devices)
         t0 = time.perf_counter()
-        x, converged = multi.solve(graph, system, pathset=ps, workers=len(devices), tol=tol,
-                                   max_iter=max_iter, stats=stats,
-                                   make_worker=gpu_worker_factory(devices, stats))
+        x, converged = _solve_dual_or(multi.solve, graph, system, tol, max_iter, stats, dict(
+            pathset=ps, workers=len(devices), make_worker=gpu_worker_factory(devices, stats)))
     else:
-        if mode in PATH_MODES:
-            stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         t0 = time.perf_counter()
-        x, converged = multi_gpu.solve(graph, system, devices=devices, mode=shard_mode, tol=tol,
-                                       max_iter=max_iter, stats=stats,
-                                       divide_by_sum=getattr(algo, "divides_by_sum", False)
-                                       and system.family == "linear")
+        x, converged = _solve_dual_or(multi_gpu.solve, graph, system, tol, max_iter, stats, dict(
+            devices=devices, mode=shard_mode, divide_by_sum=getattr(algo, "divides_by_sum", False)
+            and system.family == "linear"))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)

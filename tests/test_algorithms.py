@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import dijkstra
 
 import digraph
+from digraph.errors import InvalidParameterError
 from digraph.algorithms import PageRank
 from digraph.graph import Graph
 
@@ -419,7 +420,7 @@ def test_threads_on_a_larger_graph_dense_rounds():
 
 RUN = __import__("sys").modules["digraph.run"]
 def _modes():
-    return list(RUN.AVAILABLE_MODES)
+    return list(RUN.MODES)
 
 
 @pytest.mark.parametrize("mode", _modes())
@@ -441,8 +442,16 @@ def test_every_mode_matches_the_references(mode, data, arcs, alpha):
     assert within(l1(r.values, pagerank_exact(arcs, alpha)), 1e-10)
     r = run1(g, "adsorption", seeds=seeds, tol=1e-10, mode=mode)
     assert within(l1(r.values, adsorption_exact(arcs, seeds, 0.8)), 1e-10)
+    if mode == "scc":  # linear systems only: a clear error for the others
+        with pytest.raises(InvalidParameterError, match="mode='scc' solves linear systems"):
+            run1(g, "sssp", source=source, mode=mode)
+        return
     r = run1(g, "sssp", source=source, mode=mode)
     assert np.array_equal(r.values, sssp_networkx(arcs, source))
+    if mode.startswith("path"):  # k-core's dependencies are undirected: no path mode
+        with pytest.raises(InvalidParameterError, match="k-core depends on in- and out-neighbours"):
+            run1(g, "kcore", mode=mode)
+        return
     r = run1(g, "kcore", mode=mode)
     assert r.values.tolist() == core_peeling(arcs.n, arcs.src, arcs.dst).tolist()
 

@@ -95,7 +95,7 @@ def test_stats_keys_and_consistency(g):
             assert k in s, (name, k)
         assert s.rounds == s["rounds"]  # attribute access
         assert s["algorithm"] == name
-        expected = "path" if name in ("pagerank", "adsorption") else "vertex-async"
+        expected = "scc" if name in ("pagerank", "adsorption") else "vertex-async"
         assert s["mode"] == expected and s["device"] == "cpu" and s["converged"] is True
         assert 1 <= s["threads"] <= numba.config.NUMBA_NUM_THREADS
         assert s["rounds"] > 0
@@ -127,7 +127,7 @@ def test_params_recorded(g, gw):
     p = r.params
     assert p["alpha"] == 0.7 and p["tol"] == 1e-9 and p["max_iter"] == 500
     assert p["personalization"] is None and p["weights"] is True
-    assert p["mode"] == "path" and p["device"] == "cpu"
+    assert p["mode"] == "scc" and p["device"] == "cpu"
     r = digraph.run(g, "pagerank")
     assert r.params["alpha"] == 0.85 and r.params["tol"] == 1e-6 and r.params["max_iter"] >= 1000
     r = digraph.run(gw, "sssp", source=30, weights=False)
@@ -279,18 +279,30 @@ def test_modes(g):
     run_module = sys.modules["digraph.run"]
     with pytest.raises(InvalidParameterError, match="unknown mode 'fast'"):
         digraph.run(g, "pagerank", mode="fast")
-    assert set(run_module.AVAILABLE_MODES) <= set(run_module.MODES)
     for mode in run_module.MODES:
-        if mode in run_module.AVAILABLE_MODES:
-            r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)
-            assert r.stats["mode"] == mode and r.params["mode"] == mode
-        else:  # designed but not built yet: NotAvailableError, not "unknown"
-            with pytest.raises(NotAvailableError, match=mode) as ei:
-                digraph.run(g, "pagerank", mode=mode)
-            assert isinstance(ei.value, NotImplementedError)
+        r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)
+        assert r.stats["mode"] == mode and r.params["mode"] == mode
+        assert r.stats["engine"] == f"cpu-{mode}" and r.stats["route"] == "asked for"
+        assert r.stats["requested_mode"] == mode
     r = digraph.run(g, "pagerank")
-    assert r.stats["mode"] == run_module.DEFAULT_MODES["linear"] == "path"
-    assert r.stats["state"] == "vertex"
+    assert r.stats["mode"] == "scc" and r.stats["state"] == "vertex"
+    assert r.stats["requested_mode"] is None and r.stats["route"].startswith("automatic: ")
+    s = digraph.run(g, "sssp", source=g.vertex_ids[0])
+    assert s.stats["mode"] == "vertex-async" and s.stats["engine"] == "cpu-vertex-async"
+
+
+def test_a_named_mode_runs_or_raises(g):
+    with pytest.raises(InvalidParameterError, match="mode='scc' solves linear systems"):
+        digraph.run(g, "sssp", source=g.vertex_ids[0], mode="scc")
+    with pytest.raises(InvalidParameterError, match="k-core depends on in- and out-neighbours"):
+        digraph.run(g, "kcore", mode="path")
+    with pytest.raises(InvalidParameterError, match="mode='scc' runs on the CPU"):
+        digraph.run(g, "pagerank", mode="scc", device="cuda")
+    # an option of the path modes does not switch the automatic choice to one (issue 19)
+    with pytest.raises(InvalidParameterError, match="pass mode='path'"):
+        digraph.run(g, "pagerank", cache="somewhere")
+    with pytest.raises(InvalidParameterError, match="state= was removed: mode='scc'"):
+        digraph.run(g, "pagerank", state="vertex")
 
 
 @pytest.mark.parametrize("device, error", [

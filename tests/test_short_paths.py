@@ -176,10 +176,12 @@ def check_path_parameter(g, name, values, default):
         r = digraph.run(g, "pagerank", mode="path", tol=1e-10, **{name: v})
         assert np.abs(r.values - exact).sum() <= 1e-10
         assert r.stats[name] == v
-    r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10, state="arc")
+    r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
     assert r.stats[name] == default and r.stats["state"] == "arc"
-    with pytest.raises(InvalidParameterError, match="state='arc'"):  # an option of the arc state
-        digraph.run(g, "pagerank", mode="path", state="vertex", **{name: values[0]})
+    with pytest.raises(InvalidParameterError, match="path modes"):  # not an option of the SCC engine
+        digraph.run(g, "pagerank", mode="scc", **{name: values[0]})
+    with pytest.raises(InvalidParameterError, match="pass mode='path'"):  # nor of the automatic choice
+        digraph.run(g, "pagerank", **{name: values[0]})
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(InvalidParameterError):
             digraph.run(g, "pagerank", mode="path", **{name: bad})

@@ -1,4 +1,4 @@
-"""The vertex state of the path modes (``state="vertex"``, dispatch/dag_push.py): linear systems
+"""The SCC engine (``mode="scc"``, dispatch/dag_push.py): linear systems
 SCC by SCC of the vertex condensation, one residual per vertex."""
 
 import numpy as np
@@ -68,14 +68,15 @@ def split(request, monkeypatch):
 def test_linear_algorithms_match_their_references(threads, split, g, data):
     algos = digraph.algorithms
     seed = data.draw(st.integers(0, g.num_vertices - 1))
-    for mode in ("path", "path-nopriority"):
-        r = digraph.run(g, "pagerank", mode=mode, threads=threads, tol=1e-10, state="vertex")
+    for prio in ("pending", "none"):
+        r = digraph.run(g, "pagerank", mode="scc", priority=prio, threads=threads, tol=1e-10)
         assert r.stats["state"] == "vertex" and r.stats["converged"]
         assert np.abs(r.values - algos.PageRank().reference(g)).sum() <= 1e-10
-        r = digraph.run(g, "adsorption", seeds=[seed], mode=mode, threads=threads, tol=1e-10)
+        r = digraph.run(g, "adsorption", seeds=[seed], mode="scc", priority=prio, threads=threads,
+                        tol=1e-10)
         assert r.stats["state"] == "vertex"
         assert np.abs(r.values - algos.Adsorption().reference(g, seeds=[seed])).sum() <= 1e-10
-    r = digraph.run(g, Scaled(), c=0.9, mode="path", threads=threads, tol=1e-9)
+    r = digraph.run(g, Scaled(), c=0.9, mode="scc", threads=threads, tol=1e-9)
     ref = Scaled().reference(g, c=0.9)
     assert np.abs(r.values - ref).sum() <= 1e-9
 
@@ -88,7 +89,7 @@ def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
     monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
     monkeypatch.setattr(dag_push, "SPLIT_KIND", kind)
     g, exact = _hub_and_leaves(20_000)
-    r = digraph.run(g, "pagerank", mode="path", threads=threads, tol=1e-12)
+    r = digraph.run(g, "pagerank", mode="scc", threads=threads, tol=1e-12)
     assert r.stats["scc_split"] == 1
     assert np.abs(r.values - exact).sum() <= 1e-12
     assert r.values[0] == pytest.approx(exact[0], rel=1e-11)
@@ -116,28 +117,39 @@ def test_accumulators_stay_small_at_tight_tolerance(monkeypatch):
     monkeypatch.setattr(dag_push, "SPLIT_KIND", "accumulate")
     g, exact = _hub_and_leaves(20_000)
     for _ in range(3):
-        r = digraph.run(g, "pagerank", mode="path", threads=2, tol=1e-13, max_iter=1000)
+        r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-13, max_iter=1000)
         assert r.stats["scc_split"] == 1
         assert np.abs(r.values - exact).sum() <= 1e-13
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_linf_route_pushes_every_sweep(threads, split):
-    # adsorption (column sums up to ~89: only the L∞ route bounds the error) on R-MAT: the giant
+    # adsorption (column sums up to ~89) on R-MAT, on the L∞ route itself (the engine called
+    # directly: digraph.run would rescale the system by its dual weights first): the giant
     # component's many residuals at or below vmax, which may never push, used to set the soft
     # priority's threshold above every residual that may (the largest on a hub of out-degree
     # 379): 1,921 of 2,000 sweeps pushed nothing and the run hit max_iter at every tol.
+    import numba
+
+    from digraph.result import RunStats
     from digraph.generators import rmat
     src, dst = rmat(12, 8, seed=1)
     g = digraph.load((src, dst))
     seeds = g.vertex_ids[np.argsort(-g.out_degree, kind="stable")[:10]]
-    exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
-    for tol in (1e-4, 1e-8):
-        r = digraph.run(g, "adsorption", seeds=seeds, beta=0.8, tol=tol, threads=threads,
-                        max_iter=1000)
-        assert r.stats["state"] == "vertex" and r.stats["converged"]
-        assert r.stats["error_bound"] <= tol
-        assert np.abs(r.values - exact).sum() <= tol
+    algo = digraph.algorithms.Adsorption()
+    system = algo.prepare(g, **algo.bind(g, {"seeds": seeds, "beta": 0.8}))
+    exact = algo.reference(g, seeds=seeds)
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        for tol in (1e-4, 1e-8):
+            stats = RunStats.new()
+            x, converged = dag_push.solve(g, system, tol=tol, max_iter=1000, stats=stats)
+            assert converged and stats["state"] == "vertex" and "finished_by" not in stats
+            assert stats["error_bound"] <= tol
+            assert np.abs(x - exact).sum() <= tol
+    finally:
+        numba.set_num_threads(old)
 
 
 def test_chunk_pending_folds_and_resets_the_accumulators():
@@ -172,7 +184,7 @@ def test_acyclic_graph_runs_every_vertex_once():
     src = np.concatenate([np.arange(1, n) // 2, np.arange(n - 1)])
     dst = np.concatenate([np.arange(1, n), np.arange(1, n)])
     g = Graph.from_arrays(src, dst)
-    r = digraph.run(g, "pagerank", mode="path", tol=1e-12)
+    r = digraph.run(g, "pagerank", mode="scc", tol=1e-12)
     s = r.stats
     assert s["scc_vertices"] == s["scc_ran"] == s["scc_ran_once"] == n
     assert s["sweeps"] == 0 == s["rounds"] == sum(s["layer_rounds"])
@@ -187,17 +199,17 @@ def test_counters_add_up_and_priority_sends_less():
     g = Graph.from_arrays(rng.integers(0, n, 24000), rng.integers(0, n, 24000), num_vertices=n)
     exact = digraph.algorithms.PageRank().reference(g)
     runs = {}
-    for mode in ("path", "path-nopriority"):
-        r = digraph.run(g, "pagerank", mode=mode, tol=1e-9)
-        s = runs[mode] = r.stats
+    for prio in ("pending", "none"):
+        r = digraph.run(g, "pagerank", mode="scc", priority=prio, tol=1e-9)
+        s = runs[prio] = r.stats
         assert np.abs(r.values - exact).sum() <= 1e-9
         assert s["error_bound"] <= 1e-9 and "finished_by" not in s
         assert sum(s["layer_rounds"]) == s["rounds"] and len(s["layer_rounds"]) == s["layers"]
         assert sum(s["layer_arc_updates"]) == s["arc_updates"] == s["arcs_examined"]
         assert 0 <= s["scc_ran_once"] <= s["scc_ran"] == s["scc_vertices"]
         assert s["time_preprocess"] >= 0 and s["vertex_order"] == "vertex"
-    assert runs["path"]["priority"] == "pending" and runs["path-nopriority"]["priority"] == "none"
-    assert runs["path"]["arc_updates"] < runs["path-nopriority"]["arc_updates"]
+    assert runs["pending"]["priority"] == "pending" and runs["none"]["priority"] == "none"
+    assert runs["pending"]["arc_updates"] < runs["none"]["arc_updates"]
 
 
 def test_path_order_gives_the_same_answer():
@@ -224,7 +236,7 @@ def test_out_of_rounds_is_reported():
     n = 500
     g = Graph.from_arrays(rng.integers(0, n, 5000), rng.integers(0, n, 5000), num_vertices=n)
     with pytest.raises(ConvergenceError) as ei:
-        digraph.run(g, "pagerank", mode="path", tol=1e-12, max_iter=3)
+        digraph.run(g, "pagerank", mode="scc", tol=1e-12, max_iter=3)
     s = ei.value.result.stats
     assert not s["converged"] and s["error_bound"] > 1e-12
     assert max(s["layer_rounds"]) <= 3  # every component stopped after max_iter sweeps
@@ -266,22 +278,18 @@ def test_condensation_is_cached_on_the_graph():
     assert c1 is c2 and t2 == 0.0 and c1.num_components == 1
 
 
-def test_state_parameter_errors():
+def test_scc_mode_errors():
     g = Graph.from_arrays([0, 1, 2], [1, 2, 0])
-    assert digraph.run(g, "pagerank", mode="path", state="arc").stats["state"] == "arc"
+    assert digraph.run(g, "pagerank", mode="path").stats["state"] == "arc"  # path walks paths
     assert digraph.run(g, "sssp", source=0, mode="path").stats["state"] == "arc"
-    # an option of the arc state picks it
-    assert digraph.run(g, "pagerank", mode="path", short_path_push=1).stats["state"] == "arc"
-    assert digraph.run(g, "pagerank", mode="path", priority="paper").stats["state"] == "arc"
-    bad = [dict(mode="path", state="edge"), dict(mode="bsp", state="vertex"),
-           dict(mode="vertex-async", state="arc"), dict(mode="path", state="vertex", layer_window=2),
-           dict(mode="path", state="vertex", priority="paper"),
-           dict(mode="path", state="vertex", cache="x"), dict(mode="path", state="vertex", device="cuda")]
+    bad = [dict(mode="scc", layer_window=2), dict(mode="scc", priority="paper"),
+           dict(mode="scc", cache="x"), dict(mode="scc", device="cuda"),
+           dict(mode="scc", short_path_push=1), dict(mode="path", state="vertex")]
     for kw in bad:
         with pytest.raises(InvalidParameterError):
             digraph.run(g, "pagerank", **kw)
     with pytest.raises(InvalidParameterError, match="linear"):
-        digraph.run(g, "sssp", source=0, mode="path", state="vertex")
+        digraph.run(g, "sssp", source=0, mode="scc")
 
 
 @pytest.mark.datasets
@@ -289,7 +297,7 @@ def test_cnr2000_pagerank(datasets):
     from conftest import dataset_path
     g = digraph.load(dataset_path("cnr-2000.txt.gz"))
     r = digraph.run(g, "pagerank", tol=1e-8)
-    assert r.stats["mode"] == "path" and r.stats["state"] == "vertex" and r.stats["converged"]
+    assert r.stats["mode"] == "scc" and r.stats["state"] == "vertex" and r.stats["converged"]
     ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-10)
     assert np.abs(r.values - ref.values).sum() <= 1e-8 + 1e-10
     # the arc-update goal of issue 4: at most 0.30x bsp's
@@ -320,7 +328,7 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     exact = digraph.algorithms.PageRank().reference(g)
     monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1000)
     r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
-    assert r.stats["scc_split"] == 1 and "delegated_to" not in r.stats
+    assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
     c = int(np.argmax(cond.comp_arcs))
     bounds, cap, cross = _split_plan(cond, c, 2)
@@ -329,5 +337,5 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     # with enough threads, a graph that is one giant component runs bsp's dense rounds
     monkeypatch.setattr(dag_push, "DELEGATE_THREADS", 2)
     r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
-    assert r.stats["delegated_to"] == "bsp" and "split over 2 threads" in r.stats["delegated_why"]
+    assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10

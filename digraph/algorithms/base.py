@@ -78,6 +78,11 @@ class LinearSystem:
     src_degree_scale = None
     """When not None, ``src_scale[u] = src_degree_scale / out_degree[u]`` (0 where the
     out-degree is 0), so a GPU can make it from the out-degrees it holds."""
+    error_gammas = None
+    """When not None, the (γ1, γ∞) every engine's error bound uses instead of this system's own
+    column and row sums: set on a system rescaled by dual weights
+    (:func:`digraph.dispatch.dual_bound.scaled_system`), whose residual bounds another system's
+    error."""
 
 
 class _Made:

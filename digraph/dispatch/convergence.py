@@ -42,7 +42,11 @@ def linear_contraction(graph, system):
 
     ``‖x* − x‖₁ ≤ ‖r‖₁ / (1 − γ1)`` when γ1 < 1 and ``‖x* − x‖∞ ≤ ‖r‖∞ / (1 − γ∞)`` when γ∞ < 1,
     with ``r = b + A x − x`` the residual (for non-negative ``A``).  Raises when neither is < 1.
+    A system that carries ``error_gammas`` (:func:`digraph.dispatch.dual_bound.scaled_system`)
+    gets those: its residual's L1 norm bounds the error of the system it was scaled from.
     """
+    if getattr(system, "error_gammas", None) is not None:
+        return system.error_gammas
     if graph.num_arcs == 0:
         return 0.0, 0.0
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
@@ -56,6 +60,8 @@ def quick_contraction(graph, system):
     """(γ1, γ∞) as :func:`linear_contraction`, without a pass over the arcs when it can: with no
     arc or target factors (PageRank), column ``u`` sums to ``src_scale[u] · out-degree(u)``; γ∞ is
     then reported as ``inf`` (its route unused, every bound still sound) unless γ1 ≥ 1 needs it."""
+    if getattr(system, "error_gammas", None) is not None:
+        return system.error_gammas
     if system.arc_scale is not None or system.dst_scale is not None or graph.num_arcs == 0:
         return linear_contraction(graph, system)
     src_scale = linear_factors(graph, system)[0]
@@ -164,9 +170,11 @@ ROUNDING_MARGIN = 1e-6
 """Relative margin added to a certified bound for the rounding of the residual's computation."""
 
 
-def certified_bound(graph, system, x, gammas, out):
+def certified_bound(graph, system, x, gammas, out, dual=None):
     """(bound, ‖r‖₁, floor) from the residual recomputed exactly from ``x`` (written to ``out``);
     ``floor`` is the bound that the residual's rounding alone allows (see :func:`certified`).
+    ``dual``: verified dual weights ``ẑ`` (:mod:`digraph.dispatch.dual_bound`); the bound is then
+    also ``ẑᵀ(|r| + ε)`` with ``ε`` each entry's rounding, and the smaller one is reported.
 
     Incrementally tracked residuals (BSP's and vertex-async's δ, the path modes' mirrors) drift
     from the true one by rounding; a run is declared converged only on this bound.
@@ -183,6 +191,13 @@ def certified_bound(graph, system, x, gammas, out):
     sx = float(x.sum())
     bound = linear_error_bound(r1 + e1, rmax + emax, sx, n, gammas, system.normalize)
     floor = linear_error_bound(e1, emax, sx, n, gammas, system.normalize)
+    if dual is not None and not system.normalize:
+        u = np.finfo(np.float64).eps / 2
+        eps = 8 * u * (2 * np.abs(b) + 2 * np.abs(x) + np.abs(out))
+        dfloor = float(dual @ eps)
+        dbound = float(dual @ np.abs(out)) + dfloor
+        if dbound < bound:
+            bound, floor = dbound, dfloor
     return bound * (1.0 + ROUNDING_MARGIN), r1, floor
 
 

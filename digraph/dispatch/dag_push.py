@@ -1,6 +1,5 @@
-"""The vertex state of the CPU path modes: linear systems solved SCC by SCC in the order of the
-DAG sketch, with one residual per vertex (``mode="path"``, ``state="vertex"``, the default for
-linear algorithms on the CPU).
+"""The SCC engine (``mode="scc"``, the default for linear algorithms on the CPU): linear systems
+solved SCC by SCC in the order of the DAG sketch, with one residual per vertex.
 
 DiGraph's model (§3.2.2): an SCC-vertex runs once its predecessors have converged, and one whose
 inputs are final never runs again (Observation 2).  Here the SCC-vertices are the strongly
@@ -16,7 +15,7 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
   by inside arcs; a push into another thread's chunk goes to the pusher's own accumulator, which
   the owner drains (:func:`digraph.smx.cpu_scc.sweep_chunks`: no atomics, no lost update).
 
-Why not per-arc mirrors (``state="arc"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
+Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
 arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
 residual is one value to test.  On cnr-2000 PageRank the vertex state sends about as few arcs
 (0.21× ``bsp``'s) at a fraction of the time (docs/benchmarks.md, "Vertex state").
@@ -32,7 +31,6 @@ is certified on the residual recomputed from the state; if that fails (rounding)
 finished by vertex-level push from the exact residual, as in the arc state.
 """
 
-import time
 
 import numba
 import numpy as np
@@ -73,9 +71,10 @@ OUTBOX_CROSS = 0.45
 
 DELEGATE_THREADS = 8
 DELEGATE_SHARE = 0.75
-"""With at least :data:`DELEGATE_THREADS` threads, a linear system whose split components hold
-more than this share of the arcs (one giant component: nothing for the DAG to order) runs
-``bsp``'s dense rounds instead (``stats["delegated_to"]``).  Measured on 16 cores
+"""With at least :data:`DELEGATE_THREADS` threads, the router (:mod:`digraph.dispatch.route`)
+sends a linear system whose split components hold more than this share of the arcs (one giant
+component: nothing for the DAG to order) to ``bsp``'s dense rounds instead of this engine
+(``mode=None`` only; the reason is in ``stats["route"]``).  Measured on 16 cores
 (docs/benchmarks.md, "Threads"): with 8 and 16 threads ``bsp`` beats the vertex state on R-MAT
 2^20 (98% of the arcs in one component) and dblp-2010 (89%), not on cnr-2000 (62% in split
 components); with 2 and 4 threads the vertex state wins on all three."""
@@ -98,10 +97,10 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     components.  The run is converged when the certified bound is within ``tol``.
     """
     if system.family != "linear":
-        raise InvalidParameterError("state='vertex' applies to linear algorithms (PageRank, adsorption, "
-                                    "user-defined LinearSystem); use state='arc'")
+        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
+                                    "user-defined LinearSystem)")
     if priority not in ("pending", "none"):
-        raise InvalidParameterError(f"state='vertex' takes priority 'pending' or 'none', got {priority!r}")
+        raise InvalidParameterError(f"mode='scc' takes priority 'pending' or 'none', got {priority!r}")
     if order not in ORDERS:
         raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")
     n = graph.num_vertices
@@ -139,14 +138,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b_left = float(b.sum())
     sum_done = 0.0
     split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(C, bool)
-    if T >= DELEGATE_THREADS and graph.num_arcs:
-        giant = int(cond.comp_arcs[split].sum())
-        if giant > DELEGATE_SHARE * graph.num_arcs:
-            from . import bsp
-            stats["delegated_to"] = "bsp"
-            stats["delegated_why"] = (f"{giant / graph.num_arcs:.0%} of the arcs lie in components "
-                                      f"split over {T} threads, where dense rounds scale better")
-            return bsp.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     old_chunk = numba.get_parallel_chunksize()

@@ -578,6 +578,8 @@ class _Linear:
             col = self.src_scale * g["out_degree"]
         self.gammas = checked_contraction(*be.scalars(col.max(), row.max(), bad[0])) \
             if self.m else (0.0, 0.0)
+        if getattr(sys, "error_gammas", None) is not None:  # rescaled by dual weights
+            self.gammas = sys.error_gammas
         self.b = be.put(sys.b, np.float64)
         self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
         self.bsum = float(np.abs(sys.b).sum())

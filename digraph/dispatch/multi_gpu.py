@@ -1423,7 +1423,10 @@ def _contraction(shards, ex, sys, has, m):
             ginf, nbad = max(ginf, got[0]), nbad + int(got[1])
             if len(got) > 2:
                 g1 = max(g1, got[2])
-    return checked_contraction(g1, ginf, nbad)
+    checked = checked_contraction(g1, ginf, nbad)
+    if getattr(sys, "error_gammas", None) is not None:  # rescaled by dual weights
+        return sys.error_gammas
+    return checked
 
 
 def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):

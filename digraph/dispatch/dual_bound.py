@@ -1,0 +1,166 @@
+"""A tight, sound L1 error bound for linear systems whose columns may sum to 1 or more.
+
+For ``x = b + A x`` with ``A ≥ 0`` and spectral radius below 1, the error of a state ``x`` with
+residual ``r = b + A x − x`` is ``x* − x = (I − A)⁻¹ r``, so
+
+    ‖x* − x‖₁ ≤ 1ᵀ (I − A)⁻¹ |r| = zᵀ |r|,        z = 1 + Aᵀ z        (the *dual weights*),
+
+with equality when ``r ≥ 0`` (every push engine's residual is non-negative).  ``z_u`` is the L1
+mass that one unit of residual at ``u`` ends up adding to the answer.  When the largest column sum
+``γ1`` of ``A`` is below 1, ``z ≤ 1/(1 − γ1)`` everywhere and the classic bound ``‖r‖₁/(1 − γ1)``
+follows; but adsorption's columns sum to up to ``β · out-degree / in-degree`` (17 on wiki-Vote,
+36 on dblp-2010), and its only classic bound was the L∞ route ``n · ‖r‖∞ / (1 − γ∞)``, which is
+``n`` times too loose: tolerances that float64 can reach became unreachable (issue 17).
+
+:func:`dual_weights` computes an upper bound ``ẑ ≥ z`` that is *verified*, not trusted: any
+positive ``w`` with ``s = min_u (w − Aᵀ w)_u > 0`` gives ``ẑ = w / s`` (then
+``ẑ − Aᵀ ẑ ≥ 1``, so ``ẑ − z = (I − Aᵀ)⁻¹ (ẑ − Aᵀ ẑ − 1) ≥ 0``).  ``w`` comes from a few Jacobi
+sweeps of ``z = 1 + Aᵀ z`` from ``z = 1``, which rise monotonically towards ``z``; they stop once
+``s ≥`` :data:`DUAL_SLACK` (then ``ẑ ≤ z / DUAL_SLACK``).  ``max ẑ`` plays the part of
+``1/(1 − γ1)`` in every engine's budget (an *effective* ``γ1 = 1 − 1 / max ẑ``); the final
+certificate uses the whole vector (:func:`digraph.dispatch.convergence.certified_bound`).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .systems import linear_factors
+
+__all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DUAL_SLACK",
+           "DUAL_MAX_SWEEPS"]
+
+DUAL_SLACK = 0.5
+"""Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/DUAL_SLACK`` of ``z``)."""
+
+DUAL_MAX_SWEEPS = 500
+"""Sweeps after which the dual weights are given up (the L∞ route remains)."""
+
+_EPS = np.finfo(np.float64).eps
+"""The rounding of the verification sweep: each ``(Aᵀ w)_u`` is a compensated sum of products of
+non-negative factors, exact to a few ulps of ``(Aᵀ w)_u ≤ w_u``; ``s`` is lowered by
+``16 eps · max w`` before it is used."""
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _sweep(out_offsets, out_targets, src_scale, arc_scale, has_arc, dst_scale, w, out):
+    """``out = 1 + Aᵀ w``; returns ``min_u (w_u − (Aᵀ w)_u)`` (compensated sums)."""
+    n = w.size
+    smin = np.inf
+    for u in prange(n):
+        acc = 0.0
+        comp = 0.0
+        for e in range(out_offsets[u], out_offsets[u + 1]):
+            term = (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]] * w[out_targets[e]]
+            t = acc + term
+            if abs(acc) >= abs(term):
+                comp += (acc - t) + term
+            else:
+                comp += (term - t) + acc
+            acc = t
+        y = src_scale[u] * (acc + comp)
+        out[u] = 1.0 + y
+        smin = min(smin, w[u] - y)
+    return smin
+
+
+def _factors_key(system):
+    """A digest of what decides ``A`` (not ``b``): runs with other seeds share their weights."""
+    import hashlib
+    h = hashlib.blake2b(digest_size=16)
+    for a in (system.src_scale, system.arc_scale, system.dst_scale):
+        h.update(b"-" if a is None else np.ascontiguousarray(a, np.float64).tobytes())
+    return ("dual_weights", h.hexdigest())
+
+
+def cached_dual_weights(graph, system):
+    """(ẑ, sweeps, reused): :func:`dual_weights`, kept on ``graph`` for the next run with the same
+    coefficients (``A`` depends on the factors only: adsorption with other seeds reuses it)."""
+    key = _factors_key(system)
+    hit = graph._cache.get(key)
+    if hit is not None:
+        return hit[0], hit[1], True
+    zhat, sweeps = dual_weights(graph, system)
+    graph._cache[key] = (zhat, sweeps)
+    return zhat, sweeps, False
+
+
+def dual_weights(graph, system, *, slack=None, max_sweeps=None):
+    """(ẑ, sweeps): verified dual weights of ``system`` (float64, one per vertex), or
+    (None, sweeps) when no super-solution was found within ``max_sweeps`` (not a contraction in
+    any weighted L1 norm this iteration can find).
+
+    Costs one pass over the arcs per sweep: adsorption at β = 0.8 took 6 sweeps on wiki-Vote, 20
+    on dblp-2010, 34 on R-MAT 2^18 and 38 on cnr-2000 (0.07–0.2 s at 2 threads), with
+    ``ẑ / z`` between 1.65 and 1.87.
+    """
+    slack = DUAL_SLACK if slack is None else float(slack)
+    max_sweeps = DUAL_MAX_SWEEPS if max_sweeps is None else int(max_sweeps)
+    n = graph.num_vertices
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
+    w = np.ones(n, np.float64)
+    nxt = np.empty(n, np.float64)
+    if n == 0:
+        return w, 0
+    for k in range(1, max_sweeps + 1):
+        s = _sweep(graph.out_offsets, graph.out_targets, src_scale, arc, has_arc, dst_scale, w, nxt)
+        # s was measured on w: w / s is a verified super-solution once s > 0
+        if s >= slack:
+            safe = s - 16 * _EPS * float(w.max())
+            if safe > 0:
+                w *= 1.0 / safe
+                return w, k
+        w, nxt = nxt, w
+        if not np.isfinite(w).all():
+            break
+    return None, max_sweeps
+
+
+def scaled_system(system, zhat):
+    """The system in the variables ``x' = ẑ ∘ x``: ``b' = ẑ ∘ b``, ``A' = diag(ẑ) A diag(ẑ)⁻¹``.
+
+    Its residual is ``r' = ẑ ∘ r``, so ``‖r'‖₁ = ẑᵀ|r|`` bounds the *original* error: the system
+    carries ``error_gammas = (0, ∞)``, which every CPU engine's bound then uses (``‖r'‖₁ / (1 − 0)``,
+    no L∞ route).  A push on ``x'`` is the same push as on ``x``, scaled; the soft priority by
+    pending mass then favours the residuals that weigh most in the bound.
+    """
+    from ..algorithms.base import LinearSystem
+    n = zhat.size
+    src = np.ones(n) if system.src_scale is None else np.asarray(system.src_scale, np.float64)
+    dst = np.ones(n) if system.dst_scale is None else np.asarray(system.dst_scale, np.float64)
+    out = LinearSystem(b=np.asarray(system.b, np.float64) * zhat, src_scale=src / zhat,
+                       arc_scale=system.arc_scale, dst_scale=dst * zhat, normalize=False)
+    out.error_gammas = (0.0, np.inf)
+    return out
+
+
+def solve_scaled(solve, graph, system, gammas, *, tol, stats, **kw):
+    """Run ``solve(graph, system', tol=..., stats=..., **kw)`` on :func:`scaled_system` when the
+    dual weights pay (``γ1 ≥ 1``: the classic L1 bound does not hold), and certify the answer on
+    the original system with ``ẑ``; returns (x, converged), or None when they do not apply (the
+    caller runs ``system`` itself).
+    """
+    import time
+
+    from .convergence import certified, certified_bound
+    if system.normalize or gammas[0] < 1.0 or getattr(system, "error_gammas", None) is not None:
+        return None
+    t0 = time.perf_counter()
+    zhat, sweeps, reused = cached_dual_weights(graph, system)
+    stats["time_dual"] = time.perf_counter() - t0
+    stats["dual_sweeps"] = 0 if reused else int(sweeps)
+    if zhat is None:
+        stats["error_route"] = "linf"
+        return None
+    stats["error_route"] = "dual"
+    stats["dual_max"] = float(zhat.max())
+    xs, converged = solve(graph, scaled_system(system, zhat), tol=tol, stats=stats, **kw)
+    x = xs / zhat
+    rvec = np.empty(graph.num_vertices, np.float64)
+    bound, r1, floor = certified_bound(graph, system, x, gammas, rvec, dual=zhat)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    stats.pop("floor_limited", None)
+    stats.pop("error_floor", None)
+    if converged:
+        converged = certified(bound, r1, floor, tol, stats)
+    return x, converged
