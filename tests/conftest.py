@@ -53,3 +53,12 @@ def datasets():
     if not DATASETS.is_dir():
         pytest.skip(f"datasets folder {DATASETS} is absent")
     return DATASETS
+
+
+def random_graph(seed=0, n=200, m=900):
+    """A directed multigraph of ``m`` uniform random arcs on ``n`` vertices (loops allowed)."""
+    import numpy as np
+
+    from digraph.graph import Graph
+    rng = np.random.default_rng(seed)
+    return Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)

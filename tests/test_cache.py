@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from digraph.errors import DigraphError
-from digraph.graph import Graph
+from conftest import random_graph
 from digraph.paths import PathSet
 from digraph.paths import pathset as pathset_mod
 from digraph.preprocess import load_or_build, preprocess
@@ -15,8 +15,7 @@ from digraph.preprocess.errors import CacheError
 
 
 def _graph(seed=0, n=200, m=900):
-    rng = np.random.default_rng(seed)
-    return Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)
+    return random_graph(seed, n, m)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from digraph.dispatch.dual_bound import dual_weights, scaled_system
 from digraph.generators import rmat
 from digraph.graph import Graph
 
-from conftest import dataset_path
+from conftest import dataset_path, random_graph
 
 CPU_MODES = [None, "bsp", "vertex-async", "path", "path-nopriority"]
 
@@ -46,11 +46,6 @@ def reference(g, system, sweeps=600):
     for _ in range(sweeps):
         x = b + a @ x
     return x
-
-
-def random_graph(seed, n, m):
-    rng = np.random.default_rng(seed)
-    return Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)
 
 
 def hub_system(g, rho=0.9):

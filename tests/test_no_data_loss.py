@@ -20,9 +20,8 @@ import pytest
 import digraph
 from digraph import cli as cli_mod
 from digraph.atomic_file import atomic_file
-from digraph.graph import Graph
+from conftest import random_graph
 from digraph.paths import PathSet
-from digraph.paths import cache_folder
 from digraph.paths import pathset as pathset_mod
 from digraph.preprocess import load_or_build, preprocess
 from digraph.preprocess.errors import CacheError
@@ -30,14 +29,9 @@ from digraph.preprocess.errors import CacheError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _graph(seed=0, n=120, m=500):
-    rng = np.random.default_rng(seed)
-    return Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)
-
-
 @pytest.fixture
 def graph():
-    return _graph()
+    return random_graph(0, 120, 500)
 
 
 def user_folder(root):

@@ -135,6 +135,18 @@ def pending_budget(tol, sum_x, n, gammas, normalize):
     return budget
 
 
+@njit(cache=True, nogil=True, inline="always")
+def neumaier_add(acc, comp, term):
+    """One step of Neumaier's compensated sum: (new sum, new compensation); the total is
+    ``acc + comp`` at the end."""
+    t = acc + term
+    if abs(acc) >= abs(term):
+        comp += (acc - t) + term
+    else:
+        comp += (term - t) + acc
+    return t, comp
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, out):
     """(‖r‖₁, ‖r‖∞) of ``r = b + A x − x``, recomputed from the state alone (one pull over the arcs);
@@ -151,13 +163,7 @@ def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_sca
         comp = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
             c = in_coef[k] if has_coef else 1.0
-            term = c * src_scale[in_sources[k]] * x[in_sources[k]]
-            t = acc + term
-            if abs(acc) >= abs(term):
-                comp += (acc - t) + term
-            else:
-                comp += (term - t) + acc
-            acc = t
+            acc, comp = neumaier_add(acc, comp, c * src_scale[in_sources[k]] * x[in_sources[k]])
         rv = b[v] + dst_scale[v] * (acc + comp) - x[v]
         out[v] = rv
         r = abs(rv)

@@ -24,6 +24,7 @@ certificate uses the whole vector (:func:`digraph.dispatch.convergence.certified
 import numpy as np
 from numba import njit, prange
 
+from .convergence import neumaier_add
 from .systems import linear_factors
 
 __all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DUAL_SLACK",
@@ -50,13 +51,8 @@ def _sweep(out_offsets, out_targets, src_scale, arc_scale, has_arc, dst_scale, w
         acc = 0.0
         comp = 0.0
         for e in range(out_offsets[u], out_offsets[u + 1]):
-            term = (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]] * w[out_targets[e]]
-            t = acc + term
-            if abs(acc) >= abs(term):
-                comp += (acc - t) + term
-            else:
-                comp += (term - t) + acc
-            acc = t
+            acc, comp = neumaier_add(
+                acc, comp, (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]] * w[out_targets[e]])
         y = src_scale[u] * (acc + comp)
         out[u] = 1.0 + y
         smin = min(smin, w[u] - y)

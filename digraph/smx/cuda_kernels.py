@@ -32,11 +32,14 @@ import math
 
 from numba import config, cuda, float64, int64
 
+from ..dispatch.convergence import neumaier_add
+
 __all__ = []
 
 _PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
 PROXY_SLOTS = 128
 """Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
+
 _SIM = bool(config.ENABLE_CUDASIM)
 HEAVY = 4 if _SIM else 256
 """Degree from which a vertex gets a whole block instead of one thread (4 in the simulator, so
@@ -46,15 +49,9 @@ HB = 8 if _SIM else 128
 simulator runs each thread as a Python thread)."""
 
 
-@cuda.jit(device=True, inline=True)
-def _neumaier(acc, comp, term):
-    """One step of Neumaier's compensated summation: (sum, compensation)."""
-    t = acc + term
-    if abs(acc) >= abs(term):
-        comp += (acc - t) + term
-    else:
-        comp += (term - t) + acc
-    return t, comp
+_neumaier = cuda.jit(device=True, inline=True)(neumaier_add.py_func)
+"""One step of Neumaier's compensated summation: (sum, compensation); the CPU's
+:func:`digraph.dispatch.convergence.neumaier_add`, compiled for the device."""
 
 
 @cuda.jit(device=True, inline=True)
