@@ -67,6 +67,9 @@ def build_parser():
     r.add_argument("--out", help="write every vertex's value: .csv (vertex,value), .npy, or .parquet "
                                  "(needs pyarrow)")
     r.add_argument("--stats", help="write the run statistics as JSON")
+    r.add_argument("--allow-unconverged", action="store_true",
+                   help="when max_iter rounds do not reach tol, write the partial answer with a warning "
+                        "(exit 0) instead of failing")
     r.add_argument("--debug", action="store_true", help="show tracebacks")
     for parser in (r, sub.choices["preprocess"]):
         _add_progress_options(parser)
@@ -258,9 +261,24 @@ def _run(args, out, progress):
     progress.end(f"{graph.num_vertices:,} vertices, {graph.num_arcs:,} arcs")
     what = args.algorithm + (f" (mode {args.mode})" if args.mode else "")
     progress.start(f"running {what}" + (", preprocessing paths first" if args.mode in ("path", "path-nopriority") else ""))
-    result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
-                         threads=args.threads, max_iter=args.max_iter, tol=args.tol,
-                         cache=args.cache, **params)
+    try:
+        result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
+                             threads=args.threads, max_iter=args.max_iter, tol=args.tol,
+                             cache=args.cache, **params)
+    except digraph.errors.ConvergenceError as e:
+        st = e.result.stats
+        why = (f"{args.algorithm} did not converge in {st['rounds']:,} rounds (max_iter "
+               f"{e.result.params['max_iter']:,})")
+        if "error_bound" in st:
+            why += f": error bound {st['error_bound']:.3g} > tol {e.result.params['tol']:.3g}"
+        if not args.allow_unconverged:
+            raise digraph.errors.ConvergenceError(
+                f"{why}; raise --max-iter or --tol, or pass --allow-unconverged to write the partial "
+                "answer", e.result) from None
+        progress.abort()
+        print(f"digraph: warning: {why}; writing the partial answer (--allow-unconverged)",
+              file=sys.stderr)
+        result = e.result
     st = result.stats
     st["time_load"] = t_load  # the run itself was handed a loaded graph
     st["time_total"] = st.get("time_total", 0.0) + t_load

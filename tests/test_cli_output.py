@@ -142,3 +142,16 @@ def test_version_and_real_load_time(graph_file, tmp_path):
     assert st["time_load"] > 0  # the CLI loads the file itself; it was reported as 0.0 ms
     assert st["time_total"] >= st["time_load"] + st["time_compute"]
     assert st["engine"] == "cpu-scc" and st["route"].startswith("automatic")
+
+
+def test_unconverged_run_speaks_the_cli_language(graph_file, tmp_path):
+    out = tmp_path / "r.csv"
+    p = cli("run", "pagerank", graph_file, "--mode", "bsp", "--max-iter", "2", "--tol", "1e-14", "--out", out)
+    assert p.returncode == 2 and not out.exists()
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and "raise --max-iter or --tol, or pass --allow-unconverged" in err[0]
+    assert ".result" not in p.stderr  # the Python API's wording
+    q = cli("run", "pagerank", graph_file, "--mode", "bsp", "--max-iter", "2", "--tol", "1e-14", "--out", out,
+            "--allow-unconverged", "--top", "0")
+    assert q.returncode == 0 and q.stderr.startswith("digraph: warning: pagerank did not converge")
+    assert out.read_text().startswith("vertex,value\n")
