@@ -35,7 +35,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``stats["engine"]`` and ``stats["route"]``.  A named mode runs exactly that mode or
         raises: ``"scc"`` (CPU, linear systems: strongly connected components solved one after
         another in the order of their DAG, one residual per vertex; the CPU default for
-        PageRank, adsorption and other linear systems), ``"path"`` (DiGraph: paths walked one per
+        PageRank, adsorption and other linear systems), ``"power"`` (CPU, normalised linear
+        systems such as PageRank: the Google-matrix power iteration with the rank-one
+        dangling/teleport term, chosen automatically when one strongly connected component holds
+        most arcs), ``"path"`` (DiGraph: paths walked one per
         thread, SCC-vertices of the DAG sketch in layer order, with priority scheduling; not
         k-core), ``"path-nopriority"`` (the same without priority, DiGraph-w),
         ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
@@ -137,7 +140,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         given["priority"] = priority
     plan = route(system.family, mode, device, threads=nthreads,
                  graph=graph if device == "cpu" and system.family == "linear" else None,
-                 path_options=[k for k, v in given.items() if v is not None])
+                 path_options=[k for k, v in given.items() if v is not None],
+                 system=system if system.family == "linear" else None)
     mode = plan.mode
     stats = RunStats.new(algorithm=algo.name, mode=mode, device=device, threads=nthreads,
                          converged=False)
@@ -291,6 +295,9 @@ def _engine(mode):
     if mode == "scc":
         from .dispatch import dag_push
         return dag_push
+    if mode == "power":
+        from .dispatch import power
+        return power
     if mode == "bsp":
         from .dispatch import bsp
         return bsp
@@ -342,8 +349,14 @@ def _warm_up(mode, family, graph):
     if mode in PATH_MODES:
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny), "state": "arc"}
-    _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
-                                                    stats=RunStats.new(), **extra))
+    if mode == "power":  # normalised systems only
+        import dataclasses
+        _run_tiny(family, bsp, lambda sys: engine.solve(
+            tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
+            stats=RunStats.new()))
+    else:
+        _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
+                                                        stats=RunStats.new(), **extra))
     _WARM.add(key)
 
 

@@ -440,6 +440,12 @@ def test_every_mode_matches_the_references(mode, data, arcs, alpha):
     r = run1(g, "pagerank", alpha=alpha, tol=1e-10, mode=mode)
     assert r.stats["mode"] == mode
     assert within(l1(r.values, pagerank_exact(arcs, alpha)), 1e-10)
+    if mode == "power":  # normalised linear systems only: a clear error for the others
+        with pytest.raises(InvalidParameterError, match="mode='power' cannot run this system"):
+            run1(g, "adsorption", seeds=seeds, tol=1e-10, mode=mode)
+        with pytest.raises(InvalidParameterError, match="mode='power'"):
+            run1(g, "sssp", source=source, mode=mode)
+        return
     r = run1(g, "adsorption", seeds=seeds, tol=1e-10, mode=mode)
     assert within(l1(r.values, adsorption_exact(arcs, seeds, 0.8)), 1e-10)
     if mode == "scc":  # linear systems only: a clear error for the others

@@ -327,15 +327,21 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
     exact = digraph.algorithms.PageRank().reference(g)
     monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1000)
-    r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
+    r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-10)
     assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
     c = int(np.argmax(cond.comp_arcs))
     bounds, cap, cross = _split_plan(cond, c, 2)
     assert cap.sum() == cap[0, 1] + cap[1, 0] and 0.3 < cross < 0.7  # a random graph: about half
     assert np.abs(r.values - exact).sum() <= 1e-10
-    # with enough threads, a graph that is one giant component runs bsp's dense rounds
-    monkeypatch.setattr(dag_push, "DELEGATE_THREADS", 2)
+    # one giant component: PageRank goes to the Google-matrix power iteration
     r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
+    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]
+    assert np.abs(r.values - exact).sum() <= 1e-10
+    # with enough threads, a linear system that is no PageRank runs bsp's dense rounds
+    monkeypatch.setattr(dag_push, "DELEGATE_THREADS", 2)
+    seeds = [int(g.vertex_ids[0])]
+    exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
+    r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)
     assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10
