@@ -364,3 +364,13 @@ def test_max_iter_too_small_for_sssp():
     vals = ei.value.result.values
     assert vals[:4].tolist() == [0.0, 1.0, 2.0, 3.0] and np.isinf(vals[4:]).all()
     assert digraph.run(g, "sssp", source=0, max_iter=n).stats["rounds"] == n
+
+
+def test_sssp_takes_one_source():
+    # a list used to run an undocumented multi-source SSSP (issue 19)
+    import networkx as nx
+    g = digraph.load(([0, 1, 2], [1, 2, 0]))
+    with pytest.raises(InvalidParameterError, match="source= takes one vertex id, got a list of 2"):
+        digraph.run(g, "sssp", source=[0, 1])
+    grid = digraph.load(nx.grid_2d_graph(3, 3).to_directed())  # tuple ids: a tuple is one vertex
+    assert digraph.run(grid, "sssp", source=(0, 1)).to_dict()[(2, 2)] == 3.0

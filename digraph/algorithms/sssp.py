@@ -9,6 +9,8 @@ parallel arcs: the lightest counts).  Unreachable vertices get +inf.  The answer
 
 import numpy as np
 
+from ..errors import InvalidParameterError
+
 from .base import REQUIRED, Algorithm, MonotoneSystem, check_weights
 
 __all__ = ["SSSP"]
@@ -29,7 +31,7 @@ class SSSP(Algorithm):
     parameters = {"source": REQUIRED, "weights": True}
 
     def prepare(self, graph, source, weights):
-        s = graph.index_of(source, "source")
+        s = _one_source(graph, source)
         w = check_weights(graph, self.name, allow_inf=True) if (weights and graph.weighted) else None
         init = np.full(graph.num_vertices, np.inf)
         init[s] = 0.0
@@ -67,3 +69,21 @@ class SSSP(Algorithm):
             return out
         a = sp.csr_array((w, (src, dst)), shape=(n, n))
         return dijkstra(a, directed=True, indices=s)
+
+
+def _one_source(graph, source):
+    """The internal index of ``source``: one vertex (a tuple is one vertex when the graph's ids are
+    tuples, as networkx grid nodes are); a list of several is refused, not run as multi-source."""
+    if isinstance(source, tuple) and graph.vertex_ids.dtype == object:
+        try:
+            return int(graph.index_of([source], "source")[0])
+        except Exception:
+            pass
+    s = graph.index_of(source, "source")
+    if np.ndim(s) != 0:
+        if len(s) == 1 and not isinstance(source, (list, tuple, np.ndarray)):
+            return int(s[0])
+        raise InvalidParameterError(
+            f"sssp: source= takes one vertex id, got a {type(source).__name__} of {len(s)} "
+            f"({str(source)[:60]}); run once per source")
+    return int(s)
