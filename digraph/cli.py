@@ -386,6 +386,13 @@ def main(argv=None):
         progress.abort()
         _quiet_stdout()
         return 0
+    except MemoryError as e:  # GraphTooLargeError names the size; a bare one says where it struck
+        progress.abort()
+        if getattr(args, "debug", False):
+            raise
+        msg = str(e).splitlines()[0] if str(e) else "the machine ran out of memory"
+        print(f"digraph: error: out of memory: {msg}", file=sys.stderr)
+        return 2
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
         progress.abort()
         if getattr(args, "debug", False):

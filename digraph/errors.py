@@ -15,6 +15,7 @@ __all__ = [
     "InvalidParameterError",
     "NotAvailableError",
     "ConvergenceError",
+    "GraphTooLargeError",
 ]
 
 
@@ -84,3 +85,8 @@ class ConvergenceError(DigraphError, RuntimeError):
     def __init__(self, message, result=None):
         super().__init__(message)
         self.result = result
+
+
+class GraphTooLargeError(DigraphError, MemoryError):
+    """A declared size (a Matrix Market size line, ``num_vertices``) needs more memory than the
+    machine has available; raised before anything of that size is allocated."""

@@ -158,6 +158,8 @@ class Graph:
             n = int(num_vertices)
             if n < 0:
                 raise InvalidParameterError(f"num_vertices must be >= 0, got {num_vertices}")
+            from .memory import check_vertices
+            check_vertices(n, "num_vertices")
             for a in (src, dst):
                 bad = np.flatnonzero((a < 0) | (a >= n))
                 if bad.size:

@@ -248,3 +248,26 @@ def test_scipy_and_array_errors():
         digraph.load(42)
     with pytest.raises(InvalidParameterError, match="cannot load"):
         digraph.load({0: [1]})
+
+
+def test_declared_sizes_beyond_memory_are_refused_before_allocation(tmp_path):
+    # an 85-byte .mtx whose size line claims 10^9 rows got the process killed at 23.4 GB (issue 19)
+    import resource
+    import subprocess
+    import sys
+
+    from digraph.errors import GraphTooLargeError
+    f = tmp_path / "huge.mtx"
+    f.write_text("%%MatrixMarket matrix coordinate pattern general\n"
+                 "1000000000000 1000000000000 1\n1 2\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(GraphTooLargeError, match=r"huge.mtx, line 2: the size line declares "
+                                                  r"1,000,000,000,000 vertices"):
+        digraph.load(f)
+    with pytest.raises(GraphTooLargeError, match="num_vertices declares"):
+        digraph.load(([0], [1]), num_vertices=10**13)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: nothing big
+    p = subprocess.run([sys.executable, "-m", "digraph.cli", "run", "pagerank", str(f)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.startswith("digraph: error: out of memory: ") and len(p.stderr.splitlines()) == 1

@@ -113,6 +113,8 @@ def parse_mtx(data, path="<bytes>", *, weighted=None):
         raise GraphFormatError(
             f"the matrix is {rows} x {cols}; an adjacency matrix must be square", path=str(path),
             line=size_no)
+    from ..memory import check_vertices
+    check_vertices(rows, f"{path}, line {size_no}: the size line")
     if weighted is True and field == "pattern":
         raise GraphFormatError("weighted=True, but the Matrix Market file is a 'pattern' "
                                "(no values)", path=str(path))
