@@ -133,12 +133,15 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
         reason = _WHY_DEFAULT[("cpu" if where == "cpu" else "gpu", family)]
         if chosen == "scc" and graph is not None:
-            power = _power(graph, system)
+            power, share = _power(graph, system)
             delegate = None if power else _delegation(graph, threads)
             if power:
                 chosen, reason = "power", power
             elif delegate:
                 chosen, reason = "bsp", delegate
+            elif share is not None:
+                reason += (f"; the largest component holds {share:.0%} of the arcs (< {POWER_SHARE:.0%}: "
+                           "the DAG orders the rest)")
         return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None)
     if mode == "scc":
         if family != "linear":
@@ -171,19 +174,20 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
 
 
 def _power(graph, system):
-    """The reason to run the power iteration instead of ``scc`` (a giant component), or None."""
+    """(reason, share): the reason to run the power iteration instead of ``scc`` (a giant
+    component) or None, and the largest component's share of the arcs (None when not looked at)."""
     if system is None or not graph.num_arcs:
-        return None
+        return None, None
     from .power import applies
     if applies(graph, system):
-        return None
+        return None, None
     from ..paths.condensation import condensation_for
     cond = condensation_for(graph)[0]
     share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
     if share < POWER_SHARE:
-        return None
+        return None, share
     return (f"the largest component holds {share:.0%} of the arcs (>= {POWER_SHARE:.0%}): nothing much "
-            "for the DAG to order, and the Google-matrix iteration's error falls at alpha*|lambda2| a round")
+            "for the DAG to order, and the Google-matrix iteration's error falls at alpha*|lambda2| a round"), share
 
 
 def _delegation(graph, threads):
