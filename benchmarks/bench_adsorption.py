@@ -13,7 +13,6 @@ run is reported as ``dual_first``).
 
 import argparse
 import json
-import os
 import platform
 import statistics
 import sys
@@ -24,20 +23,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import digraph  # noqa: E402
+from graphs import load  # noqa: E402
 from digraph.algorithms import Adsorption  # noqa: E402
 from digraph.algorithms._reference import coefficient_matrix  # noqa: E402
-
-DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "datasets")
-
-
-def load(name):
-    if name.startswith("rmat"):
-        from digraph.generators import rmat
-        src, dst = rmat(int(name[4:]), 16, seed=1)
-        return digraph.load((src, dst))
-    return digraph.load(DATASETS / f"{name}.txt.gz")
 
 
 def seeds_of(g, kind):

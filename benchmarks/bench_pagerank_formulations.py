@@ -26,18 +26,10 @@ import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import digraph  # noqa: E402
-
-DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "datasets")
-
-
-def load(name):
-    if name.startswith("rmat"):
-        from digraph.generators import rmat
-        src, dst = rmat(int(name[4:]), 16, seed=1)
-        return digraph.load((src, dst))
-    return digraph.load(DATASETS / f"{name}.txt.gz")
+from graphs import load  # noqa: E402
 
 
 def scipy_power(g, alpha, tol):

@@ -1,0 +1,22 @@
+"""The graphs the benchmarks name: files of ``../shared/datasets`` (or ``$DIGRAPH_DATASETS``) by
+their stem, and ``rmatK`` for ``digraph.generators.rmat(K, 16, seed=1)``."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import digraph  # noqa: E402
+
+DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "datasets")
+
+
+def load(name):
+    """``rmatK`` generated (edge factor 16, seed 1), else ``DATASETS/<name>.txt.gz``."""
+    if name.startswith("rmat"):
+        from digraph.generators import rmat
+        src, dst = rmat(int(name[4:]), 16, seed=1)
+        return digraph.load((src, dst))
+    return digraph.load(DATASETS / f"{name}.txt.gz")
