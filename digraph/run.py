@@ -138,15 +138,19 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
              "layer_window": layer_window}
     if mode != "scc":  # the SCC engine takes a priority too
         given["priority"] = priority
+    t0 = time.perf_counter()
     plan = route(system.family, mode, device, threads=nthreads,
                  graph=graph if device == "cpu" and system.family == "linear" else None,
                  path_options=[k for k, v in given.items() if v is not None],
                  system=system if system.family == "linear" else None)
+    t_route = time.perf_counter() - t0  # the condensation, when the choice needed it
     mode = plan.mode
     stats = RunStats.new(algorithm=algo.name, mode=mode, device=device, threads=nthreads,
                          converged=False)
     plan.record(stats)
     stats["time_load"] = t_load
+    stats["time_route"] = t_route
+    stats["time_preprocess"] = t_route
     if device != "cpu":
         if short_path_push is not None or layer_window is not None:
             raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
@@ -165,7 +169,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             from .paths.condensation import condensation_for
             condensation_for(graph)
             extra["priority"] = _priority(mode, priority)
-            stats["time_preprocess"] = time.perf_counter() - t0
+            stats["time_preprocess"] += time.perf_counter() - t0
         elif mode in PATH_MODES:
             from .dispatch.paths import check_layer_window, check_short_path_push
             extra["priority"] = _priority(mode, priority)
@@ -173,7 +177,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             extra["pathset"] = _pathset(graph, cache, preprocess)
             extra["short_path_push"] = check_short_path_push(short_path_push)
             extra["layer_window"] = check_layer_window(layer_window)
-            stats["time_preprocess"] = time.perf_counter() - t0
+            stats["time_preprocess"] += time.perf_counter() - t0
         t0 = time.perf_counter()
         x, converged = _solve_dual_or(_engine(mode).solve, graph, system, tol, max_iter, stats, extra)
         stats["time_compute"] = time.perf_counter() - t0
