@@ -293,3 +293,12 @@ def test_bfs_cutoff_edges(cutoff):
     G = nx.path_graph(4)
     got = B.single_source_shortest_path_length(G, 0, cutoff=cutoff)
     assert typed(got) == typed(nx.single_source_shortest_path_length(G, 0, cutoff=cutoff))
+
+
+def test_refused_pagerank_keywords_are_named():
+    from digraph.nx_backend import interface
+    G = nx.DiGraph([(0, 1), (1, 2)])
+    for kw, name in (({"nstart": {0: 1.0}}, "nstart="), ({"dangling": {0: 1.0}}, "dangling=")):
+        with pytest.raises(NotImplementedError, match=f"does not support {name}"):
+            interface.pagerank(G, **kw)
+        assert name.rstrip("=") in interface.can_run("pagerank", (G,), kw)

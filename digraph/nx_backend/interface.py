@@ -393,8 +393,12 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     """
     import digraph
 
-    if nstart is not None or dangling is not None:
-        raise NotImplementedError("the digraph backend does not support nstart or dangling")
+    refused = [k for k, v in (("nstart", nstart), ("dangling", dangling)) if v is not None]
+    if refused:
+        raise NotImplementedError(
+            f"pagerank: the digraph backend does not support {' or '.join(k + '=' for k in refused)} "
+            "(digraph starts from its own residual state and sends dangling mass along the "
+            "personalization); call networkx's own pagerank for it")
     kw = _run_kwargs("pagerank", backend_kwargs)
     g = _as_graph(G, weight)
     n = len(g)
