@@ -375,32 +375,32 @@ def main(argv=None):
             pre._info(args, sys.stdout)
         sys.stdout.flush()
     except KeyboardInterrupt:
-        progress.abort()
-        if getattr(args, "debug", False):
-            raise
-        _quiet_stdout()
-        print("digraph: interrupted", file=sys.stderr)
-        return 130
+        _quiet_stdout()  # nothing more goes to a reader we may be in the middle of
+        return _stop(args, progress, "digraph: interrupted", 130)
     except BrokenPipeError:
         # the reader of standard output went away (``| head``): what we write to files is done
         progress.abort()
         _quiet_stdout()
         return 0
     except MemoryError as e:  # GraphTooLargeError names the size; a bare one says where it struck
-        progress.abort()
-        if getattr(args, "debug", False):
-            raise
-        msg = str(e).splitlines()[0] if str(e) else "the machine ran out of memory"
-        print(f"digraph: error: out of memory: {msg}", file=sys.stderr)
-        return 2
+        return _stop(args, progress, f"digraph: error: out of memory: {_first_line(e, 'no memory left')}", 2)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
-        progress.abort()
-        if getattr(args, "debug", False):
-            raise
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        print(f"digraph: error: {msg}", file=sys.stderr)
-        return 2
+        return _stop(args, progress, f"digraph: error: {_first_line(e, type(e).__name__)}", 2)
     return 0
+
+
+def _stop(args, progress, line, status):
+    """End a command that failed or was interrupted: one ``line`` on stderr and ``status`` (or,
+    with ``--debug``, the exception being handled re-raised with its traceback)."""
+    progress.abort()
+    if getattr(args, "debug", False):
+        raise  # noqa: PLE0704 - called from an except block: re-raises the exception handled there
+    print(line, file=sys.stderr)
+    return status
+
+
+def _first_line(e, default):
+    return str(e).splitlines()[0] if str(e) else default
 
 
 def _quiet_stdout():

@@ -9,7 +9,7 @@ import numpy as np
 from .algorithms import get as get_algorithm
 from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
-from .dispatch.route import MODES, PATH_MODES, route
+from .dispatch.route import MODES, PATH_MODES, check_mode, route
 from .result import Result, RunStats
 
 __all__ = ["run", "MODES"]
@@ -110,7 +110,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     """
     t_start = time.perf_counter()
     algo = get_algorithm(algorithm)
-    mode = _check_mode(mode)
+    mode = check_mode(mode)
     device = _check_device(device)
     threads = _check_threads(threads)
     t0 = time.perf_counter()
@@ -192,10 +192,14 @@ def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):
     if system.family == "linear" and not system.normalize:
         from .dispatch.convergence import quick_contraction
         from .dispatch.dual_bound import solve_scaled
-        out = solve_scaled(solve, graph, system, quick_contraction(graph, system), tol=tol,
-                           max_iter=max_iter, stats=stats, **extra)
+        gammas = quick_contraction(graph, system)
+        out = solve_scaled(solve, graph, system, gammas, tol=tol, max_iter=max_iter, stats=stats,
+                           **extra)
         if out is not None:
             return out
+        import copy
+        system = copy.copy(system)  # the caller's system stays as it was
+        system.error_gammas = gammas  # summed once: the engine need not pass over the arcs again
     return solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
 
 
@@ -229,11 +233,6 @@ def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, devic
 
 
 # ---------------------------------------------------------------------------- checks
-
-def _check_mode(mode):
-    from .dispatch.route import check_mode
-    return check_mode(mode)
-
 
 def _check_device(device):
     if device is None:
@@ -273,11 +272,6 @@ def _check_positive(name, value, kind):
             (kind is int and v != value):
         raise InvalidParameterError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {value!r}")
     return v
-
-
-def _version():
-    from . import __version__
-    return __version__
 
 
 @contextmanager

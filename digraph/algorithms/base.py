@@ -79,10 +79,10 @@ class LinearSystem:
     """When not None, ``src_scale[u] = src_degree_scale / out_degree[u]`` (0 where the
     out-degree is 0), so a GPU can make it from the out-degrees it holds."""
     error_gammas = None
-    """When not None, the (γ1, γ∞) every engine's error bound uses instead of this system's own
-    column and row sums: set on a system rescaled by dual weights
-    (:func:`digraph.dispatch.dual_bound.scaled_system`), whose residual bounds another system's
-    error."""
+    """When not None, the (γ1, γ∞) every engine's error bound uses instead of summing this
+    system's columns and rows itself: the system's own, once ``digraph.run`` has summed them, or
+    those of a system rescaled by dual weights (:func:`digraph.dispatch.dual_bound.scaled_system`),
+    whose residual bounds another system's error."""
 
 
 class _Made:

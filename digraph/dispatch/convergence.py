@@ -42,8 +42,8 @@ def linear_contraction(graph, system):
 
     ``‖x* − x‖₁ ≤ ‖r‖₁ / (1 − γ1)`` when γ1 < 1 and ``‖x* − x‖∞ ≤ ‖r‖∞ / (1 − γ∞)`` when γ∞ < 1,
     with ``r = b + A x − x`` the residual (for non-negative ``A``).  Raises when neither is < 1.
-    A system that carries ``error_gammas`` (:func:`digraph.dispatch.dual_bound.scaled_system`)
-    gets those: its residual's L1 norm bounds the error of the system it was scaled from.
+    A system that carries ``error_gammas`` gets those (its own, already summed, or those of a
+    rescaled system, :func:`digraph.dispatch.dual_bound.scaled_system`).
     """
     if getattr(system, "error_gammas", None) is not None:
         return system.error_gammas

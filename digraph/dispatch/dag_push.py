@@ -31,7 +31,6 @@ is certified on the residual recomputed from the state; if that fails (rounding)
 finished by vertex-level push from the exact residual, as in the arc state.
 """
 
-
 import numba
 import numpy as np
 

@@ -68,14 +68,20 @@ def _teleport(y, v, c, x):
 
 def applies(graph, system):
     """Why the power iteration cannot run ``system`` (a sentence), or None when it can."""
+    return _gamma(graph, system)[1]
+
+
+def _gamma(graph, system):
+    """(γ1, None) when the power iteration can run ``system``, else (None, why)."""
     if system.family != "linear" or not system.normalize:
-        return "it answers normalised linear systems (PageRank-like: normalize=True)"
+        return None, "it answers normalised linear systems (PageRank-like: normalize=True)"
     b = np.asarray(system.b, np.float64)
     if b.size and (b.min() < 0 or not b.sum() > 0):
-        return "it needs b >= 0 with a positive sum (b / Σb is the teleport vector)"
-    if quick_contraction(graph, system)[0] >= 1.0:
-        return "it needs column sums below 1"
-    return None
+        return None, "it needs b >= 0 with a positive sum (b / Σb is the teleport vector)"
+    g1 = quick_contraction(graph, system)[0]
+    if g1 >= 1.0:
+        return None, "it needs column sums below 1"
+    return g1, None
 
 
 def solve(graph, system, *, tol, max_iter, stats, **unused):
@@ -84,11 +90,10 @@ def solve(graph, system, *, tol, max_iter, stats, **unused):
     Counters as ``bsp``'s dense rounds: each round reads every arc once (``arc_updates``,
     ``dense_rounds``) and updates every vertex (``vertex_updates``).
     """
-    why = applies(graph, system)
+    g1, why = _gamma(graph, system)
     if why is not None:
         raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
     n = graph.num_vertices
-    g1 = quick_contraction(graph, system)[0]
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has_arc else arc
     b = np.asarray(system.b, np.float64)

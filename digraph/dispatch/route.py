@@ -127,9 +127,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     if mode is None:
         if path_options:
             raise InvalidParameterError(
-                f"{', '.join(o + '=' for o in path_options)} appl{'ies' if len(path_options) == 1 else 'y'} "
-                "to the path modes, which walk the PathSet; pass mode='path' to run one (the automatic "
-                "choice does not change engine because of an option)")
+                f"{_apply(path_options)} to the path modes, which walk the PathSet; pass mode='path' to "
+                "run one (the automatic choice does not change engine because of an option)")
         chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
         reason = _WHY_DEFAULT[("cpu" if where == "cpu" else "gpu", family)]
         if chosen == "scc" and graph is not None:
@@ -167,10 +166,13 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             f"mode={mode!r} walks directed paths, but k-core depends on in- and out-neighbours alike: "
             "no DAG orders it; use 'vertex-async' (the default) or 'bsp'")
     if path_options and mode not in PATH_MODES:
-        raise InvalidParameterError(
-            f"{', '.join(o + '=' for o in path_options)} appl{'ies' if len(path_options) == 1 else 'y'} "
-            f"to the path modes, not mode={mode!r}")
+        raise InvalidParameterError(f"{_apply(path_options)} to the path modes, not mode={mode!r}")
     return Plan(mode, f"{where}-{mode}", "asked for", mode)
+
+
+def _apply(options):
+    """``"cache= applies"`` / ``"cache=, layer_window= apply"``."""
+    return f"{', '.join(o + '=' for o in options)} appl{'ies' if len(options) == 1 else 'y'}"
 
 
 def _power(graph, system):
