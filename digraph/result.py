@@ -25,7 +25,10 @@ class RunStats(dict):
     ``floor_limited`` and ``error_floor`` (the bound the residual's rounding alone allows).
     Linear systems whose columns may sum to 1 or more (adsorption) add ``error_route``
     (``"dual"``, or ``"linf"`` when no dual weights were found), ``dual_sweeps``, ``dual_max``
-    and ``time_dual`` (:mod:`digraph.dispatch.dual_bound`).
+    and ``time_dual`` (:mod:`digraph.dispatch.dual_bound`).  ``time_route`` is the router's share
+    of ``time_preprocess`` (a condensation built to choose).  An automatic PageRank-like run that
+    began as a power probe and handed over adds ``probe_rounds`` and ``probe_ratio``
+    (:mod:`digraph.dispatch.route`); its counters include the probe's rounds.
     """
 
     @classmethod

@@ -179,10 +179,44 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             extra["layer_window"] = check_layer_window(layer_window)
             stats["time_preprocess"] += time.perf_counter() - t0
         t0 = time.perf_counter()
-        x, converged = _solve_dual_or(_engine(mode).solve, graph, system, tol, max_iter, stats, extra)
-        stats["time_compute"] = time.perf_counter() - t0
+        if plan.probe is not None:
+            x, converged, mode, aside = _probe_then(plan, graph, system, tol, max_iter, nthreads, stats)
+        else:
+            x, converged = _solve_dual_or(_engine(mode).solve, graph, system, tol, max_iter, stats, extra)
+            aside = 0.0
+        stats["time_compute"] = time.perf_counter() - t0 - aside
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
+
+
+def _probe_then(plan, graph, system, tol, max_iter, nthreads, stats):
+    """The automatic power probe (:data:`digraph.dispatch.route.PROBE_RATIO`): (x, converged, mode
+    that answered, seconds spent routing and compiling).  A probe that trips hands over to
+    :func:`~digraph.dispatch.route.after_probe`, whose plan is recorded in ``stats``; its
+    condensation counts in ``time_route`` and ``time_preprocess``, its compilation in
+    ``time_compile``, the probe's rounds in the counters (and ``probe_rounds``)."""
+    from .dispatch import power
+    from .dispatch.route import after_probe
+    x, converged = power.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, trip=plan.probe)
+    if converged is not None:
+        return x, converged, plan.mode, 0.0
+    t0 = time.perf_counter()
+    new = after_probe(plan, graph, nthreads, stats)
+    t_route = time.perf_counter() - t0
+    new.record(stats)
+    stats["time_route"] += t_route
+    stats["time_preprocess"] += t_route
+    if new.mode == "power":
+        x, converged = power.solve(graph, system, tol=tol, max_iter=max_iter - stats["probe_rounds"],
+                                   stats=stats, x0=x)
+        return x, converged, new.mode, t_route
+    t0 = time.perf_counter()
+    _warm_up(new.mode, system.family, graph)
+    t_compile = time.perf_counter() - t0
+    stats["time_compile"] += t_compile
+    extra = {"priority": "pending"} if new.mode == "scc" else {}
+    x, converged = _engine(new.mode).solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
+    return x, converged, new.mode, t_route + t_compile
 
 
 def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):

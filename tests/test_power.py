@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.algorithms import REQUIRED, Algorithm, LinearSystem
-from digraph.errors import InvalidParameterError
+from digraph.dispatch import route
+from digraph.errors import ConvergenceError, InvalidParameterError
 from digraph.graph import Graph
+from digraph.paths.condensation import cached_condensation, condensation_for
 
 from conftest import random_graph
 
@@ -98,19 +100,82 @@ def test_tol_below_the_rounding_floor_is_floor_limited():
 
 
 def test_the_router_picks_power_for_a_giant_component_and_scc_for_a_dag():
-    giant = random_graph(3, 2000, 20000)  # one strongly connected component
+    giant = random_graph(3, 2000, 20000)  # one strongly connected component, fast mixing
     r = digraph.run(giant, "pagerank", tol=1e-8)
+    # first run: no condensation is built to decide; the power probe never trips
     assert r.stats["mode"] == "power" and r.stats["requested_mode"] is None
-    assert "largest component holds" in r.stats["route"]
+    assert "one-pass bound" in r.stats["route"] and "probe_rounds" not in r.stats
+    assert cached_condensation(giant) is None
+    assert r.stats["rounds"] < 40
+    # once the condensation is kept on the graph, the share rule decides at once
+    condensation_for(giant)
+    r = digraph.run(giant, "pagerank", tol=1e-8)
+    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]
     # a DAG (arcs from lower to higher ids): every component is one vertex
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 2000, (2, 20000))
     dag = Graph.from_arrays(np.minimum(a, b), np.maximum(a, b) + 1, num_vertices=2001)
     r = digraph.run(dag, "pagerank", tol=1e-8)
-    assert r.stats["mode"] == "scc"
+    assert r.stats["mode"] == "scc" and "one-pass bound" in r.stats["route"]
     # not PageRank-like: the SCC engine (or bsp), never power
     r = digraph.run(giant, "adsorption", seeds=[0], tol=1e-8)
     assert r.stats["mode"] != "power"
+
+
+def _two_giants(n, seed):
+    """Two strongly connected halves with arcs from the first to the second: the one-pass bound
+    says 100%, the largest component holds about half, and |lambda2| = 1 (the second half is closed)."""
+    rng = np.random.default_rng(seed)
+    h = n // 2
+    ring = np.arange(h)
+    src = [ring, rng.integers(0, h, 4 * h), ring + h, rng.integers(h, n, 4 * h), rng.integers(0, h, 20)]
+    dst = [(ring + 1) % h, rng.integers(0, h, 4 * h), (ring + 1) % h + h, rng.integers(h, n, 4 * h),
+           rng.integers(h, n, 20)]
+    return Graph.from_arrays(np.concatenate(src), np.concatenate(dst), num_vertices=n)
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-10])
+def test_a_slow_probe_hands_over_to_the_scc_engine(tol):
+    g = _two_giants(4000, 1)
+    exact = digraph.algorithms.PageRank().reference(g)
+    r = digraph.run(g, "pagerank", tol=tol)
+    s = r.stats
+    assert s["mode"] == "scc" and s["engine"] == "cpu-scc" and s["converged"]
+    assert s["probe_rounds"] >= 3 and s["probe_ratio"] > route.PROBE_RATIO
+    assert "power probe" in s["route"] and "scc from the start" in s["route"]
+    assert s["rounds"] > s["probe_rounds"]  # the probe's rounds are counted, and more were run
+    assert cached_condensation(g) is not None and s["time_route"] > 0
+    assert np.abs(r.values - exact).sum() <= tol
+    # the next run decides from the kept condensation, without a probe
+    r = digraph.run(g, "pagerank", tol=tol)
+    assert r.stats["mode"] == "scc" and "probe_rounds" not in r.stats
+
+
+def test_a_slow_probe_on_one_giant_component_goes_on():
+    # one directed ring with a few chords: one component, but |lambda2| near 1 (slow mixing)
+    n = 3000
+    rng = np.random.default_rng(5)
+    ring = np.arange(n)
+    src = np.concatenate([ring, rng.integers(0, n, 30)])
+    dst = np.concatenate([(ring + 1) % n, rng.integers(0, n, 30)])
+    g = Graph.from_arrays(src, dst, num_vertices=n)
+    exact = digraph.algorithms.PageRank().reference(g)
+    r = digraph.run(g, "pagerank", tol=1e-9)
+    s = r.stats
+    assert s["mode"] == "power" and s["probe_rounds"] >= 3 and "goes on" in s["route"]
+    assert s["converged"] and np.abs(r.values - exact).sum() <= 1e-9
+    # the probe's rounds are not wasted: as many rounds as a power run from the start
+    p = digraph.run(g, "pagerank", mode="power", tol=1e-9)
+    assert s["rounds"] == p.stats["rounds"]
+    assert np.array_equal(r.values, p.values)
+
+
+def test_a_probe_respects_max_iter():
+    g = _two_giants(2000, 2)
+    with pytest.raises(ConvergenceError):
+        digraph.run(g, "pagerank", tol=1e-12, max_iter=2)
+    r = digraph.run(_two_giants(2000, 2), "pagerank", tol=1e-12, max_iter=10_000)
+    assert r.stats["converged"]
 
 
 def test_power_refuses_what_it_cannot_run():

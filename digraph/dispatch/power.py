@@ -84,11 +84,17 @@ def _gamma(graph, system):
     return g1, None
 
 
-def solve(graph, system, *, tol, max_iter, stats, **unused):
+def solve(graph, system, *, tol, max_iter, stats, trip=None, x0=None, **unused):
     """Run the mass-preserving power iteration; returns (x summing to 1, converged).
 
     Counters as ``bsp``'s dense rounds: each round reads every arc once (``arc_updates``,
     ``dense_rounds``) and updates every vertex (``vertex_updates``).
+
+    ``trip`` makes the run a *probe* (the router's automatic choice, :mod:`digraph.dispatch.route`):
+    from the third round on, a round whose ``‖x_{k+1} − x_k‖₁`` is more than ``trip`` times the
+    previous one ends the run with ``converged=None`` (handed back undecided) and
+    ``stats["probe_ratio"]``, ``stats["probe_rounds"]`` set.  ``x0`` (summing to 1) continues an
+    iteration from where a probe stopped.
     """
     g1, why = _gamma(graph, system)
     if why is not None:
@@ -98,7 +104,7 @@ def solve(graph, system, *, tol, max_iter, stats, **unused):
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has_arc else arc
     b = np.asarray(system.b, np.float64)
     v = b / b.sum() if n else b
-    x = v.copy()
+    x = v.copy() if x0 is None else np.array(x0, np.float64)
     y = np.empty(n, np.float64)
     u = np.finfo(np.float64).eps / 2
     stats["formulation"] = "google"
@@ -107,6 +113,7 @@ def solve(graph, system, *, tol, max_iter, stats, **unused):
     bound = np.inf
     converged = n == 0
     rounds = 0
+    diffs = []
     while not converged and rounds < max_iter:
         sx = float(x.sum())
         s = _pull(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale * x, dst_scale, y)
@@ -122,6 +129,13 @@ def solve(graph, system, *, tol, max_iter, stats, **unused):
             stats["floor_limited"] = True
             stats["error_floor"] = float(delta / (1.0 - g1))
             converged = True
+        elif trip is not None:
+            diffs.append(diff)
+            if len(diffs) >= 3 and diffs[-1] > trip * diffs[-2]:
+                stats["probe_ratio"] = float(diffs[-1] / diffs[-2])
+                stats["probe_rounds"] = rounds
+                converged = None
+                break
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * graph.num_arcs

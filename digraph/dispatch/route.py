@@ -27,7 +27,15 @@ Modes
 Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.md``:
 
 * CPU, normalised linear (PageRank): ``"power"`` when the largest component holds at least
-  :data:`POWER_SHARE` of the arcs, else as below.
+  :data:`POWER_SHARE` of the arcs, else as below.  When the graph's condensation is not built
+  yet (a graph's first run), it is not built to decide: if the one-pass bound
+  :func:`~digraph.paths.condensation.largest_share_bound` is below :data:`POWER_SHARE` the SCC
+  engine runs; otherwise the power iteration starts as a *probe* and keeps going while its
+  differences fall fast (by :data:`PROBE_RATIO` or more a round).  A probe whose differences fall
+  more slowly (about α a round: |λ2| near 1, the mark of many closed components) builds the
+  condensation and applies the share rule: it continues, or hands over to the SCC engine
+  (:func:`after_probe`).  ``stats["route"]`` tells which, with ``probe_rounds`` and
+  ``probe_ratio``.
 * CPU, linear: ``"scc"``, except with at least :data:`~digraph.dispatch.dag_push.DELEGATE_THREADS`
   threads on a graph whose components too large for one thread hold more than
   :data:`~digraph.dispatch.dag_push.DELEGATE_SHARE` of the arcs (one giant component: nothing for
@@ -40,7 +48,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Plan", "route", "MODES", "PATH_MODES", "POWER_SHARE"]
+__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_RATIO"]
 
 MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp")
 
@@ -53,6 +61,14 @@ formulations"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component) 1
 165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010 (89%) 609 ms against 666
 (on the shared 2-core machine 299 against 273: the crossover lies near 89%); cnr-2000 (51%)
 and wiki-Vote (38%) stay with the SCC engine (cnr-2000: 309 ms against 852)."""
+PROBE_RATIO = 0.5
+"""A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most this
+share of the previous one (from the third round on).  Measured ratios of the first eight rounds
+(scipy power iteration, α = 0.85): R-MAT 2^16–2^18 0.14–0.17 and p2p-Gnutella 0.19–0.28 (12–16
+rounds to 1e-8); wiki-Vote 0.26–0.46; dblp-2010 0.40, 0.45, 0.55 and cnr-2000 0.45, 0.52, 0.56,
+rising to 0.85 = α (96–99 rounds).  At 0.5 a probe that never trips needs about 27 rounds to
+1e-8; one that trips has spent 3–4 rounds (cnr-2000: about 8% of the SCC engine's time, once:
+the condensation it builds is kept on the graph, and later runs use the share rule at once)."""
 PATH_MODES = ("path", "path-nopriority")
 
 _CPU_DEFAULT = {"linear": "scc", "monotone": "vertex-async", "hindex": "vertex-async"}
@@ -78,6 +94,9 @@ class Plan:
     engine: str
     reason: str
     requested: str = None
+    probe: float = None
+    """For an automatic ``"power"``: the ratio :data:`PROBE_RATIO` at which the run hands back to
+    :func:`after_probe` (None: run to the end)."""
 
     def record(self, stats):
         """Write the plan into a run's ``stats``."""
@@ -131,17 +150,22 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                 "run one (the automatic choice does not change engine because of an option)")
         chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
         reason = _WHY_DEFAULT[("cpu" if where == "cpu" else "gpu", family)]
+        probe = None
         if chosen == "scc" and graph is not None:
-            power, share = _power(graph, system)
+            power, share, is_bound = _power(graph, system)
             delegate = None if power else _delegation(graph, threads)
-            if power:
+            if power == "probe":
+                chosen, probe = "power", PROBE_RATIO
+                reason = (f"at most {share:.0%} of the arcs can lie in one component (one-pass bound, >= "
+                          f"{POWER_SHARE:.0%}): the power iteration, as a probe that continues while its "
+                          f"differences fall by {PROBE_RATIO} a round or faster")
+            elif power:
                 chosen, reason = "power", power
             elif delegate:
                 chosen, reason = "bsp", delegate
             elif share is not None:
-                reason += (f"; the largest component holds {share:.0%} of the arcs (< {POWER_SHARE:.0%}: "
-                           "the DAG orders the rest)")
-        return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None)
+                reason += f"; {share_words(share, is_bound)} (< {POWER_SHARE:.0%}: the DAG orders the rest)"
+        return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
     if mode == "scc":
         if family != "linear":
             raise InvalidParameterError(
@@ -175,21 +199,55 @@ def _apply(options):
     return f"{', '.join(o + '=' for o in options)} appl{'ies' if len(options) == 1 else 'y'}"
 
 
+def share_words(share, bound=False):
+    """The share of the arcs in the largest component (or its bound), in words."""
+    if bound:
+        return f"at most {share:.0%} of the arcs can lie in one component (one-pass bound)"
+    return f"the largest component holds {share:.0%} of the arcs"
+
+
 def _power(graph, system):
-    """(reason, share): the reason to run the power iteration instead of ``scc`` (a giant
-    component) or None, and the largest component's share of the arcs (None when not looked at)."""
+    """(decision, share, is_bound): the reason to run the power iteration instead of ``scc`` (a
+    giant component), ``"probe"`` (to be found out by a probe), or None; the largest component's
+    share of the arcs or its one-pass bound (None when not looked at); whether it is the bound."""
     if system is None or not graph.num_arcs:
-        return None, None
+        return None, None, False
     from .power import applies
     if applies(graph, system):
-        return None, None
-    from ..paths.condensation import condensation_for
-    cond = condensation_for(graph)[0]
+        return None, None, False
+    from ..paths.condensation import cached_condensation, largest_share_bound
+    cond = cached_condensation(graph)
+    if cond is None:
+        bound = largest_share_bound(graph)
+        return (None if bound < POWER_SHARE else "probe"), bound, True
+    return _share_rule(graph, cond) + (False,)
+
+
+def _share_rule(graph, cond):
     share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
     if share < POWER_SHARE:
         return None, share
-    return (f"the largest component holds {share:.0%} of the arcs (>= {POWER_SHARE:.0%}): nothing much "
+    return (f"{share_words(share)} (>= {POWER_SHARE:.0%}): nothing much "
             "for the DAG to order, and the Google-matrix iteration's error falls at alpha*|lambda2| a round"), share
+
+
+def after_probe(plan, graph, threads, stats):
+    """The plan once a power probe has tripped (``stats["probe_ratio"]`` > ``plan.probe``): the
+    condensation is built (kept on the graph) and the share rule decides whether the power
+    iteration goes on (a plan of mode ``"power"`` without probe) or the SCC engine (or ``bsp``, as
+    :func:`route` would choose) starts afresh.  Returns the new :class:`Plan`."""
+    from ..paths.condensation import condensation_for
+    cond = condensation_for(graph)[0]
+    power, share = _share_rule(graph, cond)
+    seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} > {plan.probe} at round "
+            f"{stats['probe_rounds']} (|lambda2| near 1)")
+    if power:
+        return Plan("power", plan.engine, f"automatic: {seen}, but {power}; the power iteration goes on")
+    delegate = _delegation(graph, threads)
+    mode = "bsp" if delegate else "scc"
+    where = plan.engine.rsplit("-", 1)[0]
+    why = delegate or f"{share_words(share)} (< {POWER_SHARE:.0%}): the DAG orders the rest"
+    return Plan(mode, f"{where}-{mode}", f"automatic: {seen}; {why}: {mode} from the start")
 
 
 def _delegation(graph, threads):
