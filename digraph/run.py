@@ -42,8 +42,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         thread, SCC-vertices of the DAG sketch in layer order, with priority scheduling; not
         k-core), ``"path-nopriority"`` (the same without priority, DiGraph-w),
         ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
-        default for SSSP, k-core and other min/max systems) or ``"bsp"`` (bulk-synchronous
-        rounds over a frontier, Gunrock-like; the default for linear systems on GPUs).
+        default for SSSP and other min/max systems, and for k-core on GPUs), ``"bsp"``
+        (bulk-synchronous rounds over a frontier, Gunrock-like; the default for linear systems
+        on GPUs) or ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
+        the parallel PKC, see :mod:`digraph.dispatch.peel`; the CPU default for k-core).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
@@ -333,6 +335,9 @@ def _engine(mode):
     if mode == "bsp":
         from .dispatch import bsp
         return bsp
+    if mode == "peel":
+        from .dispatch import peel
+        return peel
     if mode in PATH_MODES:
         from .dispatch import paths
         return paths
@@ -381,7 +386,11 @@ def _warm_up(mode, family, graph):
     if mode in PATH_MODES:
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny), "state": "arc"}
-    if mode == "power":  # normalised systems only
+    if mode == "peel":  # both schedules (k-core only)
+        from .algorithms.base import HIndexSystem
+        for schedule in engine.SCHEDULES:
+            engine.solve(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
+    elif mode == "power":  # normalised systems only
         import dataclasses
         _run_tiny(family, bsp, lambda sys: engine.solve(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,

@@ -95,7 +95,7 @@ def test_stats_keys_and_consistency(g):
             assert k in s, (name, k)
         assert s.rounds == s["rounds"]  # attribute access
         assert s["algorithm"] == name
-        expected = "scc" if name in ("pagerank", "adsorption") else "vertex-async"
+        expected = {"pagerank": "scc", "adsorption": "scc", "kcore": "peel"}.get(name, "vertex-async")
         assert s["mode"] == expected and s["device"] == "cpu" and s["converged"] is True
         assert 1 <= s["threads"] <= numba.config.NUMBA_NUM_THREADS
         assert s["rounds"] > 0
@@ -280,7 +280,10 @@ def test_modes(g):
     with pytest.raises(InvalidParameterError, match="unknown mode 'fast'"):
         digraph.run(g, "pagerank", mode="fast")
     for mode in run_module.MODES:
-        r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)
+        if mode == "peel":  # k-core only; PageRank is refused (tests/test_kcore_peel.py)
+            r = digraph.run(g, "kcore", mode=mode)
+        else:
+            r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)
         assert r.stats["mode"] == mode and r.params["mode"] == mode
         assert r.stats["engine"] == f"cpu-{mode}" and r.stats["route"] == "asked for"
         assert r.stats["requested_mode"] == mode

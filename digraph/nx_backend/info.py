@@ -7,8 +7,9 @@ networkx nor numba.
 __all__ = ["get_info", "FUNCTIONS"]
 
 _KEYWORDS = {
-    "mode : str, optional": "digraph execution mode: 'bsp', 'vertex-async', 'path' or "
-                            "'path-nopriority' (default: the fastest measured for the algorithm).",
+    "mode : str, optional": "digraph execution mode: 'scc', 'power', 'bsp', 'vertex-async', "
+                            "'path', 'path-nopriority' or, for core_number, 'peel' (default: the "
+                            "fastest measured for the algorithm).",
     "device : str, optional": "'cpu' (default); 'cuda[:N]' once the GPU engine lands.",
     "threads : int, optional": "CPU threads of the Numba kernels (default: all).",
 }
@@ -23,7 +24,7 @@ FUNCTIONS = {
         "additional_parameters": _KEYWORDS,
     },
     "core_number": {
-        "additional_docs": "h-index iteration in digraph; exact.",
+        "additional_docs": "One peeling pass in digraph on the CPU (the h-index iteration on GPUs); exact.",
         "additional_parameters": _KEYWORDS,
     },
     "single_source_dijkstra_path_length": {
