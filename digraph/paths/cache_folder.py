@@ -19,12 +19,13 @@ import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from ..preprocess.errors import CacheError
 
 __all__ = ["MANIFEST", "LOCK", "check_writable", "new_generation", "generation_dir", "writer_lock",
-           "try_writer_lock", "remove_stale", "write_manifest", "is_digraph_manifest"]
+           "try_writer_lock", "remove_stale", "write_manifest", "is_digraph_manifest", "read_json"]
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"
@@ -32,12 +33,37 @@ _GENERATION = re.compile(r"^arrays-[0-9a-f]{8,32}$")
 _MANIFEST_TMP = re.compile(r"^\.manifest-[0-9a-f]{8,32}\.tmp$")
 
 
+#: A manifest larger than this is refused unread (a real one is a few kilobytes).
+MAX_MANIFEST_BYTES = 1 << 24
+
+
+def read_json(path):
+    """The JSON object in the regular file ``path``, read without following a symbolic link or
+    blocking on a FIFO, and at most :data:`MAX_MANIFEST_BYTES` long.
+
+    Raises ``FileNotFoundError`` when absent and :class:`CacheError` naming the file otherwise.
+    """
+    from .validate import open_regular
+
+    with open_regular(path) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(min(size, MAX_MANIFEST_BYTES) + 1)  # never a buffer larger than the file
+        except OSError as e:
+            raise CacheError(f"{path}: unreadable manifest ({e.strerror or e})") from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise CacheError(f"{path}: unreadable manifest (larger than {MAX_MANIFEST_BYTES} bytes)")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise CacheError(f"{path}: unreadable manifest ({str(e)[:120]})") from None
+
+
 def is_digraph_manifest(path):
     """True when ``path`` is a readable JSON manifest of a digraph path cache."""
     try:
-        with open(path, encoding="utf-8") as f:
-            man = json.load(f)
-    except (OSError, ValueError):
+        man = read_json(path)
+    except (OSError, CacheError):
         return False
     return isinstance(man, dict) and man.get("format") == "digraph-pathset"
 
@@ -93,13 +119,36 @@ except ImportError:  # pragma: no cover - Windows: no inter-process lock
     fcntl = None
 
 
+_LOCK_FLAGS = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_lock(path):
+    """Open (creating) the lock file; a lock that is no regular file (a symbolic link, a FIFO: a
+    forged cache) is removed -- it is this module's own name -- and created afresh."""
+    for attempt in range(2):
+        try:
+            fd = os.open(path, _LOCK_FLAGS | os.O_CREAT, 0o666)
+        except OSError:
+            if attempt or not os.path.lexists(path) or os.path.isdir(path) and not os.path.islink(path):
+                raise
+            os.unlink(path)  # a symbolic link named .lock: remove the link, never its target
+            continue
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+        if attempt:
+            break
+        os.unlink(path)
+    raise CacheError(f"{path}: the cache's lock is not a regular file")
+
+
 @contextlib.contextmanager
 def writer_lock(directory):
     """Hold the cache folder's exclusive writer lock (blocks while another writer holds it)."""
     if fcntl is None:  # pragma: no cover
         yield
         return
-    fd = os.open(Path(directory) / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = _open_lock(Path(directory) / LOCK)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -114,8 +163,12 @@ def try_writer_lock(directory):
         yield False
         return
     try:
-        fd = os.open(Path(directory) / LOCK, os.O_RDWR)
+        fd = os.open(Path(directory) / LOCK, _LOCK_FLAGS)
     except OSError:
+        yield False
+        return
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         yield False
         return
     try:
@@ -166,9 +219,11 @@ def write_manifest(directory, manifest):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, d / MANIFEST)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(e, IsADirectoryError):
+            raise CacheError(f"{d / MANIFEST}: is a folder; refusing to replace it") from None
         raise
     _fsync_dir(d)
 

@@ -31,7 +31,6 @@ paths first, then by tail vertex; partitions are contiguous ranges of that order
 """
 
 import contextlib
-import json
 import os
 import time
 from pathlib import Path
@@ -39,12 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from ..preprocess.errors import CacheError
-from . import cache_folder
+from . import cache_folder, validate
 
 __all__ = ["PathSet", "FORMAT_VERSION", "PREPROCESS_VERSION"]
 
-#: 2: arrays in a generation folder named by the manifest (1: beside the manifest).
-FORMAT_VERSION = 2
+#: 3: a CRC-32 per array file in the manifest; 2: arrays in a generation folder named by the
+#: manifest (1: beside the manifest).  Older caches are rebuilt.
+FORMAT_VERSION = 3
 #: Bumped whenever the preprocessing algorithm changes its output for the same parameters.
 PREPROCESS_VERSION = 1
 
@@ -60,9 +60,8 @@ MANIFEST = cache_folder.MANIFEST
 def _current_generation(directory):
     """The generation named by the manifest in ``directory`` (None when there is none)."""
     try:
-        with open(Path(directory) / MANIFEST, encoding="utf-8") as f:
-            gen = json.load(f).get("generation")
-    except (OSError, ValueError, AttributeError):
+        gen = cache_folder.read_json(Path(directory) / MANIFEST).get("generation")
+    except (OSError, CacheError, AttributeError):
         return None
     return gen if isinstance(gen, str) else None
 
@@ -314,12 +313,19 @@ class PathSet:
             gdir = cache_folder.generation_dir(directory, gen)
             try:
                 gdir.mkdir()
+                crcs = {}
                 for name, a in self.arrays().items():
-                    with open(gdir / f"{name}.npy", "wb") as f:
-                        np.save(f, np.ascontiguousarray(a), allow_pickle=False)
+                    a = np.ascontiguousarray(a)
+                    with open(gdir / f"{name}.npy", "w+b") as f:
+                        np.save(f, a, allow_pickle=False)
                         f.flush()
-                        os.fsync(f.fileno())
+                        fd = f.fileno()
+                        header = os.pread(fd, os.fstat(fd).st_size - a.nbytes, 0)
+                        crcs[name] = validate.crc32_file_parts(header, a)
+                        os.fsync(fd)
                 man = self.manifest()
+                for name, crc in crcs.items():
+                    man["arrays"][name]["crc32"] = crc
                 man["generation"] = gen
                 cache_folder.write_manifest(directory, man)
             except BaseException:
@@ -339,12 +345,11 @@ class PathSet:
         """The manifest of a cache folder (raises :class:`CacheError` when absent or unreadable)."""
         path = Path(directory) / MANIFEST
         try:
-            with open(path) as f:
-                man = json.load(f)
-        except FileNotFoundError:
+            man = cache_folder.read_json(path)
+        except (FileNotFoundError, NotADirectoryError):
             raise CacheError(f"{directory}: not a path cache (no {MANIFEST})") from None
-        except (OSError, ValueError) as e:
-            raise CacheError(f"{path}: unreadable manifest ({e})") from None
+        except OSError as e:
+            raise CacheError(f"{path}: unreadable manifest ({e.strerror or e})") from None
         if not isinstance(man, dict) or man.get("format") != "digraph-pathset":
             raise CacheError(f"{path}: not a digraph path cache manifest")
         return man
@@ -367,7 +372,9 @@ class PathSet:
         ------
         CacheError
             No cache there, another format / engine / preprocessing version, another graph, other
-            parameters, or a missing / damaged array; the message names what differs.
+            parameters, or a missing / damaged array; the message names what differs.  A cache is
+            untrusted input: the manifest, every file (regular, header, size, CRC-32) and the
+            structure are checked before anything is returned (:mod:`digraph.paths.validate`).
         """
         t0 = time.perf_counter()
         directory = Path(directory)
@@ -393,41 +400,42 @@ class PathSet:
     @staticmethod
     def _load_arrays(directory, man, graph, expect_params, mmap):
         problems = []
-        if man.get("format_version") != FORMAT_VERSION:
-            problems.append(f"format version {man.get('format_version')} (this engine reads {FORMAT_VERSION})")
+        short = validate._short
+        fv = man.get("format_version")
+        if fv != FORMAT_VERSION or isinstance(fv, bool):
+            problems.append(f"format version {short(fv)} (this engine reads {FORMAT_VERSION})")
         ev = engine_version()
         if man.get("engine_version") != ev:
-            problems.append(f"engine version {man.get('engine_version')} (this engine is {ev})")
-        if man.get("preprocess_version") != PREPROCESS_VERSION:
-            problems.append(f"preprocess version {man.get('preprocess_version')} (this engine uses {PREPROCESS_VERSION})")
+            problems.append(f"engine version {short(man.get('engine_version'))} (this engine is {ev})")
+        pv = man.get("preprocess_version")
+        if pv != PREPROCESS_VERSION or isinstance(pv, bool):
+            problems.append(f"preprocess version {short(pv)} (this engine uses {PREPROCESS_VERSION})")
+        if problems:  # another version: nothing else of the manifest is read
+            raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
+        # the manifest's types and sizes, before anything is read or allocated
+        sizes = validate.check_manifest(man, directory / MANIFEST, ARRAYS)
         if graph is not None:
             fp = graph.fingerprint()
             if man.get("graph_fingerprint") != fp:
                 problems.append(
-                    f"graph fingerprint {man.get('graph_fingerprint')} with {man.get('num_vertices')} vertices and "
-                    f"{man.get('num_arcs')} arcs (this graph: {fp} with {graph.num_vertices} vertices and "
-                    f"{graph.num_arcs} arcs)")
+                    f"graph fingerprint {validate._short(man.get('graph_fingerprint'))} with "
+                    f"{validate._short(man.get('num_vertices'))} vertices and "
+                    f"{validate._short(man.get('num_arcs'))} arcs (this graph: {fp} with "
+                    f"{graph.num_vertices} vertices and {graph.num_arcs} arcs)")
         if expect_params:
             cached = man.get("params", {})
             for k, v in expect_params.items():
                 if k not in cached:
                     problems.append(f"parameter {k} absent from the cache")
                 elif _jsonable(v) != cached[k]:
-                    problems.append(f"parameter {k}={cached[k]!r} (expected {v!r})")
+                    problems.append(f"parameter {k}={validate._short(repr(cached[k]))} (expected {v!r})")
         if problems:
             raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
         gdir = cache_folder.generation_dir(directory, man.get("generation"))
-        arrays = {}
-        spec = man.get("arrays", {})
-        for name in ARRAYS:
-            f = gdir / f"{name}.npy"
-            try:
-                a = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
-            except (OSError, ValueError) as e:
-                raise CacheError(f"{f}: missing or damaged array ({e})") from None
-            want = spec.get(name)
-            if want is not None and (list(a.shape) != want["shape"] or str(a.dtype) != want["dtype"]):
-                raise CacheError(f"{f}: array is {a.dtype}{list(a.shape)}, manifest says "
-                                 f"{want['dtype']}{want['shape']}")
-            arrays[name] = a
-        return arrays
+        if graph is not None and (graph.num_vertices != sizes["n"] or graph.num_arcs != sizes["m"]):
+            raise CacheError(f"{directory / MANIFEST}: says {sizes['n']} vertices and {sizes['m']} arcs, "
+                             f"the graph has {graph.num_vertices} and {graph.num_arcs}")
+        # every file: regular, header = manifest's dtype and shape, exact size; then, overlapped on
+        # threads, its CRC-32 and the structure in O(m) (offsets, vertex and arc ids in range, the
+        # paths' arcs exactly the graph's arcs): see digraph.paths.validate
+        return validate.load_checked(gdir, man["arrays"], ARRAYS, sizes, graph, mmap=mmap)
