@@ -192,11 +192,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
 
 def _probe_then(plan, graph, system, tol, max_iter, nthreads, stats):
-    """The automatic power probe (:data:`digraph.dispatch.route.PROBE_RATIO`): (x, converged, mode
+    """The automatic power probe (:data:`digraph.dispatch.route.PROBE_SHARE`): (x, converged, mode
     that answered, seconds spent routing and compiling).  A probe that trips hands over to
     :func:`~digraph.dispatch.route.after_probe`, whose plan is recorded in ``stats``; its
-    condensation counts in ``time_route`` and ``time_preprocess``, its compilation in
-    ``time_compile``, the probe's rounds in the counters (and ``probe_rounds``)."""
+    compilation counts in ``time_compile``, the condensation the SCC engine builds in
+    ``time_preprocess``, the probe's rounds in the counters (and ``probe_rounds``)."""
     from .dispatch import power
     from .dispatch.route import after_probe
     x, converged = power.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, trip=plan.probe)
@@ -204,21 +204,20 @@ def _probe_then(plan, graph, system, tol, max_iter, nthreads, stats):
         return x, converged, plan.mode, 0.0
     t0 = time.perf_counter()
     new = after_probe(plan, graph, nthreads, stats)
-    t_route = time.perf_counter() - t0
     new.record(stats)
-    stats["time_route"] += t_route
-    stats["time_preprocess"] += t_route
-    if new.mode == "power":
-        x, converged = power.solve(graph, system, tol=tol, max_iter=max_iter - stats["probe_rounds"],
-                                   stats=stats, x0=x)
-        return x, converged, new.mode, t_route
-    t0 = time.perf_counter()
     _warm_up(new.mode, system.family, graph)
     t_compile = time.perf_counter() - t0
     stats["time_compile"] += t_compile
-    extra = {"priority": "pending"} if new.mode == "scc" else {}
+    extra = {}
+    if new.mode == "scc":
+        from .paths.condensation import condensation_for
+        t0 = time.perf_counter()
+        condensation_for(graph)
+        t_compile += time.perf_counter() - t0
+        stats["time_preprocess"] += time.perf_counter() - t0
+        extra["priority"] = "pending"
     x, converged = _engine(new.mode).solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, **extra)
-    return x, converged, new.mode, t_route + t_compile
+    return x, converged, new.mode, t_compile
 
 
 def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):

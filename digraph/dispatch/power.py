@@ -84,17 +84,16 @@ def _gamma(graph, system):
     return g1, None
 
 
-def solve(graph, system, *, tol, max_iter, stats, trip=None, x0=None, **unused):
+def solve(graph, system, *, tol, max_iter, stats, trip=None, **unused):
     """Run the mass-preserving power iteration; returns (x summing to 1, converged).
 
     Counters as ``bsp``'s dense rounds: each round reads every arc once (``arc_updates``,
     ``dense_rounds``) and updates every vertex (``vertex_updates``).
 
     ``trip`` makes the run a *probe* (the router's automatic choice, :mod:`digraph.dispatch.route`):
-    from the third round on, a round whose ``‖x_{k+1} − x_k‖₁`` is more than ``trip`` times the
-    previous one ends the run with ``converged=None`` (handed back undecided) and
-    ``stats["probe_ratio"]``, ``stats["probe_rounds"]`` set.  ``x0`` (summing to 1) continues an
-    iteration from where a probe stopped.
+    from the third round on, a round whose ``‖x_{k+1} − x_k‖₁`` is more than ``trip`` × γ1 times
+    the previous one ends the run with ``converged=None`` (handed back undecided) and
+    ``stats["probe_ratio"]``, ``stats["probe_rounds"]`` set.
     """
     g1, why = _gamma(graph, system)
     if why is not None:
@@ -104,7 +103,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, x0=None, **unused):
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has_arc else arc
     b = np.asarray(system.b, np.float64)
     v = b / b.sum() if n else b
-    x = v.copy() if x0 is None else np.array(x0, np.float64)
+    x = v.copy()
     y = np.empty(n, np.float64)
     u = np.finfo(np.float64).eps / 2
     stats["formulation"] = "google"
@@ -131,7 +130,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, x0=None, **unused):
             converged = True
         elif trip is not None:
             diffs.append(diff)
-            if len(diffs) >= 3 and diffs[-1] > trip * diffs[-2]:
+            if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
                 stats["probe_ratio"] = float(diffs[-1] / diffs[-2])
                 stats["probe_rounds"] = rounds
                 converged = None

@@ -30,16 +30,16 @@ Modes
 
 Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.md``:
 
-* CPU, normalised linear (PageRank): ``"power"`` when the largest component holds at least
-  :data:`POWER_SHARE` of the arcs, else as below.  When the graph's condensation is not built
-  yet (a graph's first run), it is not built to decide: if the one-pass bound
-  :func:`~digraph.paths.condensation.largest_share_bound` is below :data:`POWER_SHARE` the SCC
-  engine runs; otherwise the power iteration starts as a *probe* and keeps going while its
-  differences fall fast (by :data:`PROBE_RATIO` or more a round).  A probe whose differences fall
-  more slowly (about α a round: |λ2| near 1, the mark of many closed components) builds the
-  condensation and applies the share rule: it continues, or hands over to the SCC engine
-  (:func:`after_probe`).  ``stats["route"]`` tells which, with ``probe_rounds`` and
-  ``probe_ratio``.
+* CPU, normalised linear (PageRank): ``"power"``, as a *probe*, when the largest component may
+  hold at least :data:`POWER_SHARE` of the arcs, else as below.  Whether it may is read from the
+  condensation when the graph already keeps one, else from the one-pass bound
+  :func:`~digraph.paths.condensation.largest_share_bound` (a graph's first run builds no
+  condensation to decide).  The probe keeps going while its differences fall fast, by
+  :data:`PROBE_SHARE` × γ (γ = α for PageRank) a round or faster; when they fall more slowly,
+  the error is headed for γ's rate (|λ2| near 1, the mark of several closed components), where
+  the rank-one term buys nothing, and the run hands over to the SCC engine (:func:`after_probe`).
+  ``stats["route"]`` tells which, with ``probe_rounds`` and ``probe_ratio``; later runs on the
+  same graph go to the SCC engine at once.
 * CPU, linear: ``"scc"``, except with at least :data:`~digraph.dispatch.dag_push.DELEGATE_THREADS`
   threads on a graph whose components too large for one thread hold more than
   :data:`~digraph.dispatch.dag_push.DELEGATE_SHARE` of the arcs (one giant component: nothing for
@@ -52,27 +52,31 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_RATIO"]
+__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_SHARE"]
 
 MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel")
 
 POWER_SHARE = 0.85
 """Automatic choice for normalised linear systems (PageRank) on the CPU: the mass-preserving power
-iteration (``"power"``) when the largest strongly connected component holds at least this share of
-the arcs (nothing much for the DAG to order, and the rank-one term makes the error fall at
-α·|λ2| a round).  Measured at tol 1e-8 on 2 quiet cores (docs/benchmarks.md, "PageRank: two
+iteration (``"power"``, as a probe: :data:`PROBE_SHARE`) when the largest strongly connected
+component may hold at least this share of the arcs (nothing much for the DAG to order, and the
+rank-one term makes the error fall at α·|λ2| a round).  Measured at tol 1e-8 on 2 quiet cores (docs/benchmarks.md, "PageRank: two
 formulations"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component) 12 power rounds,
 165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010 (89%) 609 ms against 666
 (on the shared 2-core machine 299 against 273: the crossover lies near 89%); cnr-2000 (51%)
 and wiki-Vote (38%) stay with the SCC engine (cnr-2000: 309 ms against 852)."""
-PROBE_RATIO = 0.5
+PROBE_SHARE = 0.7
 """A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most this
-share of the previous one (from the third round on).  Measured ratios of the first eight rounds
-(scipy power iteration, α = 0.85): R-MAT 2^16–2^18 0.14–0.17 and p2p-Gnutella 0.19–0.28 (12–16
-rounds to 1e-8); wiki-Vote 0.26–0.46; dblp-2010 0.40, 0.45, 0.55 and cnr-2000 0.45, 0.52, 0.56,
-rising to 0.85 = α (96–99 rounds).  At 0.5 a probe that never trips needs about 27 rounds to
-1e-8; one that trips has spent 3–4 rounds (cnr-2000: about 8% of the SCC engine's time, once:
-the condensation it builds is kept on the graph, and later runs use the share rule at once)."""
+share of γ (α for PageRank) times the previous one, from the third round on.  Measured ratios of
+the first eight rounds (scipy power iteration, α = 0.85, so the probe trips above 0.595):
+R-MAT 2^16–2^18 0.14–0.17 and p2p-Gnutella 0.19–0.28 (12–16 rounds to 1e-8); wiki-Vote
+0.26–0.46 (25 rounds); dblp-2010 0.40, 0.45, 0.55, 0.58, 0.64 and cnr-2000 0.45, 0.52, 0.56,
+0.64, rising to 0.85 = α (96–99 rounds); email-Eu-core 0.24, 0.28, 0.43, 0.58, 0.72 (94 rounds).
+A probe that never trips needs at most about 35 rounds to 1e-8.  One that trips has spent 4–5
+rounds; after it the SCC engine is faster than the power iteration's remaining rounds on every
+graph measured (2 quiet cores, tol 1e-8: dblp-2010, 89% of its arcs in the largest component,
+427 against 500 ms; cnr-2000 383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the
+shared machine)."""
 PATH_MODES = ("path", "path-nopriority")
 
 _CPU_DEFAULT = {"linear": "scc", "monotone": "vertex-async", "hindex": "peel"}
@@ -101,8 +105,8 @@ class Plan:
     reason: str
     requested: str = None
     probe: float = None
-    """For an automatic ``"power"``: the ratio :data:`PROBE_RATIO` at which the run hands back to
-    :func:`after_probe` (None: run to the end)."""
+    """For an automatic ``"power"``: :data:`PROBE_SHARE`, the share of γ above which a round's
+    ratio of differences hands the run over to :func:`after_probe` (None: run to the end)."""
 
     def record(self, stats):
         """Write the plan into a run's ``stats``."""
@@ -160,13 +164,18 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         if chosen == "scc" and graph is not None:
             power, share, is_bound = _power(graph, system)
             delegate = None if power else _delegation(graph, threads)
-            if power == "probe":
-                chosen, probe = "power", PROBE_RATIO
-                reason = (f"at most {share:.0%} of the arcs can lie in one component (one-pass bound, >= "
-                          f"{POWER_SHARE:.0%}): the power iteration, as a probe that continues while its "
-                          f"differences fall by {PROBE_RATIO} a round or faster")
-            elif power:
-                chosen, reason = "power", power
+            if power == "tripped":
+                ratio, k = graph._cache[_TRIPPED]
+                delegate = _delegation(graph, threads)
+                chosen = "bsp" if delegate else "scc"
+                reason = (f"an earlier power probe on this graph tripped (its differences fell by "
+                          f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
+                          f"nothing){'; ' + delegate if delegate else ''}")
+            elif power == "probe":
+                chosen, probe = "power", PROBE_SHARE
+                reason = (f"{share_words(share, is_bound)} (>= {POWER_SHARE:.0%}): the Google-matrix "
+                          f"power iteration, as a probe that continues while its differences fall by "
+                          f"{PROBE_SHARE}*alpha a round or faster")
             elif delegate:
                 chosen, reason = "bsp", delegate
             elif share is not None:
@@ -222,47 +231,47 @@ def share_words(share, bound=False):
 
 
 def _power(graph, system):
-    """(decision, share, is_bound): the reason to run the power iteration instead of ``scc`` (a
-    giant component), ``"probe"`` (to be found out by a probe), or None; the largest component's
-    share of the arcs or its one-pass bound (None when not looked at); whether it is the bound."""
+    """(decision, share, is_bound): ``"probe"`` when the power iteration should start as a probe
+    (the largest component may hold :data:`POWER_SHARE` of the arcs), else None; the largest
+    component's share of the arcs or its one-pass bound (None when not looked at); whether it is
+    the bound."""
     if system is None or not graph.num_arcs:
         return None, None, False
     from .power import applies
     if applies(graph, system):
         return None, None, False
+    if _TRIPPED in graph._cache:
+        return "tripped", None, False
     from ..paths.condensation import cached_condensation, largest_share_bound
     cond = cached_condensation(graph)
     if cond is None:
-        bound = largest_share_bound(graph)
-        return (None if bound < POWER_SHARE else "probe"), bound, True
-    return _share_rule(graph, cond) + (False,)
+        share, is_bound = largest_share_bound(graph), True
+    else:
+        share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
+        is_bound = False
+    return ("probe" if share >= POWER_SHARE else None), share, is_bound
 
 
-def _share_rule(graph, cond):
-    share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
-    if share < POWER_SHARE:
-        return None, share
-    return (f"{share_words(share)} (>= {POWER_SHARE:.0%}): nothing much "
-            "for the DAG to order, and the Google-matrix iteration's error falls at alpha*|lambda2| a round"), share
+_TRIPPED = ("power_probe_tripped",)
+"""Key of ``graph._cache``: (ratio, round) of a probe that tripped on the graph.  Kept per graph,
+not per system: |λ2| = α whenever the graph has two or more closed components, whatever the
+teleport vector or the arc weights (Haveliwala and Kamvar, "The second eigenvalue of the Google
+matrix", 2003)."""
 
 
 def after_probe(plan, graph, threads, stats):
-    """The plan once a power probe has tripped (``stats["probe_ratio"]`` > ``plan.probe``): the
-    condensation is built (kept on the graph) and the share rule decides whether the power
-    iteration goes on (a plan of mode ``"power"`` without probe) or the SCC engine (or ``bsp``, as
-    :func:`route` would choose) starts afresh.  Returns the new :class:`Plan`."""
-    from ..paths.condensation import condensation_for
-    cond = condensation_for(graph)[0]
-    power, share = _share_rule(graph, cond)
-    seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} > {plan.probe} at round "
-            f"{stats['probe_rounds']} (|lambda2| near 1)")
-    if power:
-        return Plan("power", plan.engine, f"automatic: {seen}, but {power}; the power iteration goes on")
+    """The plan once a power probe has tripped (a round's ratio of differences above
+    ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine from the start, or ``bsp`` where
+    :func:`route` would delegate to it (many threads, one giant component)."""
+    seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} at round "
+            f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one term "
+            "buys nothing)")
+    graph._cache[_TRIPPED] = (stats["probe_ratio"], stats["probe_rounds"])
     delegate = _delegation(graph, threads)
     mode = "bsp" if delegate else "scc"
     where = plan.engine.rsplit("-", 1)[0]
-    why = delegate or f"{share_words(share)} (< {POWER_SHARE:.0%}): the DAG orders the rest"
-    return Plan(mode, f"{where}-{mode}", f"automatic: {seen}; {why}: {mode} from the start")
+    why = f"; {delegate}" if delegate else ""
+    return Plan(mode, f"{where}-{mode}", f"automatic: {seen}{why}: {mode} from the start")
 
 
 def _delegation(graph, threads):
