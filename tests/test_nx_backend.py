@@ -216,7 +216,9 @@ def test_can_run_refuses_what_differs():
     assert B.can_run("single_source_dijkstra_path_length", (G, 0), {"cutoff": 3}) is True
     assert B.can_run("core_number", (G,), {}) is True
     assert isinstance(B.can_run("pagerank", (G,), {"nstart": {0: 1}}), str)
-    assert isinstance(B.can_run("pagerank", (G,), {"dangling": {0: 1}}), str)
+    assert B.can_run("pagerank", (G,), {"dangling": {0: 1}}) is True  # the power iteration
+    assert isinstance(B.can_run("pagerank", (G,), {"dangling": {0: -1}}), str)
+    assert "power" in B.can_run("pagerank", (G,), {"dangling": {0: 1}, "mode": "scc"})
     assert isinstance(B.can_run("pagerank", (G,), {"alpha": 1.0}), str)
     assert isinstance(B.can_run("pagerank", (G,), {"personalization": {0: -1}}), str)
     assert isinstance(B.can_run("pagerank", (G,), {"mode": "bsp", "colour": 1}), str)
@@ -298,7 +300,7 @@ def test_bfs_cutoff_edges(cutoff):
 def test_refused_pagerank_keywords_are_named():
     from digraph.nx_backend import interface
     G = nx.DiGraph([(0, 1), (1, 2)])
-    for kw, name in (({"nstart": {0: 1.0}}, "nstart="), ({"dangling": {0: 1.0}}, "dangling=")):
+    for kw, name in (({"nstart": {0: 1.0}}, "nstart="),):
         with pytest.raises(NotImplementedError, match=f"does not support {name}"):
             interface.pagerank(G, **kw)
         assert name.rstrip("=") in interface.can_run("pagerank", (G,), kw)

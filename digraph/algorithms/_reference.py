@@ -17,7 +17,8 @@ def coefficient_matrix(graph, system):
 
 
 def solve_linear_system(graph, system):
-    """Exact solution of ``x = b + A x`` by a sparse LU solve (SuperLU)."""
+    """Exact solution of ``x = b + A x`` by a sparse LU solve (SuperLU); with a dangling vector,
+    of ``x = b + A x + d (gᵀ x)`` by Sherman–Morrison on the same factorisation."""
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla
     n = graph.num_vertices
@@ -25,4 +26,10 @@ def solve_linear_system(graph, system):
         return np.zeros(0)
     a = coefficient_matrix(graph, system)
     m = (sp.identity(n, format="csc") - a.tocsc()).tocsc()
-    return spla.spsolve(m, np.asarray(system.b, float))
+    b = np.asarray(system.b, float)
+    if getattr(system, "dangling", None) is None or system.dangling_scale is None:
+        return spla.spsolve(m, b)
+    lu = spla.splu(m)
+    d, g = np.asarray(system.dangling, float), np.asarray(system.dangling_scale, float)
+    y, z = lu.solve(b), lu.solve(d)
+    return y + z * (g @ y) / (1.0 - g @ z)

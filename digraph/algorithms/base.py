@@ -65,6 +65,13 @@ class LinearSystem:
         Per-arc factor in CSR order (None = 1).
     normalize : bool
         The answer is ``x / sum(x)`` (PageRank); the error bound is then on the normalised answer.
+    dangling, dangling_scale : float64 array (n), optional
+        A rank-one term: the system becomes ``x = b + A x + dangling · (dangling_scaleᵀ x)``, with
+        ``dangling ≥ 0`` summing to 1 and ``dangling_scale ≥ 0`` (PageRank's ``dangling=``: α on
+        the vertices without out-weight, 0 elsewhere, so their mass follows ``dangling`` instead
+        of the teleport vector).  Only the power iteration runs it (``mode="power"``,
+        :mod:`digraph.dispatch.power`; the router refuses every other mode and the GPUs), and
+        only with ``normalize=True``.  None (default): no such term.
     """
 
     b: np.ndarray
@@ -72,6 +79,8 @@ class LinearSystem:
     arc_scale: np.ndarray = None
     dst_scale: np.ndarray = None
     normalize: bool = False
+    dangling: np.ndarray = None
+    dangling_scale: np.ndarray = None
     family = "linear"
     b_constant = None
     """When not None, every entry of ``b`` equals it (engines may make ``b`` themselves)."""

@@ -1,7 +1,7 @@
 """PageRank (Brin & Page, "The anatomy of a large-scale hypertextual Web search engine", WWW 1998).
 
-The answer is networkx's ``pagerank(G, alpha, personalization, weight, dangling=None)``: the fixed
-point of
+The answer is networkx's ``pagerank(G, alpha, personalization, weight, dangling)``.  Without
+``dangling`` it is the fixed point of
 
     x_v = (1 − α) p_v + α Σ_{u→v} w_uv x_u / W_out(u),      W_out(u) = Σ_{u→t} w_ut,
 
@@ -9,6 +9,17 @@ normalised to sum 1.  Mass reaching out-degree-0 vertices (and vertices whose ou
 0) is dropped before normalising, which gives exactly networkx's answer, where dangling mass is
 redistributed along ``p`` (both are proportional to ``(I − α Pᵀ)⁻¹ p``).  Parallel arcs add their
 weights; ``p`` is the personalization vector normalised to sum 1 (uniform by default).
+
+With ``dangling = d`` (normalised to sum 1) the mass of the dangling vertices ``D`` (no out-arc
+of positive weight) follows ``d`` instead of ``p``: networkx's iteration
+``x ← α (Pᵀx + (Σ_{u∈D} x_u) d) + (1 − α) p``, whose fixed point solves
+
+    x = (1 − α) p + α Pᵀ x + α (Σ_{u∈D} x_u) d          (Langville and Meyer 2006, §4.5),
+
+a :class:`LinearSystem` with ``dangling = d`` and ``dangling_scale = α·1_D``, which only the
+Google-matrix power iteration runs (``mode="power"``, chosen automatically;
+:mod:`digraph.dispatch.power`).  When the graph has no dangling vertex, or ``d`` equals ``p``,
+the term changes nothing and the system is the plain one (every mode runs it).
 
 The native ``tol`` bounds the L1 distance of the returned vector to the exact answer (default
 1e-6): the engine stops when ``2 R / ((1 − α) Σx) ≤ tol``, with ``R`` the L1 norm of the pending
@@ -59,19 +70,41 @@ class PageRank(Algorithm):
         Damping factor in (0, 1), default 0.85.
     personalization : dict or array, optional
         Teleport weights by original vertex id (missing ids get 0) or one per vertex; normalised.
+    dangling : dict or array, optional
+        Where the mass of vertices without out-arcs goes (networkx's ``dangling``), given as
+        ``personalization``; normalised.  Default: along the personalization.  Runs in
+        ``mode="power"`` only (the automatic choice); other modes and GPUs refuse it.
     weights : bool
         Use the graph's arc weights when it has them (default True); False: every arc weighs 1.
     """
 
     name = "pagerank"
-    parameters = {"alpha": 0.85, "personalization": None, "weights": True}
+    parameters = {"alpha": 0.85, "personalization": None, "weights": True, "dangling": None}
     default_tol = 1e-6
     divides_by_sum = True
 
-    def prepare(self, graph, alpha, personalization, weights):
+    def prepare(self, graph, alpha, personalization, weights, dangling=None):
         alpha = check_probability("alpha", alpha, self.name)
         n = graph.num_vertices
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
+        if dangling is not None:
+            d = personalization_vector(graph, dangling, self.name, what="dangling")
+            system = self.prepare(graph, alpha, personalization, weights)
+            w_out = graph.out_degree if w is None else np.bincount(graph.arc_sources, weights=w,
+                                                                    minlength=n)
+            lost = w_out == 0  # networkx's dangling nodes: out-weight 0
+            d /= d.sum()
+            if personalization is None:
+                p = np.full(n, 1.0 / max(n, 1))
+            else:
+                p = personalization_vector(graph, personalization, self.name)
+                p /= p.sum()
+            if lost.any() and not np.array_equal(d, p):
+                if isinstance(system, DegreeScaledSystem):  # a plain system: only the CPU runs it
+                    system = LinearSystem(b=system.b, src_scale=system.src_scale, normalize=True)
+                system.dangling = d
+                system.dangling_scale = np.where(lost, alpha, 0.0)
+            return system
         if w is None and personalization is None:  # vectors made where they are used
             return DegreeScaledSystem(graph.out_degree, (1.0 - alpha) / max(n, 1), alpha,
                                       normalize=True)
@@ -91,9 +124,10 @@ class PageRank(Algorithm):
         # in place: the state is the engine's fresh array (no second copy of n floats)
         return normalized(x)
 
-    def reference(self, graph, alpha=0.85, personalization=None, weights=True):
-        """Exact answer by a sparse direct solve of ``(I − α Pᵀ) x = (1 − α) p``, normalised."""
+    def reference(self, graph, alpha=0.85, personalization=None, weights=True, dangling=None):
+        """Exact answer by a sparse direct solve of ``(I − α Pᵀ) x = (1 − α) p`` (with
+        ``dangling``: ``(I − α Pᵀ − α d 1_Dᵀ) x = (1 − α) p``), normalised."""
         from ._reference import solve_linear_system
         sys = self.prepare(graph, **self.bind(graph, dict(alpha=alpha, personalization=personalization,
-                                                         weights=weights)))
+                                                         weights=weights, dangling=dangling)))
         return self.finalize(graph, solve_linear_system(graph, sys))

@@ -19,8 +19,9 @@ FUNCTIONS = {
         "additional_docs": (
             "Solved by digraph with an L1 error bound of n*tol*min(1, alpha/(1-alpha)), never\n"
             "larger than the error networkx's own stopping rule guarantees; the round limit is\n"
-            "max_iter plus the few rounds that stricter stop needs. Falls back to networkx for\n"
-            "nstart, dangling, callable or negative/non-finite weights, alpha outside (0, 1)."),
+            "max_iter plus the few rounds that stricter stop needs. dangling runs digraph's\n"
+            "power iteration (mode='power'). Falls back to networkx for nstart, callable or\n"
+            "negative/non-finite weights, alpha outside (0, 1)."),
         "additional_parameters": _KEYWORDS,
     },
     "core_number": {

@@ -263,8 +263,19 @@ def _check_pagerank(G, a):
     alpha, tol, max_iter = a.get("alpha", 0.85), a.get("tol", 1e-6), a.get("max_iter", 100)
     if a.get("nstart") is not None:
         return "nstart is not supported (digraph starts from its own residual state)"
-    if a.get("dangling") is not None:
-        return "a dangling dict is not supported (digraph drops dangling mass, as dangling=None does)"
+    dangling = a.get("dangling")
+    if dangling is not None:
+        if not isinstance(dangling, dict):
+            return "dangling must be a dict"
+        if not all(_number(v) and v >= 0 for v in dangling.values()):
+            return "dangling values must be finite and non-negative"
+        try:
+            kw = _run_kwargs("pagerank", a.get("backend_kwargs", {}))
+        except TypeError as e:
+            return str(e)
+        if kw.get("mode") not in (None, "power") or kw.get("device", "cpu") != "cpu":
+            return ("dangling is answered by digraph's CPU power iteration only (mode='power' or "
+                    "None, device='cpu')")
     if not (_number(alpha) and 0 < alpha < 1):
         return "alpha must be a number in (0, 1)"
     if not (_number(tol) and tol > 0):
@@ -389,16 +400,21 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     ZeroDivisionError
         The personalization sums to 0 over the graph's nodes (as networkx).
     NotImplementedError
-        ``nstart`` or ``dangling`` given (``can_run`` says so first).
+        ``nstart`` given (``can_run`` says so first).
+
+    ``dangling`` is networkx's: the mass of the nodes without out-edges (out-weight 0) follows it
+    instead of the personalization (keys that are not nodes are ignored, as networkx does; a
+    dangling dict summing to 0 over the nodes raises ``PowerIterationFailedConvergence``, as
+    networkx's NaN iteration does).  It is answered by digraph's Google-matrix power iteration
+    (``mode="power"``, the only mode that runs it; ``can_run`` refuses another mode or a GPU),
+    with the same error bound.
     """
     import digraph
 
-    refused = [k for k, v in (("nstart", nstart), ("dangling", dangling)) if v is not None]
-    if refused:
+    if nstart is not None:
         raise NotImplementedError(
-            f"pagerank: the digraph backend does not support {' or '.join(k + '=' for k in refused)} "
-            "(digraph starts from its own residual state and sends dangling mass along the "
-            "personalization); call networkx's own pagerank for it")
+            "pagerank: the digraph backend does not support nstart= (digraph starts from its own "
+            "state; the answer does not depend on it); call networkx's own pagerank for it")
     kw = _run_kwargs("pagerank", backend_kwargs)
     g = _as_graph(G, weight)
     n = len(g)
@@ -416,9 +432,18 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
             p[list(idx)] = np.asarray(vals, dtype=np.float64)
         if not p.sum() > 0:
             raise ZeroDivisionError("personalization sums to 0 over the graph's nodes")
+    d = None
+    if dangling is not None:
+        index = g.node_index
+        d = np.zeros(n, dtype=np.float64)
+        for k, v in dangling.items():
+            if g.index(k) is not None:
+                d[index[k]] += float(v)
+        if not d.sum() > 0:  # networkx divides by 0 and its NaN iteration never converges
+            raise nx.PowerIterationFailedConvergence(max_iter)
     bound = pagerank_error_bound(n, alpha, tol)
     try:
-        r = digraph.run(g.graph, "pagerank", alpha=alpha, personalization=p,
+        r = digraph.run(g.graph, "pagerank", alpha=alpha, personalization=p, dangling=d,
                         weights=weight is not None, tol=bound,
                         max_iter=int(max_iter) + pagerank_extra_rounds(alpha, bound), **kw)
     except ConvergenceError:
