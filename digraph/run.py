@@ -142,7 +142,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         given["priority"] = priority
     t0 = time.perf_counter()
     plan = route(system.family, mode, device, threads=nthreads,
-                 graph=graph if device == "cpu" and system.family == "linear" else None,
+                 graph=graph if system.family == "linear" and "," not in device else None,
                  path_options=[k for k, v in given.items() if v is not None],
                  system=system if system.family == "linear" else None)
     t_route = time.perf_counter() - t0  # the condensation, when the choice needed it
@@ -157,7 +157,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         if short_path_push is not None or layer_window is not None:
             raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
                                         "the GPU path engine walks every path (docs/gpu.md)")
-        return _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
+        return _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, cache,
                         preprocess, stats, t_start, batch_arcs)
     if batch_arcs is not None:
         raise InvalidParameterError("batch_arcs= applies to device='cuda' only")
@@ -425,10 +425,11 @@ def _run_tiny(family, module, solve):
                 module.DENSE_DIVISOR = old
 
 
-def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache, preprocess,
+def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, cache, preprocess,
              stats, t_start, batch_arcs=None):
     """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
     from .dispatch import gpu
+    mode = plan.mode
     if "," in device:
         return _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority,
                               cache, preprocess, stats, t_start, batch_arcs)
@@ -453,8 +454,13 @@ def _run_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, 
             raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
                                         f"(linear) algorithms, not mode={mode!r} on {algo.name}")
         extra["batch_arcs"] = _check_positive("batch_arcs", batch_arcs, int)
-    x, converged = _solve_dual_or(gpu.solve, graph, system, tol, max_iter, stats, dict(
-        extra, mode=mode, device=device, divide_by_sum=getattr(algo, "divides_by_sum", False)))
+    if mode == "power":
+        from .dispatch import gpu_power
+        x, converged = gpu_power.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats,
+                                       device=device)
+    else:
+        x, converged = _solve_dual_or(gpu.solve, graph, system, tol, max_iter, stats, dict(
+            extra, mode=mode, device=device, divide_by_sum=getattr(algo, "divides_by_sum", False)))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
@@ -518,6 +524,13 @@ def _warm_up_gpu(gpu, be, mode, family, device):
     if mode in PATH_MODES:
         from .preprocess import preprocess
         extra = {"pathset": preprocess(tiny), "priority": "pending" if mode == "path" else "none"}
-    _run_tiny(family, gpu, lambda sys: gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100,
-                                                 stats=RunStats.new(), device=device, **extra))
+    if mode == "power":  # normalised systems only
+        import dataclasses
+        from .dispatch import gpu_power
+        _run_tiny(family, gpu, lambda sys: gpu_power.solve(
+            tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
+            stats=RunStats.new(), device=device))
+    else:
+        _run_tiny(family, gpu, lambda sys: gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100,
+                                                     stats=RunStats.new(), device=device, **extra))
     _WARM.add(key)

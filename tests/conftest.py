@@ -20,6 +20,13 @@ if not any(Path("/dev").glob("nvidia[0-9]*")):
 
 import numba  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same examples at every run (CI must not pass or fail by luck); set
+# HYPOTHESIS_PROFILE=explore to draw fresh ones, as a search for new counterexamples.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
 

@@ -56,6 +56,22 @@ def linear_contraction(graph, system):
     return checked_contraction(g1, ginf, bad)
 
 
+@njit(cache=True, nogil=True)
+def _column_max(src_scale, out_offsets):
+    """(max over u of ``src_scale[u] · out-degree(u)``, how many of those are negative or not
+    finite where the out-degree is positive), in one pass without temporaries."""
+    g1 = 0.0
+    bad = 0
+    for u in range(src_scale.size):
+        deg = out_offsets[u + 1] - out_offsets[u]
+        c = src_scale[u] * deg
+        if deg > 0 and not (c >= 0.0 and c < np.inf):
+            bad += 1
+        elif c > g1:
+            g1 = c
+    return g1, bad
+
+
 def quick_contraction(graph, system):
     """(γ1, γ∞) as :func:`linear_contraction`, without a pass over the arcs when it can: with no
     arc or target factors (PageRank), column ``u`` sums to ``src_scale[u] · out-degree(u)``; γ∞ is
@@ -64,11 +80,10 @@ def quick_contraction(graph, system):
         return system.error_gammas
     if system.arc_scale is not None or system.dst_scale is not None or graph.num_arcs == 0:
         return linear_contraction(graph, system)
-    src_scale = linear_factors(graph, system)[0]
-    deg = graph.out_degree
-    col = src_scale * deg
-    bad = int(np.count_nonzero(~((col >= 0.0) & (col < np.inf)) & (deg > 0)))
-    g1 = float(col.max())
+    n = graph.num_vertices
+    src_scale = (np.ones(n) if system.src_scale is None
+                 else np.ascontiguousarray(system.src_scale, dtype=np.float64))
+    g1, bad = _column_max(src_scale, graph.out_offsets)
     if g1 >= 1.0 or bad:
         return linear_contraction(graph, system)
     return g1, np.inf

@@ -33,7 +33,7 @@ Both return the core numbers of the multigraph as given; an undirected source st
 edge gets every core number doubled, which ``digraph.run`` halves.
 """
 
-import numba
+
 import numpy as np
 from numba import njit, prange
 

@@ -1,0 +1,134 @@
+"""CUDA kernels of the Google-matrix power iteration (``mode="power"`` on a GPU,
+:mod:`digraph.dispatch.gpu_power`).
+
+One round of ``x ← A x + (1 − Σ A x) v`` in two launches and one read-back (Page et al. 1999;
+Langville and Meyer, *Google's PageRank and Beyond*, 2006, §4.5):
+
+* :func:`power_pull` (and :func:`power_pull_heavy` for vertices of in-degree ``>= HEAVY``):
+  ``y[v] = dst_scale[v] · Σ_{u→v} coef · z[u]`` with ``z = src_scale ∘ x``, a group of ``G``
+  threads per vertex (coalesced reads of ``in_sources``, a shuffle reduction), and the block sums
+  of ``y`` and of ``(in-degree + 3) · y`` (the rounding bound of the pull) added to ``acc[0:2]``;
+* :func:`power_teleport`: ``y += (1 − acc[0]) · v``, ``z = src_scale ∘ y`` for the next round,
+  and the block sums of ``|y − x|`` and ``y`` added to ``acc[2:4]``; it also zeroes the other
+  accumulator (``nxt``) for the next round, so no launch is spent on it.
+
+The arcs carry no values unless the system has arc factors (``has_coef``): an unweighted round
+reads 4 bytes per arc where a CSR SpMV reads 12 (a 4-byte index and an 8-byte value).
+"""
+
+from numba import cuda, float64
+
+from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
+
+__all__ = ["power_pull", "power_pull_heavy", "power_teleport"]
+
+
+if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
+    @cuda.jit(device=True, inline=True)
+    def _group_sum(gbuf, s, group):
+        tid = cuda.threadIdx.x
+        gbuf[tid] = s
+        cuda.syncthreads()
+        off = group // 2
+        while off > 0:
+            if tid % group < off:
+                gbuf[tid] += gbuf[tid + off]
+            cuda.syncthreads()
+            off //= 2
+        out = gbuf[tid - tid % group]
+        cuda.syncthreads()
+        return out
+else:
+    @cuda.jit(device=True, inline=True)
+    def _group_sum(gbuf, s, group):
+        off = group // 2
+        while off > 0:
+            s += cuda.shfl_xor_sync(0xFFFFFFFF, s, off)
+            off //= 2
+        return s
+
+
+@cuda.jit(cache=True)
+def power_pull(group, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y, acc):
+    """``y`` over the vertices of in-degree < HEAVY, ``group`` threads each (a power of two up to
+    32; blocks of HB threads).  The grid strides over the vertices (a few blocks per
+    multiprocessor), and each block adds its statistics to ``acc`` once."""
+    buf = cuda.shared.array(HB, float64)
+    n = y.size
+    total = n * group
+    total += (32 - total % 32) % 32  # whole warps: every lane takes part in the shuffles
+    val = 0.0
+    err = 0.0
+    for t in range(cuda.grid(1), total, cuda.gridsize(1)):
+        v = t // group
+        lane = t % group
+        s = 0.0
+        deg = 0
+        light = False
+        if v < n:
+            lo = in_offsets[v]
+            deg = in_offsets[v + 1] - lo
+            light = deg < HEAVY
+            if light:
+                for k in range(lo + lane, lo + deg, group):
+                    if has_coef:
+                        s += in_coef[k] * z[in_sources[k]]
+                    else:
+                        s += z[in_sources[k]]
+        s = _group_sum(buf, s, group)
+        if light and lane == 0:
+            yv = dst_scale[v] * s
+            y[v] = yv
+            val += yv
+            err += (deg + 3) * yv
+    tot = _block_sum(buf, val)
+    e = _block_sum(buf, err)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(acc, 0, tot)
+        cuda.atomic.add(acc, 1, e)
+
+
+@cuda.jit(cache=True)
+def power_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y, acc):
+    """``y`` of the listed vertices (in-degree >= HEAVY), a block each (grid-strided)."""
+    buf = cuda.shared.array(HB, float64)
+    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
+        v = heavy[i]
+        lo = in_offsets[v]
+        hi = in_offsets[v + 1]
+        s = 0.0
+        for k in range(lo + cuda.threadIdx.x, hi, HB):
+            if has_coef:
+                s += in_coef[k] * z[in_sources[k]]
+            else:
+                s += z[in_sources[k]]
+        s = _block_sum(buf, s)
+        if cuda.threadIdx.x == 0:
+            val = dst_scale[v] * s
+            y[v] = val
+            cuda.atomic.add(acc, 0, val)
+            cuda.atomic.add(acc, 1, (hi - lo + 3) * val)
+
+
+@cuda.jit(cache=True)
+def power_teleport(y, tele, x, src_scale, z, acc, nxt):
+    """``y += (1 − acc[0]) · tele``, ``z = src_scale ∘ y``; Σ|y − x| and Σy into acc[2], acc[3];
+    ``nxt`` zeroed (HB threads a block, the grid striding over the vertices)."""
+    buf = cuda.shared.array(HB, float64)
+    i0 = cuda.grid(1)
+    if i0 < nxt.size:
+        nxt[i0] = 0.0
+    c = 1.0 - acc[0]
+    d = 0.0
+    ys = 0.0
+    for i in range(i0, y.size, cuda.gridsize(1)):
+        yi = y[i] + c * tele[i]
+        y[i] = yi
+        z[i] = src_scale[i] * yi
+        d += abs(yi - x[i])
+        ys += yi
+    d = _block_sum(buf, d)
+    ys = _block_sum(buf, ys)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(acc, 2, d)
+        cuda.atomic.add(acc, 3, ys)
