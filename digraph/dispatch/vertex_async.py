@@ -7,7 +7,9 @@ the same pass, and pushes into shared masters are atomic (:mod:`digraph.smx.cpu_
 
 * linear systems: ``|δ_v| > θ`` (θ from :func:`~digraph.dispatch.convergence.residual_threshold`),
   stopping on the same sound error bound as every other mode;
-* monotone systems: the value changed since the vertex last pushed it;
+* monotone systems: the value changed since the vertex last pushed it; a frontier smaller than
+  :data:`QUEUE_SHARE` of the vertices runs as one first-in first-out phase on one thread instead
+  (``queue_phases`` counts them; each is one round);
 * h-index: a neighbour's estimate dropped.
 
 Counters: ``vertex_updates`` = worklist vertices processed, ``arc_updates`` = arcs pushed along.
@@ -25,7 +27,7 @@ from .convergence import (certified_bound, linear_contraction, linear_error_boun
                           residual_threshold, tightened, verdict)
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "CHUNK"]
+__all__ = ["solve", "CHUNK", "QUEUE_SHARE", "QUEUE_GROW"]
 
 CHUNK = 256
 """Vertices per dynamically scheduled chunk of a pass."""
@@ -92,6 +94,29 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
     return x, converged
 
 
+QUEUE_SHARE = 1 / 32
+"""A frontier of fewer than this share of the vertices runs as a one-thread FIFO phase
+(:func:`~digraph.smx.cpu_async.monotone_queue`) instead of a parallel pass, until its queue
+outgrows :data:`QUEUE_GROW` times that size: a parallel pass costs a scan of every vertex to find
+its worklist, which a small frontier does not pay back (SSSP on a chain of 10^6 vertices: 10^6
+passes, more than 5 minutes; with the queue 0.1 s)."""
+QUEUE_GROW = 4
+
+
+def _settles_in_order(sys, arc_value, has_value):
+    """Whether the small-frontier phase should take vertices best value first (a heap) rather
+    than first in first out: when a push never betters the value it came from, as for SSSP
+    (``plus`` along non-negative arcs, under ``min``), each vertex is then pushed once.  Measured
+    on a 700x700 grid with weights in [1, 100] (both directions, 2 cores): FIFO 0.75 s and 64.5 M
+    arc relaxations (33 per arc), the heap 0.12 s and 1.96 M (one per arc); scipy's Dijkstra
+    0.10 s."""
+    if sys.combine != "min" or sys.relax not in ("plus", "max", "first"):
+        return False
+    if sys.relax == "plus" and has_value:
+        return bool(arc_value.size == 0 or arc_value.min() >= 0.0)
+    return True
+
+
 def _solve_monotone(graph, sys, max_iter, stats):
     n = graph.num_vertices
     op, combine, has_value, arc_value = monotone_arrays(graph, sys)
@@ -99,6 +124,11 @@ def _solve_monotone(graph, sys, max_iter, stats):
     identity = np.inf if combine == 0 else -np.inf
     sent = np.where(active, identity, x)
     converged = False
+    small = max(1, int(n * QUEUE_SHARE))
+    inq = queue = None
+    ordered = _settles_in_order(sys, arc_value, has_value)
+    stats.setdefault("queue_phases", 0)
+    stats["queue"] = "heap" if ordered else "fifo"
     while True:
         worklist = np.flatnonzero(x != sent)
         if worklist.size == 0:
@@ -106,6 +136,23 @@ def _solve_monotone(graph, sys, max_iter, stats):
             break
         if stats["rounds"] >= max_iter:
             break
+        if worklist.size < small:
+            if ordered:
+                done, arcs, _ = A.monotone_heap(worklist, graph.out_offsets, graph.out_targets,
+                                                arc_value, has_value, op, combine, x, sent,
+                                                QUEUE_GROW * small)
+            else:
+                if inq is None:
+                    inq = np.zeros(n, np.bool_)
+                    queue = np.empty(n, np.int64)
+                done, arcs, _ = A.monotone_queue(worklist, graph.out_offsets, graph.out_targets,
+                                                 arc_value, has_value, op, combine, x, sent, inq,
+                                                 queue, QUEUE_GROW * small)
+            stats["queue_phases"] += 1
+            stats["arc_updates"] += int(arcs)
+            stats["vertex_updates"] += int(done)
+            stats["rounds"] += 1
+            continue
         stats["arc_updates"] += int(A.monotone_push_pass(
             worklist, graph.out_offsets, graph.out_targets, arc_value, has_value, op, combine,
             x, sent))

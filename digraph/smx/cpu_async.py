@@ -8,10 +8,11 @@ atomic add / min / max of :mod:`digraph.smx.atomics`.
 """
 
 import numba
+import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add, atomic_improve, atomic_xchg
-from .cpu_bsp import relax
+from .cpu_bsp import better, relax
 
 __all__ = []
 
@@ -99,3 +100,143 @@ def hindex_pass(worklist, offsets, nbr, est, dirty, count):
             for j in range(lo, hi):
                 dirty[nbr[j]] = True
     return dropped, arcs
+
+
+@njit(cache=True, nogil=True)
+def monotone_queue(worklist, out_offsets, out_targets, arc_value, has_value, op, combine, x, sent,
+                   inq, queue, limit):
+    """A first-in first-out label-correcting phase on one thread (Bellman–Ford–Moore: D'Esopo and
+    Pape's queue, Bertsekas, *Network Optimization*, 1998, §2.3): every improved vertex joins the
+    queue once, and a vertex leaves it by pushing its current value.  It costs the work it does
+    (no pass over every vertex), which is what a small frontier needs: on a chain of n vertices
+    the parallel passes do one vertex each, n passes of O(n).
+
+    Stops when the queue is empty or holds more than ``limit`` vertices (then the queued
+    vertices stay active, ``x != sent``, for the parallel passes).  ``inq`` (all False) and
+    ``queue`` (length n) are scratch.  Returns (vertices processed, arcs processed, vertices left
+    in the queue)."""
+    n = x.size
+    head = 0
+    count = 0
+    for i in range(worklist.size):
+        u = worklist[i]
+        if not inq[u]:
+            inq[u] = True
+            queue[(head + count) % n] = u
+            count += 1
+    done = 0
+    arcs = 0
+    while count > 0 and count <= limit:
+        u = queue[head]
+        head = (head + 1) % n
+        count -= 1
+        inq[u] = False
+        xu = x[u]
+        if xu == sent[u]:
+            continue
+        sent[u] = xu
+        done += 1
+        lo = out_offsets[u]
+        hi = out_offsets[u + 1]
+        for e in range(lo, hi):
+            v = out_targets[e]
+            a = arc_value[e] if has_value else 1.0
+            c = relax(op, xu, a)
+            if better(combine, c, x[v]):
+                x[v] = c
+                if not inq[v]:
+                    inq[v] = True
+                    queue[(head + count) % n] = v
+                    count += 1
+        arcs += hi - lo
+    left = count
+    while count > 0:  # hand the rest back: clear their flags (they stay active: x != sent)
+        inq[queue[head]] = False
+        head = (head + 1) % n
+        count -= 1
+    return done, arcs, left
+
+
+@njit(cache=True, nogil=True)
+def _sift_up(key, val, i):
+    while i > 0:
+        p = (i - 1) >> 1
+        if key[p] <= key[i]:
+            break
+        key[p], key[i] = key[i], key[p]
+        val[p], val[i] = val[i], val[p]
+        i = p
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(key, val, size):
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and key[c + 1] < key[c]:
+            c += 1
+        if key[i] <= key[c]:
+            break
+        key[c], key[i] = key[i], key[c]
+        val[c], val[i] = val[i], val[c]
+        i = c
+
+
+@njit(cache=True, nogil=True)
+def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, combine, x, sent,
+                  limit):
+    """:func:`monotone_queue` in order of value: a binary heap with lazy deletion, best value first
+    (Dijkstra's order: with ``plus`` and non-negative arc values every vertex is settled by its
+    first push, each arc relaxed once).  The order only changes the work, not the answer: a vertex
+    improved after its push is pushed again.  Stops when the heap is empty or holds more than
+    ``limit`` entries (the vertices not yet pushed stay active).  Returns (vertices processed,
+    arcs processed, entries left)."""
+    sign = 1.0 if combine == 0 else -1.0
+    cap = max(16, 2 * worklist.size)
+    key = np.empty(cap, np.float64)
+    val = np.empty(cap, np.int64)
+    size = 0
+    for i in range(worklist.size):
+        u = worklist[i]
+        key[size] = sign * x[u]
+        val[size] = u
+        size += 1
+        _sift_up(key, val, size - 1)
+    done = 0
+    arcs = 0
+    while size > 0 and size <= limit:
+        k = key[0]
+        u = val[0]
+        size -= 1
+        key[0] = key[size]
+        val[0] = val[size]
+        _sift_down(key, val, size)
+        xu = x[u]
+        if sign * xu != k or xu == sent[u]:
+            continue  # a stale entry, or already pushed with this value
+        sent[u] = xu
+        done += 1
+        lo = out_offsets[u]
+        hi = out_offsets[u + 1]
+        for e in range(lo, hi):
+            v = out_targets[e]
+            a = arc_value[e] if has_value else 1.0
+            c = relax(op, xu, a)
+            if better(combine, c, x[v]):
+                x[v] = c
+                if size == cap:
+                    cap *= 2
+                    key2 = np.empty(cap, np.float64)
+                    val2 = np.empty(cap, np.int64)
+                    key2[:size] = key[:size]
+                    val2[:size] = val[:size]
+                    key = key2
+                    val = val2
+                key[size] = sign * c
+                val[size] = v
+                size += 1
+                _sift_up(key, val, size - 1)
+        arcs += hi - lo
+    return done, arcs, size
