@@ -35,7 +35,7 @@ def test_sssp_on_a_long_chain_is_one_queue_phase():
     g = digraph.load((np.arange(n - 1), np.arange(1, n)))
     r = digraph.run(g, "sssp", source=0)
     s = r.stats
-    assert s["mode"] == "vertex-async" and s["queue"] == "heap"
+    assert s["mode"] == "vertex-async" and s["queue"] == "fifo"  # unit steps: breadth-first
     assert s["rounds"] == 1 and s["queue_phases"] == 1 and s["arc_updates"] == n - 1
     assert np.array_equal(r.values, np.arange(n, dtype=float))
 
@@ -52,6 +52,7 @@ def test_sssp_matches_dijkstra_whatever_the_phase(monkeypatch, seed, share):
                       indices=int(g.index_of(3, "source")))
     r = digraph.run(g, "sssp", source=3, mode="vertex-async")
     assert np.allclose(r.values, ref, rtol=0, atol=1e-9) and r.stats["converged"]
+    assert r.stats["queue"] == "heap"
     if share == 1.0:  # all of it in the heap: every reachable vertex pushed once
         reach = np.isfinite(ref)
         assert r.stats["queue_phases"] >= 1

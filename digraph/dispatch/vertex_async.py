@@ -97,24 +97,25 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
 QUEUE_SHARE = 1 / 32
 """A frontier of fewer than this share of the vertices runs as a one-thread FIFO phase
 (:func:`~digraph.smx.cpu_async.monotone_queue`) instead of a parallel pass, until its queue
-outgrows :data:`QUEUE_GROW` times that size: a parallel pass costs a scan of every vertex to find
-its worklist, which a small frontier does not pay back (SSSP on a chain of 10^6 vertices: 10^6
+outgrows :data:`QUEUE_GROW` times that size or it has read as many arcs as there are vertices: a
+parallel pass costs a scan of every vertex to find its worklist, which a small frontier does not
+pay back, and a phase that has done a scan's worth of work lets the threads share the rest (SSSP on a chain of 10^6 vertices: 10^6
 passes, more than 5 minutes; with the queue 0.1 s)."""
-QUEUE_GROW = 4
+QUEUE_GROW = 1
 
 
 def _settles_in_order(sys, arc_value, has_value):
     """Whether the small-frontier phase should take vertices best value first (a heap) rather
     than first in first out: when a push never betters the value it came from, as for SSSP
-    (``plus`` along non-negative arcs, under ``min``), each vertex is then pushed once.  Measured
+    (``plus`` along non-negative arcs, under ``min``), each vertex is then pushed once.  Without
+    arc values the steps are all 1 and first in, first out is that order already, at a fraction of
+    a heap's cost.  Measured
     on a 700x700 grid with weights in [1, 100] (both directions, 2 cores): FIFO 0.75 s and 64.5 M
     arc relaxations (33 per arc), the heap 0.12 s and 1.96 M (one per arc); scipy's Dijkstra
     0.10 s."""
-    if sys.combine != "min" or sys.relax not in ("plus", "max", "first"):
-        return False
-    if sys.relax == "plus" and has_value:
-        return bool(arc_value.size == 0 or arc_value.min() >= 0.0)
-    return True
+    if sys.combine != "min" or sys.relax not in ("plus", "max") or not has_value:
+        return False  # unit steps: first in, first out is breadth-first, Dijkstra's order already
+    return bool(arc_value.size == 0 or arc_value.min() >= 0.0)
 
 
 def _solve_monotone(graph, sys, max_iter, stats):
@@ -125,6 +126,7 @@ def _solve_monotone(graph, sys, max_iter, stats):
     sent = np.where(active, identity, x)
     converged = False
     small = max(1, int(n * QUEUE_SHARE))
+    max_arcs = max(n, 1)  # a phase hands back after as many arcs as a pass's scan has vertices
     inq = queue = None
     ordered = _settles_in_order(sys, arc_value, has_value)
     stats.setdefault("queue_phases", 0)
@@ -140,14 +142,14 @@ def _solve_monotone(graph, sys, max_iter, stats):
             if ordered:
                 done, arcs, _ = A.monotone_heap(worklist, graph.out_offsets, graph.out_targets,
                                                 arc_value, has_value, op, combine, x, sent,
-                                                QUEUE_GROW * small)
+                                                QUEUE_GROW * small, max_arcs)
             else:
                 if inq is None:
                     inq = np.zeros(n, np.bool_)
                     queue = np.empty(n, np.int64)
                 done, arcs, _ = A.monotone_queue(worklist, graph.out_offsets, graph.out_targets,
                                                  arc_value, has_value, op, combine, x, sent, inq,
-                                                 queue, QUEUE_GROW * small)
+                                                 queue, QUEUE_GROW * small, max_arcs)
             stats["queue_phases"] += 1
             stats["arc_updates"] += int(arcs)
             stats["vertex_updates"] += int(done)

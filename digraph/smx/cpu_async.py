@@ -104,15 +104,15 @@ def hindex_pass(worklist, offsets, nbr, est, dirty, count):
 
 @njit(cache=True, nogil=True)
 def monotone_queue(worklist, out_offsets, out_targets, arc_value, has_value, op, combine, x, sent,
-                   inq, queue, limit):
+                   inq, queue, limit, max_arcs):
     """A first-in first-out label-correcting phase on one thread (Bellman–Ford–Moore: D'Esopo and
     Pape's queue, Bertsekas, *Network Optimization*, 1998, §2.3): every improved vertex joins the
     queue once, and a vertex leaves it by pushing its current value.  It costs the work it does
     (no pass over every vertex), which is what a small frontier needs: on a chain of n vertices
     the parallel passes do one vertex each, n passes of O(n).
 
-    Stops when the queue is empty or holds more than ``limit`` vertices (then the queued
-    vertices stay active, ``x != sent``, for the parallel passes).  ``inq`` (all False) and
+    Stops when the queue is empty, holds more than ``limit`` vertices, or after ``max_arcs`` arcs
+    (then the queued vertices stay active, ``x != sent``, for the parallel passes).  ``inq`` (all False) and
     ``queue`` (length n) are scratch.  Returns (vertices processed, arcs processed, vertices left
     in the queue)."""
     n = x.size
@@ -126,7 +126,7 @@ def monotone_queue(worklist, out_offsets, out_targets, arc_value, has_value, op,
             count += 1
     done = 0
     arcs = 0
-    while count > 0 and count <= limit:
+    while count > 0 and count <= limit and arcs <= max_arcs:
         u = queue[head]
         head = (head + 1) % n
         count -= 1
@@ -186,12 +186,12 @@ def _sift_down(key, val, size):
 
 @njit(cache=True, nogil=True)
 def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, combine, x, sent,
-                  limit):
+                  limit, max_arcs):
     """:func:`monotone_queue` in order of value: a binary heap with lazy deletion, best value first
     (Dijkstra's order: with ``plus`` and non-negative arc values every vertex is settled by its
     first push, each arc relaxed once).  The order only changes the work, not the answer: a vertex
-    improved after its push is pushed again.  Stops when the heap is empty or holds more than
-    ``limit`` entries (the vertices not yet pushed stay active).  Returns (vertices processed,
+    improved after its push is pushed again.  Stops when the heap is empty, holds more than
+    ``limit`` entries, or after ``max_arcs`` arcs (the vertices not yet pushed stay active).  Returns (vertices processed,
     arcs processed, entries left)."""
     sign = 1.0 if combine == 0 else -1.0
     cap = max(16, 2 * worklist.size)
@@ -206,7 +206,7 @@ def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, 
         _sift_up(key, val, size - 1)
     done = 0
     arcs = 0
-    while size > 0 and size <= limit:
+    while size > 0 and size <= limit and arcs <= max_arcs:
         k = key[0]
         u = val[0]
         size -= 1
