@@ -120,6 +120,16 @@ def main():
             t, (x, ok) = timed(once, args.repeat, sync)
             emit(dict(base, method=f"power kernel group={G}", time_ms=t * 1e3, ratio=t / peer,
                       true_error=float(np.abs(x / x.sum() - ref).sum())))
+        for binned in (False, True):
+            old_bin = gpu_power.BIN_ARCS
+            gpu_power.BIN_ARCS = 0 if binned else 1 << 62
+            try:
+                t, (x, ok) = timed(lambda: gpu_power.solve(g, system, tol=args.tol, max_iter=1000,
+                                                           stats=RunStats.new()), args.repeat, sync)
+            finally:
+                gpu_power.BIN_ARCS = old_bin
+            emit(dict(base, method=f"power kernel {'binned' if binned else 'grouped (mean in-degree)'}",
+                      time_ms=t * 1e3, ratio=t / peer, true_error=float(np.abs(x / x.sum() - ref).sum())))
         del g
         cp.get_default_memory_pool().free_all_blocks()
     if args.json:

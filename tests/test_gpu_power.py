@@ -87,3 +87,16 @@ def test_group_size_follows_the_mean_in_degree():
     src = np.repeat(np.arange(10), 40)
     dst = np.tile(np.arange(10), 40)
     assert gpu_power.group_size(Graph.from_arrays(src, dst, num_vertices=10)) == 16  # mean 40
+
+
+def test_the_binned_pull_gives_the_same_answer(monkeypatch):
+    monkeypatch.setattr(gpu_power, "BIN_ARCS", 0)
+    monkeypatch.setattr(gpu_power, "BINS", ((0, 2, 1), (2, 4, 2), (4, 8, 4)))  # hubs from 8
+    g = _graph(4)
+    assert (g.in_degree >= 8).any() and (g.in_degree < 2).any()
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, {}))
+    st = RunStats.new()
+    x, ok = gpu_power.solve(g, system, tol=1e-9, max_iter=500, stats=st)
+    assert ok and st["power_pull"] == "binned"
+    assert np.abs(x - algo.reference(g)).sum() <= st["error_bound"] <= 1e-9

@@ -20,7 +20,7 @@ from numba import cuda, float64
 
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
-__all__ = ["power_pull", "power_pull_heavy", "power_teleport"]
+__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_teleport"]
 
 
 if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -77,6 +77,44 @@ def power_pull(group, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y
                         s += z[in_sources[k]]
         s = _group_sum(buf, s, group)
         if light and lane == 0:
+            yv = dst_scale[v] * s
+            y[v] = yv
+            val += yv
+            err += (deg + 3) * yv
+    tot = _block_sum(buf, val)
+    e = _block_sum(buf, err)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(acc, 0, tot)
+        cuda.atomic.add(acc, 1, e)
+
+
+@cuda.jit(cache=True)
+def power_pull_list(group, verts, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y, acc):
+    """:func:`power_pull` over the listed vertices only (one in-degree class), ``group`` threads
+    each, whatever their in-degree."""
+    buf = cuda.shared.array(HB, float64)
+    nv = verts.size
+    total = nv * group
+    total += (32 - total % 32) % 32  # whole warps: every lane takes part in the shuffles
+    val = 0.0
+    err = 0.0
+    for t in range(cuda.grid(1), total, cuda.gridsize(1)):
+        i = t // group
+        lane = t % group
+        s = 0.0
+        v = 0
+        deg = 0
+        if i < nv:
+            v = verts[i]
+            lo = in_offsets[v]
+            deg = in_offsets[v + 1] - lo
+            for k in range(lo + lane, lo + deg, group):
+                if has_coef:
+                    s += in_coef[k] * z[in_sources[k]]
+                else:
+                    s += z[in_sources[k]]
+        s = _group_sum(buf, s, group)
+        if i < nv and lane == 0:
             yv = dst_scale[v] * s
             y[v] = yv
             val += yv
