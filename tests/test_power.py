@@ -188,3 +188,15 @@ def test_power_refuses_what_it_cannot_run():
         digraph.run(g, "pagerank", mode="power", device="cuda:0,1")
     with pytest.raises(InvalidParameterError, match="path modes"):
         digraph.run(g, "pagerank", mode="power", priority="none")
+
+
+def test_adsorption_goes_to_bsp_on_one_giant_component_only():
+    giant = random_graph(3, 2000, 20000)
+    r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8)
+    assert r.stats["mode"] == "bsp" and "largest component holds" in r.stats["route"]
+    assert r.stats["converged"]
+    halves = _two_giants(2000, 3)  # the one-pass bound says 100%: the condensation is looked at
+    r = digraph.run(halves, "adsorption", seeds=[0, 1500], tol=1e-8)
+    assert r.stats["mode"] == "scc" and cached_condensation(halves) is not None
+    exact = digraph.algorithms.Adsorption().reference(halves, seeds=[0, 1500])
+    assert np.abs(r.values - exact).sum() <= 1e-8

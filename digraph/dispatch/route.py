@@ -41,6 +41,8 @@ Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.m
   the rank-one term buys nothing, and the run hands over to the SCC engine (:func:`after_probe`).
   ``stats["route"]`` tells which, with ``probe_rounds`` and ``probe_ratio``; later runs on the
   same graph go to the SCC engine at once.
+* CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
+  :data:`BSP_SHARE` of the arcs, else as below.
 * CPU, linear: ``"scc"``, except with at least :data:`~digraph.dispatch.dag_push.DELEGATE_THREADS`
   threads on a graph whose components too large for one thread hold more than
   :data:`~digraph.dispatch.dag_push.DELEGATE_SHARE` of the arcs (one giant component: nothing for
@@ -57,7 +59,8 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_SHARE"]
+__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_SHARE",
+           "BSP_SHARE"]
 
 MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel")
 
@@ -70,6 +73,16 @@ formulations"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component) 1
 165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010 (89%) 609 ms against 666
 (on the shared 2-core machine 299 against 273: the crossover lies near 89%); cnr-2000 (51%)
 and wiki-Vote (38%) stay with the SCC engine (cnr-2000: 309 ms against 852)."""
+BSP_SHARE = 0.85
+"""Automatic choice for linear systems that are not normalised (adsorption, a user's Katz) on the
+CPU: ``"bsp"`` when the largest component holds at least this share of the arcs, the SCC engine
+otherwise.  The one-pass bound decides alone when it is below this share; above, the condensation
+is built to look (the bound is loose on web graphs: cnr-2000 93% against 51%) and kept for the SCC
+engine.  Measured
+(adsorption, seeds of high and of low degree, tol 1e-4/1e-8/1e-12, shared 2-core machine,
+``benchmarks/results/adsorption_cpu2_quiet.json``): R-MAT 2^18 (98%) bsp 448–1,551 ms against the
+SCC engine's 544–1,604 (low seeds, 1e-12: 732 against 1,344); dblp-2010 (89%) within 10% either
+way; cnr-2000 (51%) the SCC engine 192–642 ms against bsp's 137–911 (2x faster with high seeds)."""
 PROBE_SHARE = 0.7
 """A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most this
 share of γ (α for PageRank) times the previous one, from the third round on.  Measured ratios of
@@ -185,6 +198,20 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                           f"{PROBE_SHARE}*alpha a round or faster")
             elif delegate:
                 chosen, reason = "bsp", delegate
+            elif (share is None and system is not None and graph.num_arcs
+                  and not getattr(system, "normalize", False)):
+                share, is_bound = _largest_share(graph)
+                if is_bound and share >= BSP_SHARE:  # the bound is loose on web graphs: look
+                    from ..paths.condensation import condensation_for
+                    condensation_for(graph)
+                    share, is_bound = _largest_share(graph)
+                if share >= BSP_SHARE:
+                    chosen = "bsp"
+                    reason = (f"{share_words(share, is_bound)} (>= {BSP_SHARE:.0%}): a system without "
+                              "the rank-one term runs bsp's dense rounds, as fast as the SCC engine "
+                              "there or faster")
+                else:
+                    reason += f"; {share_words(share, is_bound)} (< {BSP_SHARE:.0%}: the DAG orders the rest)"
             elif share is not None:
                 reason += f"; {share_words(share, is_bound)} (< {POWER_SHARE:.0%}: the DAG orders the rest)"
         elif where == "gpu" and family == "linear" and graph is not None and system is not None:
@@ -263,6 +290,16 @@ def share_words(share, bound=False):
     if bound:
         return f"at most {share:.0%} of the arcs can lie in one component (one-pass bound)"
     return f"the largest component holds {share:.0%} of the arcs"
+
+
+def _largest_share(graph):
+    """(share of the arcs in the largest component, whether it is the one-pass bound): from the
+    condensation when the graph keeps one, else the bound (nothing is built)."""
+    from ..paths.condensation import cached_condensation, largest_share_bound
+    cond = cached_condensation(graph)
+    if cond is None:
+        return largest_share_bound(graph), True
+    return (float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0), False
 
 
 def _power(graph, system):
