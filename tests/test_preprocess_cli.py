@@ -57,3 +57,19 @@ def test_bad_parameter_exit_2(tmp_path, edge_file, capsys):
     with pytest.raises(SystemExit) as e:
         main(["preprocess", str(edge_file)])          # -o missing: argparse's own exit 2
     assert e.value.code == 2
+
+
+def test_info_on_a_forged_manifest_is_one_line(tmp_path, edge_file, capsys):
+    """A manifest whose stats or params are not a table: one line naming the file, exit 2."""
+    import json
+    from digraph.cli import main
+    out = tmp_path / "cache"
+    assert main(["preprocess", str(edge_file), "-o", str(out)]) == 0
+    capsys.readouterr()
+    man = json.loads((out / "manifest.json").read_text())
+    man["params"] = "junk"
+    man["stats"] = {"x": [1, 2]}
+    (out / "manifest.json").write_text(json.dumps(man))
+    assert main(["info", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json" in err and "not a table" in err and "Traceback" not in err

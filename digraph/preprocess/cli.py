@@ -95,10 +95,19 @@ def _info(args, out):
     if args.json:
         print(json.dumps(man | {"arrays": man.get("arrays", {})}, indent=1), file=out)
         return
+    from .errors import CacheError
+
+    stats, params = man.get("stats", {}), man.get("params", {})
+    for name, block in (("stats", stats), ("params", params)):
+        if not isinstance(block, dict) or not all(
+                isinstance(v, (int, float, str, bool, type(None))) for v in block.values()):
+            raise CacheError(f"{args.cache}/manifest.json: its {name!r} block is not a table of "
+                             "numbers and names (damaged or not written by digraph); rebuild the "
+                             "cache with 'digraph preprocess'")
     head = {"cache": args.cache, "format_version": man.get("format_version"),
             "engine_version": man.get("engine_version"), "graph_fingerprint": man.get("graph_fingerprint")}
     print(format_table(head), file=out)
-    print(format_table(man.get("stats", {}), man.get("params", {})), file=out)
+    print(format_table(stats, params), file=out)
 
 
 def main(argv=None):
