@@ -56,8 +56,9 @@ def _run(g, mode, threads, first=False, bz=False):
     return go
 
 
-def methods(g, with_igraph):
-    """name -> callable returning the core numbers (np.int64 array) and the digraph stats or None."""
+def methods(g, with_igraph, many=0):
+    """name -> callable returning the core numbers (np.int64 array) and the digraph stats or None
+    (``many``: also PKC and vertex-async on that many threads)."""
     out = {
         "peel pkc 1t": _run(g, "peel", 1),
         "peel pkc 2t": _run(g, "peel", 2),
@@ -65,6 +66,9 @@ def methods(g, with_igraph):
         "peel 2t, first run": _run(g, "peel", 2, first=True),
         "vertex-async 2t": _run(g, "vertex-async", 2),
     }
+    if many:
+        out[f"peel pkc {many}t"] = _run(g, "peel", many)
+        out[f"vertex-async {many}t"] = _run(g, "vertex-async", many)
     wrapped = {k: (lambda f=f: (lambda r: (r.values, r.stats))(f())) for k, f in out.items()}
     if with_igraph:
         import igraph as ig
@@ -101,6 +105,7 @@ def main(argv=None):
     p.add_argument("--nx-max-arcs", type=int, default=2_000_000)
     p.add_argument("--no-igraph", action="store_true")
     p.add_argument("--json", default=None)
+    p.add_argument("--many", type=int, default=0, help="also time PKC and vertex-async on this many threads")
     args = p.parse_args(argv)
     try:
         import igraph  # noqa: F401
@@ -111,7 +116,7 @@ def main(argv=None):
     print(f"{'graph':<10} {'method':<20} {'median ms':>10} {'min ms':>9} {'rounds':>7} {'check':>8}")
     for gname in args.graphs:
         g = load(gname)
-        meths = methods(g, with_igraph)
+        meths = methods(g, with_igraph, args.many)
         for fn in meths.values():  # warm-up: compile, build cached arrays
             fn()
         times = {k: [] for k in meths}
