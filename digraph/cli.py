@@ -1,4 +1,4 @@
-"""The ``digraph`` command line: ``run``, ``preprocess`` and ``info``.
+"""The ``digraph`` command line: ``run``, ``preprocess``, ``info`` and ``warmup``.
 
 ::
 
@@ -7,6 +7,7 @@
     digraph run adsorption graph.el --seeds 3,7,12 --mode vertex-async
     digraph preprocess web.txt.gz -o web.paths --jobs 2
     digraph info web.paths
+    digraph warmup
 
 Every error prints one line ``digraph: error: ...`` on stderr and exits with status 2 (``--debug``
 shows the traceback instead); Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
@@ -30,7 +31,8 @@ EXAMPLES = """examples:
   digraph run pagerank web.txt.gz --out ranks.parquet --quiet
   digraph run pagerank web.txt.gz --mode path --cache web.paths --progress
   digraph preprocess web.txt.gz -o web.paths
-  digraph info web.paths"""
+  digraph info web.paths
+  digraph warmup --mode scc --mode power"""
 
 
 def build_parser():
@@ -73,6 +75,20 @@ def build_parser():
     r.add_argument("--debug", action="store_true", help="show tracebacks")
     for parser in (r, sub.choices["preprocess"]):
         _add_progress_options(parser)
+    w = sub.add_parser("warmup", help="compile every kernel ahead (for images and clusters)",
+                       description="Compile the Numba kernels ahead, so that no run compiles (a "
+                                   "fresh install compiles a run's kernels on its first call); "
+                                   "prints each item and its seconds.")
+    w.add_argument("--mode", action="append", choices=MODES,
+                   help="only this mode (repeatable; default: every mode of the device)")
+    w.add_argument("--family", action="append", choices=("linear", "monotone", "hindex"),
+                   help="only this family: linear (pagerank, adsorption), monotone (sssp), "
+                        "hindex (kcore) (repeatable; default: all)")
+    w.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
+    w.add_argument("--int64", action="store_true",
+                   help="also compile for graphs of 2^31 vertices or more (int64 indices)")
+    w.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    w.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
@@ -132,6 +148,11 @@ class Progress:
         if self.enabled:
             self.end()
             self._write(f"digraph: {text}\n")
+
+    def aside(self, text):
+        """A line of its own without ending the current stage (a live line is redrawn after it)."""
+        if self.enabled:
+            self._write(("\r\033[K" if self.live else "") + f"digraph: {text}\n")
 
     def abort(self):
         """Stop drawing without a final line (an error follows)."""
@@ -363,14 +384,21 @@ def main(argv=None):
     from .errors import DigraphError
     from .preprocess import cli as pre
 
+    from . import compiling
+
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse exits with 2 on a bad command line
     progress = _progress(args)
+    # the first run's "compiling kernels" line goes where progress goes, and nowhere else
+    old_sink = compiling.set_sink(progress.aside if progress.enabled and args.command != "warmup"
+                                  else _drop)
     try:
         if args.command == "run":
             _run(args, sys.stdout, progress)
         elif args.command == "preprocess":
             _preprocess_with_progress(args, sys.stdout, progress)
+        elif args.command == "warmup":
+            _warmup(args, _Null() if args.quiet else sys.stdout)
         else:
             pre._info(args, sys.stdout)
         sys.stdout.flush()
@@ -386,7 +414,31 @@ def main(argv=None):
         return _stop(args, progress, f"digraph: error: out of memory: {_first_line(e, 'no memory left')}", 2)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
         return _stop(args, progress, f"digraph: error: {_first_line(e, type(e).__name__)}", 2)
+    finally:
+        compiling.set_sink(old_sink)
     return 0
+
+
+def _drop(text):
+    """A notice sink that prints nothing."""
+
+
+def _warmup(args, out):
+    """``digraph warmup``: :func:`digraph.warmup`, one line per item and the total."""
+    import digraph
+
+    def line(what, secs, compiled):
+        how = f"compiled {compiled:.2f} s" if compiled >= 0.005 else "from the cache"
+        print(f"  {what:<28}{secs:7.2f} s  ({how})", file=out, flush=True)
+
+    print(f"digraph warmup: compiling the kernels ({args.device})", file=out, flush=True)
+    t0 = time.perf_counter()
+    done = digraph.warmup(args.mode, args.family, device=args.device,
+                          index_dtypes=("int32", "int64") if args.int64 else ("int32",),
+                          progress=line)
+    total = time.perf_counter() - t0
+    compiled = sum(d["compiled"] for d in done)
+    print(f"done: {len(done)} items in {total:.2f} s, {compiled:.2f} s of it compiling", file=out)
 
 
 def _stop(args, progress, line, status):

@@ -19,7 +19,8 @@ class RunStats(dict):
     ``arc_updates``, ``dense_rounds``/``sparse_rounds`` (BSP directions), ``paths_processed``,
     ``partitions_processed``, ``bytes_h2d``/``bytes_d2h``/``bytes_d2d``, and seconds
     ``time_load``, ``time_preprocess``, ``time_transfer``, ``time_compile`` (Numba compilation or
-    cache loading on the first call of a process), ``time_compute``, ``time_total``; linear
+    cache loading on the first call of a process, wherever in the run a kernel was first called:
+    :mod:`digraph.compiling`), ``time_compute``, ``time_total``; linear
     algorithms add ``error_bound`` (the bound on the answer's L1 error the run stopped with) and
     ``residual_l1``, and, when ``tol`` lies below what float64 can certify (``error_bound > tol``),
     ``floor_limited`` and ``error_floor`` (the bound the residual's rounding alone allows).

@@ -26,7 +26,7 @@ import numba
 from ..errors import InvalidParameterError
 from ..smx import cpu_peel as K
 
-__all__ = ["solve", "PKC_THREADS", "PKC_MIN_ARCS", "PKC_SERIAL_TAIL", "SCHEDULES"]
+__all__ = ["solve", "schedule", "PKC_THREADS", "PKC_MIN_ARCS", "PKC_SERIAL_TAIL", "SCHEDULES"]
 
 SCHEDULES = ("bz", "pkc")
 
@@ -53,6 +53,15 @@ under a load average of 3.3–3.7 (2026-11-27) every 2-thread PKC run was 2–5x
 thread, tail or not (a level-synchronous barrier waits a time slice for a thread whose core another
 process holds), and the tail's 1,024–32,768 vertices gave no consistent gain; measure it on a
 quiet machine before turning it on."""
+
+
+def schedule(graph, threads=None):
+    """The schedule :func:`solve` runs on ``graph`` by default with ``threads`` (default: Numba's
+    current thread count): ``"pkc"`` from :data:`PKC_THREADS` threads and :data:`PKC_MIN_ARCS`
+    arcs on, else ``"bz"``."""
+    if threads is None:
+        threads = numba.get_num_threads()
+    return "pkc" if threads >= PKC_THREADS and graph.num_arcs >= PKC_MIN_ARCS else "bz"
 
 
 def solve(graph, system, *, tol=None, max_iter=None, stats, peel=None):
@@ -88,7 +97,7 @@ def solve(graph, system, *, tol=None, max_iter=None, stats, peel=None):
             "'scc', 'power', 'vertex-async' or 'bsp'")
     threads = numba.get_num_threads()
     if peel is None:
-        peel = "pkc" if threads >= PKC_THREADS and graph.num_arcs >= PKC_MIN_ARCS else "bz"
+        peel = schedule(graph, threads)
     if peel not in SCHEDULES:
         raise InvalidParameterError(f"peel must be one of {', '.join(SCHEDULES)}, got {peel!r}")
     core = K.peel_degrees(graph.out_offsets, graph.out_targets, graph.in_offsets)

@@ -1,0 +1,219 @@
+"""First run (issue 19, item 3): compile only what a run needs, say so while compiling, compile
+ahead with ``digraph.warmup()`` / ``digraph warmup``, and cache from a read-only install."""
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+
+import digraph
+from digraph import cli, compiling
+from digraph.errors import InvalidParameterError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _graph():
+    return digraph.load(([0, 1, 2, 2, 3, 4], [1, 2, 0, 3, 4, 3]))
+
+
+def test_warmup_then_run_compiles_nothing():
+    done = digraph.warmup(modes=["power", "scc"], families=["linear"])
+    assert [d["what"] for d in done] == ["load", "route", "linear power", "linear scc"]
+    assert all(d["seconds"] >= d["compiled"] >= 0.0 for d in done)
+    c0 = compiling.seconds()
+    for mode in (None, "scc", "power"):
+        r = digraph.run(_graph(), "pagerank", mode=mode)
+        assert r.stats["time_compile"] < 1.0
+    assert compiling.seconds() == c0  # nothing compiled after the warm-up
+
+
+def test_warmup_checks_its_arguments():
+    with pytest.raises(InvalidParameterError, match="unknown mode"):
+        digraph.warmup(modes=["fast"])
+    with pytest.raises(InvalidParameterError, match="unknown family"):
+        digraph.warmup(families=["linear", "cubic"])
+    with pytest.raises(InvalidParameterError, match="index_dtypes"):
+        digraph.warmup(modes=["peel"], index_dtypes=("float32",))
+
+
+def test_kcore_warms_the_schedule_it_runs():
+    import importlib
+    R = importlib.import_module("digraph.run")
+    from digraph.dispatch import peel
+    g = _graph()
+    R._WARM.difference_update({k for k in R._WARM if k[0] == "peel"})
+    digraph.run(g, "kcore")
+    warmed = {k[3] for k in R._WARM if k[0] == "peel"}
+    assert warmed == {peel.schedule(g)} == {"bz"}  # not PKC on a graph of 6 arcs
+
+
+def _fresh_kernel():
+    """A kernel of a digraph module compiled now (no cache): fires Numba's compile event."""
+    def f(x):
+        return x + 1
+    f.__module__ = "digraph._test_first_run"
+    return njit(f)
+
+
+@pytest.fixture
+def notice_state(monkeypatch):
+    monkeypatch.setitem(compiling._state, "announced", False)
+    monkeypatch.delenv("DIGRAPH_QUIET", raising=False)
+    old = compiling.set_sink(None)
+    yield
+    compiling.set_sink(old)
+
+
+def test_notice_once_per_process_and_compile_seconds_counted(notice_state, capsys):
+    c0 = compiling.seconds()
+    _fresh_kernel()(1)
+    _fresh_kernel()(2)
+    err = capsys.readouterr().err
+    assert err.count(compiling.NOTICE) == 1 and err.startswith("digraph: compiling kernels")
+    assert compiling.seconds() > c0
+    _fresh_kernel()(3)
+    assert compiling.NOTICE not in capsys.readouterr().err
+
+
+def test_notice_silenced_by_env_and_sent_to_a_sink(notice_state, monkeypatch, capsys):
+    monkeypatch.setenv("DIGRAPH_QUIET", "1")
+    _fresh_kernel()(1)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setitem(compiling._state, "announced", False)
+    monkeypatch.delenv("DIGRAPH_QUIET")
+    seen = []
+    compiling.set_sink(seen.append)
+    _fresh_kernel()(1)
+    assert seen == [compiling.NOTICE] and capsys.readouterr().err == ""
+
+
+def test_user_kernels_do_not_announce(notice_state, capsys):
+    @njit
+    def g(x):  # a kernel of the test module, not of digraph
+        return x * 2
+    g(3)
+    assert capsys.readouterr().err == ""
+
+
+def test_lazy_compilation_is_time_compile_not_compute(monkeypatch):
+    """A kernel first called inside the compute phase counts in time_compile."""
+    import importlib
+    R = importlib.import_module("digraph.run")
+    from digraph.dispatch import power
+    kernel = _fresh_kernel()
+    solve = power.solve
+
+    def slow_first(*a, **k):
+        kernel(np.int64(len(a)))  # compiled here, in the middle of the run
+        return solve(*a, **k)
+
+    monkeypatch.setattr(power, "solve", slow_first)
+    monkeypatch.setenv("DIGRAPH_QUIET", "1")
+    c0 = compiling.seconds()
+    r = R.run(_graph(), "pagerank", mode="power")
+    c = compiling.seconds() - c0
+    assert c > 0.01
+    assert r.stats["time_compile"] >= c * 0.99
+    assert r.stats["time_compute"] < r.stats["time_total"] - c * 0.99
+
+
+def test_cli_warmup(capsys):
+    assert cli.main(["warmup", "--mode", "peel", "--family", "hindex"]) == 0
+    out = capsys.readouterr().out
+    assert "hindex peel" in out and out.rstrip().splitlines()[-1].startswith("done: 3 items")
+    assert cli.main(["warmup", "--mode", "peel", "-q"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_cli_run_keeps_stderr_clean_without_progress(notice_state, tmp_path, capsys):
+    """Scripts that parse stderr see nothing new: the notice follows --progress, not the run."""
+    f = tmp_path / "g.el"
+    f.write_text("0 1\n1 2\n2 0\n")
+    old = compiling.set_sink(None)
+    try:
+        assert cli.main(["run", "pagerank", str(f), "--top", "0"]) == 0
+        assert compiling._state["sink"] is None  # restored after the command
+    finally:
+        compiling.set_sink(old)
+    assert "compiling kernels" not in capsys.readouterr().err
+
+
+def _copy_package(dest):
+    shutil.copytree(ROOT / "digraph", dest / "digraph",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    for p in [dest, *dest.rglob("*")]:
+        mode = p.stat().st_mode
+        p.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _unprivileged(cmd):
+    """``cmd`` run without the power to write into read-only folders: as it is for a normal
+    user; for root, in a user namespace of its own (``unshare --user``), where root's capability
+    to override permissions does not reach the host's files."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return cmd
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--user", "true"], capture_output=True).returncode:
+        pytest.skip("running as root without unshare: a read-only folder cannot be simulated")
+    return [unshare, "--user", *cmd]
+
+
+SCRIPT = """
+import sys, time
+import digraph
+from digraph import compiling
+g = digraph.load(([0, 1, 2, 2, 3, 4], [1, 2, 0, 3, 4, 3]))
+t = time.perf_counter()
+for _ in range(2):
+    r = digraph.run(g, "pagerank", tol=1e-10)
+assert abs(sum(r.values) - 1.0) < 1e-9
+print(digraph.__file__, compiling.seconds(), r.stats["mode"])
+"""
+
+
+def test_read_only_install_caches_in_the_user_folder(tmp_path):
+    """A copy of the package in a read-only folder (as in a system site-packages): the first
+    process compiles, says so once and caches in $XDG_CACHE_HOME/numba; the second loads
+    everything from there, silently."""
+    site = tmp_path / "site"
+    site.mkdir()
+    _copy_package(site)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "DIGRAPH_QUIET", "PYTHONPATH")}
+    env.update(PYTHONPATH=str(site), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    try:
+        runs = [subprocess.run(_unprivileged([sys.executable, "-c", SCRIPT]), env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=600) for _ in range(2)]
+    finally:
+        for p in [site, *site.rglob("*")]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first, second = runs
+    assert first.stdout.split()[0].startswith(str(site))  # the read-only copy ran
+    assert first.stderr.count("compiling kernels, first run only") == 1
+    assert float(first.stdout.split()[1]) > 0.5  # it compiled
+    assert not list(site.rglob("*.nbi"))  # nothing written into the package
+    assert list((home / ".cache" / "numba").rglob("*.nbi"))  # but into the user cache
+    assert "compiling kernels" not in second.stderr
+    assert float(second.stdout.split()[1]) == 0.0  # every kernel came from the cache
+
+
+def test_no_writable_cache_anywhere_falls_back_to_tempdir(tmp_path, monkeypatch):
+    import numba
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    monkeypatch.setattr(compiling, "_writable", lambda folder: False)
+    folder = compiling.ensure_cache_location()
+    assert folder and "digraph-numba-cache" in folder and numba.config.CACHE_DIR == folder
+    monkeypatch.setattr(compiling, "_writable", lambda folder: True)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    assert compiling.ensure_cache_location() is None
