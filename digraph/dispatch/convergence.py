@@ -80,6 +80,9 @@ def quick_contraction(graph, system):
         return system.error_gammas
     if system.arc_scale is not None or system.dst_scale is not None or graph.num_arcs == 0:
         return linear_contraction(graph, system)
+    sds = getattr(system, "src_degree_scale", None)
+    if sds is not None and 0.0 <= sds < 1.0:  # src_scale = sds / out-degree: every column sums to sds
+        return float(sds), np.inf
     n = graph.num_vertices
     src_scale = (np.ones(n) if system.src_scale is None
                  else np.ascontiguousarray(system.src_scale, dtype=np.float64))

@@ -112,11 +112,19 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None):
     stats["power_pull"] = "binned" if bins is not None else "grouped"
     has = system.arc_scale is not None
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else be.put(np.zeros(1))
-    b = np.asarray(system.b, np.float64)
-    bsum = float(b.sum()) if n else 1.0
-    tele = be.put(b) / bsum
-    be.keep(tele)
-    src_scale = _vertex_factor(be, system.src_scale, n)
+    bc = getattr(system, "b_constant", None)
+    if bc is not None:  # PageRank without personalization: v = 1/n, made here (no upload)
+        tele = be.keep(xp.full(n, 1.0 / max(n, 1)))
+    else:
+        b = np.asarray(system.b, np.float64)
+        tele = be.put(b) / (float(b.sum()) if n else 1.0)
+        be.keep(tele)
+    sds = getattr(system, "src_degree_scale", None)
+    if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
+        deg = dg["out_degree"].astype(np.float64)
+        src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
+    else:
+        src_scale = _vertex_factor(be, system.src_scale, n)
     dst_scale = _vertex_factor(be, system.dst_scale, n)
     x = be.keep(tele.copy())
     y = be.keep(xp.empty(n, np.float64))

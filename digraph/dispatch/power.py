@@ -127,8 +127,13 @@ _FIELDS = ("b", "src_scale", "dst_scale", "arc_scale", "normalize", "dangling", 
 def _gamma_uncached(graph, system, dangling_ok):
     if system.family != "linear" or not system.normalize:
         return None, "it answers normalised linear systems (PageRank-like: normalize=True)"
-    b = np.asarray(system.b, np.float64)
-    if b.size and (b.min() < 0 or not b.sum() > 0):
+    bc = getattr(system, "b_constant", None)
+    if bc is not None:  # a recipe (DegreeScaledSystem): b is not made on the host to be checked
+        bad = graph.num_vertices and not bc > 0
+    else:
+        b = np.asarray(system.b, np.float64)
+        bad = b.size and (b.min() < 0 or not b.sum() > 0)
+    if bad:
         return None, "it needs b >= 0 with a positive sum (b / Σb is the teleport vector)"
     dangling = _dangling(graph, system) if getattr(system, "dangling", None) is not None else None
     if isinstance(dangling, str):
