@@ -252,7 +252,7 @@ def test_conversion_round_trip_and_info():
     info = get_info()
     assert info["backend_name"] == "digraph" and info["package"] == "digraph"
     assert set(info["functions"]) == {"pagerank", "core_number", "single_source_dijkstra_path_length",
-                                      "single_source_shortest_path_length"}
+                                      "single_source_shortest_path_length", "shortest_path_length"}
     for name in info["functions"]:  # the names mirror networkx's, with networkx's parameters first
         ours = list(__import__("inspect").signature(getattr(B, name)).parameters)
         theirs = list(__import__("inspect").signature(getattr(nx, name).orig_func).parameters)
@@ -304,3 +304,46 @@ def test_refused_pagerank_keywords_are_named():
         with pytest.raises(NotImplementedError, match=f"does not support {name}"):
             interface.pagerank(G, **kw)
         assert name.rstrip("=") in interface.can_run("pagerank", (G,), kw)
+
+
+@SETTINGS
+@given(nx_graphs(), st.data())
+def test_shortest_path_length_one_source_exact(G, data):
+    """``shortest_path_length`` with a source: the dict, or the length to a target, and networkx's
+    exceptions, hop counts and weighted, both methods."""
+    if len(G) == 0:
+        return
+    source = data.draw(st.sampled_from(list(G)))
+    weight = data.draw(st.sampled_from([None, "weight"]))
+    method = data.draw(st.sampled_from(["dijkstra", "bellman-ford"]))
+    got = B.shortest_path_length(G, source, weight=weight, method=method)
+    assert typed(got) == typed(nx.shortest_path_length(G, source, weight=weight, method=method))
+    target = data.draw(st.one_of(st.sampled_from(list(G)), st.just("not a node")))
+    try:
+        ref = nx.shortest_path_length(G, source, target, weight=weight, method=method)
+    except (nx.NodeNotFound, nx.NetworkXNoPath) as e:
+        with pytest.raises(type(e)):
+            B.shortest_path_length(G, source, target, weight=weight, method=method)
+    else:
+        got = B.shortest_path_length(G, source, target, weight=weight, method=method)
+        assert (type(got), got) == (type(ref), ref)
+
+
+def test_shortest_path_length_falls_back_where_it_must():
+    G = nx.DiGraph([(0, 1), (1, 2)])
+    assert B.can_run("shortest_path_length", (G, 0), {}) is True
+    assert "source=None" in B.can_run("shortest_path_length", (G,), {})
+    assert "method" in B.can_run("shortest_path_length", (G, 0), {"method": "astar"})
+    G[0][1]["weight"] = -1.0
+    assert "negative" in B.can_run("shortest_path_length", (G, 0), {"weight": "weight"})
+    with pytest.raises(ValueError, match="method not supported"):
+        B.shortest_path_length(G, 0, method="astar")
+
+
+@pytest.mark.skipif("digraph" not in nx.utils.backends.backends,
+                    reason="digraph's networkx entry points are not installed in this environment")
+@pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
+def test_shortest_path_length_dispatches():
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    assert nx.shortest_path_length(G, 0, backend="digraph") == nx.shortest_path_length(G, 0)
+    assert nx.shortest_path_length(G, 0, 3, backend="digraph") == 3

@@ -101,6 +101,7 @@ PLUGIN = textwrap.dedent("""
     ("algorithms/tests/test_core.py", "kcore"),
     ("algorithms/shortest_paths/tests/test_weighted.py", "sssp"),
     ("algorithms/shortest_paths/tests/test_unweighted.py", "sssp"),
+    ("algorithms/shortest_paths/tests/test_generic.py", "sssp"),
 ])
 def test_networkx_own_tests(venv_python, tmp_path, module, algorithm):
     # networkx as the venv imports it (its conftest must be the one pytest loads there)

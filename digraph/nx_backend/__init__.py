@@ -14,8 +14,8 @@ Then::
     nx.pagerank(G, backend="digraph", mode="vertex-async")  # digraph's own keywords pass through
     nx.config.backend_priority.algos = ["digraph"]          # every call it can run
 
-Implemented: ``pagerank``, ``core_number``, ``single_source_dijkstra_path_length`` and
-``single_source_shortest_path_length``.  Each returns exactly what networkx returns (same keys,
+Implemented: ``pagerank``, ``core_number``, ``single_source_dijkstra_path_length``,
+``single_source_shortest_path_length`` and ``shortest_path_length`` (one source).  Each returns exactly what networkx returns (same keys,
 value types and exceptions); where digraph's semantics differ, ``can_run`` says no and networkx
 runs instead.  ``docs/networkx.md`` has the details, the PageRank tolerance mapping and the results
 of networkx's own tests run against this backend.

@@ -38,6 +38,12 @@ FUNCTIONS = {
         "additional_docs": "Unit-weight shortest paths in digraph; exact.",
         "additional_parameters": _KEYWORDS,
     },
+    "shortest_path_length": {
+        "additional_docs": (
+            "One source (with or without a target) in digraph, hop counts or weighted; exact.\n"
+            "Falls back to networkx for source=None and for callable, negative or non-finite weights."),
+        "additional_parameters": _KEYWORDS,
+    },
 }
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "core_number",
     "single_source_dijkstra_path_length",
     "single_source_shortest_path_length",
+    "shortest_path_length",
     "pagerank_error_bound",
     "pagerank_extra_rounds",
 ]
@@ -309,8 +310,18 @@ def _check_bfs(G, a):
     return True
 
 
+def _check_spl(G, a):
+    method = a.get("method", "dijkstra")
+    if method not in ("dijkstra", "bellman-ford"):
+        return f"method {method!r} is not one networkx knows (it raises ValueError itself)"
+    if a.get("source") is None:
+        return "lengths from every node (source=None) run in networkx; digraph answers one source"
+    return _weights_ok(G, a.get("weight"))
+
+
 _CHECKS = {
     "pagerank": _check_pagerank,
+    "shortest_path_length": _check_spl,
     "core_number": _check_core_number,
     "single_source_dijkstra_path_length": _check_dijkstra,
     "single_source_shortest_path_length": _check_bfs,
@@ -544,3 +555,47 @@ def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs)
     r = digraph.run(g.graph, "sssp", source=s, weights=False, **kw)
     idx, d = _distances(g, s, r.values, cutoff, lambda v: v - 1 < cutoff)  # exact: no cutoff + 1 rounding
     return _keyed(g, idx, d.astype(np.int64).tolist())
+
+
+def shortest_path_length(G, source=None, target=None, weight=None, method="dijkstra",
+                         **backend_kwargs):
+    """networkx's ``shortest_path_length`` for one source, computed by digraph (exact).
+
+    With ``target=None`` the lengths to every node reached (a dict, as networkx returns), else the
+    length to ``target``.  ``weight=None`` counts hops (:func:`single_source_shortest_path_length`),
+    otherwise :func:`single_source_dijkstra_path_length`; ``method="bellman-ford"`` gives the same
+    answer on the non-negative weights digraph accepts.  ``source=None`` (every source, or every
+    node to a target) is left to networkx (:func:`can_run` says so).
+
+    Raises
+    ------
+    ValueError
+        ``method`` is neither ``"dijkstra"`` nor ``"bellman-ford"``.
+    networkx.NodeNotFound
+        ``source`` (or, counting hops, ``target``) is not a node.
+    networkx.NetworkXNoPath
+        ``target`` is not reached from ``source``.
+    NotImplementedError
+        ``source=None``.
+    """
+    if method not in ("dijkstra", "bellman-ford"):
+        raise ValueError(f"method not supported: {method}")
+    if source is None:
+        raise NotImplementedError("lengths from every node (source=None) run in networkx")
+    if weight is None:
+        if target is not None:
+            g = _as_graph(G, None)
+            if g.index(source) is None or g.index(target) is None:
+                raise nx.NodeNotFound(f"Either source {source} or target {target} is not in G")
+        lengths = single_source_shortest_path_length(G, source, **backend_kwargs)
+        if target is None:
+            return lengths
+        if target not in lengths:
+            raise nx.NetworkXNoPath(f"No path between {source} and {target}.")
+        return lengths[target]
+    lengths = single_source_dijkstra_path_length(G, source, weight=weight, **backend_kwargs)
+    if target is None:
+        return lengths
+    if target not in lengths:
+        raise nx.NetworkXNoPath(f"Node {target} not reachable from {source}")
+    return lengths[target]
