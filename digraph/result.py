@@ -30,6 +30,13 @@ class RunStats(dict):
     of ``time_preprocess`` (a condensation built to choose).  An automatic PageRank-like run that
     began as a power probe and handed over adds ``probe_rounds`` and ``probe_ratio``
     (:mod:`digraph.dispatch.route`); its counters include the probe's rounds.
+
+    Engine-specific keys: ``formulation`` (``"google"``) and ``gamma`` (γ1) for ``power``, plus
+    ``power_group`` and ``power_pull`` (``"grouped"``/``"binned"``) on a GPU and
+    ``dangling_vertices`` with ``dangling=``; ``peel`` (``"bz"``/``"pkc"``) and ``peel_scans`` for
+    ``peel``; ``queue`` (``"fifo"``/``"heap"``) and ``queue_phases`` for ``vertex-async`` on
+    min/max systems (small frontiers run on one thread, each phase one round); ``gpu`` and
+    ``dtype`` on GPUs.
     """
 
     @classmethod
