@@ -12,7 +12,8 @@ system has one solution; the native ``tol`` bounds the L1 distance to it (defaul
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .base import REQUIRED, Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse
+from .base import (REQUIRED, Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse,
+                   weight_sums)
 
 __all__ = ["Adsorption"]
 
@@ -47,7 +48,7 @@ class Adsorption(Algorithm):
         if w is None:
             w_in = graph.in_degree
         else:
-            w_in = np.bincount(graph.out_targets, weights=w, minlength=n)
+            w_in = weight_sums(graph, w, graph.out_targets, self.name, "in-arc")
         dst_scale = scaled_inverse(w_in, beta)
         b = np.zeros(n, np.float64)
         b[idx] = 1.0 - beta

@@ -30,7 +30,7 @@ from numba import njit, prange
 
 from ..errors import InvalidParameterError, InvalidWeightError
 
-__all__ = [
+__all__ = ["weight_sums", 
     "Algorithm",
     "LinearSystem",
     "MonotoneSystem",
@@ -266,6 +266,22 @@ def check_weights(graph, algo, *, allow_inf=False):
             f"{algo}: arc {u!r} -> {v!r} has weight {float(w[e])!r}; {algo} needs non-negative"
             f"{'' if allow_inf else ', finite'} weights ({bad.size} such arc(s))")
     return w
+
+
+def weight_sums(graph, w, by, algo, side):
+    """Per-vertex sums of the arc weights ``w`` (``by``: each arc's source or target), refused
+    with a clear error when a sum of finite weights exceeds what float64 holds (the vertex's
+    arcs would otherwise count as weight 0: its mass lost, silently)."""
+    sums = np.bincount(by, weights=w, minlength=graph.num_vertices)
+    over = np.flatnonzero(np.isinf(sums))
+    if over.size:
+        v = graph.vertex_ids[over[0]]
+        v = v.item() if isinstance(v, np.generic) else v
+        raise InvalidWeightError(
+            f"{algo}: the {side} weights of vertex {v!r} sum to more than float64 holds "
+            f"({over.size} such vertex(es)); divide every weight by a constant ({algo}'s answer "
+            "does not change)")
+    return sums
 
 
 def scaled_inverse(weights, scale):

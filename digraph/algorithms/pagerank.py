@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .base import (Algorithm, DegreeScaledSystem, LinearSystem, check_probability, check_weights,
-                   normalized, scaled_inverse)
+                   normalized, scaled_inverse, weight_sums)
 
 __all__ = ["PageRank", "personalization_vector"]
 
@@ -111,7 +111,7 @@ class PageRank(Algorithm):
         if w is None:
             w_out = graph.out_degree
         else:
-            w_out = np.bincount(graph.arc_sources, weights=w, minlength=n)
+            w_out = weight_sums(graph, w, graph.arc_sources, self.name, "out-arc")
         src_scale = scaled_inverse(w_out, alpha)
         if personalization is None:
             b = np.full(n, (1.0 - alpha) / max(n, 1))
