@@ -347,3 +347,15 @@ def test_shortest_path_length_dispatches():
     G = nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3)])
     assert nx.shortest_path_length(G, 0, backend="digraph") == nx.shortest_path_length(G, 0)
     assert nx.shortest_path_length(G, 0, 3, backend="digraph") == 3
+
+
+def test_pagerank_with_overflowing_weight_sums_falls_back():
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=1e308)
+    G.add_edge(0, 2, weight=1e308)
+    G.add_edge(1, 2, weight=1.0)
+    assert "float64" in B.can_run("pagerank", (G,), {})
+    assert B.can_run("pagerank", (G,), {"weight": None}) is True
+    G[0][1]["weight"] = 1e307
+    G[0][2]["weight"] = 1e307
+    assert B.can_run("pagerank", (G,), {}) is True

@@ -289,7 +289,24 @@ def _check_pagerank(G, a):
             return "personalization must be a dict"
         if not all(_number(v) and v >= 0 for v in p.values()):
             return "personalization values must be finite and non-negative"
-    return _weights_ok(G, a.get("weight", "weight"))
+    weight = a.get("weight", "weight")
+    ok = _weights_ok(G, weight)
+    if ok is True and weight is not None and not _out_sums_finite(G, weight):
+        return ("a node's out-edge weights sum to more than float64 holds (digraph refuses them; "
+                "networkx counts that node as dangling)")
+    return ok
+
+
+def _out_sums_finite(G, weight):
+    """Whether every node's out-edge weight sum fits float64 (digraph refuses those that do not)."""
+    if isinstance(G, DigraphGraph):
+        g = G.graph
+        if not g.weighted:
+            return True
+        sums = np.bincount(g.arc_sources, weights=g.weights, minlength=g.num_vertices)
+        return bool(np.all(np.isfinite(sums)))
+    deg = G.out_degree(weight=weight) if G.is_directed() else G.degree(weight=weight)
+    return all(math.isfinite(float(d)) for _, d in deg)
 
 
 def _check_core_number(G, a):
