@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .convergence import ROUNDING_MARGIN
-from .power import _gamma
+from .power import _gamma, stop
 from .systems import linear_factors
 
 __all__ = ["solve", "group_size", "BLOCKS_PER_SM", "BINS", "BIN_ARCS"]
@@ -163,14 +163,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None):
         bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
         x, y = y, x
         sx = sy
-        if bound <= tol:
-            converged = True
-        elif delta / (1.0 - g1) > tol / 2 and (g1 * diff <= delta or diff >= last_diff):
-            # rounding alone exceeds what tol allows, and the differences have come down to the
-            # rounding (or stopped falling): no further round can lower the bound
-            stats["floor_limited"] = True
-            stats["error_floor"] = float(delta / (1.0 - g1))
-            converged = True
+        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
         last_diff = diff
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds

@@ -181,6 +181,20 @@ def _column_sums(graph, system):
     return np.bincount(graph.arc_sources, weights=coef, minlength=graph.num_vertices)
 
 
+def stop(bound, delta, diff, last_diff, g1, tol, stats):
+    """Whether a power round ends the run (the CPU and GPU iterations share it): its bound is
+    within ``tol``; or rounding alone (``delta``) exceeds what ``tol`` allows and the differences
+    have come down to the rounding or stopped falling, so no further round can lower the bound
+    (``floor_limited`` and ``error_floor`` set)."""
+    if bound <= tol:
+        return True
+    if delta / (1.0 - g1) > tol / 2 and (g1 * diff <= delta or diff >= last_diff):
+        stats["floor_limited"] = True
+        stats["error_floor"] = float(delta / (1.0 - g1))
+        return True
+    return False
+
+
 def solve(graph, system, *, tol, max_iter, stats, trip=None, **unused):
     """Run the mass-preserving power iteration; returns (x summing to 1, converged).
 
@@ -226,15 +240,8 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, **unused):
         delta = 8 * u * (s + abs(c) + sy) + 12 * u * sd + 2 * abs(sx - 1.0) + abs(sy - 1.0)
         bound = (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1)
         x, y = y, x
-        if bound <= tol:
-            converged = True
-        elif delta / (1.0 - g1) > tol / 2 and (g1 * diff <= delta or diff >= last_diff):
-            # rounding alone exceeds what tol allows, and the differences have come down to the
-            # rounding (or stopped falling): no further round can lower the bound
-            stats["floor_limited"] = True
-            stats["error_floor"] = float(delta / (1.0 - g1))
-            converged = True
-        elif trip is not None:
+        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
+        if not converged and trip is not None:
             diffs.append(diff)
             if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
                 stats["probe_ratio"] = float(diffs[-1] / diffs[-2])

@@ -48,6 +48,29 @@ else:
         return s
 
 
+@cuda.jit(device=True, inline=True)
+def _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v, start, step):
+    """Σ coef·z[u] over ``v``'s in-arcs from ``start`` (0 … step−1) on, every ``step``-th one."""
+    s = 0.0
+    lo = in_offsets[v]
+    for k in range(lo + start, in_offsets[v + 1], step):
+        if has_coef:
+            s += in_coef[k] * z[in_sources[k]]
+        else:
+            s += z[in_sources[k]]
+    return s
+
+
+@cuda.jit(device=True, inline=True)
+def _flush(buf, val, err, acc):
+    """The block's sums of ``val`` and ``err`` added to acc[0], acc[1] (one atomic each)."""
+    tot = _block_sum(buf, val)
+    e = _block_sum(buf, err)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(acc, 0, tot)
+        cuda.atomic.add(acc, 1, e)
+
+
 @cuda.jit(cache=True)
 def power_pull(group, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y, acc):
     """``y`` over the vertices of in-degree < HEAVY, ``group`` threads each (a power of two up to
@@ -66,26 +89,17 @@ def power_pull(group, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y
         deg = 0
         light = False
         if v < n:
-            lo = in_offsets[v]
-            deg = in_offsets[v + 1] - lo
+            deg = in_offsets[v + 1] - in_offsets[v]
             light = deg < HEAVY
             if light:
-                for k in range(lo + lane, lo + deg, group):
-                    if has_coef:
-                        s += in_coef[k] * z[in_sources[k]]
-                    else:
-                        s += z[in_sources[k]]
+                s = _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v, lane, group)
         s = _group_sum(buf, s, group)
         if light and lane == 0:
             yv = dst_scale[v] * s
             y[v] = yv
             val += yv
             err += (deg + 3) * yv
-    tot = _block_sum(buf, val)
-    e = _block_sum(buf, err)
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(acc, 0, tot)
-        cuda.atomic.add(acc, 1, e)
+    _flush(buf, val, err, acc)
 
 
 @cuda.jit(cache=True)
@@ -106,24 +120,15 @@ def power_pull_list(group, verts, in_offsets, in_sources, in_coef, has_coef, z, 
         deg = 0
         if i < nv:
             v = verts[i]
-            lo = in_offsets[v]
-            deg = in_offsets[v + 1] - lo
-            for k in range(lo + lane, lo + deg, group):
-                if has_coef:
-                    s += in_coef[k] * z[in_sources[k]]
-                else:
-                    s += z[in_sources[k]]
+            deg = in_offsets[v + 1] - in_offsets[v]
+            s = _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v, lane, group)
         s = _group_sum(buf, s, group)
         if i < nv and lane == 0:
             yv = dst_scale[v] * s
             y[v] = yv
             val += yv
             err += (deg + 3) * yv
-    tot = _block_sum(buf, val)
-    e = _block_sum(buf, err)
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(acc, 0, tot)
-        cuda.atomic.add(acc, 1, e)
+    _flush(buf, val, err, acc)
 
 
 @cuda.jit(cache=True)
@@ -132,20 +137,13 @@ def power_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, z, dst_sc
     buf = cuda.shared.array(HB, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
-        lo = in_offsets[v]
-        hi = in_offsets[v + 1]
-        s = 0.0
-        for k in range(lo + cuda.threadIdx.x, hi, HB):
-            if has_coef:
-                s += in_coef[k] * z[in_sources[k]]
-            else:
-                s += z[in_sources[k]]
-        s = _block_sum(buf, s)
+        s = _block_sum(buf, _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v,
+                                    cuda.threadIdx.x, HB))
         if cuda.threadIdx.x == 0:
             val = dst_scale[v] * s
             y[v] = val
             cuda.atomic.add(acc, 0, val)
-            cuda.atomic.add(acc, 1, (hi - lo + 3) * val)
+            cuda.atomic.add(acc, 1, (in_offsets[v + 1] - in_offsets[v] + 3) * val)
 
 
 @cuda.jit(cache=True)
