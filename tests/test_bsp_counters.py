@@ -1,4 +1,4 @@
-"""The counters of ``mode="bsp"`` are honest (DESIGN.md §5), and the push (sparse) and pull (dense)
+"""The counters of ``mode="bsp"`` are honest (docs/design.md §5), and the push (sparse) and pull (dense)
 directions give the same answers.
 
 BSP semantics: a round reads the previous round's state (Jacobi).  So on an unweighted graph SSSP
@@ -25,9 +25,9 @@ DIRECTIONS = {"dense": 10**9, "sparse": 0, "auto": bsp.DENSE_DIVISOR}
 
 @pytest.fixture(params=["dense", "sparse"])
 def direction(request, monkeypatch):
-    """Force every round into one direction: DENSE_DIVISOR = 0 never pulls, 10**9 always pulls
+    """Force every round into one direction: dense_divisor = 0 never pulls, 10**9 always pulls
     (except a frontier without out-arcs, which has nothing to pull and takes the push path)."""
-    monkeypatch.setattr(bsp, "DENSE_DIVISOR", DIRECTIONS[request.param])
+    monkeypatch.setattr(bsp, "DEFAULT", bsp.BspSettings(dense_divisor=DIRECTIONS[request.param]))
     return request.param
 
 
@@ -125,11 +125,11 @@ def test_sssp_weighted_directions_agree_exactly(g, data):
     src = data.draw(st.integers(0, g.num_vertices - 1))
     out = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, div
+        old, bsp.DEFAULT = bsp.DEFAULT, bsp.BspSettings(dense_divisor=div)
         try:
             out[name] = run_bsp(g, "sssp", source=src)
         finally:
-            bsp.DENSE_DIVISOR = old
+            bsp.DEFAULT = old
     ref = out["auto"]
     reachable = int(np.isfinite(ref.values).sum())
     for r in out.values():
@@ -173,7 +173,7 @@ def test_pagerank_without_arcs_takes_one_round():
                                           ("adsorption", {"seeds": [0, 5], "tol": 1e-9})])
 def test_linear_counters_match_the_rounds_run(monkeypatch, divisor, name, params):
     if divisor is not None:
-        monkeypatch.setattr(bsp, "DENSE_DIVISOR", divisor)
+        monkeypatch.setattr(bsp, "DEFAULT", bsp.BspSettings(dense_divisor=divisor))
     rng = np.random.default_rng(11)
     n, m = 400, 2400
     src = rng.integers(0, n, m)
@@ -188,7 +188,7 @@ def test_linear_counters_match_the_rounds_run(monkeypatch, divisor, name, params
     assert len(scans) == s["rounds"] + 1  # one scan before every round and the final one
     rounds = scans[:-1]
     assert s["vertex_updates"] == sum(nf for nf, _ in rounds)
-    div = bsp.DENSE_DIVISOR
+    div = bsp.DEFAULT.dense_divisor
     dense = [vol * div > m for _, vol in rounds]
     assert s["dense_rounds"] == sum(dense)
     check_directions_sum(s)
@@ -208,12 +208,12 @@ def test_linear_directions_agree(g, data, alpha):
     exact_ad = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     res = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DENSE_DIVISOR = bsp.DENSE_DIVISOR, div
+        old, bsp.DEFAULT = bsp.DEFAULT, bsp.BspSettings(dense_divisor=div)
         try:
             res[name] = (run_bsp(g, "pagerank", alpha=alpha, tol=1e-10),
                          run_bsp(g, "adsorption", seeds=seeds, tol=1e-10))
         finally:
-            bsp.DENSE_DIVISOR = old
+            bsp.DEFAULT = old
     for pr, ad in res.values():
         assert np.abs(pr.values - exact_pr).sum() <= 1e-10 * (1 + 1e-9)
         assert np.abs(ad.values - exact_ad).sum() <= 1e-10 * (1 + 1e-9) + 1e-15

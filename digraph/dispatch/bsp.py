@@ -2,8 +2,8 @@
 
 Each round runs one kernel of :mod:`digraph.smx.cpu_bsp` over the active vertices, reading the
 previous round's state (Jacobi), and picks the direction per round as Ligra does: a parallel pull
-over in-arcs when the frontier's out-arcs exceed ``m / DENSE_DIVISOR``, a push from the frontier
-otherwise.  The counters of DESIGN.md §5 are filled as work is done:
+over in-arcs when the frontier's out-arcs exceed ``m / dense_divisor`` (:class:`BspSettings`), a
+push from the frontier otherwise.  The counters of docs/design.md §5 are filled as work is done:
 
 * ``rounds`` — rounds run;
 * ``vertex_updates`` — linear: frontier vertices that absorbed their residual; monotone: vertices
@@ -14,26 +14,46 @@ Linear systems stop on a bound of the answer's error computed from the residual 
 :func:`linear_error_bound`), never from a reference.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
-from .convergence import (certified_bound, linear_contraction, linear_error_bound,
-                          residual_threshold, tightened, verdict)
+from . import driver
+from .convergence import certified_bound, linear_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve"]
-
-DENSE_DIVISOR = 20
+__all__ = ["solve", "BspSettings", "DEFAULT", "DENSE_DIVISOR"]
 
 
-def solve(graph, system, *, tol, max_iter, stats):
-    """Run ``system`` to convergence (or ``max_iter`` rounds); returns (state, converged)."""
+@dataclass(frozen=True)
+class BspSettings:
+    """How ``bsp`` picks a round's direction (Ligra's rule; Shun & Blelloch, PPoPP 2013).
+
+    ``dense_divisor``: a round pulls over every in-arc when the frontier's out-arcs exceed
+    ``m / dense_divisor``, else pushes from the frontier.  Ligra's threshold is ``m / 20``
+    (docs/benchmarks.md, "bsp: the direction switch", has the sweep behind keeping it).  ``0``
+    never pulls and ``10**9`` always pulls (the warm-up compiles both)."""
+
+    dense_divisor: int = 20
+
+
+DEFAULT = BspSettings()
+DENSE_DIVISOR = DEFAULT.dense_divisor
+"""The default :attr:`BspSettings.dense_divisor` (read-only: pass ``settings=`` to change it)."""
+
+
+def solve(graph, system, *, tol, max_iter, stats, settings=None):
+    """Run ``system`` to convergence (or ``max_iter`` rounds); returns (state, converged).
+
+    ``settings``: a :class:`BspSettings` (default :data:`DEFAULT`)."""
+    settings = DEFAULT if settings is None else settings
     fam = system.family
     if fam == "linear":
-        return _solve_linear(graph, system, tol, max_iter, stats)
+        return _solve_linear(graph, system, tol, max_iter, stats, settings)
     if fam == "monotone":
-        return _solve_monotone(graph, system, max_iter, stats)
+        return _solve_monotone(graph, system, max_iter, stats, settings)
     if fam == "hindex":
         return _solve_hindex(graph, system, max_iter, stats)
     raise InvalidParameterError(f"unknown system family {fam!r}")
@@ -41,86 +61,108 @@ def solve(graph, system, *, tol, max_iter, stats):
 
 # ---------------------------------------------------------------------------- linear
 
-def _solve_linear(graph, sys, tol, max_iter, stats):
-    n, m = graph.num_vertices, graph.num_arcs
-    gammas = linear_contraction(graph, sys)
-    src_scale, dst_scale, has_coef, arc_coef = linear_factors(graph, sys)
-    in_coef = arc_coef[graph.in_arcs] if has_coef else arc_coef
-    in_sources = graph.in_sources
-    out_degree = graph.out_degree
-    x = np.zeros(n, np.float64)
-    delta = np.ascontiguousarray(sys.b, dtype=np.float64).copy()
-    send = np.empty(n, np.float64)
-    new_delta = np.empty(n, np.float64)
-    theta = 0.0
-    converged = False
-    bound = np.inf
-    while True:
-        nf, vol, r1, rmax, sum_x = K.linear_scan(delta, theta, out_degree, x)
-        bound = linear_error_bound(r1, rmax, sum_x, n, gammas, sys.normalize)
-        if bound <= tightened(tol, stats) or nf == 0:
-            # certify on the residual recomputed from x; if rounding drift leaves it short,
-            # carry on from the exact residual
-            bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
-            outcome = verdict(bound, r1, floor, tol, stats)
-            if outcome != "retry":
-                converged = outcome == "converged"
-                break
-        if stats["rounds"] >= max_iter:
-            break
-        if vol * DENSE_DIVISOR > m:
-            K.linear_dense_round(graph.in_offsets, in_sources, in_coef, has_coef, src_scale,
-                                 dst_scale, delta, x, theta, send, new_delta)
-            delta, new_delta = new_delta, delta
+class _LinearRounds:
+    """Jacobi push rounds for :func:`digraph.dispatch.driver.linear`: a dense pull when the
+    frontier's out-arcs exceed ``m / dense_divisor``, a push from the frontier otherwise."""
+
+    def __init__(self, graph, sys, gammas, stats, settings, x0=None, delta0=None):
+        self.graph, self.sys, self.gammas, self.stats = graph, sys, gammas, stats
+        self.divisor = settings.dense_divisor
+        n = graph.num_vertices
+        self.src_scale, self.dst_scale, self.has_coef, self.arc_coef = linear_factors(graph, sys)
+        self.in_coef = self.arc_coef[graph.in_arcs] if self.has_coef else self.arc_coef
+        self.x = np.zeros(n, np.float64) if x0 is None else x0
+        self.delta = np.ascontiguousarray(sys.b if delta0 is None else delta0,
+                                          dtype=np.float64).copy()
+        self.send = np.empty(n, np.float64)
+        self.new_delta = np.empty(n, np.float64)
+        self.nf = self.vol = 0
+
+    def scan(self, theta):
+        nf, vol, r1, rmax, sum_x = K.linear_scan(self.delta, theta, self.graph.out_degree, self.x)
+        self.nf, self.vol = nf, vol
+        return r1, rmax, sum_x, nf
+
+    def certify(self):
+        # the residual recomputed from x replaces the tracked δ (which drifts by rounding)
+        return certified_bound(self.graph, self.sys, self.x, self.gammas, self.delta)
+
+    def step(self, theta):
+        g, stats, m = self.graph, self.stats, self.graph.num_arcs
+        if self.vol * self.divisor > m:
+            K.linear_dense_round(g.in_offsets, g.in_sources, self.in_coef, self.has_coef,
+                                 self.src_scale, self.dst_scale, self.delta, self.x, theta,
+                                 self.send, self.new_delta)
+            self.delta, self.new_delta = self.new_delta, self.delta
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
         else:
             stats["arc_updates"] += int(K.linear_sparse_round(
-                graph.out_offsets, graph.out_targets, arc_coef, has_coef, src_scale, dst_scale,
-                delta, x, theta))
+                g.out_offsets, g.out_targets, self.arc_coef, self.has_coef, self.src_scale,
+                self.dst_scale, self.delta, self.x, theta))
             stats["sparse_rounds"] += 1
-        stats["vertex_updates"] += int(nf)
-        stats["rounds"] += 1
-        theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, sys.normalize)
-    stats["error_bound"] = float(bound)
-    stats["residual_l1"] = float(r1)
-    return x, converged
+        stats["vertex_updates"] += int(self.nf)
+
+
+def _solve_linear(graph, sys, tol, max_iter, stats, settings, x0=None, delta0=None, fallback=True):
+    """Jacobi rounds from ``x = 0, δ = b`` (or from ``x0`` with residual ``delta0``); a stalled
+    run is finished by vertex-async from the state it reached (unless ``fallback`` is False)."""
+    gammas = linear_contraction(graph, sys)
+    eng = _LinearRounds(graph, sys, gammas, stats, settings, x0, delta0)
+    outcome = driver.linear(eng, n=graph.num_vertices, gammas=gammas, normalize=sys.normalize,
+                            tol=tol, max_iter=max_iter, stats=stats)
+    if outcome == "stalled" and fallback:
+        from . import vertex_async
+        driver.hand_over(stats, "vertex-async", "bsp's bound stopped falling")
+        with vertex_async._dynamic_chunks():
+            return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=eng.x,
+                                              delta0=eng.delta, fallback=False)
+    return eng.x, outcome == "converged"
 
 
 # ---------------------------------------------------------------------------- monotone
 
-def _solve_monotone(graph, sys, max_iter, stats):
-    n, m = graph.num_vertices, graph.num_arcs
-    op, combine, has_value, arc_value = monotone_arrays(graph, sys)
-    x, active = monotone_start(sys, n)
-    in_value = arc_value[graph.in_arcs] if has_value else arc_value
-    in_sources = graph.in_sources
-    out_degree = graph.out_degree
-    new_x = np.empty(n, np.float64)
-    new_active = np.empty(n, np.bool_)
-    converged = False
-    while True:
-        nf, vol = K.monotone_scan(active, out_degree)
-        if nf == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
-        if vol * DENSE_DIVISOR > m:
-            improved = K.monotone_dense_round(graph.in_offsets, in_sources, in_value, has_value,
-                                              op, combine, x, active, new_x, new_active)
-            x, new_x = new_x, x
-            active, new_active = new_active, active
+class _MonotoneRounds:
+    """Jacobi min/max rounds for :func:`digraph.dispatch.driver.worklist`, dense or sparse by
+    the frontier's out-arcs (as the linear rounds)."""
+
+    def __init__(self, graph, sys, stats, settings):
+        self.graph, self.stats, self.divisor = graph, stats, settings.dense_divisor
+        n = graph.num_vertices
+        self.op, self.combine, self.has_value, self.arc_value = monotone_arrays(graph, sys)
+        self.x, self.act = monotone_start(sys, n)
+        self.in_value = self.arc_value[graph.in_arcs] if self.has_value else self.arc_value
+        self.new_x = np.empty(n, np.float64)
+        self.new_act = np.empty(n, np.bool_)
+        self.vol = 0
+
+    def active(self):
+        nf, self.vol = K.monotone_scan(self.act, self.graph.out_degree)
+        return nf
+
+    def step(self):
+        g, stats, m = self.graph, self.stats, self.graph.num_arcs
+        if self.vol * self.divisor > m:
+            improved = K.monotone_dense_round(g.in_offsets, g.in_sources, self.in_value,
+                                              self.has_value, self.op, self.combine, self.x,
+                                              self.act, self.new_x, self.new_act)
+            self.x, self.new_x = self.new_x, self.x
+            self.act, self.new_act = self.new_act, self.act
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
         else:
-            arcs, improved = K.monotone_sparse_round(graph.out_offsets, graph.out_targets,
-                                                     arc_value, has_value, op, combine, x, active)
+            arcs, improved = K.monotone_sparse_round(g.out_offsets, g.out_targets, self.arc_value,
+                                                     self.has_value, self.op, self.combine,
+                                                     self.x, self.act)
             stats["arc_updates"] += int(arcs)
             stats["sparse_rounds"] += 1
         stats["vertex_updates"] += int(improved)
-        stats["rounds"] += 1
-    return x, converged
+
+
+def _solve_monotone(graph, sys, max_iter, stats, settings):
+    eng = _MonotoneRounds(graph, sys, stats, settings)
+    converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
+    return eng.x, converged
 
 
 # ---------------------------------------------------------------------------- h-index
@@ -131,28 +173,38 @@ def undirected_adjacency(graph):
         graph.out_offsets, graph.out_targets, graph.in_offsets, graph.in_sources))
 
 
-def _solve_hindex(graph, sys, max_iter, stats):
-    import numba
-    n = graph.num_vertices
-    offsets, nbr = undirected_adjacency(graph)
-    est = np.diff(offsets)
-    new_est = est.copy()
-    frontier = np.arange(n, dtype=np.int64)
-    mark = np.zeros(n, dtype=np.bool_)
-    buf = np.empty(n, dtype=np.int64)
-    chunks = 8 * numba.get_num_threads()
-    converged = False
-    while True:
-        if frontier.size == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
-        K.hindex_round(offsets, nbr, est, frontier, new_est, chunks)
-        stats["vertex_updates"] += int(frontier.size)
-        stats["arc_updates"] += int((offsets[frontier + 1] - offsets[frontier]).sum())
+class _HIndexRounds:
+    """h-index rounds over a frontier (Lü et al. 2016; Montresor et al. 2013) for
+    :func:`digraph.dispatch.driver.worklist`: each recomputes its frontier's estimates from the
+    previous round's, and the next frontier is the neighbours of the estimates that fell."""
+
+    def __init__(self, graph, stats):
+        import numba
+        n = graph.num_vertices
+        self.n, self.stats = n, stats
+        self.offsets, self.nbr = undirected_adjacency(graph)
+        self.est = np.diff(self.offsets)
+        self.new_est = self.est.copy()
+        self.frontier = np.arange(n, dtype=np.int64)
+        self.mark = np.zeros(n, dtype=np.bool_)
+        self.buf = np.empty(n, dtype=np.int64)
+        self.chunks = 8 * numba.get_num_threads()
+
+    def active(self):
+        return self.frontier.size
+
+    def step(self):
+        offsets, f, stats = self.offsets, self.frontier, self.stats
+        K.hindex_round(offsets, self.nbr, self.est, f, self.new_est, self.chunks)
+        stats["vertex_updates"] += int(f.size)
+        stats["arc_updates"] += int((offsets[f + 1] - offsets[f]).sum())
         # every vertex recomputed = every arc read (dense); otherwise the frontier's arcs only
-        stats["dense_rounds" if frontier.size == n else "sparse_rounds"] += 1
-        frontier = K.hindex_next_frontier(offsets, nbr, est, new_est, frontier, mark, buf)
-        stats["rounds"] += 1
-    return est, converged
+        stats["dense_rounds" if f.size == self.n else "sparse_rounds"] += 1
+        self.frontier = K.hindex_next_frontier(offsets, self.nbr, self.est, self.new_est, f,
+                                               self.mark, self.buf)
+
+
+def _solve_hindex(graph, sys, max_iter, stats):
+    eng = _HIndexRounds(graph, stats)
+    converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
+    return eng.est, converged

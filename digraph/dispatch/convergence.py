@@ -246,10 +246,18 @@ def tightened(tol, stats):
     return tol * 0.25 ** stats.get("recertified", 0)
 
 
+FLOOR_SLACK = 4.0
+"""A run below what float64 can certify stops ``floor_limited`` only once its bound is within
+this factor of the floor (the recomputed residual within three times its own rounding): a
+certificate taken far above the floor (a stalled engine's: bound 2,400 against a floor of
+5.8e-11 at tol 1e-10) is no reason to stop."""
+
+
 def certified(bound, r1, floor, tol, stats):
     """Whether a linear run may stop: its certified bound is within ``tol``, or ``tol`` is below
     what float64 can certify on this graph (the bound of the residual's rounding floor alone
-    exceeds ``tol / 2``: no further round can help).  The second case sets
+    exceeds ``tol / 2``: no further round can help) and the bound is down to that floor (within
+    :data:`FLOOR_SLACK` times it).  The second case sets
     ``stats["floor_limited"]`` and ``stats["error_floor"]`` (that floor) and the run reports the
     bound it could certify.  The one place every linear engine decides convergence: a run stops
     with ``bound <= tol`` or ``floor_limited``, never otherwise.
@@ -260,7 +268,7 @@ def certified(bound, r1, floor, tol, stats):
     del r1  # kept in the signature for the engines; the bound already accounts for it
     if bound <= tol:
         return True
-    if floor > tol / 2:
+    if floor > tol / 2 and bound <= FLOOR_SLACK * floor:
         stats["floor_limited"] = True
         stats["error_floor"] = float(floor)
         return True

@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..paths.condensation import ORDERS, condensation_for
 from ..smx import cpu_scc as K
-from . import vertex_async
+from . import driver, vertex_async
 from .convergence import certified, certified_bound, pending_budget, quick_contraction
 from .systems import linear_factors
 
@@ -202,7 +202,8 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     if out_of_rounds:
         return xo, False
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
-    stats["finished_by"] = "vertex push"
+    driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
+                     "(a lower bound of Σx, or rounding, fell short)")
     stats["path_rounds"] = stats["rounds"]
     with vertex_async._dynamic_chunks():
         return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)

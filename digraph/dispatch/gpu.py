@@ -14,8 +14,8 @@ the path set.  ``stats["bytes_h2d"]``/``["bytes_d2h"]`` count every byte copied,
 
 Modes, as on the CPU (same counters, same convergence rules):
 
-* ``bsp`` — Jacobi rounds, dense pull when the frontier's out-arcs exceed ``m / DENSE_DIVISOR``,
-  sparse push otherwise;
+* ``bsp`` — Jacobi rounds, dense pull when the frontier's out-arcs exceed ``m / dense_divisor``
+  (:class:`~digraph.dispatch.bsp.BspSettings`, shared with the CPU), sparse push otherwise;
 * ``vertex-async`` — passes over the worklist of active vertices with atomic pushes;
 * ``path`` / ``path-nopriority`` — rounds over *units* (a long path alone, several short
   consecutive paths together, at least ``UNIT_ARCS`` arcs) of the DAG layers from the lowest
@@ -41,10 +41,10 @@ from .convergence import linear_contraction, linear_error_bound, pending_budget,
 from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened, verdict
 from .convergence import checked_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
+from . import driver
 
-__all__ = ["solve", "backend", "device_index", "UNIT_ARCS", "DENSE_DIVISOR"]
+__all__ = ["solve", "backend", "device_index", "UNIT_ARCS"]
 
-DENSE_DIVISOR = 20
 SHARD_ARCS = 32 << 20
 """``bsp`` on a linear system with at least this many arcs runs as one shard of
 :mod:`.multi_gpu`: dense rounds over the CSC only, vertex factors that are absent made on the
@@ -485,8 +485,11 @@ def _device_paths(be, ps):
 
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False):
+          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
+
+    ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
+    (default: the CPU's).
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
@@ -517,7 +520,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
             batch = int(batch_arcs or _auto_batch(be, graph))
             x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
         else:
-            x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp")
+            x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp",
+                            settings=settings)
     elif fam == "monotone":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset)
@@ -636,85 +640,108 @@ def column_sums_known(sys, has):
     return not has and sys.dst_scale is None
 
 
-def count_dense_round(stats, m, absorbed):
-    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices."""
+def count_dense_round(stats, m, absorbed, rounds=True):
+    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices
+    (``rounds``: count the round too; a round driver counts its own)."""
     stats["arc_updates"] += m
     stats["dense_rounds"] += 1
     stats["vertex_updates"] += int(absorbed)
-    stats["rounds"] += 1
+    if rounds:
+        stats["rounds"] += 1
 
 
-def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None):
-    """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ)``)."""
-    K = _kernels()
-    xp = be.xp
-    L = state[2] if state is not None and len(state) > 2 else _Linear(be, graph, sys)
-    g = L.g
-    n, m = L.n, L.m
-    x = be.keep(xp.zeros(n, np.float64) if state is None else state[0])
-    delta = be.keep(L.b.copy() if state is None else state[1])
-    send = be.keep(xp.zeros(n, np.float64))  # sparse rounds: zero except during a push
-    scan = be.keep(xp.zeros(5, np.float64))
-    theta = 0.0
-    converged = False
-    bound, r1 = np.inf, np.inf
-    delta_new = be.keep(xp.empty(n, np.float64)) if jacobi else None
-    known = None  # the statistics a fused dense round returned for the state it left
-    while True:
-        if known is None:
-            scan[...] = 0.0
-            be.launch(K.linear_scan, be.grid_hb(n), _hb(), delta, theta, g["out_degree"], x, scan)
-            r1, rmax, sx, nf, vol = (float(v) for v in be.get(scan))
+class _LinearRounds:
+    """BSP (``jacobi``: Jacobi rounds, a fused dense pull or a sparse push by the frontier's
+    out-arcs) or vertex-async passes on the GPU, for :func:`digraph.dispatch.driver.linear`."""
+
+    def __init__(self, be, L, stats, jacobi, settings, state=None):
+        xp = be.xp
+        self.be, self.L, self.stats, self.jacobi = be, L, stats, jacobi
+        self.divisor = settings.dense_divisor
+        n = L.n
+        self.x = be.keep(xp.zeros(n, np.float64) if state is None else state[0])
+        self.delta = be.keep(L.b.copy() if state is None else state[1])
+        self.send = be.keep(xp.zeros(n, np.float64))  # sparse rounds: zero except during a push
+        self.scan_out = be.keep(xp.zeros(5, np.float64))
+        self.delta_new = be.keep(xp.empty(n, np.float64)) if jacobi else None
+        self.known = None  # the statistics a fused dense round returned for the state it left
+        self.nf = self.vol = 0
+
+    def scan(self, theta):
+        if self.known is None:
+            be, L = self.be, self.L
+            self.scan_out[...] = 0.0
+            be.launch(_kernels().linear_scan, be.grid_hb(L.n), _hb(), self.delta, theta,
+                      L.g["out_degree"], self.x, self.scan_out)
+            r1, rmax, sx, nf, vol = (float(v) for v in be.get(self.scan_out))
         else:
-            r1, rmax, sx, nf, vol = known
-            known = None
-        bound = linear_error_bound(r1, rmax, sx, n, L.gammas, sys.normalize)
-        if bound <= tightened(tol, stats) or nf == 0:
-            bound, r1, floor = L.certify(x)
-            outcome = verdict(bound, r1, floor, tol, stats)
-            if outcome != "retry":
-                converged = outcome == "converged"
-                break
-            delta[...] = L.r  # carry on from the exact residual
-            continue
-        if stats["rounds"] >= max_iter:
-            break
-        if jacobi and vol * DENSE_DIVISOR > m:
+            r1, rmax, sx, nf, vol = self.known
+            self.known = None
+        self.nf, self.vol = nf, vol
+        return r1, rmax, sx, nf
+
+    def certify(self):
+        bound, r1, floor = self.L.certify(self.x)
+        self.delta[...] = self.L.r  # carry on from the exact residual
+        self.known = None
+        return bound, r1, floor
+
+    def step(self, theta):
+        K = _kernels()
+        be, L, stats = self.be, self.L, self.stats
+        g, m, xp = L.g, L.m, be.xp
+        if self.jacobi and self.vol * self.divisor > m:
             # one fused pass: absorb, pull, and the statistics of the state it leaves
-            scan[...] = 0.0
+            self.scan_out[...] = 0.0
             args = (0, g["in_offsets"], g["in_sources"], L.in_coef, L.has, L.src_scale,
-                    L.dst_scale, delta, delta_new, x, theta, g["out_degree"], scan)
-            be.launch(K.linear_dense_batch, be.grid_hb(n), _hb(), 0, n, *args)
+                    L.dst_scale, self.delta, self.delta_new, self.x, theta, g["out_degree"],
+                    self.scan_out)
+            be.launch(K.linear_dense_batch, be.grid_hb(L.n), _hb(), 0, L.n, *args)
             be.heavy(K.linear_dense_batch_heavy, g["heavy_in"], *args)
-            r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(scan))
-            delta, delta_new = delta_new, delta
-            count_dense_round(stats, m, absorbed)
-            theta = residual_threshold(tightened(tol, stats), sxn, n, L.gammas, sys.normalize)
+            r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(self.scan_out))
+            self.delta, self.delta_new = self.delta_new, self.delta
+            count_dense_round(stats, m, absorbed, rounds=False)
             # this round's frontier stands in for the next one while it stays dense; near the
             # switch to sparse rounds the next frontier is scanned exactly
-            if absorbed_vol * DENSE_DIVISOR > 2 * m:
-                known = (r1n, rmaxn, sxn, absorbed, absorbed_vol)
-            continue
+            if absorbed_vol * self.divisor > 2 * m:
+                self.known = (r1n, rmaxn, sxn, absorbed, absorbed_vol)
+            return
+        front = xp.flatnonzero(xp.abs(self.delta) > theta)
+        if self.jacobi:
+            be.launch(K.linear_take, be.grid(front.size), be.block, front, self.delta, self.x,
+                      L.src_scale, self.send)
+            args = (self.send, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale,
+                    self.delta)
+            be.launch(K.linear_push, be.grid(front.size), be.block, front, *args)
+            be.heavy(K.linear_push_heavy, g["heavy_out"], *args)
+            stats["sparse_rounds"] += 1
         else:
-            front = xp.flatnonzero(xp.abs(delta) > theta)
-            if jacobi:
-                be.launch(K.linear_take, be.grid(front.size), be.block, front, delta, x, L.src_scale, send)
-                args = (send, g["out_offsets"], g["out_targets"], L.arc, L.has, L.dst_scale, delta)
-                be.launch(K.linear_push, be.grid(front.size), be.block, front, *args)
-                be.heavy(K.linear_push_heavy, g["heavy_out"], *args)
-                stats["sparse_rounds"] += 1
-            else:
-                args = (g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale,
-                        L.dst_scale, delta, x)
-                be.launch(K.linear_async_push, be.grid(front.size), be.block, front, *args)
-                be.heavy(K.linear_async_push_heavy, g["heavy_out"], theta, *args)
-            stats["arc_updates"] += int(vol)
-        stats["vertex_updates"] += int(nf)
-        stats["rounds"] += 1
-        theta = residual_threshold(tightened(tol, stats), sx, n, L.gammas, sys.normalize)
-    stats["error_bound"] = float(bound)
-    stats["residual_l1"] = float(r1)
-    return x, converged
+            args = (g["out_offsets"], g["out_targets"], L.arc, L.has, L.src_scale, L.dst_scale,
+                    self.delta, self.x)
+            be.launch(K.linear_async_push, be.grid(front.size), be.block, front, *args)
+            be.heavy(K.linear_async_push_heavy, g["heavy_out"], theta, *args)
+        stats["arc_updates"] += int(self.vol)
+        stats["vertex_updates"] += int(self.nf)
+
+
+def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=None,
+            fallback=True):
+    """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ[, L])``);
+    a stalled run is finished by the other of the two from the state it reached (unless
+    ``fallback`` is False)."""
+    from .bsp import DEFAULT
+    settings = DEFAULT if settings is None else settings
+    L = state[2] if state is not None and len(state) > 2 else _Linear(be, graph, sys)
+    eng = _LinearRounds(be, L, stats, jacobi, settings, state)
+    outcome = driver.linear(eng, n=L.n, gammas=L.gammas, normalize=sys.normalize, tol=tol,
+                            max_iter=max_iter, stats=stats)
+    if outcome == "stalled" and fallback:
+        other = "vertex-async" if jacobi else "bsp"
+        driver.hand_over(stats, other, f"{'bsp' if jacobi else 'vertex-async'}'s bound stopped "
+                         "falling")
+        return _linear(be, graph, sys, tol, max_iter, stats, not jacobi,
+                       (eng.x, eng.delta, L), settings, fallback=False)
+    return eng.x, outcome == "converged"
 
 
 def _batches(in_offsets, batch_arcs):
@@ -924,7 +951,8 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
             break
         if stalled or stats.get("sweeps", 1) >= MAX_SWEEPS:
             # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
-            stats["finished_by"] = "vertex push"
+            driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
+                             "floor" if stalled else "the sweeps ran out")
             stats["path_rounds"] = stats["rounds"]
             stats["layer_rounds"] = layer_rounds.tolist()
             stats["layer_arc_updates"] = layer_arcs.tolist()

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .convergence import ROUNDING_MARGIN
-from .power import _gamma, stop
+from . import driver
+from .power import _gamma
 from .systems import linear_factors
 
 __all__ = ["solve", "group_size", "BLOCKS_PER_SM", "BINS", "BIN_ARCS"]
@@ -81,10 +82,11 @@ def _vertex_factor(be, a, n):
     return be.put(a, np.float64)
 
 
-def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None):
+def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, trip=None):
     """Run the power iteration on one GPU; returns (x on the host, summing to 1, converged).
 
-    ``group``: threads per vertex of the pull (default :func:`group_size`).
+    ``group``: threads per vertex of the pull (default :func:`group_size`).  ``trip``: run as a
+    probe, as :func:`digraph.dispatch.power.solve` (``converged`` None when it trips).
     """
     from . import gpu
     from ..smx import cuda_power as K
@@ -136,13 +138,11 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None):
     grid_pull = max(1, min((n * G + HB - 1) // HB, BLOCKS_PER_SM * be.sms))
     grid_tel = max(1, min(be.grid_hb(n), BLOCKS_PER_SM * be.sms))
     blocks = grid_pull + min(int(heavy.size), 65535) + grid_tel
-    sx = float(tele.sum()) if n else 0.0
-    bound = np.inf
-    converged = n == 0
-    rounds = 0
-    last_diff = np.inf
-    while not converged and rounds < max_iter:
-        acc, nxt = accs[rounds % 2], accs[(rounds + 1) % 2]
+    st = {"x": x, "y": y, "sx": float(tele.sum()) if n else 0.0, "k": 0}
+
+    def step():
+        x, y, k = st["x"], st["y"], st["k"]
+        acc, nxt = accs[k % 2], accs[(k + 1) % 2]
         if bins is None:
             be.launch(K.power_pull, grid_pull, HB, G, dg["in_offsets"], dg["in_sources"], in_coef,
                       has, z, dst_scale, y, acc)
@@ -156,20 +156,24 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None):
                      z, dst_scale, y, acc)
         be.launch(K.power_teleport, grid_tel, HB, y, tele, x, src_scale, z, acc, nxt)
         s, e, diff, sy = (float(t) for t in be.get(acc))
-        rounds += 1
         c = 1.0 - s
         delta = (u * (e + 2 * (s + abs(c) + sy) + (blocks + 8) * (s + sy))
-                 + 2 * abs(sx - 1.0) + abs(sy - 1.0))
-        bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
-        x, y = y, x
-        sx = sy
-        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
-        last_diff = diff
+                 + 2 * abs(st["sx"] - 1.0) + abs(sy - 1.0))
+        st.update(x=y, y=x, sx=sy, k=k + 1)
+        return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta, diff
+
+    if n == 0:
+        rounds, converged = 0, True
+    else:
+        rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
+                                         trip=trip)
+    x = st["x"]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
     stats["vertex_updates"] += rounds * n
-    stats["error_bound"] = float(bound) if n else 0.0
+    if n == 0:
+        stats["error_bound"] = 0.0
     be.sync()
     out = be.get(x)
     be.release()

@@ -42,7 +42,7 @@ Priority (``priority=``):
 * ``"pending"`` (default of ``mode="path"``) — soft priority by pending residual mass: the active
   paths are counted in log2 buckets of their pending mass and the walk takes the highest buckets
   holding at least ``SELECT_SHARE`` of them; the rest are deferred.  No sort (Groute-like soft
-  priority; an exact sort cost 18–70× in wall time in the prototype, DESIGN.md §7).
+  priority; an exact sort cost 18–70× in wall time in the prototype, docs/design.md §7).
 * ``"paper"`` — the paper's ``Pri(p) = α·D̄(p)·N(p) − L(p)``: within one layer ``L`` is constant and
   α a positive scale, so the same bucket selection on ``D̄(p)·N(p)``.  ``N(p)`` counts arcs with
   any pending change, however small, so hub paths would be chosen forever and the rest starve
@@ -71,7 +71,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_paths as P
-from . import vertex_async
+from . import driver, vertex_async
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors, monotone_arrays, monotone_start
 
@@ -510,7 +510,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
-            stats["finished_by"] = "vertex push"
+            driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
+                             "floor" if stalled or r1 > 2.0 * tracked else "the sweeps ran out")
             stats["path_rounds"] = stats["rounds"]
             with _chunks(vertex_async.CHUNK):
                 return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x,

@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidParameterError
+from . import driver
 from .convergence import ROUNDING_MARGIN, neumaier_add, quick_contraction
 from .systems import linear_factors
 
@@ -225,33 +226,29 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, **unused):
     stats["formulation"] = "google"
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
-    bound = np.inf
-    converged = n == 0
-    rounds = 0
-    diffs = []
-    last_diff = np.inf
-    while not converged and rounds < max_iter:
+    state = [x, y]
+
+    def step():
+        x, y = state
         sx = float(x.sum())
         s = _pull(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale * x, dst_scale, y)
         sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
         c = 1.0 - s - sd
         diff, sy = _teleport(y, v, c, d, sd, x)
-        rounds += 1
         delta = 8 * u * (s + abs(c) + sy) + 12 * u * sd + 2 * abs(sx - 1.0) + abs(sy - 1.0)
-        bound = (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1)
-        x, y = y, x
-        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
-        if not converged and trip is not None:
-            diffs.append(diff)
-            if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
-                stats["probe_ratio"] = float(diffs[-1] / diffs[-2])
-                stats["probe_rounds"] = rounds
-                converged = None
-                break
-        last_diff = diff
+        state[0], state[1] = y, x
+        return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
+
+    if n == 0:
+        rounds, converged = 0, True
+    else:
+        rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
+                                         trip=trip)
+    x = state[0]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * graph.num_arcs
     stats["vertex_updates"] += rounds * n
-    stats["error_bound"] = float(bound) if n else 0.0
+    if n == 0:
+        stats["error_bound"] = 0.0
     return x, converged

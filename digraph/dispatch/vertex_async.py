@@ -22,9 +22,9 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..smx import cpu_async as A
+from . import driver
 from .bsp import undirected_adjacency
-from .convergence import (certified_bound, linear_contraction, linear_error_bound,
-                          residual_threshold, tightened, verdict)
+from .convergence import certified_bound, linear_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "CHUNK", "QUEUE_SHARE", "QUEUE_GROW"]
@@ -56,42 +56,51 @@ def solve(graph, system, *, tol, max_iter, stats):
     raise InvalidParameterError(f"unknown system family {fam!r}")
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None):
-    """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``)."""
-    n = graph.num_vertices
+class _LinearRounds:
+    """Push passes for :func:`digraph.dispatch.driver.linear`: the worklist of a pass is every
+    vertex whose residual exceeds θ, in vertex order, pushed in place with atomic adds."""
+
+    def __init__(self, graph, sys, gammas, stats, x0=None, delta0=None):
+        self.graph, self.sys, self.gammas, self.stats = graph, sys, gammas, stats
+        self.src_scale, self.dst_scale, self.has_coef, self.arc_coef = linear_factors(graph, sys)
+        self.x = np.zeros(graph.num_vertices, np.float64) if x0 is None else x0
+        self.delta = np.ascontiguousarray(sys.b if delta0 is None else delta0,
+                                          dtype=np.float64).copy()
+        self.worklist = None
+
+    def scan(self, theta):
+        mag = np.abs(self.delta)
+        n = mag.size
+        self.worklist = np.flatnonzero(mag > theta)
+        return (float(mag.sum()), float(mag.max()) if n else 0.0, float(self.x.sum()),
+                self.worklist.size)
+
+    def certify(self):
+        # the residual recomputed from x replaces the tracked δ (which drifts by rounding)
+        return certified_bound(self.graph, self.sys, self.x, self.gammas, self.delta)
+
+    def step(self, theta):
+        g, w = self.graph, self.worklist
+        self.stats["arc_updates"] += int(A.linear_push_pass(
+            w, g.out_offsets, g.out_targets, self.arc_coef, self.has_coef, self.src_scale,
+            self.dst_scale, self.delta, self.x))
+        self.stats["vertex_updates"] += int(w.size)
+
+
+def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, fallback=True):
+    """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``); a
+    stalled run is finished by ``bsp``'s Jacobi rounds from the state it reached (unless
+    ``fallback`` is False)."""
     gammas = linear_contraction(graph, sys)
-    src_scale, dst_scale, has_coef, arc_coef = linear_factors(graph, sys)
-    x = np.zeros(n, np.float64) if x0 is None else x0
-    delta = np.ascontiguousarray(sys.b if delta0 is None else delta0, dtype=np.float64).copy()
-    theta = 0.0
-    converged = False
-    while True:
-        mag = np.abs(delta)
-        r1 = float(mag.sum())
-        rmax = float(mag.max()) if n else 0.0
-        sum_x = float(x.sum())
-        bound = linear_error_bound(r1, rmax, sum_x, n, gammas, sys.normalize)
-        if bound <= tightened(tol, stats) or r1 == 0.0:
-            # certify on the residual recomputed from x (δ drifts by rounding); if short, carry
-            # on from the exact residual
-            bound, r1, floor = certified_bound(graph, sys, x, gammas, delta)
-            outcome = verdict(bound, r1, floor, tol, stats)
-            if outcome != "retry":
-                converged = outcome == "converged"
-                break
-            continue
-        if stats["rounds"] >= max_iter:
-            break
-        theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, sys.normalize)
-        worklist = np.flatnonzero(mag > theta)
-        stats["arc_updates"] += int(A.linear_push_pass(
-            worklist, graph.out_offsets, graph.out_targets, arc_coef, has_coef, src_scale,
-            dst_scale, delta, x))
-        stats["vertex_updates"] += int(worklist.size)
-        stats["rounds"] += 1
-    stats["error_bound"] = float(bound)
-    stats["residual_l1"] = float(r1)
-    return x, converged
+    eng = _LinearRounds(graph, sys, gammas, stats, x0, delta0)
+    outcome = driver.linear(eng, n=graph.num_vertices, gammas=gammas, normalize=sys.normalize,
+                            tol=tol, max_iter=max_iter, stats=stats)
+    if outcome == "stalled" and fallback:
+        from . import bsp
+        driver.hand_over(stats, "bsp", "vertex-async's bound stopped falling")
+        return bsp._solve_linear(graph, sys, tol, max_iter, stats, bsp.DEFAULT, x0=eng.x,
+                                 delta0=eng.delta, fallback=False)
+    return eng.x, outcome == "converged"
 
 
 QUEUE_SHARE = 1 / 32
@@ -118,69 +127,85 @@ def _settles_in_order(sys, arc_value, has_value):
     return bool(arc_value.size == 0 or arc_value.min() >= 0.0)
 
 
-def _solve_monotone(graph, sys, max_iter, stats):
-    n = graph.num_vertices
-    op, combine, has_value, arc_value = monotone_arrays(graph, sys)
-    x, active = monotone_start(sys, n)
-    identity = np.inf if combine == 0 else -np.inf
-    sent = np.where(active, identity, x)
-    converged = False
-    small = max(1, int(n * QUEUE_SHARE))
-    max_arcs = max(n, 1)  # a phase hands back after as many arcs as a pass's scan has vertices
-    inq = queue = None
-    ordered = _settles_in_order(sys, arc_value, has_value)
-    stats.setdefault("queue_phases", 0)
-    stats["queue"] = "heap" if ordered else "fifo"
-    while True:
-        worklist = np.flatnonzero(x != sent)
-        if worklist.size == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
-        if worklist.size < small:
-            if ordered:
-                done, arcs, _ = A.monotone_heap(worklist, graph.out_offsets, graph.out_targets,
-                                                arc_value, has_value, op, combine, x, sent,
-                                                QUEUE_GROW * small, max_arcs)
+class _MonotoneRounds:
+    """Min/max passes for :func:`digraph.dispatch.driver.worklist`: a parallel pass over the
+    vertices whose value changed since they last pushed, or, for a frontier smaller than
+    :data:`QUEUE_SHARE` of the vertices, one queue phase on one thread (first in first out, or
+    best value first: :func:`_settles_in_order`)."""
+
+    def __init__(self, graph, sys, stats):
+        self.graph, self.stats = graph, stats
+        n = graph.num_vertices
+        self.op, self.combine, self.has_value, self.arc_value = monotone_arrays(graph, sys)
+        self.x, active = monotone_start(sys, n)
+        identity = np.inf if self.combine == 0 else -np.inf
+        self.sent = np.where(active, identity, self.x)
+        self.small = max(1, int(n * QUEUE_SHARE))
+        self.max_arcs = max(n, 1)  # a phase hands back after as many arcs as a scan has vertices
+        self.inq = self.queue = None
+        self.ordered = _settles_in_order(sys, self.arc_value, self.has_value)
+        stats.setdefault("queue_phases", 0)
+        stats["queue"] = "heap" if self.ordered else "fifo"
+        self.worklist = None
+
+    def active(self):
+        self.worklist = np.flatnonzero(self.x != self.sent)
+        return self.worklist.size
+
+    def step(self):
+        g, w, stats = self.graph, self.worklist, self.stats
+        args = (g.out_offsets, g.out_targets, self.arc_value, self.has_value, self.op,
+                self.combine, self.x, self.sent)
+        if w.size < self.small:
+            if self.ordered:
+                done, arcs, _ = A.monotone_heap(w, *args, QUEUE_GROW * self.small, self.max_arcs)
             else:
-                if inq is None:
-                    inq = np.zeros(n, np.bool_)
-                    queue = np.empty(n, np.int64)
-                done, arcs, _ = A.monotone_queue(worklist, graph.out_offsets, graph.out_targets,
-                                                 arc_value, has_value, op, combine, x, sent, inq,
-                                                 queue, QUEUE_GROW * small, max_arcs)
+                if self.inq is None:
+                    self.inq = np.zeros(self.x.size, np.bool_)
+                    self.queue = np.empty(self.x.size, np.int64)
+                done, arcs, _ = A.monotone_queue(w, *args, self.inq, self.queue,
+                                                 QUEUE_GROW * self.small, self.max_arcs)
             stats["queue_phases"] += 1
             stats["arc_updates"] += int(arcs)
             stats["vertex_updates"] += int(done)
-            stats["rounds"] += 1
-            continue
-        stats["arc_updates"] += int(A.monotone_push_pass(
-            worklist, graph.out_offsets, graph.out_targets, arc_value, has_value, op, combine,
-            x, sent))
-        stats["vertex_updates"] += int(worklist.size)
-        stats["rounds"] += 1
-    return x, converged
+            return
+        stats["arc_updates"] += int(A.monotone_push_pass(w, *args))
+        stats["vertex_updates"] += int(w.size)
+
+
+def _solve_monotone(graph, sys, max_iter, stats):
+    eng = _MonotoneRounds(graph, sys, stats)
+    converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
+    return eng.x, converged
+
+
+class _HIndexRounds:
+    """h-index passes for :func:`digraph.dispatch.driver.worklist`: the worklist is every vertex
+    a neighbour's falling estimate marked dirty, recomputed in place."""
+
+    def __init__(self, graph, stats):
+        n = graph.num_vertices
+        self.stats = stats
+        self.offsets, self.nbr = undirected_adjacency(graph)
+        self.est = np.diff(self.offsets)
+        self.dirty = np.ones(n, dtype=np.bool_)
+        maxdeg = int(self.est.max()) if n else 0
+        self.count = np.zeros((numba.config.NUMBA_NUM_THREADS, maxdeg + 2), dtype=np.int64)
+        self.worklist = None
+
+    def active(self):
+        self.worklist = np.flatnonzero(self.dirty)
+        return self.worklist.size
+
+    def step(self):
+        self.dirty[:] = False
+        _, arcs = A.hindex_pass(self.worklist, self.offsets, self.nbr, self.est, self.dirty,
+                                self.count)
+        self.stats["arc_updates"] += int(arcs)
+        self.stats["vertex_updates"] += int(self.worklist.size)
 
 
 def _solve_hindex(graph, sys, max_iter, stats):
-    n = graph.num_vertices
-    offsets, nbr = undirected_adjacency(graph)
-    est = np.diff(offsets)
-    dirty = np.ones(n, dtype=np.bool_)
-    maxdeg = int(est.max()) if n else 0
-    count = np.zeros((numba.config.NUMBA_NUM_THREADS, maxdeg + 2), dtype=np.int64)
-    converged = False
-    while True:
-        worklist = np.flatnonzero(dirty)
-        if worklist.size == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
-        dirty[:] = False
-        _, arcs = A.hindex_pass(worklist, offsets, nbr, est, dirty, count)
-        stats["arc_updates"] += int(arcs)
-        stats["vertex_updates"] += int(worklist.size)
-        stats["rounds"] += 1
-    return est, converged
+    eng = _HIndexRounds(graph, stats)
+    converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
+    return eng.est, converged

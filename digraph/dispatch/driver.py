@@ -1,0 +1,188 @@
+"""The round drivers: the protocol of a run, written once per family (issue 17, item 2).
+
+An engine supplies only what is its own (one round, the statistics of its state, a certificate);
+the driver decides when to certify, when to stop, whether the run still makes progress, and
+reports each round to :mod:`digraph.progress`.
+
+Linear systems (:func:`linear`), ``x = b + A x``, for every push engine (CPU ``bsp`` and
+``vertex-async``, one GPU's ``bsp`` and ``vertex-async``).  Each round:
+
+1. ``scan(theta)`` → the tracked residual's ``(‖r‖₁, ‖r‖∞, Σx, active)``, ``active`` the vertices
+   whose residual exceeds ``theta``;
+2. the bound :func:`~digraph.dispatch.convergence.linear_error_bound` of those; when it reaches
+   the (tightened) tolerance, or nothing is active, ``certify()`` recomputes the residual exactly
+   from the state (the engine carries on from that one) and
+   :func:`~digraph.dispatch.convergence.verdict` decides: converged, a retry towards a tighter
+   target, or stop;
+3. ``max_iter``; a stall (:class:`Stall`: the bound has not fallen for :func:`stall_rounds`
+   rounds while above ``tol``) ends the run as ``"stalled"``, after a last certificate, for the
+   engine's fallback (:func:`hand_over`);
+4. ``step(theta)``: one round; the engine counts its arcs and vertices, the driver the rounds.
+
+So ``converged`` always means ``error_bound <= tol`` or ``floor_limited`` (with the floor in
+``stats["error_floor"]``), for every engine that runs here.
+
+Worklist systems (:func:`worklist`: min/max, h-index) stop when nothing is active; the power
+iteration (:func:`power`) on its own bound and stop rule, with the router's probe.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import progress
+from .convergence import linear_error_bound, residual_threshold, tightened, verdict
+
+__all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "power",
+           "hand_over"]
+
+
+@dataclass(frozen=True)
+class DriverSettings:
+    """When a run counts as stalled.
+
+    A round makes progress when its bound falls below ``stall_fall`` times the best bound seen
+    since the last certificate; a run whose bound has made no progress for
+    :func:`stall_rounds` rounds (at least ``stall_min_rounds``, and at least the rounds that
+    Jacobi's rate γ needs to halve the error, ``ln 2 / (1 − γ)``) is stalled.  A healthy
+    engine's bound falls at least at γ a round (sound bounds of a contraction), so this never
+    stops a run that converges, however slowly; what it catches is a tracked residual stuck on
+    its rounding, or an engine whose thresholds leave it nothing to do while the bound is above
+    ``tol`` (the default mode's adsorption before issue 17: 10,082 rounds with the bound flat at
+    1.97e-5)."""
+
+    stall_fall: float = 0.999
+    stall_min_rounds: int = 64
+
+
+DEFAULT = DriverSettings()
+
+
+def stall_rounds(gammas, settings=DEFAULT):
+    """Rounds without progress after which a linear run is stalled (see :class:`DriverSettings`)."""
+    g = min(gammas)
+    if not g < 1.0:
+        return settings.stall_min_rounds
+    return max(settings.stall_min_rounds, math.ceil(math.log(2.0) / max(1.0 - g, 1e-12)))
+
+
+class Stall:
+    """The best level seen and the rounds since it last fell by ``fall``."""
+
+    def __init__(self, rounds, fall=DEFAULT.stall_fall):
+        self.rounds = rounds
+        self.fall = fall
+        self.reset()
+
+    def reset(self):
+        """Forget the history (after a certificate replaces the tracked residual)."""
+        self.best = np.inf
+        self.since = 0
+
+    def update(self, level):
+        """Record this round's ``level``; True when it has not fallen for ``rounds`` rounds."""
+        if level < self.fall * self.best:
+            self.best, self.since = level, 0
+            return False
+        self.since += 1
+        return self.since >= self.rounds
+
+
+def linear(engine, *, n, gammas, normalize, tol, max_iter, stats, settings=DEFAULT):
+    """Run a linear push ``engine`` (see the module docstring); returns ``"converged"``,
+    ``"unconverged"`` (``max_iter``, or certification gave up) or ``"stalled"``.
+
+    ``engine`` has ``scan(theta) -> (r1, rmax, sum_x, active)``, ``step(theta)`` and
+    ``certify() -> (bound, r1, floor)``; ``stats["error_bound"]`` and ``stats["residual_l1"]``
+    are set on return.
+    """
+    stall = Stall(stall_rounds(gammas, settings), settings.stall_fall)
+    theta = 0.0
+    bound = r1 = np.inf
+    outcome = None
+    while outcome is None:
+        r1, rmax, sum_x, active = engine.scan(theta)
+        bound = linear_error_bound(r1, rmax, sum_x, n, gammas, normalize)
+        if bound <= tightened(tol, stats) or active == 0:
+            bound, r1, floor = engine.certify()
+            said = verdict(bound, r1, floor, tol, stats)
+            if said != "retry":
+                outcome = "converged" if said == "converged" else "unconverged"
+                break
+            stall.reset()
+            theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, normalize)
+            continue
+        if stats["rounds"] >= max_iter:
+            outcome = "unconverged"
+            break
+        if stall.update(bound):
+            stats["stalled_at"] = {"round": int(stats["rounds"]), "bound": float(bound)}
+            bound, r1, floor = engine.certify()
+            said = verdict(bound, r1, floor, tol, stats)
+            outcome = "converged" if said == "converged" else "stalled"
+            break
+        progress.report(stats["rounds"], bound)
+        engine.step(theta)
+        stats["rounds"] += 1
+        theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, normalize)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    return outcome
+
+
+def worklist(engine, *, max_iter, stats):
+    """Run a worklist ``engine`` (min/max or h-index): ``active()`` → the vertices to process
+    (0: done), ``step()`` → one round (the engine counts its work, the driver the rounds).
+    Returns True when nothing is left active, False at ``max_iter``."""
+    while True:
+        active = engine.active()
+        if active == 0:
+            return True
+        if stats["rounds"] >= max_iter:
+            return False
+        progress.report(stats["rounds"], None, frontier=int(active))
+        engine.step()
+        stats["rounds"] += 1
+
+
+def power(step, *, g1, tol, max_iter, stats, trip=None):
+    """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
+    the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
+    rule is :func:`digraph.dispatch.power.stop`.  Returns (rounds run, converged): True, False
+    at ``max_iter``, or None when ``trip`` (the router's probe) ended the run undecided — from
+    the third round on, a round whose difference is more than ``trip · g1`` times the previous
+    one (``probe_ratio`` and ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is
+    the last round's bound."""
+    from .power import stop
+    rounds = 0
+    converged = False
+    bound = np.inf
+    last_diff = np.inf
+    diffs = []
+    while not converged and rounds < max_iter:
+        bound, delta, diff = step()
+        rounds += 1
+        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
+        if not converged and trip is not None:
+            diffs.append(diff)
+            if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
+                stats["probe_ratio"] = float(diffs[-1] / diffs[-2])
+                stats["probe_rounds"] = rounds
+                converged = None
+                break
+        if not converged:
+            progress.report(stats["rounds"] + rounds, bound)
+        last_diff = diff
+    stats["error_bound"] = float(bound)
+    return rounds, converged
+
+
+def hand_over(stats, to, why):
+    """Record that the run goes on in engine ``to`` (a mode name, e.g. ``"vertex-async"``) from
+    the state reached, for reason ``why``: ``stats["finished_by"]`` names it, ``stats["route"]``
+    gets the sentence, and ``stats["handed_over"]`` lists every hand-over of the run."""
+    stats["finished_by"] = to
+    stats.setdefault("handed_over", []).append({"to": to, "why": why, "round": int(stats["rounds"])})
+    route = stats.get("route")
+    stats["route"] = (f"{route}; " if route else "") + f"then {to}: {why}"
