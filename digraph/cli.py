@@ -13,7 +13,9 @@ Every error prints one line ``digraph: error: ...`` on stderr and exits with sta
 shows the traceback instead); Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
 is checked before any work; files are written whole or not at all (:mod:`digraph.atomic_file`), and
 a cache path is written only where that loses nothing (:mod:`digraph.paths.cache_folder`).  Progress (stage names and elapsed seconds, rounds at the end) goes
-to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.
+to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.  On a
+terminal, a run that goes on for over a second shows a bar of its rounds and error bound instead
+(:class:`digraph.progress.RoundBar`).
 """
 
 import json
@@ -100,12 +102,17 @@ def _add_progress_options(parser):
                    help="print nothing on stdout or stderr but errors (files are still written)")
 
 
+BAR_DELAY = 1.0
+"""Seconds a run goes on before its round bar replaces the stage's live line."""
+
+
 class Progress:
-    """Stage names and elapsed seconds on a stream (stderr), without any dependency.
+    """Stage names and elapsed seconds on a stream (stderr).
 
     On a terminal the current stage's line is redrawn with its elapsed time every ``interval``
-    seconds by a daemon thread; elsewhere (``--progress`` into a file or pipe) each stage prints
-    one line when it ends.  A disabled Progress prints nothing.
+    seconds by a daemon thread, until a round bar (:meth:`round_bar`) takes the line over;
+    elsewhere (``--progress`` into a file or pipe) each stage prints one line when it ends.  A
+    disabled Progress prints nothing.
     """
 
     def __init__(self, stream, enabled, interval=0.2):
@@ -154,6 +161,29 @@ class Progress:
         if self.enabled:
             self._write(("\r\033[K" if self.live else "") + f"digraph: {text}\n")
 
+    def round_bar(self, delay=None):
+        """A :class:`digraph.progress.RoundBar` of the current stage on a terminal (None
+        elsewhere, or when tqdm is missing): it appears after ``delay`` seconds (default
+        :data:`BAR_DELAY`), stops the live line's redrawing when it does, and leaves no line
+        behind (the stage's own line follows when it ends)."""
+        if not self.live or self._stage is None:
+            return None
+        try:
+            import tqdm  # noqa: F401 - a dependency, but the stage lines do without it
+        except ImportError:
+            return None
+        from .progress import RoundBar
+        return RoundBar(desc=f"digraph: {self._stage}", file=_OnFirstWrite(self.stream, self._pause),
+                        delay=BAR_DELAY if delay is None else delay, leave=False)
+
+    def _pause(self):
+        """A round bar takes over the live line: stop redrawing it, and clear it."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        self._write("\r\033[K")
+
     def abort(self):
         """Stop drawing without a final line (an error follows)."""
         if self._thread is not None:
@@ -177,6 +207,26 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):  # a closed or broken stderr must not fail the run
             pass
+
+
+class _OnFirstWrite:
+    """``stream``, calling ``hook()`` before the first text is written to it."""
+
+    def __init__(self, stream, hook):
+        self._stream = stream
+        self._hook = hook
+
+    def write(self, text):
+        if text and self._hook is not None:
+            hook, self._hook = self._hook, None
+            hook()
+        return self._stream.write(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):  # encoding, fileno, isatty: tqdm sizes and styles the bar by them
+        return getattr(self._stream, name)
 
 
 def _isatty(stream):
@@ -283,9 +333,10 @@ def _run(args, out, progress):
     what = args.algorithm + (f" (mode {args.mode})" if args.mode else "")
     progress.start(f"running {what}" + (", preprocessing paths first" if args.mode in ("path", "path-nopriority") else ""))
     try:
+        # on a terminal, a run that goes on shows its rounds and error bound (digraph.progress)
         result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
                              threads=args.threads, max_iter=args.max_iter, tol=args.tol,
-                             cache=args.cache, **params)
+                             cache=args.cache, progress=progress.round_bar() or False, **params)
     except digraph.errors.ConvergenceError as e:
         st = e.result.stats
         why = (f"{args.algorithm} did not converge in {st['rounds']:,} rounds (max_iter "

@@ -1,5 +1,6 @@
 """``digraph.run``: one entry point for every algorithm, mode and device."""
 
+import functools
 import math
 import time
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from .algorithms import get as get_algorithm
 from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
 from .dispatch.route import MODES, PATH_MODES, check_mode, route
+from .progress import listening, target as _progress_target
 from .result import Result, RunStats
 
 __all__ = ["run", "MODES"]
@@ -18,9 +20,46 @@ __all__ = ["run", "MODES"]
 # Which mode runs, and why, is decided by the router (digraph.dispatch.route).
 
 
+def _with_progress(run):
+    """``run(..., progress=)``: the whole call reports its rounds (:mod:`digraph.progress`) to a
+    :class:`~digraph.progress.RoundBar` (``True``) or to the listener given, and a RoundBar is
+    closed when the run ends, however it ends."""
+    @functools.wraps(run)
+    def with_progress(*args, progress=False, **kwargs):
+        if progress is False or progress is None:
+            return run(*args, **kwargs)
+        from .progress import RoundBar
+        if progress is True:
+            progress = RoundBar()
+        elif not callable(progress):
+            raise InvalidParameterError(f"progress must be True, False or a listener "
+                                        f"(a digraph.progress.RoundBar), got {progress!r}")
+        bar = progress if isinstance(progress, RoundBar) else None
+        try:
+            with listening(progress):
+                result = run(*args, **kwargs)
+            _last_round(bar, result)
+            return result
+        except ConvergenceError as e:
+            _last_round(bar, e.result)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+    return with_progress
+
+
+def _last_round(bar, result):
+    """A RoundBar's last state: the run's rounds and certified bound, which its last report may
+    precede (a final certificate)."""
+    if bar is not None and result is not None:
+        bar(result.stats.get("rounds", 0), result.stats.get("error_bound"))
+
+
+@_with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, **params):
+        layer_window=None, progress=False, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -85,6 +124,14 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
         automatically when the graph does not fit in GPU memory; see ``docs/gpu.md``).
+    progress : bool or callable, optional
+        ``True``: a progress bar of the rounds (:class:`digraph.progress.RoundBar`, tqdm: a
+        widget in notebooks, else on stderr) with, for PageRank-like sums, the current bound on
+        the error against ``tol``, and the frontier of worklist rounds; it appears only once the
+        run has gone on for a second, and stays on screen at the end.  A callable is called as
+        ``callback(rounds, bound, **info)`` each round instead (a ``RoundBar`` of your own
+        stream, delay or description, closed at the end; see :mod:`digraph.progress`).
+        Default ``False``: nothing is shown.
     **params
         The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
         ``source``, ``weights``); see each algorithm's docstring.
@@ -131,6 +178,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     if tol is None:
         tol = algo.default_tol
     tol = _check_positive("tol", tol, float)
+    if system.family == "linear":
+        _progress_target(tol)  # a progress bar's 100 % (progress= is handled by @_with_progress)
     if max_iter is None:
         max_iter = algo.default_max_iter if system.family == "linear" else graph.num_vertices + 1
     max_iter = _check_positive("max_iter", max_iter, int)
@@ -392,6 +441,16 @@ def _pathset(graph, cache, params):
 _WARM = set()
 
 
+def _unheard(fn):
+    """``fn`` with no progress listener: the rounds of a warm-up's tiny runs are not the user's."""
+    @functools.wraps(fn)
+    def unheard(*args, **kwargs):
+        with listening(None):
+            return fn(*args, **kwargs)
+    return unheard
+
+
+@_unheard
 def _warm_up(mode, family, graph, system=None, variants=None):
     """Compile (or load from Numba's cache) the kernels of ``mode`` and ``family`` on a tiny graph
     first, so that ``time_compile`` and ``time_compute`` are reported apart.
@@ -412,7 +471,6 @@ def _warm_up(mode, family, graph, system=None, variants=None):
     wanted = [w for w in wanted if (mode, family, itype.str, w) not in _WARM]
     if not wanted:
         return
-    from .dispatch import bsp
     engine = _engine(mode)
     tiny = _tiny_graph()
     tiny.out_targets = tiny.out_targets.astype(itype)
@@ -428,13 +486,13 @@ def _warm_up(mode, family, graph, system=None, variants=None):
             engine.solve(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
     elif mode == "power":  # normalised systems only
         import dataclasses
-        _run_tiny(family, bsp, lambda sys: engine.solve(
+        _run_tiny(family, lambda sys, _: engine.solve(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
-            stats=RunStats.new()), wanted, divisors)
+            stats=RunStats.new()), wanted, (None,))
     else:
-        _run_tiny(family, bsp, lambda sys: engine.solve(tiny, sys, tol=1e-3, max_iter=100,
-                                                        stats=RunStats.new(), **extra),
-                  wanted, divisors)
+        _run_tiny(family, lambda sys, settings: engine.solve(
+            tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
+            **(extra if settings is None else dict(extra, settings=settings))), wanted, divisors)
     _WARM.update((mode, family, itype.str, w) for w in wanted)
 
 
@@ -451,11 +509,14 @@ def _tiny_graph():
     return Graph.from_arrays(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]))
 
 
-def _run_tiny(family, module, solve, factors=(False, True), divisors=(10**9, 0)):
-    """``solve`` a tiny system of ``family`` without and/or with arc factors (``factors``), every
-    round dense and then every round sparse (``module.DENSE_DIVISOR``; ``None``: as it is), so
-    that the kernels those variants use are compiled."""
+@_unheard
+def _run_tiny(family, solve, factors=(False, True), divisors=(10**9, 0)):
+    """``solve(system, settings)`` a tiny system of ``family`` without and/or with arc factors
+    (``factors``), every round dense and then every round sparse (a
+    :class:`~digraph.dispatch.bsp.BspSettings` of each ``dense_divisor`` in ``divisors``;
+    ``None``: the defaults), so that the kernels those variants use are compiled."""
     from .algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
+    from .dispatch.bsp import BspSettings
     n, m = 3, 4
     for arc in (np.ones(m) if f else None for f in factors):
         if family == "linear":
@@ -466,14 +527,7 @@ def _run_tiny(family, module, solve, factors=(False, True), divisors=(10**9, 0))
         else:
             sys = HIndexSystem()
         for divisor in divisors:
-            if divisor is None:
-                solve(sys)
-                continue
-            old, module.DENSE_DIVISOR = module.DENSE_DIVISOR, divisor
-            try:
-                solve(sys)
-            finally:
-                module.DENSE_DIVISOR = old
+            solve(sys, None if divisor is None else BspSettings(dense_divisor=divisor))
 
 
 def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, cache, preprocess,
@@ -521,7 +575,6 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
                    preprocess, stats, t_start, batch_arcs):
     """``device="cuda:0,1,..."``: vertex shards (``bsp``, ``vertex-async``; k-core in every mode)
     or the path dispatcher with a worker per GPU (path modes)."""
-    import types
     from .dispatch import gpu, multi_gpu
     devices = multi_gpu.parse_devices(device)
     for d in devices:
@@ -539,10 +592,9 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
     key = ("multi-gpu", device, shard_mode, system.family)
     if key not in _WARM:
         tiny = _tiny_graph()
-        _run_tiny(system.family, types.SimpleNamespace(DENSE_DIVISOR=0),
-                  lambda sys: multi_gpu.solve(tiny, sys, devices=devices, mode=shard_mode,
-                                              tol=1e-3, max_iter=100, stats=RunStats.new(),
-                                              min_arcs_per_gpu=0))
+        _run_tiny(system.family, lambda sys, _: multi_gpu.solve(
+            tiny, sys, devices=devices, mode=shard_mode, tol=1e-3, max_iter=100,
+            stats=RunStats.new(), min_arcs_per_gpu=0), divisors=(None,))
         _WARM.add(key)
     stats["time_compile"] += time.perf_counter() - t0
     if path:
@@ -565,6 +617,7 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
                    t_start)
 
 
+@_unheard
 def _warm_up_gpu(gpu, be, mode, family, device):
     """Compile the GPU kernels of ``mode`` and ``family`` on a tiny graph (``time_compile``)."""
     key = ("gpu", be.sim, be.device_id, mode, family)
@@ -578,10 +631,11 @@ def _warm_up_gpu(gpu, be, mode, family, device):
     if mode == "power":  # normalised systems only
         import dataclasses
         from .dispatch import gpu_power
-        _run_tiny(family, gpu, lambda sys: gpu_power.solve(
+        _run_tiny(family, lambda sys, _: gpu_power.solve(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
-            stats=RunStats.new(), device=device))
+            stats=RunStats.new(), device=device), divisors=(None,))
     else:
-        _run_tiny(family, gpu, lambda sys: gpu.solve(tiny, sys, mode=mode, tol=1e-3, max_iter=100,
-                                                     stats=RunStats.new(), device=device, **extra))
+        _run_tiny(family, lambda sys, settings: gpu.solve(
+            tiny, sys, mode=mode, tol=1e-3, max_iter=100, stats=RunStats.new(), device=device,
+            settings=settings, **extra))
     _WARM.add(key)
