@@ -1,6 +1,6 @@
 """Time load + run of every algorithm on real graphs, beside simple scipy baselines.
 
-Prints a table and writes JSON.  Protocol (DESIGN.md §6): the first run of each algorithm is a
+Prints a table and writes JSON.  Protocol (docs/design.md §6): the first run of each algorithm is a
 warm-up (Numba compilation or cache loading, reported separately as ``compile``); the time shown is
 the median of ``--repeat`` runs after it; PageRank is compared at equal accuracy (the L1 error to
 an exact answer is reported for both engines).

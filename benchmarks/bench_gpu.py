@@ -2,7 +2,7 @@
 
     python benchmarks/bench_gpu.py --graphs cnr-2000 dblp-2010 rmat20 rmat22 --json $OUT/gpu.json
 
-Protocol (DESIGN.md §6): per (graph, algorithm, mode) a warm-up run (Numba compilation reported as
+Protocol (docs/design.md §6): per (graph, algorithm, mode) a warm-up run (Numba compilation reported as
 ``compile``, path preprocessing cached on the PathSet), then the median of ``--repeat`` timed runs;
 every answer is checked against a reference (CPU engine for SSSP and k-core, exact equality; a
 tight CuPy power iteration for PageRank and adsorption, the true L1 error reported).  The CuPy peer

@@ -11,7 +11,7 @@ _TIMES = ("time_load", "time_preprocess", "time_transfer", "time_compile", "time
 
 
 class RunStats(dict):
-    """The counters of DESIGN.md §5, as a dict with attribute access.
+    """The counters of docs/design.md §5, as a dict with attribute access.
 
     Keys: ``mode`` (the mode that ran), ``engine`` (``"<where>-<mode>"``), ``route`` (why the
     router chose it, or ``"asked for"``), ``requested_mode`` (None: automatic), ``device``,

@@ -1,4 +1,4 @@
-"""Every built-in algorithm against networkx / scipy references (DESIGN.md §4).
+"""Every built-in algorithm against networkx / scipy references (docs/design.md §4).
 
 Random directed multigraphs (hypothesis) with self-loops, parallel arcs, isolated and dangling
 vertices and optional weights; then the real graphs of ``../shared/datasets`` when present.
@@ -130,7 +130,7 @@ def pagerank_exact(arcs, alpha, personalization=None, weighted=True):
 
 
 def adsorption_exact(arcs, seeds, beta, weighted=True):
-    """DESIGN.md §4: x_v = p_inj(v)·I_v + p_cont(v)·Σ_{u→v} (w_uv / W_in(v))·x_u, by scipy spsolve."""
+    """docs/design.md §4: x_v = p_inj(v)·I_v + p_cont(v)·Σ_{u→v} (w_uv / W_in(v))·x_u, by scipy spsolve."""
     n = arcs.n
     w = arcs.weights_or_ones(weighted)
     w_in = np.bincount(arcs.dst, weights=w, minlength=n)

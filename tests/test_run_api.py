@@ -1,4 +1,4 @@
-"""``digraph.run`` and ``Result``: ids, stats (DESIGN.md §5), parameters, and every refusal."""
+"""``digraph.run`` and ``Result``: ids, stats (docs/design.md §5), parameters, and every refusal."""
 
 import math
 import subprocess

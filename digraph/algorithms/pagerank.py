@@ -23,7 +23,7 @@ the term changes nothing and the system is the plain one (every mode runs it).
 
 The native ``tol`` bounds the L1 distance of the returned vector to the exact answer (default
 1e-6): the engine stops when ``2 R / ((1 − α) Σx) ≤ tol``, with ``R`` the L1 norm of the pending
-residual (DESIGN.md §7), which bounds the error of the normalised answer.
+residual (docs/design.md §7), which bounds the error of the normalised answer.
 """
 
 import numpy as np

@@ -8,7 +8,7 @@ threads with local buffers and atomic decrements).  :func:`solve` picks PKC from
 (by measurement, PKC is ahead even on one thread, BZ on the smallest graphs).  The h-index iteration (``"vertex-async"``, ``"bsp"``)
 stays the k-core engine on GPUs.
 
-Counters (DESIGN.md §5), filled as for the other k-core modes:
+Counters (docs/design.md §5), filled as for the other k-core modes:
 
 * ``rounds`` — peeling levels: the distinct core values (the same for both schedules);
 * ``vertex_updates`` — n: every vertex is peeled once and its core number written once;

@@ -6,7 +6,7 @@ the threshold, transmits it to the master ``x_v`` at once (atomic add / min / ma
 may write one master), so a change at a path's head reaches its tail in the same round.  Partitions
 are spread over threads in dynamic chunks (idle threads take the next partition).
 
-Per-arc mirror state (DESIGN.md §3): ``s_j`` is the value of the arc's source last transmitted.
+Per-arc mirror state (docs/design.md §3): ``s_j`` is the value of the arc's source last transmitted.
 
 * linear systems: ``d = c_j (x_u − s_j)``; ``x_v += d``; ``s_j = x_u``.  The invariant
   ``x_v = b_v + Σ_j c_j s_j`` holds at every instant and the pending mass ``Σ_j c_j (x_u − s_j)``

@@ -23,7 +23,7 @@ finish (cnr-2000 has vertices of in-degree 18,000).  Every vertex-centric kernel
 skips vertices of degree ``>= HEAVY`` and a companion ``*_heavy`` kernel gives each of those a whole
 block (arcs strided over its threads, a shared-memory reduction) over a static list of them.
 
-Per-arc mirror state ``s_j`` (DESIGN.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
+Per-arc mirror state ``s_j`` (docs/design.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
 (sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
 """
 
