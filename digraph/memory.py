@@ -19,7 +19,8 @@ BYTES_PER_VERTEX = 40
 
 def available_bytes():
     """Memory available to this process: ``MemAvailable`` of ``/proc/meminfo`` (Linux), capped by
-    an address-space limit (``ulimit -v``) when one is set; None when unknown."""
+    what an address-space limit (``ulimit -v``) leaves beyond the process's present size when one
+    is set; None when unknown."""
     avail = None
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
@@ -38,10 +39,23 @@ def available_bytes():
         import resource
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY:
+            soft = max(0, soft - _mapped_bytes())  # the limit counts what is mapped already
             avail = soft if avail is None else min(avail, soft)
     except (ImportError, ValueError, OSError):
         pass
     return avail
+
+
+def _mapped_bytes():
+    """The process's address space in use (``VmSize`` of ``/proc/self/status``); 0 when unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def check_vertices(n, where):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..graph import Graph
+from ..memory import check_vertices
 from ._files import EXTENSIONS, FORMATS, detect_format
 from .edgelist import read_edgelist
 from .mtx import read_mtx
@@ -77,7 +78,11 @@ def load(source, *, format=None, num_vertices=None, weight="weight", weighted=No
     digraph.errors.InvalidWeightError
         A NaN weight (file and line, or the arc).
     digraph.errors.InvalidParameterError
-        Bad parameters or an input of an unsupported type or shape.
+        Bad parameters (``num_vertices`` outside the int64 range, say) or an input of an
+        unsupported type or shape.
+    digraph.errors.GraphTooLargeError
+        ``num_vertices``, or the order of a Matrix Market file, needs more memory than is
+        available; refused before anything of that size is allocated.
 
     Examples
     --------
@@ -89,10 +94,18 @@ def load(source, *, format=None, num_vertices=None, weight="weight", weighted=No
     if isinstance(source, Graph):
         return source
     if num_vertices is not None:
-        if isinstance(num_vertices, bool) or int(num_vertices) != num_vertices or num_vertices < 0:
+        try:
+            bad = isinstance(num_vertices, bool) or int(num_vertices) != num_vertices
+        except (TypeError, ValueError, OverflowError):
+            bad = True
+        if bad or num_vertices < 0:
             raise InvalidParameterError(
                 f"num_vertices must be an integer >= 0, got {num_vertices!r}")
         num_vertices = int(num_vertices)
+        if num_vertices >= 2**63:
+            raise InvalidParameterError(
+                "num_vertices is 2**63 or more, outside the int64 range of vertex ids")
+        check_vertices(num_vertices, "num_vertices")  # before the file is read
     if isinstance(source, (str, os.PathLike)):
         fmt = detect_format(source, format)
         if fmt == "mtx":

@@ -70,7 +70,8 @@ def _fail(data, path, result, comma, expect_cols, base, limit):
         msg = f"malformed line {quoted}: column {ecol}: {tokq} is not {what}{hint}"
     elif err == K.E_OVERFLOW:
         tok = token_text(data, etok, comma)
-        msg = f"malformed line {quoted}: column {ecol}: vertex id {tok} is outside the int64 range"
+        msg = (f"malformed line {quoted}: column {ecol}: vertex id {tok!r} is outside the int64 "
+               f"range")
     elif err == K.E_COLUMNS:
         found = len(_split(_raw_line(data, eline), comma))
         want = f"{expect_cols}" if expect_cols else "2 (src dst) or 3 (src dst weight)"
@@ -133,7 +134,8 @@ def scan_arcs(data, arr, path, *, start=0, comma=False, expect_cols=0, keep_weig
     InvalidWeightError
         A NaN weight, with the file and line.
     """
-    capacity = data.count(b"\n", start) + 1
+    # at most one arc a line, and a line holding one has 3 bytes or more ("0 1") and a newline
+    capacity = min(data.count(b"\n", start) + 1, (len(data) - start + 1) // 4 + 1)
     result = parse_arcs(arr, start, capacity, comma, expect_cols, keep_weights, base, limit)
     src, dst, w, count, ncols, _, err, _, _, _, slow, nslow = result
     if err != K.OK:

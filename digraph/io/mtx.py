@@ -11,6 +11,8 @@ The banner and the size line are read here; the entries go through the same Numb
 edge lists (:func:`digraph.io.edgelist.scan_arcs`), which checks the indices against the order.
 """
 
+import re
+
 import numpy as np
 
 from ..errors import GraphFormatError, InvalidParameterError
@@ -23,6 +25,8 @@ __all__ = ["read_mtx", "parse_mtx"]
 
 _FIELDS = ("pattern", "integer", "real", "double")
 _SYMMETRIES = ("general", "symmetric")
+_SIZE = re.compile(r"[+-]?[0-9]+")  # ASCII digits: int() also takes 1_000 and other scripts' digits
+_I64_MAX = 2**63 - 1
 
 
 def _banner(data, path):
@@ -82,9 +86,12 @@ def parse_mtx(data, path="<bytes>", *, weighted=None):
     Raises
     ------
     GraphFormatError
-        Bad or unsupported banner, missing or malformed size line, non-square matrix, a malformed
-        entry line, an index out of range (with its line), an entry count that differs from the
-        size line.
+        Bad or unsupported banner, missing or malformed size line (sizes must be ASCII decimal
+        integers in the int64 range), non-square matrix, more entries announced than the file has
+        lines, a malformed entry line, an index out of range (with its line), an entry count that
+        differs from the size line.
+    GraphTooLargeError
+        The order of the matrix needs more memory than is available (before it is allocated).
     InvalidWeightError
         A NaN value.
     """
@@ -101,18 +108,26 @@ def parse_mtx(data, path="<bytes>", *, weighted=None):
     end = len(data) if end < 0 else end
     size_line = data[size_at:end].decode("utf-8", errors="replace").split()
     size_no = line_number(data, size_at)
-    try:
-        rows, cols, nnz = (int(x) for x in size_line)
-        if min(rows, cols, nnz) < 0:
-            raise ValueError
-    except ValueError:
+    if (len(size_line) != 3 or not all(_SIZE.fullmatch(x) for x in size_line)
+            or any(x.startswith("-") and x.strip("-0") for x in size_line)):
         raise GraphFormatError(
             f"malformed Matrix Market size line {line_text(data, size_at)!r}: expected three "
-            f"non-negative integers 'rows columns entries'", path=str(path), line=size_no) from None
+            f"non-negative integers 'rows columns entries'", path=str(path), line=size_no)
+    digits = [x.lstrip("+-0") or "0" for x in size_line]  # no int() of thousands of digits
+    if any(len(x) > 19 or int(x) > _I64_MAX for x in digits):
+        raise GraphFormatError(
+            f"Matrix Market size line {line_text(data, size_at)!r}: a size outside the int64 "
+            f"range", path=str(path), line=size_no)
+    rows, cols, nnz = (int(x) for x in digits)
     if rows != cols:
         raise GraphFormatError(
             f"the matrix is {rows} x {cols}; an adjacency matrix must be square", path=str(path),
             line=size_no)
+    room = 0 if end >= len(data) else data.count(b"\n", end + 1) + 1  # lines after the size line
+    if nnz > room:
+        raise GraphFormatError(
+            f"the size line announces {nnz:,} entries, but only {room:,} lines follow it",
+            path=str(path), line=size_no)
     from ..memory import check_vertices
     check_vertices(rows, f"{path}, line {size_no}: the size line")
     if weighted is True and field == "pattern":
