@@ -527,7 +527,8 @@ def _run_tiny(family, solve, factors=(False, True), divisors=(10**9, 0)):
         else:
             sys = HIndexSystem()
         for divisor in divisors:
-            solve(sys, None if divisor is None else BspSettings(dense_divisor=divisor))
+            solve(sys, None if divisor is None else BspSettings(dense_divisor=divisor,
+                                                                monotone_dense_divisor=divisor))
 
 
 def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, cache, preprocess,

@@ -20,14 +20,21 @@ from digraph.smx import cpu_bsp
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                        HealthCheck.function_scoped_fixture])
-DIRECTIONS = {"dense": 10**9, "sparse": 0, "auto": bsp.DENSE_DIVISOR}
+def forced(divisor):
+    """Settings that send every round, sums and min/max alike, one way (``None``: the defaults)."""
+    if divisor is None:
+        return bsp.DEFAULT
+    return bsp.BspSettings(dense_divisor=divisor, monotone_dense_divisor=divisor)
+
+
+DIRECTIONS = {"dense": forced(10**9), "sparse": forced(0), "auto": bsp.DEFAULT}
 
 
 @pytest.fixture(params=["dense", "sparse"])
 def direction(request, monkeypatch):
     """Force every round into one direction: dense_divisor = 0 never pulls, 10**9 always pulls
     (except a frontier without out-arcs, which has nothing to pull and takes the push path)."""
-    monkeypatch.setattr(bsp, "DEFAULT", bsp.BspSettings(dense_divisor=DIRECTIONS[request.param]))
+    monkeypatch.setattr(bsp, "DEFAULT", DIRECTIONS[request.param])
     return request.param
 
 
@@ -81,10 +88,12 @@ def test_sssp_on_a_path_graph(k, direction):
 
 
 def test_sssp_path_graph_default_direction():
-    # frontier volume 1 against m = k: pull while 1 * DENSE_DIVISOR > k, else push
-    for k in (5, bsp.DENSE_DIVISOR + 5):
+    # frontier volume 1 against m = k: pull while 1 * monotone_dense_divisor > k, else push (by
+    # default never: docs/benchmarks.md, "bsp: the direction switch")
+    div = bsp.DEFAULT.monotone_dense_divisor
+    for k in (5, div + 5):
         s = run_bsp(path_graph(k), "sssp", source=0).stats
-        dense = k if bsp.DENSE_DIVISOR > k else 0
+        dense = k if div > k else 0
         assert (s["rounds"], s["dense_rounds"], s["sparse_rounds"]) == (k + 1, dense, k + 1 - dense)
         assert s["arc_updates"] == dense * k + (k - dense)
 
@@ -125,7 +134,7 @@ def test_sssp_weighted_directions_agree_exactly(g, data):
     src = data.draw(st.integers(0, g.num_vertices - 1))
     out = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DEFAULT = bsp.DEFAULT, bsp.BspSettings(dense_divisor=div)
+        old, bsp.DEFAULT = bsp.DEFAULT, div
         try:
             out[name] = run_bsp(g, "sssp", source=src)
         finally:
@@ -173,7 +182,7 @@ def test_pagerank_without_arcs_takes_one_round():
                                           ("adsorption", {"seeds": [0, 5], "tol": 1e-9})])
 def test_linear_counters_match_the_rounds_run(monkeypatch, divisor, name, params):
     if divisor is not None:
-        monkeypatch.setattr(bsp, "DEFAULT", bsp.BspSettings(dense_divisor=divisor))
+        monkeypatch.setattr(bsp, "DEFAULT", forced(divisor))
     rng = np.random.default_rng(11)
     n, m = 400, 2400
     src = rng.integers(0, n, m)
@@ -208,7 +217,7 @@ def test_linear_directions_agree(g, data, alpha):
     exact_ad = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     res = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DEFAULT = bsp.DEFAULT, bsp.BspSettings(dense_divisor=div)
+        old, bsp.DEFAULT = bsp.DEFAULT, div
         try:
             res[name] = (run_bsp(g, "pagerank", alpha=alpha, tol=1e-10),
                          run_bsp(g, "adsorption", seeds=seeds, tol=1e-10))

@@ -32,11 +32,21 @@ class BspSettings:
     """How ``bsp`` picks a round's direction (Ligra's rule; Shun & Blelloch, PPoPP 2013).
 
     ``dense_divisor``: a round pulls over every in-arc when the frontier's out-arcs exceed
-    ``m / dense_divisor``, else pushes from the frontier.  Ligra's threshold is ``m / 20``
-    (docs/benchmarks.md, "bsp: the direction switch", has the sweep behind keeping it).  ``0``
-    never pulls and ``10**9`` always pulls (the warm-up compiles both)."""
+    ``m / dense_divisor``, else pushes from the frontier, for sums; ``monotone_dense_divisor``
+    the same for min/max systems (SSSP).  ``0`` never pulls and ``10**9`` always pulls (the
+    warm-up compiles both).  Measured (docs/benchmarks.md, "bsp: the direction switch",
+    ``benchmarks/results/bsp_direction_cpu2_quiet.json``, 2 quiet cores, divisors 0 to 10^9):
+
+    * sums (PageRank, tol 1e-8): a pull is needed (never pulling: dblp-2010 1,119 ms against
+      534–620, R-MAT 2^18 2,248 against 782–1,025); from 5 to 80 the times agree within the
+      noise, and Ligra's ``m / 20`` (Shun & Blelloch, PPoPP 2013) is kept;
+    * min/max (SSSP from the largest out-degree, unit weights): never pulling is fastest on every
+      graph (dblp-2010 23 ms against 43 at ``m / 20``, cnr-2000 32 against 51, R-MAT 2^18 21
+      against 38, wiki-Vote 0.4 against 1.0): the dense min/max round reads every in-arc with no
+      early exit, so it costs more than pushing even a frontier of a fifth of the arcs."""
 
     dense_divisor: int = 20
+    monotone_dense_divisor: int = 0
 
 
 DEFAULT = BspSettings()
@@ -127,7 +137,7 @@ class _MonotoneRounds:
     the frontier's out-arcs (as the linear rounds)."""
 
     def __init__(self, graph, sys, stats, settings):
-        self.graph, self.stats, self.divisor = graph, stats, settings.dense_divisor
+        self.graph, self.stats, self.divisor = graph, stats, settings.monotone_dense_divisor
         n = graph.num_vertices
         self.op, self.combine, self.has_value, self.arc_value = monotone_arrays(graph, sys)
         self.x, self.act = monotone_start(sys, n)
