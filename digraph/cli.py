@@ -63,7 +63,7 @@ def build_parser():
     r.add_argument("--tol", type=float, help="bound on the L1 error (pagerank, adsorption; default 1e-6)")
     r.add_argument("--max-iter", type=int, help="round limit")
     r.add_argument("--mode", choices=MODES, help="execution mode (default: the fastest for the algorithm)")
-    r.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
+    r.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs)")
     r.add_argument("--threads", type=int, help="CPU threads")
     r.add_argument("--cache", help="path modes: preprocessing cache folder (reused or built)")
     r.add_argument("--num-vertices", type=int, help="keep vertices 0..N-1 (isolated ones included)")

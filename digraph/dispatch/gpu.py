@@ -496,6 +496,10 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     ``divide_by_sum``: the state may come back divided by its sum, as a
     :class:`~digraph.algorithms.base.SumNormalized` array (the one-shard route does so).
     """
+    if mode not in ("bsp", "vertex-async", "path", "path-nopriority"):
+        raise InvalidParameterError(
+            f"the GPU engine runs 'bsp', 'vertex-async' and the path modes, not mode={mode!r}"
+            + (" (mode='power' is digraph.dispatch.gpu_power)" if mode == "power" else ""))
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)

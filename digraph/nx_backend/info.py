@@ -10,7 +10,7 @@ _KEYWORDS = {
     "mode : str, optional": "digraph execution mode: 'scc', 'power', 'bsp', 'vertex-async', "
                             "'path', 'path-nopriority' or, for core_number, 'peel' (default: the "
                             "fastest measured for the algorithm).",
-    "device : str, optional": "'cpu' (default); 'cuda[:N]' once the GPU engine lands.",
+    "device : str, optional": "'cpu' (default), 'cuda' or 'cuda:N' (one GPU), 'cuda:0,1,...' (several).",
     "threads : int, optional": "CPU threads of the Numba kernels (default: all).",
 }
 
