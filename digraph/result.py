@@ -1,42 +1,246 @@
 """What a run returns: the answer aligned with the graph's vertex ids, and its statistics."""
 
+from types import MappingProxyType
+
 import numpy as np
 
-__all__ = ["Result", "RunStats"]
+__all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table"]
 
 _COUNTERS = ("rounds", "vertex_updates", "arc_updates", "dense_rounds", "sparse_rounds",
              "paths_processed", "partitions_processed", "bytes_h2d", "bytes_d2h", "bytes_d2d")
 _TIMES = ("time_load", "time_preprocess", "time_transfer", "time_compile", "time_compute",
           "time_total")
 
+STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
+    ("Every run", {
+        "algorithm": "the algorithm's name (`Algorithm.name`)",
+        "mode": "the mode that ran (`digraph.dispatch.route.MODES`): after a power probe handed "
+                "over, the mode it handed to; an engine's own fallback is in `finished_by`",
+        "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...); "
+                  "`\"one shard\"` when one GPU's `bsp` on a linear system of "
+                  "`gpu.SHARD_ARCS` arcs or more ran as one shard of the multi-GPU engine",
+        "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"`, then "
+                 "`\"; then <mode>: <why>\"` for each hand-over",
+        "requested_mode": "the `mode=` asked for; None: automatic",
+        "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
+        "threads": "Numba threads the CPU run used; 0 on GPUs",
+        "converged": "whether the run met its stop rule (linear systems: `error_bound <= tol` or "
+                     "`floor_limited`); an unconverged run raises `ConvergenceError` with its "
+                     "result",
+        "rounds": "rounds of the engine; `scc`: sweeps on the DAG's critical path; `peel`: peeling "
+                  "levels; after a `power` probe handed over, the probe's rounds included",
+        "vertex_updates": "times a vertex's state was recomputed or written (path modes: one per "
+                          "arc sent; `peel`: every vertex once)",
+        "arc_updates": "arcs processed: a value sent or pulled along an arc (a dense round counts "
+                       "every arc; k-core: neighbour entries read)",
+        "dense_rounds": "rounds over every arc: `bsp`'s pull rounds, `power` and sharded linear "
+                        "rounds, h-index rounds whose frontier is every vertex",
+        "sparse_rounds": "rounds that push from a frontier: `bsp` (CPU and GPUs), sharded "
+                         "min/max rounds, h-index rounds on part of the vertices",
+        "paths_processed": "path walks (path modes; on GPUs the paths of the units walked); 0 "
+                           "elsewhere",
+        "partitions_processed": "partitions scheduled, summed over the rounds (CPU path modes; "
+                                "GPU path modes: units walked); 0 elsewhere",
+        "bytes_h2d": "bytes copied from the host to GPUs; 0 on the CPU",
+        "bytes_d2h": "bytes copied from GPUs to the host; 0 on the CPU",
+        "bytes_d2d": "bytes the path dispatcher's workers exchanged (path modes on several GPUs: "
+                     "`exchange_bytes`); the sharded engine counts `bytes_between_gpus` instead",
+    }),
+    ("Linear systems: the certificate", {
+        "error_bound": "the certified bound on the answer's L1 error the run stopped with (every "
+                       "linear run)",
+        "residual_l1": "L1 norm of the residual `b + A x - x` recomputed from the final state "
+                       "(push engines; not `power`)",
+        "floor_limited": "True when `tol` lies below what float64 can certify on the graph and the "
+                         "run stopped at that floor (`error_bound > tol` then)",
+        "error_floor": "with `floor_limited`: the bound that the rounding of the residual alone "
+                       "allows",
+        "recertified": "failed certifications after which a push engine went on towards a tighter "
+                       "target (at most `convergence.MAX_RECERTIFICATIONS`)",
+        "certification_refused": "True when an engine claimed convergence with `error_bound > tol` "
+                                 "and no `floor_limited`: `digraph.run` reports it unconverged",
+        "error_route": "systems whose columns may sum to 1 or more (adsorption): `\"dual\"` (the "
+                       "bound uses verified dual weights) or `\"linf\"` (none found)",
+        "dual_sweeps": "sweeps that computed the dual weights; 0 when an earlier run's were reused",
+        "dual_max": "the largest dual weight (it plays `1/(1 - gamma1)` in the engines' budgets)",
+    }),
+    ("Router, probe and hand-over", {
+        "probe_rounds": "automatic PageRank on the CPU: the round at which the `power` probe "
+                        "tripped and handed over (its rounds count in `rounds`)",
+        "probe_ratio": "the ratio of successive differences that tripped the probe (above "
+                       "`route.PROBE_SHARE` times gamma)",
+        "finished_by": "the mode an engine handed over to, which finished the run (e.g. "
+                       "`vertex-async` once the path walk's mirrors hit their rounding floor)",
+        "handed_over": "every hand-over inside the run: a list of `{\"to\", \"why\", \"round\"}`",
+        "stalled_at": "`{\"round\", \"bound\"}` where a linear push engine's bound stopped "
+                      "falling (`driver.Stall`); the other push engine, if any, finished the run",
+        "path_rounds": "`rounds` when `scc` or a path mode handed over to `vertex-async` (the "
+                       "`round` of that `handed_over` entry)",
+    }),
+    ("`scc` (the SCC engine) and the path modes' DAG", {
+        "state": "`\"vertex\"` (`scc`: one residual per vertex) or `\"arc\"` (CPU path modes: "
+                 "per-arc mirrors)",
+        "priority": "the scheduling priority: path modes `\"pending\"`, `\"paper\"` or `\"none\"`; "
+                    "`scc` `\"pending\"` or `\"none\"`",
+        "vertex_order": "`scc`: the vertex order inside a component, `\"vertex\"` (ids; always "
+                        "from `digraph.run`) or `\"path\"`",
+        "scc_vertices": "SCC-vertices: the graph's strongly connected components (`scc`) or the "
+                        "PathSet's SCC-vertices (CPU path modes)",
+        "scc_ran": "SCC-vertices that ran at least once",
+        "scc_ran_once": "SCC-vertices done in one sweep (`scc`) or that ran in one round only (CPU "
+                        "path modes)",
+        "scc_split": "`scc`: components split over the threads (`dag_push.SPLIT_ARCS` inside arcs "
+                     "or more)",
+        "layers": "`scc`: levels of the condensation's DAG",
+        "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
+                        "component; path modes: rounds that walked the layer)",
+        "layer_arc_updates": "arcs sent per DAG layer, a list (`scc`, path modes)",
+        "sweeps": "`scc`: sweeps of all components, summed; path modes and the path dispatcher: "
+                  "passes over the layers, each with a lower budget (written from 2 on)",
+        "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
+                                  "bin: 64 arcs or more); `{}` in `scc`",
+        "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "
+                         "checks and walks, the dispatcher's workers; `scc`: equals "
+                         "`arc_updates`",
+    }),
+    ("Path modes", {
+        "fused_check": "CPU: the check of pending mass fused into the walk (`paths.FUSE_CHECK`; "
+                       "not an option of `digraph.run`)",
+        "layer_window": "CPU: `layer_window=` (1: layer by layer; W: the next W - 1 layers' split "
+                        "SCC-vertices run ahead; 0: all layers)",
+        "run_ahead_local": "CPU: whether running ahead takes whole-SCC partitions too "
+                           "(`paths.RUN_AHEAD_LOCAL`; not an option of `digraph.run`)",
+        "run_ahead_arc_updates": "CPU: arcs sent in layers above the lowest unfinished one "
+                                 "(`layer_window` other than 1)",
+        "short_path_push": "CPU: `short_path_push=` K (cold paths of at most K arcs are pushed per "
+                           "vertex group, not walked)",
+        "pushed_paths": "CPU: paths pushed per vertex group instead of walked",
+        "pushed_arcs": "CPU: the arcs of those paths",
+        "push_groups": "CPU: the (partition, source vertex) groups of those arcs, one mirror each",
+        "vertex_pushes": "CPU: group pushes made",
+        "groups_examined": "CPU: groups read by the checks and walks",
+        "local_sweeps": "CPU: sweeps of locally converging partitions (whole SCC-vertices) beyond "
+                        "their round's first",
+        "ablation": "CPU: `{\"dag\": bool, \"skip\": bool}` when `paths.solve` ran without the DAG "
+                    "order or without skipping idle partitions (benchmarks; not from "
+                    "`digraph.run`)",
+        "note": "a path engine given k-core directly ran `vertex-async` instead (`digraph.run` "
+                "refuses k-core in the path modes)",
+        "proxy_vertices": "GPU, linear: hub vertices whose in-arcs each block sums in shared "
+                          "memory (in-degree `gpu.PROXY_MIN_IN_DEGREE` or more)",
+    }),
+    ("`power`", {
+        "formulation": "`\"google\"`: the Google-matrix iteration with its rank-one term (CPU and "
+                       "GPU)",
+        "gamma": "gamma1, the largest column sum of A (alpha for PageRank): the bound falls by it "
+                 "a round",
+        "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
+                             "follows the dangling vector",
+        "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
+        "power_pull": "GPU: `\"grouped\"`, or `\"binned\"` by in-degree (graphs of "
+                      "`gpu_power.BIN_ARCS` arcs or more)",
+    }),
+    ("`peel`", {
+        "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
+        "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
+    }),
+    ("`vertex-async` on min/max systems (CPU)", {
+        "queue": "the order of the small-frontier phases: `\"fifo\"`, or `\"heap\"` (best value "
+                 "first: `plus` along non-negative arc values, as weighted SSSP)",
+        "queue_phases": "small-frontier phases run on one thread (each one round)",
+    }),
+    ("GPUs", {
+        "gpu": "the GPU's name, or `\"CUDA simulator\"`",
+        "dtype": "`\"float64\"`: the type of the state on GPUs (always)",
+        "streamed_batches": "`bsp` on a linear system with the arcs streamed from host memory "
+                            "(`batch_arcs=`, or arcs beyond free GPU memory): batches a round",
+    }),
+    ("Several GPUs: the sharded engine (`bsp`, `vertex-async`)", {
+        "gpus": "GPUs used (fewer than named when the graph has too few arcs per GPU; 1: the "
+                "one-GPU engine ran); path modes: GPUs of the dispatcher",
+        "gpus_named": "GPUs named in `device`",
+        "exchange": "the transport between GPUs: `\"p2p\"`, `\"nccl\"`, or `\"host (simulator)\"`",
+        "bytes_between_gpus": "bytes the rounds exchanged between GPUs (all-gathers and "
+                              "all-reduces)",
+        "gpu_arcs": "arcs of each GPU's shard, a list",
+        "gpu_vertices": "vertices of each GPU's range, a list",
+        "gpu_busy_s": "kernel seconds of each GPU (CUDA events; the simulator: arc share times "
+                      "`time_rounds`), a list",
+        "gpu_idle_share": "1 - busy / `time_rounds` for each GPU, a list",
+        "gpu_exchange_wait_s": "linear, real GPUs: seconds each GPU's pull waited for the "
+                               "exchange, a list (when any waited)",
+        "gpu_recuts": "linear: re-cuts of the shard ranges from earlier runs' kernel times on "
+                      "this graph and these GPUs",
+        "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
+                         "these GPUs were reused",
+        "gpu_sends": "linear: vertices of each GPU's range whose sends are exchanged every round, "
+                     "a list",
+        "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "
+                           "too), a list",
+        "pipelined": "linear: rounds queued one ahead of the host (`multi_gpu.PIPELINE`)",
+        "overlapped": "linear: the exchange ran beside each GPU's sums of its own range's arcs "
+                      "(real GPUs)",
+    }),
+    ("Several GPUs: the path dispatcher (path modes)", {
+        "workers": "workers, one per GPU",
+        "exchange_bytes": "bytes of the replica exchange (12 a changed (vertex, value), 8 a value "
+                          "pulled back); also in `bytes_d2d`",
+        "exchange_messages": "batches sent from a worker to another vertex owner",
+        "worker_arcs": "arcs walked by each worker over the run, a list",
+        "worker_idle_share": "1 - a worker's arcs / the busiest worker's, averaged over the "
+                             "rounds, a list",
+        "steals": "partitions of a split SCC-vertex moved from the busiest worker to the least "
+                  "loaded (written once one moved)",
+    }),
+    ("Timings (seconds)", {
+        "time_load": "loading the graph (0 when a `Graph` was given)",
+        "time_preprocess": "building the PathSet (path modes) or the condensation (`scc`), "
+                           "`time_route` included",
+        "time_route": "the router's choice (a condensation built to decide)",
+        "time_transfer": "copies between the host and GPUs (0 on the CPU and in the simulator)",
+        "time_compile": "Numba compiling or loading kernels from its cache, wherever in the run "
+                        "(`digraph.compiling`)",
+        "time_compute": "the engine's work, compilation and GPU copies left out",
+        "time_total": "the whole `digraph.run` call",
+        "time_dual": "computing (or looking up) the dual weights, with `error_route`",
+        "time_condensation": "`scc`: building the condensation inside the engine (0 from "
+                             "`digraph.run`, which builds it in `time_preprocess`)",
+        "time_representation": "CPU path modes: building the paths' representation (0 when kept "
+                               "on the PathSet)",
+        "time_streamed_rounds": "GPU `bsp` streaming its arcs: the streamed rounds",
+        "time_setup": "sharded, linear: uploading the shards and preparing the rounds",
+        "time_launch": "sharded, linear: the host's time queueing rounds",
+        "time_rounds": "sharded: wall time of the rounds",
+        "time_certify": "sharded, linear: the certificates",
+        "time_gather": "sharded, linear: bringing `x` to the host (divided by its sum where the "
+                       "algorithm asks)",
+    }),
+))
+"""The keys of :class:`RunStats`, in groups: (title, read-only mapping key → one-line meaning)."""
+
+STATS_KEYS = MappingProxyType({k: d for _, keys in STATS_GROUPS for k, d in keys.items()})
+"""Every key an engine may write into a run's ``stats`` → its meaning (read-only, in the order
+of :data:`STATS_GROUPS`; ``tests/test_stats_keys.py`` checks that runs and sources stay within
+it)."""
+
+
+def stats_table():
+    """The markdown table of :data:`STATS_KEYS` (docs/interface.md, "Run statistics"): one row
+    per key, its group named on the group's first row."""
+    rows = ["| group | key | meaning |", "|---|---|---|"]
+    for title, keys in STATS_GROUPS:
+        for i, (k, d) in enumerate(keys.items()):
+            rows.append(f"| {title if i == 0 else ''} | `{k}` | {d.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
 
 class RunStats(dict):
-    """The counters of docs/design.md §5, as a dict with attribute access.
+    """The statistics of one run (docs/design.md §5): a dict with attribute access.
 
-    Keys: ``mode`` (the mode that ran), ``engine`` (``"<where>-<mode>"``), ``route`` (why the
-    router chose it, or ``"asked for"``), ``requested_mode`` (None: automatic), ``device``,
-    ``threads``, ``converged``, ``rounds``, ``vertex_updates``,
-    ``arc_updates``, ``dense_rounds``/``sparse_rounds`` (BSP directions), ``paths_processed``,
-    ``partitions_processed``, ``bytes_h2d``/``bytes_d2h``/``bytes_d2d``, and seconds
-    ``time_load``, ``time_preprocess``, ``time_transfer``, ``time_compile`` (Numba compilation or
-    cache loading on the first call of a process, wherever in the run a kernel was first called:
-    :mod:`digraph.compiling`), ``time_compute``, ``time_total``; linear
-    algorithms add ``error_bound`` (the bound on the answer's L1 error the run stopped with) and
-    ``residual_l1``, and, when ``tol`` lies below what float64 can certify (``error_bound > tol``),
-    ``floor_limited`` and ``error_floor`` (the bound the residual's rounding alone allows).
-    Linear systems whose columns may sum to 1 or more (adsorption) add ``error_route``
-    (``"dual"``, or ``"linf"`` when no dual weights were found), ``dual_sweeps``, ``dual_max``
-    and ``time_dual`` (:mod:`digraph.dispatch.dual_bound`).  ``time_route`` is the router's share
-    of ``time_preprocess`` (a condensation built to choose).  An automatic PageRank-like run that
-    began as a power probe and handed over adds ``probe_rounds`` and ``probe_ratio``
-    (:mod:`digraph.dispatch.route`); its counters include the probe's rounds.
-
-    Engine-specific keys: ``formulation`` (``"google"``) and ``gamma`` (γ1) for ``power``, plus
-    ``power_group`` and ``power_pull`` (``"grouped"``/``"binned"``) on a GPU and
-    ``dangling_vertices`` with ``dangling=``; ``peel`` (``"bz"``/``"pkc"``) and ``peel_scans`` for
-    ``peel``; ``queue`` (``"fifo"``/``"heap"``) and ``queue_phases`` for ``vertex-async`` on
-    min/max systems (small frontiers run on one thread, each phase one round); ``gpu`` and
-    ``dtype`` on GPUs.
+    Every key an engine may write is one of :data:`STATS_KEYS` (key → one-line meaning, in the
+    groups of :data:`STATS_GROUPS`); docs/interface.md, "Run statistics", has the same table
+    (:func:`stats_table`).  Every run has the keys of the first group; the others appear only
+    where the run's algorithm, mode or device write them.
     """
 
     @classmethod
