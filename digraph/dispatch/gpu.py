@@ -228,7 +228,7 @@ class _Backend:
             self.cuda.synchronize()
 
 
-PINNED_COPY_BYTES = 1 << 20
+PINNED_COPY_BYTES = 8 << 20
 """Device arrays of at least this many bytes come back through page-locked host memory (CuPy's
 pinned pool, released when the array is dropped) instead of a fresh pageable array."""
 

@@ -219,8 +219,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
                 chosen = "power"
                 reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
-                          "one GPU (H200, tol 1e-8: cnr-2000 19.5 ms against bsp's 26.2, dblp-2010 "
-                          "14.5 against 20.0; R-MAT 2^22 120 against 102)")
+                          "one GPU (H200, tol 1e-8: cnr-2000 16.5 ms against bsp's 26.8, dblp-2010 "
+                          "9.4 against 20.0, R-MAT 2^22 26.6 against 95.6)")
         return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
     if mode == "scc":
         if family != "linear":
