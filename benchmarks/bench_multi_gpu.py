@@ -124,7 +124,7 @@ def main():
             rows.append(row)
             print(row, flush=True)
             save()
-            if args.unrouted and r1.stats.get("engine") == "one shard":
+            if args.unrouted and "one shard" in r1.stats.get("route", ""):
                 from digraph.dispatch import gpu as gpu_mod
                 keep, gpu_mod.SHARD_ARCS = gpu_mod.SHARD_ARCS, 1 << 62
                 try:

@@ -16,11 +16,11 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "algorithm": "the algorithm's name (`Algorithm.name`)",
         "mode": "the mode that ran (`digraph.dispatch.route.MODES`): after a power probe handed "
                 "over, the mode it handed to; an engine's own fallback is in `finished_by`",
-        "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...); "
-                  "`\"one shard\"` when one GPU's `bsp` on a linear system of "
-                  "`gpu.SHARD_ARCS` arcs or more ran as one shard of the multi-GPU engine",
+        "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
         "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"`, then "
-                 "`\"; then <mode>: <why>\"` for each hand-over",
+                 "`\"; then <mode>: <why>\"` for each hand-over, and `\"; run as one shard\"` "
+                 "when one GPU's `bsp` on a linear system of `gpu.SHARD_ARCS` arcs or more ran "
+                 "as one shard of the multi-GPU engine",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
         "threads": "Numba threads the CPU run used; 0 on GPUs",
@@ -74,10 +74,6 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "handed_over": "every hand-over inside the run: a list of `{\"to\", \"why\", \"round\"}`",
         "stalled_at": "`{\"round\", \"bound\"}` where a linear push engine's bound stopped "
                       "falling (`driver.Stall`); the other push engine, if any, finished the run",
-        "path_rounds": "`rounds` when `scc` or a path mode handed over to `vertex-async` (the "
-                       "`round` of that `handed_over` entry)",
-    }),
-    ("`scc` (the SCC engine) and the path modes' DAG", {
         "state": "`\"vertex\"` (`scc`: one residual per vertex) or `\"arc\"` (CPU path modes: "
                  "per-arc mirrors)",
         "priority": "the scheduling priority: path modes `\"pending\"`, `\"paper\"` or `\"none\"`; "

@@ -549,7 +549,7 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
         t0 = time.perf_counter()
         extra["pathset"] = _pathset(graph, cache, preprocess)
         extra["priority"] = _priority(mode, priority)
-        stats["time_preprocess"] = time.perf_counter() - t0
+        stats["time_preprocess"] += time.perf_counter() - t0
     elif mode not in PATH_MODES and (priority is not None or cache is not None or
                                      preprocess is not None):
         raise InvalidParameterError(
@@ -603,7 +603,7 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
         from .dispatch.gpu_workers import gpu_worker_factory
         t0 = time.perf_counter()
         ps = _pathset(graph, cache, preprocess)
-        stats["time_preprocess"] = time.perf_counter() - t0
+        stats["time_preprocess"] += time.perf_counter() - t0
         stats["gpus"] = len(devices)
         t0 = time.perf_counter()
         x, converged = _solve_dual_or(multi.solve, graph, system, tol, max_iter, stats, dict(

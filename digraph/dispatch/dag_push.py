@@ -189,8 +189,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     stats["layers"] = cond.num_levels
     stats["layer_rounds"] = layer_rounds.tolist()
     stats["layer_arc_updates"] = layer_arcs.tolist()
-    stats["paths_processed"] = 0
-    stats["processed_path_lengths"] = {}
     xo = np.empty(n, np.float64)
     xo[o] = x
     rvec = np.empty(n, np.float64)
@@ -204,7 +202,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
     driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    stats["path_rounds"] = stats["rounds"]
     with vertex_async._dynamic_chunks():
         return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 

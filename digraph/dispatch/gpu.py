@@ -520,7 +520,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     fam = system.family
     streamed = fam == "linear" and mode == "bsp" and bool(batch_arcs or _too_big(be, graph))
     if fam == "linear" and mode == "bsp" and not streamed and graph.num_arcs >= SHARD_ARCS:
-        stats["engine"] = "one shard"  # leaner set-up, dense rounds
+        # the sharded engine on one GPU: a leaner set-up and fused dense rounds
+        stats["route"] = f'{stats.get("route", "")}; run as one shard'.lstrip("; ")
         return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
                                max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
                                divide_by_sum=divide_by_sum)
@@ -969,7 +970,6 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
             # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled else "the sweeps ran out")
-            stats["path_rounds"] = stats["rounds"]
             stats["layer_rounds"] = layer_rounds.tolist()
             stats["layer_arc_updates"] = layer_arcs.tolist()
             return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))

@@ -512,7 +512,6 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled or r1 > 2.0 * tracked else "the sweeps ran out")
-            stats["path_rounds"] = stats["rounds"]
             with _chunks(vertex_async.CHUNK):
                 return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x,
                                                   delta0=rvec)
