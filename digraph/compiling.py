@@ -18,7 +18,8 @@ valid copy — the first run on a fresh install, or after an upgrade.  This modu
 Where the cache lives is Numba's choice (its *cache locators*): a ``__pycache__`` folder next to
 the sources when that is writable, else, for an install into a read-only ``site-packages``, a
 user-wide folder (``$XDG_CACHE_HOME`` or ``~/.cache``, under ``numba``); ``NUMBA_CACHE_DIR``
-overrides both.  See ``docs/first_run.md``.
+overrides both.  With none of them writable, :func:`ensure_cache_location` picks a private folder
+under the system's temporary folder and warns.  See ``docs/first_run.md``.
 """
 
 import os
@@ -41,8 +42,12 @@ def ensure_cache_location():
     folder (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` when that is
     set; with none of them writable it refuses to define a ``cache=True`` kernel, and the import
     would fail.  Only then this points Numba at ``<tempdir>/digraph-numba-cache-<uid>`` (kept
-    between processes where the temporary folder is).  Returns the folder chosen, or None when
-    Numba's own choice stands."""
+    between processes where the temporary folder is; a private folder of this user's, created
+    ``0700``, since Numba's cache files are pickles: a folder of that name that another user owns
+    or may write into is not used, and a fresh ``mkdtemp`` folder is, for this process only), and
+    says so in one line on stderr, ``digraph: warning: ...`` (setting ``NUMBA_CACHE_DIR`` chooses
+    the folder and silences it).  Returns the folder chosen, or None when Numba's own choice
+    stands."""
     import numba
     if numba.config.CACHE_DIR:
         return None
@@ -51,15 +56,45 @@ def ensure_cache_location():
         return None
     try:
         from numba.misc.appdirs import AppDirs
-        if _writable(AppDirs(appname="numba", appauthor=False).user_cache_dir):
+        user = AppDirs(appname="numba", appauthor=False).user_cache_dir
+        if _writable(user):
             return None
     except Exception:  # noqa: BLE001 - an unusual Numba: let it choose
         return None
     import tempfile
     uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
     folder = os.path.join(tempfile.gettempdir(), f"digraph-numba-cache-{uid}")
+    if not _private_folder(folder):
+        try:
+            folder = tempfile.mkdtemp(prefix="digraph-numba-cache-")
+        except OSError:  # no writable temporary folder either: Numba's own error will say so
+            return None
     numba.config.CACHE_DIR = folder
+    try:
+        sys.stderr.write(f"digraph: warning: neither the package folder nor {user} is writable; "
+                         f"Numba caches the kernels in {folder} (set NUMBA_CACHE_DIR to choose)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no stderr: not an error
+        pass
     return folder
+
+
+def _private_folder(folder):
+    """Whether ``folder`` is (made, if absent) a folder of this user's that no one else may write."""
+    import stat
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return False
+    return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 
 
 def _writable(folder):

@@ -208,12 +208,23 @@ def test_read_only_install_caches_in_the_user_folder(tmp_path):
     assert float(second.stdout.split()[1]) == 0.0  # every kernel came from the cache
 
 
-def test_no_writable_cache_anywhere_falls_back_to_tempdir(tmp_path, monkeypatch):
+def test_no_writable_cache_anywhere_falls_back_to_tempdir(tmp_path, monkeypatch, capsys):
+    import tempfile
+
     import numba
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(compiling, "_writable", lambda folder: False)
     folder = compiling.ensure_cache_location()
-    assert folder and "digraph-numba-cache" in folder and numba.config.CACHE_DIR == folder
+    assert folder == str(tmp_path / f"digraph-numba-cache-{os.getuid()}") == numba.config.CACHE_DIR
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700  # private: Numba's cache files are pickles
+    err = capsys.readouterr().err
+    assert err.startswith("digraph: warning: ") and err.count("\n") == 1 and folder in err
+    os.chmod(folder, 0o777)  # a folder others may write into is not used: a fresh one is
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    other = compiling.ensure_cache_location()
+    assert other != folder and os.path.basename(other).startswith("digraph-numba-cache-")
+    assert stat.S_IMODE(os.stat(other).st_mode) == 0o700 and other in capsys.readouterr().err
     monkeypatch.setattr(compiling, "_writable", lambda folder: True)
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
     assert compiling.ensure_cache_location() is None
