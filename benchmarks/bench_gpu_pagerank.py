@@ -15,6 +15,7 @@ error against a CuPy power iteration to 1e-13.
 """
 
 import argparse
+import dataclasses
 import json
 import platform
 import statistics
@@ -121,13 +122,10 @@ def main():
             emit(dict(base, method=f"power kernel group={G}", time_ms=t * 1e3, ratio=t / peer,
                       true_error=float(np.abs(x / x.sum() - ref).sum())))
         for binned in (False, True):
-            old_bin = gpu_power.BIN_ARCS
-            gpu_power.BIN_ARCS = 0 if binned else 1 << 62
-            try:
-                t, (x, ok) = timed(lambda: gpu_power.solve(g, system, tol=args.tol, max_iter=1000,
-                                                           stats=RunStats.new()), args.repeat, sync)
-            finally:
-                gpu_power.BIN_ARCS = old_bin
+            forced = dataclasses.replace(gpu_power.DEFAULT, bin_arcs=0 if binned else 1 << 62)
+            t, (x, ok) = timed(lambda: gpu_power.solve(g, system, tol=args.tol, max_iter=1000,
+                                                       stats=RunStats.new(), settings=forced),
+                               args.repeat, sync)
             emit(dict(base, method=f"power kernel {'binned' if binned else 'grouped (mean in-degree)'}",
                       time_ms=t * 1e3, ratio=t / peer, true_error=float(np.abs(x / x.sum() - ref).sum())))
         del g

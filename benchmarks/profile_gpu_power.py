@@ -20,7 +20,8 @@ from bench_gpu import load_graph  # noqa: E402
 def main():
     import cupy as cp
     from digraph.dispatch import gpu
-    from digraph.dispatch.gpu_power import BLOCKS_PER_SM
+    from digraph.dispatch.gpu_power import DEFAULT
+    BLOCKS_PER_SM = DEFAULT.blocks_per_sm
     from digraph.result import RunStats
     from digraph.smx import cuda_power as K
     from digraph.smx.cuda_kernels import HB

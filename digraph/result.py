@@ -134,7 +134,7 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                              "follows the dangling vector",
         "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
         "power_pull": "GPU: `\"grouped\"`, or `\"binned\"` by in-degree (graphs of "
-                      "`gpu_power.BIN_ARCS` arcs or more)",
+                      "`PowerGpuSettings.bin_arcs` arcs or more)",
     }),
     ("`peel`", {
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",

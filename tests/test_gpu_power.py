@@ -90,8 +90,8 @@ def test_group_size_follows_the_mean_in_degree():
 
 
 def test_the_binned_pull_gives_the_same_answer(monkeypatch):
-    monkeypatch.setattr(gpu_power, "BIN_ARCS", 0)
-    monkeypatch.setattr(gpu_power, "BINS", ((0, 2, 1), (2, 4, 2), (4, 8, 4)))  # hubs from 8
+    monkeypatch.setattr(gpu_power, "DEFAULT", gpu_power.PowerGpuSettings(
+        bin_arcs=0, bins=((0, 2, 1), (2, 4, 2), (4, 8, 4))))  # hubs from 8
     g = _graph(4)
     assert (g.in_degree >= 8).any() and (g.in_degree < 2).any()
     algo = digraph.algorithms.PageRank()

@@ -13,6 +13,7 @@ added atomically in any order.  Plain sums, not Neumaier's: the bound pays for t
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,26 +24,41 @@ from . import driver
 from .power import _gamma
 from .systems import linear_factors
 
-__all__ = ["solve", "group_size", "BLOCKS_PER_SM", "BINS", "BIN_ARCS"]
+__all__ = ["solve", "group_size", "PowerGpuSettings", "DEFAULT"]
 
-BINS = ((0, 4, 1), (4, 32, 4), (32, 1024, 32))
-"""In-degree classes ``[lo, hi)`` of the binned pull and the threads per vertex of each; from
-1024 in-arcs on a block per vertex (:func:`~digraph.smx.cuda_power.power_pull_heavy`).  A group
-sized for the mean in-degree leaves most threads idle on hub-heavy graphs (R-MAT 2^22: 0.45–0.7
-ms a round for the light vertices, 0.4 ms for 35,443 hubs with 56% of the arcs, where cuSPARSE
-takes 0.61 ms for all of it)."""
-BIN_ARCS = 1 << 24
-"""Graphs with at least this many arcs use the binned pull (its class lists cost 4 bytes a
-vertex on the GPU, kept on the graph).  Measured on an H200, tol 1e-8, whole solve: R-MAT 2^22
-49.8 ms binned against 54.8 (2 threads a vertex) and 62.6 (8, the mean-in-degree rule); R-MAT
-2^24 218 against 240 and 276; but cnr-2000 15.3 against 13.4 and dblp-2010 11.1 against 9.3
-(3.2 M and 1.6 M arcs): below this size the grouped pull stays."""
 
-BLOCKS_PER_SM = 16
-"""Blocks of HB threads per multiprocessor for the pull and the teleport: the grid strides over
-the vertices and each block adds its sums to the accumulator once (a block per 128 vertices
-sent 65 k atomic additions to the same two words a round on R-MAT 2^22; the sharded ``bsp``
-pull measured the same limit, :data:`digraph.dispatch.multi_gpu.PULL_BLOCKS_PER_SM`)."""
+@dataclass(frozen=True)
+class PowerGpuSettings:
+    """How the GPU power iteration pulls.
+
+    ``bins``
+        In-degree classes ``[lo, hi)`` of the binned pull and the threads per vertex of each; from
+        ``bins[-1][1]`` in-arcs on, a block per vertex
+        (:func:`~digraph.smx.cuda_power.power_pull_heavy`).  A group sized for the mean in-degree
+        leaves most threads idle on hub-heavy graphs (R-MAT 2^22: 0.45–0.7 ms a round for the
+        light vertices, 0.4 ms for 35,443 hubs with 56% of the arcs, where cuSPARSE takes 0.61
+        ms for all of it).
+    ``bin_arcs``
+        Graphs with at least this many arcs use the binned pull (its class lists cost 4 bytes a
+        vertex on the GPU, kept on the graph).  docs/benchmarks.md, "PageRank on one GPU", column
+        "solve alone: grouped / binned pull" (H200, tol 1e-8): R-MAT 2^22 30.9 ms binned against
+        40.4 grouped, R-MAT 2^24 102.6 against 160.3; cnr-2000 17.9 against 13.5 and dblp-2010
+        10.9 against 9.4 (3.2 M and 1.6 M arcs): below 2^24 arcs the grouped pull stays.
+    ``blocks_per_sm``
+        Blocks of HB threads per multiprocessor for the pull and the teleport: the grid strides
+        over the vertices and each block adds its sums to the accumulator once (a block per 128
+        vertices sent 65 k atomic additions to the same two words a round on R-MAT 2^22; the
+        sharded ``bsp`` pull measured the same limit,
+        :data:`digraph.dispatch.multi_gpu.PULL_BLOCKS_PER_SM`;
+        ``benchmarks/profile_gpu_power.py`` times 16, 64 and a thread per vertex).
+    """
+
+    bins: tuple = ((0, 4, 1), (4, 32, 4), (32, 1024, 32))
+    bin_arcs: int = 1 << 24
+    blocks_per_sm: int = 16
+
+
+DEFAULT = PowerGpuSettings()
 
 
 def group_size(graph):
@@ -54,21 +70,23 @@ def group_size(graph):
     return int(min(32, max(1, 2 ** round(math.log2(max(mean / 2, 1.0))))))
 
 
-def _bins(be, graph):
-    """([(threads per vertex, vertex list, grid)] for the classes of :data:`BINS`, hub list), on
-    the device, kept on the graph."""
+def _bins(be, graph, settings):
+    """([(threads per vertex, vertex list, grid)] for the classes of ``settings.bins``, hub
+    list), on the device, kept on the graph."""
     from ..smx.cuda_kernels import HB
-    key = ("cuda-power-bins", be.device_id, be.sim, BINS)
+    bins = settings.bins
+    key = ("cuda-power-bins", be.device_id, be.sim, bins, settings.blocks_per_sm)
     got = graph._cache.get(key)
     if got is None:
         deg = np.asarray(graph.in_degree)
         lists = []
-        for lo, hi, gb in BINS:
+        for lo, hi, gb in bins:
             verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
             if verts.size:
-                grid = max(1, min((verts.size * gb + HB - 1) // HB, BLOCKS_PER_SM * be.sms))
+                grid = max(1, min((verts.size * gb + HB - 1) // HB,
+                                  settings.blocks_per_sm * be.sms))
                 lists.append((gb, be.put(verts), grid))
-        hubs = be.put(np.flatnonzero(deg >= BINS[-1][1]).astype(np.int32))
+        hubs = be.put(np.flatnonzero(deg >= bins[-1][1]).astype(np.int32))
         got = graph._cache[key] = (lists, hubs)
     for _, verts, _ in got[0]:
         be.keep(verts)
@@ -83,12 +101,16 @@ def _vertex_factor(be, a, n):
     return be.put(a, np.float64)
 
 
-def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, trip=None):
+def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, trip=None,
+          settings=None):
     """Run the power iteration on one GPU; returns (x on the host, summing to 1, converged).
 
-    ``group``: threads per vertex of the pull (default :func:`group_size`).  ``trip``: run as a
-    probe, as :func:`digraph.dispatch.power.solve` (``converged`` None when it trips).
+    ``group``: threads per vertex of the pull (default :func:`group_size`; given, the grouped
+    pull even where the binned one would run).  ``trip``: run as a probe, as
+    :func:`digraph.dispatch.power.solve` (``converged`` None when it trips).  ``settings``: a
+    :class:`PowerGpuSettings` (default :data:`DEFAULT`).
     """
+    settings = DEFAULT if settings is None else settings
     from . import gpu
     from ..smx import cuda_power as K
     from ..smx.cuda_kernels import HB
@@ -111,7 +133,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     stats["power_group"] = G
     dg = gpu._device_graph(be, graph)
-    bins = _bins(be, graph) if group is None and m >= BIN_ARCS else None
+    bins = _bins(be, graph, settings) if group is None and m >= settings.bin_arcs else None
     stats["power_pull"] = "binned" if bins is not None else "grouped"
     has = system.arc_scale is not None
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else be.put(np.zeros(1))
@@ -136,8 +158,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     accs = [be.keep(xp.zeros(4, np.float64)), be.keep(xp.zeros(4, np.float64))]
     heavy = dg["heavy_in"]
     u = np.finfo(np.float64).eps / 2
-    grid_pull = max(1, min((n * G + HB - 1) // HB, BLOCKS_PER_SM * be.sms))
-    grid_tel = max(1, min(be.grid_hb(n), BLOCKS_PER_SM * be.sms))
+    grid_pull = max(1, min((n * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
+    grid_tel = max(1, min(be.grid_hb(n), settings.blocks_per_sm * be.sms))
     blocks = grid_pull + min(int(heavy.size), 65535) + grid_tel
     st = {"x": x, "y": y, "sx": float(tele.sum()) if n else 0.0, "k": 0}
 
