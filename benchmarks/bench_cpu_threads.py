@@ -8,6 +8,7 @@ Medians (and minima) of ``--repeat`` runs after a warm-up, variants interleaved.
 ``NUMBA_NUM_THREADS`` at least the largest ``--threads``.
 """
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -15,7 +16,6 @@ import time
 from pathlib import Path
 
 import numba
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -24,10 +24,12 @@ import digraph  # noqa: E402
 from digraph.dispatch import bsp, dag_push  # noqa: E402
 from digraph.result import RunStats  # noqa: E402
 
+# the fields of dag_push.DagPushSettings each variant changes (the engine is called directly, so
+# the router's delegation to bsp, RouteSettings.delegate_threads, does not apply)
 VARIANTS = {"bsp": None, "vertex (default: auto)": dict(),
-            "vertex, no split": dict(SPLIT_ARCS=1 << 62, DELEGATE_THREADS=1 << 20),
-            "vertex, split accumulate": dict(SPLIT_KIND="accumulate", DELEGATE_THREADS=1 << 20),
-            "vertex, split outbox": dict(SPLIT_KIND="outbox", DELEGATE_THREADS=1 << 20)}
+            "vertex, no split": dict(split_arcs=1 << 62),
+            "vertex, split accumulate": dict(split_kind="accumulate"),
+            "vertex, split outbox": dict(split_kind="outbox")}
 
 
 def load(name):
@@ -47,14 +49,8 @@ def run(g, system, tol, name):
     if VARIANTS[name] is None:
         bsp.solve(g, system, tol=tol, max_iter=100_000, stats=stats)
     else:
-        old = {k: getattr(dag_push, k) for k in VARIANTS[name]}
-        for k, v in VARIANTS[name].items():
-            setattr(dag_push, k, v)
-        try:
-            dag_push.solve(g, system, tol=tol, max_iter=100_000, stats=stats)
-        finally:
-            for k, v in old.items():
-                setattr(dag_push, k, v)
+        dag_push.solve(g, system, tol=tol, max_iter=100_000, stats=stats,
+                       settings=dataclasses.replace(dag_push.DEFAULT, **VARIANTS[name]))
     return time.perf_counter() - t0, stats
 
 

@@ -4,7 +4,7 @@ Rows, each the median of ``--repeat`` warm runs of the whole ``digraph.run`` on 
 methods interleaved run by run, so that a noisy neighbour hits them alike):
 
 * ``peel pkc 1t`` / ``peel pkc 2t``: the default (PKC, :mod:`digraph.dispatch.peel`) on 1 and 2 threads;
-* ``peel bz 1t``: Batagelj–Zaversnik, forced by raising ``PKC_THREADS`` above 1;
+* ``peel bz 1t``: Batagelj–Zaversnik, forced by raising ``PeelSettings.pkc_threads`` above 1;
 * ``peel 2t, first run``: the default on 2 threads with the graph's cached arrays dropped first
   (``in_sources`` built in the run, as on a freshly loaded graph);
 * ``vertex-async 2t``: the h-index iteration, the k-core default before peeling;
@@ -19,6 +19,7 @@ methods interleaved run by run, so that a noisy neighbour hits them alike):
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -43,13 +44,13 @@ def _run(g, mode, threads, first=False, bz=False):
         saved = dict(g._cache)
         if first:  # as on a freshly loaded graph; the other methods get their arrays back after
             g._cache.clear()
-        old = peel_engine.PKC_THREADS
-        if bz:
-            peel_engine.PKC_THREADS = threads + 1
+        old = peel_engine.DEFAULT
+        if bz:  # digraph.run takes no engine settings: its default, for this run
+            peel_engine.DEFAULT = dataclasses.replace(old, pkc_threads=threads + 1)
         try:
             return digraph.run(g, "kcore", mode=mode, threads=threads)
         finally:
-            peel_engine.PKC_THREADS = old
+            peel_engine.DEFAULT = old
             if first:
                 g._cache.clear()
                 g._cache.update(saved)

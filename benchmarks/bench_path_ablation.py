@@ -21,6 +21,7 @@ writes JSON.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -95,13 +96,10 @@ def run_variant(g, ps, system, tol, name, opts):
     elif name == "vertex-async":
         x, ok = vertex_async.solve(g, system, tol=tol, max_iter=100000, stats=stats)
     elif "order" in opts or "split_arcs" in opts:
-        old = dag_push.SPLIT_ARCS
-        dag_push.SPLIT_ARCS = opts.get("split_arcs", old)
-        try:
-            x, ok = dag_push.solve(g, system, tol=tol, max_iter=100000, stats=stats, pathset=ps,
-                                   order=opts.get("order", "vertex"))
-        finally:
-            dag_push.SPLIT_ARCS = old
+        settings = dataclasses.replace(
+            dag_push.DEFAULT, split_arcs=opts.get("split_arcs", dag_push.DEFAULT.split_arcs))
+        x, ok = dag_push.solve(g, system, tol=tol, max_iter=100000, stats=stats, pathset=ps,
+                               order=opts.get("order", "vertex"), settings=settings)
     else:
         x, ok = paths.solve(g, system, tol=tol, max_iter=100000, stats=stats, pathset=ps, **opts)
     return time.perf_counter() - t0, x, ok, stats

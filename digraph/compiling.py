@@ -325,25 +325,22 @@ def _warm_cpu(R, mode, family, itype):
     peeling schedules), then the same with the thresholds that switch kernels inside an engine
     pushed to their other side, and, for linear systems, a whole ``digraph.run`` (the dual
     weights of adsorption-like systems, the certified bound)."""
-    from contextlib import ExitStack
+    import dataclasses
 
     from .dispatch import dag_push, vertex_async
     from .errors import ConvergenceError
     g = _tiny(itype)
     R._warm_up(mode, family, g, variants="all")
-    settings = {"scc": [{"THIN_ARCS": 0},  # levels run in parallel
-                        {"SPLIT_ARCS": 1, "SPLIT_KIND": "outbox"},  # components split over threads
-                        {"SPLIT_ARCS": 1, "SPLIT_KIND": "accumulate"}],
-                "vertex-async": [{"QUEUE_SHARE": 1.0}]}.get(mode, [])  # one-thread queue phases
+    settings = {"scc": [{"thin_arcs": 0},  # levels run in parallel
+                        {"split_arcs": 1, "split_kind": "outbox"},  # components split over threads
+                        {"split_arcs": 1, "split_kind": "accumulate"}],
+                "vertex-async": [{"queue_share": 1.0}]}.get(mode, [])  # one-thread queue phases
     module = dag_push if mode == "scc" else vertex_async
     for setting in settings:
-        with ExitStack() as stack:
-            for name, value in setting.items():
-                stack.callback(setattr, module, name, getattr(module, name))
-                setattr(module, name, value)
-            stack.enter_context(R._numba_threads(_threads()))
+        with R._numba_threads(_threads()):
             R._WARM.difference_update({k for k in R._WARM if k[0] == mode})
-            R._warm_up(mode, family, _tiny(itype), variants="all")
+            R._warm_up(mode, family, _tiny(itype), variants="all",
+                       settings=dataclasses.replace(module.DEFAULT, **setting))
     for algo in _ALGORITHMS[family] if mode not in R.PATH_MODES else ():
         kw = {"adsorption": {"seeds": [0]}, "sssp": {"source": 0}}.get(algo, {})
         if mode == "power" and algo != "pagerank":

@@ -68,7 +68,7 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "probe_rounds": "automatic PageRank on the CPU: the round at which the `power` probe "
                         "tripped and handed over (its rounds count in `rounds`)",
         "probe_ratio": "the ratio of successive differences that tripped the probe (above "
-                       "`route.PROBE_SHARE` times gamma)",
+                       "`route.RouteSettings.probe_share` times gamma)",
         "finished_by": "the mode an engine handed over to, which finished the run (e.g. "
                        "`vertex-async` once the path walk's mirrors hit their rounding floor)",
         "handed_over": "every hand-over inside the run: a list of `{\"to\", \"why\", \"round\"}`",
@@ -85,8 +85,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "scc_ran": "SCC-vertices that ran at least once",
         "scc_ran_once": "SCC-vertices done in one sweep (`scc`) or that ran in one round only (CPU "
                         "path modes)",
-        "scc_split": "`scc`: components split over the threads (`dag_push.SPLIT_ARCS` inside arcs "
-                     "or more)",
+        "scc_split": "`scc`: components split over the threads "
+                     "(`dag_push.DagPushSettings.split_arcs` inside arcs or more)",
         "layers": "`scc`: levels of the condensation's DAG",
         "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
                         "component; path modes: rounds that walked the layer)",
@@ -100,12 +100,12 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                          "`arc_updates`",
     }),
     ("Path modes", {
-        "fused_check": "CPU: the check of pending mass fused into the walk (`paths.FUSE_CHECK`; "
-                       "not an option of `digraph.run`)",
+        "fused_check": "CPU: the check of pending mass fused into the walk "
+                       "(`paths.PathSettings.fuse_check`; not an option of `digraph.run`)",
         "layer_window": "CPU: `layer_window=` (1: layer by layer; W: the next W - 1 layers' split "
                         "SCC-vertices run ahead; 0: all layers)",
         "run_ahead_local": "CPU: whether running ahead takes whole-SCC partitions too "
-                           "(`paths.RUN_AHEAD_LOCAL`; not an option of `digraph.run`)",
+                           "(`paths.PathSettings.run_ahead_local`; not an option of `digraph.run`)",
         "run_ahead_arc_updates": "CPU: arcs sent in layers above the lowest unfinished one "
                                  "(`layer_window` other than 1)",
         "short_path_push": "CPU: `short_path_push=` K (cold paths of at most K arcs are pushed per "

@@ -119,7 +119,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         CPU path modes, linear algorithms: each round walks the lowest unfinished DAG layer and
         runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
         layer by layer); a layer still finishes only as the lowest one.  Default
-        :data:`digraph.dispatch.paths.LAYER_WINDOW`, chosen by measurement.
+        :attr:`digraph.dispatch.paths.PathSettings.layer_window` (1), chosen by measurement.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -250,11 +250,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
 
 def _probe_then(plan, graph, system, tol, max_iter, nthreads, stats):
-    """The automatic power probe (:data:`digraph.dispatch.route.PROBE_SHARE`): (x, converged, mode
-    that answered, seconds spent routing and compiling, Numba's compile seconds among them).  A probe that trips hands over to
-    :func:`~digraph.dispatch.route.after_probe`, whose plan is recorded in ``stats``; its
-    compilation counts in ``time_compile``, the condensation the SCC engine builds in
-    ``time_preprocess``, the probe's rounds in the counters (and ``probe_rounds``)."""
+    """The automatic power probe (:attr:`digraph.dispatch.route.RouteSettings.probe_share`): (x,
+    converged, mode that answered, seconds spent routing and compiling, Numba's compile seconds
+    among them).  A probe that trips hands over to :func:`~digraph.dispatch.route.after_probe`,
+    whose plan is recorded in ``stats``; its compilation counts in ``time_compile``, the
+    condensation the SCC engine builds in ``time_preprocess``, the probe's rounds in the counters
+    (and ``probe_rounds``)."""
     from .dispatch import power
     from .dispatch.route import after_probe
     x, converged = power.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, trip=plan.probe)
@@ -451,7 +452,7 @@ def _unheard(fn):
 
 
 @_unheard
-def _warm_up(mode, family, graph, system=None, variants=None):
+def _warm_up(mode, family, graph, system=None, variants=None, settings=None):
     """Compile (or load from Numba's cache) the kernels of ``mode`` and ``family`` on a tiny graph
     first, so that ``time_compile`` and ``time_compute`` are reported apart.
 
@@ -459,7 +460,9 @@ def _warm_up(mode, family, graph, system=None, variants=None):
     ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), and for
     ``peel`` the schedule :func:`digraph.dispatch.peel.schedule` picks for ``graph`` (both when
     ``variants="all"``, as :func:`digraph.warmup` asks).  Anything a run still compiles later is
-    counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the same."""
+    counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the same.
+    ``settings``: the engine's settings object for the tiny runs (``scc``, ``vertex-async``; the
+    warm-up of :mod:`digraph.compiling` passes thresholds that switch kernels inside an engine)."""
     itype = graph.out_targets.dtype
     if mode == "peel":
         from .dispatch import peel
@@ -490,9 +493,11 @@ def _warm_up(mode, family, graph, system=None, variants=None):
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
             stats=RunStats.new()), wanted, (None,))
     else:
-        _run_tiny(family, lambda sys, settings: engine.solve(
-            tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
-            **(extra if settings is None else dict(extra, settings=settings))), wanted, divisors)
+        def solve(sys, bsp_settings):
+            s = settings if bsp_settings is None else bsp_settings
+            return engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
+                                **(extra if s is None else dict(extra, settings=s)))
+        _run_tiny(family, solve, wanted, divisors)
     _WARM.update((mode, family, itype.str, w) for w in wanted)
 
 

@@ -18,7 +18,7 @@ import digraph
 from digraph.algorithms import Adsorption, LinearSystem
 from digraph.algorithms._reference import coefficient_matrix
 from digraph.dispatch.convergence import certified_bound, linear_contraction
-from digraph.dispatch.dual_bound import dual_weights, scaled_system
+from digraph.dispatch.dual_bound import DualSettings, dual_weights, scaled_system
 from digraph.generators import rmat
 from digraph.graph import Graph
 
@@ -67,7 +67,7 @@ def test_dual_weights_bound_the_exact_dual_from_above(seed, kind):
     z = exact_dual(g, system)
     assert zhat is not None and sweeps >= 1
     assert np.all(zhat >= z * (1 - 1e-12))
-    assert zhat.max() <= 2.01 * z.max()  # DUAL_SLACK 0.5: within a factor 2
+    assert zhat.max() <= 2.01 * z.max()  # DualSettings.slack 0.5: within a factor 2
     # a super-solution, checked in exact-enough arithmetic (long double)
     a = coefficient_matrix(g, system).astype(np.longdouble)
     assert np.all(zhat.astype(np.longdouble) - a.T @ zhat.astype(np.longdouble) >= 1)
@@ -76,7 +76,7 @@ def test_dual_weights_bound_the_exact_dual_from_above(seed, kind):
 def test_no_dual_weights_for_a_system_that_is_no_contraction():
     g = Graph.from_arrays([0, 1], [1, 0])
     zhat, sweeps = dual_weights(g, LinearSystem(b=np.ones(2), src_scale=np.full(2, 1.0)),
-                                max_sweeps=50)
+                                settings=DualSettings(max_sweeps=50))
     assert zhat is None and sweeps == 50
 
 

@@ -2,6 +2,8 @@
 networkx ``core_number``, the plain-Python reference of :class:`~digraph.algorithms.KCore` and the
 h-index iteration; the router's choice and its refusals."""
 
+import dataclasses
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -62,8 +64,9 @@ def _networkx_core(g):
 def force(monkeypatch):
     """``force(schedule, threads)``: the threads= that makes ``mode="peel"`` run ``schedule``."""
     def _force(schedule, threads):
-        monkeypatch.setattr(peel, "PKC_THREADS", threads if schedule == "pkc" else threads + 1)
-        monkeypatch.setattr(peel, "PKC_MIN_ARCS", 0)
+        monkeypatch.setattr(peel, "DEFAULT", dataclasses.replace(
+            peel.DEFAULT, pkc_threads=threads if schedule == "pkc" else threads + 1,
+            pkc_min_arcs=0))
         return threads
     return _force
 

@@ -165,7 +165,7 @@ def test_thread_count_independence():
 def test_run_api_parameter_and_errors():
     from test_short_paths import check_path_parameter
     check_path_parameter(chain_of_cycles(k=3, size=50), "layer_window", (0, 1, 2),
-                         paths.LAYER_WINDOW)
+                         paths.DEFAULT.layer_window)
 
 
 @pytest.mark.parametrize("window,ahead_local", WINDOWS)

@@ -142,7 +142,7 @@ def test_a_slow_probe_hands_over_to_the_scc_engine(tol):
     r = digraph.run(g, "pagerank", tol=tol)
     s = r.stats
     assert s["mode"] == "scc" and s["engine"] == "cpu-scc" and s["converged"]
-    assert s["probe_rounds"] >= 3 and s["probe_ratio"] > route.PROBE_SHARE * 0.85
+    assert s["probe_rounds"] >= 3 and s["probe_ratio"] > route.DEFAULT.probe_share * 0.85
     assert "power probe" in s["route"] and "scc from the start" in s["route"]
     assert s["rounds"] > s["probe_rounds"]  # the probe's rounds are counted, and more were run
     assert cached_condensation(g) is not None and s["time_route"] > 0
@@ -166,7 +166,7 @@ def test_a_slow_probe_on_one_giant_component_hands_over_too():
     r = digraph.run(g, "pagerank", tol=1e-9)
     s = r.stats
     assert s["mode"] == "scc" and s["probe_rounds"] >= 3 and "largest component" not in s["route"]
-    assert s["probe_ratio"] > route.PROBE_SHARE * 0.85
+    assert s["probe_ratio"] > route.DEFAULT.probe_share * 0.85
     assert s["converged"] and np.abs(r.values - exact).sum() <= 1e-9
 
 

@@ -194,7 +194,7 @@ def check_path_parameter(g, name, values, default):
 
 def test_run_api_parameter_and_errors():
     check_path_parameter(digraph.load((FIG3_SRC, FIG3_DST, FIG3_W)), "short_path_push",
-                         (0, 1, 3), paths.SHORT_PATH_PUSH)
+                         (0, 1, 3), paths.DEFAULT.short_path_push)
 
 
 @pytest.mark.parametrize("k", [1, 2, 8])

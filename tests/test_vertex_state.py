@@ -1,6 +1,8 @@
 """The SCC engine (``mode="scc"``, dispatch/dag_push.py): linear systems
 SCC by SCC of the vertex condensation, one residual per vertex."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +12,7 @@ from scipy.sparse.csgraph import connected_components
 
 import digraph
 from digraph.algorithms import REQUIRED, Algorithm, LinearSystem
-from digraph.dispatch import dag_push
+from digraph.dispatch import dag_push, route
 from digraph.errors import ConvergenceError, InvalidParameterError
 from digraph.graph import Graph
 from digraph.paths.condensation import Condensation, condensation_for
@@ -55,11 +57,15 @@ def split(request, monkeypatch):
     level's components in parallel, or every component with an arc split over the threads (each
     exchange between the chunks)."""
     if request.param != "serial":
-        monkeypatch.setattr(dag_push, "THIN_ARCS", 0)
+        _scc_settings(monkeypatch, thin_arcs=0)
     if request.param in ("accumulate", "outbox"):
-        monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
-        monkeypatch.setattr(dag_push, "SPLIT_KIND", request.param)
+        _scc_settings(monkeypatch, split_arcs=1, split_kind=request.param)
     return request.param
+
+
+def _scc_settings(monkeypatch, **fields):
+    """The SCC engine's default settings with ``fields`` changed, for this test."""
+    monkeypatch.setattr(dag_push, "DEFAULT", dataclasses.replace(dag_push.DEFAULT, **fields))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])
@@ -86,8 +92,7 @@ def test_linear_algorithms_match_their_references(threads, split, g, data):
 def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
     # one SCC: a hub and 20,000 leaves in both directions, split over the threads; every leaf
     # pushes into the hub, most of them from another thread's chunk
-    monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
-    monkeypatch.setattr(dag_push, "SPLIT_KIND", kind)
+    _scc_settings(monkeypatch, split_arcs=1, split_kind=kind)
     g, exact = _hub_and_leaves(20_000)
     r = digraph.run(g, "pagerank", mode="scc", threads=threads, tol=1e-12)
     assert r.stats["scc_split"] == 1
@@ -113,8 +118,7 @@ def test_accumulators_stay_small_at_tight_tolerance(monkeypatch):
     # into it were then rounded to its ulp, which made mass each sweep: at tol 1e-13 the run was
     # stopped by max_iter in most tries (2000 rounds, residual ~6e-10). Reset between calls it
     # converges in ~110 rounds.
-    monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1)
-    monkeypatch.setattr(dag_push, "SPLIT_KIND", "accumulate")
+    _scc_settings(monkeypatch, split_arcs=1, split_kind="accumulate")
     g, exact = _hub_and_leaves(20_000)
     for _ in range(3):
         r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-13, max_iter=1000)
@@ -326,7 +330,7 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     n = 4000
     g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
     exact = digraph.algorithms.PageRank().reference(g)
-    monkeypatch.setattr(dag_push, "SPLIT_ARCS", 1000)
+    _scc_settings(monkeypatch, split_arcs=1000)
     r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-10)
     assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
@@ -339,7 +343,7 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]
     assert np.abs(r.values - exact).sum() <= 1e-10
     # with enough threads, a linear system that is no PageRank runs bsp's dense rounds
-    monkeypatch.setattr(dag_push, "DELEGATE_THREADS", 2)
+    monkeypatch.setattr(route, "DEFAULT", dataclasses.replace(route.DEFAULT, delegate_threads=2))
     seeds = [int(g.vertex_ids[0])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)

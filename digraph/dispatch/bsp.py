@@ -124,9 +124,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, settings, x0=None, delta0=No
     if outcome == "stalled" and fallback:
         from . import vertex_async
         driver.hand_over(stats, "vertex-async", "bsp's bound stopped falling")
-        with vertex_async._dynamic_chunks():
-            return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=eng.x,
-                                              delta0=eng.delta, fallback=False)
+        return vertex_async.finish_linear(graph, sys, tol, max_iter, stats, x0=eng.x,
+                                          delta0=eng.delta, fallback=False)
     return eng.x, outcome == "converged"
 
 

@@ -11,9 +11,10 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
 * a small component is swept by one thread, Gauss–Seidel style, with a soft priority by pending
   mass per arc; the components of one level run in parallel (dynamic chunks: idle threads take
   the next one);
-* a large component (at least :data:`SPLIT_ARCS` inside arcs) is split into one chunk per thread
-  by inside arcs; a push into another thread's chunk goes to the pusher's own accumulator, which
-  the owner drains (:func:`digraph.smx.cpu_scc.sweep_chunks`: no atomics, no lost update).
+* a large component (at least :attr:`DagPushSettings.split_arcs` inside arcs) is split into one
+  chunk per thread by inside arcs; a push into another thread's chunk goes to the pusher's own
+  accumulator, which the owner drains (:func:`digraph.smx.cpu_scc.sweep_chunks`: no atomics, no
+  lost update).
 
 Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
 arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
@@ -31,6 +32,8 @@ is certified on the residual recomputed from the state; if that fails (rounding)
 finished by vertex-level push from the exact residual, as in the arc state.
 """
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
@@ -41,60 +44,92 @@ from . import driver, vertex_async
 from .convergence import certified, certified_bound, pending_budget, quick_contraction
 from .systems import linear_factors
 
-__all__ = ["solve", "SPLIT_ARCS", "PRIORITY_SHARE", "INNER_SWEEPS", "LEVEL_CHUNK", "THIN_ARCS"]
+__all__ = ["solve", "DagPushSettings", "DEFAULT"]
 
-SPLIT_ARCS = 100_000
-"""Components with at least this many inside arcs are split over the threads (below: one thread
-per component, components of a level in parallel)."""
 
-PRIORITY_SHARE = 0.5
-"""``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its residual per
-out-arc exceeds this share of its component's mean pending mass per arc (``< 1``, so every sweep
-pushes something); ``priority="none"`` pushes every vertex above the budget's per-arc share."""
+@dataclass(frozen=True)
+class DagPushSettings:
+    """How the SCC engine (``mode="scc"``) schedules its components and sweeps.
 
-INNER_SWEEPS = 8
-"""Sweeps of a split component per kernel call between global checks of its pending mass."""
+    The measurements are in docs/benchmarks.md, "Measurements behind the CPU engines' thresholds"
+    (subsections "Vertex state: the SCC engine's variants (2 cores)" and "Threads: splitting the
+    large components, and when ``bsp`` is better (16 cores)"); earlier ones in
+    docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many threads, one
+    giant component) is decided by :class:`~digraph.dispatch.route.RouteSettings`
+    (``delegate_threads``, ``delegate_share``) with this ``split_arcs``.
 
-LEVEL_CHUNK = 16
-"""Components per dynamically scheduled chunk of a level."""
+    Attributes
+    ----------
+    split_arcs : int
+        Components with at least this many inside arcs are split over the threads (below: one
+        thread per component, components of a level in parallel).  Splitting was measured against
+        not splitting ("no split" column of "Threads", 2 to 16 threads: splitting wins on every
+        graph from 4 threads on, e.g. cnr-2000 at 16 threads 129 ms against 272; "no component
+        split" row of "Vertex state", 2 threads: within 5%); the threshold 100,000 itself was not
+        measured against other values: chosen by hand.  ``1`` splits every component with an arc
+        (the tests and the warm-up of :mod:`digraph.compiling`).
+    priority_share : float
+        ``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its
+        residual per out-arc exceeds this share of its component's mean pending mass per arc
+        (``< 1``, so every sweep pushes something); ``priority="none"`` pushes every vertex above
+        the budget's per-arc share.  The priority was measured against none ("Vertex state": on
+        cnr-2000 167 ms and 0.208x ``bsp``'s arc updates against 217 ms and 0.339x; on dblp-2010
+        level); the share 0.5 itself was not measured against other values: chosen by hand.
+    inner_sweeps : int
+        Sweeps of a split component per kernel call between global checks of its pending mass
+        (the accumulator exchange).  Not measured: chosen by hand.
+    level_chunk : int
+        Components per dynamically scheduled chunk of a level.  Not measured: chosen by hand.
+    split_kind : {"auto", "outbox", "accumulate"}
+        How a split component's chunks exchange pushes: ``"outbox"`` (per-pair outboxes, added
+        one sweep late; fastest where few arcs cross the chunks: cnr-2000's giant, 18–42% from 2
+        to 16 threads), ``"accumulate"`` (each thread's own running sums, drained by the owner at
+        once; keeps Gauss–Seidel order where most arcs cross: R-MAT), or ``"auto"`` (the
+        default): outbox when at most ``outbox_cross`` of the component's inside arcs cross its
+        chunks.  Measured in "Threads" (the "auto", "accumulators" and "outboxes" columns):
+        outboxes are the faster exchange on cnr-2000 and dblp-2010 (cnr-2000, 8 threads: 140 ms
+        against 205), accumulators on R-MAT 2^20 (2 threads: 4,853 against 9,002).  An ablation
+        switch: ``"outbox"`` and ``"accumulate"`` force one exchange, as
+        ``benchmarks/bench_cpu_threads.py`` does for those columns (and the tests and the warm-up,
+        to reach both kernels).
+    outbox_cross : float
+        ``split_kind="auto"`` takes outboxes when at most this share of a split component's inside
+        arcs cross its chunks, accumulators above.  Measured ("Threads"; the crossing shares are
+        in the history's "Threads" section): outboxes won on cnr-2000 (18–42% crossing from 2 to
+        16 chunks) and dblp-2010 (11–22%), accumulators on R-MAT 2^20 (50–94%); 0.45 lies between.
+    thin_arcs : int
+        A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel
+        call with its thin neighbours: a deep DAG then costs no call per level.  Not measured:
+        chosen by hand.  ``0`` runs every level in parallel (the tests and the warm-up).
+    """
 
-SPLIT_KIND = "auto"
-"""How a split component's chunks exchange pushes: ``"outbox"`` (per-pair outboxes, added one
-sweep late; fastest where few arcs cross the chunks: cnr-2000's giant, 18–42% from 2 to 16
-threads), ``"accumulate"`` (each thread's own running sums, drained by the owner at once; keeps
-Gauss–Seidel order where most arcs cross: R-MAT), or ``"auto"``: outbox when at most
-:data:`OUTBOX_CROSS` of the component's inside arcs cross its chunks (docs/benchmarks.md,
-"Threads")."""
+    split_arcs: int = 100_000
+    priority_share: float = 0.5
+    inner_sweeps: int = 8
+    level_chunk: int = 16
+    split_kind: str = "auto"
+    outbox_cross: float = 0.45
+    thin_arcs: int = 20_000
 
-OUTBOX_CROSS = 0.45
 
-DELEGATE_THREADS = 8
-DELEGATE_SHARE = 0.75
-"""With at least :data:`DELEGATE_THREADS` threads, the router (:mod:`digraph.dispatch.route`)
-sends a linear system whose split components hold more than this share of the arcs (one giant
-component: nothing for the DAG to order) to ``bsp``'s dense rounds instead of this engine
-(``mode=None`` only; the reason is in ``stats["route"]``).  Measured on 16 cores
-(docs/benchmarks.md, "Threads"): with 8 and 16 threads ``bsp`` beats the vertex state on R-MAT
-2^20 (98% of the arcs in one component) and dblp-2010 (89%), not on cnr-2000 (62% in split
-components); with 2 and 4 threads the vertex state wins on all three."""
-
-THIN_ARCS = 20_000
-"""A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel call
-with its thin neighbours: a deep DAG then costs no call per level."""
+DEFAULT = DagPushSettings()
 
 
 def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
-          pathset=None):
+          pathset=None, settings=None):
     """Solve the linear ``system`` component by component; returns (state, converged).
 
-    ``priority``: ``"pending"`` (soft priority, :data:`PRIORITY_SHARE`) or ``"none"``.
+    ``priority``: ``"pending"`` (soft priority, :attr:`DagPushSettings.priority_share`) or
+    ``"none"``.
     ``order``: the vertex order inside a component, ``"vertex"`` (ids) or ``"path"`` (the
     PathSet's storage order: each path's vertices in sequence; needs ``pathset``).
     ``max_iter`` bounds the sweeps of each component (a power iteration's rounds, per
     SCC-vertex); ``stats["rounds"]`` counts the sweeps on the DAG's critical path (a level as
     long as its slowest component), so it may exceed ``max_iter`` on a deep DAG of cyclic
     components.  The run is converged when the certified bound is within ``tol``.
+    ``settings``: a :class:`DagPushSettings` (default :data:`DEFAULT`).
     """
+    settings = DEFAULT if settings is None else settings
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
                                     "user-defined LinearSystem)")
@@ -127,7 +162,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b = np.ascontiguousarray(np.asarray(system.b, np.float64)[o])
     x = np.zeros(n, np.float64)
     r = np.zeros(n, np.float64)
-    prio = PRIORITY_SHARE if priority == "pending" else 0.0
+    prio = settings.priority_share if priority == "pending" else 0.0
     T = numba.get_num_threads()
     cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
     C = cond.num_components
@@ -136,11 +171,11 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     inside = max(int(cond.comp_arcs.sum()), 1)
     b_left = float(b.sum())
     sum_done = 0.0
-    split = cond.comp_arcs >= SPLIT_ARCS if T > 1 else np.zeros(C, bool)
+    split = cond.comp_arcs >= settings.split_arcs if T > 1 else np.zeros(C, bool)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     old_chunk = numba.get_parallel_chunksize()
-    for kind, L0, L1 in _steps(cond, split):
+    for kind, L0, L1 in _steps(cond, split, settings.thin_arcs):
         c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
         a, z = int(cond.comp_offsets[c0]), int(cond.comp_offsets[c1])
         budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
@@ -158,7 +193,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             comps = np.arange(c0, c1, dtype=np.int64)
             small = comps[~split[c0:c1]]
             if small.size:
-                numba.set_parallel_chunksize(LEVEL_CHUNK)
+                numba.set_parallel_chunksize(settings.level_chunk)
                 try:
                     K.level_pass(small, *args)
                 finally:
@@ -168,7 +203,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             for c in comps[split[c0:c1]]:
                 comp_sweeps[c], comp_sent[c] = _split_component(
                     c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r,
-                    per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt)
+                    per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt, settings)
                 layer_rounds[L0] += comp_sweeps[c]
         rounds += int(layer_rounds[L0:L1].sum())
         sum_done += float(x[a:z].sum())
@@ -202,13 +237,12 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
     driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    with vertex_async._dynamic_chunks():
-        return vertex_async._solve_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+    return vertex_async.finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 
 
 def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
-                     prio, max_sweeps, cnt):
-    """A large component over ``T`` threads (:data:`SPLIT_KIND` says how the chunks exchange);
+                     prio, max_sweeps, cnt, settings):
+    """A large component over ``T`` threads (``settings.split_kind`` says how the chunks exchange);
     returns (its rounds: sweeps of the slowest chunk, arcs pulled and pushed)."""
     a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
     K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
@@ -216,12 +250,12 @@ def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget
     cnt[0, K.PULLS] += pulled
     cnt[0, K.RAN] += 1
     pushed = int(cnt[:, K.PUSHES].sum())
-    kind = SPLIT_KIND
+    kind = settings.split_kind
     if kind == "auto":
-        kind = "outbox" if _split_plan(cond, c, T)[2] <= OUTBOX_CROSS else "accumulate"
+        kind = "outbox" if _split_plan(cond, c, T)[2] <= settings.outbox_cross else "accumulate"
     sweep = _sweep_outbox if kind == "outbox" else _sweep_accumulate
     rounds = sweep(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                   max_sweeps, cnt)
+                   max_sweeps, cnt, settings)
     if rounds <= 1:
         cnt[0, K.ONCE] += 1
     return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
@@ -243,10 +277,10 @@ def _split_plan(cond, c, T):
 
 
 def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                      max_sweeps, cnt):
-    """Sweeps of a split component, a kernel call per :data:`INNER_SWEEPS`, the chunks exchanging
-    through per-thread accumulators (:func:`digraph.smx.cpu_scc.sweep_chunks`); returns the
-    sweeps of the slowest chunk."""
+                      max_sweeps, cnt, settings):
+    """Sweeps of a split component, a kernel call per ``settings.inner_sweeps``, the chunks
+    exchanging through per-thread accumulators (:func:`digraph.smx.cpu_scc.sweep_chunks`); returns
+    the sweeps of the slowest chunk."""
     bounds = _split_plan(cond, c, T)[0]
     acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
     seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
@@ -261,8 +295,8 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
             break
         cnt[:, K.MAX_SWEEPS] = 0
         K.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
-                       acc, seen, min(INNER_SWEEPS, max_sweeps - rounds), budget, vmax, linf,
-                       prio, cnt)
+                       acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
+                       linf, prio, cnt)
         swept = int(cnt[:, K.MAX_SWEEPS].max())
         if swept == 0:  # every chunk within its share: only rounding keeps the sum above
             break
@@ -271,7 +305,7 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
 
 
 def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                  max_sweeps, cnt):
+                  max_sweeps, cnt, settings):
     """Sweeps of a split component, a sweep per kernel call, the chunks exchanging through
     outboxes (:func:`digraph.smx.cpu_scc.sweep_boxes`); returns the sweeps."""
     arcs = int(cond.comp_arcs[c])
@@ -305,9 +339,9 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
     return rounds
 
 
-def _steps(cond, split):
+def _steps(cond, split, thin_arcs):
     """(kind, first level, end level) in order: a run of consecutive *thin* levels (fewer than
-    :data:`THIN_ARCS` arcs in all, none split) is one ``"serial"`` step on one thread; every other
+    ``thin_arcs`` arcs in all, none split) is one ``"serial"`` step on one thread; every other
     level is a ``"level"`` step, its components in parallel."""
     L = cond.num_levels
     if L == 0:
@@ -316,7 +350,7 @@ def _steps(cond, split):
     work = cond.comp_arcs + np.diff(cond.ein_offsets[cond.comp_offsets])
     level_work = np.add.reduceat(work, lo[:-1])
     level_split = np.add.reduceat(split.astype(np.int64), lo[:-1]) > 0
-    thin = (level_work < THIN_ARCS) & ~level_split
+    thin = (level_work < thin_arcs) & ~level_split
     steps = []
     L0 = 0
     while L0 < L:

@@ -16,10 +16,12 @@ follows; but adsorption's columns sum to up to ``β · out-degree / in-degree`` 
 positive ``w`` with ``s = min_u (w − Aᵀ w)_u > 0`` gives ``ẑ = w / s`` (then
 ``ẑ − Aᵀ ẑ ≥ 1``, so ``ẑ − z = (I − Aᵀ)⁻¹ (ẑ − Aᵀ ẑ − 1) ≥ 0``).  ``w`` comes from a few Jacobi
 sweeps of ``z = 1 + Aᵀ z`` from ``z = 1``, which rise monotonically towards ``z``; they stop once
-``s ≥`` :data:`DUAL_SLACK` (then ``ẑ ≤ z / DUAL_SLACK``).  ``max ẑ`` plays the part of
+``s ≥`` :attr:`DualSettings.slack` (then ``ẑ ≤ z / slack``).  ``max ẑ`` plays the part of
 ``1/(1 − γ1)`` in every engine's budget (an *effective* ``γ1 = 1 − 1 / max ẑ``); the final
 certificate uses the whole vector (:func:`digraph.dispatch.convergence.certified_bound`).
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
@@ -27,14 +29,34 @@ from numba import njit, prange
 from .convergence import neumaier_add
 from .systems import linear_factors
 
-__all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DUAL_SLACK",
-           "DUAL_MAX_SWEEPS"]
+__all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DualSettings",
+           "DEFAULT"]
 
-DUAL_SLACK = 0.5
-"""Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/DUAL_SLACK`` of ``z``)."""
 
-DUAL_MAX_SWEEPS = 500
-"""Sweeps after which the dual weights are given up (the L∞ route remains)."""
+@dataclass(frozen=True)
+class DualSettings:
+    """When the sweeps of :func:`dual_weights` stop.
+
+    Attributes
+    ----------
+    slack : float
+        Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/slack`` of ``z``).  Measured
+        (adsorption at β = 0.8, 2 threads): 6 sweeps on wiki-Vote, 20 on dblp-2010, 34 on R-MAT
+        2^18 and 38 on cnr-2000 (0.07–0.2 s), with ``ẑ / z`` between 1.65 and 1.87; the first
+        computation on a graph is given in docs/benchmarks.md, "Adsorption on the CPU and on one
+        GPU" (0.16 s on dblp-2010, 0.23 s on cnr-2000, 0.55 s on R-MAT 2^18; later runs reuse
+        it).  The value 0.5 itself was not measured against others: chosen as a factor of 2 on
+        the bound.
+    max_sweeps : int
+        Sweeps after which the dual weights are given up (the L∞ route remains).  Not measured:
+        chosen as a cap far above the 6–38 sweeps the graphs above needed.
+    """
+
+    slack: float = 0.5
+    max_sweeps: int = 500
+
+
+DEFAULT = DualSettings()
 
 _EPS = np.finfo(np.float64).eps
 """The rounding of the verification sweep: each ``(Aᵀ w)_u`` is a compensated sum of products of
@@ -59,38 +81,42 @@ def _sweep(out_offsets, out_targets, src_scale, arc_scale, has_arc, dst_scale, w
     return smin
 
 
-def _factors_key(system):
-    """A digest of what decides ``A`` (not ``b``): runs with other seeds share their weights."""
+def _factors_key(system, settings):
+    """A digest of what decides ``A`` (not ``b``), and the settings: runs with other seeds share
+    their weights."""
     import hashlib
     h = hashlib.blake2b(digest_size=16)
     for a in (system.src_scale, system.arc_scale, system.dst_scale):
         h.update(b"-" if a is None else np.ascontiguousarray(a, np.float64).tobytes())
-    return ("dual_weights", h.hexdigest())
+    return ("dual_weights", h.hexdigest(), settings)
 
 
-def cached_dual_weights(graph, system):
+def cached_dual_weights(graph, system, settings=None):
     """(ẑ, sweeps, reused): :func:`dual_weights`, kept on ``graph`` for the next run with the same
-    coefficients (``A`` depends on the factors only: adsorption with other seeds reuses it)."""
-    key = _factors_key(system)
+    coefficients and settings (``A`` depends on the factors only: adsorption with other seeds
+    reuses it).  ``settings``: a :class:`DualSettings` (default :data:`DEFAULT`)."""
+    settings = DEFAULT if settings is None else settings
+    key = _factors_key(system, settings)
     hit = graph._cache.get(key)
     if hit is not None:
         return hit[0], hit[1], True
-    zhat, sweeps = dual_weights(graph, system)
+    zhat, sweeps = dual_weights(graph, system, settings=settings)
     graph._cache[key] = (zhat, sweeps)
     return zhat, sweeps, False
 
 
-def dual_weights(graph, system, *, slack=None, max_sweeps=None):
+def dual_weights(graph, system, *, settings=None):
     """(ẑ, sweeps): verified dual weights of ``system`` (float64, one per vertex), or
-    (None, sweeps) when no super-solution was found within ``max_sweeps`` (not a contraction in
-    any weighted L1 norm this iteration can find).
+    (None, sweeps) when no super-solution was found within ``settings.max_sweeps`` (not a
+    contraction in any weighted L1 norm this iteration can find).  ``settings``: a
+    :class:`DualSettings` (default :data:`DEFAULT`).
 
     Costs one pass over the arcs per sweep: adsorption at β = 0.8 took 6 sweeps on wiki-Vote, 20
     on dblp-2010, 34 on R-MAT 2^18 and 38 on cnr-2000 (0.07–0.2 s at 2 threads), with
     ``ẑ / z`` between 1.65 and 1.87.
     """
-    slack = DUAL_SLACK if slack is None else float(slack)
-    max_sweeps = DUAL_MAX_SWEEPS if max_sweeps is None else int(max_sweeps)
+    settings = DEFAULT if settings is None else settings
+    slack, max_sweeps = float(settings.slack), int(settings.max_sweeps)
     n = graph.num_vertices
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     w = np.ones(n, np.float64)
@@ -129,11 +155,12 @@ def scaled_system(system, zhat):
     return out
 
 
-def solve_scaled(solve, graph, system, gammas, *, tol, stats, **kw):
+def solve_scaled(solve, graph, system, gammas, *, tol, stats, dual_settings=None, **kw):
     """Run ``solve(graph, system', tol=..., stats=..., **kw)`` on :func:`scaled_system` when the
     dual weights pay (``γ1 ≥ 1``: the classic L1 bound does not hold), and certify the answer on
     the original system with ``ẑ``; returns (x, converged), or None when they do not apply (the
-    caller runs ``system`` itself).
+    caller runs ``system`` itself).  ``dual_settings``: a :class:`DualSettings` for the weights
+    (default :data:`DEFAULT`); ``kw`` goes to ``solve`` (an engine's ``settings=`` among them).
     """
     import time
 
@@ -141,7 +168,7 @@ def solve_scaled(solve, graph, system, gammas, *, tol, stats, **kw):
     if system.normalize or gammas[0] < 1.0 or getattr(system, "error_gammas", None) is not None:
         return None
     t0 = time.perf_counter()
-    zhat, sweeps, reused = cached_dual_weights(graph, system)
+    zhat, sweeps, reused = cached_dual_weights(graph, system, dual_settings)
     stats["time_dual"] = time.perf_counter() - t0
     stats["dual_sweeps"] = 0 if reused else int(sweeps)
     if zhat is None:

@@ -14,57 +14,58 @@ thread sweeps it until its pending mass is within its share, since its inputs ar
 lower layers are done (Observation 2); small cyclic SCC-vertices then cost one round, not one
 round per sweep (``local_sweeps`` counts the extra sweeps).
 
-Path representation (``short_path_push=K``, default :data:`SHORT_PATH_PUSH`): a cold path of at
-most ``K`` arcs, or a hot path of one arc, is not walked.  Its arcs are grouped by (partition,
-source vertex) — within an SCC-vertex, so layers, local convergence and partition sizes stay as
-they were — and a group keeps one mirror for all its arcs: pushing it sends ``x_u − gt`` along each
-of them (the vertex-async delta push).  Checking a group reads two values instead of one mirror
-per arc.  On cnr-2000, 85% of the arcs lie on one-arc paths and group into 10× fewer groups.
+Path representation (``short_path_push=K``, default :attr:`PathSettings.short_path_push`): a cold
+path of at most ``K`` arcs, or a hot path of one arc, is not walked.  Its arcs are grouped by
+(partition, source vertex) — within an SCC-vertex, so layers, local convergence and partition sizes
+stay as they were — and a group keeps one mirror for all its arcs: pushing it sends ``x_u − gt``
+along each of them (the vertex-async delta push).  Checking a group reads two values instead of one
+mirror per arc.  On cnr-2000, 85% of the arcs lie on one-arc paths and group into 10× fewer groups.
 ``short_path_push=0`` walks every path with per-arc mirrors.
 
-Running ahead (``layer_window=W``, default :data:`LAYER_WINDOW` = 1, i.e. off; linear systems):
-each round walks the lowest unfinished layer and, in the same kernel pass, the split
+Running ahead (``layer_window=W``, default :attr:`PathSettings.layer_window` = 1, i.e. off; linear
+systems): each round walks the lowest unfinished layer and, in the same kernel pass, the split
 SCC-vertices of the next ``W − 1`` layers (``0``: every higher layer; ``run_ahead_local``: their
-whole-SCC partitions too), on inputs that are not yet final.  Observation 2 is kept as a rule
-on finishing: only the lowest unfinished layer can finish, by a round that started after all
-lower layers had finished (the same test as layer by layer), and a layer that becomes the lowest
-has all its partitions scheduled again.  On cnr-2000 it cuts the rounds (570 → 156–321) but not
-the time (docs/benchmarks.md "Running ahead"): a round's cost is the scanning of what it
-schedules, and the giants still need ~100 rounds each once their inputs are final.
+whole-SCC partitions too), on inputs that are not yet final.  Observation 2 is kept as a rule on
+finishing: only the lowest unfinished layer can finish, by a round that started after all lower
+layers had finished (the same test as layer by layer), and a layer that becomes the lowest has all
+its partitions scheduled again.  On cnr-2000 it cuts the rounds (570 → 156–321) but not the time
+(docs/benchmarks.md "Running ahead"): a round's cost is the scanning of what it schedules, and the
+giants still need ~100 rounds each once their inputs are final.
 
-The check is fused into the walk (``fuse_check``, default :data:`FUSE_CHECK`): a round scores each
-path or group on the newest state just before walking it, and walks it at once when its score
-reaches the threshold taken from the previous round's histogram.  A round that finds nothing to
-walk ends the layer, as a check pass did.
+The check is fused into the walk (``fuse_check``, default :attr:`PathSettings.fuse_check`): a round
+scores each path or group on the newest state just before walking it, and walks it at once when its
+score reaches the threshold taken from the previous round's histogram.  A round that finds nothing
+to walk ends the layer, as a check pass did.
 
 Priority (``priority=``):
 
 * ``"pending"`` (default of ``mode="path"``) — soft priority by pending residual mass: the active
   paths are counted in log2 buckets of their pending mass and the walk takes the highest buckets
-  holding at least ``SELECT_SHARE`` of them; the rest are deferred.  No sort (Groute-like soft
-  priority; an exact sort cost 18–70× in wall time in the prototype, docs/design.md §7).
+  holding at least :attr:`PathSettings.select_share` of them; the rest are deferred.  No sort
+  (Groute-like soft priority; an exact sort cost 18–70× in wall time in the prototype,
+  docs/design.md §7).
 * ``"paper"`` — the paper's ``Pri(p) = α·D̄(p)·N(p) − L(p)``: within one layer ``L`` is constant and
   α a positive scale, so the same bucket selection on ``D̄(p)·N(p)``.  ``N(p)`` counts arcs with
   any pending change, however small, so hub paths would be chosen forever and the rest starve
-  (seen on cnr-2000: no convergence in 10,000 rounds); every ``AGING_ROUNDS``-th round of a layer
-  therefore walks every active path.
+  (seen on cnr-2000: no convergence in 10,000 rounds); every
+  :attr:`PathSettings.aging_rounds`-th round of a layer therefore walks every active path.
 * ``"none"`` (``mode="path-nopriority"``, DiGraph-w) — every active path every round.
 
-Priority applies only when a layer has at least ``MIN_PRIORITY_PATHS`` active paths.  Linear
-systems: a layer is finished when its pending mass is within its share (by arcs) of the budget
-that keeps the error bound at half the tolerance (arcs pending less than budget / m are skipped)
-or, where only the L∞ bound applies (adsorption), when every vertex's residual is within half of
-its budget;
-a final check recomputes the residual from the state (the mirrors' running account drifts by
-rounding) for the sound error bound; if it is not met, the budget is lowered and the layers swept
-again — or, when the mirrors have reached their rounding floor (a pending change is a difference
-of two close values; near a damping of 1 one sweep's decay drowns in the rounding of the adds),
-the run is finished by vertex-level push from the exact residual (``stats["finished_by"]``).  k-core (the h-index family) depends on
-in- *and* out-neighbours, so the directed DAG sketch does not order it: it runs as
-``vertex-async``.
+Priority applies only when a layer has at least :attr:`PathSettings.min_priority_paths` active
+paths.  Linear systems: a layer is finished when its pending mass is within its share (by arcs) of
+the budget that keeps the error bound at half the tolerance (arcs pending less than budget / m are
+skipped) or, where only the L∞ bound applies (adsorption), when every vertex's residual is within
+half of its budget; a final check recomputes the residual from the state (the mirrors' running
+account drifts by rounding) for the sound error bound; if it is not met, the budget is lowered and
+the layers swept again — or, when the mirrors have reached their rounding floor (a pending change
+is a difference of two close values; near a damping of 1 one sweep's decay drowns in the rounding
+of the adds), the run is finished by vertex-level push from the exact residual
+(``stats["finished_by"]``).  k-core (the h-index family) depends on in- *and* out-neighbours, so
+the directed DAG sketch does not order it: it runs as ``vertex-async``.
 """
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -75,36 +76,106 @@ from . import driver, vertex_async
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "PRIORITIES", "SELECT_SHARE", "MIN_PRIORITY_PATHS", "SHORT_PATH_PUSH",
-           "LAYER_WINDOW", "STATES", "check_short_path_push", "check_layer_window", "resolve_state"]
+__all__ = ["solve", "PathSettings", "DEFAULT", "PRIORITIES", "STATES", "check_short_path_push",
+           "check_layer_window", "resolve_state"]
 
 PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
-SELECT_SHARE = 0.2
-MIN_PRIORITY_PATHS = 512
-MAX_LOCAL_SWEEPS = 10_000
-AGING_ROUNDS = 4
-MAX_SWEEPS = 4
-STALL_ROUNDS = 16
-LENGTH_BINS = 65
-SUM_REFRESH = 8
-SHORT_PATH_PUSH = 2
-"""Default of ``short_path_push``: cold paths of at most this many arcs (and hot paths of one arc)
-are pushed at vertex level (chosen by measurement, docs/benchmarks.md "Path representation")."""
 
 
-FUSE_CHECK = True
-"""Score each path (group) just before walking it, in the walk, instead of a separate check pass
-per round (linear systems: the priority threshold then lags one round; min/max systems: the walk's
-own test is the check)."""
+@dataclass(frozen=True)
+class PathSettings:
+    """How the CPU path modes (``mode="path"``, ``"path-nopriority"``) walk the PathSet.
+
+    The measurements are in docs/benchmarks.md, "Measurements behind the CPU engines' thresholds"
+    (subsections "Path representation: short paths pushed at vertex level" and "Running ahead
+    into the next layers"), with more rows in docs/history/benchmarks-lab-notebook.md.
+
+    Attributes
+    ----------
+    select_share : float
+        Soft priority (``priority="pending"`` or ``"paper"``): the walk takes the highest log2
+        buckets of the priority score that hold at least this share of the active paths, the
+        rest are deferred.  Measured in the single-thread prototype, not this engine
+        (docs/design.md §7, "What a first measurement showed"): the top 20% of cnr-2000's giant's
+        paths by pending residual each round gave 0.244x BSP's arc updates, the best seen.  This
+        engine's priority against none: docs/benchmarks.md, "Path representation" (cnr-2000, K=2:
+        0.213x ``bsp``'s arc updates against ``path-nopriority``'s 0.328x); other shares were not
+        measured.
+    min_priority_paths : int
+        Priority applies only when a layer has at least this many active paths (fewer: every
+        active path is walked).  Not measured: chosen by hand.
+    max_local_sweeps : int
+        Most sweeps a partition of whole SCC-vertices makes in one round to converge locally (it
+        also stops after 64 sweeps without progress: the rounding floor).  Not measured: chosen by
+        hand as a safety cap.
+    aging_rounds : int
+        ``priority="paper"``: every ``aging_rounds``-th round of a layer walks every active path.
+        The paper's ``N(p)`` counts arcs with any pending change, however small, so hub paths
+        would be chosen forever and the rest starve (seen on cnr-2000: no convergence in 10,000
+        rounds).  The value 4 was not measured against others: chosen by hand.
+    max_sweeps : int
+        Sweeps over all the layers (each after a failed final certification, with the budget
+        lowered 4x; ``stats["sweeps"]``) before the run is finished by vertex-level push from the
+        exact residual.  Not measured: chosen by hand.
+    stall_rounds : int
+        A layer whose pending mass (on the L∞ route: largest residual) has not fallen below 0.999
+        of its best for this many rounds has stalled at the mirrors' rounding floor; the run is
+        then finished by vertex-level push.  Not measured: chosen by hand.
+    length_bins : int
+        Bins of ``stats["processed_path_lengths"]`` (the last one: that length or more); a
+        reporting resolution, not a speed knob (docs/interface.md documents its last bin as 64
+        arcs or more).  Not measured.
+    sum_refresh : int
+        Normalised systems (PageRank), fused check: rounds between recomputations of ``Σx`` for
+        the budget.  ``Σx`` only grows (``b ≥ 0``, ``A ≥ 0``, ``x`` from ``b`` upwards), so a
+        stale sum gives a smaller, still sound budget, and one numpy sum per round cost 0.1 ms on
+        cnr-2000.  The value 8 was not measured against others: chosen by hand.
+    short_path_push : int
+        Default of ``short_path_push``: cold paths of at most this many arcs (and hot paths of one
+        arc) are pushed at vertex level.  Measured (docs/benchmarks.md, "Path representation",
+        cnr-2000 PageRank at 1e-8, 2 threads, minimum of 5): K=2 483 ms (1.27x ``bsp``) against
+        K=1's 717 ms; K=4 (502) and K=16 (462) are within noise of K=2.  K=1 leaves the cold
+        two-arc paths (14% of cnr-2000's arcs) on mirrors, and paths longer than 2 arcs hold under
+        1% of the arcs.
+    fuse_check : bool
+        Default of ``fuse_check``: score each path (group) just before walking it, in the walk,
+        instead of a separate check pass per round (linear systems: the priority threshold then
+        lags one round; min/max systems: the walk's own test is the check).  Measured
+        (docs/benchmarks.md, "Path representation"; the history's "Path representation" has the
+        pairs): cnr-2000 with mirrors on every path 3,600 ms fused against 7,726 separate, with
+        K=2 483 against 653.  An ablation switch: ``False`` is the separate check pass that
+        ``benchmarks/bench_path_ablation.py``'s "separate check" rows measure.
+    layer_window : int
+        Default of ``layer_window`` (linear systems, fused check): each round walks the lowest
+        unfinished DAG layer and runs ahead into the split SCC-vertices of the next ``W − 1``
+        layers (``0``: all higher layers; ``1``: layer by layer).  Measured (docs/benchmarks.md,
+        "Running ahead into the next layers"): on cnr-2000 running ahead cuts the rounds (570 →
+        158–321) but not the time (W=1 496 ms, W=2 475, all layers 556; a quieter run W=1 454–466,
+        W=2 507), so the default is layer by layer.
+    run_ahead_local : bool
+        Default of ``run_ahead_local``: whether running ahead (``layer_window`` ≠ 1) also takes
+        the whole-SCC partitions of the higher layers (one sweep a round, without local
+        convergence); by default they run only when their layer is the lowest.  Measured
+        (docs/benchmarks.md, "Running ahead into the next layers"): all layers with all partitions
+        765 ms against 556 with split SCC-vertices only, on cnr-2000.  An ablation switch:
+        ``True`` is what ``benchmarks/bench_path_ablation.py``'s "all partitions" rows measure.
+    """
+
+    select_share: float = 0.2
+    min_priority_paths: int = 512
+    max_local_sweeps: int = 10_000
+    aging_rounds: int = 4
+    max_sweeps: int = 4
+    stall_rounds: int = 16
+    length_bins: int = 65
+    sum_refresh: int = 8
+    short_path_push: int = 2
+    fuse_check: bool = True
+    layer_window: int = 1
+    run_ahead_local: bool = False
 
 
-LAYER_WINDOW = 1
-"""Default of ``layer_window`` (linear systems, fused check): each round walks the lowest
-unfinished DAG layer and runs ahead into the split SCC-vertices of the next ``W − 1`` layers
-(``0``: all higher layers; ``1``: layer by layer — chosen by measurement, docs/benchmarks.md
-"Running ahead")."""
-RUN_AHEAD_LOCAL = False
-"""Default of ``run_ahead_local``: whole-SCC partitions run only when their layer is the lowest."""
+DEFAULT = PathSettings()
 
 
 @contextmanager
@@ -150,18 +221,20 @@ def resolve_state(state, family, **arc_options):
 
 
 def check_layer_window(w):
-    """``layer_window`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
+    """``layer_window`` as an int ≥ 0 (None stays None: :attr:`PathSettings.layer_window`), or
+    InvalidParameterError."""
     if w is None:
-        return LAYER_WINDOW
+        return None
     if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 0:
         raise InvalidParameterError(f"layer_window must be an integer >= 0, got {w!r}")
     return int(w)
 
 
 def check_short_path_push(k):
-    """``short_path_push`` as an int ≥ 0 (None: the default), or InvalidParameterError."""
+    """``short_path_push`` as an int ≥ 0 (None stays None: :attr:`PathSettings.short_path_push`), or
+    InvalidParameterError."""
     if k is None:
-        return SHORT_PATH_PUSH
+        return None
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InvalidParameterError(f"short_path_push must be an integer >= 0, got {k!r}")
     return int(k)
@@ -169,7 +242,7 @@ def check_short_path_push(k):
 
 def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pending", dag=True,
           skip=True, short_path_push=None, fuse_check=None, push_hot_arcs=True, layer_window=None,
-          run_ahead_local=None, state=None):
+          run_ahead_local=None, state=None, settings=None):
     """Run ``system`` on the paths of ``pathset``; returns (state, converged).
 
     ``state`` (:data:`STATES`, default by :func:`resolve_state`): ``"vertex"`` hands a linear
@@ -177,25 +250,29 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     condensation, one residual per vertex; ``pathset`` is not needed); ``"arc"`` runs the path
     engine of this module on ``pathset``.
 
-    ``short_path_push=K`` (default :data:`SHORT_PATH_PUSH`): cold paths of at most ``K`` arcs, and
-    hot paths of one arc (nothing to carry along), are not walked with per-arc mirrors but pushed
-    at vertex level, one mirror per (partition, source vertex) group of their arcs
+    ``settings``: a :class:`PathSettings` (default :data:`DEFAULT`); ``short_path_push``,
+    ``fuse_check``, ``layer_window`` and ``run_ahead_local`` given here override its fields.
+
+    ``short_path_push=K`` (default ``settings.short_path_push``): cold paths of at most ``K``
+    arcs, and hot paths of one arc (nothing to carry along), are not walked with per-arc mirrors
+    but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
     (:func:`digraph.smx.cpu_paths.short_arc_groups`); hot paths of two arcs or more and longer
     paths are walked.  ``0``: every path walked with per-arc mirrors.  ``push_hot_arcs=False``
-    (ablation) walks every hot path; ``fuse_check`` (default :data:`FUSE_CHECK`) scores paths
-    inside the walk instead of a separate check pass per round.
+    (ablation) walks every hot path; ``fuse_check`` (default ``settings.fuse_check``) scores paths
+    inside the walk instead of a separate check pass per round (``False``: ablation).
 
-    ``layer_window=W`` (default :data:`LAYER_WINDOW`; linear systems with the fused check and
+    ``layer_window=W`` (default ``settings.layer_window``; linear systems with the fused check and
     skipping, except the L∞ route, which runs layer by layer): each round walks the lowest
     unfinished layer and runs ahead into the split SCC-vertices of the next ``W − 1`` layers
-    (``0``: all of them; ``run_ahead_local=True``: their whole-SCC partitions too); a layer
-    finishes only as the lowest (:func:`_fused_window`).  Min/max systems run layer by layer.
+    (``0``: all of them; ``run_ahead_local=True``, an ablation: their whole-SCC partitions too);
+    a layer finishes only as the lowest (:func:`_fused_window`).  Min/max systems run layer by layer.
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
     locally), or every path of the scheduled partitions is walked every round with every arc
     transmitted (linear systems).
     """
+    settings = DEFAULT if settings is None else settings
     if priority not in PRIORITIES:
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
     state = resolve_state(state, system.family, short_path_push=short_path_push,
@@ -212,11 +289,15 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     if pathset.num_arcs != graph.num_arcs or pathset.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
     short_path_push = check_short_path_push(short_path_push)
-    fuse_check = FUSE_CHECK if fuse_check is None else bool(fuse_check)
+    if short_path_push is None:
+        short_path_push = settings.short_path_push
+    fuse_check = settings.fuse_check if fuse_check is None else bool(fuse_check)
     layer_window = check_layer_window(layer_window)
+    if layer_window is None:
+        layer_window = settings.layer_window
     stats["fused_check"] = fuse_check
     stats["layer_window"] = layer_window
-    run_ahead_local = RUN_AHEAD_LOCAL if run_ahead_local is None else bool(run_ahead_local)
+    run_ahead_local = settings.run_ahead_local if run_ahead_local is None else bool(run_ahead_local)
     stats["run_ahead_local"] = run_ahead_local
     stats["priority"] = priority
     stats.setdefault("arcs_examined", 0)
@@ -225,15 +306,16 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     if system.family == "hindex":
         stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         return vertex_async.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats)
-    sched = _Schedule(pathset, dag)
+    sched = _Schedule(pathset, dag, settings.length_bins)
     rep = _representation(pathset, short_path_push, stats, push_hot_arcs)
     with _chunks(1):
         if system.family == "linear":
             out = _solve_linear(graph, system, tol, max_iter, stats, pathset, sched, rep,
-                                PRIORITIES[priority], skip, fuse_check, layer_window,
+                                PRIORITIES[priority], settings, skip, fuse_check, layer_window,
                                 run_ahead_local)
         elif system.family == "monotone":
-            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, fuse_check)
+            out = _solve_monotone(graph, system, max_iter, stats, pathset, sched, rep, settings,
+                                  fuse_check)
         else:
             raise InvalidParameterError(f"unknown system family {system.family!r}")
     sched.report(stats)
@@ -241,9 +323,11 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
 
 
 class _Schedule:
-    """Partitions per layer, groups of partitions that hold one split SCC-vertex, book-keeping."""
+    """Partitions per layer, groups of partitions that hold one split SCC-vertex, book-keeping
+    (``length_bins``: bins of the walked-length histogram, :attr:`PathSettings.length_bins`; None,
+    for a caller that walks nothing: no histogram)."""
 
-    def __init__(self, ps, dag=True):
+    def __init__(self, ps, dag=True, length_bins=None):
         self.ps = ps
         off = ps.partition_offsets
         K = off.size - 1
@@ -271,7 +355,8 @@ class _Schedule:
         self.part_arcs = np.diff(arc_start)
         self.scc_last = np.full(max(ps.num_scc, 1), -1, np.int64)
         self.scc_runs = np.zeros(max(ps.num_scc, 1), np.int64)
-        self.length_hist = np.zeros((numba.config.NUMBA_NUM_THREADS, LENGTH_BINS), np.int64)
+        self.length_hist = (None if length_bins is None else
+                            np.zeros((numba.config.NUMBA_NUM_THREADS, length_bins), np.int64))
         self.layer_rounds = np.zeros(self.num_layers, np.int64)
         self.layer_arcs = np.zeros(self.num_layers, np.int64)
 
@@ -384,12 +469,18 @@ def _min_score(hist, share):
     return 0.0
 
 
+def _aging(rule, layer_rounds, settings):
+    """Whether this round of a layer (``layer_rounds`` run so far) walks every active path:
+    every :attr:`PathSettings.aging_rounds`-th round under the paper's priority (``rule`` 2)."""
+    return rule == 2 and layer_rounds % settings.aging_rounds == settings.aging_rounds - 1
+
+
 def _walk_arrays(ps, rep):
     return rep.walk_offsets, rep.walk_paths, ps.path_offsets, ps.path_vertices
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=True, fuse=True,
-                  window=1, ahead_local=False):
+def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, settings, skip=True,
+                  fuse=True, window=1, ahead_local=False):
     n, m = graph.num_vertices, graph.num_arcs
     with _chunks(0):
         gammas = linear_contraction(graph, sys)
@@ -432,7 +523,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                 if L == 0:
                     out_l, stalled_l = _fused_window(
                         window, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat,
-                        m, n, tol, gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact)
+                        m, n, tol, gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact,
+                        settings)
                     out_of_rounds = out_of_rounds or out_l
                     stalled = stalled or stalled_l
                 continue
@@ -440,7 +532,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                 parts, out_l, stalled_l = _fused_layer(
                     L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                     residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter,
-                    rule, gt, ps, score, nact, gscore, gact)
+                    rule, gt, ps, score, nact, gscore, gact, settings)
                 out_of_rounds = out_of_rounds or out_l
                 stalled = stalled or stalled_l
                 continue
@@ -474,14 +566,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                     best, since_best = level, 0
                 else:
                     since_best += 1
-                    if since_best >= STALL_ROUNDS:  # the mirrors' rounding floor: see below
+                    if since_best >= settings.stall_rounds:  # the mirrors' rounding floor: below
                         stalled = True
                         break
                 min_score = 0.0
-                aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+                aging = _aging(rule, sched.layer_rounds[L], settings)
                 counts = hist.sum(axis=0)
-                if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
-                    min_score = _min_score(counts, SELECT_SHARE)
+                if rule and counts.sum() >= settings.min_priority_paths and not aging:
+                    min_score = _min_score(counts, settings.select_share)
                 if skip:
                     parts = sched.still_active(parts, part_active)
                     walk_nact, walk_gact, walk_th = nact, gact, th
@@ -489,7 +581,8 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
                     walk_nact, walk_gact, walk_th, min_score = all_paths, all_groups, 0.0, 0.0
                 local_budget = budget * sched.part_arcs / max(m, 1)
                 res = P.linear_walk(parts, *arrays, coef, s, x, walk_th, walk_nact, score, min_score,
-                                    sched.local, local_budget, MAX_LOCAL_SWEEPS, ps.path_scc,
+                                    sched.local, local_budget, settings.max_local_sweeps,
+                                    ps.path_scc,
                                     sched.scc_last, sched.scc_runs, stats["rounds"],
                                     sched.length_hist, *groups, gt, gscore, walk_gact, rep.gscc,
                                     want_residual)
@@ -506,15 +599,14 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
                                    np.zeros(allp.size, np.int64), 0, heat, hist, residual, False,
                                    *groups, rep.gheat, gt, gscore, gact)
-        if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= MAX_SWEEPS:
+        if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= settings.max_sweeps:
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled or r1 > 2.0 * tracked else "the sweeps ran out")
-            with _chunks(vertex_async.CHUNK):
-                return vertex_async._solve_linear(graph, sys, tol, max_iter, stats, x0=x,
-                                                  delta0=rvec)
+            return vertex_async.finish_linear(graph, sys, tol, max_iter, stats, x0=x,
+                                              delta0=rvec)
         factor /= 4.0
         stats["sweeps"] = stats.get("sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)
@@ -522,16 +614,16 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, skip=T
 
 def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                  residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter, rule,
-                 gt, ps, score, nact, gscore, gact):
+                 gt, ps, score, nact, gscore, gact, settings):
     """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`);
     returns (partitions still scheduled, out of rounds, stalled)."""
     best, since_best = np.inf, 0
     min_score = 0.0  # the first round of a layer walks every active path
     part_counts = np.zeros(7 * parts.size, np.int64)
     part_mass = np.zeros(parts.size, np.float64)
-    sum_x, age = 0.0, SUM_REFRESH
+    sum_x, age = 0.0, settings.sum_refresh
     while parts.size:
-        if sys.normalize and age >= SUM_REFRESH:
+        if sys.normalize and age >= settings.sum_refresh:
             # Σx only grows (b ≥ 0, A ≥ 0, x from b upwards): a stale sum gives a smaller, still
             # sound budget, and one numpy sum per round cost 0.1 ms on cnr-2000
             sum_x, age = float(x.sum()), 0
@@ -556,7 +648,7 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
                              np.full(parts.size, min_score), np.zeros(parts.size, np.int64), rule,
                              heat, hist[:, None, :], residual, want_residual, part_active,
                              sched.local,
-                             local_budget, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
+                             local_budget, settings.max_local_sweeps, ps.path_scc, sched.scc_last,
                              sched.scc_runs, stats["rounds"], sched.length_hist, *groups,
                              rep.gheat, gt, rep.gscc, part_counts, part_mass)
         res = part_counts[:7 * parts.size].reshape(parts.size, 7).sum(axis=0)
@@ -578,19 +670,19 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
             best, since_best = level, 0
         else:
             since_best += 1
-            if since_best >= STALL_ROUNDS:
+            if since_best >= settings.stall_rounds:
                 return parts, False, True
         min_score = 0.0
-        aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
+        aging = _aging(rule, sched.layer_rounds[L], settings)
         counts = hist.sum(axis=0)
-        if rule and counts.sum() >= MIN_PRIORITY_PATHS and not aging:
-            min_score = _min_score(counts, SELECT_SHARE)
+        if rule and counts.sum() >= settings.min_priority_paths and not aging:
+            min_score = _min_score(counts, settings.select_share)
         parts = sched.still_active(parts, part_active)
     return parts, False, False
 
 
 def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n, tol,
-                  gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact):
+                  gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact, settings):
     """All layers with the check fused into the walk, running ahead (``layer_window=W``): each
     round walks the lowest unfinished layer ``lo`` and the split SCC-vertices (non-local
     partitions) of layers ``lo+1 … lo+W−1`` (``W = 0``: of every higher layer) in one kernel pass;
@@ -624,7 +716,7 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
     lo_parts = sched.layer(0) if L_n else np.zeros(0, np.int64)
     best, since_best = np.inf, 0
     stalled = False
-    sum_x, age = 0.0, SUM_REFRESH
+    sum_x, age = 0.0, settings.sum_refresh
     cap = sched.num_parts
     part_counts = np.zeros(7 * max(cap, 1), np.int64)
     part_mass = np.zeros(max(cap, 1), np.float64)
@@ -650,7 +742,7 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
         parts = np.concatenate([q for _, q in segs]) if len(segs) > 1 else lo_parts
         slots = np.concatenate([np.full(q.size, L % W, np.int64) for L, q in segs])
         mins = min_sc[slots]
-        if sys.normalize and age >= SUM_REFRESH:
+        if sys.normalize and age >= settings.sum_refresh:
             sum_x, age = float(x.sum()), 0
         age += 1
         budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
@@ -670,7 +762,8 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
         hist3[:] = 0
         local_budget = budget * sched.part_arcs / max(m, 1)
         P.linear_round(parts, *rep_arrays, coef, s, x, th, mins, slots, rule, heat, hist3,
-                       dummy_res, False, part_active, local, local_budget, MAX_LOCAL_SWEEPS,
+                       dummy_res, False, part_active, local, local_budget,
+                       settings.max_local_sweeps,
                        ps.path_scc, sched.scc_last, sched.scc_runs, stats["rounds"],
                        sched.length_hist, *groups, rep.gheat, gt, rep.gscc, part_counts, part_mass)
         counts = part_counts[:7 * parts.size].reshape(parts.size, 7)
@@ -700,9 +793,10 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
         a = 0
         for L, q in segs:
             h = hist3[:, L % W, :].sum(axis=0)
-            aging = rule == 2 and sched.layer_rounds[L] % AGING_ROUNDS == AGING_ROUNDS - 1
-            min_sc[L % W] = (_min_score(h, SELECT_SHARE)
-                             if rule and h.sum() >= MIN_PRIORITY_PATHS and not aging else 0.0)
+            aging = _aging(rule, sched.layer_rounds[L], settings)
+            min_sc[L % W] = (_min_score(h, settings.select_share)
+                             if rule and h.sum() >= settings.min_priority_paths and not aging
+                             else 0.0)
             if L != lo:
                 upper[L] = sched.still_active(q, part_active[a:a + q.size])
             a += q.size
@@ -715,7 +809,7 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
             best, since_best = level, 0
         else:
             since_best += 1
-            if since_best >= STALL_ROUNDS:  # the mirrors' rounding floor: as _fused_layer
+            if since_best >= settings.stall_rounds:  # the mirrors' rounding floor: as _fused_layer
                 stalled = True
                 lo_parts = np.zeros(0, np.int64)
                 continue
@@ -749,7 +843,7 @@ def _count(stats, sched, L, res, parts):
     sched.layer_arcs[L] += int(sent)
 
 
-def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
+def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, settings, fuse=True):
     n = graph.num_vertices
     op, combine, has_value, value = monotone_arrays(graph, sys)
     x, active = monotone_start(sys, n)
@@ -783,7 +877,8 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, fuse=True):
                 if stats["rounds"] >= max_iter:
                     return x, False
                 res = P.monotone_walk(parts, *arrays, value, has_value, op, combine, s, x, nact,
-                                      sched.local, MAX_LOCAL_SWEEPS, ps.path_scc, sched.scc_last,
+                                      sched.local, settings.max_local_sweeps, ps.path_scc,
+                                      sched.scc_last,
                                       sched.scc_runs, stats["rounds"], sched.length_hist,
                                       rep.group_offsets, gsrc, rep.garc, rep.gdst, gvalue, gt,
                                       gact, rep.gscc, fuse, part_active)

@@ -29,24 +29,28 @@ Modes
     Batagelj–Zaversnik's buckets or Kabir & Madduri's parallel PKC, by thread count and graph
     size (:mod:`digraph.dispatch.peel`).  The CPU default for k-core.
 
-Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.md``:
+Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.md``; the
+thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, default
+:data:`DEFAULT`), each citing its measurement:
 
 * CPU, normalised linear (PageRank): ``"power"``, as a *probe*, when the largest component may
-  hold at least :data:`POWER_SHARE` of the arcs, else as below.  Whether it may is read from the
-  condensation when the graph already keeps one, else from the one-pass bound
+  hold at least :attr:`RouteSettings.power_share` of the arcs, else as below.  Whether it may is
+  read from the condensation when the graph already keeps one, else from the one-pass bound
   :func:`~digraph.paths.condensation.largest_share_bound` (a graph's first run builds no
   condensation to decide).  The probe keeps going while its differences fall fast, by
-  :data:`PROBE_SHARE` × γ (γ = α for PageRank) a round or faster; when they fall more slowly,
-  the error is headed for γ's rate (|λ2| near 1, the mark of several closed components), where
-  the rank-one term buys nothing, and the run hands over to the SCC engine (:func:`after_probe`).
+  :attr:`RouteSettings.probe_share` × γ (γ = α for PageRank) a round or faster; when they fall
+  more slowly, the error is headed for γ's rate (|λ2| near 1, the mark of several closed
+  components), where the rank-one term buys nothing, and the run hands over to the SCC engine
+  (:func:`after_probe`).
   ``stats["route"]`` tells which, with ``probe_rounds`` and ``probe_ratio``; later runs on the
   same graph go to the SCC engine at once.
 * CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
-  :data:`BSP_SHARE` of the arcs, else as below.
-* CPU, linear: ``"scc"``, except with at least :data:`~digraph.dispatch.dag_push.DELEGATE_THREADS`
-  threads on a graph whose components too large for one thread hold more than
-  :data:`~digraph.dispatch.dag_push.DELEGATE_SHARE` of the arcs (one giant component: nothing for
-  the DAG to order), where ``"bsp"``'s dense rounds scale better.
+  :attr:`RouteSettings.bsp_share` of the arcs, else as below.
+* CPU, linear: ``"scc"``, except with at least :attr:`RouteSettings.delegate_threads` threads on a
+  graph whose components too large for one thread (the SCC engine's
+  :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`) hold more than
+  :attr:`RouteSettings.delegate_share` of the arcs (one giant component: nothing for the DAG to
+  order), where ``"bsp"``'s dense rounds scale better.
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
 * GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`); other
   linear systems: ``"bsp"``; min/max and k-core: ``"vertex-async"``.
@@ -59,42 +63,79 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Plan", "route", "after_probe", "MODES", "PATH_MODES", "POWER_SHARE", "PROBE_SHARE",
-           "BSP_SHARE"]
+__all__ = ["Plan", "route", "after_probe", "RouteSettings", "DEFAULT", "MODES", "PATH_MODES"]
 
 MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel")
 
-POWER_SHARE = 0.85
-"""Automatic choice for normalised linear systems (PageRank) on the CPU: the mass-preserving power
-iteration (``"power"``, as a probe: :data:`PROBE_SHARE`) when the largest strongly connected
-component may hold at least this share of the arcs (nothing much for the DAG to order, and the
-rank-one term makes the error fall at α·|λ2| a round).  Measured at tol 1e-8 on 2 quiet cores (docs/benchmarks.md, "PageRank: two
-formulations"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component) 12 power rounds,
-165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010 (89%) 609 ms against 666
-(on the shared 2-core machine 299 against 273: the crossover lies near 89%); cnr-2000 (51%)
-and wiki-Vote (38%) stay with the SCC engine (cnr-2000: 309 ms against 852)."""
-BSP_SHARE = 0.85
-"""Automatic choice for linear systems that are not normalised (adsorption, a user's Katz) on the
-CPU: ``"bsp"`` when the largest component holds at least this share of the arcs, the SCC engine
-otherwise.  The one-pass bound decides alone when it is below this share; above, the condensation
-is built to look (the bound is loose on web graphs: cnr-2000 93% against 51%) and kept for the SCC
-engine.  Measured
-(adsorption, seeds of high and of low degree, tol 1e-4/1e-8/1e-12, shared 2-core machine,
-``benchmarks/results/adsorption_cpu2_quiet.json``): R-MAT 2^18 (98%) bsp 448–1,551 ms against the
-SCC engine's 544–1,604 (low seeds, 1e-12: 732 against 1,344); dblp-2010 (89%) within 10% either
-way; cnr-2000 (51%) the SCC engine 192–642 ms against bsp's 137–911 (2x faster with high seeds)."""
-PROBE_SHARE = 0.7
-"""A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most this
-share of γ (α for PageRank) times the previous one, from the third round on.  Measured ratios of
-the first eight rounds (scipy power iteration, α = 0.85, so the probe trips above 0.595):
-R-MAT 2^16–2^18 0.14–0.17 and p2p-Gnutella 0.19–0.28 (12–16 rounds to 1e-8); wiki-Vote
-0.26–0.46 (25 rounds); dblp-2010 0.40, 0.45, 0.55, 0.58, 0.64 and cnr-2000 0.45, 0.52, 0.56,
-0.64, rising to 0.85 = α (96–99 rounds); email-Eu-core 0.24, 0.28, 0.43, 0.58, 0.72 (94 rounds).
-A probe that never trips needs at most about 35 rounds to 1e-8.  One that trips has spent 4–5
-rounds; after it the SCC engine is faster than the power iteration's remaining rounds on every
-graph measured (2 quiet cores, tol 1e-8: dblp-2010, 89% of its arcs in the largest component,
-427 against 500 ms; cnr-2000 383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the
-shared machine)."""
+
+@dataclass(frozen=True)
+class RouteSettings:
+    """The thresholds of the automatic choice (``mode=None``) on the CPU.
+
+    Attributes
+    ----------
+    power_share : float
+        Automatic choice for normalised linear systems (PageRank) on the CPU: the mass-preserving
+        power iteration (``"power"``, as a probe: ``probe_share``) when the largest strongly
+        connected component may hold at least this share of the arcs (nothing much for the DAG to
+        order, and the rank-one term makes the error fall at α·|λ2| a round).  Measured at tol
+        1e-8 on 2 quiet cores (docs/benchmarks.md, "PageRank: two formulations on the CPU, against
+        scipy and igraph PRPACK"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component)
+        12 power rounds, 165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010
+        (89%) 609 ms against 666 (on the shared 2-core machine 299 against 273: the crossover
+        lies near 89%); cnr-2000 (51%) and wiki-Vote (38%) stay with the SCC engine (cnr-2000:
+        309 ms against 852).
+    bsp_share : float
+        Automatic choice for linear systems that are not normalised (adsorption, a user's Katz) on
+        the CPU: ``"bsp"`` when the largest component holds at least this share of the arcs, the
+        SCC engine otherwise.  The one-pass bound decides alone when it is below this share;
+        above, the condensation is built to look (the bound is loose on web graphs: cnr-2000 93%
+        against 51%) and kept for the SCC engine.  Measured (adsorption, seeds of high and of low
+        degree, tol 1e-4/1e-8/1e-12, shared 2-core machine,
+        ``benchmarks/results/adsorption_cpu2_quiet.json``; docs/benchmarks.md, "Adsorption on the
+        CPU and on one GPU"): R-MAT 2^18 (98%) bsp 448–1,551 ms against the SCC engine's
+        544–1,604 (low seeds, 1e-12: 732 against 1,344); dblp-2010 (89%) within 10% either way;
+        cnr-2000 (51%) the SCC engine 192–642 ms against bsp's 137–911 (2x faster with high
+        seeds).
+    probe_share : float
+        A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most
+        this share of γ (α for PageRank) times the previous one, from the third round on.
+        Measured ratios of the first eight rounds (scipy power iteration, α = 0.85, so the probe
+        trips above 0.595): R-MAT 2^16–2^18 0.14–0.17 and p2p-Gnutella 0.19–0.28 (12–16 rounds to
+        1e-8); wiki-Vote 0.26–0.46 (25 rounds); dblp-2010 0.40, 0.45, 0.55, 0.58, 0.64 and
+        cnr-2000 0.45, 0.52, 0.56, 0.64, rising to 0.85 = α (96–99 rounds); email-Eu-core 0.24,
+        0.28, 0.43, 0.58, 0.72 (94 rounds).  A probe that never trips needs at most about 35
+        rounds to 1e-8.  One that trips has spent 4–5 rounds; after it the SCC engine is faster
+        than the power iteration's remaining rounds on every graph measured (2 quiet cores, tol
+        1e-8: dblp-2010, 89% of its arcs in the largest component, 427 against 500 ms; cnr-2000
+        383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the shared machine).  How the
+        probes went on the benchmark graphs: docs/benchmarks.md, "PageRank: two formulations on
+        the CPU, against scipy and igraph PRPACK".
+    delegate_threads : int
+        With at least this many threads, a linear system whose components split over the threads
+        (at least the SCC engine's :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`
+        inside arcs) hold more than ``delegate_share`` of the arcs (one giant component: nothing
+        for the DAG to order) runs ``bsp``'s dense rounds instead of the SCC engine (``mode=None``
+        only; the reason is in ``stats["route"]``).  Measured on 16 cores (docs/benchmarks.md,
+        "Threads: splitting the large components, and when ``bsp`` is better (16 cores)"): with 8
+        and 16 threads ``bsp`` beats the vertex state on R-MAT 2^20 (98% of the arcs in one
+        component) and dblp-2010 (89%), not on cnr-2000 (62% in split components); with 2 and 4
+        threads the vertex state wins on all three.  One machine of 16 cores: a first cut, not a
+        tuned model.
+    delegate_share : float
+        See ``delegate_threads`` (the same measurement): 0.75 lies between cnr-2000's 62% and
+        dblp-2010's 89%.
+    """
+
+    power_share: float = 0.85
+    bsp_share: float = 0.85
+    probe_share: float = 0.7
+    delegate_threads: int = 8
+    delegate_share: float = 0.75
+
+
+DEFAULT = RouteSettings()
+
 PATH_MODES = ("path", "path-nopriority")
 
 _CPU_DEFAULT = {"linear": "scc", "monotone": "vertex-async", "hindex": "peel"}
@@ -123,8 +164,9 @@ class Plan:
     reason: str
     requested: str = None
     probe: float = None
-    """For an automatic ``"power"``: :data:`PROBE_SHARE`, the share of γ above which a round's
-    ratio of differences hands the run over to :func:`after_probe` (None: run to the end)."""
+    """For an automatic ``"power"``: :attr:`RouteSettings.probe_share`, the share of γ above which
+    a round's ratio of differences hands the run over to :func:`after_probe` (None: run to the
+    end)."""
 
     def record(self, stats):
         """Write the plan into a run's ``stats``."""
@@ -143,7 +185,8 @@ def check_mode(mode):
     return mode
 
 
-def route(family, mode, device, *, threads=1, graph=None, path_options=(), system=None):
+def route(family, mode, device, *, threads=1, graph=None, path_options=(), system=None,
+          settings=None, scc_settings=None):
     """The :class:`Plan` for a run.
 
     Parameters
@@ -162,12 +205,18 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         ``priority``, ...): with ``mode=None`` they are refused, not taken as a hint.
     system : LinearSystem, optional
         The system (the automatic choice of ``"power"`` needs it, with ``graph``).
+    settings : RouteSettings, optional
+        The thresholds of the automatic choice (default :data:`DEFAULT`).
+    scc_settings : digraph.dispatch.dag_push.DagPushSettings, optional
+        The SCC engine's settings the run will use, for its ``split_arcs`` (default
+        :data:`digraph.dispatch.dag_push.DEFAULT`).
 
     Raises
     ------
     InvalidParameterError
         A mode that does not apply to the family or the device, or path options without a path mode.
     """
+    settings = DEFAULT if settings is None else settings
     mode = check_mode(mode)
     where = "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu")
     path_options = sorted(path_options)
@@ -182,38 +231,40 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         reason = _WHY_DEFAULT[("cpu" if where == "cpu" else "gpu", family)]
         probe = None
         if chosen == "scc" and graph is not None:
-            power, share, is_bound = _power(graph, system)
-            delegate = None if power else _delegation(graph, threads)
+            power, share, is_bound = _power(graph, system, settings)
+            delegate = None if power else _delegation(graph, threads, settings, scc_settings)
             if power == "tripped":
                 ratio, k = graph._cache[_TRIPPED]
-                delegate = _delegation(graph, threads)
+                delegate = _delegation(graph, threads, settings, scc_settings)
                 chosen = "bsp" if delegate else "scc"
                 reason = (f"an earlier power probe on this graph tripped (its differences fell by "
                           f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
                           f"nothing){'; ' + delegate if delegate else ''}")
             elif power == "probe":
-                chosen, probe = "power", PROBE_SHARE
-                reason = (f"{share_words(share, is_bound)} (>= {POWER_SHARE:.0%}): the Google-matrix "
-                          f"power iteration, as a probe that continues while its differences fall by "
-                          f"{PROBE_SHARE}*alpha a round or faster")
+                chosen, probe = "power", settings.probe_share
+                reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
+                          f"Google-matrix power iteration, as a probe that continues while its "
+                          f"differences fall by {settings.probe_share}*alpha a round or faster")
             elif delegate:
                 chosen, reason = "bsp", delegate
             elif (share is None and system is not None and graph.num_arcs
                   and not getattr(system, "normalize", False)):
                 share, is_bound = _largest_share(graph)
-                if is_bound and share >= BSP_SHARE:  # the bound is loose on web graphs: look
+                if is_bound and share >= settings.bsp_share:  # the bound is loose on web graphs
                     from ..paths.condensation import condensation_for
                     condensation_for(graph)
                     share, is_bound = _largest_share(graph)
-                if share >= BSP_SHARE:
+                bsp_share = settings.bsp_share
+                if share >= bsp_share:
                     chosen = "bsp"
-                    reason = (f"{share_words(share, is_bound)} (>= {BSP_SHARE:.0%}): a system without "
+                    reason = (f"{share_words(share, is_bound)} (>= {bsp_share:.0%}): a system without "
                               "the rank-one term runs bsp's dense rounds, as fast as the SCC engine "
                               "there or faster")
                 else:
-                    reason += f"; {share_words(share, is_bound)} (< {BSP_SHARE:.0%}: the DAG orders the rest)"
+                    reason += f"; {share_words(share, is_bound)} (< {bsp_share:.0%}: the DAG orders the rest)"
             elif share is not None:
-                reason += f"; {share_words(share, is_bound)} (< {POWER_SHARE:.0%}: the DAG orders the rest)"
+                power_share = settings.power_share
+                reason += f"; {share_words(share, is_bound)} (< {power_share:.0%}: the DAG orders the rest)"
         elif where == "gpu" and family == "linear" and graph is not None and system is not None:
             from .power import applies
             if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
@@ -302,9 +353,9 @@ def _largest_share(graph):
     return (float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0), False
 
 
-def _power(graph, system):
+def _power(graph, system, settings):
     """(decision, share, is_bound): ``"probe"`` when the power iteration should start as a probe
-    (the largest component may hold :data:`POWER_SHARE` of the arcs), else None; the largest
+    (the largest component may hold ``settings.power_share`` of the arcs), else None; the largest
     component's share of the arcs or its one-pass bound (None when not looked at); whether it is
     the bound."""
     if system is None or not graph.num_arcs:
@@ -321,7 +372,7 @@ def _power(graph, system):
     else:
         share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
         is_bound = False
-    return ("probe" if share >= POWER_SHARE else None), share, is_bound
+    return ("probe" if share >= settings.power_share else None), share, is_bound
 
 
 _TRIPPED = ("power_probe_tripped",)
@@ -331,30 +382,35 @@ teleport vector or the arc weights (Haveliwala and Kamvar, "The second eigenvalu
 matrix", 2003)."""
 
 
-def after_probe(plan, graph, threads, stats):
+def after_probe(plan, graph, threads, stats, settings=None, scc_settings=None):
     """The plan once a power probe has tripped (a round's ratio of differences above
     ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine from the start, or ``bsp`` where
-    :func:`route` would delegate to it (many threads, one giant component)."""
+    :func:`route` would delegate to it (many threads, one giant component).  ``settings`` (a
+    :class:`RouteSettings`, default :data:`DEFAULT`) and ``scc_settings`` as for :func:`route`."""
+    settings = DEFAULT if settings is None else settings
     seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} at round "
             f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one term "
             "buys nothing)")
     graph._cache[_TRIPPED] = (stats["probe_ratio"], stats["probe_rounds"])
-    delegate = _delegation(graph, threads)
+    delegate = _delegation(graph, threads, settings, scc_settings)
     mode = "bsp" if delegate else "scc"
     why = f"; {delegate}" if delegate else ""
     return Plan(mode, f"cpu-{mode}", f"automatic: {seen}{why}: {mode} from the start")
 
 
-def _delegation(graph, threads):
-    """The reason to run ``bsp`` instead of ``scc`` (many threads, one giant component), or None."""
-    from . import dag_push
-    if threads < dag_push.DELEGATE_THREADS or not graph.num_arcs:
+def _delegation(graph, threads, settings, scc_settings):
+    """The reason to run ``bsp`` instead of ``scc`` (many threads, one giant component), or None;
+    ``scc_settings`` None: the SCC engine's defaults."""
+    if threads < settings.delegate_threads or not graph.num_arcs:
         return None
+    if scc_settings is None:
+        from . import dag_push
+        scc_settings = dag_push.DEFAULT
     from ..paths.condensation import condensation_for
     cond = condensation_for(graph)[0]
-    split = cond.comp_arcs >= dag_push.SPLIT_ARCS
+    split = cond.comp_arcs >= scc_settings.split_arcs
     giant = int(cond.comp_arcs[split].sum())
-    if giant <= dag_push.DELEGATE_SHARE * graph.num_arcs:
+    if giant <= settings.delegate_share * graph.num_arcs:
         return None
     return (f"{giant / graph.num_arcs:.0%} of the arcs lie in components split over {threads} threads "
             "(one giant component: nothing for the DAG to order), where bsp's dense rounds scale better")

@@ -8,14 +8,15 @@ the same pass, and pushes into shared masters are atomic (:mod:`digraph.smx.cpu_
 * linear systems: ``|δ_v| > θ`` (θ from :func:`~digraph.dispatch.convergence.residual_threshold`),
   stopping on the same sound error bound as every other mode;
 * monotone systems: the value changed since the vertex last pushed it; a frontier smaller than
-  :data:`QUEUE_SHARE` of the vertices runs as one first-in first-out phase on one thread instead
-  (``queue_phases`` counts them; each is one round);
+  :attr:`VertexAsyncSettings.queue_share` of the vertices runs as one first-in first-out phase on
+  one thread instead (``queue_phases`` counts them; each is one round);
 * h-index: a neighbour's estimate dropped.
 
 Counters: ``vertex_updates`` = worklist vertices processed, ``arc_updates`` = arcs pushed along.
 """
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -27,33 +28,84 @@ from .bsp import undirected_adjacency
 from .convergence import certified_bound, linear_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "CHUNK", "QUEUE_SHARE", "QUEUE_GROW"]
+__all__ = ["solve", "finish_linear", "VertexAsyncSettings", "DEFAULT"]
 
-CHUNK = 256
-"""Vertices per dynamically scheduled chunk of a pass."""
+
+@dataclass(frozen=True)
+class VertexAsyncSettings:
+    """How ``vertex-async`` schedules its passes.
+
+    Attributes
+    ----------
+    chunk : int
+        Vertices per dynamically scheduled chunk of a pass (Numba's parallel chunk size while the
+        engine runs; idle threads take the next chunk).  Not measured: chosen by hand, and no
+        benchmark varies it.
+    queue_share : float
+        A frontier of fewer than this share of the vertices (monotone systems) runs as a
+        one-thread phase (:func:`~digraph.smx.cpu_async.monotone_queue`, first in first out, or
+        :func:`~digraph.smx.cpu_async.monotone_heap`, best value first: :func:`_settles_in_order`)
+        instead of a parallel pass, until its queue outgrows ``queue_grow`` times that size or it
+        has read as many arcs as there are vertices: a parallel pass costs a scan of every vertex
+        to find its worklist, which a small frontier does not pay back, and a phase that has done
+        a scan's worth of work lets the threads share the rest.  Measured: SSSP on a chain of
+        10^6 vertices took 10^6 passes, more than 5 minutes, without the queue and 0.1 s with it;
+        docs/benchmarks.md, "SSSP: chains, grids and web graphs against scipy's Dijkstra" (the
+        chain is one queue phase, the 700x700 grid relaxes each arc once).  The value 1/32 itself
+        was not compared with others.  ``1.0`` sends every frontier short of all the vertices to
+        a queue phase, ``0.0`` none (tests/test_vertex_async_queue.py forces each side; the
+        warm-up of :mod:`digraph.compiling` uses ``1.0`` to compile the queue kernels).
+    queue_grow : int
+        A queue phase hands back to parallel passes once its queue holds ``queue_grow`` times the
+        size below which a phase starts (``queue_share`` of the vertices).  Not measured: chosen
+        as 1, the size that started the phase.
+    """
+
+    chunk: int = 256
+    queue_share: float = 1 / 32
+    queue_grow: int = 1
+
+
+DEFAULT = VertexAsyncSettings()
 
 
 @contextmanager
-def _dynamic_chunks():
+def _dynamic_chunks(chunk):
     old = numba.get_parallel_chunksize()
-    numba.set_parallel_chunksize(CHUNK)
+    numba.set_parallel_chunksize(chunk)
     try:
         yield
     finally:
         numba.set_parallel_chunksize(old)
 
 
-def solve(graph, system, *, tol, max_iter, stats):
-    """Run ``system`` asynchronously to convergence; returns (state, converged)."""
+def solve(graph, system, *, tol, max_iter, stats, settings=None):
+    """Run ``system`` asynchronously to convergence; returns (state, converged).
+
+    ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
+    settings = DEFAULT if settings is None else settings
     fam = system.family
-    with _dynamic_chunks():
+    with _dynamic_chunks(settings.chunk):
         if fam == "linear":
             return _solve_linear(graph, system, tol, max_iter, stats)
         if fam == "monotone":
-            return _solve_monotone(graph, system, max_iter, stats)
+            return _solve_monotone(graph, system, max_iter, stats, settings)
         if fam == "hindex":
             return _solve_hindex(graph, system, max_iter, stats)
     raise InvalidParameterError(f"unknown system family {fam!r}")
+
+
+def finish_linear(graph, system, tol, max_iter, stats, *, x0, delta0, fallback=True,
+                  settings=None):
+    """Finish a linear run that another engine handed over (``bsp``, ``scc`` and the path modes
+    when their bound stops falling): push passes from the state ``x0`` with residual ``delta0``;
+    returns (state, converged).  ``fallback=False``: a stall here is not handed on to ``bsp``.
+
+    ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
+    settings = DEFAULT if settings is None else settings
+    with _dynamic_chunks(settings.chunk):
+        return _solve_linear(graph, system, tol, max_iter, stats, x0=x0, delta0=delta0,
+                             fallback=fallback)
 
 
 class _LinearRounds:
@@ -103,16 +155,6 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, fallba
     return eng.x, outcome == "converged"
 
 
-QUEUE_SHARE = 1 / 32
-"""A frontier of fewer than this share of the vertices runs as a one-thread FIFO phase
-(:func:`~digraph.smx.cpu_async.monotone_queue`) instead of a parallel pass, until its queue
-outgrows :data:`QUEUE_GROW` times that size or it has read as many arcs as there are vertices: a
-parallel pass costs a scan of every vertex to find its worklist, which a small frontier does not
-pay back, and a phase that has done a scan's worth of work lets the threads share the rest (SSSP on a chain of 10^6 vertices: 10^6
-passes, more than 5 minutes; with the queue 0.1 s)."""
-QUEUE_GROW = 1
-
-
 def _settles_in_order(sys, arc_value, has_value):
     """Whether the small-frontier phase should take vertices best value first (a heap) rather
     than first in first out: when a push never betters the value it came from, as for SSSP
@@ -130,17 +172,18 @@ def _settles_in_order(sys, arc_value, has_value):
 class _MonotoneRounds:
     """Min/max passes for :func:`digraph.dispatch.driver.worklist`: a parallel pass over the
     vertices whose value changed since they last pushed, or, for a frontier smaller than
-    :data:`QUEUE_SHARE` of the vertices, one queue phase on one thread (first in first out, or
-    best value first: :func:`_settles_in_order`)."""
+    :attr:`VertexAsyncSettings.queue_share` of the vertices, one queue phase on one thread (first
+    in first out, or best value first: :func:`_settles_in_order`)."""
 
-    def __init__(self, graph, sys, stats):
+    def __init__(self, graph, sys, stats, settings):
         self.graph, self.stats = graph, stats
         n = graph.num_vertices
         self.op, self.combine, self.has_value, self.arc_value = monotone_arrays(graph, sys)
         self.x, active = monotone_start(sys, n)
         identity = np.inf if self.combine == 0 else -np.inf
         self.sent = np.where(active, identity, self.x)
-        self.small = max(1, int(n * QUEUE_SHARE))
+        self.small = max(1, int(n * settings.queue_share))
+        self.grow = settings.queue_grow
         self.max_arcs = max(n, 1)  # a phase hands back after as many arcs as a scan has vertices
         self.inq = self.queue = None
         self.ordered = _settles_in_order(sys, self.arc_value, self.has_value)
@@ -158,13 +201,13 @@ class _MonotoneRounds:
                 self.combine, self.x, self.sent)
         if w.size < self.small:
             if self.ordered:
-                done, arcs, _ = A.monotone_heap(w, *args, QUEUE_GROW * self.small, self.max_arcs)
+                done, arcs, _ = A.monotone_heap(w, *args, self.grow * self.small, self.max_arcs)
             else:
                 if self.inq is None:
                     self.inq = np.zeros(self.x.size, np.bool_)
                     self.queue = np.empty(self.x.size, np.int64)
                 done, arcs, _ = A.monotone_queue(w, *args, self.inq, self.queue,
-                                                 QUEUE_GROW * self.small, self.max_arcs)
+                                                 self.grow * self.small, self.max_arcs)
             stats["queue_phases"] += 1
             stats["arc_updates"] += int(arcs)
             stats["vertex_updates"] += int(done)
@@ -173,8 +216,8 @@ class _MonotoneRounds:
         stats["vertex_updates"] += int(w.size)
 
 
-def _solve_monotone(graph, sys, max_iter, stats):
-    eng = _MonotoneRounds(graph, sys, stats)
+def _solve_monotone(graph, sys, max_iter, stats, settings):
+    eng = _MonotoneRounds(graph, sys, stats, settings)
     converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
     return eng.x, converged
 
