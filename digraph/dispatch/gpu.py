@@ -23,8 +23,8 @@ Modes, as on the CPU (same counters, same convergence rules):
   stealing).  A layer is *finished* — and never walked again — once a round that walked all of
   it, after every lower layer had finished, transmitted nothing (Observation 2).  With priority,
   units whose pending mass (``"pending"``) or ``D̄·N`` (``"paper"``) at their last walk is below
-  the score of the top ``SELECT_SHARE`` of active units are deferred, except every
-  ``AGING_ROUNDS``-th round, which walks everything.  k-core runs vertex-async (its dependencies
+  the score of the top ``select_share`` of active units are deferred, except every
+  ``aging_rounds``-th round, which walks everything (:class:`GpuPathSettings`).  k-core runs vertex-async (its dependencies
   are undirected), as on the CPU.
 """
 
@@ -41,7 +41,10 @@ from .convergence import linear_contraction, linear_error_bound, pending_budget,
 from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened, verdict
 from .convergence import checked_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
+from dataclasses import dataclass
+
 from . import driver
+from .paths import PathSettings
 
 __all__ = ["solve", "backend", "device_index", "UNIT_ARCS"]
 
@@ -54,13 +57,28 @@ GPU, the answer copied into one host array.  Measured on an H100 (``bench_multi_
 (43 against 90 ms, an earlier session)."""
 UNIT_ARCS = 8
 """Arcs per thread of the path kernels: consecutive short paths are grouped up to this many."""
-SELECT_SHARE = 0.2
-MIN_PRIORITY_UNITS = 4096
-AGING_ROUNDS = 4
-MAX_SWEEPS = 4
-STALL_ROUNDS = 16
 PROXY_MIN_IN_DEGREE = 64
 """Vertices with at least this in-degree (the highest :data:`PROXY_SLOTS` of them) get proxies."""
+
+
+
+@dataclass(frozen=True)
+class GpuPathSettings:
+    """How the GPU path modes schedule their units.  ``select_share``, ``aging_rounds``,
+    ``max_sweeps`` and ``stall_rounds`` mean what they mean for the CPU path modes and take their
+    defaults from :class:`~digraph.dispatch.paths.PathSettings` (one value for both devices; no
+    GPU-specific measurement of them exists).  ``min_priority_units``: below this many active
+    units a round walks them all (a histogram of scores costs a copy to the host; not measured,
+    chosen as the GPU's counterpart of the CPU's ``min_priority_paths``)."""
+
+    select_share: float = PathSettings.select_share
+    min_priority_units: int = 4096
+    aging_rounds: int = PathSettings.aging_rounds
+    max_sweeps: int = PathSettings.max_sweeps
+    stall_rounds: int = PathSettings.stall_rounds
+
+
+PATH_DEFAULT = GpuPathSettings()
 
 
 # ---------------------------------------------------------------------------- backend
@@ -497,11 +515,12 @@ def _device_paths(be, ps):
 
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None):
+          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None,
+          path_settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
-    (default: the CPU's).
+    (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes.
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
@@ -532,7 +551,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
         x, ok = _hindex(be, graph, mode == "bsp", max_iter, stats)
     elif fam == "linear":
         if mode in ("path", "path-nopriority"):
-            x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy)
+            x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy,
+                                 path_settings)
         elif streamed:
             batch = int(batch_arcs or _auto_batch(be, graph))
             x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
@@ -870,7 +890,8 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
     return x, converged
 
 
-def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
+def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None):
+    settings = PATH_DEFAULT if settings is None else settings
     K = _kernels()
     xp = be.xp
     _check_pathset(graph, ps)
@@ -922,10 +943,11 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
             u1 = nunits
             full = True
             cand = xp.arange(u0, u1, dtype=np.int64)
-            if rule and rounds_here % AGING_ROUNDS != AGING_ROUNDS - 1 and rounds_here > 0 \
-                    and u1 - u0 >= MIN_PRIORITY_UNITS:
+            aging = settings.aging_rounds
+            if rule and rounds_here % aging != aging - 1 and rounds_here > 0 \
+                    and u1 - u0 >= settings.min_priority_units:
                 sc = score[u0:u1]
-                min_score = _min_score(be, sc)
+                min_score = _min_score(be, sc, settings)
                 if min_score > 0.0:
                     cand = cand[sc >= min_score]
                     full = False
@@ -958,7 +980,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
                 best, since_best = level, 0
             else:
                 since_best += 1
-                if since_best >= STALL_ROUNDS:
+                if since_best >= settings.stall_rounds:
                     stalled = True
         bound, r1, floor = L.certify(x)
         if certified(bound, r1, floor, tol, stats):
@@ -966,7 +988,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy):
             break
         if stats["rounds"] >= max_iter:
             break
-        if stalled or stats.get("sweeps", 1) >= MAX_SWEEPS:
+        if stalled or stats.get("sweeps", 1) >= settings.max_sweeps:
             # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled else "the sweeps ran out")
@@ -994,17 +1016,18 @@ def _layer_sums(be, unit_sent, bounds, *more):
     return np.diff(h[:k]).astype(np.int64), h[k:]
 
 
-def _min_score(be, sc):
-    """Smallest score of the highest log2 buckets holding ``SELECT_SHARE`` of the active units."""
+def _min_score(be, sc, settings):
+    """Smallest score of the highest log2 buckets holding ``settings.select_share`` of the active
+    units."""
     xp = be.xp
     active = sc > 0
     exps = xp.frexp(xp.where(active, sc, 1.0))[1]
     buckets = xp.clip(exps + 1100, 0, 2200)[active]
-    if buckets.size < MIN_PRIORITY_UNITS:
+    if buckets.size < settings.min_priority_units:
         return 0.0
     hist = be.get(xp.bincount(buckets, minlength=2201))
     acc = np.cumsum(hist[::-1])
-    b = 2200 - int(np.searchsorted(acc, SELECT_SHARE * acc[-1]))
+    b = 2200 - int(np.searchsorted(acc, settings.select_share * acc[-1]))
     return float(2.0 ** (b - 1100 - 1))
 
 
