@@ -34,8 +34,8 @@ import numpy as np
 from .. import progress
 from .convergence import linear_error_bound, residual_threshold, tightened, verdict
 
-__all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "power",
-           "hand_over"]
+__all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
+           "power", "hand_over"]
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,10 @@ def linear(engine, *, n, gammas, normalize, tol, max_iter, stats, settings=DEFAU
     ``"unconverged"`` (``max_iter``, or certification gave up) or ``"stalled"``.
 
     ``engine`` has ``scan(theta) -> (r1, rmax, sum_x, active)``, ``step(theta)`` and
-    ``certify() -> (bound, r1, floor)``; ``stats["error_bound"]`` and ``stats["residual_l1"]``
-    are set on return.
+    ``certify() -> (bound, r1, floor)``, and may have ``finish() -> (r1, rmax, sum_x) or None``
+    (rounds still in flight when ``max_iter`` stopped the run, settled; the sharded GPUs run one
+    round ahead of the host); ``stats["error_bound"]`` and ``stats["residual_l1"]`` are set on
+    return.
     """
     stall = Stall(stall_rounds(gammas, settings), settings.stall_fall)
     theta = 0.0
@@ -126,9 +128,23 @@ def linear(engine, *, n, gammas, normalize, tol, max_iter, stats, settings=DEFAU
         engine.step(theta)
         stats["rounds"] += 1
         theta = residual_threshold(tightened(tol, stats), sum_x, n, gammas, normalize)
+    finish = getattr(engine, "finish", None)
+    if finish is not None:  # an engine with rounds in flight settles them
+        fresh = finish()
+        if fresh is not None and outcome != "converged":
+            r1, rmax, sum_x = fresh
+            bound = linear_error_bound(r1, rmax, sum_x, n, gammas, normalize)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return outcome
+
+
+class Rounds:
+    """A worklist engine made of two functions, for a loop whose state lives in a closure:
+    ``active()`` and ``step()`` as :func:`worklist` calls them."""
+
+    def __init__(self, active, step):
+        self.active, self.step = active, step
 
 
 def worklist(engine, *, max_iter, stats):

@@ -37,8 +37,8 @@ import numpy as np
 from numba import njit
 
 from ..errors import InvalidParameterError, NotAvailableError
-from .convergence import linear_contraction, linear_error_bound, pending_budget, residual_threshold
-from .convergence import ROUNDING_MARGIN, certified, rounding_floor, tightened, verdict
+from .convergence import linear_contraction, linear_error_bound, pending_budget
+from .convergence import ROUNDING_MARGIN, certified, rounding_floor
 from .convergence import checked_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 from dataclasses import dataclass
@@ -837,57 +837,59 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
     delta_new = be.keep(xp.empty(n, np.float64))
     scan = be.keep(xp.zeros(5, np.float64))
     stats["streamed_batches"] = len(batches)
-    theta = 0.0
-    converged = False
-    bound, r1 = np.inf, np.inf
     mag = np.abs(np.asarray(sys.b, dtype=np.float64))
-    r1, rmax, sx = float(mag.sum()), float(mag.max()) if n else 0.0, 0.0
     rvec = np.empty(n, np.float64)
-    while True:
-        bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
-        if bound <= tightened(tol, stats) or r1 == 0.0:
+    # the statistics of the state (the first: x = 0, δ = b) and the two δ buffers
+    st = {"r1": float(mag.sum()), "rmax": float(mag.max()) if n else 0.0, "sx": 0.0,
+          "delta": delta, "delta_new": delta_new}
+
+    class Streamed:
+        def scan(self, theta):
+            return st["r1"], st["rmax"], st["sx"], int(st["r1"] != 0.0)
+
+        def certify(self):
             xh = be.get(x)
             bound, r1, floor = certified_bound(graph, sys, xh, gammas, rvec)
-            outcome = verdict(bound, r1, floor, tol, stats)
-            if outcome != "retry":
-                converged = outcome == "converged"
-                break
-            delta[...] = xp.asarray(rvec) if not be.sim else rvec
-        if stats["rounds"] >= max_iter:
-            break
-        scan[...] = 0.0
-        be.sync()
-        t0 = time.perf_counter()
-        for k, (v0, v1, a0, a1) in enumerate(batches):
-            sb, cb = bufs[k % 2]
-            st = streams[k % 2]
-            h0, h1 = int(heavy_at[k]), int(heavy_at[k + 1])
-            hv = heavy[h0:h1]
-            hgrid = max(1, min(h1 - h0, 65535))
-            if be.sim:
-                sb[:a1 - a0] = host_src[a0:a1]
-                if has:
-                    cb[:a1 - a0] = host_coef[a0:a1]
-            else:
-                sb[:a1 - a0].set(host_src[a0:a1], stream=st)
-                if has:
-                    cb[:a1 - a0].set(host_coef[a0:a1], stream=st)
-            rest = (a0, in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x, theta,
-                    out_degree, scan)
-            be.launch(K.linear_dense_batch, be.grid_hb(v1 - v0), _hb(), v0, v1, *rest, stream=st)
-            if h1 > h0:
-                be.launch(K.linear_dense_batch_heavy, hgrid, _hb(), hv, *rest, stream=st)
-            stats["bytes_h2d"] += (a1 - a0) * (host_src.itemsize + (8 if has else 0))
-        be.sync()
-        stats["time_streamed_rounds"] = stats.get("time_streamed_rounds", 0.0) + \
-            time.perf_counter() - t0
-        r1, rmax, sx, absorbed, _ = (float(v) for v in be.get(scan))
-        delta, delta_new = delta_new, delta
-        count_dense_round(stats, m, absorbed)
-        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
-    stats["error_bound"] = float(bound)
-    stats["residual_l1"] = float(r1)
-    return x, converged
+            st["delta"][...] = xp.asarray(rvec) if not be.sim else rvec  # carry on from it
+            st.update(r1=r1, rmax=float(np.abs(rvec).max()) if n else 0.0, sx=float(xh.sum()))
+            return bound, r1, floor
+
+        def step(self, theta):
+            delta, delta_new = st["delta"], st["delta_new"]
+            scan[...] = 0.0
+            be.sync()
+            t0 = time.perf_counter()
+            for k, (v0, v1, a0, a1) in enumerate(batches):
+                sb, cb = bufs[k % 2]
+                stream = streams[k % 2]
+                h0, h1 = int(heavy_at[k]), int(heavy_at[k + 1])
+                hv = heavy[h0:h1]
+                hgrid = max(1, min(h1 - h0, 65535))
+                if be.sim:
+                    sb[:a1 - a0] = host_src[a0:a1]
+                    if has:
+                        cb[:a1 - a0] = host_coef[a0:a1]
+                else:
+                    sb[:a1 - a0].set(host_src[a0:a1], stream=stream)
+                    if has:
+                        cb[:a1 - a0].set(host_coef[a0:a1], stream=stream)
+                rest = (a0, in_off, sb, cb, has, src_scale, dst_scale, delta, delta_new, x, theta,
+                        out_degree, scan)
+                be.launch(K.linear_dense_batch, be.grid_hb(v1 - v0), _hb(), v0, v1, *rest,
+                          stream=stream)
+                if h1 > h0:
+                    be.launch(K.linear_dense_batch_heavy, hgrid, _hb(), hv, *rest, stream=stream)
+                stats["bytes_h2d"] += (a1 - a0) * (host_src.itemsize + (8 if has else 0))
+            be.sync()
+            stats["time_streamed_rounds"] = stats.get("time_streamed_rounds", 0.0) + \
+                time.perf_counter() - t0
+            r1, rmax, sx, absorbed, _ = (float(v) for v in be.get(scan))
+            st.update(r1=r1, rmax=rmax, sx=sx, delta=delta_new, delta_new=delta)
+            count_dense_round(stats, m, absorbed, rounds=False)
+
+    outcome = driver.linear(Streamed(), n=n, gammas=gammas, normalize=sys.normalize, tol=tol,
+                            max_iter=max_iter, stats=stats)
+    return x, outcome == "converged"
 
 
 def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None):
@@ -1071,31 +1073,33 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
     active = be.put(active0, np.uint8)
     mark = be.keep(xp.zeros(n, np.uint8))
     xs = be.keep(xp.empty(n, np.float64))
-    converged = False
-    while True:
-        front = xp.flatnonzero(active if jacobi else x != sent)
+    st = {"active": active, "mark": mark}
+
+    def scan():
+        front = xp.flatnonzero(st["active"] if jacobi else x != sent)
         nf, vol = be.scalars(front.size, g["out_degree"][front].sum() if front.size else 0)
-        if nf == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
+        st.update(front=front, nf=int(nf), vol=int(vol))
+        return int(nf)
+
+    def step():
+        front, nf = st["front"], st["nf"]
         if jacobi:
             xs[...] = x
-            mark[...] = 0
-            args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, mark)
+            st["mark"][...] = 0
+            args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, st["mark"])
             be.launch(K.monotone_push, be.grid(nf), be.block, front, *args)
-            be.heavy(K.monotone_push_heavy, g["heavy_out"], active, *args)
-            active, mark = mark, active
-            stats["vertex_updates"] += int(be.scalars(active.sum())[0])
+            be.heavy(K.monotone_push_heavy, g["heavy_out"], st["active"], *args)
+            st["active"], st["mark"] = st["mark"], st["active"]
+            stats["vertex_updates"] += int(be.scalars(st["active"].sum())[0])
             stats["sparse_rounds"] += 1
         else:
             args = (g["out_offsets"], g["out_targets"], val, has, op, combine, x, sent)
             be.launch(K.monotone_async_push, be.grid(nf), be.block, front, *args)
             be.heavy(K.monotone_async_push_heavy, g["heavy_out"], *args)
             stats["vertex_updates"] += int(nf)
-        stats["arc_updates"] += int(vol)
-        stats["rounds"] += 1
+        stats["arc_updates"] += st["vol"]
+
+    converged = driver.worklist(driver.Rounds(scan, step), max_iter=max_iter, stats=stats)
     return x, converged
 
 
@@ -1158,25 +1162,24 @@ def _hindex(be, graph, jacobi, max_iter, stats):
     infront = be.keep(xp.ones(n, np.uint8))
     mark = be.keep(xp.zeros(n, np.uint8))
     spare = be.keep(est.copy()) if jacobi else est
-    converged = False
-    while True:
-        if front.size == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
+    st = {"front": front, "est": est, "spare": spare, "mark": mark, "infront": infront}
+
+    def step():
+        front, est, spare, mark = st["front"], st["est"], st["spare"], st["mark"]
         mark[...] = 0
         if jacobi:
             spare[...] = est
         write = spare
         be.launch(K.hindex_round, be.grid(front.size), be.block, front, off, nbr, est, write, mark)
-        be.heavy(K.hindex_round_heavy, heavy, infront, off, nbr, est, write, mark)
+        be.heavy(K.hindex_round_heavy, heavy, st["infront"], off, nbr, est, write, mark)
         if jacobi:
-            est, spare = spare, est
+            st["est"], st["spare"] = spare, est
         stats["vertex_updates"] += int(front.size)
         stats["arc_updates"] += int(be.scalars(degs[front].sum())[0])
         stats["dense_rounds" if front.size == n else "sparse_rounds"] += 1
-        front = xp.flatnonzero(mark)
-        infront, mark = mark, infront
-        stats["rounds"] += 1
-    return est, converged
+        st["front"] = xp.flatnonzero(mark)
+        st["infront"], st["mark"] = mark, st["infront"]
+
+    converged = driver.worklist(driver.Rounds(lambda: st["front"].size, step), max_iter=max_iter,
+                                stats=stats)
+    return st["est"], converged

@@ -70,9 +70,9 @@ import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError, NotAvailableError
-from . import gpu
-from .convergence import checked_contraction, linear_error_bound, residual_threshold
-from .convergence import ROUNDING_MARGIN, rounding_floor, tightened, verdict
+from . import driver, gpu
+from .convergence import checked_contraction, linear_error_bound
+from .convergence import ROUNDING_MARGIN, rounding_floor
 from .host_pages import prefaulted
 from .systems import monotone_arrays, monotone_start, ones_or
 
@@ -1285,6 +1285,57 @@ class _Rounds:
         return got
 
 
+class _ShardedRounds:
+    """The sharded linear rounds for :func:`digraph.dispatch.driver.linear`: a step launches a
+    round on every GPU (:class:`_Rounds`, one round ahead of the host with :data:`PIPELINE`) and
+    takes in the statistics of the oldest one in flight, which a scan reports; a certificate
+    first drains the rounds in flight, so the state certified is the state left."""
+
+    def __init__(self, shards, ex, rounds, K, HB, has, bsum, bmax, n, gammas, normalize, m,
+                 max_iter, stats):
+        self.shards, self.ex, self.rounds, self.K, self.HB = shards, ex, rounds, K, HB
+        self.has, self.bsum, self.bmax, self.n = has, bsum, bmax, n
+        self.gammas, self.normalize, self.m, self.max_iter = gammas, normalize, m, max_iter
+        self.stats = stats
+        self.r1, self.rmax, self.sx = bsum, bmax, 0.0
+        self.wide = 2  # rounds left that all-gather the sends of the class without in-arcs too
+
+    def _absorb(self, got):
+        if got is not None:
+            self.r1, self.rmax, self.sx, absorbed = got
+            gpu.count_dense_round(self.stats, self.m, absorbed, rounds=False)
+
+    def scan(self, theta):
+        return self.r1, self.rmax, self.sx, int(self.r1 != 0.0)
+
+    def step(self, theta):
+        self._absorb(self.rounds.launch(theta, self.wide > 0))
+        self.wide -= 1
+        if len(self.rounds.flight) > 1:
+            self._absorb(self.rounds.read())
+
+    def certify(self):
+        self._absorb(self.rounds.drain())  # the round in flight ran too: its state is certified
+        t0 = time.perf_counter()
+        bound, r1, floor, rmax, sx = _certify(self.shards, self.ex, self.K, self.HB, self.has,
+                                              self.bsum, self.bmax, self.n, self.gammas,
+                                              self.normalize)
+        self.stats["time_certify"] = self.stats.get("time_certify", 0.0) + time.perf_counter() - t0
+        self.r1, self.rmax, self.sx = r1, rmax, sx
+        for s in self.shards:  # carry on from the exact residual
+            with s.on():
+                s.delta[s.v0:s.v1] = s.r[s.v0:s.v1]
+        self.wide = self.max_iter + 1  # δ without in-arcs is no longer 0: send it every round
+        return bound, r1, floor
+
+    def finish(self):
+        """Drain the rounds still in flight (a run stopped by ``max_iter``); the statistics of
+        the state left, or None when nothing was in flight."""
+        got = self.rounds.drain()
+        self._absorb(got)
+        return None if got is None else (self.r1, self.rmax, self.sx)
+
+
 def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
             divide_by_sum=False):
     K = gpu._kernels()
@@ -1300,48 +1351,11 @@ def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
     stats["gpu_sends"] = [s.n_send for s in shards]
     stats["gpu_sends_first"] = [s.n_send_first for s in shards]
     stats["pipelined"] = bool(PIPELINE)
-    r1, rmax, sx = bsum, bmax, 0.0
-    theta = 0.0
-    converged = False
-    bound = np.inf
-    launched = 0
-    wide = 2  # rounds left that all-gather the sends of the class without in-arcs too
-
-    def absorb(got):
-        nonlocal r1, rmax, sx, theta
-        if got is None:
-            return
-        r1, rmax, sx, absorbed = got
-        gpu.count_dense_round(stats, graph.num_arcs, absorbed)
-        theta = residual_threshold(tightened(tol, stats), sx, n, gammas, sys.normalize)
-
-    while True:
-        bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
-        if bound <= tightened(tol, stats) or r1 == 0.0:
-            absorb(rounds.drain())  # the round in flight ran too: its state is the one certified
-            t0 = time.perf_counter()
-            bound, r1, floor, rmax, sx = _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas,
-                                                  sys.normalize)
-            stats["time_certify"] = stats.get("time_certify", 0.0) + time.perf_counter() - t0
-            outcome = verdict(bound, r1, floor, tol, stats)
-            if outcome != "retry":
-                converged = outcome == "converged"
-                break
-            for s in shards:  # carry on from the exact residual
-                with s.on():
-                    s.delta[s.v0:s.v1] = s.r[s.v0:s.v1]
-            wide = max_iter + 1  # δ without in-arcs is no longer 0: send it every round
-        if launched >= max_iter:
-            absorb(rounds.drain())
-            bound = linear_error_bound(r1, rmax, sx, n, gammas, sys.normalize)
-            break
-        absorb(rounds.launch(theta, wide > 0))
-        launched += 1
-        wide -= 1
-        if len(rounds.flight) > 1:
-            absorb(rounds.read())
-    stats["error_bound"] = float(bound)
-    stats["residual_l1"] = float(r1)
+    eng = _ShardedRounds(shards, ex, rounds, K, HB, has, bsum, bmax, n, gammas, sys.normalize,
+                         graph.num_arcs, max_iter, stats)
+    outcome = driver.linear(eng, n=n, gammas=gammas, normalize=sys.normalize, tol=tol,
+                            max_iter=max_iter, stats=stats)
+    converged = outcome == "converged"
     stats["time_launch"] = rounds.host
     stats["overlapped"] = rounds.overlap
     t0 = time.perf_counter()
@@ -1488,8 +1502,9 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
         s.sent = be.put(sent0)
     _parallel(shards, upload)
     reduce_op = "min" if combine == 0 else "max"
-    converged = False
-    while True:
+    seen = {}
+
+    def active():
         fronts, nf, vol = [], 0, 0
         for s in shards:
             with s.on():
@@ -1500,11 +1515,11 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
                 fronts.append(f)
                 nf += int(c)
                 vol += int(v)
-        if nf == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
+        seen.update(fronts=fronts, nf=nf, vol=vol)
+        return nf
+
+    def step():
+        fronts, nf, vol = seen["fronts"], seen["nf"], seen["vol"]
         timer.start()
         for s, f in zip(shards, fronts):
             with s.on():
@@ -1526,7 +1541,6 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
         changed = 0
         for s in shards:
             with s.on():
-                xp = s.be.xp
                 if jacobi:  # active next round: the range's values that changed this round
                     s.active[...] = 0
                     s.active[s.v0:s.v1] = s.x[s.v0:s.v1] != s.xs[s.v0:s.v1]
@@ -1535,7 +1549,8 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
         stats["vertex_updates"] += changed if jacobi else nf
         stats["arc_updates"] += vol
         stats["sparse_rounds"] += 1
-        stats["rounds"] += 1
+
+    converged = driver.worklist(driver.Rounds(active, step), max_iter=max_iter, stats=stats)
     return _gather_host(shards, [s.x for s in shards]), converged
 
 
@@ -1565,14 +1580,12 @@ def _hindex(shards, ex, timer, graph, und, max_iter, stats, jacobi):
         s.mark = be.keep(xp.zeros(n, np.uint8))
         s.front = xp.arange(s.v0, s.v1, dtype=np.int64)
     _parallel(shards, upload)
-    converged = False
-    while True:
-        nf = sum(int(s.front.size) for s in shards)
-        if nf == 0:
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
+
+    def active():
+        return sum(int(s.front.size) for s in shards)
+
+    def step():
+        nf = active()
         timer.start()
         vol = 0
         for s in shards:
@@ -1602,5 +1615,6 @@ def _hindex(shards, ex, timer, graph, und, max_iter, stats, jacobi):
         stats["vertex_updates"] += nf
         stats["arc_updates"] += vol
         stats["dense_rounds" if nf == n else "sparse_rounds"] += 1
-        stats["rounds"] += 1
+
+    converged = driver.worklist(driver.Rounds(active, step), max_iter=max_iter, stats=stats)
     return _gather_host(shards, [s.est for s in shards]), converged
