@@ -193,7 +193,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     t0 = time.perf_counter()
     c0 = compiling.seconds()
     plan = route(system.family, mode, device, threads=nthreads,
-                 graph=graph if system.family == "linear" and "," not in device else None,
+                 graph=graph if system.family == "linear" else None,
                  path_options=[k for k, v in given.items() if v is not None],
                  system=system if system.family == "linear" else None)
     c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install
@@ -541,6 +541,8 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
     """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
     from .dispatch import gpu
     mode = plan.mode
+    if "," in device and mode == "power":  # the router's choice: one of the GPUs, if it fits
+        mode, device = _power_or_shards(gpu, graph, device, stats)
     if "," in device:
         return _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority,
                               cache, preprocess, stats, t_start, batch_arcs)
@@ -575,6 +577,25 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
+
+
+def _power_or_shards(gpu, graph, device, stats):
+    """(mode, device) for an automatic PageRank-like run with several GPUs named: the power
+    iteration on the first of them when the graph fits in its memory (the sharded engine has no
+    power iteration yet, and one GPU's beats its ``bsp``), else sharded ``bsp`` (recorded in
+    ``stats``)."""
+    from .dispatch import multi_gpu
+    devices = multi_gpu.parse_devices(device)
+    for d in devices[1:]:
+        gpu.backend(d)  # NotAvailableError naming a GPU that is missing
+    be = gpu.backend(devices[0])  # last: its memory is the one asked about
+    stats["gpus_named"] = len(devices)
+    if gpu._too_big(be, graph):
+        stats["mode"], stats["engine"] = "bsp", "multi-gpu-bsp"
+        stats["route"] += "; the graph does not fit in one GPU's memory: sharded bsp instead"
+        return "bsp", device
+    stats["gpus"] = 1
+    return "power", devices[0]
 
 
 def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,

@@ -283,14 +283,20 @@ def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
     (the simple method it could have used), with the same answer."""
     from digraph.dispatch import multi_gpu
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 32 << 20)
-    r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6)
+    r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 1 and r.stats.gpus_named == 2 and "bytes_between_gpus" not in r.stats
-    # several GPUs named: PageRank runs bsp (the power iteration is not sharded), here on one
     one = digraph.run(small, "pagerank", device="cuda", mode="bsp", tol=1e-6)
     assert r.stats.mode == "bsp"
     np.testing.assert_array_equal(r.values, one.values)
+    # automatic: the power iteration (not sharded) on the first GPU named, whatever the size
+    auto = digraph.run(small, "pagerank", device=devices(2), tol=1e-6)
+    one = digraph.run(small, "pagerank", device="cuda", mode="power", tol=1e-6)
+    assert (auto.stats.mode, auto.stats.engine, auto.stats.gpus, auto.stats.gpus_named) == \
+        ("power", "gpu-power", 1, 2)
+    assert "sharded engine has no power iteration" in auto.stats.route
+    np.testing.assert_array_equal(auto.values, one.values)
     monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", small.num_arcs // 2)
-    r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6)
+    r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 2  # two GPUs' worth of arcs
     monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear",))
     r = digraph.run(small, "sssp", source=0, device=devices(2))

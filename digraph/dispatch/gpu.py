@@ -577,7 +577,8 @@ def _too_big(be, graph):
     GPU memory, so ``bsp`` must stream its arcs."""
     if be.sim or ("cuda", be.device_id, be.sim) in graph._cache:
         return False
-    free, _ = be.xp.cuda.runtime.memGetInfo()
+    with be.xp.cuda.Device(be.device_id):  # this GPU's memory, whichever is current
+        free, _ = be.xp.cuda.runtime.memGetInfo()
     need = graph.num_arcs * (4 + 4 + 8 + 8) + graph.num_vertices * 8 * 12
     return need > 0.8 * free
 

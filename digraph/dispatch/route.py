@@ -52,8 +52,10 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   :attr:`RouteSettings.delegate_share` of the arcs (one giant component: nothing for the DAG to
   order), where ``"bsp"``'s dense rounds scale better.
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
-* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`); other
-  linear systems: ``"bsp"``; min/max and k-core: ``"vertex-async"``.
+* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`), with
+  several GPUs named on the first of them when the graph fits there (the sharded engine has no
+  power iteration yet; one GPU's beats its ``bsp``); other linear systems: ``"bsp"``; min/max and
+  k-core: ``"vertex-async"``.
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
@@ -265,13 +267,18 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             elif share is not None:
                 power_share = settings.power_share
                 reason += f"; {share_words(share, is_bound)} (< {power_share:.0%}: the DAG orders the rest)"
-        elif where == "gpu" and family == "linear" and graph is not None and system is not None:
+        elif where != "cpu" and family == "linear" and graph is not None and system is not None:
             from .power import applies
             if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
                 chosen = "power"
                 reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
                           "one GPU (H200, tol 1e-8: cnr-2000 16.5 ms against bsp's 26.8, dblp-2010 "
                           "9.4 against 20.0, R-MAT 2^22 26.6 against 95.6)")
+                if where == "multi-gpu":
+                    reason += ("; on the first GPU named when the graph fits there: the sharded "
+                               "engine has no power iteration yet, and one GPU's beats its bsp "
+                               "(2 x H200, R-MAT 2^24: 101 ms on one against 231 ms on two)")
+                    return Plan(chosen, "gpu-power", f"automatic: {reason}", None, probe)
         return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
     if mode == "scc":
         if family != "linear":
