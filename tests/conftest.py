@@ -69,3 +69,17 @@ def random_graph(seed=0, n=200, m=900):
     from digraph.graph import Graph
     rng = np.random.default_rng(seed)
     return Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)
+
+
+def unprivileged(cmd):
+    """``cmd`` run without the power to write into read-only folders: as it is for a normal
+    user; for root, in a user namespace of its own (``unshare --user``), where root's capability
+    to override permissions does not reach the host's files (skips when neither is possible)."""
+    import shutil
+    import subprocess
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return cmd
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--user", "true"], capture_output=True).returncode:
+        pytest.skip("running as root without unshare: a read-only folder cannot be simulated")
+    return [unshare, "--user", *cmd]

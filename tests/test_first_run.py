@@ -16,6 +16,8 @@ import digraph
 from digraph import cli, compiling
 from digraph.errors import InvalidParameterError
 
+from conftest import unprivileged
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -153,18 +155,6 @@ def _copy_package(dest):
         p.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _unprivileged(cmd):
-    """``cmd`` run without the power to write into read-only folders: as it is for a normal
-    user; for root, in a user namespace of its own (``unshare --user``), where root's capability
-    to override permissions does not reach the host's files."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return cmd
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "--user", "true"], capture_output=True).returncode:
-        pytest.skip("running as root without unshare: a read-only folder cannot be simulated")
-    return [unshare, "--user", *cmd]
-
-
 SCRIPT = """
 import sys, time
 import digraph
@@ -191,7 +181,7 @@ def test_read_only_install_caches_in_the_user_folder(tmp_path):
            if k not in ("NUMBA_CACHE_DIR", "DIGRAPH_QUIET", "PYTHONPATH")}
     env.update(PYTHONPATH=str(site), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
     try:
-        runs = [subprocess.run(_unprivileged([sys.executable, "-c", SCRIPT]), env=env, cwd=tmp_path,
+        runs = [subprocess.run(unprivileged([sys.executable, "-c", SCRIPT]), env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=600) for _ in range(2)]
     finally:
         for p in [site, *site.rglob("*")]:

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import unprivileged
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SUBPACKAGES = ("algorithms", "dispatch", "io", "nx_backend", "paths", "preprocess", "smx")
@@ -51,18 +53,6 @@ def _env(**extra):
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)
     return env
-
-
-def _unprivileged(cmd):
-    """``cmd`` without the power to write into read-only folders: as it is for a normal user; for
-    root, in a user namespace of its own (``unshare --user``), where root's capability to override
-    permissions does not reach the host's files (as in tests/test_first_run.py)."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return cmd
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "--user", "true"], capture_output=True).returncode:
-        pytest.skip("running as root without unshare: a read-only folder cannot be simulated")
-    return [unshare, "--user", *cmd]
 
 
 def _writable_again(path):
@@ -161,7 +151,7 @@ def test_read_only_install_caches_and_the_second_process_compiles_nothing(instal
     if home == "read-only":
         home_dir.chmod(0o555)
     env = _env(HOME=str(home_dir), TMPDIR=str(tmp_dir))
-    cmd = _unprivileged([str(installed["python"]), "-c", SCRIPT])
+    cmd = unprivileged([str(installed["python"]), "-c", SCRIPT])
 
     def cache_files():
         return sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.suffix in (".nbi", ".nbc"))

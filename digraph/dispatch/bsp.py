@@ -24,7 +24,7 @@ from . import driver
 from .convergence import certified_bound, linear_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["solve", "BspSettings", "DEFAULT", "DENSE_DIVISOR"]
+__all__ = ["solve", "BspSettings", "DEFAULT"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,6 @@ class BspSettings:
 
 
 DEFAULT = BspSettings()
-DENSE_DIVISOR = DEFAULT.dense_divisor
-"""The default :attr:`BspSettings.dense_divisor` (read-only: pass ``settings=`` to change it)."""
 
 
 def solve(graph, system, *, tol, max_iter, stats, settings=None):

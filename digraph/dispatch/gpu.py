@@ -678,14 +678,12 @@ def column_sums_known(sys, has):
     return not has and sys.dst_scale is None
 
 
-def count_dense_round(stats, m, absorbed, rounds=True):
-    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices
-    (``rounds``: count the round too; a round driver counts its own)."""
+def count_dense_round(stats, m, absorbed):
+    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices (the
+    round itself is counted by the round driver)."""
     stats["arc_updates"] += m
     stats["dense_rounds"] += 1
     stats["vertex_updates"] += int(absorbed)
-    if rounds:
-        stats["rounds"] += 1
 
 
 class _LinearRounds:
@@ -738,7 +736,7 @@ class _LinearRounds:
             be.heavy(K.linear_dense_batch_heavy, g["heavy_in"], *args)
             r1n, rmaxn, sxn, absorbed, absorbed_vol = (float(v) for v in be.get(self.scan_out))
             self.delta, self.delta_new = self.delta_new, self.delta
-            count_dense_round(stats, m, absorbed, rounds=False)
+            count_dense_round(stats, m, absorbed)
             # this round's frontier stands in for the next one while it stays dense; near the
             # switch to sparse rounds the next frontier is scanned exactly
             if absorbed_vol * self.divisor > 2 * m:
@@ -886,7 +884,7 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
                 time.perf_counter() - t0
             r1, rmax, sx, absorbed, _ = (float(v) for v in be.get(scan))
             st.update(r1=r1, rmax=rmax, sx=sx, delta=delta_new, delta_new=delta)
-            count_dense_round(stats, m, absorbed, rounds=False)
+            count_dense_round(stats, m, absorbed)
 
     outcome = driver.linear(Streamed(), n=n, gammas=gammas, normalize=sys.normalize, tol=tol,
                             max_iter=max_iter, stats=stats)

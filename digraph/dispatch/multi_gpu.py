@@ -1303,7 +1303,7 @@ class _ShardedRounds:
     def _absorb(self, got):
         if got is not None:
             self.r1, self.rmax, self.sx, absorbed = got
-            gpu.count_dense_round(self.stats, self.m, absorbed, rounds=False)
+            gpu.count_dense_round(self.stats, self.m, absorbed)
 
     def scan(self, theta):
         return self.r1, self.rmax, self.sx, int(self.r1 != 0.0)
