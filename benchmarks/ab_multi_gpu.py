@@ -1,12 +1,13 @@
-"""Interleaved A/B of the sharded engine's switches on one graph (issue 6).
+"""Interleaved A/B of the sharded engine's settings on one graph (issue 6).
 
     python benchmarks/ab_multi_gpu.py --graph rmat25 --gpus 4 2 1 \
-        --variants OVERLAP=False OVERLAP=True "OVERLAP=True,COMM_PRIORITY=0" --json $OUT/ab.json
+        --variants overlap=False overlap=True "overlap=True,comm_priority=0" --json $OUT/ab.json
 
-A variant sets module switches of :mod:`digraph.dispatch.multi_gpu` (``NAME=VALUE``, comma
-separated; VALUE is a Python literal).  For each k: ``--warmup`` runs with the defaults first
-(compilation, layouts, the re-cuts of ``multi_gpu.BALANCE``), then ``--passes`` passes over the
-variants, each a warm-up and the median of ``--repeat`` runs of
+A variant changes fields of :class:`digraph.dispatch.multi_gpu.MultiGpuSettings`
+(``field=VALUE``, comma separated; VALUE is a Python literal), passed to each run as
+``settings=dataclasses.replace(multi_gpu.DEFAULT, ...)``.  For each k: ``--warmup`` runs with the
+defaults first (compilation, layouts, the re-cuts of ``MultiGpuSettings.balance``), then
+``--passes`` passes over the variants, each a warm-up and the median of ``--repeat`` runs of
 :func:`digraph.dispatch.multi_gpu.solve` (PageRank, tol 1e-8), with the run's parts (set-up,
 rounds, certification, the rest), per GPU and round the kernel time, the time its pull waited
 for the exchange, and the host's time queueing a round; every answer is compared with the first
@@ -14,6 +15,7 @@ variant's (L1).  ``--end-to-end`` adds ``digraph.run`` on one GPU and on the k G
 """
 import argparse
 import ast
+import dataclasses
 import json
 import sys
 import time
@@ -33,13 +35,22 @@ from bench_gpu import load_graph, median_time  # noqa: E402
 
 
 def parse_variant(text):
+    """``{field: value}`` of a variant ``"field=VALUE,..."`` (field names of
+    :class:`~digraph.dispatch.multi_gpu.MultiGpuSettings`, in any case)."""
+    fields = {f.name for f in dataclasses.fields(multi_gpu.MultiGpuSettings)}
     out = {}
     for part in filter(None, text.split(",")):
         name, _, value = part.partition("=")
-        if not hasattr(multi_gpu, name):
-            raise SystemExit(f"multi_gpu has no switch {name!r}")
+        name = name.strip().lower()
+        if name not in fields:
+            raise SystemExit(f"MultiGpuSettings has no field {name!r} (fields: {sorted(fields)})")
         out[name] = ast.literal_eval(value)
     return out
+
+
+def variant_settings(fields):
+    """The engine's defaults with a variant's ``fields`` changed."""
+    return dataclasses.replace(multi_gpu.DEFAULT, **fields)
 
 
 def timed(fn, repeat):
@@ -53,18 +64,17 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--graph", default="rmat24")
     ap.add_argument("--gpus", nargs="+", type=int, default=[4, 2])
-    ap.add_argument("--variants", nargs="+", default=["OVERLAP=False", "OVERLAP=True"])
+    ap.add_argument("--variants", nargs="+", default=["overlap=False", "overlap=True"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--relearn", type=int, default=0,
                     help="before each variant: forget the learnt ranges and run this many "
-                         "untimed runs with the variant's switches (for BALANCE_* switches)")
+                         "untimed runs with the variant's settings (for the balance_* fields)")
     ap.add_argument("--end-to-end", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    variants = [(v, parse_variant(v)) for v in args.variants]
-    defaults = {name: getattr(multi_gpu, name) for _, sw in variants for name in sw}
+    variants = [(v, variant_settings(parse_variant(v))) for v in args.variants]
     g, t_load = load_graph(args.graph)
     print(f"{args.graph}: n={g.num_vertices:,} m={g.num_arcs:,} (load {t_load:.1f} s)",
           flush=True)
@@ -75,10 +85,11 @@ def main():
         devs = [f"cuda:{i}" for i in range(k)]
         dev = "cuda" if k == 1 else "cuda:" + ",".join(str(i) for i in range(k))
 
-        def solve():
+        def solve(settings=None):
             st = RunStats.new()
             x, ok = multi_gpu.solve(g, system, devices=devs, mode="bsp", tol=1e-8,
-                                    max_iter=100_000, stats=st, min_arcs_per_gpu=0)
+                                    max_iter=100_000, stats=st, min_arcs_per_gpu=0,
+                                    settings=settings)
             assert ok
             return x, st
         for i in range(args.warmup):
@@ -90,20 +101,14 @@ def main():
                   flush=True)
         ref = None
         for p in range(args.passes):
-            for label, sw in variants:
-                for name, value in sw.items():
-                    setattr(multi_gpu, name, value)
-                try:
-                    if args.relearn:
-                        for key in [c for c in g._cache if isinstance(c, tuple) and c
-                                    and c[0] == "multi-gpu-balance"]:
-                            del g._cache[key]
-                        for _ in range(args.relearn):
-                            solve()
-                    t, (x, st) = timed(solve, args.repeat)
-                finally:
-                    for name, value in defaults.items():
-                        setattr(multi_gpu, name, value)
+            for label, cfg in variants:
+                if args.relearn:
+                    for key in [c for c in g._cache if isinstance(c, tuple) and c
+                                and c[0] == "multi-gpu-balance"]:
+                        del g._cache[key]
+                    for _ in range(args.relearn):
+                        solve(cfg)
+                t, (x, st) = timed(lambda: solve(cfg), args.repeat)
                 ref = x if ref is None else ref
                 r = st["rounds"]
                 parts = {n: st.get(f"time_{n}", 0.0) for n in ("setup", "rounds", "certify")}

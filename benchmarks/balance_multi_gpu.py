@@ -3,8 +3,9 @@
     python benchmarks/balance_multi_gpu.py --graph rmat25 --gpus 4 2 --costs 0 1 3 6 \
         --json $OUT/balance.json
 
-For each k and each variant (``multi_gpu.VERTEX_COST`` = c: a range balances arcs + c per
-vertex; and the default cost without :data:`multi_gpu.PREFAULT`), interleaved over two passes:
+For each k and each variant (``MultiGpuSettings.vertex_cost`` = c: a range balances arcs + c
+per vertex; and the default cost without ``MultiGpuSettings.prefault``; each passed as
+``solve(settings=dataclasses.replace(multi_gpu.DEFAULT, ...))``), interleaved over two passes:
 a warm-up :func:`digraph.dispatch.multi_gpu.solve` (compiles, builds and caches the ranges'
 layout), then the median of ``--repeat`` runs, with the run's parts (set-up, rounds, certify,
 the rest) and per GPU: arcs, vertices, arcs into vertices of in-degree >= HEAVY, kernel time
@@ -12,6 +13,7 @@ per round and idle share.  The one-GPU engine (``digraph.run(..., device="cuda")
 ``digraph.run`` on the k GPUs are timed in the same passes.
 """
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -47,7 +49,7 @@ def main():
     off = np.asarray(g.in_offsets, np.int64)
     deg = np.diff(off)
     heavy_arcs = np.concatenate([[0], np.cumsum(np.where(deg >= HEAVY, deg, 0))])
-    default_cost, rows = multi_gpu.VERTEX_COST, []
+    default_cost, rows = multi_gpu.DEFAULT.vertex_cost, []
 
     def timed(fn):
         fn()  # untimed
@@ -61,14 +63,16 @@ def main():
                                                                (f"run {dev}", default_cost, True)]
         for p in range(args.passes):
             for what, c, pre in variants:
-                multi_gpu.VERTEX_COST, multi_gpu.PREFAULT = c, pre
                 if what == "solve":
-                    def fn():
+                    cfg = dataclasses.replace(multi_gpu.DEFAULT, vertex_cost=c, prefault=pre)
+
+                    def fn(cfg=cfg):
                         st = RunStats.new()
                         multi_gpu.solve(g, system, devices=devs, mode="bsp", tol=1e-8,
-                                        max_iter=100_000, stats=st, min_arcs_per_gpu=0)
+                                        max_iter=100_000, stats=st, min_arcs_per_gpu=0,
+                                        settings=cfg)
                         return st
-                else:
+                else:  # the defaults (digraph.run takes no engine settings)
                     d = "cuda" if what == "run 1 GPU" else dev
 
                     def fn(d=d):
@@ -100,7 +104,6 @@ def main():
                     print(f"k={k} {what} pass {p}: {t * 1e3:.0f} ms ({st.get('rounds')} rounds, "
                           f"{st.get('gpus')} GPUs)", flush=True)
                 rows.append(row)
-    multi_gpu.VERTEX_COST, multi_gpu.PREFAULT = default_cost, True
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

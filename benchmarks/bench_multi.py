@@ -65,8 +65,9 @@ def main():
                 ts.append(time.perf_counter() - t0)
             idle = np.mean(st["worker_idle_share"])
             print(f"{w:7d} {str(concurrent):7s} {statistics.median(ts[1:]) * 1e3:9.0f} "
-                  f"{st['rounds']:7d} {st['arc_updates']:12,d} {st['exchange_bytes'] / 1e6:11.1f} "
-                  f"{st.get('steals', 0):7d} {idle:10.2f} {st['bytes_h2d'] / 1e6:7.1f}")
+                  f"{st['rounds']:7d} {st['arc_updates']:12,d} "
+                  f"{st['bytes_between_gpus'] / 1e6:11.1f} {st.get('steals', 0):7d} {idle:10.2f} "
+                  f"{st['bytes_h2d'] / 1e6:7.1f}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ b = c = 0.19, seed S) are generated on the GPU as in ``bench_gpu.py``.  Counters
 arc updates, bytes between GPUs, per-GPU idle share (1 − kernel time / rounds' wall time).
 """
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -46,7 +47,7 @@ WARMUP = 1
 
 def timed(fn, repeat, warmup=None, first=None):
     """(median time, last result) of ``repeat`` runs after ``warmup`` runs (default
-    :data:`WARMUP`: compile, upload, and the re-cuts of ``multi_gpu.BALANCE``); the warm-up
+    :data:`WARMUP`: compile, upload, and the re-cuts of ``MultiGpuSettings.balance``); the warm-up
     runs' times are appended to ``first`` when given."""
     for _ in range(WARMUP if warmup is None else warmup):
         t0 = time.perf_counter()
@@ -64,16 +65,17 @@ def main():
     ap.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
     ap.add_argument("--exchanges", nargs="+", default=list(multi_gpu.EXCHANGES))
     ap.add_argument("--modes", nargs="+", help="sharded modes (default: the one-GPU default)")
-    ap.add_argument("--layouts", nargs="+", default=[multi_gpu.LAYOUT or "none"],
+    ap.add_argument("--layouts", nargs="+", default=[multi_gpu.DEFAULT.layout or "none"],
                     help="numberings of linear shards (multi_gpu.LAYOUTS; 'none': vertex order)")
     ap.add_argument("--unrouted", action="store_true",
                     help="also time the one-GPU engine without the one-shard routing of "
-                         "bsp on >= gpu.SHARD_ARCS arcs")
+                         "bsp on >= GpuSettings.shard_arcs arcs")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1,
                     help="untimed runs first (sharded runs re-cut their ranges in the first "
-                         "few: multi_gpu.BALANCE_RECUTS + 2 reaches the learnt ranges)")
+                         "few: MultiGpuSettings.balance_recuts + 2 reaches the learnt "
+                         "ranges)")
     ap.add_argument("--end-to-end", action="store_true",
                     help="also time digraph.run(..., device='cuda:0,..,k-1')")
     ap.add_argument("--json")
@@ -126,12 +128,14 @@ def main():
             save()
             if args.unrouted and "one shard" in r1.stats.get("route", ""):
                 from digraph.dispatch import gpu as gpu_mod
-                keep, gpu_mod.SHARD_ARCS = gpu_mod.SHARD_ARCS, 1 << 62
+                # digraph.run takes no engine settings: its defaults replaced, then put back
+                keep = gpu_mod.DEFAULT
+                gpu_mod.DEFAULT = dataclasses.replace(keep, shard_arcs=1 << 62)
                 try:
                     t0_, r0 = timed(lambda: digraph.run(g, algo, device="cuda", **kw, **params),
                                     args.repeat)
                 finally:
-                    gpu_mod.SHARD_ARCS = keep
+                    gpu_mod.DEFAULT = keep
                 rows.append(dict(row, engine=f"1 GPU, {r0.stats.mode} (unrouted)", time_s=t0_,
                                  compute_s=r0.stats.time_compute, rounds=r0.stats.rounds,
                                  arc_updates=r0.stats.arc_updates,

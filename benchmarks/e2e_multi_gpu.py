@@ -1,11 +1,12 @@
 """``digraph.run`` on one GPU against k GPUs, interleaved run by run (issue 6's goal, end to end).
 
     python benchmarks/e2e_multi_gpu.py --graph rmat25 --gpus 4 --pairs 15 \
-        --variants KEEP_WORK=False KEEP_WORK=True --json $OUT/e2e.json
+        --variants keep_work=False keep_work=True --json $OUT/e2e.json
 
 PageRank, tol 1e-8.  After ``--warmup`` runs of each side with the defaults (compilation,
-layouts, learnt ranges), for each variant (switches of :mod:`digraph.dispatch.multi_gpu`, as in
-``ab_multi_gpu.py``): one untimed run of each side, then ``--pairs`` pairs, each a one-GPU run
+layouts, learnt ranges), for each variant (fields of
+:class:`~digraph.dispatch.multi_gpu.MultiGpuSettings`, as in ``ab_multi_gpu.py``): one untimed
+run of each side, then ``--pairs`` pairs, each a one-GPU run
 (``device="cuda"``, routed to one shard) and a k-GPU run (``device="cuda:0,..,k-1"``) in
 alternating order, so drifts of clocks and temperature fall on both sides.  Reports per side the
 median time and its parts (set-up, rounds, certification, the copy back, the rest), and the
@@ -14,7 +15,12 @@ ratios.  Every answer is compared with the first one-GPU answer (L1).
 
 ``--block B``: each side of a pair is B + 1 runs in a row, the first untimed, and the pair's
 ratio is that of the medians of its two blocks.  A sharded linear run keeps its vectors for the
-next run on the same GPUs (``multi_gpu.KEEP_WORK``), which strict alternation never lets happen.
+next run on the same GPUs (``MultiGpuSettings.keep_work``), which strict alternation never lets
+happen.
+
+``digraph.run`` takes no engine settings: a variant's runs see ``multi_gpu.DEFAULT`` replaced by
+the variant's settings (``dataclasses.replace``), put back when the variant is done, as
+``bench_bsp_direction.py`` does with ``bsp.DEFAULT``.
 """
 import argparse
 import json
@@ -31,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import digraph  # noqa: E402
 from digraph.dispatch import multi_gpu  # noqa: E402
-from ab_multi_gpu import parse_variant  # noqa: E402
+from ab_multi_gpu import parse_variant, variant_settings  # noqa: E402
 from bench_gpu import load_graph  # noqa: E402
 
 PARTS = ("setup", "rounds", "certify", "gather")
@@ -64,11 +70,11 @@ def main():
     ap.add_argument("--block", type=int, default=1,
                     help="timed runs in a row per side and pair, after an untimed one (>1)")
     ap.add_argument("--variants", nargs="+", default=[""],
-                    help="switch sets, e.g. KEEP_WORK=False (empty: the defaults)")
+                    help="MultiGpuSettings fields, e.g. keep_work=False (empty: the defaults)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    variants = [(v or "defaults", parse_variant(v)) for v in args.variants]
-    defaults = {name: getattr(multi_gpu, name) for _, sw in variants for name in sw}
+    variants = [(v or "defaults", variant_settings(parse_variant(v))) for v in args.variants]
+    defaults = multi_gpu.DEFAULT
     g, t_load = load_graph(args.graph)
     print(f"{args.graph}: n={g.num_vertices:,} m={g.num_arcs:,} (load {t_load:.1f} s)",
           flush=True)
@@ -79,9 +85,8 @@ def main():
               flush=True)
     ref = run_once(g, one)[2]
     rows = []
-    for label, sw in variants:
-        for name, value in sw.items():
-            setattr(multi_gpu, name, value)
+    for label, cfg in variants:
+        multi_gpu.DEFAULT = cfg  # a benchmark's override of digraph.run's defaults, put back
         try:
             run_once(g, one)
             run_once(g, many)
@@ -104,8 +109,7 @@ def main():
                     got[d] = statistics.median(ts)
                 ratios.append(got[one] / got[many])
         finally:
-            for name, value in defaults.items():
-                setattr(multi_gpu, name, value)
+            multi_gpu.DEFAULT = defaults
         s1, sk = summary(sides[one]), summary(sides[many])
         row = dict(graph=args.graph, k=args.gpus, variant=label, pairs=args.pairs,
                    block=args.block,

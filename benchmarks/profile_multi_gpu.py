@@ -7,9 +7,15 @@ and ``digraph.run(g, "pagerank", device=...)`` (one GPU: ``"cuda"``, routed to o
 ``"cuda:0,..,k-1"``), each warmed up once, then timed once under cProfile (host time: the time a
 host thread waits for the GPUs shows where it synchronises).  Writes the top functions by
 cumulative and own time and the run's timing counters to ``--out``.
+
+Unless ``--no-ab``, an interleaved A/B of the two host-side ablations first: launches through
+Numba's dispatcher or prepared (``gpu.BackendSettings.fast_launch``; the backends read
+``gpu.BACKEND``, which the A/B replaces for its runs and puts back) and rounds waiting for the
+host or pipelined (``MultiGpuSettings.pipeline``, passed as ``solve(settings=)``).
 """
 import argparse
 import cProfile
+import dataclasses
 import io
 import pstats
 import sys
@@ -73,22 +79,28 @@ def main():
         devs = [f"cuda:{i}" for i in range(k)]
         box = {}
 
-        def solve():
+        def solve(settings=None):
             st = RunStats.new()
             x, ok = multi_gpu.solve(g, system, devices=devs, mode="bsp", tol=1e-8,
-                                    max_iter=100_000, stats=st, min_arcs_per_gpu=0)
+                                    max_iter=100_000, stats=st, min_arcs_per_gpu=0,
+                                    settings=settings)
             box["st"] = st
             return x
         from digraph.dispatch import gpu
         variants = [(False, False), (True, False), (True, True)]  # (prepared launches, pipeline)
+        backend = gpu.BACKEND
         for fast, pipe in ([] if args.no_ab else variants + variants):  # interleaved twice
-            gpu.FAST_LAUNCH, multi_gpu.PIPELINE = fast, pipe
-            solve()
-            ts = []
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                solve()
-                ts.append(time.perf_counter() - t0)
+            cfg = dataclasses.replace(multi_gpu.DEFAULT, pipeline=pipe)
+            gpu.BACKEND = dataclasses.replace(backend, fast_launch=fast)  # put back below
+            try:
+                solve(cfg)
+                ts = []
+                for _ in range(args.repeat):
+                    t0 = time.perf_counter()
+                    solve(cfg)
+                    ts.append(time.perf_counter() - t0)
+            finally:
+                gpu.BACKEND = backend
             st = box["st"]
             print(f"k={k} prepared {fast:d} pipelined {pipe:d}: median "
                   f"{np.median(ts) * 1e3:.0f} ms, rounds {st['time_rounds'] * 1e3:.0f} ms "

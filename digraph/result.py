@@ -7,7 +7,7 @@ import numpy as np
 __all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table"]
 
 _COUNTERS = ("rounds", "vertex_updates", "arc_updates", "dense_rounds", "sparse_rounds",
-             "paths_processed", "partitions_processed", "bytes_h2d", "bytes_d2h", "bytes_d2d")
+             "paths_processed", "partitions_processed", "bytes_h2d", "bytes_d2h")
 _TIMES = ("time_load", "time_preprocess", "time_transfer", "time_compile", "time_compute",
           "time_total")
 
@@ -19,8 +19,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
         "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"`, then "
                  "`\"; then <mode>: <why>\"` for each hand-over, and `\"; run as one shard\"` "
-                 "when one GPU's `bsp` on a linear system of `gpu.SHARD_ARCS` arcs or more ran "
-                 "as one shard of the multi-GPU engine",
+                 "when one GPU's `bsp` on a linear system of `GpuSettings.shard_arcs` arcs or "
+                 "more ran as one shard of the multi-GPU engine",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
         "threads": "Numba threads the CPU run used; 0 on GPUs",
@@ -43,8 +43,6 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "GPU path modes: units walked); 0 elsewhere",
         "bytes_h2d": "bytes copied from the host to GPUs; 0 on the CPU",
         "bytes_d2h": "bytes copied from GPUs to the host; 0 on the CPU",
-        "bytes_d2d": "bytes the path dispatcher's workers exchanged (path modes on several GPUs: "
-                     "`exchange_bytes`); the sharded engine counts `bytes_between_gpus` instead",
     }),
     ("Linear systems: the certificate", {
         "error_bound": "the certified bound on the answer's L1 error the run stopped with (every "
@@ -91,8 +89,7 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
                         "component; path modes: rounds that walked the layer)",
         "layer_arc_updates": "arcs sent per DAG layer, a list (`scc`, path modes)",
-        "sweeps": "`scc`: sweeps of all components, summed; path modes and the path dispatcher: "
-                  "passes over the layers, each with a lower budget (written from 2 on)",
+        "sweeps": "`scc`: sweeps of all components, summed (path modes count `path_sweeps`)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
                                   "bin: 64 arcs or more); `{}` in `scc`",
         "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "
@@ -100,6 +97,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                          "`arc_updates`",
     }),
     ("Path modes", {
+        "path_sweeps": "linear systems (CPU, GPU, the path dispatcher): passes over the layers, "
+                       "each after a failed final certification with a 4x lower budget "
+                       "(`paths.PathSettings.max_sweeps`); written from 2 on",
         "fused_check": "CPU: the check of pending mass fused into the walk "
                        "(`paths.PathSettings.fuse_check`; not an option of `digraph.run`)",
         "layer_window": "CPU: `layer_window=` (1: layer by layer; W: the next W - 1 layers' split "
@@ -123,11 +123,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "note": "a path engine given k-core directly ran `vertex-async` instead (`digraph.run` "
                 "refuses k-core in the path modes)",
         "proxy_vertices": "GPU, linear: hub vertices whose in-arcs each block sums in shared "
-                          "memory (in-degree `gpu.PROXY_MIN_IN_DEGREE` or more)",
+                          "memory (in-degree `GpuSettings.proxy_min_in_degree` or more)",
     }),
     ("`power`", {
-        "formulation": "`\"google\"`: the Google-matrix iteration with its rank-one term (CPU and "
-                       "GPU)",
         "gamma": "gamma1, the largest column sum of A (alpha for PageRank): the bound falls by it "
                  "a round",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
@@ -140,6 +138,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
         "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
     }),
+    ("`bsp` and `vertex-async` on linear systems (CPU)", {
+    }),
     ("`vertex-async` on min/max systems (CPU)", {
         "queue": "the order of the small-frontier phases: `\"fifo\"`, or `\"heap\"` (best value "
                  "first: `plus` along non-negative arc values, as weighted SSSP)",
@@ -147,7 +147,6 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
     }),
     ("GPUs", {
         "gpu": "the GPU's name, or `\"CUDA simulator\"`",
-        "dtype": "`\"float64\"`: the type of the state on GPUs (always)",
         "streamed_batches": "`bsp` on a linear system with the arcs streamed from host memory "
                             "(`batch_arcs=`, or arcs beyond free GPU memory): batches a round",
     }),
@@ -156,8 +155,10 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                 "one-GPU engine ran); path modes: GPUs of the dispatcher",
         "gpus_named": "GPUs named in `device`",
         "exchange": "the transport between GPUs: `\"p2p\"`, `\"nccl\"`, or `\"host (simulator)\"`",
-        "bytes_between_gpus": "bytes the rounds exchanged between GPUs (all-gathers and "
-                              "all-reduces)",
+        "bytes_between_gpus": "bytes exchanged between GPUs: the rounds' all-gathers and "
+                              "all-reduces; path modes: the dispatcher's replica exchange (12 a "
+                              "changed (vertex, value), 8 a value pulled back, plus the mirrors "
+                              "of stolen partitions)",
         "gpu_arcs": "arcs of each GPU's shard, a list",
         "gpu_vertices": "vertices of each GPU's range, a list",
         "gpu_busy_s": "kernel seconds of each GPU (CUDA events; the simulator: arc share times "
@@ -173,14 +174,12 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                      "a list",
         "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "
                            "too), a list",
-        "pipelined": "linear: rounds queued one ahead of the host (`multi_gpu.PIPELINE`)",
+        "pipelined": "linear: rounds queued one ahead of the host (`MultiGpuSettings.pipeline`)",
         "overlapped": "linear: the exchange ran beside each GPU's sums of its own range's arcs "
                       "(real GPUs)",
     }),
     ("Several GPUs: the path dispatcher (path modes)", {
         "workers": "workers, one per GPU",
-        "exchange_bytes": "bytes of the replica exchange (12 a changed (vertex, value), 8 a value "
-                          "pulled back); also in `bytes_d2d`",
         "exchange_messages": "batches sent from a worker to another vertex owner",
         "worker_arcs": "arcs walked by each worker over the run, a list",
         "worker_idle_share": "1 - a worker's arcs / the busiest worker's, averaged over the "

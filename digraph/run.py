@@ -541,8 +541,8 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
     """``device="cuda[:N]"``: the GPU engine of :mod:`digraph.dispatch.gpu`."""
     from .dispatch import gpu
     mode = plan.mode
-    if "," in device and mode == "power":  # the router's choice: one of the GPUs, if it fits
-        mode, device = _power_or_shards(gpu, graph, device, stats)
+    if "," in device and mode == "power":  # how many of the GPUs named: by the arcs per GPU
+        device = _power_gpus(gpu, graph, device, stats)
     if "," in device:
         return _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority,
                               cache, preprocess, stats, t_start, batch_arcs)
@@ -579,23 +579,35 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
                    t_start)
 
 
-def _power_or_shards(gpu, graph, device, stats):
-    """(mode, device) for an automatic PageRank-like run with several GPUs named: the power
-    iteration on the first of them when the graph fits in its memory (the sharded engine has no
-    power iteration yet, and one GPU's beats its ``bsp``), else sharded ``bsp`` (recorded in
-    ``stats``)."""
-    from .dispatch import multi_gpu
+def _power_gpus(gpu, graph, device, stats):
+    """The device string of a power run with several GPUs named: the iteration sharded over as
+    many of them as the graph has :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs`
+    arcs per GPU (:mod:`digraph.dispatch.multi_gpu_power`), else the first GPU alone when the
+    graph fits in its memory, else sharded over all of them (recorded in ``stats``)."""
+    from .dispatch import gpu_power, multi_gpu
     devices = multi_gpu.parse_devices(device)
     for d in devices[1:]:
         gpu.backend(d)  # NotAvailableError naming a GPU that is missing
     be = gpu.backend(devices[0])  # last: its memory is the one asked about
     stats["gpus_named"] = len(devices)
-    if gpu._too_big(be, graph):
-        stats["mode"], stats["engine"] = "bsp", "multi-gpu-bsp"
-        stats["route"] += "; the graph does not fit in one GPU's memory: sharded bsp instead"
-        return "bsp", device
-    stats["gpus"] = 1
-    return "power", devices[0]
+    per = gpu_power.DEFAULT.shard_arcs
+    k = len(devices) if per <= 0 else min(len(devices), graph.num_arcs // per)
+    ids = ",".join(d[5:] for d in devices)
+    if k >= 2:
+        stats["engine"] = "multi-gpu-power"
+        stats["route"] += (f"; sharded over {k} of the {len(devices)} GPUs named (at least "
+                           f"{per:,} arcs a GPU)" if k < len(devices) else
+                           f"; sharded over the {k} GPUs named")
+        return "cuda:" + ",".join(d[5:] for d in devices[:k])
+    if not gpu._too_big(be, graph):
+        stats["gpus"] = 1
+        stats["engine"] = "gpu-power"
+        stats["route"] += (f"; on the first GPU named: fewer than {per:,} arcs a GPU for two "
+                           "(the sharded rounds' exchange would cost more than they split)")
+        return devices[0]
+    stats["engine"] = "multi-gpu-power"
+    stats["route"] += "; the graph does not fit in one GPU's memory: sharded over every GPU named"
+    return "cuda:" + ids
 
 
 def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority, cache,
@@ -614,6 +626,9 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
     if not path and (priority is not None or cache is not None or preprocess is not None):
         raise InvalidParameterError(
             f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+    if mode == "power":
+        return _run_power_gpus(graph, algo, bound, system, devices, device, tol, max_iter, stats,
+                               t_start)
     shard_mode = "vertex-async" if mode in PATH_MODES else mode
     t0 = time.perf_counter()
     key = ("multi-gpu", device, shard_mode, system.family)
@@ -641,6 +656,27 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
             and system.family == "linear"))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
+                   t_start)
+
+
+def _run_power_gpus(graph, algo, bound, system, devices, device, tol, max_iter, stats, t_start):
+    """The power iteration sharded over ``devices`` (:mod:`digraph.dispatch.multi_gpu_power`)."""
+    from .dispatch import multi_gpu_power
+    t0 = time.perf_counter()
+    key = ("multi-gpu-power", device)
+    if key not in _WARM:
+        import dataclasses
+        tiny = _tiny_graph()
+        _run_tiny("linear", lambda sys, _: multi_gpu_power.solve(
+            tiny, dataclasses.replace(sys, normalize=True), devices=devices, tol=1e-3,
+            max_iter=100, stats=RunStats.new()), divisors=(None,))
+        _WARM.add(key)
+    stats["time_compile"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    x, converged = multi_gpu_power.solve(graph, system, devices=devices, tol=tol,
+                                         max_iter=max_iter, stats=stats)
+    stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
+    return _finish(graph, algo, bound, system, x, converged, tol, max_iter, "power", device, stats,
                    t_start)
 
 

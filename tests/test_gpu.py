@@ -249,11 +249,12 @@ def test_contraction_factors_on_the_gpu(be, small, algo, params, weights):
 
 
 def test_large_bsp_runs_as_one_shard(be, small, monkeypatch):
-    """``bsp`` on a linear system of at least SHARD_ARCS arcs runs as one shard of the multi-GPU
-    engine, with the same certified answer."""
+    """``bsp`` on a linear system of at least ``GpuSettings.shard_arcs`` arcs runs as one shard of
+    the multi-GPU engine, with the same certified answer."""
+    import dataclasses
     from digraph.dispatch import gpu
     ref = digraph.run(small, "pagerank", tol=1e-12)
-    monkeypatch.setattr(gpu, "SHARD_ARCS", 0)
+    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
     r = digraph.run(small, "pagerank", mode="bsp", device="cuda", tol=1e-8)
     assert "one shard" in r.stats.route and r.stats.gpus == 1 and r.stats.converged
     assert r.stats.bytes_between_gpus == 0 and r.stats.error_bound <= 1e-8
@@ -270,7 +271,6 @@ def test_prepared_launch_reuses_marshalled_arrays():
     if not real_gpu():
         pytest.skip("prepared launches need a real GPU")
     from numba import cuda
-    from digraph.dispatch import gpu
 
     @cuda.jit
     def axpy(a, x, y, n, neg):
@@ -304,7 +304,7 @@ def test_prepared_launch_reuses_marshalled_arrays():
     assert not be._prepared and not be._views
 
 
-def test_prepared_launch_gives_the_dispatcher_answer():
+def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
     """PageRank and SSSP on one GPU: the same answers with and without prepared launches
     (PageRank within its tolerance: the round statistics are summed with atomics, so their last
     bits, and with them the frontier threshold, vary from run to run; SSSP exactly)."""
@@ -316,14 +316,13 @@ def test_prepared_launch_gives_the_dispatcher_answer():
                      num_vertices=3000)
     src = int(np.argmax(g.out_degree))
     got = {}
+    import dataclasses
+    default = gpu.BACKEND
     for fast in (True, False):
-        keep, gpu.FAST_LAUNCH = gpu.FAST_LAUNCH, fast
-        try:
-            got[fast] = [digraph.run(g, "pagerank", device="cuda", mode=m, tol=1e-9).values
-                         for m in ("bsp", "vertex-async", "path")]
-            got[fast].append(digraph.run(g, "sssp", device="cuda", source=src).values)
-        finally:
-            gpu.FAST_LAUNCH = keep
+        monkeypatch.setattr(gpu, "BACKEND", dataclasses.replace(default, fast_launch=fast))
+        got[fast] = [digraph.run(g, "pagerank", device="cuda", mode=m, tol=1e-9).values
+                     for m in ("bsp", "vertex-async", "path")]
+        got[fast].append(digraph.run(g, "sssp", device="cuda", source=src).values)
     for a, b in zip(got[True][:-1], got[False][:-1]):
         assert np.abs(a - b).sum() <= 2e-9
     np.testing.assert_array_equal(got[True][-1], got[False][-1])

@@ -1,4 +1,6 @@
 """PageRank's division by Σx done on the GPUs (``divide_by_sum``, :class:`SumNormalized`)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -26,9 +28,9 @@ def _graph():
 
 
 @pytest.mark.parametrize("k", [1, 2])
-def test_solve_divides_on_the_gpus(k, monkeypatch):
+def test_solve_divides_on_the_gpus(k):
     devs = shard_devices(k)
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)
+    pinned = dataclasses.replace(multi_gpu.DEFAULT, balance=False)
     g = _graph()
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))
@@ -36,7 +38,8 @@ def test_solve_divides_on_the_gpus(k, monkeypatch):
     for divide in (False, True):
         st = RunStats.new()
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-9, max_iter=1000,
-                                stats=st, min_arcs_per_gpu=0, divide_by_sum=divide)
+                                stats=st, min_arcs_per_gpu=0, divide_by_sum=divide,
+                                settings=pinned)
         assert ok
         out.append(x)
     assert not isinstance(out[0], SumNormalized) and isinstance(out[1], SumNormalized)
@@ -45,15 +48,17 @@ def test_solve_divides_on_the_gpus(k, monkeypatch):
         s = get("sssp")
         multi_gpu.solve(g, s.prepare(g, **s.bind(g, {"source": 0})), devices=devs,
                         mode="bsp", tol=None, max_iter=100, stats=RunStats.new(),
-                        min_arcs_per_gpu=0, divide_by_sum=True)
+                        min_arcs_per_gpu=0, divide_by_sum=True, settings=pinned)
 
 
 def test_pagerank_run_divides_on_the_gpus(monkeypatch):
     """``digraph.run`` asks for it on one GPU routed to one shard and on several: the answer
     sums to 1 and matches the CPU's, and comes back as a plain array."""
     shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
-    monkeypatch.setattr(gpu, "SHARD_ARCS", 0)  # route even this graph to one shard
+    monkeypatch.setattr(multi_gpu, "DEFAULT",
+                        dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=0))
+    # route even this graph to one shard
+    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
     g = _graph()
     ref = digraph.run(g, "pagerank", alpha=0.3, tol=1e-10)
     for dev in ("cuda", "cuda:0,1"):  # the simulator takes any device numbers

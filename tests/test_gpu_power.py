@@ -41,7 +41,7 @@ def test_gpu_power_matches_the_exact_answer_within_its_bound(seed, weighted):
     r = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9, **kw)
     s = r.stats
     assert s["converged"] and s["mode"] == "power" and s["engine"] == "gpu-power"
-    assert s["formulation"] == "google" and s["error_bound"] <= 1e-9
+    assert s["error_bound"] <= 1e-9
     assert np.abs(r.values - exact).sum() <= s["error_bound"]
     cpu = digraph.run(g, "pagerank", mode="power", tol=1e-9, **kw)
     assert s["rounds"] == cpu.stats["rounds"]  # the same iteration, rounding apart

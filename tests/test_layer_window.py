@@ -122,7 +122,7 @@ def test_running_ahead_overlaps_the_layers(threads):
     for window, ahead_local in WINDOWS[1:]:
         x, s = solve(g, ps, algo, {}, window, ahead_local, threads, tol=1e-9)
         assert np.abs(x - exact).sum() <= 1e-9
-        assert s.get("sweeps", 1) == 1 and not s.get("finished_by")
+        assert s.get("path_sweeps", 1) == 1 and not s.get("finished_by")
         check_counters(s, window, 1e-9)
         assert s["run_ahead_arc_updates"] > 0
         if ahead_local and window != 2:  # the whole chain overlaps

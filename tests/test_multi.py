@@ -46,10 +46,10 @@ def test_answers_equal_one_worker_and_the_reference(g, workers):
     d, st2 = run_multi(g, "sssp", workers, ps, source=src)
     np.testing.assert_array_equal(d, digraph.run(g, "sssp", source=src).values)
     if workers > 1:
-        assert st1["exchange_bytes"] > 0 and st1["exchange_messages"] > 0
+        assert st1["bytes_between_gpus"] > 0 and st1["exchange_messages"] > 0
         assert len(st1["worker_arcs"]) == workers and min(st1["worker_arcs"]) > 0
     else:
-        assert st1["exchange_bytes"] == 0  # one worker owns every master
+        assert st1["bytes_between_gpus"] == 0  # one worker owns every master
 
 
 def test_plan_spreads_the_giant_and_assigns_masters(g):

@@ -6,6 +6,7 @@ counts are those of the real transports); on a machine with several GPUs the sam
 peer-to-peer copies with NCCL.
 """
 
+import dataclasses
 import os
 
 import numpy as np
@@ -45,10 +46,15 @@ def ngpu():
 @pytest.fixture(autouse=True)
 def every_gpu(monkeypatch):
     """Shard even these tiny graphs over every GPU named (by default a graph needs
-    ``MIN_ARCS_PER_GPU`` arcs per GPU)."""
+    ``MultiGpuSettings.min_arcs_per_gpu`` arcs per GPU): ``digraph.run`` takes the engine's
+    :data:`~digraph.dispatch.multi_gpu.DEFAULT`, replaced for the test."""
+    _defaults(monkeypatch, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+
+
+def _defaults(monkeypatch, **fields):
+    """The sharded engine's defaults with ``fields`` changed, for the rest of the test."""
     from digraph.dispatch import multi_gpu
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
-    monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear", "monotone", "hindex"))
+    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(multi_gpu.DEFAULT, **fields))
 
 
 @pytest.fixture(scope="module")
@@ -181,9 +187,9 @@ def _skewed():
 def _send_classes(g, k):
     """(vertices read by another shard with in-arcs, all vertices read by another shard) per
     shard, found from the arcs alone."""
-    from digraph.dispatch.multi_gpu import shard_ranges, VERTEX_COST
+    from digraph.dispatch.multi_gpu import shard_ranges, DEFAULT
     n = g.num_vertices
-    b = shard_ranges(g.in_offsets, k, VERTEX_COST)
+    b = shard_ranges(g.in_offsets, k, DEFAULT.vertex_cost)
     owner = np.searchsorted(b, np.arange(n), side="right") - 1
     indeg = np.diff(g.in_offsets)
     tgt = np.repeat(np.arange(n), indeg)
@@ -223,7 +229,7 @@ def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
     order, and of the one-GPU engine up to rounding."""
     from digraph.dispatch import gpu, multi_gpu
     from digraph.algorithms import get
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)  # the same ranges in every run
+    _defaults(monkeypatch, balance=False)  # the same ranges in every run
     g = _skewed()
     if weighted:
         g = digraph.load((np.asarray(g.arc_sources), np.asarray(g.out_targets),
@@ -232,18 +238,18 @@ def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
     sys = A.prepare(g, **A.bind(g, {}))
     assert (sys.arc_scale is not None) == weighted
 
-    def run(k, layout):
+    def run(k, layout, **fields):
         st_ = RunStats.new()
         devs = ["cuda:0"] * k if _sim() else [f"cuda:{i}" for i in range(k)]
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=10_000,
-                                stats=st_, min_arcs_per_gpu=0, layout=layout)
+                                stats=st_, min_arcs_per_gpu=0, layout=layout,
+                                settings=dataclasses.replace(multi_gpu.DEFAULT, **fields))
         assert ok
         return x, st_["rounds"], st_["arc_updates"]
     ref = run(1, "none")
     for k, layout, blocks in ((1, "out-degree", 0), (2, "id", 16), (2, "none", 0),
                               (min(3, ngpu), "out-degree", 1)):
-        monkeypatch.setattr(multi_gpu, "PULL_BLOCKS_PER_SM", blocks)  # 1: threads stride
-        x, rounds, arcs = run(k, layout)
+        x, rounds, arcs = run(k, layout, pull_blocks_per_sm=blocks)  # 1: threads stride
         np.testing.assert_allclose(x, ref[0], rtol=0, atol=1e-14)
         assert (rounds, arcs) == ref[1:]
     st_ = RunStats.new()
@@ -253,8 +259,7 @@ def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
     assert np.abs(ref[0] / ref[0].sum() - one / one.sum()).sum() <= 2e-7
     assert st_["rounds"] <= ref[1] <= st_["rounds"] + 1
     # ... and, waiting for every round, the one-GPU engine's rounds up to rounding
-    monkeypatch.setattr(multi_gpu, "PIPELINE", False)
-    x, rounds, arcs = run(1, "none")
+    x, rounds, arcs = run(1, "none", pipeline=False)
     assert rounds == st_["rounds"]
     np.testing.assert_allclose(x, one, rtol=0, atol=1e-12)
 
@@ -279,26 +284,26 @@ def test_transports_agree(ngpu, small):
 
 
 def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
-    """By default a graph with fewer than MIN_ARCS_PER_GPU arcs per GPU runs the one-GPU engine
-    (the simple method it could have used), with the same answer."""
+    """By default a graph with fewer than ``min_arcs_per_gpu`` arcs per GPU runs the one-GPU
+    engine (the simple method it could have used), with the same answer."""
     from digraph.dispatch import multi_gpu
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 32 << 20)
+    _defaults(monkeypatch, min_arcs_per_gpu=32 << 20)
     r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 1 and r.stats.gpus_named == 2 and "bytes_between_gpus" not in r.stats
     one = digraph.run(small, "pagerank", device="cuda", mode="bsp", tol=1e-6)
     assert r.stats.mode == "bsp"
     np.testing.assert_array_equal(r.values, one.values)
-    # automatic: the power iteration (not sharded) on the first GPU named, whatever the size
+    # automatic: the power iteration, on the first GPU named below two GPUs' worth of arcs
     auto = digraph.run(small, "pagerank", device=devices(2), tol=1e-6)
     one = digraph.run(small, "pagerank", device="cuda", mode="power", tol=1e-6)
     assert (auto.stats.mode, auto.stats.engine, auto.stats.gpus, auto.stats.gpus_named) == \
         ("power", "gpu-power", 1, 2)
-    assert "sharded engine has no power iteration" in auto.stats.route
+    assert "on the first GPU named" in auto.stats.route
     np.testing.assert_array_equal(auto.values, one.values)
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", small.num_arcs // 2)
+    _defaults(monkeypatch, min_arcs_per_gpu=small.num_arcs // 2)
     r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 2  # two GPUs' worth of arcs
-    monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear",))
+    _defaults(monkeypatch, shard_families=multi_gpu.MultiGpuSettings.shard_families)
     r = digraph.run(small, "sssp", source=0, device=devices(2))
     assert r.stats.gpus == 1  # min/max systems stay on one GPU by default
 
@@ -311,7 +316,7 @@ def test_pagerank_vectors_made_on_the_gpus(ngpu, monkeypatch):
     from digraph.algorithms.base import DegreeScaledSystem, LinearSystem
     from digraph.dispatch import multi_gpu
     # the same ranges in both runs: split rows sum in an order that depends on the ranges
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)
+    _defaults(monkeypatch, balance=False)
     g = digraph.load((SRC, DST)) if _sim() else _skewed()  # the simulator: a small graph
     A = get("pagerank")
     lazy = A.prepare(g, **A.bind(g, {"alpha": 0.8}))

@@ -1,5 +1,7 @@
 """Shard ranges re-cut from measured per-GPU kernel time (:func:`recut_ranges`,
 :func:`balanced_ranges`, :func:`learn_balance` in :mod:`digraph.dispatch.multi_gpu`)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -67,32 +69,32 @@ class _G:  # a graph's cache is all balanced_ranges and learn_balance touch
         self._cache = {}
 
 
-def test_learning_recuts_then_keeps_the_best(monkeypatch):
-    monkeypatch.setattr(multi_gpu, "BALANCE_RECUTS", 2)
+def test_learning_recuts_then_keeps_the_best():
+    cfg = dataclasses.replace(multi_gpu.DEFAULT, balance_recuts=2)
     off, _ = _offsets()
     g, key, st = _G(), ("multi-gpu-balance", "linear", ("a", "b", "c"), 0), RunStats.new()
-    first = balanced_ranges(g, key, off, 3, 0, st)
+    first = balanced_ranges(g, key, off, 3, 0, st, cfg)
     np.testing.assert_array_equal(first, shard_ranges(off, 3))
     assert st["gpu_recuts"] == 0
-    learn_balance(g, key, first, [3.0, 1.0, 1.0], rounds=4)  # too few rounds: not learnt
+    learn_balance(g, key, first, [3.0, 1.0, 1.0], rounds=4, settings=cfg)  # too few: not learnt
     assert key not in g._cache
     # a layout cached for the first ranges, one for another graph's key and one unrelated entry
     lay_key = ("multi-gpu-layout", "out-degree",
                tuple((i, False, int(first[i]), int(first[i + 1])) for i in range(3)))
     g._cache[lay_key] = "layout"
     g._cache["other"] = 1
-    learn_balance(g, key, first, [0.3, 0.1, 0.1], rounds=10)
-    second = balanced_ranges(g, key, off, 3, 0, st)
+    learn_balance(g, key, first, [0.3, 0.1, 0.1], rounds=10, settings=cfg)
+    second = balanced_ranges(g, key, off, 3, 0, st, cfg)
     assert st["gpu_recuts"] == 1 and second[1] < first[1]
     assert lay_key in g._cache  # the first ranges are the best measured so far: kept
-    learn_balance(g, key, second, [0.05, 0.2, 0.1], rounds=10)  # better: the busiest 0.2
+    learn_balance(g, key, second, [0.05, 0.2, 0.1], rounds=10, settings=cfg)  # busiest 0.2
     # the former best's arrays dropped, nothing else
     assert lay_key not in g._cache and g._cache["other"] == 1
-    third = balanced_ranges(g, key, off, 3, 0, st)
+    third = balanced_ranges(g, key, off, 3, 0, st, cfg)
     assert st["gpu_recuts"] == 2 and not np.array_equal(third, second)
-    learn_balance(g, key, third, [0.1, 0.12, 0.3], rounds=10)
+    learn_balance(g, key, third, [0.1, 0.12, 0.3], rounds=10, settings=cfg)
     # re-cuts used up: the ranges with the smallest busiest-GPU time from now on
-    best = balanced_ranges(g, key, off, 3, 0, st)
+    best = balanced_ranges(g, key, off, 3, 0, st, cfg)
     np.testing.assert_array_equal(best, second)
     assert st["gpu_recuts"] == 2
 
@@ -101,7 +103,7 @@ def test_balanced_ranges_stay_while_even():
     off, _ = _offsets()
     g, key, st = _G(), ("k",), RunStats.new()
     b = balanced_ranges(g, key, off, 2, 0, st)
-    learn_balance(g, key, b, [1.0, 1.04], rounds=20)  # within BALANCE_TOL
+    learn_balance(g, key, b, [1.0, 1.04], rounds=20)  # within DEFAULT.balance_tol
     np.testing.assert_array_equal(balanced_ranges(g, key, off, 2, 0, st), b)
     assert st["gpu_recuts"] == 0
     # settled: a later uneven (noisy) measurement re-cuts nothing
@@ -111,12 +113,11 @@ def test_balanced_ranges_stay_while_even():
 
 
 @pytest.mark.gpu
-def test_recut_ranges_give_the_same_answer(monkeypatch):
+def test_recut_ranges_give_the_same_answer():
     """Ranges re-cut from (here injected) uneven times give the answer of the first ranges."""
     from digraph.algorithms import get
     from test_multi_gpu_overlap import shard_devices
     devs = shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
     # small and sparse: the simulator runs every GPU thread in Python, and vertices of in-degree
     # >= 4 take its block-per-vertex kernel
     rng = np.random.default_rng(7)
@@ -131,8 +132,9 @@ def test_recut_ranges_give_the_same_answer(monkeypatch):
         assert ok
         return x, st
     x0, st0 = run()
-    key = ("multi-gpu-balance", "linear", tuple(devs), multi_gpu.VERTEX_COST)
-    b0 = shard_ranges(g.in_offsets, 2, multi_gpu.VERTEX_COST)
+    cost = multi_gpu.DEFAULT.vertex_cost
+    key = ("multi-gpu-balance", "linear", tuple(devs), cost)
+    b0 = shard_ranges(g.in_offsets, 2, cost)
     g._cache[key] = {"recuts": 0, "settled": False, "best": (np.inf, b0), "bounds": b0,
                      "busy": np.array([4., 1.])}
     x1, st1 = run()

@@ -1,5 +1,7 @@
 """Own-range arcs first (:func:`digraph.dispatch.multi_gpu.shard_layout` with ``split``): a
-round sums them while the other ranges' sends are exchanged (``multi_gpu.OVERLAP``)."""
+round sums them while the other ranges' sends are exchanged (``MultiGpuSettings.overlap``)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -82,11 +84,10 @@ def test_split_layout_puts_own_range_arcs_first():
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_split_rounds_give_the_unsplit_answer(weighted, monkeypatch):
+def test_split_rounds_give_the_unsplit_answer(weighted):
     """Summing own-range arcs apart changes each sum's order only: the same rounds, and the
     answer up to rounding."""
     devs = shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)
     g = _graph()
     if weighted:
         g = digraph.load((np.asarray(g.arc_sources), np.asarray(g.out_targets),
@@ -97,10 +98,11 @@ def test_split_rounds_give_the_unsplit_answer(weighted, monkeypatch):
     sim = gpu.backend(devs[0]).sim
 
     def run(overlap, exchange):
-        monkeypatch.setattr(multi_gpu, "OVERLAP", overlap)
+        settings = dataclasses.replace(multi_gpu.DEFAULT, balance=False, overlap=overlap)
         st = RunStats.new()
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-9, max_iter=10_000,
-                                stats=st, min_arcs_per_gpu=0, exchange=exchange)
+                                stats=st, min_arcs_per_gpu=0, exchange=exchange,
+                                settings=settings)
         assert ok
         return x, st
     x0, st0 = run(False, "nccl")

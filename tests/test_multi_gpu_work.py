@@ -1,4 +1,5 @@
-"""The vectors a sharded linear run keeps for the next run (``multi_gpu.KEEP_WORK``)."""
+"""The vectors a sharded linear run keeps for the next run (``MultiGpuSettings.keep_work``)."""
+import dataclasses
 import gc
 
 import numpy as np
@@ -17,23 +18,27 @@ def _graph(seed=5):
     return digraph.load((rng.integers(0, 30, 40), rng.integers(0, 30, 40)), num_vertices=30)
 
 
-def _solve(g, devs, alpha=0.3, algorithm="pagerank"):
+# split sums round per range: the ranges are pinned (no re-cuts from measured time)
+PINNED = dataclasses.replace(multi_gpu.DEFAULT, balance=False)
+
+
+def _solve(g, devs, alpha=0.3, algorithm="pagerank", keep_work=True):
     A = get(algorithm)
     params = ({"alpha": alpha} if algorithm == "pagerank" else
               {"beta": alpha, "seeds": [0, 3, 7]})
     sys = A.prepare(g, **A.bind(g, params))
     st = RunStats.new()
     x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=1000,
-                            stats=st, min_arcs_per_gpu=0)
+                            stats=st, min_arcs_per_gpu=0,
+                            settings=dataclasses.replace(PINNED, keep_work=keep_work))
     assert ok
     return x, st
 
 
-def test_kept_vectors_give_the_fresh_answers(monkeypatch):
+def test_kept_vectors_give_the_fresh_answers():
     """A second run reuses the first run's vectors and gives its answer bit for bit; a run of
     another system (another damping, arc factors) on them gives that system's fresh answer."""
     devs = shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)  # split sums round per range: pin them
     multi_gpu.drop_work()
     g = _graph()
     x1, st1 = _solve(g, devs)
@@ -42,20 +47,17 @@ def test_kept_vectors_give_the_fresh_answers(monkeypatch):
     np.testing.assert_array_equal(x1, x2)
     assert st1["rounds"] == st2["rounds"]
     for alpha, algorithm in ((0.6, "pagerank"), (0.7, "adsorption")):
-        _solve(g, devs)  # leaves its vectors kept (a run without KEEP_WORK drops them)
+        _solve(g, devs)  # leaves its vectors kept (a run without keep_work drops them)
         kept, st = _solve(g, devs, alpha, algorithm)
         assert st["gpu_work_kept"] is True
-        monkeypatch.setattr(multi_gpu, "KEEP_WORK", False)
-        fresh, st = _solve(g, devs, alpha, algorithm)
-        monkeypatch.setattr(multi_gpu, "KEEP_WORK", True)
+        fresh, st = _solve(g, devs, alpha, algorithm, keep_work=False)
         assert st["gpu_work_kept"] is False
         np.testing.assert_array_equal(kept, fresh)
     multi_gpu.drop_work()
 
 
-def test_work_is_dropped_for_another_graph_engine_or_when_collected(monkeypatch):
+def test_work_is_dropped_for_another_graph_engine_or_when_collected():
     devs = shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "BALANCE", False)
     multi_gpu.drop_work()
     g, h = _graph(5), _graph(6)
     _solve(g, devs)
@@ -67,7 +69,8 @@ def test_work_is_dropped_for_another_graph_engine_or_when_collected(monkeypatch)
     # a min/max system frees them
     s = get("sssp")
     multi_gpu.solve(h, s.prepare(h, **s.bind(h, {"source": 0})), devices=devs, mode="bsp",
-                    tol=None, max_iter=100, stats=RunStats.new(), min_arcs_per_gpu=0)
+                    tol=None, max_iter=100, stats=RunStats.new(), min_arcs_per_gpu=0,
+                    settings=PINNED)
     assert multi_gpu._WORK == {}
     _solve(h, devs)
     assert multi_gpu._WORK

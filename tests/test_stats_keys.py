@@ -7,6 +7,7 @@ The runs cover every algorithm in every CPU mode that accepts it, plus the optio
 the ``gpu`` tests do the same on one GPU and on two (Numba's CUDA simulator without a GPU).
 """
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -183,7 +184,8 @@ def test_every_gpu_run_writes_documented_keys(monkeypatch):
     assert r.stats["streamed_batches"] > 1
     _check("pagerank bsp batch_arcs=4 on cuda", r.stats)
     from digraph.dispatch import gpu
-    monkeypatch.setattr(gpu, "SHARD_ARCS", 0)  # one GPU's bsp as one shard of multi_gpu
+    # one GPU's bsp as one shard of multi_gpu
+    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
     r = digraph.run(tiny, "pagerank", mode="bsp", device="cuda", tol=0.05)
     assert "one shard" in r.stats["route"]
     _check("pagerank bsp as one shard on cuda", r.stats)
@@ -193,10 +195,11 @@ def test_every_gpu_run_writes_documented_keys(monkeypatch):
 def test_every_multi_gpu_run_writes_documented_keys(monkeypatch):
     if _gpu_count() < 2:
         pytest.skip("one GPU: the multi-GPU engines need two")
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch import gpu_power, multi_gpu
     # shard even this tiny graph over both GPUs, every family (as tests/test_multi_gpu.py)
-    monkeypatch.setattr(multi_gpu, "MIN_ARCS_PER_GPU", 0)
-    monkeypatch.setattr(multi_gpu, "SHARD_FAMILIES", ("linear", "monotone", "hindex"))
+    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(
+        multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex")))
+    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(gpu_power.DEFAULT, shard_arcs=0))
     tiny = digraph.load(TINY)
     # The sharded linear rounds are one code path for bsp, vertex-async and the automatic choice,
     # and for PageRank and adsorption alike (the dual-bound keys come from the CPU-side wrapper
@@ -206,9 +209,11 @@ def test_every_multi_gpu_run_writes_documented_keys(monkeypatch):
     runs = {f"{name} mode={mode}": digraph.run(tiny, name, mode=mode, device="cuda:0,1", **params)
             for name, mode, params in (
                 ("pagerank", "bsp", {"tol": 0.05}),
+                ("pagerank", "power", {"tol": 0.05}),
                 ("pagerank", "path", {"tol": 0.05}),
                 ("adsorption", "path-nopriority", {"seeds": [0], "tol": 0.05}))}
     assert runs["pagerank mode=bsp"].stats["gpus"] == 2
+    assert runs["pagerank mode=power"].stats["engine"] == "multi-gpu-power"
     assert runs["pagerank mode=path"].stats["workers"] == 2
     for label, r in runs.items():
         _check(f"{label} on cuda:0,1", r.stats)

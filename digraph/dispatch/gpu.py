@@ -18,14 +18,18 @@ Modes, as on the CPU (same counters, same convergence rules):
   (:class:`~digraph.dispatch.bsp.BspSettings`, shared with the CPU), sparse push otherwise;
 * ``vertex-async`` — passes over the worklist of active vertices with atomic pushes;
 * ``path`` / ``path-nopriority`` — rounds over *units* (a long path alone, several short
-  consecutive paths together, at least ``UNIT_ARCS`` arcs) of the DAG layers from the lowest
-  unfinished one, in layer order, taken by persistent blocks from an atomic cursor (work
-  stealing).  A layer is *finished* — and never walked again — once a round that walked all of
-  it, after every lower layer had finished, transmitted nothing (Observation 2).  With priority,
-  units whose pending mass (``"pending"``) or ``D̄·N`` (``"paper"``) at their last walk is below
-  the score of the top ``select_share`` of active units are deferred, except every
-  ``aging_rounds``-th round, which walks everything (:class:`GpuPathSettings`).  k-core runs vertex-async (its dependencies
-  are undirected), as on the CPU.
+  consecutive paths together, at least ``unit_arcs`` arcs: :class:`GpuSettings`) of the DAG
+  layers from the lowest unfinished one, in layer order, taken by persistent blocks from an
+  atomic cursor (work stealing).  A layer is *finished* — and never walked again — once a round
+  that walked all of it, after every lower layer had finished, transmitted nothing (Observation
+  2).  With priority, units whose pending mass (``"pending"``) or ``D̄·N`` (``"paper"``) at their
+  last walk is below the score of the top ``select_share`` of active units are deferred, except
+  every ``aging_rounds``-th round, which walks everything (:class:`GpuPathSettings`).  k-core
+  runs vertex-async (its dependencies are undirected), as on the CPU.
+
+Settings are frozen objects whose fields cite their measurements: :class:`GpuSettings`
+(``solve(gpu_settings=)``), :class:`GpuPathSettings` (``solve(path_settings=)``) and, for the
+backend below the engines, :class:`BackendSettings` (:data:`BACKEND`).
 """
 
 import ctypes
@@ -46,20 +50,43 @@ from dataclasses import dataclass
 from . import driver
 from .paths import PathSettings
 
-__all__ = ["solve", "backend", "device_index", "UNIT_ARCS"]
+__all__ = ["solve", "backend", "device_index", "GpuSettings", "DEFAULT", "BackendSettings",
+           "BACKEND"]
 
-SHARD_ARCS = 32 << 20
-"""``bsp`` on a linear system with at least this many arcs runs as one shard of
-:mod:`.multi_gpu`: dense rounds over the CSC only, vertex factors that are absent made on the
-GPU, the answer copied into one host array.  Measured on an H100 (``bench_multi_gpu.py
---unrouted``, 2026-11-26, ``digraph.run`` PageRank to 1e-8): R-MAT 2^24 890 ms routed against
-1,278 ms here, 2^25 1,637 against 2,638 ms; on cnr-2000 (3.2 M arcs) this engine was faster
-(43 against 90 ms, an earlier session)."""
-UNIT_ARCS = 8
-"""Arcs per thread of the path kernels: consecutive short paths are grouped up to this many."""
-PROXY_MIN_IN_DEGREE = 64
-"""Vertices with at least this in-degree (the highest :data:`PROXY_SLOTS` of them) get proxies."""
 
+@dataclass(frozen=True)
+class GpuSettings:
+    """What the one-GPU engine hands to the sharded one and how its path modes cut their work
+    (``solve(..., gpu_settings=)``; default :data:`DEFAULT`).
+
+    Attributes
+    ----------
+    shard_arcs : int
+        ``bsp`` on a linear system with at least this many arcs runs as one shard of
+        :mod:`.multi_gpu`: dense rounds over the CSC only, vertex factors that are absent made on
+        the GPU, the answer copied into one host array.  Measured on an H100
+        (``bench_multi_gpu.py --unrouted``, 2026-11-26, ``digraph.run`` PageRank to 1e-8): R-MAT
+        2^24 890 ms routed against 1,278 ms here, 2^25 1,637 against 2,638 ms; on cnr-2000
+        (3.2 M arcs) this engine was faster (43 against 90 ms, an earlier session).  Last
+        measured on an H200: R-MAT 2^25 921 ms as one shard against 2,102 ms here
+        (docs/benchmarks.md, "Several GPUs: PageRank sharded over 1, 2 and 4 GPUs", "One shard
+        on one GPU").  The crossover between 3.2 M and 268 M arcs was not looked for.
+    unit_arcs : int
+        Arcs per thread of the path kernels: consecutive short paths of one layer (one partition,
+        for :mod:`~digraph.dispatch.gpu_workers`) are grouped into a unit of at least this many
+        (DiGraph's Figure 5).  Not measured: chosen by hand, and no benchmark varies it.
+    proxy_min_in_degree : int
+        Vertices with at least this in-degree (the highest
+        :data:`~digraph.smx.cuda_kernels.PROXY_SLOTS` of them) get proxies in the path modes
+        (``proxy=True``).  Not measured: chosen by hand, and no benchmark varies it.
+    """
+
+    shard_arcs: int = 32 << 20
+    unit_arcs: int = 8
+    proxy_min_in_degree: int = 64
+
+
+DEFAULT = GpuSettings()
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,41 @@ PATH_DEFAULT = GpuPathSettings()
 
 
 # ---------------------------------------------------------------------------- backend
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """How every GPU's backend (:class:`_Backend`, the runtime below the engines) copies and
+    launches.  The backends read :data:`BACKEND` at each call: one object for the process, never
+    assigned by the library; a test or benchmark that compares both sides of ``fast_launch``
+    swaps in ``dataclasses.replace(BACKEND, ...)`` for the run and puts it back.
+
+    Attributes
+    ----------
+    pinned_copy_bytes : int
+        Device arrays of at least this many bytes come back through page-locked host memory
+        (CuPy's pinned pool, released when the array is dropped) instead of a fresh pageable
+        array: one DMA, no page faults.  Measured on an H200: R-MAT 2^22's 32 MB answer took 13
+        ms to copy into a fresh pageable array, and the PageRank table of docs/benchmarks.md
+        ("PageRank on one GPU: the power iteration against CuPy") was taken with pinned copies
+        from 1 MB; the threshold was raised to 8 MB since, which sends cnr-2000's and
+        dblp-2010's 2.5 MB answers back pageable, as in the run before it.  Sizes between were
+        not timed.
+    fast_launch : bool
+        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/test_gpu.py`` checks both sides
+        give the same answers).  Launch kernels whose arrays are all registered through
+        :class:`_PreparedLaunch` (False: every launch through Numba's dispatcher, whose argument
+        marshalling cost ~0.15 ms a launch).  Measured on two H200s, R-MAT 2^24 PageRank
+        (``multi_gpu.solve``, interleaved): one GPU 432–439 ms against 452–460 through the
+        dispatcher, two GPUs 338 ms against 395–499 (docs/benchmarks.md, "Measurements behind
+        the GPU engines' settings").
+    """
+
+    pinned_copy_bytes: int = 8 << 20
+    fast_launch: bool = True
+
+
+BACKEND = BackendSettings()
 
 
 class _Backend:
@@ -152,7 +214,7 @@ class _Backend:
             kernel[grid, block](*args)
             return
         key = None
-        if FAST_LAUNCH:
+        if BACKEND.fast_launch:
             key = (kernel, grid, block, 0 if stream is None else stream.ptr,
                    tag if tag is not None else
                    tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
@@ -192,7 +254,8 @@ class _Backend:
 
     def retain(self, arrays):
         """:meth:`release` all but the registered ``arrays`` and the prepared launches that
-        read only them (a run's kept vectors, :data:`~digraph.dispatch.multi_gpu.KEEP_WORK`)."""
+        read only them (a run's kept vectors,
+        :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.keep_work`)."""
         keep = {id(a): a for a in arrays}
         self._views = {i: v for i, v in self._views.items() if keep.get(i) is v[0]}
         self._prepared = {key: p for key, p in self._prepared.items()
@@ -224,9 +287,9 @@ class _Backend:
             self.cuda.synchronize()  # the kernels before it are compute, not transfer
             t0 = time.perf_counter()
             if isinstance(a, self.xp.ndarray) and a.flags.c_contiguous and \
-                    a.nbytes >= PINNED_COPY_BYTES:
+                    a.nbytes >= BACKEND.pinned_copy_bytes:
                 # into page-locked memory from CuPy's pool: one DMA, no page faults on a fresh
-                # pageable buffer (R-MAT 2^22's answer, 32 MB: 13 ms pageable, see the constant)
+                # pageable buffer (R-MAT 2^22's answer, 32 MB: 13 ms pageable, BackendSettings)
                 import cupyx
                 out = cupyx.empty_pinned(a.shape, a.dtype)
                 a.get(out=out)
@@ -246,18 +309,9 @@ class _Backend:
             self.cuda.synchronize()
 
 
-PINNED_COPY_BYTES = 8 << 20
-"""Device arrays of at least this many bytes come back through page-locked host memory (CuPy's
-pinned pool, released when the array is dropped) instead of a fresh pageable array."""
-
 _SCALARS = (int, float, complex, np.generic)
 """Kernel arguments converted at every launch (anything else is an array; asking a Numba view
 for ``__cuda_array_interface__`` costs driver calls, so arrays are told apart by type)."""
-
-FAST_LAUNCH = True
-"""Launch kernels whose arrays are all registered through :class:`_PreparedLaunch` (False: every
-launch through Numba's dispatcher)."""
-
 
 class _PreparedLaunch:
     """One kernel launch with its array arguments marshalled once; later launches with the same
@@ -472,9 +526,11 @@ def _group_paths(lengths, key, unit_arcs):
     return out[:k]
 
 
-def _device_paths(be, ps):
-    """A PathSet's walk arrays on the GPU (once per path set and device)."""
-    key = ("cuda", be.device_id, be.sim, UNIT_ARCS)
+def _device_paths(be, ps, unit_arcs=None):
+    """A PathSet's walk arrays on the GPU (once per path set, device and ``unit_arcs``, default
+    ``DEFAULT.unit_arcs``)."""
+    unit_arcs = DEFAULT.unit_arcs if unit_arcs is None else int(unit_arcs)
+    key = ("cuda", be.device_id, be.sim, unit_arcs)
     cache = getattr(ps, "_device", None)
     if cache is None:
         cache = ps._device = {}
@@ -484,7 +540,7 @@ def _device_paths(be, ps):
     it = _index_dtype(max(n, ps.num_arcs))
     po = np.asarray(ps.path_offsets)
     src, dst = ps.arc_ends()
-    unit_offsets, unit_first = _units(ps, UNIT_ARCS, np.asarray(ps.path_layer))
+    unit_offsets, unit_first = _units(ps, unit_arcs, np.asarray(ps.path_layer))
     unit_layer = np.asarray(ps.path_layer)[unit_first]
     nunits = unit_first.size
     num_layers = int(unit_layer[-1]) + 1 if nunits else 0
@@ -516,11 +572,13 @@ def _device_paths(be, ps):
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
           priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None,
-          path_settings=None):
+          path_settings=None, gpu_settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
-    (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes.
+    (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes;
+    ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the one-shard route, the
+    path modes' units and proxies).
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
@@ -531,14 +589,15 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
         raise InvalidParameterError(
             f"the GPU engine runs 'bsp', 'vertex-async' and the path modes, not mode={mode!r}"
             + (" (mode='power' is digraph.dispatch.gpu_power)" if mode == "power" else ""))
+    gpu_settings = DEFAULT if gpu_settings is None else gpu_settings
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
-    stats["dtype"] = "float64"
     from . import multi_gpu
     fam = system.family
     streamed = fam == "linear" and mode == "bsp" and bool(batch_arcs or _too_big(be, graph))
-    if fam == "linear" and mode == "bsp" and not streamed and graph.num_arcs >= SHARD_ARCS:
+    if (fam == "linear" and mode == "bsp" and not streamed
+            and graph.num_arcs >= gpu_settings.shard_arcs):
         # the sharded engine on one GPU: a leaner set-up and fused dense rounds
         stats["route"] = f'{stats.get("route", "")}; run as one shard'.lstrip("; ")
         return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
@@ -552,7 +611,7 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     elif fam == "linear":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy,
-                                 path_settings)
+                                 path_settings, gpu_settings)
         elif streamed:
             batch = int(batch_arcs or _auto_batch(be, graph))
             x, ok = _linear_streamed(be, graph, system, tol, max_iter, stats, batch)
@@ -561,7 +620,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
                             settings=settings)
     elif fam == "monotone":
         if mode in ("path", "path-nopriority"):
-            x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset)
+            x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset,
+                                   gpu_settings.unit_arcs)
         else:
             x, ok = _monotone(be, graph, system, max_iter, stats, mode == "bsp")
     else:
@@ -891,13 +951,15 @@ def _linear_streamed(be, graph, sys, tol, max_iter, stats, batch_arcs):
     return x, outcome == "converged"
 
 
-def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None):
+def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None,
+                 gpu_settings=None):
     settings = PATH_DEFAULT if settings is None else settings
+    gpu_settings = DEFAULT if gpu_settings is None else gpu_settings
     K = _kernels()
     xp = be.xp
     _check_pathset(graph, ps)
     L = _Linear(be, graph, sys)
-    D = _device_paths(be, ps)
+    D = _device_paths(be, ps, gpu_settings.unit_arcs)
     n, m = L.n, L.m
     has = L.has
     # c_j of every arc in path order, gathered on the device
@@ -913,7 +975,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
     rule = {"none": 0, "pending": 1, "paper": 2}[priority]
     score = unit_pend if rule == 1 else xp.zeros(nunits, np.float64)
     cursor = be.keep(xp.zeros(1, np.int64))
-    hub_slot, hubs, nhubs = _proxies(be, graph, proxy)
+    hub_slot, hubs, nhubs = _proxies(be, graph, proxy, gpu_settings.proxy_min_in_degree)
     stats["priority"] = priority
     stats["proxy_vertices"] = nhubs
     stats.setdefault("arcs_examined", 0)
@@ -989,7 +1051,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             break
         if stats["rounds"] >= max_iter:
             break
-        if stalled or stats.get("sweeps", 1) >= settings.max_sweeps:
+        if stalled or stats.get("path_sweeps", 1) >= settings.max_sweeps:
             # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled else "the sweeps ran out")
@@ -997,7 +1059,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             stats["layer_arc_updates"] = layer_arcs.tolist()
             return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
         factor /= 4.0
-        stats["sweeps"] = stats.get("sweeps", 1) + 1
+        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     stats["layer_rounds"] = layer_rounds.tolist()
     stats["layer_arc_updates"] = layer_arcs.tolist()
     stats["error_bound"] = float(bound)
@@ -1032,14 +1094,16 @@ def _min_score(be, sc, settings):
     return float(2.0 ** (b - 1100 - 1))
 
 
-def _proxies(be, graph, proxy):
-    """(slot of each vertex or −1, vertex of each slot): the highest in-degree vertices."""
+def _proxies(be, graph, proxy, min_in_degree=None):
+    """(slot of each vertex or −1, vertex of each slot): the highest in-degree vertices, of
+    in-degree ``min_in_degree`` (default ``DEFAULT.proxy_min_in_degree``) or more."""
+    min_in_degree = DEFAULT.proxy_min_in_degree if min_in_degree is None else min_in_degree
     from ..smx.cuda_kernels import PROXY_SLOTS
     n = graph.num_vertices
     deg = graph.in_degree
     if proxy and n:
         top = np.argsort(-deg, kind="stable")[:PROXY_SLOTS]
-        top = top[deg[top] >= PROXY_MIN_IN_DEGREE]
+        top = top[deg[top] >= min_in_degree]
     else:
         top = np.zeros(0, np.int64)
     slot = np.full(n, -1, np.int32)
@@ -1102,11 +1166,11 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
     return x, converged
 
 
-def _path_monotone(be, graph, sys, max_iter, stats, ps):
+def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None):
     K = _kernels()
     xp = be.xp
     _check_pathset(graph, ps)
-    D = _device_paths(be, ps)
+    D = _device_paths(be, ps, unit_arcs)
     n = graph.num_vertices
     op, combine, has, value = monotone_arrays(graph, sys)
     x0, active0 = monotone_start(sys, n)

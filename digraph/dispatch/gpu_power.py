@@ -49,13 +49,19 @@ class PowerGpuSettings:
         over the vertices and each block adds its sums to the accumulator once (a block per 128
         vertices sent 65 k atomic additions to the same two words a round on R-MAT 2^22; the
         sharded ``bsp`` pull measured the same limit,
-        :data:`digraph.dispatch.multi_gpu.PULL_BLOCKS_PER_SM`;
+        :attr:`digraph.dispatch.multi_gpu.MultiGpuSettings.pull_blocks_per_sm`;
         ``benchmarks/profile_gpu_power.py`` times 16, 64 and a thread per vertex).
+    ``shard_arcs``
+        Several GPUs named: the power iteration is sharded over as many of them as the graph
+        has this many arcs per GPU (:mod:`digraph.dispatch.multi_gpu_power`; fewer than two:
+        the first GPU alone, when the graph fits there).  docs/benchmarks.md, "PageRank on
+        several GPUs".
     """
 
     bins: tuple = ((0, 4, 1), (4, 32, 4), (32, 1024, 32))
     bin_arcs: int = 1 << 24
     blocks_per_sm: int = 16
+    shard_arcs: int = 32 << 20
 
 
 DEFAULT = PowerGpuSettings()
@@ -122,8 +128,6 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     be = gpu.backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else gpu._gpu_name(be)
-    stats["dtype"] = "float64"
-    stats["formulation"] = "google"
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
     xp = be.xp

@@ -30,7 +30,7 @@ class GpuWorker:
         self.ps = ps
         off = np.asarray(ps.partition_offsets)
         part_of_path = np.repeat(np.arange(off.size - 1), np.diff(off))
-        self.unit_offsets_h, starts = gpu._units(ps, gpu.UNIT_ARCS, part_of_path)
+        self.unit_offsets_h, starts = gpu._units(ps, gpu.DEFAULT.unit_arcs, part_of_path)
         self.part_units = np.searchsorted(starts, off)  # units of partition k: [k], [k+1]
         src, dst = ps.arc_ends()
         it = gpu._index_dtype(max(ps.num_vertices, ps.num_arcs))

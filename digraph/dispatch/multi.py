@@ -20,10 +20,13 @@ copy ``x`` of the state; :class:`CpuWorker` walks its paths with a Numba kernel.
 (one CUDA context per device, a host thread each) or a Dask actor has the same two calls, so the
 dispatcher does not change when the workers do.
 
-Counters: the usual ones, plus ``exchange_bytes`` (12 bytes per (vertex, value) message and 8 per
-value pulled back), ``exchange_messages``, ``steals``, per-worker ``worker_arcs`` and
-``worker_idle_share`` (1 − a worker's arcs / the busiest worker's, averaged over rounds).
+Counters: the usual ones, plus ``bytes_between_gpus`` (12 bytes per (vertex, value) message, 8 per
+value pulled back, and the mirrors of stolen partitions), ``exchange_messages``, ``steals``,
+``path_sweeps``, per-worker ``worker_arcs`` and ``worker_idle_share`` (1 − a worker's arcs / the
+busiest worker's, averaged over rounds).
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -35,10 +38,26 @@ from .convergence import certified, certified_bound, linear_contraction, pending
 from .paths import _Schedule
 from .systems import linear_factors, monotone_arrays, monotone_start
 
-__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "STEAL_RATIO"]
+__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT"]
 
-STEAL_RATIO = 1.5
-"""A worker walking more than this times the mean gives a split SCC-vertex's partition away."""
+
+@dataclass(frozen=True)
+class MultiSettings:
+    """How the multi-worker dispatcher balances its workers (``solve(..., settings=)``).
+
+    Attributes
+    ----------
+    steal_ratio : float
+        A worker walking more than this times the mean arcs of a round gives a partition of a
+        split SCC-vertex away (:func:`rebalance`).  Not measured: chosen by hand, and no
+        benchmark varies it (``solve(steal=False)`` turns stealing off; tests/test_multi.py
+        checks that stealing does not change the answer).
+    """
+
+    steal_ratio: float = 1.5
+
+
+DEFAULT = MultiSettings()
 
 
 # ---------------------------------------------------------------------------- planning
@@ -141,12 +160,13 @@ class Exchange:
             self.bytes += 8 * int(np.count_nonzero(self.vowner[r] != w))
 
 
-def rebalance(owner, split, walked, stats):
-    """Stealing: when the busiest worker walked more than ``STEAL_RATIO`` × the mean arcs, its
-    last partition of a split SCC-vertex moves to the least loaded worker.  Returns (partition,
-    from, to), or None when nothing moved."""
+def rebalance(owner, split, walked, stats, steal_ratio=None):
+    """Stealing: when the busiest worker walked more than ``steal_ratio`` (default
+    ``DEFAULT.steal_ratio``) × the mean arcs, its last partition of a split SCC-vertex moves to
+    the least loaded worker.  Returns (partition, from, to), or None when nothing moved."""
+    steal_ratio = DEFAULT.steal_ratio if steal_ratio is None else steal_ratio
     W = walked.size
-    if W < 2 or walked.max() <= STEAL_RATIO * max(walked.mean(), 1.0):
+    if W < 2 or walked.max() <= steal_ratio * max(walked.mean(), 1.0):
         return None
     src, dst = int(np.argmax(walked)), int(np.argmin(walked))
     cand = np.flatnonzero((owner == src) & split)
@@ -232,7 +252,7 @@ class CpuWorker:
 
 
 def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats, steal=True,
-          make_worker=None, concurrent=True):
+          make_worker=None, concurrent=True, settings=None):
     """Run ``system`` on ``workers`` simulated workers; returns (state, converged).
 
     Linear and monotone systems (k-core's dependencies are undirected: run it on one worker).
@@ -240,8 +260,11 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
     certified) for sums.  ``make_worker(w, pathset, family, arrays)`` builds worker ``w`` (default:
     :class:`CpuWorker`; :class:`digraph.dispatch.gpu_workers.GpuWorker` puts one on a GPU).
     With ``concurrent`` the workers of a round run in host threads, one each (the walks release
-    the GIL; a GPU worker enters its own device's context).
+    the GIL; a GPU worker enters its own device's context).  ``steal``: move partitions of an
+    overloaded worker (:func:`rebalance`); ``settings``: a :class:`MultiSettings` (default
+    :data:`DEFAULT`).
     """
+    settings = DEFAULT if settings is None else settings
     ps = pathset
     if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
@@ -279,15 +302,15 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
     try:
         return _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split,
                        arrays, combine, master, gammas if fam == "linear" else None, tol,
-                       max_iter, stats, steal, n, m)
+                       max_iter, stats, settings.steal_ratio if steal else None, n, m)
     finally:
         if threads:
             threads.shutdown()
 
 
 def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split, arrays,
-            combine, master, gammas, tol, max_iter, stats, steal, n, m):
-    """The round loop of :func:`solve`."""
+            combine, master, gammas, tol, max_iter, stats, steal_ratio, n, m):
+    """The round loop of :func:`solve` (``steal_ratio`` None: no stealing)."""
     off = np.asarray(ps.partition_offsets)
     po = np.asarray(ps.path_offsets)
     K = off.size - 1
@@ -351,7 +374,8 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
                 idle += 1.0 - walked / walked.max()
             while lo < num_layers and sent_layer[lo] == 0:
                 lo += 1
-            moved = rebalance(owner, split & (part_layer >= lo), walked, stats) if steal else None
+            moved = (rebalance(owner, split & (part_layer >= lo), walked, stats, steal_ratio)
+                     if steal_ratio is not None else None)
             if moved is not None:
                 k, a, b = moved
                 exchange.bytes += pool[b].adopt(k, pool[a])  # the partition's mirrors move along
@@ -366,14 +390,13 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
         if stats["rounds"] >= max_iter:
             break
         factor /= 4.0
-        stats["sweeps"] = stats.get("sweeps", 1) + 1
+        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     if fam == "linear":
         stats["error_bound"] = float(bound)
         stats["residual_l1"] = float(r1)
     stats["workers"] = workers
-    stats["exchange_bytes"] = int(exchange.bytes)
+    stats["bytes_between_gpus"] = stats.get("bytes_between_gpus", 0) + int(exchange.bytes)
     stats["exchange_messages"] = int(exchange.messages)
     stats["worker_arcs"] = worker_arcs.tolist()
     stats["worker_idle_share"] = (idle / max(stats["rounds"], 1)).tolist()
-    stats["bytes_d2d"] += int(exchange.bytes)
     return master, converged

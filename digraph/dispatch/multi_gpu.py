@@ -23,11 +23,11 @@ vector a kernel reads.  Per round:
   one dense pass (:func:`~digraph.smx.cuda_kernels.linear_pull`: one random read per arc, δ kept
   for its own range only).  Each range is renumbered so that the vertices other ranges read come
   first (:func:`shard_layout`): a round all-gathers only those, and a pull's random reads crowd
-  into the ranges' heads.  With :data:`OVERLAP`, each target's arcs from its own range come
-  first in its in-arc list, and a round sums them while the sends of the other ranges are
-  exchanged.  The error bound is tracked from the per-GPU block statistics (40
-  bytes each) and certified, as on one GPU, from the residual recomputed on every shard after an
-  all-gather of the ``x`` that other ranges read.
+  into the ranges' heads.  With ``overlap`` (:class:`MultiGpuSettings`), each target's arcs
+  from its own range come first in its in-arc list, and a round sums them while the sends of
+  the other ranges are exchanged.  The error bound is tracked from the per-GPU block statistics
+  (40 bytes each) and certified, as on one GPU, from the residual recomputed on every shard after
+  an all-gather of the ``x`` that other ranges read.
 * **monotone** (SSSP, user min/max): every GPU pushes its active sources over their out-arcs into
   its replica (atomic min/max); the replicas are then *all-reduced* with the system's min/max; a
   vertex is active next round when its value changed.  ``vertex-async`` pushes against each
@@ -40,8 +40,8 @@ Transport (``exchange=``): ``"p2p"`` — ``cudaMemcpyPeerAsync`` of each range t
 of a range on its owner, reduces there and all-gathers back); ``"nccl"`` — grouped NCCL
 broadcasts (one per range) and ``ncclAllReduce``.  Both are measured by
 ``benchmarks/bench_multi_gpu.py`` and ``benchmarks/ab_multi_gpu.py``; the defaults are the faster
-there: peer copies queued on events for linear rounds (:data:`LINEAR_EXCHANGE`), NCCL for the
-others (:data:`DEFAULT_EXCHANGE`).  Under Numba's CUDA
+there: peer copies queued on events for linear rounds (``linear_exchange``), NCCL for the
+others (``default_exchange``; both :class:`MultiGpuSettings`).  Under Numba's CUDA
 simulator every shard shares one simulated device and the exchange is a host copy with the same
 byte counts, so the logic is tested in CI.
 
@@ -49,8 +49,12 @@ Host threads: kernel launches and copies are asynchronous, so one host thread ke
 busy between the per-round synchronisations; the uploads of the shards run in one host thread per
 GPU (:class:`concurrent.futures.ThreadPoolExecutor`).  The host's share is kept small: a linear
 run's vectors and prepared launches are kept for the next run on the same graph and GPUs
-(:data:`KEEP_WORK`), the round kernels are found by tag, and the rounds switch GPUs through CuPy
-alone (:data:`LIGHT_SWITCH`).
+(``keep_work``), the round kernels are found by tag, and the rounds switch GPUs through CuPy
+alone (:meth:`_Shard.switch`).
+
+Settings.  Every tunable is a field of the frozen :class:`MultiGpuSettings` (``solve(...,
+settings=)``, default :data:`DEFAULT`), each citing its measurement; nothing here is a module
+switch.
 
 Counters, beside the single-GPU ones: ``gpus``, ``exchange`` (transport), ``bytes_between_gpus``,
 ``gpu_arcs`` (arcs per shard), ``gpu_busy_s`` and ``gpu_idle_share`` per GPU (kernel time measured
@@ -65,6 +69,7 @@ import contextlib
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,29 +81,157 @@ from .convergence import ROUNDING_MARGIN, rounding_floor
 from .host_pages import prefaulted
 from .systems import monotone_arrays, monotone_start, ones_or
 
-__all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
-           "DEFAULT_EXCHANGE", "LINEAR_EXCHANGE", "MIN_ARCS_PER_GPU", "SHARD_FAMILIES"]
+__all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES", "LAYOUTS",
+           "MultiGpuSettings", "DEFAULT"]
 
 EXCHANGES = ("p2p", "nccl")
-DEFAULT_EXCHANGE = "nccl"
-"""The transport of min/max and h-index systems.  NCCL was as fast as peer-to-peer copies on two
-H100s and 8–10% faster on four for R-MAT 2^24 and 2^25 PageRank with host-synchronised copies
-(``bench_multi_gpu.py``); peer-to-peer copies are used where CuPy has no NCCL."""
-LINEAR_EXCHANGE = "p2p"
-"""The transport of linear systems.  With :data:`OVERLAP`, peer copies queued on events (copy
-engines, no multiprocessor taken from the sums they overlap) beat NCCL on its own stream: R-MAT
-2^25 PageRank on four H100s 348–350 vs 362–368 ms, on two 518–521 vs 525–530 ms
-(``benchmarks/ab_multi_gpu.py``, 2026-11-27)."""
-SHARD_FAMILIES = ("linear",)
-"""System families sharded by default.  SSSP lost to one GPU at every size measured (R-MAT
-2^25: 540 ms on two GPUs, 475 ms on one): a round pushes a small frontier, so the all-reduce of
-the whole vector costs more than the pushes it splits; such runs use one GPU unless
-``min_arcs_per_gpu`` is given."""
-MIN_ARCS_PER_GPU = 32 << 20
-"""A run uses at most ``m // MIN_ARCS_PER_GPU`` of the GPUs named (at least one; one GPU runs the
-single-GPU engine).  Measured on H100s (``bench_multi_gpu.py --probe``): a dense round pulls
-~44 G arcs/s on one GPU, and each further GPU costs ~0.25 ms of host launches and 0.1–0.35 ms of
-all-gather per round, so splitting pays from some 40 M arcs for two GPUs and 75 M for four."""
+LAYOUTS = ("out-degree", "id", None)
+
+
+@dataclass(frozen=True)
+class MultiGpuSettings:
+    """How the sharded engine splits a graph over GPUs, lays out and exchanges its shards and
+    queues its rounds.  Each default is the faster side of the measurement it cites: the tables
+    are in docs/benchmarks.md, "Measurements behind the GPU engines' settings" (with their
+    commands and machines), taken from the multi-GPU sessions of
+    docs/history/benchmarks-lab-notebook.md.  The fields marked *ablation* keep a measured loser
+    reachable only for the benchmark or test that compares both sides: pass
+    ``dataclasses.replace(DEFAULT, field=...)`` as ``solve(..., settings=)``.
+
+    Attributes
+    ----------
+    default_exchange : {"p2p", "nccl"}
+        The transport of min/max and h-index systems (and of linear ones without ``overlap``).
+        With host-synchronised copies NCCL was as fast as peer-to-peer copies or faster for
+        R-MAT PageRank (``bench_multi_gpu.py``): on four H200s 386 against 441 ms (2^25), on two
+        517 against 541; on four H100s 1,273 against 1,289 ms (2^25) and 688 against 708 (2^24).
+        Sharded SSSP, which runs on one GPU by default, was mixed (R-MAT 2^25 on two and four
+        H100s: NCCL 401 and 360 ms, peer copies 383 and 462).  Peer-to-peer copies are used where
+        CuPy has no NCCL.
+    linear_exchange : {"p2p", "nccl"}
+        The transport of linear systems (with ``overlap``; without it, ``default_exchange``).
+        Peer copies queued on events (copy engines, no multiprocessor taken from the sums they
+        overlap) beat NCCL on its own stream: R-MAT 2^25 PageRank on four H100s 348–350 vs
+        362–368 ms, on two 518–521 vs 525–530 ms (``benchmarks/ab_multi_gpu.py``, 2026-11-27).
+    shard_families : tuple of str
+        System families sharded by default.  SSSP lost to one GPU at every size measured (R-MAT
+        2^25: 540 ms on two GPUs, 475 ms on one; 4 × H100, ``bench_multi_gpu.py``): a round
+        pushes a small frontier, so the all-reduce of the whole vector costs more than the pushes
+        it splits; such runs use one GPU unless ``solve(min_arcs_per_gpu=)`` is given.
+    min_arcs_per_gpu : int
+        A run uses at most ``m // min_arcs_per_gpu`` of the GPUs named (at least one; one GPU runs
+        the single-GPU engine; 0 uses every GPU named).  Measured on H100s
+        (``bench_multi_gpu.py --probe``): a dense round pulls ~44 G arcs/s on one GPU, and each
+        further GPU costs ~0.25 ms of host launches and 0.1–0.35 ms of all-gather per round, so
+        splitting pays from some 40 M arcs for two GPUs and 75 M for four (cnr-2000, 3.2 M arcs,
+        ran 2.2–4.4× slower on two and four GPUs).
+    vertex_cost : int
+        A linear shard's range balances arcs + this many arcs per vertex (a round's pull also
+        costs per target), before ``balance`` re-cuts it.  Measured on two H100s, R-MAT 2^25
+        PageRank: ranges of equal arcs left the GPU with the hubs idle 24% of the rounds (its
+        range holds 4.7 M vertices, the other 28.8 M); with 3 the rounds took 519 ms instead of
+        615 ms and both GPUs idled about 10%.  Later, on four H200s (``balance_multi_gpu.py``,
+        costs 0, 1, 3, 6), no cost was best for both k: four GPUs 352–364 ms at 0 against
+        374–377 at 3, two GPUs 480–483 ms at 1 against 493–497 at 3; ``balance`` re-cuts the
+        ranges from there, so 3 was kept as the starting point.
+    layout : {"out-degree", "id", None}
+        How a linear system's shards number their vertices (:func:`shard_layout`):
+        ``"out-degree"`` (each range's vertices in the four exchange classes, each class by
+        falling out-degree), ``"id"`` (the classes, each in vertex order) or ``None`` (vertex
+        order; every round all-gathers whole ranges).  Measured on two H100s, R-MAT 2^25
+        PageRank: without renumbering 1,177 ms (30.6 GB between the GPUs) against 823 ms
+        (9.0 GB), and 1,280 against 910 ms of rounds on one GPU (the read sources packed into
+        fewer cache lines).  The out-degree order within a class was no faster than vertex order
+        (612 against 615 ms of rounds on 2^25); it stays the default as the order measured at
+        every size, and ``solve(layout=)`` (``bench_multi_gpu.py --layouts``) takes the others.
+    pull_blocks_per_sm : int
+        Blocks of the pull kernel per multiprocessor (0: a thread per target): each thread
+        strides over several targets and the block reduces its round statistics once.  Measured
+        on two H100s, R-MAT 2^24 and 2^25 PageRank: the strided blocks gained 3–10% of the
+        rounds' time over a thread per target (2^25 on one GPU 910 against 939 ms, on two 615
+        against 664 ms).  The count 16 was not compared with others here (one GPU's power
+        iteration measured the same limit: :class:`~digraph.dispatch.gpu_power.PowerGpuSettings`).
+    balance : bool
+        *Ablation* (tests pin the ranges with False).  Sharded linear runs re-cut their ranges
+        from the kernel time measured per GPU in earlier runs on the same graph and GPUs
+        (:func:`balanced_ranges`).  Measured on four H200s, R-MAT 2^25 PageRank: ranges of equal
+        arcs + 3 per vertex left the GPU with the hubs busy 2.3–2.4 ms a round and the others
+        1.6–1.8 ms; no fixed vertex cost balanced both two and four GPUs
+        (``benchmarks/balance_multi_gpu.py``, costs 0, 1, 3, 6).
+    balance_tol : float
+        Ranges are re-cut while the busiest GPU's kernel time exceeds the mean by more than this.
+        Measured on four H100s, R-MAT 2^25 PageRank, each re-learnt from scratch over 6 runs
+        (``ab_multi_gpu.py --relearn 6``): 0.02 gave 313–320 ms, 0.05 308–321 ms, the same
+        within the noise.
+    balance_recuts : int
+        At most this many re-cuts per graph and GPU set; the best ranges measured are kept after.
+        A re-cut costs one layout build, 2–4 s on R-MAT 2^25 (4 × H200); one re-cut settled R-MAT
+        2^25 on four GPUs.  The bound itself was not varied.
+    balance_min_rounds : int
+        Runs of fewer rounds teach nothing (their times are mostly set-up).  Not measured.
+    keep_work : bool
+        *Ablation* (``tests/test_multi_gpu_work.py``, ``ab_multi_gpu.py``).  A sharded linear run
+        keeps its per-run device vectors (``x``, ``δ``, the sends, the residual, ``b`` and the
+        scales, the round statistics) for the next run on the same graph and GPUs, which refills
+        them in place; the launches prepared for them (:class:`~digraph.dispatch.gpu.
+        _PreparedLaunch`) stay valid, so that run's first round does not marshal its arguments
+        through Numba's dispatcher again (at four GPUs, 44 such launches and 76 array
+        registrations a run).  The vectors occupy what CuPy's memory pool would keep anyway; they
+        are freed (:func:`drop_work`) when another graph, another set of GPUs or another engine
+        runs, or when the graph is collected.  Measured on R-MAT 2^25, 4 × H100: set-up 19–20 →
+        13–19 ms, certification 8 → 7 ms, the run (with the launches found by tag) 305–307 →
+        291–297 ms.
+    prefault : bool
+        *Ablation* (``balance_multi_gpu.py``).  Sharded linear runs fault in the pages of the
+        host array for ``x`` on a background thread while the rounds run
+        (:mod:`~digraph.dispatch.host_pages`; False: a fresh array at the end).  Measured on
+        four and two H200s, R-MAT 2^25 PageRank, interleaved: four GPUs 374–377 ms against
+        401–410 without, two 493–497 against 538–541 (``balance_multi_gpu.py``).
+    pipeline : bool
+        *Ablation* (``profile_multi_gpu.py``, ``tests/test_multi_gpu.py``).  Sharded linear
+        rounds run one ahead of the host: round t+1 is queued before round t's statistics are
+        read, so no GPU waits for the host to launch (False: every round waits).  Measured on two
+        H200s, R-MAT 2^24 PageRank: 293 ms pipelined against 338 ms with prepared launches alone.
+    overlap : bool
+        *Ablation* (``ab_multi_gpu.py``, ``tests/test_multi_gpu_overlap.py``).  Sharded linear
+        rounds exchange the sends while each GPU sums its targets' arcs from its own range (the
+        layout puts those arcs first, :func:`shard_layout`); the arcs from other ranges are
+        summed once the exchange is done.  NCCL runs on a second, high-priority stream; peer
+        copies run on a stream per source GPU, each as soon as its source is written, with no
+        host wait.  Each target's sum is then taken in another order than on one GPU: the
+        answers differ by rounding.  Measured on four H100s, R-MAT 2^25 PageRank: peer copies
+        overlapped 348–350 ms against 458–481 not overlapped; NCCL 362–368 against 406–429.
+    comm_priority : int
+        Priority of the exchange's stream (lower is higher; clamped to the device's range): its
+        kernels get multiprocessors ahead of the local sums queued at the same time.  Measured
+        with NCCL overlapped on four H100s, R-MAT 2^25 PageRank: 351–353 ms at the default
+        against 373–382 ms at priority 0 (``ab_multi_gpu.py``; on two GPUs the default was not
+        timed in the same call).
+    """
+
+    default_exchange: str = "nccl"
+    linear_exchange: str = "p2p"
+    shard_families: tuple = ("linear",)
+    min_arcs_per_gpu: int = 32 << 20
+    vertex_cost: int = 3
+    layout: object = "out-degree"
+    pull_blocks_per_sm: int = 16
+    balance: bool = True
+    balance_tol: float = 0.05
+    balance_recuts: int = 3
+    balance_min_rounds: int = 8
+    keep_work: bool = True
+    prefault: bool = True
+    pipeline: bool = True
+    overlap: bool = True
+    comm_priority: int = -5
+
+
+DEFAULT = MultiGpuSettings()
+
+VERTEX_COST = DEFAULT.vertex_cost
+"""Read-only alias of ``DEFAULT.vertex_cost`` for callers that balance ranges as the sharded
+linear runs do (setting it changes nothing: pass ``settings=``)."""
 
 
 def parse_devices(device):
@@ -188,12 +321,6 @@ def recut_ranges(offsets, bounds, busy, vertex_cost=0):
 # ---------------------------------------------------------------------------- shards and exchange
 
 
-LIGHT_SWITCH = True
-"""The rounds of sharded linear runs switch GPUs through CuPy alone (:meth:`_Shard.switch`): under
-cProfile a switch through Numba's context stack and CuPy took about 80 µs, and a round at four
-GPUs makes eight."""
-
-
 class _Shard:
     """One GPU's range ``[v0, v1)`` (arcs ``[a0, a1)``) and its device arrays."""
 
@@ -203,7 +330,7 @@ class _Shard:
         self.v0, self.v1 = int(v0), int(v1)
         self.busy = 0.0
         self.waited = 0.0  # kernel time lost waiting for exchanges (linear rounds)
-        self.work = {}  # per-run device vectors, kept for the next run (KEEP_WORK)
+        self.work = {}  # per-run device vectors, kept for the next run (keep_work)
 
     def vector(self, name, size, dtype=np.float64):
         """The shard's work vector ``name`` of ``size`` entries: the one kept from the last run
@@ -214,11 +341,15 @@ class _Shard:
         return self.be.keep(a)
 
     def switch(self):
-        """:meth:`on` for the rounds' queueing (:data:`LIGHT_SWITCH`): only CuPy's device is
-        made current, which makes its primary context the driver's current one, where Numba's
-        launches and its dispatcher then go; Numba's own context stack is left alone."""
+        """:meth:`on` for the rounds' queueing: only CuPy's device is made current, which makes
+        its primary context the driver's current one, where Numba's launches and its dispatcher
+        then go; Numba's own context stack is left alone.  Under cProfile a switch through
+        Numba's context stack and CuPy took about 80 µs, and a round at four GPUs makes eight;
+        through CuPy alone the host's queueing at four H100s fell from 0.92–0.96 to 0.58–0.60 ms
+        a round on R-MAT 2^24 (``ab_multi_gpu.py``, 2026-11-27; docs/benchmarks.md,
+        "Measurements behind the GPU engines' settings"): the switch it replaced is gone."""
         be = self.be
-        if be.sim or not LIGHT_SWITCH:
+        if be.sim:
             return self.on()
         return be.xp.cuda.Device(be.device_id)
 
@@ -518,7 +649,7 @@ class _Timer:
 
 
 def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
-          min_arcs_per_gpu=None, layout=None, divide_by_sum=False):
+          min_arcs_per_gpu=None, layout=None, divide_by_sum=False, settings=None):
     """Run ``system`` on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``) in ``mode``
     (``"bsp"`` or ``"vertex-async"``); returns (host state, converged).
 
@@ -533,32 +664,37 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         ``bsp``); monotone and h-index systems push Jacobi (``bsp``) or against the last sent
         values (``vertex-async``) inside each GPU.
     exchange : {"p2p", "nccl"}, optional
-        Transport between GPUs (default :data:`LINEAR_EXCHANGE` for linear systems,
-        :data:`DEFAULT_EXCHANGE` for the others).
+        Transport between GPUs (default ``settings.linear_exchange`` for linear systems,
+        ``settings.default_exchange`` for the others).
     min_arcs_per_gpu : int, optional
         Use no more GPUs than the graph has arcs per this many (default
-        :data:`MIN_ARCS_PER_GPU`; 0 uses every GPU named).  With one GPU left the single-GPU
-        engine runs (``stats["gpus"] == 1``).
+        ``settings.min_arcs_per_gpu``; 0 uses every GPU named).  With one GPU left the
+        single-GPU engine runs (``stats["gpus"] == 1``).  Given, families outside
+        ``settings.shard_families`` are sharded too.
     layout : {"out-degree", "id", "none"}, optional
-        How linear shards number their vertices (default :data:`LAYOUT`, see
+        How linear shards number their vertices (default ``settings.layout``, see
         :func:`shard_layout`).
     divide_by_sum : bool
         Linear systems: divide ``x`` by its sum on the GPUs before it is copied down, and return
         it as a :class:`~digraph.algorithms.base.SumNormalized` array (for an algorithm whose
         answer is that, :attr:`~digraph.algorithms.base.Algorithm.divides_by_sum`: the host's
         two passes over ``x`` took 18 ms of a 300 ms run on R-MAT 2^25).
+    settings : MultiGpuSettings, optional
+        Default :data:`DEFAULT`.
     """
     if mode not in ("bsp", "vertex-async"):
         raise InvalidParameterError(f"the sharded multi-GPU engine runs bsp and vertex-async, "
                                     f"not {mode!r}")
+    settings = DEFAULT if settings is None else settings
     explicit = exchange is not None
     fam = system.family
-    exchange = exchange or (LINEAR_EXCHANGE if fam == "linear" and OVERLAP else DEFAULT_EXCHANGE)
+    exchange = exchange or (settings.linear_exchange if fam == "linear" and settings.overlap
+                            else settings.default_exchange)
     if exchange not in EXCHANGES:
         raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
-    per = MIN_ARCS_PER_GPU if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
+    per = settings.min_arcs_per_gpu if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
     k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
-    if fam not in SHARD_FAMILIES and min_arcs_per_gpu is None:
+    if fam not in settings.shard_families and min_arcs_per_gpu is None:
         k = 1  # measured: sharded min/max pushes lose to one GPU (docs/benchmarks.md)
     stats["gpus_named"] = len(devices)
     devices = list(devices)[:k]
@@ -578,14 +714,14 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         offsets = und[0]
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
-    cost = VERTEX_COST if fam == "linear" else 0
-    learn = BALANCE and fam == "linear" and k > 1
+    cost = settings.vertex_cost if fam == "linear" else 0
+    learn = settings.balance and fam == "linear" and k > 1
     balance_key = ("multi-gpu-balance", fam, tuple(devices), cost)
-    bounds = (balanced_ranges(graph, balance_key, offsets, k, cost, stats) if learn else
-              shard_ranges(offsets, k, cost))
+    bounds = (balanced_ranges(graph, balance_key, offsets, k, cost, stats, settings) if learn
+              else shard_ranges(offsets, k, cost))
     shards = make_shards(devices, offsets, stats, bounds=bounds)
     if fam == "linear":
-        works, stats["gpu_work_kept"] = _kept_work(graph, devices)
+        works, stats["gpu_work_kept"] = _kept_work(graph, devices, settings.keep_work)
         for s, w in zip(shards, works):
             s.work = w
     else:
@@ -593,7 +729,6 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
     stats["gpus"] = k
-    stats["dtype"] = "float64"
     stats["bytes_between_gpus"] = 0
     off = np.asarray(offsets, np.int64)
     stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
@@ -612,49 +747,43 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     try:
         if fam == "linear":
             x, ok = _linear(shards, ex, timer, graph, system, tol, max_iter, stats, layout,
-                            divide_by_sum)
+                            divide_by_sum, settings)
         elif fam == "monotone":
             x, ok = _monotone(shards, ex, timer, graph, system, max_iter, stats, mode == "bsp")
         else:
             x, ok = _hindex(shards, ex, timer, graph, und, max_iter, stats, mode == "bsp")
     finally:
         ex.close()
-        _retain(shards, KEEP_WORK and fam == "linear")
+        _retain(shards, settings.keep_work and fam == "linear")
     timer.report(stats)
     # the simulator has no clocks; a process's first run on these GPUs loads the kernels while
     # its rounds are timed, which a GPU's events count as kernel time
     first = (fam, tuple(devices)) not in _RAN
     _RAN.add((fam, tuple(devices)))
     if learn and not be0.sim and not first:
-        learn_balance(graph, balance_key, bounds, stats["gpu_busy_s"], stats.get("rounds", 0))
+        learn_balance(graph, balance_key, bounds, stats["gpu_busy_s"], stats.get("rounds", 0),
+                      settings)
     return x, ok
 
 
 _RAN = set()  # (family, devices) of the runs of this process
 
 
-KEEP_WORK = True
-"""A sharded linear run keeps its per-run device vectors (``x``, ``δ``, the sends, the residual,
-``b`` and the scales, the round statistics) for the next run on the same graph and GPUs, which
-refills them in place; the launches prepared for them (:class:`~digraph.dispatch.gpu.
-_PreparedLaunch`) stay valid, so that run's first round does not marshal its arguments through
-Numba's dispatcher again (at four GPUs, 44 such launches and 76 array registrations a run).  The
-vectors occupy what CuPy's memory pool would keep anyway; they are freed (:func:`drop_work`) when
-another graph, another set of GPUs or another engine runs, or when the graph is collected."""
 _WORK = {}  # the kept work: {"graph": weakref, "devices": tuple, "shards": [dict per shard]}
 
 
-def _kept_work(graph, devices):
+def _kept_work(graph, devices, keep=True):
     """(the per-shard work dicts kept by the last sharded linear run on ``graph`` and
     ``devices``, True), or (new ones, False); what was kept for another graph or GPUs is dropped
-    first."""
+    first.  ``keep`` (:attr:`MultiGpuSettings.keep_work`): the new ones are kept for the next
+    run; False drops what was kept and keeps nothing."""
     devices = tuple(devices)
     ref = _WORK.get("graph")
-    if KEEP_WORK and ref is not None and ref() is graph and _WORK["devices"] == devices:
+    if keep and ref is not None and ref() is graph and _WORK["devices"] == devices:
         return _WORK["shards"], True
     drop_work()
     shards = [{} for _ in devices]
-    if KEEP_WORK:
+    if keep:
         def collected(r):
             if _WORK.get("graph") is r:
                 drop_work()
@@ -663,8 +792,8 @@ def _kept_work(graph, devices):
 
 
 def drop_work():
-    """Free the device vectors kept by the last sharded linear run (:data:`KEEP_WORK`) and
-    forget the prepared launches of its GPUs."""
+    """Free the device vectors kept by the last sharded linear run
+    (:attr:`MultiGpuSettings.keep_work`) and forget the prepared launches of its GPUs."""
     devices = _WORK.get("devices", ())
     _WORK.clear()
     for d in dict.fromkeys(devices):
@@ -699,32 +828,22 @@ def _retain(shards, keep):
             be.release()
 
 
-BALANCE = True
-"""Sharded linear runs re-cut their ranges from the kernel time measured per GPU in earlier runs
-on the same graph and GPUs (:func:`balanced_ranges`).  Measured on four H200s, R-MAT 2^25
-PageRank: ranges of equal arcs + 3 per vertex left the GPU with the hubs busy 2.3–2.4 ms a round
-and the others 1.6–1.8 ms; no fixed vertex cost balanced both two and four GPUs."""
-BALANCE_TOL = 0.05
-"""Ranges are re-cut while the busiest GPU's kernel time exceeds the mean by more than this."""
-BALANCE_RECUTS = 3
-"""At most this many re-cuts per graph and GPU set; the best ranges measured are kept after."""
-BALANCE_MIN_ROUNDS = 8
-"""Runs of fewer rounds teach nothing (their times are mostly set-up)."""
-
-
-def balanced_ranges(graph, key, offsets, k, vertex_cost, stats):
+def balanced_ranges(graph, key, offsets, k, vertex_cost, stats, settings=None):
     """Shard boundaries for a run: :func:`shard_ranges` on a graph's first run, then re-cut by
     :func:`recut_ranges` from the per-GPU kernel time :func:`learn_balance` kept (cached on the
-    graph under ``key``) in the following runs while that time is uneven, at most
-    :data:`BALANCE_RECUTS` times.  The first run found even (or the last re-cut) settles the
-    ranges for good: from then on the ranges that gave the smallest busiest-GPU time, so that a
-    noisy measurement later never costs a new layout (1–4 s on R-MAT 2^24–2^25).
+    graph under ``key``) in the following runs while that time is uneven (by more than
+    ``settings.balance_tol``), at most ``settings.balance_recuts`` times
+    (:class:`MultiGpuSettings`, default :data:`DEFAULT`).  The first run found even (or the last
+    re-cut) settles the ranges for good: from then on the ranges that gave the smallest
+    busiest-GPU time, so that a noisy measurement later never costs a new layout (1–4 s on R-MAT
+    2^24–2^25).
     ``stats["gpu_recuts"]`` counts the re-cuts made."""
+    settings = DEFAULT if settings is None else settings
     st = graph._cache.get(key)
     if st is None:
         bounds = shard_ranges(offsets, k, vertex_cost)
-    elif (not st["settled"] and st["recuts"] < BALANCE_RECUTS
-          and _imbalance(st["busy"]) > BALANCE_TOL):
+    elif (not st["settled"] and st["recuts"] < settings.balance_recuts
+          and _imbalance(st["busy"]) > settings.balance_tol):
         bounds = recut_ranges(offsets, st["bounds"], st["busy"], vertex_cost)
         if np.array_equal(bounds, st["bounds"]):
             st["settled"] = True  # no vertex left to move
@@ -740,9 +859,11 @@ def balanced_ranges(graph, key, offsets, k, vertex_cost, stats):
     return np.asarray(bounds, np.int64)
 
 
-def learn_balance(graph, key, bounds, busy, rounds):
-    """Keep the kernel time per round of each range of ``bounds`` for the next run's ranges."""
-    if rounds < BALANCE_MIN_ROUNDS:
+def learn_balance(graph, key, bounds, busy, rounds, settings=None):
+    """Keep the kernel time per round of each range of ``bounds`` for the next run's ranges
+    (nothing from a run of fewer than ``settings.balance_min_rounds`` rounds)."""
+    settings = DEFAULT if settings is None else settings
+    if rounds < settings.balance_min_rounds:
         return
     per = np.asarray(busy, np.float64) / rounds
     bounds = np.asarray(bounds, np.int64)
@@ -833,23 +954,7 @@ def _sync_all(shards):
 # ---------------------------------------------------------------------------- linear
 
 
-LAYOUT = "out-degree"
-"""How a linear system's shards number their vertices (:func:`shard_layout`): ``"out-degree"``
-(each range's vertices in the four exchange classes, each class by falling out-degree), ``"id"``
-(the classes, each in vertex order) or ``None`` (vertex order; every round all-gathers whole
-ranges)."""
-LAYOUTS = ("out-degree", "id", None)
-VERTEX_COST = 3
-"""A linear shard's range balances arcs + this many arcs per vertex (a round's pull also costs
-per target).  Measured on two H100s, R-MAT 2^25 PageRank: ranges of equal arcs left the GPU with
-the hubs idle 24% of the rounds (its range holds 4.7 M vertices, the other 28.8 M); with 3 the
-rounds took 519 ms instead of 615 ms and both GPUs idled about 10%."""
-PULL_BLOCKS_PER_SM = 16
-"""Blocks of the pull kernel per multiprocessor (0: a thread per target): each thread strides
-over several targets and the block reduces its round statistics once."""
-
-
-def shard_layout(shards, graph, order=None, split=None):
+def shard_layout(shards, graph, order=None, split=None, settings=None):
     """Each linear shard's in-arcs with its range renumbered (cached on the graph).
 
     A shard's range ``[v0, v1)`` keeps its vertices, in a new order by exchange class:
@@ -864,7 +969,8 @@ def shard_layout(shards, graph, order=None, split=None):
     heads.  Renumbering inside the ranges keeps each range's arcs and each vertex's in-arc order,
     so the sums per vertex are unchanged.
 
-    ``split`` (default :data:`OVERLAP` when there are several shards): each vertex's in-arcs
+    ``order``: default ``settings.layout`` (:class:`MultiGpuSettings`, default :data:`DEFAULT`).
+    ``split`` (default ``settings.overlap`` when there are several shards): each vertex's in-arcs
     from its own range are moved ahead of the others, keeping their order within each part, so
     a round can sum them while the other ranges' sends are exchanged
     (:func:`~digraph.smx.cuda_kernels.linear_pull_local`).
@@ -874,11 +980,12 @@ def shard_layout(shards, graph, order=None, split=None):
     position in the range → old), ``counts`` = (class 0, classes 0–1, classes 0–2) and, when
     split, ``mid`` (where each target's arcs from other ranges begin, indexed ``v - v0``),
     ``heavy_local`` and ``heavy_rest`` (the vertices with >= HEAVY arcs in each part)."""
-    order = LAYOUT if order is None else order
+    settings = DEFAULT if settings is None else settings
+    order = settings.layout if order is None else order
     order = None if order == "none" else order
     if order not in LAYOUTS:
         raise InvalidParameterError(f"layout must be one of {LAYOUTS}, got {order!r}")
-    split = (OVERLAP if split is None else bool(split)) and len(shards) > 1
+    split = (settings.overlap if split is None else bool(split)) and len(shards) > 1
     key = ("multi-gpu-layout", order,
            tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards), split)
     lay = graph._cache.get(key)
@@ -1018,14 +1125,15 @@ def _arc_order(xp, off_loc, perm, arcs):
     return off_new, idx
 
 
-def linear_shards(shards, graph, sys, ex=None, order=None, split=None):
+def linear_shards(shards, graph, sys, ex=None, order=None, split=None, settings=None):
     """Upload a linear system's shards in their :func:`shard_layout` (``x = 0``, ``δ = b``);
     returns whether arcs carry factors.  Each GPU uploads its own range of the vertex vectors
     (the uploads run in parallel over the GPUs' own links) and renumbers it on the device; the
-    source factors read from other ranges are then all-gathered (``ex``)."""
+    source factors read from other ranges are then all-gathered (``ex``).  ``order``, ``split``
+    and ``settings``: as :func:`shard_layout` takes them."""
     n, m = graph.num_vertices, graph.num_arcs
     has = sys.arc_scale is not None
-    shard_layout(shards, graph, order, split)
+    shard_layout(shards, graph, order, split, settings)
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_coef = ones_or(sys.arc_scale, m)[graph.in_arcs] if has else None
     # a vector with a recipe (LinearSystem.b_constant, .src_degree_scale) is made on the GPUs
@@ -1094,12 +1202,13 @@ def linear_shards(shards, graph, sys, ex=None, order=None, split=None):
     return has, float(s_norms[:, 0].sum()), float(s_norms[:, 1].max())
 
 
-def linear_round(s, has, theta, stage, scan=None):
+def linear_round(s, has, theta, stage, scan=None, settings=None):
     """Queue one dense round's ``stage`` on shard ``s`` (its device current): ``"send"`` the
     frontier's sends of its range (to be all-gathered); ``"local"`` (split layouts only) sum
     each target's arcs from its own range, which read no exchanged send; ``"pull"`` absorb and
     pull its range (the arcs from other ranges only, when split), statistics into ``scan``
-    (five float64 on the shard's GPU)."""
+    (five float64 on the shard's GPU).  The sums' grid: ``settings.pull_blocks_per_sm``
+    (:class:`MultiGpuSettings`, default :data:`DEFAULT`)."""
     K = gpu._kernels()
     be = s.be
     tag = id(s.work)  # a tag per shard and stage: the launches find their prepared selves
@@ -1107,9 +1216,10 @@ def linear_round(s, has, theta, stage, scan=None):
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
                   s.src_scale, theta, s.send, tag=(tag, 0))
         return
+    per_sm = (DEFAULT if settings is None else settings).pull_blocks_per_sm
     blocks = be.grid_hb(s.v1 - s.v0)
-    if PULL_BLOCKS_PER_SM:
-        blocks = min(blocks, PULL_BLOCKS_PER_SM * be.sms)
+    if per_sm:
+        blocks = min(blocks, per_sm * be.sms)
     if stage == "local" and s.split:
         args = (s.off, s.mid, s.src, s.coef, has, s.send, s.part)
         be.launch(K.linear_pull_local, blocks, gpu._hb(), s.v0, s.v1, *args, tag=(tag, 1))
@@ -1124,52 +1234,39 @@ def linear_round(s, has, theta, stage, scan=None):
                  tag=tag + (1,))
 
 
-PREFAULT = True
-"""Sharded linear runs fault in the pages of the host array for ``x`` on a background thread
-while the rounds run (:mod:`~digraph.dispatch.host_pages`; False: a fresh array at the end)."""
-PIPELINE = True
-"""Sharded linear rounds run one ahead of the host: round t+1 is queued before round t's
-statistics are read, so no GPU waits for the host to launch (False: every round waits)."""
-
-
-OVERLAP = True
-"""Sharded linear rounds exchange the sends while each GPU sums its targets' arcs from its own
-range (the layout puts those arcs first, :func:`shard_layout`); the arcs from other ranges are
-summed once the exchange is done.  NCCL runs on a second, high-priority stream; peer copies run
-on a stream per source GPU, each as soon as its source is written, with no host wait.  Each
-target's sum is then taken in another order than on one GPU: the answers differ by rounding."""
-COMM_PRIORITY = -5
-"""Priority of the exchange's stream (lower is higher; clamped to the device's range): its
-kernels get multiprocessors ahead of the local sums queued at the same time."""
-
-
-def _comm_stream(xp):
+def _comm_stream(xp, priority=None):
+    """A non-blocking CuPy stream for the exchange, of ``priority`` (default
+    :attr:`MultiGpuSettings.comm_priority` of :data:`DEFAULT`)."""
+    priority = DEFAULT.comm_priority if priority is None else priority
     try:
-        return xp.cuda.Stream(non_blocking=True, priority=COMM_PRIORITY)
+        return xp.cuda.Stream(non_blocking=True, priority=priority)
     except TypeError:  # a CuPy without stream priorities
         return xp.cuda.Stream(non_blocking=True)
 
 
 class _Rounds:
-    """Dense rounds on every shard, queued one ahead of the host when :data:`PIPELINE` is on.
+    """Dense rounds on every shard, queued one ahead of the host with ``settings.pipeline``
+    (:class:`MultiGpuSettings`, default :data:`DEFAULT`).
 
     A round launches each shard's sends, the all-gather and each shard's sums of its own-range
-    arcs (split layouts: at the same time when :data:`OVERLAP`, the all-gather on a stream of
-    its own), then each shard's pull with its statistics written to one of two scan slots,
-    copied to pinned host memory and followed by an event.  :meth:`launch` queues a round;
-    :meth:`read` waits for the oldest round in flight and returns its summed statistics.  Round
-    t+1 therefore uses the threshold θ computed from round t − 1's Σx (never larger than the
-    current one for a non-negative answer, so the unsent mass only gets smaller), and a run stops
-    one round after the bound is met, with the extra round's absorption kept.  Per-GPU kernel
-    time comes from events around each GPU's kernels (the time its pull waited for the exchange
-    is counted apart); the wall time runs from the first launch to the last read of a stretch."""
+    arcs (split layouts: at the same time with ``settings.overlap``, the all-gather on a stream
+    of its own, of ``settings.comm_priority``), then each shard's pull with its statistics
+    written to one of two scan slots, copied to pinned host memory and followed by an event.
+    :meth:`launch` queues a round; :meth:`read` waits for the oldest round in flight and returns
+    its summed statistics.  Round t+1 therefore uses the threshold θ computed from round t − 1's
+    Σx (never larger than the current one for a non-negative answer, so the unsent mass only gets
+    smaller), and a run stops one round after the bound is met, with the extra round's
+    absorption kept.  Per-GPU kernel time comes from events around each GPU's kernels (the time
+    its pull waited for the exchange is counted apart); the wall time runs from the first launch
+    to the last read of a stretch."""
 
     EVENTS = 7  # send start, send end, local end, pull start, pull end, copy end, exchange end
 
-    def __init__(self, shards, ex, has, timer):
+    def __init__(self, shards, ex, has, timer, settings=None):
         self.shards, self.ex, self.has, self.timer = shards, ex, has, timer
+        self.settings = settings = DEFAULT if settings is None else settings
         self.sim = shards[0].be.sim
-        self.overlap = (OVERLAP and not self.sim and len(shards) > 1 and
+        self.overlap = (settings.overlap and not self.sim and len(shards) > 1 and
                         all(s.split for s in shards))
         self.lanes = self.overlap and ex.kind == "p2p"
         self.flight = []  # rounds queued and not read: (slot, per-shard events)
@@ -1190,9 +1287,10 @@ class _Rounds:
                     s.pinned = [cupyx.empty_pinned(5, np.float64) for _ in range(2)]
                     # reused: a slot's round has been read before the slot is queued again
                     s.events = [[xp.cuda.Event() for _ in range(self.EVENTS)] for _ in range(2)]
-                    s.comm = _comm_stream(xp) if self.overlap else None
+                    prio = settings.comm_priority
+                    s.comm = _comm_stream(xp, prio) if self.overlap else None
                     if self.lanes:  # a stream per source GPU; done[slot][g]: its copy ended
-                        s.lanes = [_comm_stream(xp) for _ in shards]
+                        s.lanes = [_comm_stream(xp, prio) for _ in shards]
                         s.done = [[xp.cuda.Event(disable_timing=True) for _ in shards]
                                   for _ in range(2)]
 
@@ -1200,7 +1298,7 @@ class _Rounds:
         t0 = time.perf_counter()
         if not self.flight:
             self.t_open = t0
-        sh, slot, sim, has = self.shards, self.slot, self.sim, self.has
+        sh, slot, sim, has, cfg = self.shards, self.slot, self.sim, self.has, self.settings
         marks = [s.events[slot] for s in sh]
         lanes = self.lanes
         for h, (s, ev) in enumerate(zip(sh, marks)):
@@ -1211,13 +1309,13 @@ class _Rounds:
                         if g != h:
                             null.wait_event(t.done[slot ^ 1][h])
                 sim or ev[0].record()
-                linear_round(s, has, theta, "send")
+                linear_round(s, has, theta, "send", settings=cfg)
                 if not sim:
                     ev[1].record()
                     if self.overlap and not lanes:
                         s.comm.wait_event(ev[1])
                 if not self.overlap:
-                    linear_round(s, has, theta, "local")
+                    linear_round(s, has, theta, "local", settings=cfg)
                     sim or ev[2].record()
         counts = [s.n_send_first if wide else s.n_send for s in sh]
         sends = [s.send for s in sh]
@@ -1231,7 +1329,7 @@ class _Rounds:
                 if self.overlap:
                     if not lanes:
                         ev[6].record(s.comm)
-                    linear_round(s, has, theta, "local")
+                    linear_round(s, has, theta, "local", settings=cfg)
                     ev[2].record()
                     if lanes:
                         self.ex.lanes_into(h, sends, counts, ready, s.lanes, s.done[slot])
@@ -1242,7 +1340,7 @@ class _Rounds:
                     if not lanes:
                         null.wait_event(ev[6])
                 sim or ev[3].record()
-                linear_round(s, has, theta, "pull", s.scans[slot])
+                linear_round(s, has, theta, "pull", s.scans[slot], cfg)
                 if sim:
                     s.pinned[slot] = np.array(s.scans[slot])
                 else:
@@ -1252,7 +1350,7 @@ class _Rounds:
         self.flight.append((slot, marks))
         self.slot ^= 1
         self.host += time.perf_counter() - t0
-        if not PIPELINE:
+        if not self.settings.pipeline:
             return self.read()
         return None
 
@@ -1287,7 +1385,7 @@ class _Rounds:
 
 class _ShardedRounds:
     """The sharded linear rounds for :func:`digraph.dispatch.driver.linear`: a step launches a
-    round on every GPU (:class:`_Rounds`, one round ahead of the host with :data:`PIPELINE`) and
+    round on every GPU (:class:`_Rounds`, one round ahead of the host with ``pipeline``) and
     takes in the statistics of the oldest one in flight, which a scan reports; a certificate
     first drains the rounds in flight, so the state certified is the state left."""
 
@@ -1337,20 +1435,21 @@ class _ShardedRounds:
 
 
 def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
-            divide_by_sum=False):
+            divide_by_sum=False, settings=None):
+    settings = DEFAULT if settings is None else settings
     K = gpu._kernels()
     HB = gpu._hb()
     n = graph.num_vertices
     t0 = time.perf_counter()
-    host = prefaulted(n) if PREFAULT and not shards[0].be.sim else None
-    has, bsum, bmax = linear_shards(shards, graph, sys, ex, layout)
+    host = prefaulted(n) if settings.prefault and not shards[0].be.sim else None
+    has, bsum, bmax = linear_shards(shards, graph, sys, ex, layout, settings=settings)
     gammas = _contraction(shards, ex, sys, has, graph.num_arcs)
-    rounds = _Rounds(shards, ex, has, timer)
+    rounds = _Rounds(shards, ex, has, timer, settings)
     _sync_all(shards)
     stats["time_setup"] = time.perf_counter() - t0
     stats["gpu_sends"] = [s.n_send for s in shards]
     stats["gpu_sends_first"] = [s.n_send_first for s in shards]
-    stats["pipelined"] = bool(PIPELINE)
+    stats["pipelined"] = bool(settings.pipeline)
     eng = _ShardedRounds(shards, ex, rounds, K, HB, has, bsum, bmax, n, gammas, sys.normalize,
                          graph.num_arcs, max_iter, stats)
     outcome = driver.linear(eng, n=n, gammas=gammas, normalize=sys.normalize, tol=tol,

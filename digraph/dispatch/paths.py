@@ -115,8 +115,8 @@ class PathSettings:
         rounds).  The value 4 was not measured against others: chosen by hand.
     max_sweeps : int
         Sweeps over all the layers (each after a failed final certification, with the budget
-        lowered 4x; ``stats["sweeps"]``) before the run is finished by vertex-level push from the
-        exact residual.  Not measured: chosen by hand.
+        lowered 4x; ``stats["path_sweeps"]``) before the run is finished by vertex-level push from
+        the exact residual.  Not measured: chosen by hand.
     stall_rounds : int
         A layer whose pending mass (on the L∞ route: largest residual) has not fallen below 0.999
         of its best for this many rounds has stalled at the mirrors' rounding floor; the run is
@@ -599,7 +599,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, settin
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
                                    np.zeros(allp.size, np.int64), 0, heat, hist, residual, False,
                                    *groups, rep.gheat, gt, gscore, gact)
-        if stalled or r1 > 2.0 * tracked or stats.get("sweeps", 1) >= settings.max_sweeps:
+        if stalled or r1 > 2.0 * tracked or stats.get("path_sweeps", 1) >= settings.max_sweeps:
             # The mirrors hit their rounding floor: a pending change is a difference of two close
             # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
@@ -608,7 +608,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, settin
             return vertex_async.finish_linear(graph, sys, tol, max_iter, stats, x0=x,
                                               delta0=rvec)
         factor /= 4.0
-        stats["sweeps"] = stats.get("sweeps", 1) + 1
+        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)
 
 

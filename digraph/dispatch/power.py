@@ -233,7 +233,6 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, **unused):
     x = v.copy()
     y = np.empty(n, np.float64)
     u = np.finfo(np.float64).eps / 2
-    stats["formulation"] = "google"
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
     state = [x, y]

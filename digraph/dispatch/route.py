@@ -14,9 +14,9 @@ Modes
     the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.dag_push`); no paths
     are built.  The CPU default for linear algorithms.
 ``"power"``
-    Normalised linear systems (PageRank), CPU or one GPU: the Google-matrix power iteration, with
-    the rank-one dangling/teleport term (:mod:`digraph.dispatch.power`,
-    :mod:`digraph.dispatch.gpu_power`).
+    Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
+    iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.power`,
+    :mod:`digraph.dispatch.gpu_power`, :mod:`digraph.dispatch.multi_gpu_power`).
 ``"path"``, ``"path-nopriority"``
     DiGraph: paths walked one per thread, SCC-vertices of the DAG sketch in layer order, with or
     without priority (:mod:`digraph.dispatch.paths`, :mod:`digraph.dispatch.gpu`); they need the
@@ -52,10 +52,11 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   :attr:`RouteSettings.delegate_share` of the arcs (one giant component: nothing for the DAG to
   order), where ``"bsp"``'s dense rounds scale better.
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
-* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`), with
-  several GPUs named on the first of them when the graph fits there (the sharded engine has no
-  power iteration yet; one GPU's beats its ``bsp``); other linear systems: ``"bsp"``; min/max and
-  k-core: ``"vertex-async"``.
+* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`); with
+  several GPUs named, sharded over as many as the graph has
+  :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU
+  (:mod:`digraph.dispatch.multi_gpu_power`), else on the first of them when the graph fits
+  there; other linear systems: ``"bsp"``; min/max and k-core: ``"vertex-async"``.
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
@@ -275,10 +276,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                           "one GPU (H200, tol 1e-8: cnr-2000 16.5 ms against bsp's 26.8, dblp-2010 "
                           "9.4 against 20.0, R-MAT 2^22 26.6 against 95.6)")
                 if where == "multi-gpu":
-                    reason += ("; on the first GPU named when the graph fits there: the sharded "
-                               "engine has no power iteration yet, and one GPU's beats its bsp "
-                               "(2 x H200, R-MAT 2^24: 101 ms on one against 231 ms on two)")
-                    return Plan(chosen, "gpu-power", f"automatic: {reason}", None, probe)
+                    reason += ("; sharded over the GPUs named when the graph has enough arcs a "
+                               "GPU (PowerGpuSettings.shard_arcs), else on the first")
         return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
     if mode == "scc":
         if family != "linear":
@@ -289,9 +288,6 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             raise InvalidParameterError("mode='scc' runs on the CPU; on GPUs use 'bsp', 'vertex-async' "
                                         "or a path mode")
     if mode == "power":
-        if where == "multi-gpu":
-            raise InvalidParameterError("mode='power' runs on the CPU or one GPU (not sharded over "
-                                        "several yet); on several GPUs use 'bsp'")
         if system is not None:
             from .power import applies
             why = applies(graph, system) if graph is not None else None

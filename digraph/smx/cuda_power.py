@@ -20,7 +20,8 @@ from numba import cuda, float64
 
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
-__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_teleport"]
+__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_teleport",
+           "power_teleport_given"]
 
 
 if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -151,10 +152,22 @@ def power_teleport(y, tele, x, src_scale, z, acc, nxt):
     """``y += (1 − acc[0]) · tele``, ``z = src_scale ∘ y``; Σ|y − x| and Σy into acc[2], acc[3];
     ``nxt`` zeroed (HB threads a block, the grid striding over the vertices)."""
     buf = cuda.shared.array(HB, float64)
+    _teleport(buf, 1.0 - acc[0], y, tele, x, src_scale, z, acc, nxt)
+
+
+@cuda.jit(cache=True)
+def power_teleport_given(c, y, tele, x, src_scale, z, acc, nxt):
+    """:func:`power_teleport` with the teleport mass ``c`` given (several GPUs: ``1 − Σ_g s_g``
+    of every shard's pull, summed on the host)."""
+    buf = cuda.shared.array(HB, float64)
+    _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt)
+
+
+@cuda.jit(device=True, inline=True)
+def _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt):
     i0 = cuda.grid(1)
     if i0 < nxt.size:
         nxt[i0] = 0.0
-    c = 1.0 - acc[0]
     d = 0.0
     ys = 0.0
     for i in range(i0, y.size, cuda.gridsize(1)):

@@ -1,0 +1,300 @@
+"""The Google-matrix power iteration on several GPUs of one host (``mode="power"``,
+``device="cuda:0,1,..."``): the sharded twin of :mod:`digraph.dispatch.gpu_power`, same round,
+same sound stop, same counters.
+
+Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs (a vertex
+counting as :data:`~digraph.dispatch.multi_gpu.VERTEX_COST` arcs besides its own,
+:func:`~digraph.dispatch.multi_gpu.shard_ranges`); GPU ``g`` keeps the in-arcs of its range
+(offsets rebased, sources in global numbering) and its range of ``x``, ``y``, the teleport vector
+and the scales, plus a full-length replica of ``z = src_scale ∘ x``, the vector a pull reads.
+
+A round ``k`` (Page et al. 1999; Langville and Meyer 2006, §4.5), on every GPU at once:
+
+1. the pull of its range, ``y = dst_scale ∘ Aᵀ-pull of z``, with the block sums ``s_g = Σy`` and
+   ``e_g`` (the rounding bound of the pull) — the single-GPU kernels of
+   :mod:`digraph.smx.cuda_power` on the shard's arrays, grouped or binned by in-degree;
+2. the host reads every GPU's four sums in one pinned copy (the one synchronisation of a round)
+   and forms the teleport mass ``c = 1 − Σ_g s_g``;
+3. the teleport of its range, ``y += c · v``, ``z[range] = src_scale ∘ y``, with
+   ``Σ|y − x|`` and ``Σy`` (:func:`~digraph.smx.cuda_power.power_teleport_given`);
+4. its range of ``z`` is copied to every other GPU (peer copies, one stream per source on each
+   destination, queued on events: no host wait), and the next round's pull on a GPU waits for
+   the copies into it.
+
+The round's ``Σ|y − x|`` and ``Σy`` are read with the next round's ``s_g``, so the stop of round
+``k`` is decided after the pull of round ``k + 1`` has run (its result is left unused when the
+run stops).  The stop is :func:`digraph.dispatch.power.stop` with the bound of
+:mod:`digraph.dispatch.gpu_power`: ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ + ‖δ‖₁ +
+2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the blocks of every GPU and the ``k``
+partial sums added on the host.
+
+Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
+and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the
+sharded ``bsp`` runs the linear system without the rank-one term, about 4x the rounds on R-MAT
+(issue 17, measurement 3).  Under Numba's CUDA simulator every shard shares one simulated device
+and the copies are host copies with the same byte counts.
+"""
+
+import time
+
+import numpy as np
+
+from ..algorithms.base import SumNormalized
+from ..errors import InvalidParameterError
+from . import driver, gpu
+from .convergence import ROUNDING_MARGIN
+from .gpu_power import DEFAULT, group_size
+from .multi_gpu import VERTEX_COST, _Exchange, _comm_stream, _parallel, make_shards
+from .multi_gpu import shard_ranges
+from .power import _gamma
+from .systems import linear_factors
+
+__all__ = ["solve"]
+
+
+def _shard_arrays(s, graph, system, has, settings, group):
+    """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport."""
+    from ..smx.cuda_kernels import HB, HEAVY
+    be, xp = s.be, s.be.xp
+    n = graph.num_vertices
+    v0, v1 = s.v0, s.v1
+    nl = v1 - v0
+
+    def build():
+        in_off = np.asarray(graph.in_offsets, np.int64)
+        a0, a1 = int(in_off[v0]), int(in_off[v1])
+        it = gpu._index_dtype(max(n, a1 - a0))
+        off = in_off[v0:v1 + 1] - a0
+        deg = np.diff(off)
+        d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
+             "heavy": be.put(np.flatnonzero(deg >= HEAVY).astype(np.int32)),
+             "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
+             "arcs": a1 - a0}
+        if group is None and a1 - a0 >= settings.bin_arcs:
+            lists = []
+            for lo, hi, gb in settings.bins:
+                verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
+                if verts.size:
+                    grid = max(1, min((verts.size * gb + HB - 1) // HB,
+                                      settings.blocks_per_sm * be.sms))
+                    lists.append((gb, be.put(verts), grid))
+            d["bins"] = lists
+            d["bin_hubs"] = be.put(np.flatnonzero(deg >= settings.bins[-1][1]).astype(np.int32))
+        return d
+    d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
+                           group is None), build)
+    for _, verts, _ in d.get("bins", ()):
+        be.keep(verts)
+    if "bin_hubs" in d:
+        be.keep(d["bin_hubs"])
+    s.d = d
+    if has:
+        in_off = np.asarray(graph.in_offsets, np.int64)
+        a0, a1 = int(in_off[v0]), int(in_off[v1])
+        s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
+    else:
+        s.coef = be.keep(xp.zeros(1, np.float64))
+    bc = getattr(system, "b_constant", None)
+    if bc is not None:
+        s.tele = be.keep(xp.full(nl, 1.0 / max(n, 1)))
+    else:
+        b = np.asarray(system.b, np.float64)
+        s.tele = be.keep(be.put(b[v0:v1]) / float(b.sum()))
+    sds = getattr(system, "src_degree_scale", None)
+    if sds is not None:
+        od = d["out_degree"]
+        s.src_scale = be.keep(xp.where(od > 0, sds / xp.maximum(od, 1.0), 0.0))
+    elif system.src_scale is None:
+        s.src_scale = be.keep(xp.ones(nl, np.float64))
+    else:
+        s.src_scale = be.put(np.asarray(system.src_scale, np.float64)[v0:v1])
+    if system.dst_scale is None:
+        s.dst_scale = be.keep(xp.ones(nl, np.float64))
+    else:
+        s.dst_scale = be.put(np.asarray(system.dst_scale, np.float64)[v0:v1])
+    s.x = be.keep(s.tele.copy())
+    s.y = be.keep(xp.empty(nl, np.float64))
+    s.z = be.keep(xp.zeros(n, np.float64))
+    s.z_own = be.keep(s.z[v0:v1])
+    s.z_own[...] = s.src_scale * s.x
+    s.accbuf = be.keep(xp.zeros(8, np.float64))
+    s.acc = [be.keep(s.accbuf[0:4]), be.keep(s.accbuf[4:8])]
+    return float(s.tele.sum()) if nl else 0.0
+
+
+def _pull(be, K, s, G, has, acc, grid_pull, tag):
+    """Queue shard ``s``'s pull into ``s.y`` with its sums into ``acc``."""
+    from ..smx.cuda_kernels import HB
+    d = s.d
+    if "bins" not in d:
+        be.launch(K.power_pull, grid_pull, HB, G, d["off"], d["src"], s.coef, has, s.z,
+                  s.dst_scale, s.y, acc, tag=(tag, 0, id(acc)))
+        be.heavy(K.power_pull_heavy, d["heavy"], d["off"], d["src"], s.coef, has, s.z,
+                 s.dst_scale, s.y, acc, tag=(tag, 1, id(acc)))
+    else:
+        for i, (gb, verts, grid) in enumerate(d["bins"]):
+            be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has,
+                      s.z, s.dst_scale, s.y, acc, tag=(tag, 2, i, id(acc)))
+        be.heavy(K.power_pull_heavy, d["bin_hubs"], d["off"], d["src"], s.coef, has, s.z,
+                 s.dst_scale, s.y, acc, tag=(tag, 3, id(acc)))
+
+
+def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None,
+          settings=None):
+    """Run the power iteration on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``); returns
+    (x on the host, summing to 1, converged).
+
+    ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.gpu_power.solve`; the
+    binned pull is chosen per shard, from the arcs the shard holds.
+    """
+    settings = DEFAULT if settings is None else settings
+    from ..smx import cuda_power as K
+    from ..smx.cuda_kernels import HB
+    g1, why = _gamma(graph, system, dangling_ok=True)
+    if why is None and getattr(system, "dangling", None) is not None:
+        why = "a dangling vector (dangling=) is run by the CPU power iteration only"
+    if why is not None:
+        raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
+    n, m = graph.num_vertices, graph.num_arcs
+    G = int(group or group_size(graph))
+    if G & (G - 1) or not 1 <= G <= min(32, HB):
+        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
+    t0 = time.perf_counter()
+    k = len(devices)
+    bounds = shard_ranges(graph.in_offsets, k, VERTEX_COST)
+    shards = make_shards(devices, graph.in_offsets, stats, bounds=bounds)
+    be0 = shards[0].be
+    stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
+    stats["gpus"] = k
+    stats.setdefault("gpus_named", k)
+    stats["gamma"] = float(g1)
+    stats["power_group"] = G
+    stats.setdefault("dense_rounds", 0)
+    stats["bytes_between_gpus"] = 0
+    off = np.asarray(graph.in_offsets, np.int64)
+    stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
+    stats["gpu_vertices"] = [s.v1 - s.v0 for s in shards]
+    has = system.arc_scale is not None
+    ex = _Exchange(shards, "p2p", stats)
+    stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
+    try:
+        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group))
+        stats["power_pull"] = ("binned" if all("bins" in s.d for s in shards) else
+                               "grouped" if not any("bins" in s.d for s in shards) else
+                               "binned on " + ", ".join(str(i) for i, s in enumerate(shards)
+                                                        if "bins" in s.d))
+        ex.allgather([s.z for s in shards])  # z of the start, everywhere
+        return _rounds(shards, ex, K, HB, G, has, g1, sum(sums), n, m, tol, max_iter, stats,
+                       trip, settings, t0)
+    finally:
+        ex.close()
+        for s in shards:
+            with s.on():
+                s.be.release()
+
+
+def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0):
+    sim = shards[0].be.sim
+    k = len(shards)
+    counts = [s.v1 - s.v0 for s in shards]
+    zs = [s.z for s in shards]
+    u = np.finfo(np.float64).eps / 2
+    blocks = k  # the host's sums of the shards' partial sums
+    for s in shards:
+        nl = s.v1 - s.v0
+        be = s.be
+        s.grid_pull = max(1, min((nl * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
+        s.grid_tel = max(1, min(be.grid_hb(nl), settings.blocks_per_sm * be.sms))
+        pulls = (sum(g for _, _, g in s.d["bins"]) + min(int(s.d["bin_hubs"].size), 65535)
+                 if "bins" in s.d else s.grid_pull + min(int(s.d["heavy"].size), 65535))
+        blocks += pulls + s.grid_tel
+        if not sim:
+            import cupyx
+            with s.on():
+                xp = be.xp
+                s.pinned = cupyx.empty_pinned(8, np.float64)
+                s.read_ev = xp.cuda.Event(disable_timing=True)
+                s.tel_ev = xp.cuda.Event(disable_timing=True)
+                s.lanes = [_comm_stream(xp) for _ in shards]
+                s.done = [xp.cuda.Event(disable_timing=True) for _ in shards]
+
+    def queue_pull(slot):
+        """Every shard's pull into ``acc[slot]``, then its sums read back (pinned, async)."""
+        for h, s in enumerate(shards):
+            with s.switch():
+                if not sim:
+                    null = s.be.xp.cuda.Stream.null
+                    for g in range(k):
+                        if g != h and st["copied"]:
+                            null.wait_event(s.done[g])
+                _pull(s.be, K, s, G, has, s.acc[slot], s.grid_pull, id(s))
+                if sim:
+                    s.pinned = np.array(s.accbuf)
+                else:
+                    s.accbuf.get(out=s.pinned, blocking=False)
+                    s.read_ev.record()
+
+    def read():
+        rows = []
+        for s in shards:
+            if not sim:
+                s.read_ev.synchronize()
+            rows.append(np.array(s.pinned))
+        return np.array(rows).sum(axis=0)  # [s, e, diff, sy] of slot 0, then of slot 1
+
+    st = {"k": 0, "sx": sx0, "copied": False}
+    for s in shards:
+        with s.on():
+            s.accbuf.fill(0.0)
+    queue_pull(0)
+    st["sums"] = read()
+    stats["time_setup"] = time.perf_counter() - t0
+
+    def step():
+        kk = st["k"]
+        slot, nxt = kk % 2, (kk + 1) % 2
+        sums = st["sums"]
+        s_k, e_k = sums[4 * slot], sums[4 * slot + 1]
+        c = 1.0 - s_k
+        for s in shards:
+            with s.switch():
+                s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
+                            s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(id(s), 4, slot))
+                s.x, s.y = s.y, s.x
+                sim or s.tel_ev.record()
+        ex._count(zs, counts)
+        if sim:
+            for g, s in enumerate(shards):
+                for h, t in enumerate(shards):
+                    if h != g:
+                        t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
+        else:
+            ready = [s.tel_ev for s in shards]
+            for h, t in enumerate(shards):
+                with t.switch():
+                    ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
+            st["copied"] = True
+        queue_pull(nxt)
+        sums = st["sums"] = read()
+        diff, sy = sums[4 * slot + 2], sums[4 * slot + 3]
+        delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
+                 + 2 * abs(st["sx"] - 1.0) + abs(sy - 1.0))
+        st.update(sx=sy, k=kk + 1)
+        return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta, diff
+
+    if n == 0:
+        rounds, converged = 0, True
+        stats["error_bound"] = 0.0
+    else:
+        rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
+                                         trip=trip)
+    stats["rounds"] += rounds
+    stats["dense_rounds"] += rounds
+    stats["arc_updates"] += rounds * m
+    stats["vertex_updates"] += rounds * n
+    out = np.empty(n, np.float64)
+    for s in shards:
+        if s.v1 > s.v0:
+            with s.on():
+                out[s.v0:s.v1] = s.be.get(s.x)
+    return out.view(SumNormalized), converged

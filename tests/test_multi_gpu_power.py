@@ -1,0 +1,103 @@
+"""The Google-matrix power iteration sharded over several GPUs (``mode="power"``,
+``device="cuda:0,1,..."``, dispatch/multi_gpu_power.py): the answers and bounds of the one-GPU
+engine.  Without GPUs the shards share Numba's simulated device and the copies of ``z`` are host
+copies with the byte counts of the real ones."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import digraph
+from digraph.dispatch import gpu_power, multi_gpu_power
+from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.result import RunStats
+
+from test_gpu_power import _graph
+
+pytestmark = pytest.mark.gpu
+
+SIM_BINS = ((0, 2, 1), (2, 4, 2), (4, 8, 4))  # the simulator's blocks hold 8 threads
+
+
+def _gpus():
+    from digraph.dispatch import gpu
+    try:
+        be = gpu.backend("cuda")
+    except NotAvailableError as e:
+        pytest.skip(str(e))
+    if be.sim:
+        return 3
+    from numba import cuda
+    return len(cuda.gpus)
+
+
+@pytest.fixture(scope="module")
+def ngpu():
+    k = _gpus()
+    if k < 2:
+        pytest.skip("one GPU: sharding needs two")
+    return k
+
+
+def _devices(k):
+    from digraph.dispatch import gpu
+    return ["cuda:0"] * k if gpu.backend("cuda").sim else [f"cuda:{i}" for i in range(k)]
+
+
+@pytest.mark.parametrize("k, weighted, binned", [(2, False, False), (3, True, True)])
+def test_sharded_power_matches_the_exact_answer_within_its_bound(ngpu, k, weighted, binned):
+    k = min(k, ngpu)
+    g = _graph(k, weighted=weighted)
+    pers = {int(v): 1.0 + v % 3 for v in range(0, g.num_vertices, 4)}
+    algo = digraph.algorithms.PageRank()
+    kw = dict(personalization=pers, weights=weighted)
+    system = algo.prepare(g, **algo.bind(g, kw))
+    exact = algo.reference(g, **kw)
+    settings = dataclasses.replace(gpu_power.DEFAULT, bin_arcs=0, bins=SIM_BINS) if binned \
+        else None
+    st = RunStats.new()
+    x, ok = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-9, max_iter=500,
+                                  stats=st, settings=settings)
+    assert ok and st["gpus"] == k
+    assert st["power_pull"] == ("binned" if binned else "grouped")
+    assert sum(st["gpu_arcs"]) == g.num_arcs and sum(st["gpu_vertices"]) == g.num_vertices
+    assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-9
+    # z crosses once a round (and once at the start): each range to every other GPU
+    assert st["bytes_between_gpus"] == (st["rounds"] + 1) * g.num_vertices * 8 * (k - 1)
+    one = RunStats.new()
+    y, _ = gpu_power.solve(g, system, tol=1e-9, max_iter=500, stats=one, settings=settings)
+    assert one["rounds"] == st["rounds"]  # the same iteration, summed in another order
+    assert np.abs(x - y).sum() <= 1e-12
+
+
+def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):
+    g = _graph(5)
+    exact = digraph.algorithms.PageRank().reference(g)
+    dev = "cuda:0,1"
+    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(
+        gpu_power.DEFAULT, shard_arcs=g.num_arcs // 2))
+    r = digraph.run(g, "pagerank", device=dev, tol=1e-9)
+    s = r.stats
+    assert (s["mode"], s["engine"], s["gpus"], s["gpus_named"]) == \
+        ("power", "multi-gpu-power", 2, 2)
+    assert "sharded over the 2 GPUs named" in s["route"]
+    assert s["converged"] and np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-9
+    named = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
+    assert named.stats["engine"] == "multi-gpu-power" and named.stats["requested_mode"] == "power"
+    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(
+        gpu_power.DEFAULT, shard_arcs=g.num_arcs))  # one GPU's worth: the first alone
+    r = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
+    assert (r.stats["engine"], r.stats["gpus"]) == ("gpu-power", 1)
+    assert "on the first GPU named" in r.stats["route"]
+
+
+def test_sharded_power_refuses_what_it_cannot_run(ngpu):
+    g = _graph(6)
+    algo = digraph.algorithms.Adsorption()
+    system = algo.prepare(g, **algo.bind(g, {"seeds": [0]}))
+    with pytest.raises(InvalidParameterError, match="normalised"):
+        multi_gpu_power.solve(g, system, devices=_devices(2), tol=1e-8, max_iter=10,
+                              stats=RunStats.new())
+    with pytest.raises(InvalidParameterError, match="dangling"):
+        digraph.run(g, "pagerank", device="cuda:0,1", dangling={0: 1.0})
