@@ -1,0 +1,131 @@
+"""PageRank's power iteration sharded over 1, 2 and 4 GPUs of one host, against the CuPy power
+iteration on one GPU a user would write (issue 17, multi-GPU goal: R-MAT 2^25 on four GPUs at
+most 0.4x that iteration, and 1 -> 4 GPUs at least 3x).
+
+    python benchmarks/bench_multi_gpu_power.py --graphs rmat22 rmat24 rmat25 --gpus 1 2 4 \\
+        --json $OUT/multi_gpu_power.json
+
+Rows per graph: the CuPy power iteration on GPU 0 (``bench_gpu_pagerank.cupy_power``, float64
+CSR SpMV, the sound stop ``α/(1 − α)·‖y − x‖₁ ≤ tol``, the answer left on the GPU); digraph's
+one-GPU power iteration (``digraph.run(..., device="cuda", mode="power")``); the sharded power
+iteration (:func:`digraph.dispatch.multi_gpu_power.solve`) on k GPUs, with the binned pull per
+shard and with the grouped one; and ``digraph.run`` with every GPU named and no mode (the
+router's choice, ``stats.route``).  Medians of ``--repeat`` runs after a warm-up (compilation,
+uploads); true L1 error against the CuPy iteration run to 1e-13.  R-MAT graphs are generated on
+the GPU as in ``bench_gpu.py`` (2^S vertices, 16 arcs each, seed S).
+"""
+
+import argparse
+import dataclasses
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import digraph  # noqa: E402
+from bench_gpu import load_graph  # noqa: E402
+from bench_gpu_pagerank import cupy_matrix, cupy_power, timed  # noqa: E402
+
+
+def main():
+    import cupy as cp
+    from digraph.algorithms import PageRank
+    from digraph.dispatch import gpu_power, multi_gpu_power
+    from digraph.result import RunStats
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graphs", nargs="+", default=["rmat22", "rmat24", "rmat25"])
+    ap.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
+    ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pulls", nargs="+", default=["binned", "grouped"])
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    ngpu = cp.cuda.runtime.getDeviceCount()
+    gpus = [k for k in args.gpus if k <= ngpu]
+
+    def sync():
+        for i in range(ngpu):
+            with cp.cuda.Device(i):
+                cp.cuda.Device(i).synchronize()
+
+    rows = []
+
+    def emit(row):
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    def save():
+        if args.json:
+            meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.node(),
+                    "tol": args.tol, "gpus": ngpu,
+                    "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
+            Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+
+    for name in args.graphs:
+        g, t_load = load_graph(name)
+        n = g.num_vertices
+        base = {"graph": name, "n": n, "m": g.num_arcs}
+        A = cupy_matrix(cp, g, 0.85)
+        ref, _ = cupy_power(cp, A, n, 0.85, 1e-13)
+        ref = cp.asnumpy(ref)
+        t, (x, k) = timed(lambda: cupy_power(cp, A, n, 0.85, args.tol), args.repeat, sync)
+        peer = t
+        emit(dict(base, method="cupy power, one GPU", gpus=1, rounds=k, time_ms=t * 1e3,
+                  true_error=float(np.abs(cp.asnumpy(x) - ref).sum()), ratio=1.0))
+        del A, x
+        cp.get_default_memory_pool().free_all_blocks()
+        t, r = timed(lambda: digraph.run(g, "pagerank", mode="power", device="cuda",
+                                         tol=args.tol), args.repeat, sync)
+        one = t
+        emit(dict(base, method="digraph power, one GPU (run)", gpus=1,
+                  rounds=int(r.stats["rounds"]), time_ms=t * 1e3, ratio=t / peer,
+                  bound=float(r.stats["error_bound"]),
+                  true_error=float(np.abs(r.values - ref).sum()), pull=r.stats["power_pull"]))
+        algo = PageRank()
+        system = algo.prepare(g, **algo.bind(g, {}))
+        for kk in gpus:
+            devices = [f"cuda:{i}" for i in range(kk)]
+            for pull in args.pulls:
+                settings = dataclasses.replace(
+                    gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62)
+                st = {}
+
+                def once():
+                    st["s"] = RunStats.new()
+                    return multi_gpu_power.solve(g, system, devices=devices, tol=args.tol,
+                                                 max_iter=1000, stats=st["s"], settings=settings)
+                t, (x, ok) = timed(once, args.repeat, sync)
+                s = st["s"]
+                emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
+                          rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
+                          speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
+                          true_error=float(np.abs(x - ref).sum()),
+                          setup_ms=s["time_setup"] * 1e3,
+                          bytes_between_gpus=int(s.get("bytes_between_gpus", 0)),
+                          gpu_arcs=s["gpu_arcs"]))
+                save()
+            if kk >= 2:
+                dev = "cuda:" + ",".join(str(i) for i in range(kk))
+                t, r = timed(lambda: digraph.run(g, "pagerank", device=dev, tol=args.tol),
+                             args.repeat, sync)
+                emit(dict(base, method="digraph run, GPUs named, no mode", gpus_named=kk,
+                          gpus=int(r.stats["gpus"]), engine=r.stats["engine"],
+                          rounds=int(r.stats["rounds"]), time_ms=t * 1e3, ratio=t / peer,
+                          true_error=float(np.abs(r.values - ref).sum()),
+                          route=r.stats["route"]))
+                save()
+        del g, system
+        cp.get_default_memory_pool().free_all_blocks()
+    save()
+
+
+if __name__ == "__main__":
+    main()
