@@ -108,7 +108,10 @@ def main():
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
                           true_error=float(np.abs(x - ref).sum()),
-                          setup_ms=s["time_setup"] * 1e3,
+                          setup_ms=s["time_setup"] * 1e3, rounds_ms=s["time_rounds"] * 1e3,
+                          gather_ms=s["time_gather"] * 1e3,
+                          busy_ms=[round(b * 1e3, 2) for b in s["gpu_busy_s"]],
+                          wait_ms=[round(b * 1e3, 2) for b in s.get("gpu_exchange_wait_s", [])],
                           bytes_between_gpus=int(s.get("bytes_between_gpus", 0)),
                           gpu_arcs=s["gpu_arcs"]))
                 save()

@@ -43,6 +43,7 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver, gpu
 from .convergence import ROUNDING_MARGIN
+from .host_pages import prefaulted
 from .gpu_power import DEFAULT, group_size
 from .multi_gpu import VERTEX_COST, _Exchange, _comm_stream, _parallel, make_shards
 from .multi_gpu import shard_ranges
@@ -161,7 +162,10 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     t0 = time.perf_counter()
     k = len(devices)
-    bounds = shard_ranges(graph.in_offsets, k, VERTEX_COST)
+    key = ("power-shard-ranges", k, VERTEX_COST)
+    bounds = graph._cache.get(key)
+    if bounds is None:
+        bounds = graph._cache[key] = shard_ranges(graph.in_offsets, k, VERTEX_COST)
     shards = make_shards(devices, graph.in_offsets, stats, bounds=bounds)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
@@ -177,6 +181,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     has = system.arc_scale is not None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
+    host = prefaulted(n) if not be0.sim else None  # the answer's pages, faulted in meanwhile
     try:
         sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group))
         stats["power_pull"] = ("binned" if all("bins" in s.d for s in shards) else
@@ -184,8 +189,12 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
                                "binned on " + ", ".join(str(i) for i, s in enumerate(shards)
                                                         if "bins" in s.d))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
-        return _rounds(shards, ex, K, HB, G, has, g1, sum(sums), n, m, tol, max_iter, stats,
-                       trip, settings, t0)
+        x, converged = _rounds(shards, ex, K, HB, G, has, g1, sum(sums), n, m, tol, max_iter,
+                               stats, trip, settings, t0)
+        t0 = time.perf_counter()
+        out = _gather(shards, n, host)
+        stats["time_gather"] = time.perf_counter() - t0
+        return out.view(SumNormalized), converged
     finally:
         ex.close()
         for s in shards:
@@ -214,7 +223,10 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
                 xp = be.xp
                 s.pinned = cupyx.empty_pinned(8, np.float64)
                 s.read_ev = xp.cuda.Event(disable_timing=True)
-                s.tel_ev = xp.cuda.Event(disable_timing=True)
+                # pull start and end, teleport start and end (kernel time; the pull's start
+                # follows its wait for the copies into it)
+                s.ev = [xp.cuda.Event() for _ in range(4)]
+                s.tel_ev = s.ev[3]
                 s.lanes = [_comm_stream(xp) for _ in shards]
                 s.done = [xp.cuda.Event(disable_timing=True) for _ in shards]
 
@@ -227,28 +239,38 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
                     for g in range(k):
                         if g != h and st["copied"]:
                             null.wait_event(s.done[g])
+                sim or s.ev[0].record()
                 _pull(s.be, K, s, G, has, s.acc[slot], s.grid_pull, id(s))
+                sim or s.ev[1].record()
                 if sim:
                     s.pinned = np.array(s.accbuf)
                 else:
                     s.accbuf.get(out=s.pinned, blocking=False)
                     s.read_ev.record()
 
-    def read():
+    def read(teleported):
+        """The shards' sums ([s, e, diff, sy] of slot 0, then of slot 1), once the pull queued
+        last has run; its kernel times (and those of the teleport before it) are added up."""
         rows = []
         for s in shards:
             if not sim:
                 s.read_ev.synchronize()
+                ms = s.be.xp.cuda.get_elapsed_time
+                s.busy += ms(s.ev[0], s.ev[1]) / 1e3
+                if teleported:
+                    s.busy += ms(s.ev[2], s.ev[3]) / 1e3
+                    s.waited += ms(s.ev[3], s.ev[0]) / 1e3
             rows.append(np.array(s.pinned))
-        return np.array(rows).sum(axis=0)  # [s, e, diff, sy] of slot 0, then of slot 1
+        return np.array(rows).sum(axis=0)
 
     st = {"k": 0, "sx": sx0, "copied": False}
     for s in shards:
         with s.on():
             s.accbuf.fill(0.0)
     queue_pull(0)
-    st["sums"] = read()
+    st["sums"] = read(False)
     stats["time_setup"] = time.perf_counter() - t0
+    t_rounds = time.perf_counter()
 
     def step():
         kk = st["k"]
@@ -258,10 +280,11 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
         c = 1.0 - s_k
         for s in shards:
             with s.switch():
+                sim or s.ev[2].record()
                 s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
                             s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(id(s), 4, slot))
                 s.x, s.y = s.y, s.x
-                sim or s.tel_ev.record()
+                sim or s.ev[3].record()
         ex._count(zs, counts)
         if sim:
             for g, s in enumerate(shards):
@@ -275,7 +298,7 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
                     ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
             st["copied"] = True
         queue_pull(nxt)
-        sums = st["sums"] = read()
+        sums = st["sums"] = read(True)
         diff, sy = sums[4 * slot + 2], sums[4 * slot + 3]
         delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
                  + 2 * abs(st["sx"] - 1.0) + abs(sy - 1.0))
@@ -288,13 +311,40 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
     else:
         rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
                                          trip=trip)
+    wall = time.perf_counter() - t_rounds
+    stats["time_rounds"] = wall
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
     stats["vertex_updates"] += rounds * n
-    out = np.empty(n, np.float64)
-    for s in shards:
-        if s.v1 > s.v0:
-            with s.on():
-                out[s.v0:s.v1] = s.be.get(s.x)
-    return out.view(SumNormalized), converged
+    if sim:  # no clocks: the arc shares of the rounds' time
+        arcs = np.array(stats["gpu_arcs"], np.float64)
+        busy = list(wall * arcs / max(arcs.sum(), 1.0))
+    else:
+        busy = [s.busy for s in shards]
+        stats["gpu_exchange_wait_s"] = [s.waited for s in shards]
+    stats["gpu_busy_s"] = busy
+    stats["gpu_idle_share"] = [max(0.0, 1.0 - b / wall) if wall > 0 else 0.0 for b in busy]
+    return None, converged
+
+
+def _gather(shards, n, host):
+    """The shards' ranges of ``x`` copied into one host array, the GPUs in parallel (each over
+    its own link), into ``host`` (a :class:`~digraph.dispatch.host_pages.Prefaulted` array)
+    when given."""
+    out = np.empty(n, np.float64) if host is None else host.ready()
+
+    def fetch(s):
+        if s.v1 == s.v0:
+            return
+        be = s.be
+        if be.sim:
+            out[s.v0:s.v1] = s.x
+        else:
+            be.sync()
+            t0 = time.perf_counter()
+            s.x.get(out=out[s.v0:s.v1])
+            be.stats["time_transfer"] += time.perf_counter() - t0
+        be.stats["bytes_d2h"] += int(s.x.nbytes)
+    _parallel(shards, fetch)
+    return out
