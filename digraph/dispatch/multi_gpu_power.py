@@ -43,7 +43,6 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver, gpu
 from .convergence import ROUNDING_MARGIN
-from .host_pages import prefaulted
 from .gpu_power import DEFAULT, group_size
 from .multi_gpu import VERTEX_COST, _Exchange, _comm_stream, _parallel, make_shards
 from .multi_gpu import shard_ranges
@@ -53,46 +52,81 @@ from .systems import linear_factors
 __all__ = ["solve"]
 
 
-def _shard_arrays(s, graph, system, has, settings, group):
-    """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport."""
+def _own_first(xp, off, src, v0, v1):
+    """(mid, pos): each vertex's in-arcs reordered so that those from the range ``[v0, v1)``
+    come first (a stable partition within each vertex's arcs): the arc at ``i`` goes to
+    ``pos[i]``, and vertex ``v``'s own-range arcs end at ``mid[v]`` (``off`` the local CSR
+    offsets, ``src`` the sources in global numbering)."""
+    m = int(src.size)
+    own = ((src >= v0) & (src < v1)).astype(np.int64)
+    before = xp.zeros(m + 1, np.int64)  # own arcs before each arc
+    xp.cumsum(own, out=before[1:])
+    start = off[:-1].astype(np.int64)
+    mid = start + (before[off[1:]] - before[start])
+    seg = xp.searchsorted(off[1:], xp.arange(m, dtype=np.int64), side="right")
+    first = start[seg]
+    own_rank = before[:m] - before[first]
+    pos = xp.where(own.astype(bool), first + own_rank,
+                   mid[seg] + (xp.arange(m, dtype=np.int64) - first - own_rank))
+    return mid, pos
+
+
+def _shard_arrays(s, graph, system, has, settings, group, split):
+    """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport.
+
+    The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
+    ``group`` threads below the heavy in-degree when the shard holds fewer than
+    :attr:`PowerGpuSettings.bin_arcs` arcs or ``group`` is given) and a block per vertex above
+    them; with ``split`` each vertex's arcs from the shard's own range come first."""
     from ..smx.cuda_kernels import HB, HEAVY
     be, xp = s.be, s.be.xp
     n = graph.num_vertices
     v0, v1 = s.v0, s.v1
     nl = v1 - v0
+    G = int(group or group_size(graph))
+    in_off = np.asarray(graph.in_offsets, np.int64)
+    a0, a1 = int(in_off[v0]), int(in_off[v1])
 
     def build():
-        in_off = np.asarray(graph.in_offsets, np.int64)
-        a0, a1 = int(in_off[v0]), int(in_off[v1])
         it = gpu._index_dtype(max(n, a1 - a0))
         off = in_off[v0:v1 + 1] - a0
         deg = np.diff(off)
+        binned = group is None and a1 - a0 >= settings.bin_arcs
+        classes = settings.bins if binned else ((0, HEAVY, G),)
+        lists = []
+        for lo, hi, gb in classes:
+            verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
+            if verts.size:
+                grid = max(1, min((verts.size * gb + HB - 1) // HB,
+                                  settings.blocks_per_sm * be.sms))
+                lists.append((gb, be.put(verts), grid))
         d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
-             "heavy": be.put(np.flatnonzero(deg >= HEAVY).astype(np.int32)),
              "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
-             "arcs": a1 - a0}
-        if group is None and a1 - a0 >= settings.bin_arcs:
-            lists = []
-            for lo, hi, gb in settings.bins:
-                verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
-                if verts.size:
-                    grid = max(1, min((verts.size * gb + HB - 1) // HB,
-                                      settings.blocks_per_sm * be.sms))
-                    lists.append((gb, be.put(verts), grid))
-            d["bins"] = lists
-            d["bin_hubs"] = be.put(np.flatnonzero(deg >= settings.bins[-1][1]).astype(np.int32))
+             "bins": lists, "binned": binned,
+             "hubs": be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))}
+        if split:
+            mid, pos = _own_first(xp, d["off"], d["src"], v0, v1)
+            src = xp.empty_like(d["src"])
+            src[pos] = d["src"]
+            d["src"], d["mid"] = src, mid.astype(it)
+            del pos
+        else:
+            d["mid"] = d["off"][1:]
+        d["lo"], d["hi"] = d["off"][:-1], d["off"][1:]
         return d
     d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
-                           group is None), build)
-    for _, verts, _ in d.get("bins", ()):
+                           None if group is None else G, split), build)
+    for _, verts, _ in d["bins"]:
         be.keep(verts)
-    if "bin_hubs" in d:
-        be.keep(d["bin_hubs"])
     s.d = d
     if has:
-        in_off = np.asarray(graph.in_offsets, np.int64)
-        a0, a1 = int(in_off[v0]), int(in_off[v1])
-        s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
+        coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
+        if split:  # the factors moved as the arcs were (from the original order)
+            pos = _own_first(xp, d["off"], be.put(graph.in_sources[a0:a1]), v0, v1)[1]
+            s.coef = be.keep(xp.empty_like(coef))
+            s.coef[pos] = coef
+        else:
+            s.coef = coef
     else:
         s.coef = be.keep(xp.zeros(1, np.float64))
     bc = getattr(system, "b_constant", None)
@@ -115,7 +149,7 @@ def _shard_arrays(s, graph, system, has, settings, group):
         s.dst_scale = be.put(np.asarray(system.dst_scale, np.float64)[v0:v1])
     s.x = be.keep(s.tele.copy())
     s.y = be.keep(xp.empty(nl, np.float64))
-    s.z = be.keep(xp.zeros(n, np.float64))
+    s.z = be.keep(xp.empty(n, np.float64))  # the other ranges: all-gathered before the rounds
     s.z_own = be.keep(s.z[v0:v1])
     s.z_own[...] = s.src_scale * s.x
     s.accbuf = be.keep(xp.zeros(8, np.float64))
@@ -123,30 +157,33 @@ def _shard_arrays(s, graph, system, has, settings, group):
     return float(s.tele.sum()) if nl else 0.0
 
 
-def _pull(be, K, s, G, has, acc, grid_pull, tag):
-    """Queue shard ``s``'s pull into ``s.y`` with its sums into ``acc``."""
-    from ..smx.cuda_kernels import HB
+def _pull(be, K, s, has, acc, part, tag):
+    """Queue part ``part`` of shard ``s``'s pull into ``s.y``, its sums into ``acc``: 0, the
+    arcs from its own range (``y`` set); 1, the others (added)."""
     d = s.d
-    if "bins" not in d:
-        be.launch(K.power_pull, grid_pull, HB, G, d["off"], d["src"], s.coef, has, s.z,
-                  s.dst_scale, s.y, acc, tag=(tag, 0, id(acc)))
-        be.heavy(K.power_pull_heavy, d["heavy"], d["off"], d["src"], s.coef, has, s.z,
-                 s.dst_scale, s.y, acc, tag=(tag, 1, id(acc)))
-    else:
-        for i, (gb, verts, grid) in enumerate(d["bins"]):
-            be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has,
-                      s.z, s.dst_scale, s.y, acc, tag=(tag, 2, i, id(acc)))
-        be.heavy(K.power_pull_heavy, d["bin_hubs"], d["off"], d["src"], s.coef, has, s.z,
-                 s.dst_scale, s.y, acc, tag=(tag, 3, id(acc)))
+    lo, hi = (d["lo"], d["mid"]) if part == 0 else (d["mid"], d["hi"])
+    add = part == 1
+    for i, (gb, verts, grid) in enumerate(d["bins"]):
+        be.launch(K.power_pull_part, grid, _HB(), gb, verts, lo, hi, d["src"], s.coef, has,
+                  s.z, s.dst_scale, s.y, add, acc, tag=(tag, part, i, id(acc)))
+    be.heavy(K.power_pull_part_heavy, d["hubs"], lo, hi, d["src"], s.coef, has, s.z,
+             s.dst_scale, s.y, add, acc, tag=(tag, part, "hubs", id(acc)))
+
+
+def _HB():
+    from ..smx.cuda_kernels import HB
+    return HB
 
 
 def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None,
-          settings=None):
+          settings=None, split=None):
     """Run the power iteration on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``); returns
     (x on the host, summing to 1, converged).
 
     ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.gpu_power.solve`; the
-    binned pull is chosen per shard, from the arcs the shard holds.
+    binned pull is chosen per shard, from the arcs the shard holds.  ``split`` (default: with
+    two GPUs or more) orders each vertex's in-arcs from the shard's own range first and sums them
+    while the other ranges of ``z`` are being copied in.
     """
     settings = DEFAULT if settings is None else settings
     from ..smx import cuda_power as K
@@ -181,18 +218,18 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     has = system.arc_scale is not None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
-    host = prefaulted(n) if not be0.sim else None  # the answer's pages, faulted in meanwhile
+    split = k > 1 if split is None else bool(split)
     try:
-        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group))
-        stats["power_pull"] = ("binned" if all("bins" in s.d for s in shards) else
-                               "grouped" if not any("bins" in s.d for s in shards) else
-                               "binned on " + ", ".join(str(i) for i, s in enumerate(shards)
-                                                        if "bins" in s.d))
+        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group,
+                                                         split))
+        binned = [s.d["binned"] for s in shards]
+        stats["power_pull"] = ("binned" if all(binned) else "grouped" if not any(binned) else
+                               "binned on " + ", ".join(str(i) for i, b in enumerate(binned) if b))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
-        x, converged = _rounds(shards, ex, K, HB, G, has, g1, sum(sums), n, m, tol, max_iter,
-                               stats, trip, settings, t0)
+        x, converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter,
+                               stats, trip, settings, t0, split)
         t0 = time.perf_counter()
-        out = _gather(shards, n, host)
+        out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
         return out.view(SumNormalized), converged
     finally:
@@ -202,7 +239,8 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
                 s.be.release()
 
 
-def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0):
+def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0,
+            split):
     sim = shards[0].be.sim
     k = len(shards)
     counts = [s.v1 - s.v0 for s in shards]
@@ -212,36 +250,39 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
     for s in shards:
         nl = s.v1 - s.v0
         be = s.be
-        s.grid_pull = max(1, min((nl * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
         s.grid_tel = max(1, min(be.grid_hb(nl), settings.blocks_per_sm * be.sms))
-        pulls = (sum(g for _, _, g in s.d["bins"]) + min(int(s.d["bin_hubs"].size), 65535)
-                 if "bins" in s.d else s.grid_pull + min(int(s.d["heavy"].size), 65535))
-        blocks += pulls + s.grid_tel
+        pulls = sum(g for _, _, g in s.d["bins"]) + min(int(s.d["hubs"].size), 65535)
+        blocks += pulls * (2 if split else 1) + s.grid_tel
         if not sim:
             import cupyx
             with s.on():
                 xp = be.xp
                 s.pinned = cupyx.empty_pinned(8, np.float64)
                 s.read_ev = xp.cuda.Event(disable_timing=True)
-                # pull start and end, teleport start and end (kernel time; the pull's start
-                # follows its wait for the copies into it)
-                s.ev = [xp.cuda.Event() for _ in range(4)]
+                # own-range pull start, end; teleport start, end; other-range pull start (after
+                # the wait for the copies into it), end
+                s.ev = [xp.cuda.Event() for _ in range(6)]
                 s.tel_ev = s.ev[3]
                 s.lanes = [_comm_stream(xp) for _ in shards]
                 s.done = [xp.cuda.Event(disable_timing=True) for _ in shards]
 
     def queue_pull(slot):
-        """Every shard's pull into ``acc[slot]``, then its sums read back (pinned, async)."""
+        """Every shard's pull into ``acc[slot]`` (the own-range arcs, then, once the copies into
+        it are done, the others), then its sums read back (pinned, async)."""
         for h, s in enumerate(shards):
             with s.switch():
-                if not sim:
+                sim or s.ev[0].record()
+                if split:
+                    _pull(s.be, K, s, has, s.acc[slot], 0, id(s))
+                sim or s.ev[1].record()
+                if not sim and st["copied"]:
                     null = s.be.xp.cuda.Stream.null
                     for g in range(k):
-                        if g != h and st["copied"]:
+                        if g != h:
                             null.wait_event(s.done[g])
-                sim or s.ev[0].record()
-                _pull(s.be, K, s, G, has, s.acc[slot], s.grid_pull, id(s))
-                sim or s.ev[1].record()
+                sim or s.ev[4].record()
+                _pull(s.be, K, s, has, s.acc[slot], 1 if split else 0, id(s))
+                sim or s.ev[5].record()
                 if sim:
                     s.pinned = np.array(s.accbuf)
                 else:
@@ -256,10 +297,10 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
             if not sim:
                 s.read_ev.synchronize()
                 ms = s.be.xp.cuda.get_elapsed_time
-                s.busy += ms(s.ev[0], s.ev[1]) / 1e3
+                s.busy += (ms(s.ev[0], s.ev[1]) + ms(s.ev[4], s.ev[5])) / 1e3
+                s.waited += ms(s.ev[1], s.ev[4]) / 1e3
                 if teleported:
                     s.busy += ms(s.ev[2], s.ev[3]) / 1e3
-                    s.waited += ms(s.ev[3], s.ev[0]) / 1e3
             rows.append(np.array(s.pinned))
         return np.array(rows).sum(axis=0)
 
@@ -328,11 +369,16 @@ def _rounds(shards, ex, K, HB, G, has, g1, sx0, n, m, tol, max_iter, stats, trip
     return None, converged
 
 
-def _gather(shards, n, host):
+def _gather(shards, n):
     """The shards' ranges of ``x`` copied into one host array, the GPUs in parallel (each over
-    its own link), into ``host`` (a :class:`~digraph.dispatch.host_pages.Prefaulted` array)
-    when given."""
-    out = np.empty(n, np.float64) if host is None else host.ready()
+    its own link); page-locked memory from CuPy's pool on GPUs, as one GPU's answer
+    (:attr:`~digraph.dispatch.gpu.BackendSettings.pinned_copy_bytes`): the copies run at the
+    links' speed with no page faults."""
+    if shards[0].be.sim:
+        out = np.empty(n, np.float64)
+    else:
+        import cupyx
+        out = cupyx.empty_pinned(n, np.float64)
 
     def fetch(s):
         if s.v1 == s.v0:
