@@ -93,8 +93,7 @@ def main():
         system = algo.prepare(g, **algo.bind(g, {}))
         for kk in gpus:
             devices = [f"cuda:{i}" for i in range(kk)]
-            for pull, split in [(p, sp) for p in args.pulls
-                                for sp in ((True, False) if kk > 1 else (False,))]:
+            for pull in args.pulls:
                 settings = dataclasses.replace(
                     gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62)
                 st = {}
@@ -102,12 +101,10 @@ def main():
                 def once():
                     st["s"] = RunStats.new()
                     return multi_gpu_power.solve(g, system, devices=devices, tol=args.tol,
-                                                 max_iter=1000, stats=st["s"], settings=settings,
-                                                 split=split)
+                                                 max_iter=1000, stats=st["s"], settings=settings)
                 t, (x, ok) = timed(once, args.repeat, sync)
                 s = st["s"]
-                emit(dict(base, method=f"digraph sharded power ({pull}"
-                          + (", own-range arcs first" if split else "") + ")", gpus=kk,
+                emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
                           true_error=float(np.abs(x - ref).sum()),

@@ -102,35 +102,3 @@ def test_sharded_power_refuses_what_it_cannot_run(ngpu):
     with pytest.raises(InvalidParameterError, match="dangling"):
         digraph.run(g, "pagerank", device="cuda:0,1", dangling={0: 1.0})
 
-
-def test_own_first_is_a_stable_partition_of_each_vertexs_arcs():
-    from digraph.dispatch.multi_gpu_power import _own_first
-    rng = np.random.default_rng(3)
-    deg = rng.integers(0, 9, 40)
-    off = np.concatenate([[0], np.cumsum(deg)])
-    src = rng.integers(0, 100, off[-1])
-    v0, v1 = 30, 60
-    mid, pos = _own_first(np, off, src, v0, v1)
-    out = np.empty_like(src)
-    out[pos] = src
-    assert sorted(pos) == list(range(src.size))
-    for v in range(deg.size):
-        arcs = src[off[v]:off[v + 1]]
-        own = arcs[(arcs >= v0) & (arcs < v1)]
-        rest = arcs[(arcs < v0) | (arcs >= v1)]
-        assert mid[v] == off[v] + own.size
-        assert list(out[off[v]:mid[v]]) == list(own) and list(out[mid[v]:off[v + 1]]) == list(rest)
-
-
-def test_split_and_unsplit_pulls_agree(ngpu):
-    g = _graph(8, weighted=True)
-    algo = digraph.algorithms.PageRank()
-    system = algo.prepare(g, **algo.bind(g, {"weights": True}))
-    outs = []
-    for split in (False, True):
-        st = RunStats.new()
-        x, ok = multi_gpu_power.solve(g, system, devices=_devices(2), tol=1e-10, max_iter=500,
-                                      stats=st, split=split)
-        assert ok
-        outs.append((x, st["rounds"]))
-    assert outs[0][1] == outs[1][1] and np.abs(outs[0][0] - outs[1][0]).sum() <= 1e-13

@@ -52,32 +52,13 @@ from .systems import linear_factors
 __all__ = ["solve"]
 
 
-def _own_first(xp, off, src, v0, v1):
-    """(mid, pos): each vertex's in-arcs reordered so that those from the range ``[v0, v1)``
-    come first (a stable partition within each vertex's arcs): the arc at ``i`` goes to
-    ``pos[i]``, and vertex ``v``'s own-range arcs end at ``mid[v]`` (``off`` the local CSR
-    offsets, ``src`` the sources in global numbering)."""
-    m = int(src.size)
-    own = ((src >= v0) & (src < v1)).astype(np.int64)
-    before = xp.zeros(m + 1, np.int64)  # own arcs before each arc
-    xp.cumsum(own, out=before[1:])
-    start = off[:-1].astype(np.int64)
-    mid = start + (before[off[1:]] - before[start])
-    seg = xp.searchsorted(off[1:], xp.arange(m, dtype=np.int64), side="right")
-    first = start[seg]
-    own_rank = before[:m] - before[first]
-    pos = xp.where(own.astype(bool), first + own_rank,
-                   mid[seg] + (xp.arange(m, dtype=np.int64) - first - own_rank))
-    return mid, pos
-
-
-def _shard_arrays(s, graph, system, has, settings, group, split):
+def _shard_arrays(s, graph, system, has, settings, group):
     """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than
     :attr:`PowerGpuSettings.bin_arcs` arcs or ``group`` is given) and a block per vertex above
-    them; with ``split`` each vertex's arcs from the shard's own range come first."""
+    them."""
     from ..smx.cuda_kernels import HB, HEAVY
     be, xp = s.be, s.be.xp
     n = graph.num_vertices
@@ -104,29 +85,14 @@ def _shard_arrays(s, graph, system, has, settings, group, split):
              "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
              "bins": lists, "binned": binned,
              "hubs": be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))}
-        if split:
-            mid, pos = _own_first(xp, d["off"], d["src"], v0, v1)
-            src = xp.empty_like(d["src"])
-            src[pos] = d["src"]
-            d["src"], d["mid"] = src, mid.astype(it)
-            del pos
-        else:
-            d["mid"] = d["off"][1:]
-        d["lo"], d["hi"] = d["off"][:-1], d["off"][1:]
         return d
     d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
-                           None if group is None else G, split), build)
+                           None if group is None else G), build)
     for _, verts, _ in d["bins"]:
         be.keep(verts)
     s.d = d
     if has:
-        coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
-        if split:  # the factors moved as the arcs were (from the original order)
-            pos = _own_first(xp, d["off"], be.put(graph.in_sources[a0:a1]), v0, v1)[1]
-            s.coef = be.keep(xp.empty_like(coef))
-            s.coef[pos] = coef
-        else:
-            s.coef = coef
+        s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
     else:
         s.coef = be.keep(xp.zeros(1, np.float64))
     bc = getattr(system, "b_constant", None)
@@ -157,33 +123,24 @@ def _shard_arrays(s, graph, system, has, settings, group, split):
     return float(s.tele.sum()) if nl else 0.0
 
 
-def _pull(be, K, s, has, acc, part, tag):
-    """Queue part ``part`` of shard ``s``'s pull into ``s.y``, its sums into ``acc``: 0, the
-    arcs from its own range (``y`` set); 1, the others (added)."""
+def _pull(be, K, HB, s, has, acc):
+    """Queue shard ``s``'s pull into ``s.y``, its sums into ``acc``."""
     d = s.d
-    lo, hi = (d["lo"], d["mid"]) if part == 0 else (d["mid"], d["hi"])
-    add = part == 1
+    tag = id(s)
     for i, (gb, verts, grid) in enumerate(d["bins"]):
-        be.launch(K.power_pull_part, grid, _HB(), gb, verts, lo, hi, d["src"], s.coef, has,
-                  s.z, s.dst_scale, s.y, add, acc, tag=(tag, part, i, id(acc)))
-    be.heavy(K.power_pull_part_heavy, d["hubs"], lo, hi, d["src"], s.coef, has, s.z,
-             s.dst_scale, s.y, add, acc, tag=(tag, part, "hubs", id(acc)))
-
-
-def _HB():
-    from ..smx.cuda_kernels import HB
-    return HB
+        be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has, s.z,
+                  s.dst_scale, s.y, acc, tag=(tag, i, id(acc)))
+    be.heavy(K.power_pull_heavy, d["hubs"], d["off"], d["src"], s.coef, has, s.z, s.dst_scale,
+             s.y, acc, tag=(tag, "hubs", id(acc)))
 
 
 def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None,
-          settings=None, split=None):
+          settings=None):
     """Run the power iteration on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``); returns
     (x on the host, summing to 1, converged).
 
     ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.gpu_power.solve`; the
-    binned pull is chosen per shard, from the arcs the shard holds.  ``split`` (default: with
-    two GPUs or more) orders each vertex's in-arcs from the shard's own range first and sums them
-    while the other ranges of ``z`` are being copied in.
+    binned pull is chosen per shard, from the arcs the shard holds.
     """
     settings = DEFAULT if settings is None else settings
     from ..smx import cuda_power as K
@@ -218,16 +175,14 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     has = system.arc_scale is not None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
-    split = k > 1 if split is None else bool(split)
     try:
-        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group,
-                                                         split))
+        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group))
         binned = [s.d["binned"] for s in shards]
         stats["power_pull"] = ("binned" if all(binned) else "grouped" if not any(binned) else
                                "binned on " + ", ".join(str(i) for i, b in enumerate(binned) if b))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
         x, converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter,
-                               stats, trip, settings, t0, split)
+                               stats, trip, settings, t0)
         t0 = time.perf_counter()
         out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
@@ -239,8 +194,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
                 s.be.release()
 
 
-def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0,
-            split):
+def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0):
     sim = shards[0].be.sim
     k = len(shards)
     counts = [s.v1 - s.v0 for s in shards]
@@ -252,37 +206,34 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
         be = s.be
         s.grid_tel = max(1, min(be.grid_hb(nl), settings.blocks_per_sm * be.sms))
         pulls = sum(g for _, _, g in s.d["bins"]) + min(int(s.d["hubs"].size), 65535)
-        blocks += pulls * (2 if split else 1) + s.grid_tel
+        blocks += pulls + s.grid_tel
         if not sim:
             import cupyx
             with s.on():
                 xp = be.xp
                 s.pinned = cupyx.empty_pinned(8, np.float64)
                 s.read_ev = xp.cuda.Event(disable_timing=True)
-                # own-range pull start, end; teleport start, end; other-range pull start (after
-                # the wait for the copies into it), end
-                s.ev = [xp.cuda.Event() for _ in range(6)]
+                # pull start (after the wait for the copies into it), pull end, teleport start
+                # and end, the wait's start
+                s.ev = [xp.cuda.Event() for _ in range(5)]
                 s.tel_ev = s.ev[3]
                 s.lanes = [_comm_stream(xp) for _ in shards]
                 s.done = [xp.cuda.Event(disable_timing=True) for _ in shards]
 
     def queue_pull(slot):
-        """Every shard's pull into ``acc[slot]`` (the own-range arcs, then, once the copies into
-        it are done, the others), then its sums read back (pinned, async)."""
+        """Every shard's pull into ``acc[slot]`` once the copies into it are done, then its sums
+        read back (pinned, async)."""
         for h, s in enumerate(shards):
             with s.switch():
-                sim or s.ev[0].record()
-                if split:
-                    _pull(s.be, K, s, has, s.acc[slot], 0, id(s))
-                sim or s.ev[1].record()
+                sim or s.ev[4].record()
                 if not sim and st["copied"]:
                     null = s.be.xp.cuda.Stream.null
                     for g in range(k):
                         if g != h:
                             null.wait_event(s.done[g])
-                sim or s.ev[4].record()
-                _pull(s.be, K, s, has, s.acc[slot], 1 if split else 0, id(s))
-                sim or s.ev[5].record()
+                sim or s.ev[0].record()
+                _pull(s.be, K, HB, s, has, s.acc[slot])
+                sim or s.ev[1].record()
                 if sim:
                     s.pinned = np.array(s.accbuf)
                 else:
@@ -297,8 +248,8 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
             if not sim:
                 s.read_ev.synchronize()
                 ms = s.be.xp.cuda.get_elapsed_time
-                s.busy += (ms(s.ev[0], s.ev[1]) + ms(s.ev[4], s.ev[5])) / 1e3
-                s.waited += ms(s.ev[1], s.ev[4]) / 1e3
+                s.busy += ms(s.ev[0], s.ev[1]) / 1e3
+                s.waited += ms(s.ev[4], s.ev[0]) / 1e3
                 if teleported:
                     s.busy += ms(s.ev[2], s.ev[3]) / 1e3
             rows.append(np.array(s.pinned))

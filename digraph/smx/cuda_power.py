@@ -21,7 +21,7 @@ from numba import cuda, float64
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
 __all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_teleport",
-           "power_teleport_given", "power_pull_part", "power_pull_part_heavy"]
+           "power_teleport_given"]
 
 
 if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -145,77 +145,6 @@ def power_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, z, dst_sc
             y[v] = val
             cuda.atomic.add(acc, 0, val)
             cuda.atomic.add(acc, 1, (in_offsets[v + 1] - in_offsets[v] + 3) * val)
-
-
-@cuda.jit(device=True, inline=True)
-def _part_sum(in_sources, in_coef, has_coef, z, a, b, start, step):
-    """Σ coef·z[u] over the arcs ``a + start, a + start + step, ... < b``."""
-    s = 0.0
-    for k in range(a + start, b, step):
-        if has_coef:
-            s += in_coef[k] * z[in_sources[k]]
-        else:
-            s += z[in_sources[k]]
-    return s
-
-
-@cuda.jit(cache=True)
-def power_pull_part(group, verts, lo, hi, in_sources, in_coef, has_coef, z, dst_scale, y, add,
-                    acc):
-    """:func:`power_pull_list` over the arcs ``[lo[v], hi[v])`` of each listed vertex, added to
-    ``y[v]`` when ``add`` (several GPUs: a vertex's arcs from its GPU's own range are summed
-    while the other ranges of ``z`` are still being copied in, the rest once they are there).
-    The rounding statistic counts each part's arcs and 3 more (the product, the scaling and the
-    addition of the parts)."""
-    buf = cuda.shared.array(HB, float64)
-    nv = verts.size
-    total = nv * group
-    total += (32 - total % 32) % 32  # whole warps: every lane takes part in the shuffles
-    val = 0.0
-    err = 0.0
-    for t in range(cuda.grid(1), total, cuda.gridsize(1)):
-        i = t // group
-        lane = t % group
-        s = 0.0
-        v = 0
-        deg = 0
-        if i < nv:
-            v = verts[i]
-            a = lo[v]
-            b = hi[v]
-            deg = b - a
-            s = _part_sum(in_sources, in_coef, has_coef, z, a, b, lane, group)
-        s = _group_sum(buf, s, group)
-        if i < nv and lane == 0:
-            yv = dst_scale[v] * s
-            if add:
-                y[v] += yv
-            else:
-                y[v] = yv
-            val += yv
-            err += (deg + 3) * yv
-    _flush(buf, val, err, acc)
-
-
-@cuda.jit(cache=True)
-def power_pull_part_heavy(heavy, lo, hi, in_sources, in_coef, has_coef, z, dst_scale, y, add,
-                          acc):
-    """:func:`power_pull_part` for the listed vertices, a block each (grid-strided)."""
-    buf = cuda.shared.array(HB, float64)
-    for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
-        v = heavy[i]
-        a = lo[v]
-        b = hi[v]
-        s = _block_sum(buf, _part_sum(in_sources, in_coef, has_coef, z, a, b,
-                                      cuda.threadIdx.x, HB))
-        if cuda.threadIdx.x == 0:
-            val = dst_scale[v] * s
-            if add:
-                y[v] += val
-            else:
-                y[v] = val
-            cuda.atomic.add(acc, 0, val)
-            cuda.atomic.add(acc, 1, (b - a + 3) * val)
 
 
 @cuda.jit(cache=True)
