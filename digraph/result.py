@@ -133,12 +133,18 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
         "power_pull": "GPU: `\"grouped\"`, or `\"binned\"` by in-degree (graphs of "
                       "`PowerGpuSettings.bin_arcs` arcs or more)",
+        "power_packed": "several GPUs, `power`: whether a round copied only the entries of `z` "
+                        "that can be non-zero (`PowerGpuSettings.pack_share`)",
     }),
     ("`peel`", {
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
         "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
     }),
     ("`bsp` and `vertex-async` on linear systems (CPU)", {
+        "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "
+                            "norms: every vertex for a full scan (and for a `bsp` push round "
+                            "without a residual set), only the flagged ones while the residual "
+                            "is non-zero on few vertices (`bsp.BspSettings.set_share`)",
     }),
     ("`vertex-async` on min/max systems (CPU)", {
         "queue": "the order of the small-frontier phases: `\"fifo\"`, or `\"heap\"` (best value "

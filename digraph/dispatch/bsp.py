@@ -8,7 +8,9 @@ push from the frontier otherwise.  The counters of docs/design.md §5 are filled
 * ``rounds`` — rounds run;
 * ``vertex_updates`` — linear: frontier vertices that absorbed their residual; monotone: vertices
   whose value improved; h-index: frontier vertices whose estimate was recomputed;
-* ``arc_updates`` — arcs read by the kernels (a dense pull round reads every arc).
+* ``arc_updates`` — arcs read by the kernels (a dense pull round reads every arc);
+* ``vertices_scanned`` — linear: vertices whose residual the scans read (every vertex, or only
+  those of the residual set while the residual is non-zero on few vertices, :class:`Touched`).
 
 Linear systems stop on a bound of the answer's error computed from the residual alone (see
 :func:`linear_error_bound`), never from a reference.
@@ -43,10 +45,28 @@ class BspSettings:
     * min/max (SSSP from the largest out-degree, unit weights): never pulling is fastest on every
       graph (dblp-2010 23 ms against 43 at ``m / 20``, cnr-2000 32 against 51, R-MAT 2^18 21
       against 38, wiki-Vote 0.4 against 1.0): the dense min/max round reads every in-arc with no
-      early exit, so it costs more than pushing even a frontier of a fifth of the arcs."""
+      early exit, so it costs more than pushing even a frontier of a fifth of the arcs.
+
+    ``set_share`` and ``set_min`` (sums; :class:`Touched`): while the residual is non-zero on at
+    most ``max(set_share · n, set_min)`` vertices (a set starts only at half that), the rounds
+    scan a residual set of those vertices instead of every vertex; ``set_share = 0`` never does
+    (the ablation).  The cost model, measured on 2 cores (kernel timings, best of 25): a scan
+    of every vertex costs about 1 ns a vertex (cnr-2000, 325,557 vertices: 137 µs for the
+    norms and 200 µs more for a push round's frontier); a scan of the set 2 ns a
+    flagged vertex where the residual is clustered (cnr-2000, the vertices reached from its 10
+    largest out-degrees: 65 µs at 0.13 n) and up to 12 ns where it is scattered over the blocks
+    (dblp-2010 from 3 low-degree seeds: 399 µs at 0.11 n, two thirds of the blocks live).  At
+    ``1/8`` the set is never much dearer than a full scan and, clustered, several times cheaper;
+    a set that grows past it is dropped, and built again only when a full scan finds the
+    residual on half as many vertices (after a certificate, say).  ``set_min``: a set of
+    1,024 vertices costs under ~10 µs to scan, no more than one parallel launch (not compared
+    with other values).  Whole runs with and without the set: ``benchmarks/bench_frontier.py``,
+    ``benchmarks/results/frontier_cpu2.json``."""
 
     dense_divisor: int = 20
     monotone_dense_divisor: int = 0
+    set_share: float = 1 / 8
+    set_min: int = 1024
 
 
 DEFAULT = BspSettings()
@@ -69,9 +89,82 @@ def solve(graph, system, *, tol, max_iter, stats, settings=None):
 
 # ---------------------------------------------------------------------------- linear
 
+class Touched:
+    """The vertices whose residual δ is non-zero, kept as a residual set while they are few, so
+    that a round's scan and frontier read them only (issue 17, item 6: work proportional to what
+    is active).
+
+    While ``valid``, the set (``mark``, ``block``: :data:`digraph.smx.cpu_bsp.BLOCK_SHIFT`)
+    flags every vertex whose δ is non-zero (and maybe some whose δ went back to 0, unflagged at
+    the next scan); a scan reads the block flags, n/64 bytes, and the flagged vertices only, in
+    vertex order, and ``Σx`` is kept as ``Σx + Σ δ absorbed`` (Neumaier's compensated sum)
+    instead of read from every vertex.  The set is built (:meth:`build`) from a full scan that
+    found at most ``limit / 2`` non-zero entries, and dropped (:meth:`drop`) once it flags more
+    than ``limit = max(share · n, least)`` vertices, or when δ is rewritten everywhere (a dense
+    round, a certificate); the next scan then reads every vertex again.  ``share = 0`` never
+    builds one (every scan reads every vertex, as before).  Used by ``bsp`` and
+    ``vertex-async`` (:class:`BspSettings`, ``VertexAsyncSettings``)."""
+
+    NO_MARK = np.empty(0, np.uint8)
+    NO_FRONT = np.empty(0, np.int64)
+
+    def __init__(self, n, share, least):
+        self.n = n
+        self.limit = max(int(share * n), int(least)) if share > 0 else -1
+        self.valid = False
+        self.mark = self.block = None
+        self.count = 0  # vertices flagged (an overcount after parallel passes)
+        self.sum_x = self.comp = 0.0
+
+    def sets(self):
+        """(mark, block) for the kernels: empty arrays when no set is kept."""
+        if self.valid:
+            return self.mark, self.block
+        return self.NO_MARK, self.NO_MARK
+
+    def build(self, delta, nnz, sum_x):
+        """After a full scan that found ``nnz`` non-zero entries of δ and ``Σx = sum_x``: flag
+        them when they are few (at most half the limit, so that a set does not start only to be
+        dropped a round later)."""
+        if self.valid or 2 * nnz > self.limit:
+            return
+        if self.mark is None:
+            self.mark, self.block = K.new_set(self.n)
+        self.count = int(K.set_build(delta, self.mark, self.block))
+        self.sum_x, self.comp = float(sum_x), 0.0
+        self.valid = True
+
+    def absorbed(self, total):
+        """``Σx`` grew by ``total`` (the δ that a round absorbed into x)."""
+        total = float(total)
+        t = self.sum_x + total
+        if abs(self.sum_x) >= abs(total):
+            self.comp += (self.sum_x - t) + total
+        else:
+            self.comp += (total - t) + self.sum_x
+        self.sum_x = t
+
+    def total_x(self):
+        return self.sum_x + self.comp
+
+    def grew(self, added):
+        """A round flagged ``added`` more vertices; the set is dropped once it outgrew the limit."""
+        self.count += int(added)
+        if self.count > self.limit:
+            self.drop()
+
+    def drop(self):
+        if self.valid:
+            K.set_clear(self.mark, self.block)
+            self.valid = False
+            self.count = 0
+
+
 class _LinearRounds:
     """Jacobi push rounds for :func:`digraph.dispatch.driver.linear`: a dense pull when the
-    frontier's out-arcs exceed ``m / dense_divisor``, a push from the frontier otherwise."""
+    frontier's out-arcs exceed ``m / dense_divisor``, a push from the frontier otherwise.  While
+    the residual is non-zero on few vertices (:class:`Touched`), the scan and the push round read
+    only those."""
 
     def __init__(self, graph, sys, gammas, stats, settings, x0=None, delta0=None):
         self.graph, self.sys, self.gammas, self.stats = graph, sys, gammas, stats
@@ -82,22 +175,55 @@ class _LinearRounds:
         self.x = np.zeros(n, np.float64) if x0 is None else x0
         self.delta = np.ascontiguousarray(sys.b if delta0 is None else delta0,
                                           dtype=np.float64).copy()
-        self.send = np.empty(n, np.float64)
-        self.new_delta = np.empty(n, np.float64)
+        self.send = self.new_delta = None  # the dense round's buffers, made when first needed
+        self.touched = Touched(n, settings.set_share, settings.set_min)
+        self.front = None  # the frontier a scan of the residual set found, in vertex order
+        stats.setdefault("vertices_scanned", 0)
         self.nf = self.vol = 0
+        self.front_theta = None
 
     def scan(self, theta):
-        nf, vol, r1, rmax, sum_x = K.linear_scan(self.delta, theta, self.graph.out_degree, self.x)
+        t = self.touched
+        mark, block = t.sets()
+        front = self.front if t.valid else Touched.NO_FRONT
+        nf, vol, r1, rmax, sum_x, nnz = K.linear_scan(self.delta, theta, self.graph.out_degree,
+                                                      self.x, mark, block, front)
+        self.front_theta = theta if t.valid else None  # front holds the frontier of this θ
+        if t.valid:
+            self.stats["vertices_scanned"] += t.count
+            t.count = int(nnz)
+            sum_x = t.total_x()
+        else:
+            self.stats["vertices_scanned"] += self.delta.size
+            t.build(self.delta, nnz, sum_x)
+            if t.valid:
+                self._set_frontier(theta)
         self.nf, self.vol = nf, vol
         return r1, rmax, sum_x, nf
 
+    def _set_frontier(self, theta):
+        """The frontier of θ from the residual set, into ``front`` (a set just built, or a θ
+        other than the scan's: the driver always scans with the θ it then steps with)."""
+        t = self.touched
+        if self.front is None:
+            self.front = np.empty(self.x.size, np.int64)
+        self.nf, self.vol, _, _, t.count = K.set_scan(self.delta, theta, self.graph.out_degree,
+                                                      t.mark, t.block, self.front)
+        self.stats["vertices_scanned"] += t.count
+        self.front_theta = theta
+
     def certify(self):
         # the residual recomputed from x replaces the tracked δ (which drifts by rounding)
+        self.touched.drop()  # δ is rewritten at every vertex: the next scan reads them all
         return certified_bound(self.graph, self.sys, self.x, self.gammas, self.delta)
 
     def step(self, theta):
-        g, stats, m = self.graph, self.stats, self.graph.num_arcs
+        g, stats, m, t = self.graph, self.stats, self.graph.num_arcs, self.touched
         if self.vol * self.divisor > m:
+            t.drop()  # δ is rewritten at every vertex
+            if self.send is None:
+                self.send = np.empty(self.x.size, np.float64)
+                self.new_delta = np.empty(self.x.size, np.float64)
             K.linear_dense_round(g.in_offsets, g.in_sources, self.in_coef, self.has_coef,
                                  self.src_scale, self.dst_scale, self.delta, self.x, theta,
                                  self.send, self.new_delta)
@@ -105,9 +231,20 @@ class _LinearRounds:
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
         else:
-            stats["arc_updates"] += int(K.linear_sparse_round(
+            if t.valid and self.front_theta != theta:
+                self._set_frontier(theta)
+            listed = t.valid
+            if not listed:
+                stats["vertices_scanned"] += self.x.size  # the push finds its frontier itself
+            mark, block = t.sets()
+            front = self.front if listed else Touched.NO_FRONT
+            arcs, added, absorbed = K.linear_sparse_round(
                 g.out_offsets, g.out_targets, self.arc_coef, self.has_coef, self.src_scale,
-                self.dst_scale, self.delta, self.x, theta))
+                self.dst_scale, self.delta, self.x, theta, front, self.nf, mark, block)
+            if listed:
+                t.absorbed(absorbed)
+                t.grew(added)
+            stats["arc_updates"] += int(arcs)
             stats["sparse_rounds"] += 1
         stats["vertex_updates"] += int(self.nf)
 

@@ -12,34 +12,68 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add, atomic_improve, atomic_xchg
-from .cpu_bsp import better, relax
+from .cpu_bsp import BLOCK_SHIFT, better, relax
 
 __all__ = []
 
 
+@njit(inline="always")
+def _push_residual(u, out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale, delta,
+                   x, mark, block, listing):
+    """Vertex ``u`` takes its whole residual and pushes it along its out-arcs (atomic adds);
+    with ``listing``, every target is flagged in the residual set (``mark``, ``block``: plain
+    stores of 1).  Returns (arcs, δ absorbed, targets newly flagged: two threads that flag one
+    vertex at once may both count it, so this may overcount, never undercount)."""
+    d = atomic_xchg(delta, u, 0.0)
+    if d == 0.0:
+        return 0, 0.0, 0
+    x[u] += d  # u occurs once in the worklist: a single writer
+    s = d * src_scale[u]
+    lo = out_offsets[u]
+    hi = out_offsets[u + 1]
+    added = 0
+    for e in range(lo, hi):
+        v = out_targets[e]
+        c = arc_coef[e] if has_coef else 1.0
+        atomic_add(delta, v, dst_scale[v] * c * s)
+        if listing and mark[v] == 0:
+            mark[v] = 1
+            block[v >> BLOCK_SHIFT] = 1
+            added += 1
+    return hi - lo, d, added
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def linear_push_pass(worklist, out_offsets, out_targets, arc_coef, has_coef, src_scale,
-                     dst_scale, delta, x):
+                     dst_scale, delta, x, mark, block, serial):
     """Each worklist vertex takes its whole pending residual and pushes it along its out-arcs.
 
-    Returns the number of arcs processed.
+    ``block`` not empty: every target is flagged in the residual set (``mark``, ``block``).
+    ``serial``: the pass runs on the calling thread (a small worklist does not pay for waking
+    the others).
+
+    Returns (arcs processed, sum of the δ absorbed into x, vertices newly flagged, at most
+    overcounted).
     """
+    listing = block.size > 0
     arcs = 0
+    absorbed = 0.0
+    added = 0
+    if serial:
+        for i in range(worklist.size):
+            a, d, f = _push_residual(worklist[i], out_offsets, out_targets, arc_coef, has_coef,
+                                     src_scale, dst_scale, delta, x, mark, block, listing)
+            arcs += a
+            absorbed += d
+            added += f
+        return arcs, absorbed, added
     for i in prange(worklist.size):
-        u = worklist[i]
-        d = atomic_xchg(delta, u, 0.0)
-        if d == 0.0:
-            continue
-        x[u] += d  # u occurs once in the worklist: a single writer
-        s = d * src_scale[u]
-        lo = out_offsets[u]
-        hi = out_offsets[u + 1]
-        for e in range(lo, hi):
-            v = out_targets[e]
-            c = arc_coef[e] if has_coef else 1.0
-            atomic_add(delta, v, dst_scale[v] * c * s)
-        arcs += hi - lo
-    return arcs
+        a, d, f = _push_residual(worklist[i], out_offsets, out_targets, arc_coef, has_coef,
+                                 src_scale, dst_scale, delta, x, mark, block, listing)
+        arcs += a
+        absorbed += d
+        added += f
+    return arcs, absorbed, added
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -17,26 +17,116 @@ _PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
 
 # ============================================================================ linear (sum) family
 
+BLOCK_SHIFT = 6
+"""A residual set (``mark``, ``block``) flags every vertex ``u`` whose δ may be non-zero in
+``mark[u]`` and every block of ``2**BLOCK_SHIFT`` consecutive vertices holding a flagged one in
+``block[u >> BLOCK_SHIFT]`` (uint8 arrays, plain stores of 1: threads that flag the same vertex
+at once write the same value; ``mark`` has a whole number of blocks, its tail never flagged).
+A pass over the set reads the block flags (n / 64 bytes), the marks of each live block as
+eight 64-bit words (one cache line), and the flagged vertices only, in vertex order."""
+
+
+def new_set(n):
+    """An empty residual set for ``n`` vertices: (mark, block)."""
+    nb = (n >> BLOCK_SHIFT) + 1
+    return np.zeros(nb << BLOCK_SHIFT, np.uint8), np.zeros(nb, np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def set_scan(delta, theta, out_degree, mark, block, out):
+    """One pass over a residual set: vertices whose δ is 0 again are unflagged (and blocks left
+    empty), the others summed; those with ``|δ| > θ`` go to ``out`` in vertex order.
+
+    Returns (frontier size, frontier out-arcs, sum |δ|, max |δ|, vertices still flagged)."""
+    words = mark.view(np.uint64)
+    per = (1 << BLOCK_SHIFT) >> 3  # 64-bit words of marks per block
+    nf = 0
+    vol = 0
+    r1 = 0.0
+    rmax = 0.0
+    kept = 0
+    for b in range(block.size):
+        if block[b] == 0:
+            continue
+        live = 0
+        for w in range(b * per, (b + 1) * per):
+            if words[w] == 0:
+                continue
+            for u in range(w << 3, (w + 1) << 3):
+                if mark[u] == 0:
+                    continue
+                d = abs(delta[u])
+                if d == 0.0:
+                    mark[u] = 0
+                    continue
+                live += 1
+                r1 += d
+                rmax = max(rmax, d)
+                if d > theta:
+                    out[nf] = u
+                    nf += 1
+                    vol += out_degree[u]
+        if live == 0:
+            block[b] = 0
+        kept += live
+    return nf, vol, r1, rmax, kept
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def linear_scan(delta, theta, out_degree, x):
+def linear_scan(delta, theta, out_degree, x, mark, block, front):
     """Frontier size, its out-arc volume and the residual/answer reductions.
 
-    Returns (frontier size, frontier out-arcs, sum |δ|, max |δ|, sum x).
+    ``block`` empty: a parallel pass over every vertex.  Otherwise (``mark``, ``block``) is a
+    residual set holding every vertex whose δ is non-zero, and only it is read (serially,
+    :func:`set_scan`): the frontier goes to ``front`` in vertex order for
+    :func:`linear_sparse_round`, and ``sum x`` is not computed (0: the caller tracks it).
+
+    Returns (frontier size, frontier out-arcs, sum |δ|, max |δ|, sum x, vertices with δ != 0).
     """
+    if block.size > 0:
+        nf, vol, r1, rmax, kept = set_scan(delta, theta, out_degree, mark, block, front)
+        return nf, vol, r1, rmax, 0.0, kept
     nf = 0
     vol = 0
     r1 = 0.0
     rmax = 0.0
     sx = 0.0
+    nnz = 0
     for u in prange(delta.size):
         d = abs(delta[u])
         r1 += d
         rmax = max(rmax, d)
         sx += x[u]
+        if d != 0.0:
+            nnz += 1
         if d > theta:
             nf += 1
             vol += out_degree[u]
-    return nf, vol, r1, rmax, sx
+    return nf, vol, r1, rmax, sx, nnz
+
+
+@njit(cache=True, nogil=True)
+def set_build(delta, mark, block):
+    """Flag every vertex whose δ is non-zero in an empty residual set; returns their count."""
+    count = 0
+    for u in range(delta.size):
+        if delta[u] != 0.0:
+            mark[u] = 1
+            block[u >> BLOCK_SHIFT] = 1
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def set_clear(mark, block):
+    """Empty a residual set (reads the block flags and the marks of live blocks only)."""
+    words = mark.view(np.uint64)
+    per = (1 << BLOCK_SHIFT) >> 3
+    for b in range(block.size):
+        if block[b] != 0:
+            for w in range(b * per, (b + 1) * per):
+                words[w] = 0
+            block[b] = 0
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -65,26 +155,50 @@ def linear_dense_round(in_offsets, in_sources, in_coef, has_coef, src_scale, dst
 
 
 @njit(cache=True, nogil=True)
-def linear_sparse_round(out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale,
-                        delta, x, theta):
-    """Push round from the frontier (serial), in place; Jacobi: frontier deltas are read first."""
-    n = x.size
+def frontier_of(delta, theta):
+    """The vertices with ``|δ| > θ``, in vertex order (two serial passes over every vertex,
+    the second stopping at the last one)."""
+    n = delta.size
     nf = 0
     for u in range(n):
-        if abs(delta[u]) > theta:
-            nf += 1
-    front = np.empty(nf, dtype=np.int64)
-    sent = np.empty(nf, dtype=np.float64)
+        nf += abs(delta[u]) > theta
+    front = np.empty(nf + 1, dtype=np.int64)
     j = 0
-    for u in range(n):
+    for u in range(n):  # branch-free: a vertex is written, kept if it passes
+        front[j] = u
+        j += abs(delta[u]) > theta
+        if j == nf:
+            break
+    return front[:nf]
+
+
+@njit(cache=True, nogil=True)
+def linear_sparse_round(out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale,
+                        delta, x, theta, front, nf, mark, block):
+    """Push round from the frontier (serial), in place; Jacobi: frontier deltas are read first.
+
+    ``block`` empty: the frontier (``|δ| > θ``) is found among every vertex.  Otherwise it is
+    ``front[:nf]``, as :func:`linear_scan` found it in the residual set (``mark``, ``block``) for
+    this θ, and every target is flagged in the set, which so keeps every vertex whose δ is
+    non-zero.  Either way the frontier is taken in vertex order.
+
+    Returns (arcs processed, vertices newly flagged, sum of the δ absorbed into x).
+    """
+    listing = block.size > 0
+    if not listing:
+        front = frontier_of(delta, theta)
+        nf = front.size
+    sent = np.empty(nf, dtype=np.float64)
+    absorbed = 0.0
+    for i in range(nf):
+        u = front[i]
         d = delta[u]
-        if abs(d) > theta:
-            front[j] = u
-            sent[j] = d * src_scale[u]
-            x[u] += d
-            delta[u] = 0.0
-            j += 1
+        sent[i] = d * src_scale[u]
+        x[u] += d
+        absorbed += d
+        delta[u] = 0.0
     arcs = 0
+    added = 0
     for i in range(nf):
         u = front[i]
         s = sent[i]
@@ -92,8 +206,12 @@ def linear_sparse_round(out_offsets, out_targets, arc_coef, has_coef, src_scale,
             v = out_targets[e]
             c = arc_coef[e] if has_coef else 1.0
             delta[v] += dst_scale[v] * c * s
+            if listing and mark[v] == 0:
+                mark[v] = 1
+                block[v >> BLOCK_SHIFT] = 1
+                added += 1
         arcs += out_offsets[u + 1] - out_offsets[u]
-    return arcs
+    return arcs, added, absorbed
 
 
 # ============================================================================ monotone (min/max) family
