@@ -63,12 +63,33 @@ def test_sharded_power_matches_the_exact_answer_within_its_bound(ngpu, k, weight
     assert st["power_pull"] == ("binned" if binned else "grouped")
     assert sum(st["gpu_arcs"]) == g.num_arcs and sum(st["gpu_vertices"]) == g.num_vertices
     assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-9
-    # z crosses once a round (and once at the start): each range to every other GPU
-    assert st["bytes_between_gpus"] == (st["rounds"] + 1) * g.num_vertices * 8 * (k - 1)
+    # z crosses once at the start, whole, then once a round: each range to every other GPU,
+    # only its entries of vertices with out-arcs when they are at most 90% (packed)
+    nz = int((g.out_degree > 0).sum())
+    assert st["power_packed"] == (nz <= 0.9 * g.num_vertices)
+    per_round = nz if st["power_packed"] else g.num_vertices
+    assert st["bytes_between_gpus"] == (g.num_vertices + st["rounds"] * per_round) * 8 * (k - 1)
     one = RunStats.new()
     y, _ = gpu_power.solve(g, system, tol=1e-9, max_iter=500, stats=one, settings=settings)
     assert one["rounds"] == st["rounds"]  # the same iteration, summed in another order
     assert np.abs(x - y).sum() <= 1e-12
+
+
+def test_packed_and_whole_range_exchanges_agree(ngpu):
+    g = _graph(9)
+    assert (g.out_degree == 0).mean() > 0.1
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, {}))
+    outs = []
+    for share in (0.0, 1.0):
+        st = RunStats.new()
+        x, ok = multi_gpu_power.solve(g, system, devices=_devices(2), tol=1e-10, max_iter=500,
+                                      stats=st, settings=dataclasses.replace(
+                                          gpu_power.DEFAULT, pack_share=share))
+        assert ok and st["power_packed"] == (share == 1.0)
+        outs.append((x, st["rounds"], st["bytes_between_gpus"]))
+    assert outs[0][1] == outs[1][1] and np.array_equal(outs[0][0], outs[1][0])
+    assert outs[1][2] < outs[0][2]
 
 
 def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):

@@ -59,12 +59,18 @@ class PowerGpuSettings:
         two against 28.3 on one, R-MAT 2^24 (256 Mi) 85.5 against 103.5, 2^25 161 against 216:
         64 Mi a GPU puts two GPUs from 128 Mi arcs on, between the loss and the first gain
         measured (four GPUs were not available to measure).
+    ``pack_share``
+        Several GPUs: when at most this share of the vertices have a non-zero ``z`` (PageRank:
+        out-arcs), a round copies only those entries of each range (packed, then put in place
+        on the receiving GPU) instead of the whole range.  docs/benchmarks.md, "Several GPUs:
+        the power iteration sharded".
     """
 
     bins: tuple = ((0, 4, 1), (4, 32, 4), (32, 1024, 32))
     bin_arcs: int = 1 << 24
     blocks_per_sm: int = 16
     shard_arcs: int = 64 << 20
+    pack_share: float = 0.9
 
 
 DEFAULT = PowerGpuSettings()

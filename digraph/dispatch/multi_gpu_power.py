@@ -113,6 +113,7 @@ def _shard_arrays(s, graph, system, has, settings, group):
         s.dst_scale = be.keep(xp.ones(nl, np.float64))
     else:
         s.dst_scale = be.put(np.asarray(system.dst_scale, np.float64)[v0:v1])
+    s.nz = be.keep(xp.flatnonzero(s.src_scale != 0).astype(np.int32))  # z's non-zero entries
     s.x = be.keep(s.tele.copy())
     s.y = be.keep(xp.empty(nl, np.float64))
     s.z = be.keep(xp.empty(n, np.float64))  # the other ranges: all-gathered before the rounds
@@ -201,6 +202,10 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
     zs = [s.z for s in shards]
     u = np.finfo(np.float64).eps / 2
     blocks = k  # the host's sums of the shards' partial sums
+    packed = k > 1 and sum(int(s.nz.size) for s in shards) <= settings.pack_share * n
+    stats["power_packed"] = packed
+    if packed:
+        _pack(shards, ex, settings)
     for s in shards:
         nl = s.v1 - s.v0
         be = s.be
@@ -276,18 +281,30 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                 s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
                             s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(id(s), 4, slot))
                 s.x, s.y = s.y, s.x
+                if packed:
+                    s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.nz, s.send,
+                                tag=(id(s), 5))
                 sim or s.ev[3].record()
-        ex._count(zs, counts)
+        if packed:
+            stats["bytes_between_gpus"] += 8 * (k - 1) * sum(int(s.nz.size) for s in shards)
+        else:
+            ex._count(zs, counts)
         if sim:
             for g, s in enumerate(shards):
                 for h, t in enumerate(shards):
                     if h != g:
-                        t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
+                        if packed:
+                            t.z[s.v0 + s.nz] = s.send[:s.nz.size]
+                        else:
+                            t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
         else:
             ready = [s.tel_ev for s in shards]
             for h, t in enumerate(shards):
                 with t.switch():
-                    ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
+                    if packed:
+                        _packed_into(h, shards, ex, K, HB, ready)
+                    else:
+                        ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
             st["copied"] = True
         queue_pull(nxt)
         sums = st["sums"] = read(True)
@@ -318,6 +335,53 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
     stats["gpu_busy_s"] = busy
     stats["gpu_idle_share"] = [max(0.0, 1.0 - b / wall) if wall > 0 else 0.0 for b in busy]
     return None, converged
+
+
+def _pack(shards, ex, settings):
+    """Set up the packed exchange: each GPU's send buffer, and on every GPU the other ranges'
+    lists of non-zero entries (copied once a run) with a buffer for each."""
+    for s in shards:
+        with s.on():
+            be = s.be
+            s.send = be.keep(be.xp.empty(max(int(s.nz.size), 1), np.float64))
+            s.grid_pack = max(1, min(be.grid_hb(s.nz.size), settings.blocks_per_sm * be.sms))
+    for h, t in enumerate(shards):
+        with t.on():
+            be, xp = t.be, t.be.xp
+            t.nz_of, t.recv = {}, {}
+            for g, s in enumerate(shards):
+                if g == h:
+                    continue
+                size = max(int(s.nz.size), 1)
+                t.nz_of[g] = be.keep(xp.empty(size, np.int32))
+                t.recv[g] = be.keep(xp.empty(size, np.float64))
+                if be.sim:
+                    t.nz_of[g][:s.nz.size] = s.nz
+                elif s.nz.size:
+                    s.be.sync()
+                    ex.rt.memcpyPeer(t.nz_of[g].data.ptr, be.device_id, s.nz.data.ptr,
+                                     s.be.device_id, int(s.nz.nbytes))
+
+
+def _packed_into(h, shards, ex, K, HB, ready):
+    """The packed exchange into shard ``h`` (its GPU current), queued without a host wait: each
+    other shard's non-zero entries of ``z`` copied into a buffer on stream ``lanes[g]`` once
+    ``ready[g]`` and ``ready[h]`` have happened, then put in place there; ``done[g]`` after."""
+    t = shards[h]
+    for g, s in enumerate(shards):
+        if g == h:
+            continue
+        lane = t.lanes[g]
+        lane.wait_event(ready[g])
+        lane.wait_event(ready[h])
+        cnt = int(s.nz.size)
+        if cnt:
+            ex.rt.memcpyPeerAsync(t.recv[g].data.ptr, t.be.device_id, s.send.data.ptr,
+                                  s.be.device_id, cnt * 8, lane.ptr)
+            grid = max(1, min(t.be.grid_hb(cnt), 16 * t.be.sms))
+            t.be.launch(K.scatter_at, grid, HB, t.recv[g], t.nz_of[g], s.v0, t.z, stream=lane,
+                        tag=(id(t), 6, g))
+        t.done[g].record(lane)
 
 
 def _gather(shards, n):
