@@ -46,6 +46,8 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pulls", nargs="+", default=["binned", "grouped"])
+    ap.add_argument("--pack-shares", nargs="+", type=float,
+                    help="PowerGpuSettings.pack_share values to compare (default: the default)")
     ap.add_argument("--json")
     args = ap.parse_args()
     ngpu = cp.cuda.runtime.getDeviceCount()
@@ -93,9 +95,11 @@ def main():
         system = algo.prepare(g, **algo.bind(g, {}))
         for kk in gpus:
             devices = [f"cuda:{i}" for i in range(kk)]
-            for pull in args.pulls:
+            shares = args.pack_shares or [gpu_power.DEFAULT.pack_share]
+            for pull, share in [(p, sh) for p in args.pulls for sh in shares]:
                 settings = dataclasses.replace(
-                    gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62)
+                    gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
+                    pack_share=share)
                 st = {}
 
                 def once():
@@ -105,6 +109,7 @@ def main():
                 t, (x, ok) = timed(once, args.repeat, sync)
                 s = st["s"]
                 emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
+                          pack_share=share, packed=bool(st["s"].get("power_packed")),
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
                           true_error=float(np.abs(x - ref).sum()),
