@@ -31,16 +31,16 @@ def _push_residual(u, out_offsets, out_targets, arc_coef, has_coef, src_scale, d
     s = d * src_scale[u]
     lo = out_offsets[u]
     hi = out_offsets[u + 1]
-    added = 0
-    for e in range(lo, hi):
+    flagged = 0  # not "added": Numba 0.68 on Python 3.12 saw a cycle between this inlined name
+    for e in range(lo, hi):  # and the caller's reduction of the same name
         v = out_targets[e]
         c = arc_coef[e] if has_coef else 1.0
         atomic_add(delta, v, dst_scale[v] * c * s)
         if listing and mark[v] == 0:
             mark[v] = 1
             block[v >> BLOCK_SHIFT] = 1
-            added += 1
-    return hi - lo, d, added
+            flagged += 1
+    return hi - lo, d, flagged
 
 
 @njit(parallel=True, cache=True, nogil=True)
