@@ -17,7 +17,9 @@ from .cpu_bsp import BLOCK_SHIFT, better, relax
 __all__ = []
 
 
-@njit(inline="always")
+# a call, not inline="always": Numba 0.68 on Python 3.12 then failed to compile linear_push_pass
+# ("unexpected cycle in lookup()" among its reductions)
+@njit(cache=True, nogil=True)
 def _push_residual(u, out_offsets, out_targets, arc_coef, has_coef, src_scale, dst_scale, delta,
                    x, mark, block, listing):
     """Vertex ``u`` takes its whole residual and pushes it along its out-arcs (atomic adds);
@@ -31,8 +33,8 @@ def _push_residual(u, out_offsets, out_targets, arc_coef, has_coef, src_scale, d
     s = d * src_scale[u]
     lo = out_offsets[u]
     hi = out_offsets[u + 1]
-    flagged = 0  # not "added": Numba 0.68 on Python 3.12 saw a cycle between this inlined name
-    for e in range(lo, hi):  # and the caller's reduction of the same name
+    flagged = 0
+    for e in range(lo, hi):
         v = out_targets[e]
         c = arc_coef[e] if has_coef else 1.0
         atomic_add(delta, v, dst_scale[v] * c * s)
