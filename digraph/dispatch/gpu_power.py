@@ -58,7 +58,8 @@ class PowerGpuSettings:
         the power iteration sharded" (2 × H200, tol 1e-8): R-MAT 2^22 (64 Mi arcs) 31.0 ms on
         two against 28.3 on one, R-MAT 2^24 (256 Mi) 85.5 against 103.5, 2^25 161 against 216:
         64 Mi a GPU puts two GPUs from 128 Mi arcs on, between the loss and the first gain
-        measured (four GPUs were not available to measure).
+        measured; four from 256 Mi (4 × H200, R-MAT 2^25: 117 ms on four against 220 on one;
+        R-MAT 2^24 on four not measured).
     ``pack_share``
         Several GPUs: when at most this share of the vertices have a non-zero ``z`` (PageRank:
         out-arcs), a round copies only those entries of each range (packed, then put in place
