@@ -114,6 +114,73 @@ def linear_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertices,
     return total
 
 
+# one partition of linear_walk, a call from its prange loop (Numba 0.68 on Python 3.12 failed to
+# compile the body inline: RecursionError in the reductions' analysis)
+@njit(cache=True, nogil=True)
+def _linear_walk_part(q, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
+                      nact, score, min_score, local, local_budget, max_sweeps, path_scc,
+                      scc_last, scc_runs, stamp, length_hist, group_offsets, gsrc, garc, gdst,
+                      gcoef, gsum, gmax, gt, gscore, gact, gscc, group_max):
+    sent = 0
+    seen = 0
+    walked = 0
+    pushed = 0
+    sweep = 0
+    best = np.inf
+    since_best = 0
+    while True:
+        mass = 0.0
+        moved = 0
+        for w in range(walk_offsets[q], walk_offsets[q + 1]):
+            p = walk_paths[w]
+            if sweep == 0 and (nact[p] == 0 or score[p] < min_score):
+                continue
+            a = path_offsets[p]
+            b = path_offsets[p + 1] - 1
+            base = a - p
+            for i in range(b - a):
+                u = path_vertices[a + i]
+                j = base + i
+                xu = x[u]
+                d = coef[j] * (xu - s[j])
+                mass += abs(d)
+                if abs(d) > theta:
+                    atomic_add(x, path_vertices[a + i + 1], d)
+                    s[j] = xu
+                    moved += 1
+            seen += b - a
+            walked += 1
+            _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
+        for g in range(group_offsets[q], group_offsets[q + 1]):
+            if sweep == 0 and (gact[g] == 0 or gscore[g] < min_score):
+                continue
+            xu = x[gsrc[g]]
+            d = xu - gt[g]
+            m_g = gsum[g] * abs(d)
+            mass += m_g
+            lo = garc[g]
+            hi = garc[g + 1]
+            if gmax[g] * abs(d) > theta if group_max else m_g > theta * (hi - lo):
+                for e in range(lo, hi):
+                    atomic_add(x, gdst[e], gcoef[e] * d)
+                gt[g] = xu
+                moved += hi - lo
+                seen += hi - lo
+                pushed += 1
+                _book_scc(gscc[g], scc_last, scc_runs, stamp)
+        sent += moved
+        sweep += 1
+        if mass < 0.999 * best:
+            best = mass
+            since_best = 0
+        else:
+            since_best += 1  # stalled on the rounding floor of the mirrors
+        if (not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps
+                or since_best >= 64):
+            break
+    return sent, seen, walked, sweep - 1, pushed
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
                 nact, score, min_score, local, local_budget, max_sweeps, path_scc, scc_last,
@@ -139,61 +206,16 @@ def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, co
     extra = 0
     pushed = 0
     for k in prange(parts.size):
-        q = parts[k]
-        sweep = 0
-        best = np.inf
-        since_best = 0
-        while True:
-            mass = 0.0
-            moved = 0
-            for w in range(walk_offsets[q], walk_offsets[q + 1]):
-                p = walk_paths[w]
-                if sweep == 0 and (nact[p] == 0 or score[p] < min_score):
-                    continue
-                a = path_offsets[p]
-                b = path_offsets[p + 1] - 1
-                base = a - p
-                for i in range(b - a):
-                    u = path_vertices[a + i]
-                    j = base + i
-                    xu = x[u]
-                    d = coef[j] * (xu - s[j])
-                    mass += abs(d)
-                    if abs(d) > theta:
-                        atomic_add(x, path_vertices[a + i + 1], d)
-                        s[j] = xu
-                        moved += 1
-                seen += b - a
-                walked += 1
-                _book(p, b - a, path_scc, scc_last, scc_runs, stamp, length_hist)
-            for g in range(group_offsets[q], group_offsets[q + 1]):
-                if sweep == 0 and (gact[g] == 0 or gscore[g] < min_score):
-                    continue
-                xu = x[gsrc[g]]
-                d = xu - gt[g]
-                m_g = gsum[g] * abs(d)
-                mass += m_g
-                lo = garc[g]
-                hi = garc[g + 1]
-                if gmax[g] * abs(d) > theta if group_max else m_g > theta * (hi - lo):
-                    for e in range(lo, hi):
-                        atomic_add(x, gdst[e], gcoef[e] * d)
-                    gt[g] = xu
-                    moved += hi - lo
-                    seen += hi - lo
-                    pushed += 1
-                    _book_scc(gscc[g], scc_last, scc_runs, stamp)
-            sent += moved
-            sweep += 1
-            if mass < 0.999 * best:
-                best = mass
-                since_best = 0
-            else:
-                since_best += 1  # stalled on the rounding floor of the mirrors
-            if (not local[q] or moved == 0 or mass <= local_budget[q] or sweep >= max_sweeps
-                    or since_best >= 64):
-                break
-        extra += sweep - 1
+        t_sent, t_seen, t_walked, t_extra, t_pushed = _linear_walk_part(
+            parts[k], walk_offsets, walk_paths, path_offsets, path_vertices, coef, s, x, theta,
+            nact, score, min_score, local, local_budget, max_sweeps, path_scc, scc_last,
+            scc_runs, stamp, length_hist, group_offsets, gsrc, garc, gdst, gcoef, gsum, gmax,
+            gt, gscore, gact, gscc, group_max)
+        sent += t_sent
+        seen += t_seen
+        walked += t_walked
+        extra += t_extra
+        pushed += t_pushed
     return sent, seen, walked, extra, pushed
 
 
