@@ -54,6 +54,30 @@ def dataset_path(name):
     return path
 
 
+def gpu_count():
+    """GPUs a multi-GPU test may shard over: the machine's, or 3 under Numba's CUDA simulator
+    (any number of shards share its device); skips the test when there is no GPU at all."""
+    from digraph.dispatch import gpu
+    from digraph.errors import NotAvailableError
+    try:
+        be = gpu.backend("cuda")
+    except NotAvailableError as e:  # numba-cuda present but no GPU and no simulator
+        pytest.skip(str(e))
+    if be.sim:
+        return 3
+    from numba import cuda
+    return len(cuda.gpus)
+
+
+@pytest.fixture(scope="module")
+def ngpu():
+    """:func:`gpu_count`, skipping tests that need two GPUs on a machine with one."""
+    k = gpu_count()
+    if k < 2:
+        pytest.skip("one GPU: the multi-GPU engines need two")
+    return k
+
+
 @pytest.fixture
 def datasets():
     """The ``../shared/datasets`` folder (skips the test when it is absent)."""

@@ -15,32 +15,13 @@ from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
 import digraph
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
 
+from conftest import gpu_count
 from test_gpu import CASES, SRC, DST, W, WidestPath, graphs
 
 pytestmark = pytest.mark.gpu
-
-
-def _gpus():
-    from digraph.dispatch import gpu
-    try:
-        be = gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
-    if be.sim:
-        return 3  # the simulator takes any number of shards
-    from numba import cuda
-    return len(cuda.gpus)
-
-
-@pytest.fixture(scope="module")
-def ngpu():
-    k = _gpus()
-    if k < 2:
-        pytest.skip("one GPU: the multi-GPU engine needs two")
-    return k
 
 
 @pytest.fixture(autouse=True)
@@ -129,7 +110,7 @@ def test_weighted_sssp_unreachable_and_user_algorithm(ngpu, small):
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(g=graphs(), mode=st.sampled_from(["bsp", "vertex-async"]), k=st.integers(2, 3))
 def test_hypothesis_graphs(g, mode, k):
-    k = min(k, _gpus())
+    k = min(k, gpu_count())
     if k < 2:
         pytest.skip("one GPU")
     pr = digraph.run(g, "pagerank", mode=mode, device=devices(k), tol=1e-4)

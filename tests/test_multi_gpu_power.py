@@ -10,39 +10,19 @@ import pytest
 
 import digraph
 from digraph.dispatch import gpu_power, multi_gpu_power
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
 
 from test_gpu_power import _graph
+from test_multi_gpu import _sim
 
 pytestmark = pytest.mark.gpu
 
 SIM_BINS = ((0, 2, 1), (2, 4, 2), (4, 8, 4))  # the simulator's blocks hold 8 threads
 
 
-def _gpus():
-    from digraph.dispatch import gpu
-    try:
-        be = gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
-    if be.sim:
-        return 3
-    from numba import cuda
-    return len(cuda.gpus)
-
-
-@pytest.fixture(scope="module")
-def ngpu():
-    k = _gpus()
-    if k < 2:
-        pytest.skip("one GPU: sharding needs two")
-    return k
-
-
 def _devices(k):
-    from digraph.dispatch import gpu
-    return ["cuda:0"] * k if gpu.backend("cuda").sim else [f"cuda:{i}" for i in range(k)]
+    return ["cuda:0"] * k if _sim() else [f"cuda:{i}" for i in range(k)]
 
 
 @pytest.mark.parametrize("k, weighted, binned", [(2, False, False), (3, True, True)])

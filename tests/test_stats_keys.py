@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import digraph
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.result import STATS_GROUPS, STATS_KEYS, RunStats, stats_table
-from conftest import random_graph
+from conftest import gpu_count, random_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "digraph").rglob("*.py"))
@@ -162,21 +162,9 @@ GPU_ALGORITHMS = {"pagerank": {"tol": 0.05}, "adsorption": {"seeds": [0], "tol":
                   "sssp": {"source": 0}, "kcore": {}}
 
 
-def _gpu_count():
-    from digraph.dispatch import gpu
-    try:
-        be = gpu.backend("cuda")
-    except NotAvailableError as e:  # numba-cuda present but no GPU and no simulator
-        pytest.skip(str(e))
-    if be.sim:
-        return 2  # the simulator shards over any number of "GPUs"
-    from numba import cuda
-    return len(cuda.gpus)
-
-
 @pytest.mark.gpu
 def test_every_gpu_run_writes_documented_keys(monkeypatch):
-    _gpu_count()
+    gpu_count()
     tiny = digraph.load(TINY)
     ran = _every_mode(tiny, GPU_ALGORITHMS, "cuda")
     assert {name for name, _ in ran} == set(GPU_ALGORITHMS) and len(ran) >= 12
@@ -193,7 +181,7 @@ def test_every_gpu_run_writes_documented_keys(monkeypatch):
 
 @pytest.mark.gpu
 def test_every_multi_gpu_run_writes_documented_keys(monkeypatch):
-    if _gpu_count() < 2:
+    if gpu_count() < 2:
         pytest.skip("one GPU: the multi-GPU engines need two")
     from digraph.dispatch import gpu_power, multi_gpu
     # shard even this tiny graph over both GPUs, every family (as tests/test_multi_gpu.py)

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
 from . import driver
-from .convergence import certified_bound, linear_contraction
+from .convergence import certified_bound, linear_contraction, neumaier_add
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "BspSettings", "DEFAULT"]
@@ -136,13 +136,7 @@ class Touched:
 
     def absorbed(self, total):
         """``Σx`` grew by ``total`` (the δ that a round absorbed into x)."""
-        total = float(total)
-        t = self.sum_x + total
-        if abs(self.sum_x) >= abs(total):
-            self.comp += (self.sum_x - t) + total
-        else:
-            self.comp += (total - t) + self.sum_x
-        self.sum_x = t
+        self.sum_x, self.comp = neumaier_add.py_func(self.sum_x, self.comp, float(total))
 
     def total_x(self):
         return self.sum_x + self.comp

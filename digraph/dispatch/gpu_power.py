@@ -88,24 +88,52 @@ def group_size(graph):
     return int(min(32, max(1, 2 ** round(math.log2(max(mean / 2, 1.0))))))
 
 
-def _bins(be, graph, settings):
-    """([(threads per vertex, vertex list, grid)] for the classes of ``settings.bins``, hub
-    list), on the device, kept on the graph."""
+def degree_classes(be, deg, classes, blocks_per_sm):
+    """([(threads per vertex, vertex list, grid)] for the in-degree classes ``[lo, hi)`` of
+    ``classes`` (``(lo, hi, threads)`` each), the list of vertices of in-degree ``classes[-1][1]``
+    or more, a block each), on the device; ``deg``: the in-degrees on the host."""
     from ..smx.cuda_kernels import HB
-    bins = settings.bins
-    key = ("cuda-power-bins", be.device_id, be.sim, bins, settings.blocks_per_sm)
+    lists = []
+    for lo, hi, gb in classes:
+        verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
+        if verts.size:
+            grid = max(1, min((verts.size * gb + HB - 1) // HB, blocks_per_sm * be.sms))
+            lists.append((gb, be.put(verts), grid))
+    return lists, be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))
+
+
+def vertex_vectors(be, system, out_degree, n, v0=0, v1=None):
+    """(teleport vector ``b / Σb``, ``src_scale``, ``dst_scale``) of the vertices ``[v0, v1)``
+    on the device (default all ``n``); ``out_degree``: theirs, on the device (PageRank's
+    ``src_scale = α / out-degree`` is made from it there; ``v = 1/n`` is made there too)."""
+    xp = be.xp
+    v1 = n if v1 is None else v1
+    if getattr(system, "b_constant", None) is not None:  # v = 1/n, made here (no upload)
+        tele = be.keep(xp.full(v1 - v0, 1.0 / max(n, 1)))
+    else:
+        b = np.asarray(system.b, np.float64)
+        tele = be.keep(be.put(b[v0:v1]) / (float(b.sum()) if n else 1.0))
+    sds = getattr(system, "src_degree_scale", None)
+    if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
+        deg = out_degree.astype(np.float64)
+        src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
+    else:
+        src_scale = _vertex_factor(be, _part(system.src_scale, v0, v1), v1 - v0)
+    return tele, src_scale, _vertex_factor(be, _part(system.dst_scale, v0, v1), v1 - v0)
+
+
+def _part(a, v0, v1):
+    return None if a is None else np.asarray(a, np.float64)[v0:v1]
+
+
+def _bins(be, graph, settings):
+    """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept on the
+    graph."""
+    key = ("cuda-power-bins", be.device_id, be.sim, settings.bins, settings.blocks_per_sm)
     got = graph._cache.get(key)
     if got is None:
-        deg = np.asarray(graph.in_degree)
-        lists = []
-        for lo, hi, gb in bins:
-            verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
-            if verts.size:
-                grid = max(1, min((verts.size * gb + HB - 1) // HB,
-                                  settings.blocks_per_sm * be.sms))
-                lists.append((gb, be.put(verts), grid))
-        hubs = be.put(np.flatnonzero(deg >= bins[-1][1]).astype(np.int32))
-        got = graph._cache[key] = (lists, hubs)
+        got = graph._cache[key] = degree_classes(be, np.asarray(graph.in_degree), settings.bins,
+                                                 settings.blocks_per_sm)
     for _, verts, _ in got[0]:
         be.keep(verts)
     be.keep(got[1])
@@ -153,20 +181,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     stats["power_pull"] = "binned" if bins is not None else "grouped"
     has = system.arc_scale is not None
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else be.put(np.zeros(1))
-    bc = getattr(system, "b_constant", None)
-    if bc is not None:  # PageRank without personalization: v = 1/n, made here (no upload)
-        tele = be.keep(xp.full(n, 1.0 / max(n, 1)))
-    else:
-        b = np.asarray(system.b, np.float64)
-        tele = be.put(b) / (float(b.sum()) if n else 1.0)
-        be.keep(tele)
-    sds = getattr(system, "src_degree_scale", None)
-    if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
-        deg = dg["out_degree"].astype(np.float64)
-        src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
-    else:
-        src_scale = _vertex_factor(be, system.src_scale, n)
-    dst_scale = _vertex_factor(be, system.dst_scale, n)
+    tele, src_scale, dst_scale = vertex_vectors(be, system, dg["out_degree"], n)
     x = be.keep(tele.copy())
     y = be.keep(xp.empty(n, np.float64))
     z = be.keep(xp.empty(n, np.float64))

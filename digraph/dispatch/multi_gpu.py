@@ -229,11 +229,6 @@ class MultiGpuSettings:
 
 DEFAULT = MultiGpuSettings()
 
-VERTEX_COST = DEFAULT.vertex_cost
-"""Read-only alias of ``DEFAULT.vertex_cost`` for callers that balance ranges as the sharded
-linear runs do (setting it changes nothing: pass ``settings=``)."""
-
-
 def parse_devices(device):
     """The list of ``"cuda:N"`` devices named by ``"cuda:0,1,..."`` (several, distinct)."""
     ids = device[5:] if device.startswith("cuda:") else ""

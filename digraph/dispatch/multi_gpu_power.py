@@ -3,7 +3,7 @@
 same sound stop, same counters.
 
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs (a vertex
-counting as :data:`~digraph.dispatch.multi_gpu.VERTEX_COST` arcs besides its own,
+counting as :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.vertex_cost` arcs besides its own,
 :func:`~digraph.dispatch.multi_gpu.shard_ranges`); GPU ``g`` keeps the in-arcs of its range
 (offsets rebased, sources in global numbering) and its range of ``x``, ``y``, the teleport vector
 and the scales, plus a full-length replica of ``z = src_scale ∘ x``, the vector a pull reads.
@@ -43,9 +43,9 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver, gpu
 from .convergence import ROUNDING_MARGIN
-from .gpu_power import DEFAULT, group_size
-from .multi_gpu import VERTEX_COST, _Exchange, _comm_stream, _parallel, make_shards
-from .multi_gpu import shard_ranges
+from . import multi_gpu
+from .gpu_power import DEFAULT, degree_classes, group_size, vertex_vectors
+from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
 from .power import _gamma
 from .systems import linear_factors
 
@@ -59,7 +59,7 @@ def _shard_arrays(s, graph, system, has, settings, group):
     ``group`` threads below the heavy in-degree when the shard holds fewer than
     :attr:`PowerGpuSettings.bin_arcs` arcs or ``group`` is given) and a block per vertex above
     them."""
-    from ..smx.cuda_kernels import HB, HEAVY
+    from ..smx.cuda_kernels import HEAVY
     be, xp = s.be, s.be.xp
     n = graph.num_vertices
     v0, v1 = s.v0, s.v1
@@ -73,19 +73,11 @@ def _shard_arrays(s, graph, system, has, settings, group):
         off = in_off[v0:v1 + 1] - a0
         deg = np.diff(off)
         binned = group is None and a1 - a0 >= settings.bin_arcs
-        classes = settings.bins if binned else ((0, HEAVY, G),)
-        lists = []
-        for lo, hi, gb in classes:
-            verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
-            if verts.size:
-                grid = max(1, min((verts.size * gb + HB - 1) // HB,
-                                  settings.blocks_per_sm * be.sms))
-                lists.append((gb, be.put(verts), grid))
-        d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
-             "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
-             "bins": lists, "binned": binned,
-             "hubs": be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))}
-        return d
+        lists, hubs = degree_classes(be, deg, settings.bins if binned else ((0, HEAVY, G),),
+                                     settings.blocks_per_sm)
+        return {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
+                "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
+                "bins": lists, "binned": binned, "hubs": hubs}
     d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
                            None if group is None else G), build)
     for _, verts, _ in d["bins"]:
@@ -95,24 +87,7 @@ def _shard_arrays(s, graph, system, has, settings, group):
         s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
     else:
         s.coef = be.keep(xp.zeros(1, np.float64))
-    bc = getattr(system, "b_constant", None)
-    if bc is not None:
-        s.tele = be.keep(xp.full(nl, 1.0 / max(n, 1)))
-    else:
-        b = np.asarray(system.b, np.float64)
-        s.tele = be.keep(be.put(b[v0:v1]) / float(b.sum()))
-    sds = getattr(system, "src_degree_scale", None)
-    if sds is not None:
-        od = d["out_degree"]
-        s.src_scale = be.keep(xp.where(od > 0, sds / xp.maximum(od, 1.0), 0.0))
-    elif system.src_scale is None:
-        s.src_scale = be.keep(xp.ones(nl, np.float64))
-    else:
-        s.src_scale = be.put(np.asarray(system.src_scale, np.float64)[v0:v1])
-    if system.dst_scale is None:
-        s.dst_scale = be.keep(xp.ones(nl, np.float64))
-    else:
-        s.dst_scale = be.put(np.asarray(system.dst_scale, np.float64)[v0:v1])
+    s.tele, s.src_scale, s.dst_scale = vertex_vectors(be, system, d["out_degree"], n, v0, v1)
     s.nz = be.keep(xp.flatnonzero(s.src_scale != 0).astype(np.int32))  # z's non-zero entries
     s.x = be.keep(s.tele.copy())
     s.y = be.keep(xp.empty(nl, np.float64))
@@ -157,10 +132,11 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     t0 = time.perf_counter()
     k = len(devices)
-    key = ("power-shard-ranges", k, VERTEX_COST)
+    cost = multi_gpu.DEFAULT.vertex_cost
+    key = ("power-shard-ranges", k, cost)
     bounds = graph._cache.get(key)
     if bounds is None:
-        bounds = graph._cache[key] = shard_ranges(graph.in_offsets, k, VERTEX_COST)
+        bounds = graph._cache[key] = shard_ranges(graph.in_offsets, k, cost)
     shards = make_shards(devices, graph.in_offsets, stats, bounds=bounds)
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
@@ -182,8 +158,8 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         stats["power_pull"] = ("binned" if all(binned) else "grouped" if not any(binned) else
                                "binned on " + ", ".join(str(i) for i, b in enumerate(binned) if b))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
-        x, converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter,
-                               stats, trip, settings, t0)
+        converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter, stats,
+                            trip, settings, t0)
         t0 = time.perf_counter()
         out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
@@ -334,7 +310,7 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
         stats["gpu_exchange_wait_s"] = [s.waited for s in shards]
     stats["gpu_busy_s"] = busy
     stats["gpu_idle_share"] = [max(0.0, 1.0 - b / wall) if wall > 0 else 0.0 for b in busy]
-    return None, converged
+    return converged
 
 
 def _pack(shards, ex, settings):
