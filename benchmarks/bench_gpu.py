@@ -37,11 +37,17 @@ MODES = ["bsp", "vertex-async", "path", "path-nopriority"]
 
 def load_graph(name):
     import cupy as cp
-    if name.startswith("rmat"):
-        scale = int(name[4:])
+    if name.startswith("rmat"):  # "rmat22": 2^22 ids, the isolated ones kept; "rmat22c": dropped
+        compact = name.endswith("c")
+        scale = int(name[4:].rstrip("c"))
         t0 = time.perf_counter()
         src, dst = gpu_rmat(cp, scale, 16, seed=scale)
-        g = csr_graph(cp, src, dst, 1 << scale)
+        n = 1 << scale
+        if compact:  # only the ids that have an arc, renumbered (what digraph.load does)
+            ids = cp.unique(cp.concatenate([src, dst]))
+            src, dst, n = cp.searchsorted(ids, src), cp.searchsorted(ids, dst), int(ids.size)
+            del ids
+        g = csr_graph(cp, src, dst, n)
         del src, dst
         cp.get_default_memory_pool().free_all_blocks()
         return g, time.perf_counter() - t0

@@ -79,6 +79,9 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--groups", nargs="*", type=int, default=[1, 4, 8, 16, 32])
+    ap.add_argument("--anderson", nargs="*", type=int, default=[],
+                    help="memories of the Anderson acceleration to time (gpu_power.solve)")
+    ap.add_argument("--skip-modes", action="store_true", help="no digraph.run rows but the default")
     ap.add_argument("--json")
     args = ap.parse_args()
     sync = cp.cuda.Device().synchronize
@@ -104,7 +107,7 @@ def main():
                   ratio=t / peer))
         del A
         cp.get_default_memory_pool().free_all_blocks()
-        for mode in (None, "power", "bsp"):
+        for mode in (None,) if args.skip_modes else (None, "power", "bsp"):
             t, r = timed(lambda: digraph.run(g, "pagerank", mode=mode, device="cuda", tol=args.tol),
                          args.repeat, sync)
             emit(dict(base, method=f"digraph {mode or 'default'}", ran=r.stats["mode"],
@@ -114,6 +117,20 @@ def main():
                       group=r.stats.get("power_group"), route=r.stats["route"]))
         algo = PageRank()
         system = algo.prepare(g, **algo.bind(g, {}))
+        for mem in args.anderson:
+            forced = dataclasses.replace(gpu_power.DEFAULT, anderson=mem)
+            st = RunStats.new()
+
+            def once():
+                st.clear()
+                st.update(RunStats.new())
+                return gpu_power.solve(g, system, tol=args.tol, max_iter=1000, stats=st,
+                                       settings=forced)
+            t, (x, ok) = timed(once, args.repeat, sync)
+            emit(dict(base, method=f"power kernel anderson={mem}", time_ms=t * 1e3, ratio=t / peer,
+                      rounds=int(st["rounds"]), bound=float(st["error_bound"]),
+                      mixes=st.get("anderson_mixes"), restarts=st.get("anderson_restarts"),
+                      true_error=float(np.abs(x - ref).sum())))
         for G in args.groups:
             def once():
                 return gpu_power.solve(g, system, tol=args.tol, max_iter=1000, stats=RunStats.new(),
@@ -121,13 +138,21 @@ def main():
             t, (x, ok) = timed(once, args.repeat, sync)
             emit(dict(base, method=f"power kernel group={G}", time_ms=t * 1e3, ratio=t / peer,
                       true_error=float(np.abs(x / x.sum() - ref).sum())))
-        for binned in (False, True):
-            forced = dataclasses.replace(gpu_power.DEFAULT, bin_arcs=0 if binned else 1 << 62)
-            t, (x, ok) = timed(lambda: gpu_power.solve(g, system, tol=args.tol, max_iter=1000,
-                                                       stats=RunStats.new(), settings=forced),
-                               args.repeat, sync)
-            emit(dict(base, method=f"power kernel {'binned' if binned else 'grouped (mean in-degree)'}",
-                      time_ms=t * 1e3, ratio=t / peer, true_error=float(np.abs(x / x.sum() - ref).sum())))
+        for pull in ("grouped", "binned", "cusparse"):
+            forced = dataclasses.replace(gpu_power.DEFAULT,
+                                         bin_arcs=0 if pull == "binned" else 1 << 62,
+                                         cusparse_arcs=0 if pull == "cusparse" else 1 << 62)
+            st = RunStats.new()
+
+            def once():
+                st.clear()
+                st.update(RunStats.new())
+                return gpu_power.solve(g, system, tol=args.tol, max_iter=1000, stats=st,
+                                       settings=forced)
+            t, (x, ok) = timed(once, args.repeat, sync)
+            emit(dict(base, method=f"power kernel {pull}", ran=st["power_pull"],
+                      anderson=st["power_anderson"], rounds=int(st["rounds"]),
+                      time_ms=t * 1e3, ratio=t / peer, true_error=float(np.abs(x - ref).sum())))
         del g
         cp.get_default_memory_pool().free_all_blocks()
     if args.json:

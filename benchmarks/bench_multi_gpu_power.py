@@ -45,9 +45,12 @@ def main():
     ap.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--pulls", nargs="+", default=["binned", "grouped"])
+    ap.add_argument("--pulls", nargs="+", default=["cusparse", "binned", "grouped"])
     ap.add_argument("--pack-shares", nargs="+", type=float,
                     help="PowerGpuSettings.pack_share values to compare (default: the default)")
+    ap.add_argument("--anderson", nargs="+", type=int, default=None,
+                    help="memories of the Anderson acceleration for the sharded rows "
+                         "(default: PowerGpuSettings.anderson)")
     ap.add_argument("--json")
     args = ap.parse_args()
     ngpu = cp.cuda.runtime.getDeviceCount()
@@ -96,10 +99,12 @@ def main():
         for kk in gpus:
             devices = [f"cuda:{i}" for i in range(kk)]
             shares = args.pack_shares or [gpu_power.DEFAULT.pack_share]
-            for pull, share in [(p, sh) for p in args.pulls for sh in shares]:
+            mems = args.anderson or [gpu_power.DEFAULT.anderson]
+            for pull, share, mem in [(p, sh, a) for p in args.pulls for sh in shares for a in mems]:
                 settings = dataclasses.replace(
                     gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
-                    pack_share=share)
+                    cusparse_arcs=0 if pull == "cusparse" else 1 << 62,
+                    pack_share=share, anderson=mem)
                 st = {}
 
                 def once():
@@ -110,6 +115,8 @@ def main():
                 s = st["s"]
                 emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
                           pack_share=share, packed=bool(st["s"].get("power_packed")),
+                          anderson=int(s.get("power_anderson", 0)),
+                          mixes=s.get("anderson_mixes"),
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
                           true_error=float(np.abs(x - ref).sum()),

@@ -56,6 +56,12 @@ def scipy_power(g, alpha, tol):
             return x, k
 
 
+def power_memory():
+    """The Anderson memory the CPU power iteration runs with."""
+    from digraph.dispatch import power
+    return power.DEFAULT.anderson_memory
+
+
 def median_time(fn, repeat):
     out, ts = None, []
     for _ in range(repeat):
@@ -71,7 +77,13 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--power-memory", type=int, default=None,
+                    help="Anderson memory of the CPU power iteration (digraph.dispatch.power."
+                         "PowerSettings.anderson_memory; 0: the plain iteration; default: its default)")
     args = ap.parse_args()
+    if args.power_memory is not None:
+        from digraph.dispatch import power
+        power.DEFAULT = power.PowerSettings(anderson_memory=args.power_memory)
     rows = []
     for name in args.graphs:
         g = load(name)
@@ -112,13 +124,15 @@ def main():
             t, r = median_time(lambda: digraph.run(g, "pagerank", mode=mode, tol=args.tol), args.repeat)
             row = {"graph": name, "n": g.num_vertices, "m": g.num_arcs, "method": f"digraph {mode or 'default'}",
                    "ran": r.stats["mode"], "rounds": int(r.stats["rounds"]), "time": t,
+                   "anderson_mixes": int(r.stats.get("anderson_mixes", 0)),
                    "bound": float(r.stats["error_bound"]), "true_error": float(np.abs(r.values - ref).sum()),
                    "route": r.stats["route"]}
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:
         meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.node(), "tol": args.tol,
-                "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
+                "numba_threads": os.environ.get("NUMBA_NUM_THREADS"),
+                "power_memory": power_memory()}
         Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
 
 

@@ -130,9 +130,21 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                  "a round",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
                              "follows the dangling vector",
+        "power_anderson": "the memory of the Anderson acceleration that ran (CPU: "
+                          "`power.PowerSettings.anderson_memory`, GPU: "
+                          "`PowerGpuSettings.anderson`); 0: the plain iteration (CPU: also when "
+                          "`tol` lies near the rounding floor)",
+        "anderson_mixes": "rounds whose iterate was Anderson's mix rather than the last power "
+                          "step",
+        "anderson_restarts": "times the Anderson history was dropped (a difference grew, or an "
+                             "untrusted solve)",
         "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
-        "power_pull": "GPU: `\"grouped\"`, or `\"binned\"` by in-degree (graphs of "
-                      "`PowerGpuSettings.bin_arcs` arcs or more)",
+        "power_pull": "GPU: `\"grouped\"`, `\"binned\"` by in-degree (graphs of "
+                      "`PowerGpuSettings.bin_arcs` arcs or more) or `\"cusparse\"` "
+                      "(`PowerGpuSettings.cusparse_arcs`); several GPUs: per GPU when they differ",
+        "anderson_probe_ratio": "GPU: the third plain round's ratio of differences, which "
+                                "switched Anderson off when below "
+                                "`PowerGpuSettings.anderson_ratio` × γ",
         "power_packed": "several GPUs, `power`: whether a round copied only the entries of `z` "
                         "that can be non-zero (`PowerGpuSettings.pack_share`)",
     }),

@@ -489,6 +489,8 @@ def _warm_up(mode, family, graph, system=None, variants=None, settings=None):
             engine.solve(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
     elif mode == "power":  # normalised systems only
         import dataclasses
+        from .smx import cpu_anderson
+        cpu_anderson.warm_up()
         _run_tiny(family, lambda sys, _: engine.solve(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
             stats=RunStats.new()), wanted, (None,))
@@ -694,9 +696,12 @@ def _warm_up_gpu(gpu, be, mode, family, device):
     if mode == "power":  # normalised systems only
         import dataclasses
         from .dispatch import gpu_power
-        _run_tiny(family, lambda sys, _: gpu_power.solve(
-            tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
-            stats=RunStats.new(), device=device), divisors=(None,))
+        for forced in (dict(anderson_arcs=0, anderson_ratio=0.0),  # Anderson's passes too
+                       dict(cusparse_arcs=0)):  # the pull by cuSPARSE and its sums kernel
+            _run_tiny(family, lambda sys, _: gpu_power.solve(
+                tiny, dataclasses.replace(sys, normalize=True), tol=1e-8, max_iter=100,
+                stats=RunStats.new(), device=device,
+                settings=dataclasses.replace(gpu_power.DEFAULT, **forced)), divisors=(None,))
     else:
         _run_tiny(family, lambda sys, settings: gpu.solve(
             tiny, sys, mode=mode, tol=1e-3, max_iter=100, stats=RunStats.new(), device=device,

@@ -43,8 +43,13 @@ def test_gpu_power_matches_the_exact_answer_within_its_bound(seed, weighted):
     assert s["converged"] and s["mode"] == "power" and s["engine"] == "gpu-power"
     assert s["error_bound"] <= 1e-9
     assert np.abs(r.values - exact).sum() <= s["error_bound"]
-    cpu = digraph.run(g, "pagerank", mode="power", tol=1e-9, **kw)
-    assert s["rounds"] == cpu.stats["rounds"]  # the same iteration, rounding apart
+    assert s["power_anderson"] == 0  # below PowerGpuSettings.anderson_arcs: the plain iteration
+    from digraph.dispatch import power
+    algo = digraph.algorithms.PageRank()
+    cpu = RunStats.new()
+    power.solve(g, algo.prepare(g, **algo.bind(g, kw)), tol=1e-9, max_iter=500, stats=cpu,
+                settings=power.PowerSettings(anderson_memory=0))
+    assert s["rounds"] == cpu["rounds"]  # the same iteration, rounding apart
 
 
 @pytest.mark.parametrize("group", [1, 4])
@@ -100,3 +105,91 @@ def test_the_binned_pull_gives_the_same_answer(monkeypatch):
     x, ok = gpu_power.solve(g, system, tol=1e-9, max_iter=500, stats=st)
     assert ok and st["power_pull"] == "binned"
     assert np.abs(x - algo.reference(g)).sum() <= st["error_bound"] <= 1e-9
+
+
+def _slow_mode_graph(seed):
+    """Arcs among 12 vertices and 18 isolated ones: the mass of the dangling vertices is a slow
+    mode of the power iteration (rate α), which Anderson's mix removes."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, 12, 60), rng.integers(0, 12, 60)
+    return Graph.from_arrays(src, dst, num_vertices=30)
+
+
+@pytest.mark.parametrize("seed, weighted", [(0, False), (1, True)])
+def test_anderson_matches_the_exact_answer_within_its_bound(seed, weighted):
+    g = _slow_mode_graph(seed) if not weighted else _graph(seed, weighted=True)
+    pers = {int(v): 1.0 + v % 3 for v in range(0, g.num_vertices, 4)}
+    kw = dict(personalization=pers, weights=weighted)
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, kw))
+    exact = algo.reference(g, **kw)
+    on = gpu_power.PowerGpuSettings(anderson=4, anderson_arcs=0)
+    st = RunStats.new()
+    x, ok = gpu_power.solve(g, system, tol=1e-8, max_iter=500, stats=st, settings=on)
+    assert ok and st["power_anderson"] == 4 and st["anderson_mixes"] > 0
+    assert st["error_bound"] <= 1e-8
+    assert np.abs(x - exact).sum() <= st["error_bound"]
+    assert x.min() >= 0
+
+
+def test_anderson_takes_fewer_rounds_where_a_slow_mode_is():
+    g = _slow_mode_graph(3)
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, {}))
+    rounds = {}
+    for mem in (0, 4):
+        st = RunStats.new()
+        x, ok = gpu_power.solve(g, system, tol=1e-6, max_iter=500, stats=st,
+                                settings=gpu_power.PowerGpuSettings(anderson=mem, anderson_arcs=0))
+        assert ok and np.abs(x - algo.reference(g)).sum() <= st["error_bound"] <= 1e-6
+        rounds[mem] = st["rounds"]
+    assert rounds[4] < 0.75 * rounds[0]
+
+
+def test_small_graphs_run_plain_and_keep_their_vectors_for_the_next_run():
+    g = _graph(6)
+    first = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9)
+    again = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9)
+    assert first.stats["power_anderson"] == 0  # below PowerGpuSettings.anderson_arcs
+    assert not first.stats["gpu_work_kept"] and again.stats["gpu_work_kept"]
+    assert np.array_equal(first.values, again.values)
+    pers = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9,
+                       personalization={0: 1.0})  # new vectors into the kept ones
+    assert pers.stats["gpu_work_kept"]
+    assert np.abs(pers.values - digraph.algorithms.PageRank().reference(
+        g, personalization={0: 1.0})).sum() <= pers.stats["error_bound"]
+
+
+def test_the_cusparse_pull_gives_the_same_answer():
+    from digraph.dispatch import gpu
+    if gpu.backend("cuda").sim:
+        pytest.skip("cuSPARSE needs a real GPU (the simulator runs the Numba pull)")
+    g = _graph(8, weighted=True)
+    for weighted in (False, True, False):  # back to ones after a weighted run
+        algo = digraph.algorithms.PageRank()
+        system = algo.prepare(g, **algo.bind(g, {"weights": weighted}))
+        st = RunStats.new()
+        x, ok = gpu_power.solve(g, system, tol=1e-10, max_iter=500, stats=st,
+                                settings=gpu_power.PowerGpuSettings(cusparse_arcs=0))
+        assert ok and st["power_pull"] == "cusparse"
+        exact = algo.reference(g, weights=weighted)
+        assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-10
+
+
+def test_anderson_stays_off_where_the_plain_rounds_converge_fast():
+    rng = np.random.default_rng(1)  # 15 random out-arcs a vertex: |λ2| small (ratio 0.18)
+    src = np.repeat(np.arange(20), 15)
+    g = Graph.from_arrays(src, rng.integers(0, 20, src.size), num_vertices=20)
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, {}))
+    runs = {}
+    for mem in (0, 4):
+        st = RunStats.new()
+        x, ok = gpu_power.solve(g, system, tol=1e-8, max_iter=500, stats=st,
+                                settings=gpu_power.PowerGpuSettings(anderson=mem, anderson_arcs=0))
+        runs[mem] = (x, st)
+    st = runs[4][1]
+    assert st["power_anderson"] == 0 and st["anderson_mixes"] == 0
+    assert st["anderson_probe_ratio"] < 0.3 * 0.85
+    assert st["rounds"] == runs[0][1]["rounds"]
+    assert np.abs(runs[4][0] - algo.reference(g)).sum() <= st["error_bound"] <= 1e-8

@@ -162,14 +162,15 @@ def worklist(engine, *, max_iter, stats):
         stats["rounds"] += 1
 
 
-def power(step, *, g1, tol, max_iter, stats, trip=None):
+def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
     rule is :func:`digraph.dispatch.power.stop`.  Returns (rounds run, converged): True, False
     at ``max_iter``, or None when ``trip`` (the router's probe) ended the run undecided — from
-    the third round on, a round whose difference is more than ``trip · g1`` times the previous
-    one (``probe_ratio`` and ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is
-    the last round's bound."""
+    the third round on (up to round ``probe_window`` when given: an engine that accelerates
+    the rounds after it, whose differences do not fall at the plain rate), a round whose
+    difference is more than ``trip · g1`` times the previous one (``probe_ratio`` and
+    ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
     from .power import stop
     rounds = 0
     converged = False
@@ -180,7 +181,7 @@ def power(step, *, g1, tol, max_iter, stats, trip=None):
         bound, delta, diff = step()
         rounds += 1
         converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
-        if not converged and trip is not None:
+        if not converged and trip is not None and (probe_window is None or rounds <= probe_window):
             diffs.append(diff)
             if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
                 stats["probe_ratio"] = float(diffs[-1] / diffs[-2])

@@ -1,13 +1,18 @@
 """The Google-matrix power iteration on one GPU (``mode="power"``, ``device="cuda[:N]"``): the GPU
 twin of :mod:`digraph.dispatch.power`, same round, same sound stop, same counters.
 
-A round is two launches (three with in-degree hubs) and one read-back of four scalars
-(:mod:`digraph.smx.cuda_power`).  The stop: for the computed ``x_{k+1} = M x_k + δ``,
+A round is two launches (three with in-degree hubs; the pull by cuSPARSE's SpMV and a pass for
+the sums on graphs of :attr:`PowerGpuSettings.cusparse_arcs` arcs or more) and one read-back of
+the sums (:mod:`digraph.smx.cuda_power`); from :attr:`PowerGpuSettings.anderson_arcs` arcs on,
+Anderson acceleration (:mod:`digraph.dispatch.anderson`) adds its record pass to the round and
+its mix at the start of the next, in the same read-back.  The stop: for the computed ``x_{k+1} =
+M x_k + δ``,
 
     ‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ + ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1),
 
 with ``‖δ‖₁ ≤ u (E + 2 (s + |c| + Σx_{k+1}) + (B + 8)(s + Σx_{k+1}))``: ``E = Σ_v (deg_v + 3) y_v``
-bounds the rounding of the pulls (a sum of ``deg_v`` non-negative terms in any order, the scaling
+bounds the rounding of the pulls (a sum of ``deg_v`` non-negative terms in any order — ours or
+cuSPARSE's —, the scaling
 and the product ``src_scale ∘ x``), ``c = 1 − s`` the teleport, ``B`` the blocks whose sums were
 added atomically in any order.  Plain sums, not Neumaier's: the bound pays for their rounding.
 """
@@ -19,9 +24,10 @@ import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
+from .anderson import Anderson
 from .convergence import ROUNDING_MARGIN
 from . import driver
-from .power import _gamma
+from .power import _gamma, stop
 from .systems import linear_factors
 
 __all__ = ["solve", "group_size", "PowerGpuSettings", "DEFAULT"]
@@ -31,6 +37,48 @@ __all__ = ["solve", "group_size", "PowerGpuSettings", "DEFAULT"]
 class PowerGpuSettings:
     """How the GPU power iteration pulls.
 
+    ``anderson``
+        Memory of the Anderson acceleration (:mod:`digraph.dispatch.anderson`; 0: the plain
+        power iteration, kept as the ablation; at most
+        :data:`digraph.smx.cuda_anderson.MAX_MEMORY`).  Two more passes over the vertices a
+        round cut the rounds where |λ2| is small (``benchmarks/proto_anderson_gpu.py``, one
+        H200, tol 1e-8, CuPy, rounds plain → m = 2 / 4 / 6): R-MAT 2^22 25 → 11 / 11 / 11,
+        R-MAT 2^24 27 → 11 / 11 / 11, dblp-2010 96 → 50 / 43 / 35, cnr-2000 99 → 85 / 68 / 69.
+    ``keep_work_bytes``
+        The run's vectors (``x``, ``y``, ``z``, the vertex factors, Anderson's rings: ``(6 + 2m
+        + 2) · 8 · n`` bytes) stay on the GPU, kept on the graph, for the next run when they
+        take at most this much: that run then launches every kernel through the prepared
+        launches of the last (each new array costs a launch through Numba's dispatcher, ~0.3
+        ms, eight a run).
+    ``anderson_arcs``
+        Anderson runs on graphs of at least this many arcs.  Its two passes and the host's solve
+        cost ~0.26 ms a round where the launches, not the arcs, set a round's time (one H200,
+        tol 1e-8, ``bench_gpu_pagerank.py --anderson 0 4``: dblp-2010, 1.6 M arcs, 14.7 ms in
+        43 rounds against 11.7 in 96; cnr-2000, 3.2 M arcs, 17.2 ms in 68 against 12.4 in 99),
+        and pay where the arcs do (R-MAT 2^22, 67 M arcs: 16.0 ms in 11 rounds against 26.0 in
+        25; 2^24: 53.8 against 99.3).  With a plain round of ``t`` ms and the rounds cut to a
+        share ρ, it pays when ``ρ (t + 0.26) < t``: from ~0.2 ms a round (~8 M arcs) at ρ ≈
+        0.45 (R-MAT, dblp-2010), from ~0.6 ms (~32 M arcs) at cnr-2000's ρ ≈ 0.69; 2^24 arcs sits
+        between.  Where the graph has no slow mode to remove it costs its passes: R-MAT 2^22
+        without its isolated vertices, 11 rounds against 12, 14.0 ms against 12.3.
+    ``anderson_ratio``
+        The acceleration switches off when the third plain round's ratio of differences is below
+        this share of γ (0.3 × 0.85 = 0.255 for PageRank): the iteration converges fast already
+        (:class:`digraph.dispatch.anderson.Anderson`, ``start_ratio``, has the ratios measured).
+        One H200: R-MAT 2^22 without its isolated vertices, 12 plain rounds, 11.3 ms plain
+        against 13.6 with the mixes.
+    ``cusparse_arcs``
+        Graphs with at least this many arcs pull by cuSPARSE's SpMV (``cupyx.cusparse.spmv``,
+        values of ones beside the graph's own index arrays) and one pass for ``dst_scale`` and
+        the sums (:func:`~digraph.smx.cuda_power.power_scale_sums`) instead of the Numba pull.
+        docs/benchmarks.md, "PageRank on one GPU" (H200, tol 1e-8, solve alone): R-MAT 2^22
+        (67 M arcs) 14.6 ms against 16.6 binned, 2^24 48.6 against 57.2, R-MAT 2^22 without
+        its isolated vertices 10.0 against 12.0; the grouped pull stays faster on cnr-2000 (3.2
+        M arcs, 12.2 against 13.5) and dblp-2010 (1.6 M, 8.6 against 12.1).  2^22 sits between
+        (not measured there).
+    ``cusparse_memory_share``
+        cuSPARSE needs values (8 bytes an arc, kept on the graph): used when they take at most
+        this share of the GPU's free memory, else the Numba pull.
     ``bins``
         In-degree classes ``[lo, hi)`` of the binned pull and the threads per vertex of each; from
         ``bins[-1][1]`` in-arcs on, a block per vertex
@@ -69,6 +117,13 @@ class PowerGpuSettings:
         vertex has out-arcs packing only adds the packing kernels, hence 0.9 (not measured).
     """
 
+    anderson: int = 4
+    cusparse_arcs: int = 1 << 22
+    cusparse_memory_share: float = 0.25
+    anderson_arcs: int = 1 << 24
+    anderson_ratio: float = 0.3
+    anderson_blocks_per_sm: int = 16
+    keep_work_bytes: int = 1 << 30
     bins: tuple = ((0, 4, 1), (4, 32, 4), (32, 1024, 32))
     bin_arcs: int = 1 << 24
     blocks_per_sm: int = 16
@@ -140,6 +195,69 @@ def _bins(be, graph, settings):
     return got
 
 
+def _cusparse_matrix(be, graph, dg, settings):
+    """{mat, coef, ones}: the in-arc CSR matrix for cuSPARSE and its values on the device, or
+    None where it does
+    not fit (``8 · m`` bytes of values beside the graph's indices, which it shares) or cuSPARSE
+    is missing.  The values are ones (``coef``, overwritten by a weighted run's arc factors);
+    kept on the graph."""
+    key = ("cuda-power-csr", be.device_id)
+    got = graph._cache.get(key)
+    if got is None:
+        xp = be.xp
+        m = graph.num_arcs
+        try:
+            import cupyx.scipy.sparse as csp
+            from cupyx import cusparse  # noqa: F401  (spmv below)
+            free = xp.cuda.runtime.memGetInfo()[0]
+        except Exception:
+            return None
+        if dg["in_offsets"].dtype != np.int32 or 8 * m > settings.cusparse_memory_share * free:
+            return None
+        coef = xp.ones(m, np.float64)
+        mat = csp.csr_matrix((coef, dg["in_sources"], dg["in_offsets"]),
+                             shape=(graph.num_vertices, graph.num_vertices), copy=False)
+        # each vertex's in-arcs are sorted by source; parallel arcs repeat a source, which a
+        # row's sum adds as it would any entry (cupyx's spmv asks the flag, not cuSPARSE)
+        mat.has_canonical_format = True
+        got = graph._cache[key] = {"mat": mat, "coef": coef, "ones": True}
+    return got
+
+
+def _spmv(mat, x, y):
+    """``y = mat · x`` into ``y`` (cuSPARSE's generic SpMV)."""
+    from cupyx import cusparse
+    cusparse.spmv(mat, x, y=y)
+
+
+def _work(be, graph, n, mem, settings):
+    """(the run's device vectors, kept, reused): ``x``, ``y``, ``z``, the vertex factors, the two
+    accumulators and Anderson's rings; kept on the graph for the next run when they take at most
+    :attr:`PowerGpuSettings.keep_work_bytes` (the same arrays again: the launches prepared for
+    them stay valid, :meth:`digraph.dispatch.gpu._Backend.retain`)."""
+    key = ("cuda-power-work", be.device_id, be.sim, n, mem)
+    w = graph._cache.get(key)
+    kept = reused = w is not None
+    if w is None:
+        xp = be.xp
+        size = 6 + (2 * mem + 2 if mem else 0)
+        kept = size * 8 * n <= settings.keep_work_bytes
+        w = {k: xp.empty(n, np.float64) for k in ("x", "y", "z", "tele", "src_scale", "dst_scale")}
+        w["acc0"] = xp.zeros(5 + 2 * mem, np.float64)
+        w["acc1"] = xp.zeros(5 + 2 * mem, np.float64)
+        w["no_coef"] = xp.zeros(1, np.float64)
+        if mem:
+            w["dF"] = xp.zeros((mem, n), np.float64)
+            w["dG"] = xp.zeros((mem, n), np.float64)
+            w["fprev"] = xp.empty(n, np.float64)
+            w["gprev"] = xp.empty(n, np.float64)
+        if kept:
+            graph._cache[key] = w
+    for a in w.values():
+        be.keep(a)
+    return w, kept, reused
+
+
 def _vertex_factor(be, a, n):
     """A vertex factor on the device: ones made there when absent (no host array, no copy)."""
     if a is None:
@@ -159,6 +277,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     settings = DEFAULT if settings is None else settings
     from . import gpu
     from ..smx import cuda_power as K
+    from ..smx import cuda_anderson as A
     from ..smx.cuda_kernels import HB
     g1, why = _gamma(graph, system, dangling_ok=True)  # the router's call: kept on the system
     if why is None and getattr(system, "dangling", None) is not None:
@@ -177,27 +296,63 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     stats["power_group"] = G
     dg = gpu._device_graph(be, graph)
-    bins = _bins(be, graph, settings) if group is None and m >= settings.bin_arcs else None
-    stats["power_pull"] = "binned" if bins is not None else "grouped"
     has = system.arc_scale is not None
-    in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else be.put(np.zeros(1))
-    tele, src_scale, dst_scale = vertex_vectors(be, system, dg["out_degree"], n)
-    x = be.keep(tele.copy())
-    y = be.keep(xp.empty(n, np.float64))
-    z = be.keep(xp.empty(n, np.float64))
+    sparse = None
+    if group is None and not be.sim and m >= settings.cusparse_arcs:
+        sparse = _cusparse_matrix(be, graph, dg, settings)
+    bins = (_bins(be, graph, settings) if group is None and sparse is None and
+            m >= settings.bin_arcs else None)
+    stats["power_pull"] = ("cusparse" if sparse is not None else
+                           "binned" if bins is not None else "grouped")
+    mem = (min(int(settings.anderson), A.MAX_MEMORY)
+           if trip is None and n and m >= settings.anderson_arcs else 0)
+    stats["power_anderson"] = mem
+    aa = Anderson(mem, start_ratio=settings.anderson_ratio * g1)
+    w, kept, reused = _work(be, graph, n, mem, settings)
+    stats["gpu_work_kept"] = reused
+    in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else w["no_coef"]
+    if sparse is not None and (has or not sparse["ones"]):  # the matrix's values: arc factors
+        sparse["coef"][...] = in_coef if has else 1.0
+        sparse["ones"] = not has
+    for name, vec in zip(("tele", "src_scale", "dst_scale"),
+                         vertex_vectors(be, system, dg["out_degree"], n)):
+        w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
+    tele, src_scale, dst_scale = w["tele"], w["src_scale"], w["dst_scale"]
+    x, y, z = w["x"], w["y"], w["z"]
+    x[...] = tele
     z[...] = src_scale * x
-    accs = [be.keep(xp.zeros(4, np.float64)), be.keep(xp.zeros(4, np.float64))]
+    if mem:  # the rings ΔF, ΔG and the last f, g (cuda_anderson)
+        dF, dG, fprev, gprev = w["dF"], w["dG"], w["fprev"], w["gprev"]
+    sum_slot = 4 + 2 * mem  # acc: the pull's and teleport's 4 sums, the dots, Σ of a mix
+    accs = [w["acc0"], w["acc1"]]
+    for acc in accs:
+        acc[...] = 0.0
     heavy = dg["heavy_in"]
     u = np.finfo(np.float64).eps / 2
     grid_pull = max(1, min((n * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
     grid_tel = max(1, min(be.grid_hb(n), settings.blocks_per_sm * be.sms))
-    blocks = grid_pull + min(int(heavy.size), 65535) + grid_tel
-    st = {"x": x, "y": y, "sx": float(tele.sum()) if n else 0.0, "k": 0}
+    blocks = (2 * grid_tel if sparse is not None else
+              grid_pull + min(int(heavy.size), 65535) + grid_tel)
+    grid_aa = max(1, min(be.grid_hb(n), settings.anderson_blocks_per_sm * be.sms))
+    # a mix's Σ: a block tree, a chain per thread and an atomic add per block (its rounding)
+    mix_terms = grid_aa + 8 + -(-n // (grid_aa * HB)) if n else 0
+    st = {"x": x, "y": y, "sx": float(tele.sum()) if n else 0.0, "k": 0, "mix": None,
+          "last_diff": np.inf}
 
     def step():
         x, y, k = st["x"], st["y"], st["k"]
         acc, nxt = accs[k % 2], accs[(k + 1) % 2]
-        if bins is None:
+        gamma = st["mix"]
+        if gamma is not None:  # x ← max(x − Σ γ_i ΔG_i, 0) in place, z from it, Σx into acc
+            # Python floats: one prepared launch whatever the count (a launch keyed by other
+            # types goes through Numba's dispatcher, ~0.3 ms)
+            cs = [float(c) for c in gamma] + [0.0] * (A.MAX_MEMORY - len(gamma))
+            be.launch(A.anderson_mix, grid_aa, HB, x, dG, len(gamma), *cs, src_scale, z, acc,
+                      sum_slot)
+        if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
+            _spmv(sparse["mat"], z, y)
+            be.launch(K.power_scale_sums, grid_tel, HB, y, dst_scale, dg["in_offsets"], acc)
+        elif bins is None:
             be.launch(K.power_pull, grid_pull, HB, G, dg["in_offsets"], dg["in_sources"], in_coef,
                       has, z, dst_scale, y, acc)
             be.heavy(K.power_pull_heavy, heavy, dg["in_offsets"], dg["in_sources"], in_coef, has, z,
@@ -209,12 +364,29 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
             be.heavy(K.power_pull_heavy, bins[1], dg["in_offsets"], dg["in_sources"], in_coef, has,
                      z, dst_scale, y, acc)
         be.launch(K.power_teleport, grid_tel, HB, y, tele, x, src_scale, z, acc, nxt)
-        s, e, diff, sy = (float(t) for t in be.get(acc))
+        slot = aa.record_slot() if aa.memory else None
+        if aa.memory:
+            j, cnt = slot if slot is not None else (0, 0)
+            be.launch(A.anderson_record, grid_aa, HB, x, y, fprev, gprev, dF, dG,
+                      int(slot is not None), j, cnt, acc, 4)
+        got = be.get(acc)
+        s, e, diff, sy = (float(t) for t in got[:4])
         c = 1.0 - s
+        sx, sx_err = st["sx"], 0.0
+        if gamma is not None:  # the iterate pulled is a mix: its own sum, with its rounding
+            sx = float(got[sum_slot])
+            sx_err = 2 * u * mix_terms * sx
         delta = (u * (e + 2 * (s + abs(c) + sy) + (blocks + 8) * (s + sy))
-                 + 2 * abs(st["sx"] - 1.0) + abs(sy - 1.0))
-        st.update(x=y, y=x, sx=sy, k=k + 1)
-        return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta, diff
+                 + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+        bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
+        st["mix"] = None
+        if aa.memory and k + 1 < max_iter and not stop(bound, delta, diff, st["last_diff"], g1,
+                                                        tol, {}):  # a round follows: its mix
+            dots = None if slot is None else got[4:4 + slot[1]]
+            dotf = None if slot is None else got[4 + mem:4 + mem + slot[1]]
+            st["mix"] = aa.solve(diff, dots, dotf)
+        st.update(x=y, y=x, sx=sy, k=k + 1, last_diff=diff)
+        return bound, delta, diff
 
     if n == 0:
         rounds, converged = 0, True
@@ -222,6 +394,12 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
                                          trip=trip)
     x = st["x"]
+    if mem:
+        stats["anderson_mixes"] = aa.mixes
+        stats["anderson_restarts"] = aa.restarts
+        if aa.probe_ratio is not None:
+            stats["anderson_probe_ratio"] = float(aa.probe_ratio)
+        stats["power_anderson"] = aa.memory  # 0: switched off by the third round's ratio
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
@@ -230,7 +408,13 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         stats["error_bound"] = 0.0
     be.sync()
     out = be.get(x)
-    be.release()
+    if kept:  # the next run's launches find these arrays prepared
+        keep = list(w.values()) + [a for a in dg.values() if hasattr(a, "__cuda_array_interface__")]
+        if bins is not None:
+            keep += [verts for _, verts, _ in bins[0]] + [bins[1]]
+        be.retain(keep)
+    else:
+        be.release()
     # x sums to 1 up to rounding that the bound counts: the host divides nothing (6 ms a run on
     # R-MAT 2^22 before)
     return out.view(SumNormalized), converged

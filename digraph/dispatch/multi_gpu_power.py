@@ -28,6 +28,14 @@ run stops).  The stop is :func:`digraph.dispatch.power.stop` with the bound of
 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the blocks of every GPU and the ``k``
 partial sums added on the host.
 
+With Anderson acceleration (:mod:`digraph.dispatch.anderson`, graphs of
+:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.anderson_arcs` arcs or more) a round has a
+second synchronisation: after the teleport, each GPU's record pass adds its range's dots, the
+host reads them with ``Σ|y − x|`` and ``Σy``, computes the round's bound and, when no stop can
+follow, the coefficients; each GPU then mixes its range of ``x`` in place (and its ``z``) before
+the copies.  On graphs of :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`
+arcs a GPU or more each shard pulls by cuSPARSE's SpMV on its own in-arcs.
+
 Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
 and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the
 sharded ``bsp`` runs the linear system without the rank-one term, about 4x the rounds on R-MAT
@@ -44,15 +52,17 @@ from ..errors import InvalidParameterError
 from . import driver, gpu
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
+from .anderson import Anderson
 from .gpu_power import DEFAULT, degree_classes, group_size, vertex_vectors
 from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
-from .power import _gamma
+from .power import _gamma, stop
+from ..smx.cuda_anderson import MAX_MEMORY
 from .systems import linear_factors
 
 __all__ = ["solve"]
 
 
-def _shard_arrays(s, graph, system, has, settings, group):
+def _shard_arrays(s, graph, system, has, settings, group, mem):
     """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
@@ -75,11 +85,14 @@ def _shard_arrays(s, graph, system, has, settings, group):
         binned = group is None and a1 - a0 >= settings.bin_arcs
         lists, hubs = degree_classes(be, deg, settings.bins if binned else ((0, HEAVY, G),),
                                      settings.blocks_per_sm)
-        return {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
-                "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
-                "bins": lists, "binned": binned, "hubs": hubs}
+        d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
+             "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
+             "bins": lists, "binned": binned, "hubs": hubs}
+        if group is None and not be.sim and a1 - a0 >= settings.cusparse_arcs:
+            d["sparse"] = _cusparse_matrix(be, d["off"], d["src"], nl, n, a1 - a0, settings)
+        return d
     d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
-                           None if group is None else G), build)
+                           settings.cusparse_arcs, None if group is None else G), build)
     for _, verts, _ in d["bins"]:
         be.keep(verts)
     s.d = d
@@ -87,6 +100,10 @@ def _shard_arrays(s, graph, system, has, settings, group):
         s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
     else:
         s.coef = be.keep(xp.zeros(1, np.float64))
+    sparse = d.get("sparse")
+    if sparse is not None and (has or not sparse["ones"]):  # the matrix's values: arc factors
+        sparse["coef"][...] = s.coef if has else 1.0
+        sparse["ones"] = not has
     s.tele, s.src_scale, s.dst_scale = vertex_vectors(be, system, d["out_degree"], n, v0, v1)
     s.nz = be.keep(xp.flatnonzero(s.src_scale != 0).astype(np.int32))  # z's non-zero entries
     s.x = be.keep(s.tele.copy())
@@ -94,15 +111,49 @@ def _shard_arrays(s, graph, system, has, settings, group):
     s.z = be.keep(xp.empty(n, np.float64))  # the other ranges: all-gathered before the rounds
     s.z_own = be.keep(s.z[v0:v1])
     s.z_own[...] = s.src_scale * s.x
-    s.accbuf = be.keep(xp.zeros(8, np.float64))
-    s.acc = [be.keep(s.accbuf[0:4]), be.keep(s.accbuf[4:8])]
+    w = 5 + 2 * mem  # the pull's and teleport's sums, Anderson's dots, Σ of a mix
+    s.accbuf = be.keep(xp.zeros(2 * w, np.float64))
+    s.acc = [be.keep(s.accbuf[0:w]), be.keep(s.accbuf[w:2 * w])]
+    if mem:  # Anderson's rings of the shard's range (cuda_anderson)
+        s.dF = be.keep(xp.zeros((mem, nl), np.float64))
+        s.dG = be.keep(xp.zeros((mem, nl), np.float64))
+        s.fprev = be.keep(xp.empty(nl, np.float64))
+        s.gprev = be.keep(xp.empty(nl, np.float64))
     return float(s.tele.sum()) if nl else 0.0
+
+
+def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
+    """{mat, coef, ones}: a shard's in-arcs as a CSR matrix for cuSPARSE (rows: its range,
+    columns: every vertex, the shard's own index arrays, values of ones), or None where the
+    values do not fit (:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`,
+    ``cusparse_memory_share``) or cuSPARSE is missing."""
+    xp = be.xp
+    try:
+        import cupyx.scipy.sparse as csp
+        from cupyx import cusparse  # noqa: F401
+        free = xp.cuda.runtime.memGetInfo()[0]
+    except Exception:
+        return None
+    if off.dtype != np.int32 or src.dtype != np.int32 or \
+            8 * arcs > settings.cusparse_memory_share * free:
+        return None
+    coef = xp.ones(arcs, np.float64)
+    mat = csp.csr_matrix((coef, src, off), shape=(rows, cols), copy=False)
+    mat.has_canonical_format = True  # sorted sources; parallel arcs are summed as any entry
+    return {"mat": mat, "coef": coef, "ones": True}
 
 
 def _pull(be, K, HB, s, has, acc):
     """Queue shard ``s``'s pull into ``s.y``, its sums into ``acc``."""
     d = s.d
     tag = id(s)
+    sparse = d.get("sparse")
+    if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
+        from cupyx import cusparse
+        cusparse.spmv(sparse["mat"], s.z, y=s.y)
+        be.launch(K.power_scale_sums, s.grid_tel, HB, s.y, s.dst_scale, d["off"], acc,
+                  tag=(tag, "sums", id(acc)))
+        return
     for i, (gb, verts, grid) in enumerate(d["bins"]):
         be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has, s.z,
                   s.dst_scale, s.y, acc, tag=(tag, i, id(acc)))
@@ -153,13 +204,25 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
     try:
-        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group))
-        binned = [s.d["binned"] for s in shards]
-        stats["power_pull"] = ("binned" if all(binned) else "grouped" if not any(binned) else
-                               "binned on " + ", ".join(str(i) for i, b in enumerate(binned) if b))
+        mem = (min(int(settings.anderson), MAX_MEMORY)
+               if trip is None and n and m >= settings.anderson_arcs else 0)
+        stats["power_anderson"] = mem
+        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group,
+                                                         mem))
+        kind = ["cusparse" if s.d.get("sparse") is not None else
+                "binned" if s.d["binned"] else "grouped" for s in shards]
+        stats["power_pull"] = (kind[0] if len(set(kind)) == 1 else
+                               ", ".join(f"{kd} on {i}" for i, kd in enumerate(kind)))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
+        aa = Anderson(mem, start_ratio=settings.anderson_ratio * g1)
         converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter, stats,
-                            trip, settings, t0)
+                            trip, settings, t0, aa)
+        if mem:
+            stats["anderson_mixes"] = aa.mixes
+            stats["anderson_restarts"] = aa.restarts
+            if aa.probe_ratio is not None:
+                stats["anderson_probe_ratio"] = float(aa.probe_ratio)
+            stats["power_anderson"] = aa.memory
         t0 = time.perf_counter()
         out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
@@ -171,9 +234,15 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
                 s.be.release()
 
 
-def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0):
+def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0,
+            aa):
+    from ..smx import cuda_anderson as A
     sim = shards[0].be.sim
     k = len(shards)
+    mem = aa.memory
+    w = 5 + 2 * mem  # the width of a shard's accumulator (_shard_arrays)
+    sum_slot = 4 + 2 * mem
+    mix_terms = k
     counts = [s.v1 - s.v0 for s in shards]
     zs = [s.z for s in shards]
     u = np.finfo(np.float64).eps / 2
@@ -186,14 +255,18 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
         nl = s.v1 - s.v0
         be = s.be
         s.grid_tel = max(1, min(be.grid_hb(nl), settings.blocks_per_sm * be.sms))
-        pulls = sum(g for _, _, g in s.d["bins"]) + min(int(s.d["hubs"].size), 65535)
+        s.grid_aa = max(1, min(be.grid_hb(nl), settings.anderson_blocks_per_sm * be.sms))
+        mix_terms += s.grid_aa + 8 + -(-nl // (s.grid_aa * HB))
+        pulls = (s.grid_tel if s.d.get("sparse") is not None else
+                 sum(g for _, _, g in s.d["bins"]) + min(int(s.d["hubs"].size), 65535))
         blocks += pulls + s.grid_tel
         if not sim:
             import cupyx
             with s.on():
                 xp = be.xp
-                s.pinned = cupyx.empty_pinned(8, np.float64)
+                s.pinned = cupyx.empty_pinned(2 * w, np.float64)
                 s.read_ev = xp.cuda.Event(disable_timing=True)
+                s.ready_ev = xp.cuda.Event(disable_timing=True)  # z of the range: final
                 # pull start (after the wait for the copies into it), pull end, teleport start
                 # and end, the wait's start
                 s.ev = [xp.cuda.Event() for _ in range(5)]
@@ -236,7 +309,23 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
             rows.append(np.array(s.pinned))
         return np.array(rows).sum(axis=0)
 
-    st = {"k": 0, "sx": sx0, "copied": False}
+    def read_now():
+        """Every shard's accumulators now (Anderson's dots, the teleport's sums), summed."""
+        rows = []
+        for s in shards:
+            with s.switch():
+                if sim:
+                    rows.append(np.array(s.accbuf))
+                else:
+                    s.accbuf.get(out=s.pinned, blocking=False)
+                    s.read_ev.record()
+        if not sim:
+            for s in shards:
+                s.read_ev.synchronize()
+                rows.append(np.array(s.pinned))
+        return np.array(rows).sum(axis=0)
+
+    st = {"k": 0, "sx": sx0, "copied": False, "mixed": False, "last_diff": np.inf}
     for s in shards:
         with s.on():
             s.accbuf.fill(0.0)
@@ -249,18 +338,51 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
         kk = st["k"]
         slot, nxt = kk % 2, (kk + 1) % 2
         sums = st["sums"]
-        s_k, e_k = sums[4 * slot], sums[4 * slot + 1]
+        s_k, e_k = sums[w * slot], sums[w * slot + 1]
+        sx, sx_err = st["sx"], 0.0
+        if st["mixed"]:  # the iterate pulled is a mix: its own sum, with its rounding
+            sx = sums[w * slot + sum_slot]
+            sx_err = 2 * u * mix_terms * sx
         c = 1.0 - s_k
+        rec = aa.record_slot() if aa.memory else None
         for s in shards:
             with s.switch():
                 sim or s.ev[2].record()
                 s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
                             s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(id(s), 4, slot))
+                if aa.memory:
+                    j, cnt = rec if rec is not None else (0, 0)
+                    s.be.launch(A.anderson_record, s.grid_aa, HB, s.x, s.y, s.fprev, s.gprev,
+                                s.dF, s.dG, int(rec is not None), j, cnt, s.acc[slot], 4,
+                                tag=(id(s), 7, slot))
                 s.x, s.y = s.y, s.x
+                sim or s.ev[3].record()
+        gamma = None
+        if aa.memory:  # the dots, Σ|Δ| and Σy now (a second synchronisation), then the mix
+            got = read_now()
+            diff, sy = got[w * slot + 2], got[w * slot + 3]
+            delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
+                     + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+            bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
+            goes_on = (kk + 1 < max_iter and
+                       not stop(bound, delta, diff, st["last_diff"], g1, tol, {}))
+            if goes_on:  # the mix replaces x in place: only when no stop can follow this round
+                cnt = 0 if rec is None else rec[1]
+                gamma = aa.solve(diff, None if rec is None else got[w * slot + 4:][:cnt],
+                                 None if rec is None else got[w * slot + 4 + mem:][:cnt])
+            if gamma is not None:
+                cs = [float(v) for v in gamma] + [0.0] * (MAX_MEMORY - len(gamma))
+                for s in shards:
+                    with s.switch():
+                        s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, len(gamma), *cs,
+                                    s.src_scale, s.z_own, s.acc[nxt], sum_slot,
+                                    tag=(id(s), 8, nxt))
+        for s in shards:
+            with s.switch():
                 if packed:
                     s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.nz, s.send,
                                 tag=(id(s), 5))
-                sim or s.ev[3].record()
+                sim or s.ready_ev.record()
         if packed:
             stats["bytes_between_gpus"] += 8 * (k - 1) * sum(int(s.nz.size) for s in shards)
         else:
@@ -274,7 +396,7 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                         else:
                             t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
         else:
-            ready = [s.tel_ev for s in shards]
+            ready = [s.ready_ev for s in shards]
             for h, t in enumerate(shards):
                 with t.switch():
                     if packed:
@@ -284,10 +406,10 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
             st["copied"] = True
         queue_pull(nxt)
         sums = st["sums"] = read(True)
-        diff, sy = sums[4 * slot + 2], sums[4 * slot + 3]
+        diff, sy = sums[w * slot + 2], sums[w * slot + 3]
         delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
-                 + 2 * abs(st["sx"] - 1.0) + abs(sy - 1.0))
-        st.update(sx=sy, k=kk + 1)
+                 + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+        st.update(sx=sy, k=kk + 1, mixed=gamma is not None, last_diff=diff)
         return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta, diff
 
     if n == 0:

@@ -20,7 +20,7 @@ from numba import cuda, float64
 
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
-__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_teleport",
+__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums", "power_teleport",
            "power_teleport_given", "gather_at", "scatter_at"]
 
 
@@ -148,6 +148,22 @@ def power_pull_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, z, dst_sc
 
 
 @cuda.jit(cache=True)
+def power_scale_sums(y, dst_scale, in_offsets, acc):
+    """After a library SpMV ``y = A z``: ``y ∘= dst_scale``, and the block sums of ``y`` and of
+    ``(in-degree + 3) · y`` (the pull's rounding bound, as :func:`power_pull`) added to
+    ``acc[0:2]``."""
+    buf = cuda.shared.array(HB, float64)
+    val = 0.0
+    err = 0.0
+    for v in range(cuda.grid(1), y.size, cuda.gridsize(1)):
+        yv = dst_scale[v] * y[v]
+        y[v] = yv
+        val += yv
+        err += (in_offsets[v + 1] - in_offsets[v] + 3) * yv
+    _flush(buf, val, err, acc)
+
+
+@cuda.jit(cache=True)
 def power_teleport(y, tele, x, src_scale, z, acc, nxt):
     """``y += (1 − acc[0]) · tele``, ``z = src_scale ∘ y``; Σ|y − x| and Σy into acc[2], acc[3];
     ``nxt`` zeroed (HB threads a block, the grid striding over the vertices)."""
@@ -166,8 +182,8 @@ def power_teleport_given(c, y, tele, x, src_scale, z, acc, nxt):
 @cuda.jit(device=True, inline=True)
 def _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt):
     i0 = cuda.grid(1)
-    if i0 < nxt.size:
-        nxt[i0] = 0.0
+    for i in range(i0, nxt.size, cuda.gridsize(1)):  # Anderson's slots too (cuda_anderson)
+        nxt[i] = 0.0
     d = 0.0
     ys = 0.0
     for i in range(i0, y.size, cuda.gridsize(1)):
