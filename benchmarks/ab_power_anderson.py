@@ -36,4 +36,4 @@ for name in sys.argv[3:]:
         rows.append(row)
         print(f"| {name} | {label} | {k} | {mixes} | {row['min_ms']:.1f} | {row['median_ms']:.1f} | {err:.1e} |", flush=True)
     power.DEFAULT = power.PowerSettings()
-json.dump(rows, open(out, "w"), indent=1)
+json.dump({"meta": {"date": time.strftime("%Y-%m-%d"), "argv": sys.argv[1:]}, "rows": rows}, open(out, "w"), indent=1)

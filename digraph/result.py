@@ -142,6 +142,10 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "power_pull": "GPU: `\"grouped\"`, `\"binned\"` by in-degree (graphs of "
                       "`PowerGpuSettings.bin_arcs` arcs or more) or `\"cusparse\"` "
                       "(`PowerGpuSettings.cusparse_arcs`); several GPUs: per GPU when they differ",
+        "power_graph_launches": "GPU: rounds whose pull and teleport ran as one CUDA graph "
+                                "(`PowerGpuSettings.graph_rounds`)",
+        "power_graph_failed": "GPU: why a round could not be captured into a CUDA graph (the "
+                              "rounds then launched one kernel at a time)",
         "anderson_probe_ratio": "GPU: the third plain round's ratio of differences, which "
                                 "switched Anderson off when below "
                                 "`PowerGpuSettings.anderson_ratio` × γ",

@@ -193,3 +193,24 @@ def test_anderson_stays_off_where_the_plain_rounds_converge_fast():
     assert st["anderson_probe_ratio"] < 0.3 * 0.85
     assert st["rounds"] == runs[0][1]["rounds"]
     assert np.abs(runs[4][0] - algo.reference(g)).sum() <= st["error_bound"] <= 1e-8
+
+
+def test_cuda_graph_rounds_give_the_same_iterate():
+    from digraph.dispatch import gpu
+    if gpu.backend("cuda").sim:
+        pytest.skip("CUDA graphs need a real GPU (the simulator launches each kernel)")
+    g = _graph(12)
+    algo = digraph.algorithms.PageRank()
+    system = algo.prepare(g, **algo.bind(g, {}))
+    out = {}
+    for on in (False, True, True):  # the second run with graphs launches the kept graphs
+        st = RunStats.new()
+        x, ok = gpu_power.solve(g, system, tol=1e-10, max_iter=500, stats=st,
+                                settings=gpu_power.PowerGpuSettings(graph_rounds=on))
+        assert ok and "power_graph_failed" not in st
+        out.setdefault(on, []).append((x, st))
+    (plain, sp), = out[False]
+    for x, st in out[True]:
+        assert st["rounds"] == sp["rounds"]
+        assert np.abs(x - plain).sum() <= 1e-13  # block sums added atomically: any order
+    assert 0 < out[True][0][1]["power_graph_launches"] < out[True][1][1]["power_graph_launches"]

@@ -261,11 +261,12 @@ class _Backend:
         self._prepared = {key: p for key, p in self._prepared.items()
                           if all(keep.get(id(a)) is a for _, a in p.arrays)}
 
-    def heavy(self, kernel, heavy, *args, tag=None):
+    def heavy(self, kernel, heavy, *args, tag=None, stream=None):
         """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
         from ..smx.cuda_kernels import HB
         if heavy.size:
-            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args, tag=tag)
+            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args, tag=tag,
+                        stream=stream)
 
     def put(self, a, dtype=None):
         """Copy a host array to the device (counted)."""
