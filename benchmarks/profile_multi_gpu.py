@@ -9,9 +9,10 @@ host thread waits for the GPUs shows where it synchronises).  Writes the top fun
 cumulative and own time and the run's timing counters to ``--out``.
 
 Unless ``--no-ab``, an interleaved A/B of the two host-side ablations first: launches through
-Numba's dispatcher or prepared (``gpu.BackendSettings.fast_launch``; the backends read
-``gpu.BACKEND``, which the A/B replaces for its runs and puts back) and rounds waiting for the
-host or pipelined (``MultiGpuSettings.pipeline``, passed as ``solve(settings=)``).
+Numba's dispatcher or prepared (``BackendSettings.fast_launch``; the backends read
+``digraph.dispatch.cuda.runtime.backend.BACKEND``, which the A/B replaces there for its runs and
+puts back) and rounds waiting for the host or pipelined (``MultiGpuSettings.pipeline``, passed
+as ``solve(settings=)``).
 """
 import argparse
 import cProfile
@@ -86,12 +87,12 @@ def main():
                                     settings=settings)
             box["st"] = st
             return x
-        from digraph.dispatch import gpu
+        from digraph.dispatch.cuda.runtime import backend as runtime_backend
         variants = [(False, False), (True, False), (True, True)]  # (prepared launches, pipeline)
-        backend = gpu.BACKEND
+        backend = runtime_backend.BACKEND
         for fast, pipe in ([] if args.no_ab else variants + variants):  # interleaved twice
             cfg = dataclasses.replace(multi_gpu.DEFAULT, pipeline=pipe)
-            gpu.BACKEND = dataclasses.replace(backend, fast_launch=fast)  # put back below
+            runtime_backend.BACKEND = dataclasses.replace(backend, fast_launch=fast)  # put back
             try:
                 solve(cfg)
                 ts = []
@@ -100,7 +101,7 @@ def main():
                     solve(cfg)
                     ts.append(time.perf_counter() - t0)
             finally:
-                gpu.BACKEND = backend
+                runtime_backend.BACKEND = backend
             st = box["st"]
             print(f"k={k} prepared {fast:d} pipelined {pipe:d}: median "
                   f"{np.median(ts) * 1e3:.0f} ms, rounds {st['time_rounds'] * 1e3:.0f} ms "

@@ -616,10 +616,11 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
                    preprocess, stats, t_start, batch_arcs):
     """``device="cuda:0,1,..."``: vertex shards (``bsp``, ``vertex-async``; k-core in every mode)
     or the path dispatcher with a worker per GPU (path modes)."""
-    from .dispatch import gpu, multi_gpu
+    from .dispatch import multi_gpu
+    from .dispatch.cuda.runtime.backend import backend
     devices = multi_gpu.parse_devices(device)
     for d in devices:
-        gpu.backend(d)  # NotAvailableError naming the missing GPU
+        backend(d)  # NotAvailableError naming the missing GPU
     if batch_arcs is not None:
         raise InvalidParameterError("batch_arcs= streams the arcs of one GPU; with several GPUs "
                                     "the arcs are sharded over them")

@@ -153,10 +153,10 @@ def test_device_strings(small):
 
 def test_missing_gpu_message(small, monkeypatch):
     """Without the simulator and without a GPU the error says why; the CPU keeps working."""
-    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda.runtime import backend as runtime_backend
     if real_gpu():
         pytest.skip("a GPU is present")
-    monkeypatch.setattr(gpu, "_BACKENDS", {})
+    monkeypatch.setattr(runtime_backend, "_BACKENDS", {})  # backend() reads it there
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
     from numba import cuda
     monkeypatch.setattr(cuda, "is_available", lambda: False)
@@ -310,16 +310,18 @@ def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
     bits, and with them the frontier threshold, vary from run to run; SSSP exactly)."""
     if not real_gpu():
         pytest.skip("prepared launches need a real GPU")
-    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda.runtime import backend as runtime_backend
     rng = np.random.default_rng(5)
     g = digraph.load((rng.integers(0, 3000, 40000), rng.integers(0, 3000, 40000)),
                      num_vertices=3000)
     src = int(np.argmax(g.out_degree))
     got = {}
     import dataclasses
-    default = gpu.BACKEND
+    default = runtime_backend.BACKEND
     for fast in (True, False):
-        monkeypatch.setattr(gpu, "BACKEND", dataclasses.replace(default, fast_launch=fast))
+        # the backends read BACKEND from digraph.dispatch.cuda.runtime.backend at each launch
+        monkeypatch.setattr(runtime_backend, "BACKEND",
+                            dataclasses.replace(default, fast_launch=fast))
         got[fast] = [digraph.run(g, "pagerank", device="cuda", mode=m, tol=1e-9).values
                      for m in ("bsp", "vertex-async", "path")]
         got[fast].append(digraph.run(g, "sssp", device="cuda", source=src).values)

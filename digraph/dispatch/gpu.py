@@ -29,18 +29,18 @@ Modes, as on the CPU (same counters, same convergence rules):
 
 Settings are frozen objects whose fields cite their measurements: :class:`GpuSettings`
 (``solve(gpu_settings=)``), :class:`GpuPathSettings` (``solve(path_settings=)``) and, for the
-backend below the engines, :class:`BackendSettings` (:data:`BACKEND`).
+backend below the engines, :class:`~digraph.dispatch.cuda.runtime.backend.BackendSettings`
+(:data:`~digraph.dispatch.cuda.runtime.backend.BACKEND`).  The backend itself (:func:`backend`,
+``_Backend``) and the prepared-launch fast path live in :mod:`digraph.dispatch.cuda.runtime`
+and are re-exported here under their old names.
 """
 
-import ctypes
-import functools
-import os
 import time
 
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidParameterError, NotAvailableError
+from ..errors import InvalidParameterError
 from .convergence import linear_contraction, linear_error_bound, pending_budget
 from .convergence import ROUNDING_MARGIN, certified, rounding_floor
 from .convergence import checked_contraction
@@ -49,6 +49,11 @@ from dataclasses import dataclass
 
 from . import driver
 from .paths import PathSettings
+# the runtime below the engines, re-exported under its old names (gpu.backend, gpu._Backend, ...);
+# BACKEND and _BACKENDS are read from runtime.backend: patch them there, not here
+from .cuda.runtime.backend import BACKEND, BackendSettings, _Backend, _BACKENDS  # noqa: F401
+from .cuda.runtime.backend import backend, device_index, _gpu_name
+from .cuda.runtime.launch import _SCALARS, _PreparedLaunch, _core_launch  # noqa: F401
 
 __all__ = ["solve", "backend", "device_index", "GpuSettings", "DEFAULT", "BackendSettings",
            "BACKEND"]
@@ -109,339 +114,8 @@ PATH_DEFAULT = GpuPathSettings()
 
 
 # ---------------------------------------------------------------------------- backend
-
-
-@dataclass(frozen=True)
-class BackendSettings:
-    """How every GPU's backend (:class:`_Backend`, the runtime below the engines) copies and
-    launches.  The backends read :data:`BACKEND` at each call: one object for the process, never
-    assigned by the library; a test or benchmark that compares both sides of ``fast_launch``
-    swaps in ``dataclasses.replace(BACKEND, ...)`` for the run and puts it back.
-
-    Attributes
-    ----------
-    pinned_copy_bytes : int
-        Device arrays of at least this many bytes come back through page-locked host memory
-        (CuPy's pinned pool, released when the array is dropped) instead of a fresh pageable
-        array: one DMA, no page faults.  Measured on an H200: R-MAT 2^22's 32 MB answer took 13
-        ms to copy into a fresh pageable array, and the PageRank table of docs/benchmarks.md
-        ("PageRank on one GPU: the power iteration against CuPy") was taken with pinned copies
-        from 1 MB; the threshold was raised to 8 MB since, which sends cnr-2000's and
-        dblp-2010's 2.5 MB answers back pageable, as in the run before it.  Sizes between were
-        not timed.
-    fast_launch : bool
-        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/test_gpu.py`` checks both sides
-        give the same answers).  Launch kernels whose arrays are all registered through
-        :class:`_PreparedLaunch` (False: every launch through Numba's dispatcher, whose argument
-        marshalling cost ~0.15 ms a launch).  Measured on two H200s, R-MAT 2^24 PageRank
-        (``multi_gpu.solve``, interleaved): one GPU 432–439 ms against 452–460 through the
-        dispatcher, two GPUs 338 ms against 395–499 (docs/benchmarks.md, "Measurements behind
-        the GPU engines' settings").
-    """
-
-    pinned_copy_bytes: int = 8 << 20
-    fast_launch: bool = True
-
-
-BACKEND = BackendSettings()
-
-
-class _Backend:
-    """CuPy on a GPU, numpy under the CUDA simulator; launch shapes for each."""
-
-    def __init__(self, xp, sim, device_id):
-        from numba import cuda
-        self.xp = xp
-        self.sim = sim
-        self.cuda = cuda
-        self.device_id = device_id
-        if sim:  # the simulator runs each thread as a Python thread: small shapes
-            self.block = 32
-            self.sms = 1
-            self.walk_blocks = 1
-        else:
-            dev = cuda.get_current_device()
-            self.block = 256
-            sms = dev.MULTIPROCESSOR_COUNT
-            self.sms = sms
-            self.walk_blocks = sms * 8  # persistent blocks of 128 threads, 8 per SM
-        self.walk_block = 4 if sim else 128
-        self.stats = None
-        self._views = {}
-        self._prepared = {}
-
-    def grid(self, n):
-        return max(1, (int(n) + self.block - 1) // self.block)
-
-    def grid_hb(self, n):
-        from ..smx.cuda_kernels import HB
-        return max(1, (int(n) + HB - 1) // HB)
-
-    def keep(self, a):
-        """Register a long-lived device array: kernels get a cached Numba view of it (handing a
-        CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
-        if not self.sim:
-            got = self._views.get(id(a))
-            if got is None or got[0] is not a:
-                self._views[id(a)] = (a, self.cuda.as_cuda_array(a))
-        return a
-
-    def keep_all(self, d):
-        for v in d.values():
-            if hasattr(v, "__cuda_array_interface__"):
-                self.keep(v)
-        return d
-
-    def views(self, args):
-        """``args`` with every registered array replaced by its cached Numba view."""
-        if self.sim:
-            return list(args)
-        views = self._views
-        return [views[id(a)][1] if id(a) in views and views[id(a)][0] is a else a for a in args]
-
-    def launch(self, kernel, grid, block, *args, stream=None, tag=None):
-        """``kernel[grid, block](*args)`` (on a CuPy ``stream`` if given) with the cached views
-        of registered arrays.
-
-        A launch whose arrays are all registered (:meth:`keep`) is prepared once and then goes
-        straight to the driver (:class:`_PreparedLaunch`): the dispatcher's argument marshalling
-        cost ~0.15 ms a launch, which on several GPUs driven from one host thread delayed every
-        round (``benchmarks/profile_multi_gpu.py``).  ``tag`` (any hashable) names the launch
-        for that lookup instead of its arguments' identities and types: a caller that launches
-        the same kernel with the same arrays again and again gives each launch a tag of its own
-        (a prepared launch is still used only for the arrays it was made for)."""
-        if self.sim:
-            kernel[grid, block](*args)
-            return
-        key = None
-        if BACKEND.fast_launch:
-            key = (kernel, grid, block, 0 if stream is None else stream.ptr,
-                   tag if tag is not None else
-                   tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
-            prep = self._prepared.get(key)
-            if prep is not None and prep.matches(args):
-                prep.launch(args)
-                return
-        views = self.views(args)
-        cfg = (kernel[grid, block] if stream is None else
-               kernel[grid, block, self.cuda.external_stream(stream.ptr)])
-        if key is not None and self._preparable(args):
-            got = []
-            cfg.pre_launch_callbacks.append(lambda k, lc: got.append((k, lc)))
-            cfg(*views)
-            if got:
-                prep = _PreparedLaunch.build(got[0][0], got[0][1], args, views)
-                if prep is not None:
-                    self._prepared[key] = prep
-        else:
-            cfg(*views)
-
-    def _preparable(self, args):
-        """Every array argument is registered (kept alive until :meth:`release`, so its address
-        cannot change under a prepared launch)."""
-        views = self._views
-        for a in args:
-            if not isinstance(a, _SCALARS):
-                got = views.get(id(a))
-                if got is None or got[0] is not a:
-                    return False
-        return True
-
-    def release(self):
-        """Forget every registered array and prepared launch (the arrays may then be freed)."""
-        self._views.clear()
-        self._prepared.clear()
-
-    def retain(self, arrays):
-        """:meth:`release` all but the registered ``arrays`` and the prepared launches that
-        read only them (a run's kept vectors,
-        :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.keep_work`)."""
-        keep = {id(a): a for a in arrays}
-        self._views = {i: v for i, v in self._views.items() if keep.get(i) is v[0]}
-        self._prepared = {key: p for key, p in self._prepared.items()
-                          if all(keep.get(id(a)) is a for _, a in p.arrays)}
-
-    def heavy(self, kernel, heavy, *args, tag=None, stream=None):
-        """Launch a ``*_heavy`` kernel: a block per listed vertex (grid-strided past 65,535)."""
-        from ..smx.cuda_kernels import HB
-        if heavy.size:
-            self.launch(kernel, min(int(heavy.size), 65535), HB, heavy, *args, tag=tag,
-                        stream=stream)
-
-    def put(self, a, dtype=None):
-        """Copy a host array to the device (counted)."""
-        a = np.ascontiguousarray(a if dtype is None else np.asarray(a, dtype=dtype))
-        if self.sim:
-            out = a.copy()
-        else:
-            t0 = time.perf_counter()
-            out = self.xp.asarray(a)
-            self.stats["time_transfer"] += time.perf_counter() - t0
-        self.stats["bytes_h2d"] += int(a.nbytes)
-        return self.keep(out)
-
-    def get(self, a):
-        """Copy a device array to the host (counted)."""
-        if self.sim:
-            out = np.array(a)
-        else:
-            self.cuda.synchronize()  # the kernels before it are compute, not transfer
-            t0 = time.perf_counter()
-            if isinstance(a, self.xp.ndarray) and a.flags.c_contiguous and \
-                    a.nbytes >= BACKEND.pinned_copy_bytes:
-                # into page-locked memory from CuPy's pool: one DMA, no page faults on a fresh
-                # pageable buffer (R-MAT 2^22's answer, 32 MB: 13 ms pageable, BackendSettings)
-                import cupyx
-                out = cupyx.empty_pinned(a.shape, a.dtype)
-                a.get(out=out)
-            else:
-                out = self.xp.asnumpy(a)
-            self.stats["time_transfer"] += time.perf_counter() - t0
-        self.stats["bytes_d2h"] += int(out.nbytes)
-        return out
-
-    def scalars(self, *vals):
-        """Several device scalars brought back in one copy (one synchronisation)."""
-        v = self.xp.stack([self.xp.asarray(x, dtype=self.xp.float64) for x in vals])
-        return [float(t) for t in self.get(v)]
-
-    def sync(self):
-        if not self.sim:
-            self.cuda.synchronize()
-
-
-_SCALARS = (int, float, complex, np.generic)
-"""Kernel arguments converted at every launch (anything else is an array; asking a Numba view
-for ``__cuda_array_interface__`` costs driver calls, so arrays are told apart by type)."""
-
-class _PreparedLaunch:
-    """One kernel launch with its array arguments marshalled once; later launches with the same
-    arrays (by identity) convert only the scalars and call the driver.
-
-    Built from the specialised kernel and launch configuration that Numba's dispatcher used for
-    the first launch (its ``pre_launch_callbacks`` hook), so the kernel, the argument layout and
-    the stream are Numba's own.  The entry keeps its arrays alive, so their addresses cannot be
-    reused while it exists; :meth:`_Backend.release` drops every entry."""
-
-    __slots__ = ("arrays", "stream", "config", "kernel", "template", "slots")
-
-    @classmethod
-    def build(cls, kobj, lc, args, views):
-        if (getattr(kobj, "debug", False) or getattr(kobj, "cooperative", False)
-                or getattr(kobj, "extensions", None)):
-            return None
-        types = tuple(kobj.argument_types)
-        if len(types) != len(args):
-            return None
-        from cuda.core import LaunchConfig
-        from numba.cuda._compat import CUDA_CORE_GE_1_0
-        self = cls()
-        self.stream = lc.stream
-        if CUDA_CORE_GE_1_0:
-            self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
-                                       shmem_size=lc.sharedmem, is_cooperative=False)
-        else:  # pragma: no cover - older cuda.core
-            self.config = LaunchConfig(grid=lc.griddim, block=lc.blockdim,
-                                       shmem_size=lc.sharedmem, cooperative_launch=False)
-        self.kernel = kobj._codelibrary.get_cufunc().kernel
-        self.arrays = tuple((i, a) for i, a in enumerate(args) if not isinstance(a, _SCALARS))
-        template, slots, retr = [], [], []
-        for i, (ty, v) in enumerate(zip(types, views)):
-            out = []
-            kobj._prepare_args(ty, v, self.stream, retr, out)
-            if isinstance(v, _SCALARS):
-                # one ctypes value, remade from each launch's argument by its own type
-                if len(out) != 1:
-                    return None
-                if isinstance(out[0], ctypes._SimpleCData):
-                    conv = type(out[0])
-                elif isinstance(out[0], (bool, np.bool_)):
-                    conv = bool  # Numba hands booleans to the driver as they are
-                else:
-                    return None
-                slots.append((len(template), conv, i))
-            template.extend(out)
-        if retr:  # a write-back (host array): not a resident launch
-            return None
-        self.template, self.slots = template, tuple(slots)
-        return self
-
-    def matches(self, args):
-        for i, a in self.arrays:
-            if args[i] is not a:
-                return False
-        return True
-
-    def launch(self, args):
-        ka = self.template.copy()
-        for pos, conv, i in self.slots:
-            ka[pos] = conv(args[i])
-        _core_launch()(self.stream, self.config, self.kernel, *ka)
-
-
-@functools.lru_cache(maxsize=1)
-def _core_launch():
-    from cuda.core import launch
-    return launch
-
-
-_BACKENDS = {}
-
-
-def device_index(device):
-    """The GPU ordinal of ``"cuda"``/``"cuda:N"`` (several GPUs: :mod:`.multi_gpu`)."""
-    d = device[5:] if device.startswith("cuda:") else ""
-    if "," in d:
-        raise NotAvailableError(
-            f"device {device!r}: several GPUs run through digraph.run(..., device='cuda:0,1') "
-            "(digraph.dispatch.multi_gpu), not one GPU's backend")
-    return int(d) if d else 0
-
-
-def backend(device="cuda"):
-    """The :class:`_Backend` of ``device``; raises :class:`NotAvailableError` with the reason when
-    numba-cuda, CuPy or a GPU is missing."""
-    idx = device_index(device)
-    sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
-    key = (idx, sim)
-    if key in _BACKENDS:
-        return _BACKENDS[key]
-    try:
-        from numba import cuda
-    except ImportError:  # pragma: no cover - numba-cuda is a test dependency
-        raise NotAvailableError(
-            "device='cuda' needs numba-cuda and CuPy: pip install 'digraph-engine[cuda]'") from None
-    if sim:
-        xp = np
-        # the simulator's syncthreads polls across Python threads: the default 5 ms GIL switch
-        # interval makes every barrier cost milliseconds (simulation only)
-        import sys
-        sys.setswitchinterval(1e-4)
-    else:
-        try:
-            available = cuda.is_available()
-        except Exception:  # pragma: no cover - driver errors
-            available = False
-        if not available:
-            raise NotAvailableError(f"device {device!r}: no CUDA GPU is available on this machine "
-                                    "(numba.cuda.is_available() is False); use device='cpu'")
-        try:
-            import cupy as xp
-        except ImportError:
-            raise NotAvailableError(
-                "device='cuda' needs CuPy: pip install 'digraph-engine[cuda]'") from None
-        count = len(cuda.gpus)
-        if idx >= count:
-            raise NotAvailableError(f"device {device!r}: this machine has {count} GPU(s)")
-        from numba import config
-        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # small frontiers launch small grids on purpose
-        # CuPy and the Numba kernels share the legacy default stream, so the per-argument stream
-        # synchronisation of __cuda_array_interface__ is not needed (it cost every launch)
-        config.CUDA_ARRAY_INTERFACE_SYNC = 0
-        cuda.select_device(idx)
-        xp.cuda.Device(idx).use()
-    _BACKENDS[key] = _Backend(xp, sim, idx)
-    return _BACKENDS[key]
+# The backend below the engines lives in digraph.dispatch.cuda.runtime (issue 18, item 5); its
+# names are imported above and re-exported here for the callers of gpu.backend, gpu._Backend, ...
 
 
 def _hb():
@@ -648,11 +322,6 @@ def _auto_batch(be, graph):
     """Batch size for streaming: an eighth of the free memory per buffer pair, at most m."""
     free, _ = be.xp.cuda.runtime.memGetInfo()
     return max(1 << 20, min(graph.num_arcs, int(free // 8 // 12)))
-
-
-def _gpu_name(be):
-    name = be.cuda.get_current_device().name
-    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 # ---------------------------------------------------------------------------- linear

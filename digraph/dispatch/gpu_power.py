@@ -11,10 +11,11 @@ M x_k + δ``,
     ‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ + ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1),
 
 with ``‖δ‖₁ ≤ u (E + 2 (s + |c| + Σx_{k+1}) + (B + 8)(s + Σx_{k+1}))``: ``E = Σ_v (deg_v + 3) y_v``
-bounds the rounding of the pulls (a sum of ``deg_v`` non-negative terms in any order — ours or
-cuSPARSE's —, the scaling
-and the product ``src_scale ∘ x``), ``c = 1 − s`` the teleport, ``B`` the blocks whose sums were
-added atomically in any order.  Plain sums, not Neumaier's: the bound pays for their rounding.
+bounds the rounding of the pulls (a sum of ``deg_v`` non-negative terms in any order, ours or
+cuSPARSE's; the scaling and the product ``src_scale ∘ x``), ``c = 1 − s`` the teleport, ``B`` the
+blocks whose sums were added atomically in any order.  Plain sums, not Neumaier's: the bound
+pays for their rounding.  A round with a CUDA graph (:attr:`PowerGpuSettings.graph_rounds`)
+launches its pull and teleport as one.
 """
 
 import atexit
@@ -28,6 +29,7 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from .anderson import Anderson
 from .convergence import ROUNDING_MARGIN
+from .cuda.runtime.backend import backend, _gpu_name
 from . import driver
 from .power import _gamma, stop
 from .systems import linear_factors
@@ -330,7 +332,7 @@ def _work(be, graph, n, mem, settings):
     """(the run's device vectors, kept, reused): ``x``, ``y``, ``z``, the vertex factors, the two
     accumulators and Anderson's rings; kept on the graph for the next run when they take at most
     :attr:`PowerGpuSettings.keep_work_bytes` (the same arrays again: the launches prepared for
-    them stay valid, :meth:`digraph.dispatch.gpu._Backend.retain`)."""
+    them stay valid, :meth:`digraph.dispatch.cuda.runtime.backend._Backend.retain`)."""
     key = ("cuda-power-work", be.device_id, be.sim, n, mem)
     w = graph._cache.get(key)
     kept = reused = w is not None
@@ -382,9 +384,9 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         why = "a dangling vector (dangling=) is run by the CPU power iteration only"
     if why is not None:
         raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
-    be = gpu.backend(device)
+    be = backend(device)
     be.stats = stats
-    stats["gpu"] = "CUDA simulator" if be.sim else gpu._gpu_name(be)
+    stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
     xp = be.xp

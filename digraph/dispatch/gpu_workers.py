@@ -14,6 +14,7 @@ several GPUs each worker takes its own ``device="cuda:N"``.
 import numpy as np
 
 from . import gpu
+from .cuda.runtime.backend import backend
 
 __all__ = ["GpuWorker", "gpu_worker_factory"]
 
@@ -22,7 +23,7 @@ class GpuWorker:
     """Walks its partitions on one GPU; see the module docstring."""
 
     def __init__(self, device, ps, family, arrays, stats):
-        self.be = gpu.backend(device)
+        self.be = backend(device)
         self.be.stats = stats
         self.threadsafe = not self.be.sim  # the simulator is not: its workers run in turn
         be, xp = self.be, self.be.xp

@@ -76,6 +76,7 @@ import numpy as np
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError, NotAvailableError
 from . import driver, gpu
+from .cuda.runtime.backend import backend, _gpu_name
 from .convergence import checked_contraction, linear_error_bound
 from .convergence import ROUNDING_MARGIN, rounding_floor
 from .host_pages import prefaulted
@@ -173,14 +174,14 @@ class MultiGpuSettings:
         *Ablation* (``tests/test_multi_gpu_work.py``, ``ab_multi_gpu.py``).  A sharded linear run
         keeps its per-run device vectors (``x``, ``δ``, the sends, the residual, ``b`` and the
         scales, the round statistics) for the next run on the same graph and GPUs, which refills
-        them in place; the launches prepared for them (:class:`~digraph.dispatch.gpu.
-        _PreparedLaunch`) stay valid, so that run's first round does not marshal its arguments
-        through Numba's dispatcher again (at four GPUs, 44 such launches and 76 array
-        registrations a run).  The vectors occupy what CuPy's memory pool would keep anyway; they
-        are freed (:func:`drop_work`) when another graph, another set of GPUs or another engine
-        runs, or when the graph is collected.  Measured on R-MAT 2^25, 4 × H100: set-up 19–20 →
-        13–19 ms, certification 8 → 7 ms, the run (with the launches found by tag) 305–307 →
-        291–297 ms.
+        them in place; the launches prepared for them
+        (:class:`~digraph.dispatch.cuda.runtime.launch._PreparedLaunch`) stay valid, so that
+        run's first round does not marshal its arguments through Numba's dispatcher again (at
+        four GPUs, 44 such launches and 76 array registrations a run).  The vectors occupy what
+        CuPy's memory pool would keep anyway; they are freed (:func:`drop_work`) when another
+        graph, another set of GPUs or another engine runs, or when the graph is collected.
+        Measured on R-MAT 2^25, 4 × H100: set-up 19–20 → 13–19 ms, certification 8 → 7 ms, the
+        run (with the launches found by tag) 305–307 → 291–297 ms.
     prefault : bool
         *Ablation* (``balance_multi_gpu.py``).  Sharded linear runs fault in the pages of the
         host array for ``x`` on a background thread while the rounds run
@@ -320,7 +321,7 @@ class _Shard:
     """One GPU's range ``[v0, v1)`` (arcs ``[a0, a1)``) and its device arrays."""
 
     def __init__(self, device, v0, v1, stats):
-        self.be = gpu.backend(device)
+        self.be = backend(device)
         self.be.stats = stats
         self.v0, self.v1 = int(v0), int(v1)
         self.busy = 0.0
@@ -722,7 +723,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     else:
         drop_work()
     be0 = shards[0].be
-    stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
+    stats["gpu"] = "CUDA simulator" if be0.sim else _gpu_name(be0)
     stats["gpus"] = k
     stats["bytes_between_gpus"] = 0
     off = np.asarray(offsets, np.int64)
@@ -793,7 +794,7 @@ def drop_work():
     _WORK.clear()
     for d in dict.fromkeys(devices):
         try:
-            gpu.backend(d).release()
+            backend(d).release()
         except Exception:  # pragma: no cover - at interpreter exit
             pass
 

@@ -50,6 +50,7 @@ import numpy as np
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver, gpu
+from .cuda.runtime.backend import _gpu_name
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
 from .anderson import Anderson
@@ -190,7 +191,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         bounds = graph._cache[key] = shard_ranges(graph.in_offsets, k, cost)
     shards = make_shards(devices, graph.in_offsets, stats, bounds=bounds)
     be0 = shards[0].be
-    stats["gpu"] = "CUDA simulator" if be0.sim else gpu._gpu_name(be0)
+    stats["gpu"] = "CUDA simulator" if be0.sim else _gpu_name(be0)
     stats["gpus"] = k
     stats.setdefault("gpus_named", k)
     stats["gamma"] = float(g1)
@@ -485,8 +486,8 @@ def _packed_into(h, shards, ex, K, HB, ready):
 def _gather(shards, n):
     """The shards' ranges of ``x`` copied into one host array, the GPUs in parallel (each over
     its own link); page-locked memory from CuPy's pool on GPUs, as one GPU's answer
-    (:attr:`~digraph.dispatch.gpu.BackendSettings.pinned_copy_bytes`): the copies run at the
-    links' speed with no page faults."""
+    (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`): the
+    copies run at the links' speed with no page faults."""
     if shards[0].be.sim:
         out = np.empty(n, np.float64)
     else:

@@ -1,0 +1,100 @@
+"""The layering of the CUDA runtime (issue 18, item 5), checked on the sources as text.
+
+* :mod:`digraph.dispatch.cuda.runtime.launch` is the one module of ``digraph/`` that names
+  Numba's internals of the prepared-launch fast path (``pre_launch_callbacks``, ``_prepare_args``,
+  ``get_cufunc``);
+* ``digraph/dispatch/cuda/runtime/*.py`` import no engine (:mod:`digraph.dispatch.gpu`,
+  :mod:`digraph.dispatch.multi_gpu`, ...);
+* the module-global state the backends read at call time (``BACKEND``, ``_BACKENDS``) is patched
+  in :mod:`digraph.dispatch.cuda.runtime.backend`, not through the names
+  :mod:`digraph.dispatch.gpu` re-exports (replacing those would not reach the backends).
+"""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "digraph"
+RUNTIME = PKG / "dispatch" / "cuda" / "runtime"
+INTERNALS = ("pre_launch_callbacks", "_prepare_args", "get_cufunc")
+ENGINES = ("gpu", "multi_gpu", "gpu_power", "multi_gpu_power", "gpu_workers")
+
+
+def _sources(root):
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("name", INTERNALS)
+def test_only_launch_names_numba_internals(name):
+    found = [p.relative_to(ROOT).as_posix() for p in _sources(PKG)
+             if name in p.read_text(encoding="utf-8")]
+    assert found == ["digraph/dispatch/cuda/runtime/launch.py"], found
+
+
+def _imported_modules(text, package):
+    """Absolute names of the modules a source imports (relative imports resolved against its
+    ``package``), including imports inside functions."""
+    out = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
+def _module_imports(path):
+    package = ".".join(("digraph",) + path.relative_to(PKG).parent.parts)
+    return _imported_modules(path.read_text(encoding="utf-8"), package)
+
+
+def test_runtime_imports_no_engine():
+    files = _sources(RUNTIME)
+    assert {p.name for p in files} >= {"__init__.py", "backend.py", "launch.py"}
+    engines = {f"digraph.dispatch.{e}" for e in ENGINES}
+    for p in files:
+        bad = _module_imports(p) & engines
+        assert not bad, f"{p.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_the_resolver_sees_engine_imports():
+    """The check above catches the ways an engine can be imported (a check of the resolver)."""
+    engines = {f"digraph.dispatch.{e}" for e in ENGINES}
+    pkg = "digraph.dispatch.cuda.runtime"
+    for src in ("from ... import gpu", "from ...multi_gpu import solve",
+                "def f():\n    from ... import gpu_power", "import digraph.dispatch.gpu_workers",
+                "from digraph.dispatch import multi_gpu_power"):
+        assert _imported_modules(src, pkg) & engines, src
+    assert not _imported_modules("from .launch import _SCALARS\nfrom ....errors import X",
+                                 pkg) & engines
+    got = _module_imports(RUNTIME / "backend.py")
+    assert "digraph.errors" in got and "digraph.dispatch.cuda.runtime.launch" in got
+
+
+def test_runtime_state_is_patched_where_it_is_read():
+    """No test or benchmark replaces ``gpu.BACKEND``/``gpu._BACKENDS``: the backends read them
+    from :mod:`digraph.dispatch.cuda.runtime.backend`."""
+    pat = re.compile(r"""\bgpu(_mod)?\.(BACKEND|_BACKENDS)\s*=(?!=)|"""
+                     r"""setattr\(\s*gpu(_mod)?\s*,\s*["'](BACKEND|_BACKENDS)["']""")
+    bad = [p.relative_to(ROOT).as_posix()
+           for d in ("tests", "benchmarks", "digraph") for p in _sources(ROOT / d)
+           if pat.search(p.read_text(encoding="utf-8"))]
+    assert not bad, bad
+
+
+def test_gpu_reexports_the_runtime():
+    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda.runtime import backend as rb, launch
+    for name in ("backend", "_Backend", "BackendSettings", "BACKEND", "device_index",
+                 "_gpu_name", "_BACKENDS"):
+        assert getattr(gpu, name) is getattr(rb, name), name
+    for name in ("_PreparedLaunch", "_core_launch", "_SCALARS"):
+        assert getattr(gpu, name) is getattr(launch, name), name
