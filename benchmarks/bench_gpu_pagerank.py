@@ -117,16 +117,21 @@ def main():
                       group=r.stats.get("power_group"), route=r.stats["route"]))
         algo = PageRank()
         system = algo.prepare(g, **algo.bind(g, {}))
-        for mem in args.anderson:
-            forced = dataclasses.replace(gpu_power.DEFAULT, anderson=mem)
+
+        def solve_timed(settings):
+            """(median time, x, stats of the last run) of ``gpu_power.solve`` with ``settings``."""
             st = RunStats.new()
 
             def once():
                 st.clear()
                 st.update(RunStats.new())
                 return gpu_power.solve(g, system, tol=args.tol, max_iter=1000, stats=st,
-                                       settings=forced)
-            t, (x, ok) = timed(once, args.repeat, sync)
+                                       settings=settings)
+            t, (x, _) = timed(once, args.repeat, sync)
+            return t, x, st
+
+        for mem in args.anderson:
+            t, x, st = solve_timed(dataclasses.replace(gpu_power.DEFAULT, anderson=mem))
             emit(dict(base, method=f"power kernel anderson={mem}", time_ms=t * 1e3, ratio=t / peer,
                       rounds=int(st["rounds"]), bound=float(st["error_bound"]),
                       mixes=st.get("anderson_mixes"), restarts=st.get("anderson_restarts"),
@@ -139,17 +144,9 @@ def main():
             emit(dict(base, method=f"power kernel group={G}", time_ms=t * 1e3, ratio=t / peer,
                       true_error=float(np.abs(x / x.sum() - ref).sum())))
         for pull in ("grouped", "binned", "cusparse"):
-            forced = dataclasses.replace(gpu_power.DEFAULT,
-                                         bin_arcs=0 if pull == "binned" else 1 << 62,
-                                         cusparse_arcs=0 if pull == "cusparse" else 1 << 62)
-            st = RunStats.new()
-
-            def once():
-                st.clear()
-                st.update(RunStats.new())
-                return gpu_power.solve(g, system, tol=args.tol, max_iter=1000, stats=st,
-                                       settings=forced)
-            t, (x, ok) = timed(once, args.repeat, sync)
+            t, x, st = solve_timed(dataclasses.replace(
+                gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
+                cusparse_arcs=0 if pull == "cusparse" else 1 << 62))
             emit(dict(base, method=f"power kernel {pull}", ran=st["power_pull"],
                       anderson=st["power_anderson"], rounds=int(st["rounds"]),
                       time_ms=t * 1e3, ratio=t / peer, true_error=float(np.abs(x - ref).sum())))

@@ -209,6 +209,29 @@ def _bins(be, graph, settings):
     return got
 
 
+def anderson_for(settings, g1, n, m, trip, stats):
+    """The :class:`~digraph.dispatch.anderson.Anderson` state of a GPU run (one GPU or sharded):
+    memory :attr:`PowerGpuSettings.anderson` on graphs of ``anderson_arcs`` arcs or more, 0 for a
+    router's probe (``trip``: it measures the plain rate) and below; ``stats["power_anderson"]``
+    set."""
+    from ..smx.cuda_anderson import MAX_MEMORY
+    mem = (min(int(settings.anderson), MAX_MEMORY)
+           if trip is None and n and m >= settings.anderson_arcs else 0)
+    stats["power_anderson"] = mem
+    return Anderson(mem, start_ratio=settings.anderson_ratio * g1)
+
+
+def anderson_stats(aa, mem, stats):
+    """A GPU run's Anderson counters into ``stats`` (``mem``: the memory it started with;
+    ``power_anderson`` becomes 0 when the third round's ratio switched it off)."""
+    if mem:
+        stats["anderson_mixes"] = aa.mixes
+        stats["anderson_restarts"] = aa.restarts
+        if aa.probe_ratio is not None:
+            stats["anderson_probe_ratio"] = float(aa.probe_ratio)
+        stats["power_anderson"] = aa.memory
+
+
 def _cusparse_matrix(be, graph, dg, settings):
     """{mat, coef, ones}: the in-arc CSR matrix for cuSPARSE and its values on the device, or
     None where it does
@@ -389,7 +412,6 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
-    xp = be.xp
     n, m = graph.num_vertices, graph.num_arcs
     G = int(group or group_size(graph))
     if G & (G - 1) or not 1 <= G <= min(32, HB):
@@ -404,10 +426,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
             m >= settings.bin_arcs else None)
     stats["power_pull"] = ("cusparse" if sparse is not None else
                            "binned" if bins is not None else "grouped")
-    mem = (min(int(settings.anderson), A.MAX_MEMORY)
-           if trip is None and n and m >= settings.anderson_arcs else 0)
-    stats["power_anderson"] = mem
-    aa = Anderson(mem, start_ratio=settings.anderson_ratio * g1)
+    aa = anderson_for(settings, g1, n, m, trip, stats)
+    mem = aa.memory
     w, kept, reused = _work(be, graph, n, mem, settings)
     stats["gpu_work_kept"] = reused
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else w["no_coef"]
@@ -471,11 +491,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         stream = None if cg is None else cg["stream"]
         gamma = st["mix"]
         if gamma is not None:  # x ← max(x − Σ γ_i ΔG_i, 0) in place, z from it, Σx into acc
-            # Python floats: one prepared launch whatever the count (a launch keyed by other
-            # types goes through Numba's dispatcher, ~0.3 ms)
-            cs = [float(c) for c in gamma] + [0.0] * (A.MAX_MEMORY - len(gamma))
-            be.launch(A.anderson_mix, grid_aa, HB, x, dG, len(gamma), *cs, src_scale, z, acc,
-                      sum_slot, stream=stream)
+            be.launch(A.anderson_mix, grid_aa, HB, x, dG, *A.mix_scalars(gamma), src_scale, z,
+                      acc, sum_slot, stream=stream)
         if cg is None:
             pull_teleport(x, y, acc, nxt, None)
         else:
@@ -518,12 +535,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
                                          trip=trip)
     x = st["x"]
-    if mem:
-        stats["anderson_mixes"] = aa.mixes
-        stats["anderson_restarts"] = aa.restarts
-        if aa.probe_ratio is not None:
-            stats["anderson_probe_ratio"] = float(aa.probe_ratio)
-        stats["power_anderson"] = aa.memory  # 0: switched off by the third round's ratio
+    anderson_stats(aa, mem, stats)
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m

@@ -53,11 +53,10 @@ from . import driver, gpu
 from .cuda.runtime.backend import _gpu_name
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
-from .anderson import Anderson
-from .gpu_power import DEFAULT, degree_classes, group_size, vertex_vectors
+from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
+                        vertex_vectors)
 from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
 from .power import _gamma, stop
-from ..smx.cuda_anderson import MAX_MEMORY
 from .systems import linear_factors
 
 __all__ = ["solve"]
@@ -205,9 +204,8 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
     try:
-        mem = (min(int(settings.anderson), MAX_MEMORY)
-               if trip is None and n and m >= settings.anderson_arcs else 0)
-        stats["power_anderson"] = mem
+        aa = anderson_for(settings, g1, n, m, trip, stats)
+        mem = aa.memory
         sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group,
                                                          mem))
         kind = ["cusparse" if s.d.get("sparse") is not None else
@@ -215,15 +213,9 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         stats["power_pull"] = (kind[0] if len(set(kind)) == 1 else
                                ", ".join(f"{kd} on {i}" for i, kd in enumerate(kind)))
         ex.allgather([s.z for s in shards])  # z of the start, everywhere
-        aa = Anderson(mem, start_ratio=settings.anderson_ratio * g1)
         converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter, stats,
                             trip, settings, t0, aa)
-        if mem:
-            stats["anderson_mixes"] = aa.mixes
-            stats["anderson_restarts"] = aa.restarts
-            if aa.probe_ratio is not None:
-                stats["anderson_probe_ratio"] = float(aa.probe_ratio)
-            stats["power_anderson"] = aa.memory
+        anderson_stats(aa, mem, stats)
         t0 = time.perf_counter()
         out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
@@ -372,12 +364,11 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                 gamma = aa.solve(diff, None if rec is None else got[w * slot + 4:][:cnt],
                                  None if rec is None else got[w * slot + 4 + mem:][:cnt])
             if gamma is not None:
-                cs = [float(v) for v in gamma] + [0.0] * (MAX_MEMORY - len(gamma))
+                cs = A.mix_scalars(gamma)
                 for s in shards:
                     with s.switch():
-                        s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, len(gamma), *cs,
-                                    s.src_scale, s.z_own, s.acc[nxt], sum_slot,
-                                    tag=(id(s), 8, nxt))
+                        s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, *cs, s.src_scale,
+                                    s.z_own, s.acc[nxt], sum_slot, tag=(id(s), 8, nxt))
         for s in shards:
             with s.switch():
                 if packed:

@@ -17,10 +17,17 @@ from numba import cuda, float64
 
 from .cuda_kernels import HB, _block_sum
 
-__all__ = ["anderson_record", "anderson_mix", "MAX_MEMORY"]
+__all__ = ["anderson_record", "anderson_mix", "mix_scalars", "MAX_MEMORY"]
 
 MAX_MEMORY = 8
 """Most slots :func:`anderson_mix` takes coefficients for."""
+
+
+def mix_scalars(gamma):
+    """:func:`anderson_mix`'s ``cnt, c0 … c7`` for the coefficients ``gamma``: Python numbers
+    whatever the count, so one prepared launch serves every round (a launch keyed by other
+    argument types goes through Numba's dispatcher, ~0.3 ms)."""
+    return [len(gamma)] + [float(c) for c in gamma] + [0.0] * (MAX_MEMORY - len(gamma))
 
 
 @cuda.jit(cache=True)
