@@ -187,7 +187,7 @@ _CPU_MODES = {"linear": ("scc", "power", "bsp", "vertex-async", "path", "path-no
               "monotone": ("vertex-async", "bsp", "path", "path-nopriority"),
               "hindex": ("peel", "vertex-async", "bsp")}
 _GPU_MODES = {"linear": ("power", "bsp", "vertex-async", "path", "path-nopriority"),
-              "monotone": ("vertex-async", "bsp", "path", "path-nopriority"),
+              "monotone": ("vertex-async", "bsp", "path", "path-nopriority", "cluster"),
               "hindex": ("vertex-async", "bsp")}
 _ALGORITHMS = {"linear": ("pagerank", "adsorption"), "monotone": ("sssp",), "hindex": ("kcore",)}
 
@@ -316,8 +316,10 @@ def _warm_load():
 
 def _warm_route(dtypes):
     from .paths.condensation import largest_share_bound
+    from .preprocess.clusters import internal_share_sample
     for t in dtypes:
         largest_share_bound(_tiny(t))
+        internal_share_sample(_tiny(t), 4)  # the GPU's test for road-like graphs (SSSP)
 
 
 def _warm_cpu(R, mode, family, itype):

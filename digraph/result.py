@@ -157,6 +157,17 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
         "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
     }),
+    ("`cluster` (one GPU, min/max systems)", {
+        "clusters": "clusters the graph was cut into (`digraph.preprocess.clusters`)",
+        "cluster_size": "the largest cluster allowed (threads per block)",
+        "cluster_internal_share": "share of the arcs whose two ends lie in one cluster",
+        "clusters_run": "cluster runs (a thread block relaxing one cluster to its local "
+                        "fixpoint), summed over the rounds",
+        "cluster_sweeps": "shared-memory sweeps of those runs, summed (a run's last sweep "
+                          "changes nothing)",
+        "cluster_delta": "Δ of the priority over clusters (`ClusterSettings.priority_hops` × the "
+                         "mean arc weight); None: every queued cluster ran each round",
+    }),
     ("`bsp` and `vertex-async` on linear systems (CPU)", {
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "
                             "norms: every vertex for a full scan (and for a `bsp` push round "

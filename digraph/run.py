@@ -84,8 +84,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
         default for SSSP and other min/max systems, and for k-core on GPUs), ``"bsp"``
         (bulk-synchronous rounds over a frontier, Gunrock-like; the default for linear systems
-        on GPUs) or ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
-        the parallel PKC, see :mod:`digraph.dispatch.peel`; the CPU default for k-core).
+        on GPUs), ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
+        the parallel PKC, see :mod:`digraph.dispatch.peel`; the CPU default for k-core) or
+        ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters of nearby vertices each
+        relaxed to its local fixpoint in one thread block per round; the GPU default on
+        road-like graphs, see :mod:`digraph.dispatch.cuda.one_gpu.cluster`).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
@@ -193,7 +196,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     t0 = time.perf_counter()
     c0 = compiling.seconds()
     plan = route(system.family, mode, device, threads=nthreads,
-                 graph=graph if system.family == "linear" else None,
+                 graph=graph if system.family == "linear" or (
+                     system.family == "monotone" and device != "cpu") else None,
                  path_options=[k for k, v in given.items() if v is not None],
                  system=system if system.family == "linear" else None)
     c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install

@@ -422,8 +422,9 @@ def test_threads_on_a_larger_graph_dense_rounds():
 
 RUN = __import__("sys").modules["digraph.run"]
 def _modes():
-    # "peel" answers k-core only (every other family is refused): tests/test_kcore_peel.py
-    return [m for m in RUN.MODES if m != "peel"]
+    # "peel" answers k-core only (every other family is refused): tests/test_kcore_peel.py;
+    # "cluster" runs on one GPU only: tests/test_gpu_cluster.py
+    return [m for m in RUN.MODES if m not in ("peel", "cluster")]
 
 
 @pytest.mark.parametrize("mode", _modes())

@@ -247,22 +247,24 @@ def _device_paths(be, ps, unit_arcs=None):
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
           priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None,
-          path_settings=None, gpu_settings=None):
+          path_settings=None, gpu_settings=None, cluster_settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
     (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes;
     ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the one-shard route, the
-    path modes' units and proxies).
+    path modes' units and proxies); ``cluster_settings``: a
+    :class:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings` for ``"cluster"``.
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
     ``divide_by_sum``: the state may come back divided by its sum, as a
     :class:`~digraph.algorithms.base.SumNormalized` array (the one-shard route does so).
     """
-    if mode not in ("bsp", "vertex-async", "path", "path-nopriority"):
+    if mode not in ("bsp", "vertex-async", "path", "path-nopriority", "cluster"):
         raise InvalidParameterError(
-            f"the GPU engine runs 'bsp', 'vertex-async' and the path modes, not mode={mode!r}"
+            f"the GPU engine runs 'bsp', 'vertex-async', 'cluster' and the path modes, not "
+            f"mode={mode!r}"
             + (" (mode='power' is digraph.dispatch.gpu_power)" if mode == "power" else ""))
     gpu_settings = DEFAULT if gpu_settings is None else gpu_settings
     be = backend(device)
@@ -293,6 +295,10 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
         else:
             x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp",
                             settings=settings)
+    elif mode == "cluster":
+        from .cuda.one_gpu import cluster
+        x, ok = cluster.solve(be, graph, system, max_iter=max_iter, stats=stats,
+                              settings=cluster_settings)
     elif fam == "monotone":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset,

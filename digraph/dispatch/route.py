@@ -21,6 +21,12 @@ Modes
     DiGraph: paths walked one per thread, SCC-vertices of the DAG sketch in layer order, with or
     without priority (:mod:`digraph.dispatch.paths`, :mod:`digraph.dispatch.gpu`); they need the
     PathSet (``cache=``, ``preprocess=``).  Directed dependencies only: not k-core.
+``"cluster"``
+    Min/max systems (SSSP), one GPU: the graph cut into clusters of nearby vertices
+    (:mod:`digraph.preprocess.clusters`), each queued cluster relaxed to its local fixpoint in one
+    thread block per round (:mod:`digraph.dispatch.cuda.one_gpu.cluster`): a value crosses a whole
+    cluster in a round, for road-like graphs (grids, geometric graphs) where a frontier advances
+    one hop a round.
 ``"vertex-async"``, ``"bsp"``
     Vertex worklists with atomic pushes (DiGraph-t, Groute-like), and bulk-synchronous rounds over
     a frontier (Gunrock-like).
@@ -56,7 +62,11 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   several GPUs named, sharded over as many as the graph has
   :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU
   (:mod:`digraph.dispatch.multi_gpu_power`), else on the first of them when the graph fits
-  there; other linear systems: ``"bsp"``; min/max and k-core: ``"vertex-async"``.
+  there; other linear systems: ``"bsp"``; k-core: ``"vertex-async"``; min/max (SSSP):
+  ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
+  :attr:`RouteSettings.cluster_share` of their arcs inside
+  (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs), else
+  ``"vertex-async"``.
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
@@ -68,7 +78,7 @@ from ..errors import InvalidParameterError
 
 __all__ = ["Plan", "route", "after_probe", "RouteSettings", "DEFAULT", "MODES", "PATH_MODES"]
 
-MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel")
+MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel", "cluster")
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,18 @@ class RouteSettings:
     delegate_share : float
         See ``delegate_threads`` (the same measurement): 0.75 lies between cnr-2000's 62% and
         dblp-2010's 89%.
+    cluster_share : float
+        Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
+        :attr:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings.size` vertices keep at
+        least this share of their arcs inside
+        (:func:`~digraph.preprocess.clusters.internal_share_sample`, 32 balls, a few
+        milliseconds): road-like graphs.  Measured on an H200 (docs/benchmarks.md, "SSSP on
+        road-like graphs on one GPU"), balls of 512: the 2000 × 2000 grid (share 0.94) 102 ms
+        by clusters against 2,159 by ``vertex-async``, a geometric graph of 4 M vertices (0.94)
+        106 against 1,916; below the cut, cnr-2000 (0.77 with balls of 1,024) 27.1 against
+        22.8 and R-MAT 2^20 (0.30) 44.1 against 9.6 stay with ``vertex-async``.  dblp-2010
+        (0.45) and wiki-Vote (0.55) would gain (4.3 against 10.6 ms, 2.0 against 3.7), which
+        the share does not tell: a better test is open.
     """
 
     power_share: float = 0.85
@@ -135,6 +157,7 @@ class RouteSettings:
     probe_share: float = 0.7
     delegate_threads: int = 8
     delegate_share: float = 0.75
+    cluster_share: float = 0.85
 
 
 DEFAULT = RouteSettings()
@@ -268,6 +291,10 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             elif share is not None:
                 power_share = settings.power_share
                 reason += f"; {share_words(share, is_bound)} (< {power_share:.0%}: the DAG orders the rest)"
+        elif where == "gpu" and family == "monotone" and graph is not None:
+            cut = _cluster_cut(graph, settings)
+            if cut is not None:
+                chosen, reason = "cluster", cut
         elif where != "cpu" and family == "linear" and graph is not None and system is not None:
             from .power import applies
             if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
@@ -287,6 +314,15 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         if where != "cpu":
             raise InvalidParameterError("mode='scc' runs on the CPU; on GPUs use 'bsp', 'vertex-async' "
                                         "or a path mode")
+    if mode == "cluster":
+        if family != "monotone":
+            raise InvalidParameterError(
+                f"mode='cluster' relaxes min/max systems (SSSP and the like), not the {family} "
+                "family")
+        if where != "gpu":
+            raise InvalidParameterError(
+                "mode='cluster' runs on one GPU (device='cuda' or 'cuda:N'); on the CPU and on "
+                "several GPUs use 'vertex-async' (the default) or 'bsp'")
     if mode == "power":
         if system is not None:
             from .power import applies
@@ -332,6 +368,26 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
         return Plan("power", "cpu-power", "automatic: dangling= is answered by the Google-matrix "
                                           "power iteration only")
     return Plan("power", "cpu-power", "asked for", "power")
+
+
+def _cluster_cut(graph, settings):
+    """The reason to run a min/max system by clusters on one GPU, or None (a graph whose BFS balls
+    lose more than ``1 - settings.cluster_share`` of their arcs)."""
+    from ..preprocess.clusters import internal_share_sample
+    from ..smx.cuda_clusters import CT
+    from .cuda.one_gpu.cluster import DEFAULT as CLUSTER
+    size = min(CLUSTER.size, CT)
+    if not graph.num_arcs:
+        return None
+    key = ("cluster-share-sample", size)
+    share = graph._cache.get(key)
+    if share is None:
+        share = graph._cache[key] = internal_share_sample(graph, size)
+    if share < settings.cluster_share:
+        return None
+    return (f"BFS balls of {size} vertices keep {share:.0%} of their arcs inside (>= "
+            f"{settings.cluster_share:.0%}: a road-like graph): clusters relaxed in shared "
+            "memory, a value crossing a whole cluster a round")
 
 
 def _apply(options):
