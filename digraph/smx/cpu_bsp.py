@@ -10,9 +10,10 @@ share of the graph, as in Ligra's direction-optimising traversal).
 import numpy as np
 from numba import njit, prange
 
+from .relax_codes import FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS, TIMES as _TIMES
+
 __all__ = []
 
-_PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
 
 
 # ============================================================================ linear (sum) family

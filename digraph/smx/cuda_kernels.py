@@ -33,10 +33,10 @@ import math
 from numba import config, cuda, float64, int64
 
 from ..dispatch.convergence import neumaier_add
+from .relax_codes import FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS, TIMES as _TIMES
 
 __all__ = []
 
-_PLUS, _MIN, _MAX, _TIMES, _FIRST = 0, 1, 2, 3, 4
 PROXY_SLOTS = 128
 """Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
 
