@@ -51,6 +51,14 @@ def load_graph(name):
         del src, dst
         cp.get_default_memory_pool().free_all_blocks()
         return g, time.perf_counter() - t0
+    if name.startswith(("grid", "geo")):  # road-like: digraph.generators, weights dropped
+        import digraph.generators as gen
+        t0 = time.perf_counter()
+        k = int(name[4:] if name.startswith("grid") else name[3:])
+        src, dst = (gen.grid(k, k, weights=None) if name.startswith("grid") else
+                    gen.geometric(k, weights=None))
+        n = k * k if name.startswith("grid") else k
+        return digraph.load((src, dst), num_vertices=n), time.perf_counter() - t0
     for d in DATA:
         p = d / f"{name}.txt.gz"
         if p.exists():

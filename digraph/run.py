@@ -436,11 +436,19 @@ def _priority(mode, priority):
 
 
 def _pathset(graph, cache, params):
+    """The PathSet of a path-mode run: from the cache folder ``cache``, else built once per graph
+    and ``preprocess=`` parameters and kept with the graph (``jobs`` does not change it).  Built
+    again at every run, it was half of a warm GPU path run on cnr-2000 (0.5 of 1.04 s on an H200,
+    ``benchmarks/profile_gpu_path.py``), and its device arrays were uploaded again too."""
     from .preprocess import load_or_build, preprocess
     params = dict(params or {})
     if cache is not None:
         return load_or_build(graph, cache, **params)
-    return preprocess(graph, **params)
+    key = ("pathset", repr(sorted((k, v) for k, v in params.items() if k != "jobs")))
+    ps = graph._cache.get(key)
+    if ps is None:
+        ps = graph._cache[key] = preprocess(graph, **params)
+    return ps
 
 
 _WARM = set()

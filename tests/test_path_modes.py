@@ -108,6 +108,31 @@ def test_cache_and_preprocess_parameters(tmp_path):
     assert b.stats["time_preprocess"] >= 0
 
 
+def test_the_path_set_is_built_once_per_graph_and_parameters(monkeypatch):
+    import sys
+    P = sys.modules["digraph.preprocess"]  # the package (digraph.preprocess is its function)
+    built = []
+    real = P.preprocess
+
+    def counting(graph, **params):
+        if graph is g:  # not the warm-up's tiny graph
+            built.append(params)
+        return real(graph, **params)
+    monkeypatch.setattr(P, "preprocess", counting)
+    rng = np.random.default_rng(1)
+    g = Graph.from_arrays(rng.integers(0, 200, 1200), rng.integers(0, 200, 1200))
+    a = digraph.run(g, "pagerank", mode="path", tol=1e-10)
+    b = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
+    c = digraph.run(g, "sssp", source=g.vertex_ids[0], mode="path",
+                    preprocess={"jobs": 1})  # jobs does not change the paths
+    assert len(built) == 1
+    assert np.abs(a.values - b.values).sum() <= 4e-10
+    assert np.array_equal(c.values, digraph.run(g, "sssp", source=g.vertex_ids[0]).values)
+    d = digraph.run(g, "pagerank", mode="path", tol=1e-10, preprocess={"dmax": 4})
+    assert len(built) == 2 and built[1] == {"dmax": 4}
+    assert np.abs(a.values - d.values).sum() <= 4e-10
+
+
 @pytest.mark.parametrize("kw", [dict(mode="bsp", priority="pending"),
                                 dict(mode="vertex-async", cache="x"),
                                 dict(mode="path-nopriority", priority="pending"),
