@@ -14,9 +14,15 @@ DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "
 
 
 def load(name):
-    """``rmatK`` generated (edge factor 16, seed 1), else ``DATASETS/<name>.txt.gz``."""
+    """``rmatK`` generated (edge factor 16, seed 1), ``erK`` the same with uniform quadrant
+    probabilities (an Erdős–Rényi-like graph: no hubs, no locality), else
+    ``DATASETS/<name>.txt.gz``."""
     if name.startswith("rmat"):
         from digraph.generators import rmat
         src, dst = rmat(int(name[4:]), 16, seed=1)
+        return digraph.load((src, dst))
+    if name.startswith("er") and name[2:].isdigit():
+        from digraph.generators import rmat
+        src, dst = rmat(int(name[2:]), 16, a=0.25, b=0.25, c=0.25, seed=1)
         return digraph.load((src, dst))
     return digraph.load(DATASETS / f"{name}.txt.gz")

@@ -43,12 +43,12 @@ def test_sharded_power_matches_the_exact_answer_within_its_bound(ngpu, k, weight
     assert st["power_pull"] == ("binned" if binned else "grouped")
     assert sum(st["gpu_arcs"]) == g.num_arcs and sum(st["gpu_vertices"]) == g.num_vertices
     assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-9
-    # z crosses once at the start, whole, then once a round: each range to every other GPU,
-    # only its entries of vertices with out-arcs when they are at most 90% (packed)
+    # z crosses at the start and once a round: each range to every other GPU, only its entries
+    # of vertices with out-arcs when they are at most 90% (packed)
     nz = int((g.out_degree > 0).sum())
     assert st["power_packed"] == (nz <= 0.9 * g.num_vertices)
     per_round = nz if st["power_packed"] else g.num_vertices
-    assert st["bytes_between_gpus"] == (g.num_vertices + st["rounds"] * per_round) * 8 * (k - 1)
+    assert st["bytes_between_gpus"] == (1 + st["rounds"]) * per_round * 8 * (k - 1)
     one = RunStats.new()
     y, _ = gpu_power.solve(g, system, tol=1e-9, max_iter=500, stats=one, settings=settings)
     assert one["rounds"] == st["rounds"]  # the same iteration, summed in another order
@@ -117,6 +117,11 @@ def test_sharded_anderson_gives_the_one_gpu_iteration(ngpu):
                                   stats=st, settings=on)
     assert ok and st["power_anderson"] == 4 and st["anderson_mixes"] > 0
     assert np.abs(x - algo.reference(g)).sum() <= st["error_bound"] <= 1e-6
+    again = RunStats.new()  # the kept rings, as the last run left them: the same iteration
+    x2, _ = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-6, max_iter=500,
+                                  stats=again, settings=on)
+    assert again["gpu_work_kept"] and again["rounds"] == st["rounds"]
+    assert again["anderson_mixes"] == st["anderson_mixes"] and np.abs(x2 - x).sum() <= 1e-12
     one = RunStats.new()
     y, _ = gpu_power.solve(g, system, tol=1e-6, max_iter=500, stats=one, settings=on)
     assert one["rounds"] == st["rounds"] and one["anderson_mixes"] == st["anderson_mixes"]
@@ -142,3 +147,73 @@ def test_sharded_cusparse_pull_gives_the_same_answer(ngpu):
         assert ok and st["power_pull"] == "cusparse"
         exact = algo.reference(g, weights=weighted)
         assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-10
+
+
+def _exact(g, system):
+    """``x = b + A x`` solved densely and divided by its sum (``A[v, u] = src_scale[u]`` for
+    each arc u → v)."""
+    n = g.num_vertices
+    off, src = np.asarray(g.in_offsets), np.asarray(g.in_sources)
+    a = np.zeros((n, n))
+    scale = np.asarray(system.src_scale, np.float64)
+    for v in range(n):
+        for u in src[off[v]:off[v + 1]]:
+            a[v, u] += scale[u]
+    x = np.linalg.solve(np.eye(n) - a, np.asarray(system.b, np.float64))
+    return x / x.sum()
+
+
+def test_kept_work_follows_the_system(ngpu):
+    """A run keeps its vectors on the graph for the next; a run with other teleport or scale
+    vectors (a personalised PageRank, other vertices without a share of z) makes its own, and
+    every run gives the answer of a run on a graph with nothing kept."""
+    from digraph.algorithms.base import LinearSystem
+    k = min(2, ngpu)
+    algo = digraph.algorithms.PageRank()
+    g = _graph(12)
+    n = g.num_vertices
+    base = algo.prepare(g, **algo.bind(g, {}))
+    scale = np.array(base.src_scale, copy=True)
+    scale[::3] = 0.0  # fewer entries of z to copy: other lists for the packed exchange
+    other = LinearSystem(b=np.full(n, 1.0 / n), src_scale=scale, normalize=True)
+    pers_a = {int(v): 1.0 + v % 3 for v in range(0, n, 4)}
+    pers_b = {int(v): 2.0 for v in range(1, n, 5)}
+    made = {}
+
+    def system(name):
+        if name == "other":
+            return other
+        if name not in made:
+            kw = {} if name == "plain" else {"personalization": pers_a if name == "a" else pers_b}
+            made[name] = (algo.prepare(g, **algo.bind(g, kw)), algo.reference(g, **kw))
+        return made[name][0]
+
+    order = ["plain", "a", "b", "other", "a", "plain"]
+    for i, name in enumerate(order):
+        sy = system(name)
+        st = RunStats.new()
+        x, ok = multi_gpu_power.solve(g, sy, devices=_devices(k), tol=1e-10, max_iter=500,
+                                      stats=st)
+        assert ok and st["gpu_work_kept"] == (i > 0), (i, name)
+        exact = _exact(g, other) if name == "other" else made[name][1]
+        assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-10, (i, name)
+        cold = RunStats.new()
+        y, _ = multi_gpu_power.solve(_graph(12), sy, devices=_devices(k), tol=1e-10,
+                                     max_iter=500, stats=cold)
+        assert not cold["gpu_work_kept"]
+        assert cold["rounds"] == st["rounds"] and np.abs(x - y).sum() <= 1e-12, (i, name)
+        assert cold["bytes_between_gpus"] == st["bytes_between_gpus"]
+        if _sim():  # one device, run in order: the same sums in the same order
+            assert np.array_equal(x, y), (i, name)
+    # other settings: made again; nothing kept when it does not fit
+    st = RunStats.new()
+    multi_gpu_power.solve(g, base, devices=_devices(k), tol=1e-10, max_iter=500, stats=st,
+                          settings=dataclasses.replace(gpu_power.DEFAULT, pack_share=0.0))
+    assert not st["gpu_work_kept"] and not st["power_packed"]
+    tight = dataclasses.replace(gpu_power.DEFAULT, shard_keep_work_bytes=0)
+    for _ in range(2):
+        st = RunStats.new()
+        x, ok = multi_gpu_power.solve(g, base, devices=_devices(k), tol=1e-10, max_iter=500,
+                                      stats=st, settings=tight)
+        assert ok and not st["gpu_work_kept"]
+        assert np.abs(x - made["plain"][1]).sum() <= st["error_bound"]

@@ -128,6 +128,15 @@ class PowerGpuSettings:
         the power iteration sharded" (2 × H200, R-MAT, 52% of the vertices with out-arcs):
         2^25 152–153 ms against 155–156, 2^24 80.4–81.3 against 82.6–83.2; where nearly every
         vertex has out-arcs packing only adds the packing kernels, hence 0.9 (not measured).
+    ``shard_keep_work_bytes``
+        Several GPUs: a sharded run's vectors on each GPU (its replica of ``z``, the vectors of
+        its range, Anderson's rings, the packed exchange's lists and buffers) stay there, kept
+        on the graph, for the next run on the same GPUs when they take at most this much a GPU
+        (:mod:`digraph.dispatch.multi_gpu_power`).  R-MAT 2^25 on four GPUs takes up to ~2.2
+        GiB on the GPU with the most vertices, hence 4 GiB (``keep_work_bytes``, 1 GiB, would
+        keep nothing there).  4 × H200, R-MAT 2^25, Anderson, warm runs: set-up 19.8–24.4 ms →
+        4.2–4.6, rounds 53.5–56.7 → 41.9–43.2 (every launch a prepared one);
+        ``bench_multi_gpu_power.py``: 77.2 ms → 45.4 (0.26x CuPy's power iteration on one).
     """
 
     anderson: int = 4
@@ -143,6 +152,7 @@ class PowerGpuSettings:
     blocks_per_sm: int = 16
     shard_arcs: int = 64 << 20
     pack_share: float = 0.9
+    shard_keep_work_bytes: int = 4 << 30
 
 
 DEFAULT = PowerGpuSettings()

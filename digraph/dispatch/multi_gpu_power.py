@@ -36,6 +36,18 @@ follow, the coefficients; each GPU then mixes its range of ``x`` in place (and i
 the copies.  On graphs of :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`
 arcs a GPU or more each shard pulls by cuSPARSE's SpMV on its own in-arcs.
 
+Kept between runs.  A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``,
+the teleport vector and the scales, the accumulators, Anderson's rings), the lists of ``z``'s
+non-zero entries with the packed exchange's buffers (each GPU's copy of the other ranges' lists),
+and the rounds' streams, events and page-locked buffers are kept on the graph for the next run on
+the same GPUs, ranges and settings (:func:`_kept_work`), when they take at most
+:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
+prepared for them stay valid (:meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain`).
+The teleport vector, the scales and the non-zero lists are made again only when the system's
+vectors are not those of the last run (:func:`_vector_key`: a personalised PageRank brings other
+ones).  The start's ``z`` crosses as a round's does (the packed entries, queued on the copy
+streams) instead of an all-gather with a host wait on each side.
+
 Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
 and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the
 sharded ``bsp`` runs the linear system without the rank-one term, about 4x the rounds on R-MAT
@@ -43,7 +55,10 @@ sharded ``bsp`` runs the linear system without the rank-one term, about 4x the r
 and the copies are host copies with the same byte counts.
 """
 
+import atexit
+import itertools
 import time
+import weakref
 
 import numpy as np
 
@@ -56,14 +71,18 @@ from . import multi_gpu
 from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
                         vertex_vectors)
 from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
+from .gpu_power import _Work
 from .power import _gamma, stop
 from .systems import linear_factors
 
 __all__ = ["solve"]
 
 
-def _shard_arrays(s, graph, system, has, settings, group, mem):
-    """Upload shard ``s``'s arcs and vectors (its device current); returns Σ of its teleport.
+def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
+    """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
+    of its teleport.  The vectors are those of ``s.w`` (:func:`_kept_work`), made on first use;
+    the teleport vector, the scales and the list of ``z``'s non-zero entries are made again only
+    when ``vkey`` (:func:`_vector_key`) is not the one they were made for.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than
@@ -96,30 +115,189 @@ def _shard_arrays(s, graph, system, has, settings, group, mem):
     for _, verts, _ in d["bins"]:
         be.keep(verts)
     s.d = d
+    w = s.w
+    if "x" not in w:
+        _allocate(be, w, n, v0, v1, mem)
+    for a in _device_arrays(w):  # registered again (another run may have released them)
+        be.keep(a)
     if has:
         s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
     else:
-        s.coef = be.keep(xp.zeros(1, np.float64))
+        s.coef = w["no_coef"]
     sparse = d.get("sparse")
     if sparse is not None and (has or not sparse["ones"]):  # the matrix's values: arc factors
         sparse["coef"][...] = s.coef if has else 1.0
         sparse["ones"] = not has
-    s.tele, s.src_scale, s.dst_scale = vertex_vectors(be, system, d["out_degree"], n, v0, v1)
-    s.nz = be.keep(xp.flatnonzero(s.src_scale != 0).astype(np.int32))  # z's non-zero entries
-    s.x = be.keep(s.tele.copy())
-    s.y = be.keep(xp.empty(nl, np.float64))
-    s.z = be.keep(xp.empty(n, np.float64))  # the other ranges: all-gathered before the rounds
-    s.z_own = be.keep(s.z[v0:v1])
-    s.z_own[...] = s.src_scale * s.x
-    w = 5 + 2 * mem  # the pull's and teleport's sums, Anderson's dots, Σ of a mix
-    s.accbuf = be.keep(xp.zeros(2 * w, np.float64))
-    s.acc = [be.keep(s.accbuf[0:w]), be.keep(s.accbuf[w:2 * w])]
-    if mem:  # Anderson's rings of the shard's range (cuda_anderson)
-        s.dF = be.keep(xp.zeros((mem, nl), np.float64))
-        s.dG = be.keep(xp.zeros((mem, nl), np.float64))
-        s.fprev = be.keep(xp.empty(nl, np.float64))
-        s.gprev = be.keep(xp.empty(nl, np.float64))
-    return float(s.tele.sum()) if nl else 0.0
+    if vkey is None or not _same_vectors(w.get("vkey"), vkey):
+        w["vkey"] = None  # until they are made
+        for name, vec in zip(("tele", "src_scale", "dst_scale"),
+                             vertex_vectors(be, system, d["out_degree"], n, v0, v1)):
+            w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
+        w["tele_sum"] = float(w["tele"].sum()) if nl else 0.0
+        w["nz"] = be.keep(xp.flatnonzero(w["src_scale"] != 0).astype(np.int32))  # z's non-zeros
+        w["nz_version"] = next(_VERSIONS)
+        w["vkey"] = _stored_key(vkey)
+    s.tele, s.src_scale, s.dst_scale, s.nz = w["tele"], w["src_scale"], w["dst_scale"], w["nz"]
+    s.x, s.y, s.z, s.z_own = w["x"], w["y"], w["z"], w["z_own"]
+    s.x[...] = s.tele
+    # z: the other ranges all-gathered, or their non-zero entries copied into zeros (_rounds)
+    xp.multiply(s.src_scale, s.x, out=s.z_own)
+    s.accbuf, s.acc = w["accbuf"], w["acc"]
+    if mem:  # Anderson's rings of the shard's range (cuda_anderson): a slot is written before
+        # it is read, as one GPU keeps them (gpu_power._work)
+        s.dF, s.dG, s.fprev, s.gprev = w["dF"], w["dG"], w["fprev"], w["gprev"]
+    return w["tele_sum"]
+
+
+def _allocate(be, w, n, v0, v1, mem):
+    """A shard's run vectors into ``w``: ``x``, ``y``, the vertex factors and Anderson's rings of
+    its range, the full-length ``z`` (with ``z_own``, its range) and the accumulators."""
+    xp = be.xp
+    nl = v1 - v0
+    for name in ("x", "y", "tele", "src_scale", "dst_scale"):
+        w[name] = xp.empty(nl, np.float64)
+    w["z"] = xp.empty(n, np.float64)
+    w["z_own"] = w["z"][v0:v1]
+    width = 5 + 2 * mem  # the pull's and teleport's sums, Anderson's dots, Σ of a mix
+    w["accbuf"] = xp.zeros(2 * width, np.float64)
+    w["acc"] = [w["accbuf"][0:width], w["accbuf"][width:2 * width]]
+    w["no_coef"] = xp.zeros(1, np.float64)
+    if mem:
+        w["dF"] = xp.zeros((mem, nl), np.float64)
+        w["dG"] = xp.zeros((mem, nl), np.float64)
+        w["fprev"] = xp.empty(nl, np.float64)
+        w["gprev"] = xp.empty(nl, np.float64)
+
+
+def _work_bytes(n, nl, mem):
+    """An upper bound of the bytes :func:`_allocate` and the packed exchange (:func:`_pack`) take
+    for a shard of ``nl`` of the ``n`` vertices: ``z``, seven vectors of the range (five with the
+    send buffer, the non-zero list at 4 bytes), Anderson's ``2m + 2``, and the other ranges'
+    non-zero lists and receive buffers (12 bytes a vertex at most)."""
+    return 8 * n + 12 * (n - nl) + 8 * nl * (6 + (2 * mem + 2 if mem else 0)) + 4 * nl + 4096
+
+
+_VERSIONS = itertools.count(1)  # the non-zero lists made: the packed exchange's lists follow them
+
+_KEY = "multi-gpu-power-work"  # on graph._cache: {"sig": ..., "works": [a _Work per shard]}
+
+_KEPT = []
+"""Weak references to the kept per-shard work that holds CUDA streams, events and page-locked
+buffers: dropped at exit before CUDA's own teardown (as :data:`~digraph.dispatch.gpu_power.
+_KEPT_GRAPHS`)."""
+
+
+@atexit.register
+def _drop_kept_cuda():
+    for ref in _KEPT:
+        w = ref()
+        if w is not None:
+            _drop_cuda(w)
+    _KEPT.clear()
+    import gc
+    gc.collect()
+
+
+def _drop_cuda(w):
+    cu = w.pop("cuda", None)
+    if cu is not None:
+        try:
+            for lane in cu["lanes"]:
+                lane.synchronize()
+        except Exception:  # pragma: no cover - at interpreter exit
+            pass
+        cu.clear()
+
+
+def _kept_work(graph, shards, sig, settings, mem):
+    """(a :class:`~digraph.dispatch.gpu_power._Work` per shard, kept, reused): the work the last
+    run on ``graph`` kept when it ran with the same signature ``sig`` (GPUs, ranges, settings,
+    Anderson's memory), else new ones, kept on the graph for the next run when every GPU's share
+    takes at most :attr:`PowerGpuSettings.shard_keep_work_bytes` (what was kept before is dropped
+    either way)."""
+    cache = graph._cache
+    rec = cache.get(_KEY)
+    if rec is not None and rec["sig"] == sig:
+        return rec["works"], True, True
+    if rec is not None:
+        del cache[_KEY]
+        for w in rec["works"]:
+            _drop_cuda(w)
+    n = graph.num_vertices
+    per_gpu = {}
+    for s in shards:
+        key = (s.be.device_id, s.be.sim)
+        per_gpu[key] = per_gpu.get(key, 0) + _work_bytes(n, s.v1 - s.v0, mem)
+    kept = max(per_gpu.values()) <= settings.shard_keep_work_bytes
+    works = [_Work() for _ in shards]
+    if kept:
+        cache[_KEY] = {"sig": sig, "works": works}
+        _KEPT[:] = [r for r in _KEPT if r() is not None]
+        _KEPT.extend(weakref.ref(w) for w in works)
+    return works, kept, False
+
+
+def _forget_work(graph, works):
+    """Drop the kept work ``works`` from the graph (a run that failed part-way)."""
+    rec = graph._cache.get(_KEY)
+    if rec is not None and rec["works"] is works:
+        del graph._cache[_KEY]
+    for w in works:
+        _drop_cuda(w)
+
+
+def _device_arrays(obj):
+    """The device arrays among a work dict's values, in lists and dicts too (none under the
+    simulator, whose arrays need no registering)."""
+    out = []
+    if isinstance(obj, dict):
+        obj = obj.values()
+    for v in obj:
+        if isinstance(v, (list, tuple, dict)):
+            out += _device_arrays(v)
+        elif hasattr(v, "__cuda_array_interface__"):
+            out.append(v)
+    return out
+
+
+def _vector_key(system):
+    """What the teleport vector and the scales of a run are made from: each a recipe's number
+    (:attr:`~digraph.algorithms.base.LinearSystem.b_constant`, ``src_degree_scale``), None (ones)
+    or the system's array itself, compared by identity (:func:`_same_vectors`); None where an
+    entry is neither (then they are made every run).  A vector changed in place between runs is
+    not noticed (as :func:`digraph.dispatch.power._gamma` keeps its γ)."""
+    from .power import _field
+    key = []
+    for name, recipe in (("b", "b_constant"), ("src_scale", "src_degree_scale"),
+                         ("dst_scale", None)):
+        r = getattr(system, recipe, None) if recipe else None
+        if r is not None:
+            key.append(("recipe", float(r)))
+            continue
+        v = _field(system, name)
+        if v is None:
+            key.append(("ones", None))
+        elif isinstance(v, np.ndarray):
+            key.append(("array", v))
+        else:
+            return None
+    return tuple(key)
+
+
+def _stored_key(vkey):
+    """:func:`_vector_key`'s key as kept: its arrays by weak reference."""
+    if vkey is None:
+        return None
+    return tuple((kind, weakref.ref(v) if kind == "array" else v) for kind, v in vkey)
+
+
+def _same_vectors(stored, vkey):
+    if stored is None or vkey is None or len(stored) != len(vkey):
+        return False
+    for (k1, v1), (k2, v2) in zip(stored, vkey):
+        if k1 != k2 or (v1() is not v2 if k1 == "array" else v1 != v2):
+            return False
+    return True
 
 
 def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
@@ -146,7 +324,7 @@ def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
 def _pull(be, K, HB, s, has, acc):
     """Queue shard ``s``'s pull into ``s.y``, its sums into ``acc``."""
     d = s.d
-    tag = id(s)
+    tag = s.tag
     sparse = d.get("sparse")
     if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
         from cupyx import cusparse
@@ -203,26 +381,65 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     has = system.arc_scale is not None
     ex = _Exchange(shards, "p2p", stats)
     stats["exchange"] = "host (simulator)" if be0.sim else "p2p"
+    works, kept, ok = None, False, False
     try:
         aa = anderson_for(settings, g1, n, m, trip, stats)
         mem = aa.memory
-        sums = _parallel(shards, lambda s: _shard_arrays(s, graph, system, has, settings, group,
-                                                         mem))
+        sig = (tuple(devices), tuple(int(b) for b in bounds), n, mem,
+               None if group is None else G, settings)
+        works, kept, reused = _kept_work(graph, shards, sig, settings, mem)
+        stats["gpu_work_kept"] = reused
+        for s, w in zip(shards, works):
+            s.w = w
+            s.tag = id(w)  # the launches' tags: the same for the next run's kept arrays
+        vkey = _vector_key(system)
+
+        def arrays(s):
+            return _shard_arrays(s, graph, system, has, settings, group, mem, vkey)
+        if reused and not has and _same_vectors(works[0].get("vkey"), vkey):
+            # only launches and copies on the GPUs: no host thread a GPU
+            sums = []
+            for s in shards:
+                with s.switch():
+                    sums.append(arrays(s))
+        else:
+            sums = _parallel(shards, arrays)
         kind = ["cusparse" if s.d.get("sparse") is not None else
                 "binned" if s.d["binned"] else "grouped" for s in shards]
         stats["power_pull"] = (kind[0] if len(set(kind)) == 1 else
                                ", ".join(f"{kd} on {i}" for i, kd in enumerate(kind)))
-        ex.allgather([s.z for s in shards])  # z of the start, everywhere
         converged = _rounds(shards, ex, K, HB, has, g1, sum(sums), n, m, tol, max_iter, stats,
                             trip, settings, t0, aa)
         anderson_stats(aa, mem, stats)
         t0 = time.perf_counter()
         out = _gather(shards, n)
         stats["time_gather"] = time.perf_counter() - t0
+        ok = True
         return out.view(SumNormalized), converged
     finally:
         ex.close()
-        for s in shards:
+        if kept and not ok:  # the kept work may be half made: made again by the next run
+            _forget_work(graph, works)
+            kept = False
+        _retain(shards, kept)
+
+
+def _retain(shards, keep):
+    """End of a run: each GPU keeps the kept work's arrays and the shards' graph arrays
+    registered, with the launches prepared for them (``keep``), or forgets every array and
+    launch."""
+    by = {}
+    for s in shards:
+        arrs = by.setdefault(id(s.be), (s, []))[1]
+        if keep:
+            d = getattr(s, "d", None) or {}
+            arrs += _device_arrays(s.w) + _device_arrays(
+                [d.get("off"), d.get("src"), d.get("out_degree"), d.get("hubs")] +
+                [verts for _, verts, _ in d.get("bins", ())])
+    for s, arrs in by.values():
+        if keep:  # the backend's own tables only: no GPU made current (~80 µs a GPU)
+            s.be.retain(arrs)
+        else:
             with s.on():
                 s.be.release()
 
@@ -254,18 +471,23 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                  sum(g for _, _, g in s.d["bins"]) + min(int(s.d["hubs"].size), 65535))
         blocks += pulls + s.grid_tel
         if not sim:
-            import cupyx
-            with s.on():
-                xp = be.xp
-                s.pinned = cupyx.empty_pinned(2 * w, np.float64)
-                s.read_ev = xp.cuda.Event(disable_timing=True)
-                s.ready_ev = xp.cuda.Event(disable_timing=True)  # z of the range: final
-                # pull start (after the wait for the copies into it), pull end, teleport start
-                # and end, the wait's start
-                s.ev = [xp.cuda.Event() for _ in range(5)]
-                s.tel_ev = s.ev[3]
-                s.lanes = [_comm_stream(xp) for _ in shards]
-                s.done = [xp.cuda.Event(disable_timing=True) for _ in shards]
+            cu = s.w.get("cuda")
+            if cu is None or len(cu["lanes"]) != k:  # made once, kept with the work
+                import cupyx
+                with s.on():
+                    xp = be.xp
+                    cu = s.w["cuda"] = {
+                        "pinned": cupyx.empty_pinned(2 * w, np.float64),
+                        "read_ev": xp.cuda.Event(disable_timing=True),
+                        "ready_ev": xp.cuda.Event(disable_timing=True),  # z of the range: final
+                        # pull start (after the wait for the copies into it), pull end, teleport
+                        # start and end, the wait's start
+                        "ev": [xp.cuda.Event() for _ in range(5)],
+                        "lanes": [_comm_stream(xp) for _ in shards],
+                        "done": [xp.cuda.Event(disable_timing=True) for _ in shards]}
+            s.pinned, s.read_ev, s.ready_ev = cu["pinned"], cu["read_ev"], cu["ready_ev"]
+            s.ev, s.lanes, s.done = cu["ev"], cu["lanes"], cu["done"]
+            s.tel_ev = s.ev[3]
 
     def queue_pull(slot):
         """Every shard's pull into ``acc[slot]`` once the copies into it are done, then its sums
@@ -318,62 +540,15 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                 rows.append(np.array(s.pinned))
         return np.array(rows).sum(axis=0)
 
-    st = {"k": 0, "sx": sx0, "copied": False, "mixed": False, "last_diff": np.inf}
-    for s in shards:
-        with s.on():
-            s.accbuf.fill(0.0)
-    queue_pull(0)
-    st["sums"] = read(False)
-    stats["time_setup"] = time.perf_counter() - t0
-    t_rounds = time.perf_counter()
-
-    def step():
-        kk = st["k"]
-        slot, nxt = kk % 2, (kk + 1) % 2
-        sums = st["sums"]
-        s_k, e_k = sums[w * slot], sums[w * slot + 1]
-        sx, sx_err = st["sx"], 0.0
-        if st["mixed"]:  # the iterate pulled is a mix: its own sum, with its rounding
-            sx = sums[w * slot + sum_slot]
-            sx_err = 2 * u * mix_terms * sx
-        c = 1.0 - s_k
-        rec = aa.record_slot() if aa.memory else None
-        for s in shards:
-            with s.switch():
-                sim or s.ev[2].record()
-                s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
-                            s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(id(s), 4, slot))
-                if aa.memory:
-                    j, cnt = rec if rec is not None else (0, 0)
-                    s.be.launch(A.anderson_record, s.grid_aa, HB, s.x, s.y, s.fprev, s.gprev,
-                                s.dF, s.dG, int(rec is not None), j, cnt, s.acc[slot], 4,
-                                tag=(id(s), 7, slot))
-                s.x, s.y = s.y, s.x
-                sim or s.ev[3].record()
-        gamma = None
-        if aa.memory:  # the dots, Σ|Δ| and Σy now (a second synchronisation), then the mix
-            got = read_now()
-            diff, sy = got[w * slot + 2], got[w * slot + 3]
-            delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
-                     + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
-            bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
-            goes_on = (kk + 1 < max_iter and
-                       not stop(bound, delta, diff, st["last_diff"], g1, tol, {}))
-            if goes_on:  # the mix replaces x in place: only when no stop can follow this round
-                cnt = 0 if rec is None else rec[1]
-                gamma = aa.solve(diff, None if rec is None else got[w * slot + 4:][:cnt],
-                                 None if rec is None else got[w * slot + 4 + mem:][:cnt])
-            if gamma is not None:
-                cs = A.mix_scalars(gamma)
-                for s in shards:
-                    with s.switch():
-                        s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, *cs, s.src_scale,
-                                    s.z_own, s.acc[nxt], sum_slot, tag=(id(s), 8, nxt))
+    def exchange():
+        """Each range of ``z`` (its non-zero entries when packed) copied to every other GPU, queued
+        on the copy streams after the range is final; the next pull on a GPU waits for the copies
+        into it (:func:`queue_pull`)."""
         for s in shards:
             with s.switch():
                 if packed:
                     s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.nz, s.send,
-                                tag=(id(s), 5))
+                                tag=(s.tag, 5))
                 sim or s.ready_ev.record()
         if packed:
             stats["bytes_between_gpus"] += 8 * (k - 1) * sum(int(s.nz.size) for s in shards)
@@ -396,6 +571,64 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                     else:
                         ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
             st["copied"] = True
+
+    st = {"k": 0, "sx": sx0, "copied": False, "mixed": False, "last_diff": np.inf}
+    for s in shards:
+        with s.switch():
+            s.accbuf.fill(0.0)
+            if packed and k > 1:  # the entries not copied: z = src_scale ∘ x = 0 there
+                s.z[:s.v0].fill(0.0)
+                s.z[s.v1:].fill(0.0)
+    if k > 1:
+        exchange()  # z of the start, everywhere (a round's exchange: no host wait)
+    queue_pull(0)
+    st["sums"] = read(False)
+    stats["time_setup"] = time.perf_counter() - t0
+    t_rounds = time.perf_counter()
+
+    def step():
+        kk = st["k"]
+        slot, nxt = kk % 2, (kk + 1) % 2
+        sums = st["sums"]
+        s_k, e_k = sums[w * slot], sums[w * slot + 1]
+        sx, sx_err = st["sx"], 0.0
+        if st["mixed"]:  # the iterate pulled is a mix: its own sum, with its rounding
+            sx = sums[w * slot + sum_slot]
+            sx_err = 2 * u * mix_terms * sx
+        c = 1.0 - s_k
+        rec = aa.record_slot() if aa.memory else None
+        for s in shards:
+            with s.switch():
+                sim or s.ev[2].record()
+                s.be.launch(K.power_teleport_given, s.grid_tel, HB, c, s.y, s.tele, s.x,
+                            s.src_scale, s.z_own, s.acc[slot], s.acc[nxt], tag=(s.tag, 4, slot))
+                if aa.memory:
+                    j, cnt = rec if rec is not None else (0, 0)
+                    s.be.launch(A.anderson_record, s.grid_aa, HB, s.x, s.y, s.fprev, s.gprev,
+                                s.dF, s.dG, int(rec is not None), j, cnt, s.acc[slot], 4,
+                                tag=(s.tag, 7, slot))
+                s.x, s.y = s.y, s.x
+                sim or s.ev[3].record()
+        gamma = None
+        if aa.memory:  # the dots, Σ|Δ| and Σy now (a second synchronisation), then the mix
+            got = read_now()
+            diff, sy = got[w * slot + 2], got[w * slot + 3]
+            delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
+                     + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+            bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
+            goes_on = (kk + 1 < max_iter and
+                       not stop(bound, delta, diff, st["last_diff"], g1, tol, {}))
+            if goes_on:  # the mix replaces x in place: only when no stop can follow this round
+                cnt = 0 if rec is None else rec[1]
+                gamma = aa.solve(diff, None if rec is None else got[w * slot + 4:][:cnt],
+                                 None if rec is None else got[w * slot + 4 + mem:][:cnt])
+            if gamma is not None:
+                cs = A.mix_scalars(gamma)
+                for s in shards:
+                    with s.switch():
+                        s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, *cs, s.src_scale,
+                                    s.z_own, s.acc[nxt], sum_slot, tag=(s.tag, 8, nxt))
+        exchange()
         queue_pull(nxt)
         sums = st["sums"] = read(True)
         diff, sy = sums[w * slot + 2], sums[w * slot + 3]
@@ -429,16 +662,25 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
 
 def _pack(shards, ex, settings):
     """Set up the packed exchange: each GPU's send buffer, and on every GPU the other ranges'
-    lists of non-zero entries (copied once a run) with a buffer for each."""
+    lists of non-zero entries (copied once) with a buffer for each; kept with the work while the
+    lists are those they were made for (``nz_version``, :func:`_shard_arrays`)."""
+    made_for = tuple(s.w["nz_version"] for s in shards)
     for s in shards:
+        be = s.be
+        s.grid_pack = max(1, min(be.grid_hb(s.nz.size), settings.blocks_per_sm * be.sms))
+    if all(t.w.get("packed_for") == made_for for t in shards):
+        for t in shards:
+            t.send, t.nz_of, t.recv = t.w["send"], t.w["nz_of"], t.w["recv"]
+        return
+    for s in shards:
+        s.w["packed_for"] = None  # until every list is in place
         with s.on():
             be = s.be
-            s.send = be.keep(be.xp.empty(max(int(s.nz.size), 1), np.float64))
-            s.grid_pack = max(1, min(be.grid_hb(s.nz.size), settings.blocks_per_sm * be.sms))
+            s.send = s.w["send"] = be.keep(be.xp.empty(max(int(s.nz.size), 1), np.float64))
     for h, t in enumerate(shards):
         with t.on():
             be, xp = t.be, t.be.xp
-            t.nz_of, t.recv = {}, {}
+            t.nz_of, t.recv = t.w["nz_of"], t.w["recv"] = {}, {}
             for g, s in enumerate(shards):
                 if g == h:
                     continue
@@ -451,6 +693,8 @@ def _pack(shards, ex, settings):
                     s.be.sync()
                     ex.rt.memcpyPeer(t.nz_of[g].data.ptr, be.device_id, s.nz.data.ptr,
                                      s.be.device_id, int(s.nz.nbytes))
+    for t in shards:
+        t.w["packed_for"] = made_for
 
 
 def _packed_into(h, shards, ex, K, HB, ready):
@@ -470,7 +714,7 @@ def _packed_into(h, shards, ex, K, HB, ready):
                                   s.be.device_id, cnt * 8, lane.ptr)
             grid = max(1, min(t.be.grid_hb(cnt), 16 * t.be.sms))
             t.be.launch(K.scatter_at, grid, HB, t.recv[g], t.nz_of[g], s.v0, t.z, stream=lane,
-                        tag=(id(t), 6, g))
+                        tag=(t.tag, 6, g))
         t.done[g].record(lane)
 
 

@@ -63,7 +63,9 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU
   (:mod:`digraph.dispatch.multi_gpu_power`), else on the first of them when the graph fits
   there; other linear systems: ``"bsp"``; k-core: ``"vertex-async"``; min/max (SSSP):
-  ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
+  ``"cluster"`` on one GPU when no in-degree exceeds
+  :attr:`RouteSettings.cluster_max_in_degree` and the graph has at most
+  :attr:`RouteSettings.cluster_arcs` arcs or a sample of BFS balls keeps at least
   :attr:`RouteSettings.cluster_share` of their arcs inside
   (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs), else
   ``"vertex-async"``.
@@ -139,17 +141,28 @@ class RouteSettings:
         See ``delegate_threads`` (the same measurement): 0.75 lies between cnr-2000's 62% and
         dblp-2010's 89%.
     cluster_share : float
-        Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
+        Min/max systems (SSSP) on one GPU run ``"cluster"`` (rules of :func:`_cluster_cut`),
+        when no in-degree exceeds ``cluster_max_in_degree`` and either the graph has at most
+        ``cluster_arcs`` arcs or BFS balls of
         :attr:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings.size` vertices keep at
         least this share of their arcs inside
         (:func:`~digraph.preprocess.clusters.internal_share_sample`, 32 balls, a few
         milliseconds): road-like graphs.  Measured on an H200 (docs/benchmarks.md, "SSSP on
-        road-like graphs on one GPU"), balls of 512: the 2000 × 2000 grid (share 0.94) 102 ms
-        by clusters against 2,159 by ``vertex-async``, a geometric graph of 4 M vertices (0.94)
-        106 against 1,916; below the cut, cnr-2000 (0.77 with balls of 1,024) 27.1 against
-        22.8 and R-MAT 2^20 (0.30) 44.1 against 9.6 stay with ``vertex-async``.  dblp-2010
-        (0.45) and wiki-Vote (0.55) would gain (4.3 against 10.6 ms, 2.0 against 3.7), which
-        the share does not tell: a better test is open.
+        road-like graphs on one GPU"), time by clusters / by ``vertex-async``: the 2000 × 2000
+        grid (share 0.94) 0.05×, a geometric graph of 4 M vertices (0.94) 0.06×; Erdős–Rényi-like
+        graphs of 16.8 M and 67 M arcs (no locality) 1.1–1.7×.
+    cluster_max_in_degree : int
+        See ``cluster_share``.  Cluster / ``vertex-async`` time (same benchmark): graphs whose
+        largest in-degree is 36–846 (p2p-Gnutella, email-Eu-core, wiki-Vote, dblp-2010,
+        cit-HepPh) 0.2–0.54×; cnr-2000 (18,235) 0.8–1.2×; R-MAT 2^18 and 2^20 (30,398 and
+        69,162) 2.6–3.9×.
+    cluster_arcs : int
+        See ``cluster_share``.  Below it the clusters win whatever the locality: p2p-Gnutella
+        (share 0.24–0.52, 20–55 thousand arcs) 0.2–0.28×, cit-HepPh (0.46, 0.42 M arcs) 0.26×,
+        dblp-2010 (0.45, 1.6 M) 0.34–0.41× (``vertex-async`` pays ~0.7 ms a round in round trips
+        to the host, the cluster engine reads its queue every 16 rounds); above, the
+        Erdős–Rényi-like graph of 16.8 M arcs loses (1.1–1.4×).  The crossover between 3.2 M and
+        16.8 M arcs was not looked for.
     """
 
     power_share: float = 0.85
@@ -158,6 +171,8 @@ class RouteSettings:
     delegate_threads: int = 8
     delegate_share: float = 0.75
     cluster_share: float = 0.85
+    cluster_max_in_degree: int = 2048
+    cluster_arcs: int = 4 << 20
 
 
 DEFAULT = RouteSettings()
@@ -371,14 +386,25 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
 
 
 def _cluster_cut(graph, settings):
-    """The reason to run a min/max system by clusters on one GPU, or None (a graph whose BFS balls
-    lose more than ``1 - settings.cluster_share`` of their arcs)."""
+    """The reason to run a min/max system by clusters on one GPU, or None: no vertex of in-degree
+    above ``settings.cluster_max_in_degree`` (a cluster's thread walks its vertex's in-arcs alone,
+    every sweep), and either at most ``settings.cluster_arcs`` arcs (rounds chained on the GPU
+    beat ``vertex-async``'s round trips) or BFS balls keeping ``settings.cluster_share`` of their
+    arcs inside (a road-like graph)."""
     from ..preprocess.clusters import internal_share_sample
     from ..smx.cuda_clusters import CT
     from .cuda.one_gpu.cluster import DEFAULT as CLUSTER
     size = min(CLUSTER.size, CT)
-    if not graph.num_arcs:
+    m = graph.num_arcs
+    if not m:
         return None
+    top = int(graph.in_degree.max())
+    if top > settings.cluster_max_in_degree:
+        return None
+    if m <= settings.cluster_arcs:
+        return (f"{m:,} arcs (<= {settings.cluster_arcs:,}) and no in-degree above "
+                f"{settings.cluster_max_in_degree:,} (largest {top:,}): clusters of {size} "
+                "relaxed in shared memory, rounds chained on the GPU")
     key = ("cluster-share-sample", size)
     share = graph._cache.get(key)
     if share is None:
@@ -386,8 +412,9 @@ def _cluster_cut(graph, settings):
     if share < settings.cluster_share:
         return None
     return (f"BFS balls of {size} vertices keep {share:.0%} of their arcs inside (>= "
-            f"{settings.cluster_share:.0%}: a road-like graph): clusters relaxed in shared "
-            "memory, a value crossing a whole cluster a round")
+            f"{settings.cluster_share:.0%}: a road-like graph) and no in-degree above "
+            f"{settings.cluster_max_in_degree:,}: clusters relaxed in shared memory, a value "
+            "crossing a whole cluster a round")
 
 
 def _apply(options):

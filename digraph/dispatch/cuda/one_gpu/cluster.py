@@ -17,8 +17,11 @@ running on values that are about to be beaten: 4–5 runs a cluster instead of 5
 Measured on one H200 (docs/benchmarks.md, "SSSP on road-like graphs on one GPU"): the 2000 × 2000
 grid 102 ms (0.11× scipy's Dijkstra on one core of that host, 434 rounds against
 ``vertex-async``'s 4,182), a geometric graph of 4 M vertices 106 ms (0.08×); on dblp-2010
-0.41× ``vertex-async``'s time, on cnr-2000 1.2× and on R-MAT 2^20 4.6× (hubs, five rounds: no
-use for clusters), so the router sends only road-like graphs here.
+0.34–0.41× ``vertex-async``'s time and on the small SNAP graphs 0.19–0.54×, on cnr-2000
+0.8–1.2× and on R-MAT 2^20 3–4.6× (hubs: a thread walks its vertex's in-arcs alone), on an
+Erdős–Rényi-like graph of 67 M arcs 1.8× (no locality); the router's rule
+(:attr:`digraph.dispatch.route.RouteSettings.cluster_max_in_degree` and what follows it) sends
+each of these graphs to its faster engine.
 
 Rounds are queued back to back on the GPU (the kernel keeps its own queues); the host reads the
 queue's length every :attr:`ClusterSettings.rounds_per_check` rounds, the one synchronisation.
