@@ -168,31 +168,31 @@ def test_cluster_sssp_matches_dijkstra_on_random_graphs(n, data):
     assert np.array_equal(r.values, cpu.values)
 
 
-def test_router_sends_small_and_road_like_graphs_to_clusters_and_others_not():
+def test_router_sends_road_like_graphs_to_clusters_and_others_not():
     from digraph.dispatch.cuda.one_gpu.cluster import DEFAULT as CLUSTER
-    from digraph.dispatch.route import RouteSettings, route
+    from digraph.dispatch.route import DEFAULT, RouteSettings, route
     from digraph.smx.cuda_clusters import CT
     g, src, dst, w = _grid(30, 30, seed=1)
-    plan = route("monotone", None, "cuda", graph=g)  # a small graph: rounds chained on the GPU
-    assert plan.mode == "cluster" and "arcs (<=" in plan.reason
-    # a large graph (cluster_arcs 0 here) must be road-like; the simulator's clusters hold 64
-    # vertices, where a grid keeps ~85% of a ball's arcs inside (94% with the GPU's 512)
     share = internal_share_sample(g, min(CLUSTER.size, CT))
-    large = RouteSettings(cluster_arcs=0, cluster_share=0.8)
-    plan = route("monotone", None, "cuda", graph=g, settings=large)
+    # the simulator's clusters hold 64 vertices: a grid keeps ~85% of a ball's arcs inside (94%
+    # with the GPU's 512), so the cut is placed below that here
+    loose = RouteSettings(cluster_share=0.8)
+    plan = route("monotone", None, "cuda", graph=g, settings=loose)
     assert plan.mode == "cluster" and "road-like" in plan.reason and f"{share:.0%}" in plan.reason
     src2, dst2 = gen.rmat(11, 8, seed=2)
     h = digraph.Graph.from_arrays(src2, dst2, num_vertices=1 << 11)
-    assert route("monotone", None, "cuda", graph=h, settings=large).mode == "vertex-async"
-    assert route("monotone", None, "cuda", graph=h).mode == "cluster"
-    # a hub: its thread would walk 3,000 in-arcs alone at every sweep
-    star = digraph.Graph.from_arrays(np.arange(1, 3001), np.zeros(3000, np.int64),
-                                     num_vertices=3001)
-    assert route("monotone", None, "cuda", graph=star).mode == "vertex-async"
-    assert route("monotone", None, "cpu", graph=g).mode == "vertex-async"
-    assert route("monotone", None, "cuda:0,1", graph=g).mode == "vertex-async"
+    assert route("monotone", None, "cuda", graph=h, settings=loose).mode == "vertex-async"
+    # a hub in a grid: its thread would walk 3,000 in-arcs alone at every sweep
+    hub_src = np.concatenate([src, np.arange(1, 3001) % g.num_vertices])
+    hub_dst = np.concatenate([dst, np.zeros(3000, np.int64)])
+    hub = digraph.Graph.from_arrays(hub_src, hub_dst, num_vertices=g.num_vertices)
+    assert int(hub.in_degree.max()) > DEFAULT.cluster_max_in_degree
+    assert route("monotone", None, "cuda", graph=hub, settings=loose).mode == "vertex-async"
+    assert route("monotone", None, "cpu", graph=g, settings=loose).mode == "vertex-async"
+    assert route("monotone", None, "cuda:0,1", graph=g, settings=loose).mode == "vertex-async"
     r = digraph.run(g, "sssp", source=0, device="cuda")  # a whole run, the default cut
-    assert r.stats["mode"] == "cluster" and r.stats["requested_mode"] is None
+    assert r.stats["mode"] == ("cluster" if share >= DEFAULT.cluster_share else "vertex-async")
+    assert r.stats["requested_mode"] is None
     assert np.array_equal(r.values, _dijkstra(src, dst, w, g.num_vertices, 0))
 
 

@@ -303,8 +303,12 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
         if mode in ("path", "path-nopriority"):
             x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset,
                                    gpu_settings.unit_arcs)
+        elif mode == "vertex-async":  # the worklist kept on the GPU
+            from .cuda.one_gpu import worklist
+            x, ok = worklist.solve(be, graph, system, _device_graph(be, graph),
+                                   max_iter=max_iter, stats=stats)
         else:
-            x, ok = _monotone(be, graph, system, max_iter, stats, mode == "bsp")
+            x, ok = _monotone_bsp(be, graph, system, max_iter, stats)
     else:
         raise InvalidParameterError(f"unknown system family {fam!r}")
     be.sync()
@@ -798,7 +802,9 @@ def _check_pathset(graph, ps):
 # ---------------------------------------------------------------------------- monotone
 
 
-def _monotone(be, graph, sys, max_iter, stats, jacobi):
+def _monotone_bsp(be, graph, sys, max_iter, stats):
+    """``bsp`` on a min/max system: Jacobi rounds over the frontier (a snapshot of the values,
+    the improved targets marked); ``vertex-async`` is :mod:`.cuda.one_gpu.worklist`."""
     K = _kernels()
     xp = be.xp
     g = _device_graph(be, graph)
@@ -807,35 +813,27 @@ def _monotone(be, graph, sys, max_iter, stats, jacobi):
     x0, active0 = monotone_start(sys, n)
     x = be.put(x0)
     val = be.put(value)
-    identity = np.inf if combine == 0 else -np.inf
-    sent = be.put(np.where(active0, identity, x0))
     active = be.put(active0, np.uint8)
     mark = be.keep(xp.zeros(n, np.uint8))
     xs = be.keep(xp.empty(n, np.float64))
     st = {"active": active, "mark": mark}
 
     def scan():
-        front = xp.flatnonzero(st["active"] if jacobi else x != sent)
+        front = xp.flatnonzero(st["active"])
         nf, vol = be.scalars(front.size, g["out_degree"][front].sum() if front.size else 0)
         st.update(front=front, nf=int(nf), vol=int(vol))
         return int(nf)
 
     def step():
         front, nf = st["front"], st["nf"]
-        if jacobi:
-            xs[...] = x
-            st["mark"][...] = 0
-            args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, st["mark"])
-            be.launch(K.monotone_push, be.grid(nf), be.block, front, *args)
-            be.heavy(K.monotone_push_heavy, g["heavy_out"], st["active"], *args)
-            st["active"], st["mark"] = st["mark"], st["active"]
-            stats["vertex_updates"] += int(be.scalars(st["active"].sum())[0])
-            stats["sparse_rounds"] += 1
-        else:
-            args = (g["out_offsets"], g["out_targets"], val, has, op, combine, x, sent)
-            be.launch(K.monotone_async_push, be.grid(nf), be.block, front, *args)
-            be.heavy(K.monotone_async_push_heavy, g["heavy_out"], *args)
-            stats["vertex_updates"] += int(nf)
+        xs[...] = x
+        st["mark"][...] = 0
+        args = (xs, g["out_offsets"], g["out_targets"], val, has, op, combine, x, st["mark"])
+        be.launch(K.monotone_push, be.grid(nf), be.block, front, *args)
+        be.heavy(K.monotone_push_heavy, g["heavy_out"], st["active"], *args)
+        st["active"], st["mark"] = st["mark"], st["active"]
+        stats["vertex_updates"] += int(be.scalars(st["active"].sum())[0])
+        stats["sparse_rounds"] += 1
         stats["arc_updates"] += st["vol"]
 
     converged = driver.worklist(driver.Rounds(scan, step), max_iter=max_iter, stats=stats)

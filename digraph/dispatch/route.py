@@ -63,12 +63,10 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU
   (:mod:`digraph.dispatch.multi_gpu_power`), else on the first of them when the graph fits
   there; other linear systems: ``"bsp"``; k-core: ``"vertex-async"``; min/max (SSSP):
-  ``"cluster"`` on one GPU when no in-degree exceeds
-  :attr:`RouteSettings.cluster_max_in_degree` and the graph has at most
-  :attr:`RouteSettings.cluster_arcs` arcs or a sample of BFS balls keeps at least
+  ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
   :attr:`RouteSettings.cluster_share` of their arcs inside
-  (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs), else
-  ``"vertex-async"``.
+  (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs) and no
+  in-degree exceeds :attr:`RouteSettings.cluster_max_in_degree`, else ``"vertex-async"``.
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
@@ -141,28 +139,22 @@ class RouteSettings:
         See ``delegate_threads`` (the same measurement): 0.75 lies between cnr-2000's 62% and
         dblp-2010's 89%.
     cluster_share : float
-        Min/max systems (SSSP) on one GPU run ``"cluster"`` (rules of :func:`_cluster_cut`),
-        when no in-degree exceeds ``cluster_max_in_degree`` and either the graph has at most
-        ``cluster_arcs`` arcs or BFS balls of
+        Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
         :attr:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings.size` vertices keep at
         least this share of their arcs inside
         (:func:`~digraph.preprocess.clusters.internal_share_sample`, 32 balls, a few
-        milliseconds): road-like graphs.  Measured on an H200 (docs/benchmarks.md, "SSSP on
-        road-like graphs on one GPU"), time by clusters / by ``vertex-async``: the 2000 × 2000
-        grid (share 0.94) 0.05×, a geometric graph of 4 M vertices (0.94) 0.06×; Erdős–Rényi-like
-        graphs of 16.8 M and 67 M arcs (no locality) 1.1–1.7×.
+        milliseconds) and no in-degree exceeds ``cluster_max_in_degree``: road-like graphs.
+        Measured on an H200 (docs/benchmarks.md, "SSSP on road-like graphs on one GPU"), time
+        by clusters / by ``vertex-async`` (its worklist on the GPU): the 1000 × 1000 grid (share
+        0.94) 29.8 / 94.4 ms, the 2000 × 2000 grid and a geometric graph of 4 M vertices (0.94)
+        102 / 2,159 and 106 / 1,916 ms (``vertex-async`` with host-driven rounds then).  Below
+        the cut the two are within 15% on the small SNAP graphs and dblp-2010 (share 0.45:
+        5.1 / 5.8 ms), and clusters lose 1.5–3.6× on an Erdős–Rényi-like graph of 16.8 M arcs,
+        cnr-2000 (0.77) and R-MAT 2^20.
     cluster_max_in_degree : int
-        See ``cluster_share``.  Cluster / ``vertex-async`` time (same benchmark): graphs whose
-        largest in-degree is 36–846 (p2p-Gnutella, email-Eu-core, wiki-Vote, dblp-2010,
-        cit-HepPh) 0.2–0.54×; cnr-2000 (18,235) 0.8–1.2×; R-MAT 2^18 and 2^20 (30,398 and
-        69,162) 2.6–3.9×.
-    cluster_arcs : int
-        See ``cluster_share``.  Below it the clusters win whatever the locality: p2p-Gnutella
-        (share 0.24–0.52, 20–55 thousand arcs) 0.2–0.28×, cit-HepPh (0.46, 0.42 M arcs) 0.26×,
-        dblp-2010 (0.45, 1.6 M) 0.34–0.41× (``vertex-async`` pays ~0.7 ms a round in round trips
-        to the host, the cluster engine reads its queue every 16 rounds); above, the
-        Erdős–Rényi-like graph of 16.8 M arcs loses (1.1–1.4×).  The crossover between 3.2 M and
-        16.8 M arcs was not looked for.
+        See ``cluster_share``.  Graphs with hubs lose by clusters: cnr-2000 (in-degree up to
+        18,235) 31.8 / 12.5 ms, R-MAT 2^20 (69,162) 46.8 / 13.0; those up to 846 (p2p-Gnutella,
+        wiki-Vote, dblp-2010, cit-HepPh) 0.88–1.07×.
     """
 
     power_share: float = 0.85
@@ -172,7 +164,6 @@ class RouteSettings:
     delegate_share: float = 0.75
     cluster_share: float = 0.85
     cluster_max_in_degree: int = 2048
-    cluster_arcs: int = 4 << 20
 
 
 DEFAULT = RouteSettings()
@@ -386,25 +377,19 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
 
 
 def _cluster_cut(graph, settings):
-    """The reason to run a min/max system by clusters on one GPU, or None: no vertex of in-degree
-    above ``settings.cluster_max_in_degree`` (a cluster's thread walks its vertex's in-arcs alone,
-    every sweep), and either at most ``settings.cluster_arcs`` arcs (rounds chained on the GPU
-    beat ``vertex-async``'s round trips) or BFS balls keeping ``settings.cluster_share`` of their
-    arcs inside (a road-like graph)."""
+    """The reason to run a min/max system by clusters on one GPU, or None: a road-like graph (BFS
+    balls keeping ``settings.cluster_share`` of their arcs inside) with no in-degree above
+    ``settings.cluster_max_in_degree`` (a cluster's thread walks its vertex's in-arcs alone,
+    every sweep)."""
     from ..preprocess.clusters import internal_share_sample
     from ..smx.cuda_clusters import CT
     from .cuda.one_gpu.cluster import DEFAULT as CLUSTER
     size = min(CLUSTER.size, CT)
-    m = graph.num_arcs
-    if not m:
+    if not graph.num_arcs:
         return None
     top = int(graph.in_degree.max())
     if top > settings.cluster_max_in_degree:
         return None
-    if m <= settings.cluster_arcs:
-        return (f"{m:,} arcs (<= {settings.cluster_arcs:,}) and no in-degree above "
-                f"{settings.cluster_max_in_degree:,} (largest {top:,}): clusters of {size} "
-                "relaxed in shared memory, rounds chained on the GPU")
     key = ("cluster-share-sample", size)
     share = graph._cache.get(key)
     if share is None:

@@ -16,12 +16,12 @@ running on values that are about to be beaten: 4–5 runs a cluster instead of 5
 
 Measured on one H200 (docs/benchmarks.md, "SSSP on road-like graphs on one GPU"): the 2000 × 2000
 grid 102 ms (0.11× scipy's Dijkstra on one core of that host, 434 rounds against
-``vertex-async``'s 4,182), a geometric graph of 4 M vertices 106 ms (0.08×); on dblp-2010
-0.34–0.41× ``vertex-async``'s time and on the small SNAP graphs 0.19–0.54×, on cnr-2000
-0.8–1.2× and on R-MAT 2^20 3–4.6× (hubs: a thread walks its vertex's in-arcs alone), on an
-Erdős–Rényi-like graph of 67 M arcs 1.8× (no locality); the router's rule
-(:attr:`digraph.dispatch.route.RouteSettings.cluster_max_in_degree` and what follows it) sends
-each of these graphs to its faster engine.
+``vertex-async``'s 4,182), a geometric graph of 4 M vertices 106 ms (0.08×), the 1000 × 1000 grid
+29.8 ms against ``vertex-async``'s 94.4 (its worklist on the GPU).  Elsewhere it does not pay:
+within 15% of ``vertex-async`` on the small SNAP graphs and dblp-2010, 1.5–3.6× slower on
+cnr-2000 and R-MAT (hubs: a thread walks its vertex's in-arcs alone) and on an Erdős–Rényi-like
+graph (no locality), so the router sends road-like graphs only
+(:attr:`digraph.dispatch.route.RouteSettings.cluster_share`).
 
 Rounds are queued back to back on the GPU (the kernel keeps its own queues); the host reads the
 queue's length every :attr:`ClusterSettings.rounds_per_check` rounds, the one synchronisation.
