@@ -179,8 +179,11 @@ def test_router_sends_road_like_graphs_to_clusters_and_others_not():
     loose = RouteSettings(cluster_share=0.8)
     plan = route("monotone", None, "cuda", graph=g, settings=loose)
     assert plan.mode == "cluster" and "road-like" in plan.reason and f"{share:.0%}" in plan.reason
-    src2, dst2 = gen.rmat(11, 8, seed=2)
-    h = digraph.Graph.from_arrays(src2, dst2, num_vertices=1 << 11)
+    # no locality, no hub: an Erdős–Rényi-like graph large enough for balls of 512 to stay small
+    src2, dst2 = gen.rmat(14, 8, a=0.25, b=0.25, c=0.25, seed=2)
+    h = digraph.Graph.from_arrays(src2, dst2, num_vertices=1 << 14)
+    assert int(h.in_degree.max()) <= DEFAULT.cluster_max_in_degree
+    assert internal_share_sample(h, min(CLUSTER.size, CT)) < 0.5
     assert route("monotone", None, "cuda", graph=h, settings=loose).mode == "vertex-async"
     # a hub in a grid: its thread would walk 3,000 in-arcs alone at every sweep
     hub_src = np.concatenate([src, np.arange(1, 3001) % g.num_vertices])
