@@ -586,11 +586,28 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
         x, converged = gpu_power.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats,
                                        device=device)
     else:
-        x, converged = _solve_dual_or(gpu.solve, graph, system, tol, max_iter, stats, dict(
-            extra, mode=mode, device=device, divide_by_sum=getattr(algo, "divides_by_sum", False)))
+        x, converged = _one_gpu(gpu, be, graph, algo, system, mode, device, tol, max_iter, stats,
+                                extra)
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
+
+
+def _one_gpu(gpu, be, graph, algo, system, mode, device, tol, max_iter, stats, extra):
+    """A run on one GPU by :func:`digraph.dispatch.gpu.solve`, or, for ``bsp`` on a linear system
+    of :attr:`~digraph.dispatch.gpu.GpuSettings.shard_arcs` arcs or more that fits in the GPU's
+    memory, by the sharded engine as one shard (a leaner set-up and fused dense rounds; the
+    reason joins ``stats["route"]``).  Either engine frees what the other kept."""
+    from .dispatch import multi_gpu
+    divide = getattr(algo, "divides_by_sum", False)
+    if (system.family == "linear" and mode == "bsp" and "batch_arcs" not in extra
+            and graph.num_arcs >= gpu.DEFAULT.shard_arcs and not gpu._too_big(be, graph)):
+        stats["route"] = f'{stats.get("route", "")}; run as one shard'.lstrip("; ")
+        return _solve_dual_or(multi_gpu.solve, graph, system, tol, max_iter, stats, dict(
+            devices=[device], mode=mode, min_arcs_per_gpu=0, divide_by_sum=divide))
+    multi_gpu.drop_work()  # another engine runs: free what the sharded one kept
+    return _solve_dual_or(gpu.solve, graph, system, tol, max_iter, stats, dict(
+        extra, mode=mode, device=device))
 
 
 def _power_gpus(gpu, graph, device, stats):
@@ -664,6 +681,18 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
         t0 = time.perf_counter()
         x, converged = _solve_dual_or(multi.solve, graph, system, tol, max_iter, stats, dict(
             pathset=ps, workers=len(devices), make_worker=gpu_worker_factory(devices, stats)))
+    elif multi_gpu.gpus_to_use(graph, system, devices) == 1 and \
+            multi_gpu.DEFAULT.min_arcs_per_gpu > 0:  # the simple method it could have used
+        from .dispatch import gpu
+        stats["gpus"] = 1
+        stats["gpus_named"] = len(devices)
+        be = backend(devices[0])
+        t0 = time.perf_counter()
+        _warm_up_gpu(gpu, be, shard_mode, system.family, devices[0])
+        stats["time_compile"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        x, converged = _one_gpu(gpu, be, graph, algo, system, shard_mode, devices[0], tol,
+                                max_iter, stats, {})
     else:
         t0 = time.perf_counter()
         x, converged = _solve_dual_or(multi_gpu.solve, graph, system, tol, max_iter, stats, dict(

@@ -98,3 +98,32 @@ def test_gpu_reexports_the_runtime():
         assert getattr(gpu, name) is getattr(rb, name), name
     for name in ("_PreparedLaunch", "_core_launch", "_SCALARS"):
         assert getattr(gpu, name) is getattr(launch, name), name
+
+
+def test_the_sharded_engines_use_no_private_helper_of_the_one_gpu_engine():
+    """What the one-GPU and the sharded engines share lives in
+    :mod:`digraph.dispatch.cuda.common` (issue 18, item 5): no sharded module names
+    ``gpu._<helper>`` or the linear helpers through ``gpu``."""
+    pat = re.compile(r"\bgpu\.(_\w+|contraction_sums|column_sums_known|count_dense_round)\b")
+    dispatch = ROOT / "digraph" / "dispatch"
+    for name in ("multi_gpu.py", "multi_gpu_power.py", "gpu_workers.py"):
+        text = (dispatch / name).read_text(encoding="utf-8")
+        found = pat.findall(text)
+        if name == "gpu_workers.py":  # the path dispatcher's units are the path engine's
+            found = [f for f in found if f != "_units"]
+        assert not found, (name, found)
+    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda import common
+    assert gpu._kernels is common.kernels and gpu._index_dtype is common.index_dtype
+    assert gpu.contraction_sums is common.contraction_sums
+
+
+def test_gpu_and_multi_gpu_do_not_import_each_other():
+    """The one-GPU engine and the sharded one are independent (issue 18, item 5): ``digraph.run``
+    chooses between them (one shard on one GPU, one GPU when a sharded run would use one)."""
+    dispatch = PKG / "dispatch"
+    gpu_imports = _module_imports(dispatch / "gpu.py")
+    multi_imports = _module_imports(dispatch / "multi_gpu.py")
+    assert "digraph.dispatch.multi_gpu" not in gpu_imports
+    assert "digraph.dispatch.gpu" not in multi_imports
+    assert "digraph.dispatch.cuda.common" in gpu_imports & multi_imports

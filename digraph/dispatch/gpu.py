@@ -54,6 +54,8 @@ from .paths import PathSettings
 from .cuda.runtime.backend import BACKEND, BackendSettings, _Backend, _BACKENDS  # noqa: F401
 from .cuda.runtime.backend import backend, device_index, _gpu_name
 from .cuda.runtime.launch import _SCALARS, _PreparedLaunch, _core_launch  # noqa: F401
+from .cuda.common import (column_sums_known, contraction_sums, count_dense_round,
+                          hb as _hb, index_dtype as _index_dtype, kernels as _kernels)
 
 __all__ = ["solve", "backend", "device_index", "GpuSettings", "DEFAULT", "BackendSettings",
            "BACKEND"]
@@ -67,8 +69,9 @@ class GpuSettings:
     Attributes
     ----------
     shard_arcs : int
-        ``bsp`` on a linear system with at least this many arcs runs as one shard of
-        :mod:`.multi_gpu`: dense rounds over the CSC only, vertex factors that are absent made on
+        ``digraph.run``: ``bsp`` on a linear system with at least this many arcs (that fits in
+        the GPU's memory) runs as one shard of :mod:`.multi_gpu` (:func:`solve` itself always
+        runs the one-GPU engine): dense rounds over the CSC only, vertex factors that are absent made on
         the GPU, the answer copied into one host array.  Measured on an H100
         (``bench_multi_gpu.py --unrouted``, 2026-11-26, ``digraph.run`` PageRank to 1e-8): R-MAT
         2^24 890 ms routed against 1,278 ms here, 2^25 1,637 against 2,638 ms; on cnr-2000
@@ -116,23 +119,10 @@ PATH_DEFAULT = GpuPathSettings()
 # ---------------------------------------------------------------------------- backend
 # The backend below the engines lives in digraph.dispatch.cuda.runtime (issue 18, item 5); its
 # names are imported above and re-exported here for the callers of gpu.backend, gpu._Backend, ...
-
-
-def _hb():
-    from ..smx.cuda_kernels import HB
-    return HB
-
-
-def _kernels():
-    from ..smx import cuda_kernels
-    return cuda_kernels
+# The helpers shared with the sharded engines live in digraph.dispatch.cuda.common.
 
 
 # ---------------------------------------------------------------------------- residency
-
-
-def _index_dtype(limit):
-    return np.int32 if limit < 2**31 - 1 else np.int64
 
 
 def _device_graph(be, graph):
@@ -246,20 +236,20 @@ def _device_paths(be, ps, unit_arcs=None):
 
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True, batch_arcs=None, divide_by_sum=False, settings=None,
+          priority="pending", proxy=True, batch_arcs=None, settings=None,
           path_settings=None, gpu_settings=None, cluster_settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
     (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes;
-    ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the one-shard route, the
-    path modes' units and proxies); ``cluster_settings``: a
+    ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the path modes' units and
+    proxies); ``cluster_settings``: a
     :class:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings` for ``"cluster"``.
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
-    ``divide_by_sum``: the state may come back divided by its sum, as a
-    :class:`~digraph.algorithms.base.SumNormalized` array (the one-shard route does so).
+    ``digraph.run`` sends ``bsp`` on large linear systems to the sharded engine as one shard
+    instead (:attr:`GpuSettings.shard_arcs`); this function does not.
     """
     if mode not in ("bsp", "vertex-async", "path", "path-nopriority", "cluster"):
         raise InvalidParameterError(
@@ -270,17 +260,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else _gpu_name(be)
-    from . import multi_gpu
     fam = system.family
     streamed = fam == "linear" and mode == "bsp" and bool(batch_arcs or _too_big(be, graph))
-    if (fam == "linear" and mode == "bsp" and not streamed
-            and graph.num_arcs >= gpu_settings.shard_arcs):
-        # the sharded engine on one GPU: a leaner set-up and fused dense rounds
-        stats["route"] = f'{stats.get("route", "")}; run as one shard'.lstrip("; ")
-        return multi_gpu.solve(graph, system, devices=[device], mode=mode, tol=tol,
-                               max_iter=max_iter, stats=stats, min_arcs_per_gpu=0,
-                               divide_by_sum=divide_by_sum)
-    multi_gpu.drop_work()  # another engine runs: free what the sharded one kept
     if fam == "hindex":
         if mode in ("path", "path-nopriority"):
             stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
@@ -387,43 +368,6 @@ class _Linear:
         bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
         floor = linear_error_bound(e1, emax, sx, self.n, self.gammas, self.normalize)
         return bound * (1.0 + ROUNDING_MARGIN), r1, floor
-
-
-def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scale, want_col,
-                     heavy=None):
-    """(column sums, row sums, bad-arc count) of the coefficient matrix over the in-arcs of the
-    targets ``[v0, v1)``, summed on the GPU: the γ1, γ∞ of
-    :func:`~digraph.dispatch.convergence.linear_contraction` without its host pass over every
-    arc (0.7 s on R-MAT 2^20 with 2 cores).  Without ``want_col`` the column sums are left at 0
-    (see :func:`column_sums_known`).  ``heavy``: the targets of in-degree >= HEAVY, summed by a
-    block each (a thread alone on an R-MAT hub's arcs held up the set-up)."""
-    K = _kernels()
-    xp = be.xp
-    n = src_scale.size
-    col = xp.zeros(n if want_col else 1, np.float64)
-    row = xp.zeros(n, np.float64)
-    bad = xp.zeros(1, np.int64)
-    if v1 > v0:
-        be.launch(K.linear_sums, be.grid(v1 - v0), be.block, v0, v1, 0, in_offsets, src, coef,
-                  has, src_scale, dst_scale, col, row, bad, want_col, heavy is not None)
-        if heavy is not None:
-            be.heavy(K.linear_sums_heavy, heavy, 0, in_offsets, src, coef, has, src_scale,
-                     dst_scale, col, row, bad, want_col)
-    return col, row, bad
-
-
-def column_sums_known(sys, has):
-    """Whether the column sums are ``src_scale · out-degree`` (no arc factors, no target
-    factors, as for PageRank on an unweighted graph): then γ1 needs no pass over the arcs."""
-    return not has and sys.dst_scale is None
-
-
-def count_dense_round(stats, m, absorbed):
-    """The counters of one dense round over ``m`` arcs that absorbed ``absorbed`` vertices (the
-    round itself is counted by the round driver)."""
-    stats["arc_updates"] += m
-    stats["dense_rounds"] += 1
-    stats["vertex_updates"] += int(absorbed)
 
 
 class _LinearRounds:

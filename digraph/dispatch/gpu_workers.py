@@ -14,6 +14,7 @@ several GPUs each worker takes its own ``device="cuda:N"``.
 import numpy as np
 
 from . import gpu
+from .cuda.common import index_dtype
 from .cuda.runtime.backend import backend
 
 __all__ = ["GpuWorker", "gpu_worker_factory"]
@@ -34,7 +35,7 @@ class GpuWorker:
         self.unit_offsets_h, starts = gpu._units(ps, gpu.DEFAULT.unit_arcs, part_of_path)
         self.part_units = np.searchsorted(starts, off)  # units of partition k: [k], [k+1]
         src, dst = ps.arc_ends()
-        it = gpu._index_dtype(max(ps.num_vertices, ps.num_arcs))
+        it = index_dtype(max(ps.num_vertices, ps.num_arcs))
         self.src = be.put(src, it)
         self.dst = be.put(dst, it)
         self.unit_offsets = be.put(self.unit_offsets_h, np.int64)

@@ -75,7 +75,9 @@ import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError, NotAvailableError
-from . import driver, gpu
+from . import driver
+from .cuda.common import (column_sums_known, contraction_sums, count_dense_round, hb,
+                          index_dtype, kernels)
 from .cuda.runtime.backend import backend, _gpu_name
 from .convergence import checked_contraction, linear_error_bound
 from .convergence import ROUNDING_MARGIN, rounding_floor
@@ -644,6 +646,20 @@ class _Timer:
 # ---------------------------------------------------------------------------- solve
 
 
+
+def gpus_to_use(graph, system, devices, min_arcs_per_gpu=None, settings=None):
+    """How many of ``devices`` a sharded run of ``system`` uses: no more GPUs than the graph has
+    arcs per ``min_arcs_per_gpu`` (default ``settings.min_arcs_per_gpu``; 0: every GPU named),
+    and one for families outside ``settings.shard_families`` unless ``min_arcs_per_gpu`` is given
+    (measured: sharded min/max pushes lose to one GPU, docs/benchmarks.md).  ``digraph.run``
+    runs the one-GPU engine when this is 1 and the default applies."""
+    settings = DEFAULT if settings is None else settings
+    per = settings.min_arcs_per_gpu if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
+    k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
+    if system.family not in settings.shard_families and min_arcs_per_gpu is None:
+        k = 1
+    return k
+
 def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
           min_arcs_per_gpu=None, layout=None, divide_by_sum=False, settings=None):
     """Run ``system`` on the GPUs ``devices`` (``["cuda:0", "cuda:1", ...]``) in ``mode``
@@ -664,9 +680,10 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
         ``settings.default_exchange`` for the others).
     min_arcs_per_gpu : int, optional
         Use no more GPUs than the graph has arcs per this many (default
-        ``settings.min_arcs_per_gpu``; 0 uses every GPU named).  With one GPU left the
-        single-GPU engine runs (``stats["gpus"] == 1``).  Given, families outside
-        ``settings.shard_families`` are sharded too.
+        ``settings.min_arcs_per_gpu``; 0 uses every GPU named).  With one GPU left it runs as
+        one shard; ``digraph.run`` runs the one-GPU engine instead (:func:`gpus_to_use`, the
+        simple method it could have used).  Given, families outside ``settings.shard_families``
+        are sharded too.
     layout : {"out-degree", "id", "none"}, optional
         How linear shards number their vertices (default ``settings.layout``, see
         :func:`shard_layout`).
@@ -688,18 +705,11 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
                             else settings.default_exchange)
     if exchange not in EXCHANGES:
         raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
-    per = settings.min_arcs_per_gpu if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
-    k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
-    if fam not in settings.shard_families and min_arcs_per_gpu is None:
-        k = 1  # measured: sharded min/max pushes lose to one GPU (docs/benchmarks.md)
+    k = gpus_to_use(graph, system, devices, min_arcs_per_gpu, settings)
     stats["gpus_named"] = len(devices)
     devices = list(devices)[:k]
     if divide_by_sum and fam != "linear":
         raise InvalidParameterError("divide_by_sum applies to linear systems")
-    if k == 1 and per > 0:  # the simple method it could have used
-        stats["gpus"] = 1
-        return gpu.solve(graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
-                         device=devices[0], divide_by_sum=divide_by_sum)
     if fam == "linear":
         offsets = graph.in_offsets
     elif fam == "monotone":
@@ -996,7 +1006,7 @@ def _build_layout(shards, graph, order, split):
     from ..smx.cuda_kernels import HEAVY
     n, m = graph.num_vertices, graph.num_arcs
     k = len(shards)
-    it = gpu._index_dtype(max(n, m))
+    it = index_dtype(max(n, m))
     in_off = np.asarray(graph.in_offsets, np.int64)
     in_src = np.asarray(graph.in_sources)
     outdeg = np.asarray(graph.out_degree, np.int64)
@@ -1205,7 +1215,7 @@ def linear_round(s, has, theta, stage, scan=None, settings=None):
     pull its range (the arcs from other ranges only, when split), statistics into ``scan``
     (five float64 on the shard's GPU).  The sums' grid: ``settings.pull_blocks_per_sm``
     (:class:`MultiGpuSettings`, default :data:`DEFAULT`)."""
-    K = gpu._kernels()
+    K = kernels()
     be = s.be
     tag = id(s.work)  # a tag per shard and stage: the launches find their prepared selves
     if stage == "send" and s.n_read:
@@ -1218,14 +1228,14 @@ def linear_round(s, has, theta, stage, scan=None, settings=None):
         blocks = min(blocks, per_sm * be.sms)
     if stage == "local" and s.split:
         args = (s.off, s.mid, s.src, s.coef, has, s.send, s.part)
-        be.launch(K.linear_pull_local, blocks, gpu._hb(), s.v0, s.v1, *args, tag=(tag, 1))
+        be.launch(K.linear_pull_local, blocks, hb(), s.v0, s.v1, *args, tag=(tag, 1))
         be.heavy(K.linear_pull_local_heavy, s.heavy_local, s.v0, *args, tag=(tag, 2))
     if stage == "pull":
         scan.fill(0.0)
         rest = (s.off, s.mid, s.part, s.split, s.src, s.coef, has, s.send, s.dst_scale, s.delta,
                 s.x, theta, s.out_degree, scan)
         tag = (tag, 3, id(scan))
-        be.launch(K.linear_pull, blocks, gpu._hb(), s.v0, s.v1, *rest, tag=tag)
+        be.launch(K.linear_pull, blocks, hb(), s.v0, s.v1, *rest, tag=tag)
         be.heavy(K.linear_pull_heavy, s.heavy_rest if s.split else s.heavy, s.v0, *rest,
                  tag=tag + (1,))
 
@@ -1397,7 +1407,7 @@ class _ShardedRounds:
     def _absorb(self, got):
         if got is not None:
             self.r1, self.rmax, self.sx, absorbed = got
-            gpu.count_dense_round(self.stats, self.m, absorbed)
+            count_dense_round(self.stats, self.m, absorbed)
 
     def scan(self, theta):
         return self.r1, self.rmax, self.sx, int(self.r1 != 0.0)
@@ -1433,8 +1443,8 @@ class _ShardedRounds:
 def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
             divide_by_sum=False, settings=None):
     settings = DEFAULT if settings is None else settings
-    K = gpu._kernels()
-    HB = gpu._hb()
+    K = kernels()
+    HB = hb()
     n = graph.num_vertices
     t0 = time.perf_counter()
     host = prefaulted(n) if settings.prefault and not shards[0].be.sim else None
@@ -1508,11 +1518,11 @@ def _contraction(shards, ex, sys, has, m):
     column_sums_known`)."""
     if m == 0:
         return 0.0, 0.0
-    known = gpu.column_sums_known(sys, has)
+    known = column_sums_known(sys, has)
     cols, rows, bads = [], [], []
     for s in shards:
         with s.on():
-            col, row, bad = gpu.contraction_sums(s.be, s.v0, s.v1, s.off, s.src, s.coef, has,
+            col, row, bad = contraction_sums(s.be, s.v0, s.v1, s.off, s.src, s.coef, has,
                                                  s.src_scale, s.dst_scale, not known, s.heavy)
             cols.append(col)
             rows.append(row)
@@ -1570,12 +1580,12 @@ def _certify(shards, ex, K, HB, has, bsum, bmax, n, gammas, normalize):
 
 
 def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
-    K = gpu._kernels()
+    K = kernels()
     n, m = graph.num_vertices, graph.num_arcs
     op, combine, has, value = monotone_arrays(graph, sys)
     x0, active0 = monotone_start(sys, n)
     identity = np.inf if combine == 0 else -np.inf
-    it = gpu._index_dtype(max(n, m))
+    it = index_dtype(max(n, m))
     out_off = np.asarray(graph.out_offsets, np.int64)
     heavy_all = _heavy_host(graph, "out", out_off)
     sent0 = np.where(active0, identity, x0)
@@ -1653,12 +1663,12 @@ def _monotone(shards, ex, timer, graph, sys, max_iter, stats, jacobi):
 
 
 def _hindex(shards, ex, timer, graph, und, max_iter, stats, jacobi):
-    K = gpu._kernels()
+    K = kernels()
     from ..smx.cuda_kernels import HEAVY
     off_h, nbr_h = und
     n = graph.num_vertices
     deg = np.diff(off_h)
-    it = gpu._index_dtype(max(n, nbr_h.size))
+    it = index_dtype(max(n, nbr_h.size))
     heavy_all = np.flatnonzero(deg >= HEAVY)
 
     def upload(s):

@@ -64,7 +64,8 @@ import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
-from . import driver, gpu
+from . import driver
+from .cuda.common import index_dtype
 from .cuda.runtime.backend import _gpu_name
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
@@ -98,7 +99,7 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     a0, a1 = int(in_off[v0]), int(in_off[v1])
 
     def build():
-        it = gpu._index_dtype(max(n, a1 - a0))
+        it = index_dtype(max(n, a1 - a0))
         off = in_off[v0:v1 + 1] - a0
         deg = np.diff(off)
         binned = group is None and a1 - a0 >= settings.bin_arcs
