@@ -175,20 +175,15 @@ def _layout(n, order, new_id, starts, label_new, in_off, in_src, in_arcs, out_of
                 pos += 1
     off[n] = pos
     k = 0
+    seen = np.full(starts.size, -1, np.int64)  # the last vertex that listed each cluster
     for i in range(n):
         v = order[i]
         c = label_new[i]
         xo_off[i] = k
         for e in range(out_off[v], out_off[v + 1]):
             d = label_new[new_id[out_tgt[e]]]
-            if d == c:
-                continue
-            seen = False
-            for q in range(xo_off[i], k):
-                if xo[q] == d:
-                    seen = True
-                    break
-            if not seen:
+            if d != c and seen[d] != i:
+                seen[d] = i
                 xo[k] = d
                 k += 1
     xo_off[n] = k
