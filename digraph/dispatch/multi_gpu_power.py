@@ -36,15 +36,15 @@ follow, the coefficients; each GPU then mixes its range of ``x`` in place (and i
 the copies.  On graphs of :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`
 arcs a GPU or more each shard pulls by cuSPARSE's SpMV on its own in-arcs.
 
-Kept between runs.  A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``,
+Kept between runs (:mod:`digraph.dispatch.cuda.sharded.power_work`).  A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``,
 the teleport vector and the scales, the accumulators, Anderson's rings), the lists of ``z``'s
 non-zero entries with the packed exchange's buffers (each GPU's copy of the other ranges' lists),
 and the rounds' streams, events and page-locked buffers are kept on the graph for the next run on
-the same GPUs, ranges and settings (:func:`_kept_work`), when they take at most
+the same GPUs, ranges and settings (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
 prepared for them stay valid (:meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain`).
 The teleport vector, the scales and the non-zero lists are made again only when the system's
-vectors are not those of the last run (:func:`_vector_key`: a personalised PageRank brings other
+vectors are not those of the last run (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`: a personalised PageRank brings other
 ones).  The start's ``z`` crosses as a round's does (the packed entries, queued on the copy
 streams) instead of an all-gather with a host wait on each side.
 
@@ -55,10 +55,7 @@ sharded ``bsp`` runs the linear system without the rank-one term, about 4x the r
 and the copies are host copies with the same byte counts.
 """
 
-import atexit
-import itertools
 import time
-import weakref
 
 import numpy as np
 
@@ -72,7 +69,8 @@ from . import multi_gpu
 from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
                         vertex_vectors)
 from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
-from .gpu_power import _Work
+from .cuda.sharded.power_work import (_VERSIONS, _allocate, _device_arrays, _forget_work,
+                                       _kept_work, _same_vectors, _stored_key, _vector_key)
 from .power import _gamma, stop
 from .systems import linear_factors
 
@@ -81,9 +79,9 @@ __all__ = ["solve"]
 
 def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
-    of its teleport.  The vectors are those of ``s.w`` (:func:`_kept_work`), made on first use;
+    of its teleport.  The vectors are those of ``s.w`` (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), made on first use;
     the teleport vector, the scales and the list of ``z``'s non-zero entries are made again only
-    when ``vkey`` (:func:`_vector_key`) is not the one they were made for.
+    when ``vkey`` (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`) is not the one they were made for.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than
@@ -148,157 +146,6 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
         # it is read, as one GPU keeps them (gpu_power._work)
         s.dF, s.dG, s.fprev, s.gprev = w["dF"], w["dG"], w["fprev"], w["gprev"]
     return w["tele_sum"]
-
-
-def _allocate(be, w, n, v0, v1, mem):
-    """A shard's run vectors into ``w``: ``x``, ``y``, the vertex factors and Anderson's rings of
-    its range, the full-length ``z`` (with ``z_own``, its range) and the accumulators."""
-    xp = be.xp
-    nl = v1 - v0
-    for name in ("x", "y", "tele", "src_scale", "dst_scale"):
-        w[name] = xp.empty(nl, np.float64)
-    w["z"] = xp.empty(n, np.float64)
-    w["z_own"] = w["z"][v0:v1]
-    width = 5 + 2 * mem  # the pull's and teleport's sums, Anderson's dots, Σ of a mix
-    w["accbuf"] = xp.zeros(2 * width, np.float64)
-    w["acc"] = [w["accbuf"][0:width], w["accbuf"][width:2 * width]]
-    w["no_coef"] = xp.zeros(1, np.float64)
-    if mem:
-        w["dF"] = xp.zeros((mem, nl), np.float64)
-        w["dG"] = xp.zeros((mem, nl), np.float64)
-        w["fprev"] = xp.empty(nl, np.float64)
-        w["gprev"] = xp.empty(nl, np.float64)
-
-
-def _work_bytes(n, nl, mem):
-    """An upper bound of the bytes :func:`_allocate` and the packed exchange (:func:`_pack`) take
-    for a shard of ``nl`` of the ``n`` vertices: ``z``, seven vectors of the range (five with the
-    send buffer, the non-zero list at 4 bytes), Anderson's ``2m + 2``, and the other ranges'
-    non-zero lists and receive buffers (12 bytes a vertex at most)."""
-    return 8 * n + 12 * (n - nl) + 8 * nl * (6 + (2 * mem + 2 if mem else 0)) + 4 * nl + 4096
-
-
-_VERSIONS = itertools.count(1)  # the non-zero lists made: the packed exchange's lists follow them
-
-_KEY = "multi-gpu-power-work"  # on graph._cache: {"sig": ..., "works": [a _Work per shard]}
-
-_KEPT = []
-"""Weak references to the kept per-shard work that holds CUDA streams, events and page-locked
-buffers: dropped at exit before CUDA's own teardown (as :data:`~digraph.dispatch.gpu_power.
-_KEPT_GRAPHS`)."""
-
-
-@atexit.register
-def _drop_kept_cuda():
-    for ref in _KEPT:
-        w = ref()
-        if w is not None:
-            _drop_cuda(w)
-    _KEPT.clear()
-    import gc
-    gc.collect()
-
-
-def _drop_cuda(w):
-    cu = w.pop("cuda", None)
-    if cu is not None:
-        try:
-            for lane in cu["lanes"]:
-                lane.synchronize()
-        except Exception:  # pragma: no cover - at interpreter exit
-            pass
-        cu.clear()
-
-
-def _kept_work(graph, shards, sig, settings, mem):
-    """(a :class:`~digraph.dispatch.gpu_power._Work` per shard, kept, reused): the work the last
-    run on ``graph`` kept when it ran with the same signature ``sig`` (GPUs, ranges, settings,
-    Anderson's memory), else new ones, kept on the graph for the next run when every GPU's share
-    takes at most :attr:`PowerGpuSettings.shard_keep_work_bytes` (what was kept before is dropped
-    either way)."""
-    cache = graph._cache
-    rec = cache.get(_KEY)
-    if rec is not None and rec["sig"] == sig:
-        return rec["works"], True, True
-    if rec is not None:
-        del cache[_KEY]
-        for w in rec["works"]:
-            _drop_cuda(w)
-    n = graph.num_vertices
-    per_gpu = {}
-    for s in shards:
-        key = (s.be.device_id, s.be.sim)
-        per_gpu[key] = per_gpu.get(key, 0) + _work_bytes(n, s.v1 - s.v0, mem)
-    kept = max(per_gpu.values()) <= settings.shard_keep_work_bytes
-    works = [_Work() for _ in shards]
-    if kept:
-        cache[_KEY] = {"sig": sig, "works": works}
-        _KEPT[:] = [r for r in _KEPT if r() is not None]
-        _KEPT.extend(weakref.ref(w) for w in works)
-    return works, kept, False
-
-
-def _forget_work(graph, works):
-    """Drop the kept work ``works`` from the graph (a run that failed part-way)."""
-    rec = graph._cache.get(_KEY)
-    if rec is not None and rec["works"] is works:
-        del graph._cache[_KEY]
-    for w in works:
-        _drop_cuda(w)
-
-
-def _device_arrays(obj):
-    """The device arrays among a work dict's values, in lists and dicts too (none under the
-    simulator, whose arrays need no registering)."""
-    out = []
-    if isinstance(obj, dict):
-        obj = obj.values()
-    for v in obj:
-        if isinstance(v, (list, tuple, dict)):
-            out += _device_arrays(v)
-        elif hasattr(v, "__cuda_array_interface__"):
-            out.append(v)
-    return out
-
-
-def _vector_key(system):
-    """What the teleport vector and the scales of a run are made from: each a recipe's number
-    (:attr:`~digraph.algorithms.base.LinearSystem.b_constant`, ``src_degree_scale``), None (ones)
-    or the system's array itself, compared by identity (:func:`_same_vectors`); None where an
-    entry is neither (then they are made every run).  A vector changed in place between runs is
-    not noticed (as :func:`digraph.dispatch.power._gamma` keeps its γ)."""
-    from .power import _field
-    key = []
-    for name, recipe in (("b", "b_constant"), ("src_scale", "src_degree_scale"),
-                         ("dst_scale", None)):
-        r = getattr(system, recipe, None) if recipe else None
-        if r is not None:
-            key.append(("recipe", float(r)))
-            continue
-        v = _field(system, name)
-        if v is None:
-            key.append(("ones", None))
-        elif isinstance(v, np.ndarray):
-            key.append(("array", v))
-        else:
-            return None
-    return tuple(key)
-
-
-def _stored_key(vkey):
-    """:func:`_vector_key`'s key as kept: its arrays by weak reference."""
-    if vkey is None:
-        return None
-    return tuple((kind, weakref.ref(v) if kind == "array" else v) for kind, v in vkey)
-
-
-def _same_vectors(stored, vkey):
-    if stored is None or vkey is None or len(stored) != len(vkey):
-        return False
-    for (k1, v1), (k2, v2) in zip(stored, vkey):
-        if k1 != k2 or (v1() is not v2 if k1 == "array" else v1 != v2):
-            return False
-    return True
 
 
 def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
