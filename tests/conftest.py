@@ -70,6 +70,18 @@ def gpu_count():
 
 
 @pytest.fixture(scope="module")
+def one_gpu():
+    """One GPU's backend (``"cuda"``: the card, or Numba's CUDA simulator); skips the module's
+    tests when neither is there.  ``pytestmark = pytest.mark.usefixtures("one_gpu")``."""
+    from digraph.dispatch import gpu
+    from digraph.errors import NotAvailableError
+    try:
+        return gpu.backend("cuda")
+    except NotAvailableError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
 def ngpu():
     """:func:`gpu_count`, skipping tests that need two GPUs on a machine with one."""
     k = gpu_count()

@@ -15,19 +15,10 @@ from hypothesis import strategies as st
 
 import digraph
 import digraph.generators as gen
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.preprocess.clusters import (cluster_layout, clusters_for, internal_share_sample)
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _gpu():
-    from digraph.dispatch import gpu
-    try:
-        gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 
 def _dijkstra(src, dst, w, n, s):

@@ -7,20 +7,11 @@ import pytest
 
 import digraph
 from digraph.dispatch import gpu_power
-from digraph.errors import InvalidParameterError, NotAvailableError
+from digraph.errors import InvalidParameterError
 from digraph.graph import Graph
 from digraph.result import RunStats
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _gpu():
-    from digraph.dispatch import gpu
-    try:
-        gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 
 def _graph(seed, n=24, m=100, weighted=False):

@@ -11,18 +11,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 import digraph
-from digraph.errors import NotAvailableError
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _gpu():
-    from digraph.dispatch import gpu
-    try:
-        gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 
 def _hub_graph(n=240, hubs=(5, 77, 150), fan=70, seed=0):

@@ -8,18 +8,8 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as cg
 
 import digraph
-from digraph.errors import NotAvailableError
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _gpu():
-    from digraph.dispatch import gpu
-    try:
-        gpu.backend("cuda")
-    except NotAvailableError as e:
-        pytest.skip(str(e))
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 
 def _random(n, m, seed, hubs=()):

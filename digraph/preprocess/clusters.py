@@ -69,6 +69,21 @@ class Clusters:
         return self.internal_arcs / m if m else 1.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _absorb(off, nbr, v, tag, bound, new, order, pos, end):
+    """Breadth-first growth's step: the neighbours ``w`` of ``v`` (CSR ``off``/``nbr``) with
+    ``tag[w] < bound`` join (``tag[w] = new``, appended to ``order`` while ``pos < end``); returns
+    the new ``pos``.  Clusters: tags are labels, −1 free; samples: tags are stamps, older ones
+    free."""
+    for e in range(off[v], off[v + 1]):
+        w = nbr[e]
+        if tag[w] < bound and pos < end:
+            tag[w] = new
+            order[pos] = w
+            pos += 1
+    return pos
+
+
 @njit(cache=True, nogil=True)
 def _grow(n, out_off, out_tgt, in_off, in_src, size, order, label, starts):
     """Greedy BFS growth (module docstring); fills ``order``, ``label`` (cluster of each vertex)
@@ -92,18 +107,8 @@ def _grow(n, out_off, out_tgt, in_off, in_src, size, order, label, starts):
         while head < pos and pos - start < size:
             v = order[head]
             head += 1
-            for e in range(out_off[v], out_off[v + 1]):
-                w = out_tgt[e]
-                if label[w] < 0 and pos - start < size:
-                    label[w] = c
-                    order[pos] = w
-                    pos += 1
-            for e in range(in_off[v], in_off[v + 1]):
-                w = in_src[e]
-                if label[w] < 0 and pos - start < size:
-                    label[w] = c
-                    order[pos] = w
-                    pos += 1
+            pos = _absorb(out_off, out_tgt, v, label, 0, c, order, pos, start + size)
+            pos = _absorb(in_off, in_src, v, label, 0, c, order, pos, start + size)
     starts[c + 1] = n
     return c + 1
 
@@ -237,18 +242,8 @@ def _sample(out_off, out_tgt, in_off, in_src, size, seeds, mark, queue):
         while head < pos and pos < size:
             v = queue[head]
             head += 1
-            for e in range(out_off[v], out_off[v + 1]):
-                w = out_tgt[e]
-                if mark[w] != stamp and pos < size:
-                    mark[w] = stamp
-                    queue[pos] = w
-                    pos += 1
-            for e in range(in_off[v], in_off[v + 1]):
-                w = in_src[e]
-                if mark[w] != stamp and pos < size:
-                    mark[w] = stamp
-                    queue[pos] = w
-                    pos += 1
+            pos = _absorb(out_off, out_tgt, v, mark, stamp, stamp, queue, pos, size)
+            pos = _absorb(in_off, in_src, v, mark, stamp, stamp, queue, pos, size)
         for q in range(pos):
             v = queue[q]
             for e in range(out_off[v], out_off[v + 1]):

@@ -40,6 +40,7 @@ import numpy as np
 from ....errors import InvalidParameterError
 from ....preprocess.clusters import cluster_layout, clusters_for
 from ...systems import monotone_arrays, monotone_start
+from .queued import Queues
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve"]
 
@@ -165,36 +166,25 @@ def solve(be, graph, system, *, max_iter, stats, settings=None):
     first = np.unique(np.concatenate([lay["label"][act], lay["xo"][at]])).astype(np.int32)
     if first.size == 0 or k == 0:
         return be.put(x0), True
-    q0 = np.zeros(k, np.int32)
-    q0[:first.size] = first
-    queues = [be.put(q0), be.keep(xp.zeros(k, np.int32))]
-    counts = be.put(np.array([first.size, 0, 0], np.int32))
+    Q = Queues(be, k, first, max_iter, settings.rounds_per_check)
     delta = _delta(settings, op, combine, weights)
     stats["cluster_delta"] = None if delta == np.inf else delta
     keys0 = np.full((2, k), np.inf)
     keys0[0, first] = -np.inf  # the first round runs them all
     keys = be.put(keys0)
     minkey = be.put(np.array([-np.inf, np.inf, np.inf]))
-    mark = be.keep(xp.zeros(k, np.int32))
-    hist = be.keep(xp.zeros(max_iter + settings.rounds_per_check, np.int32))
     runs = be.keep(xp.zeros(k, np.int64))
     sweeps = be.keep(xp.zeros(k, np.int64))
     block = size
     per_sm = settings.blocks_per_sm or max(1, 2048 // block)
     grid = max(1, min(k, per_sm * be.sms))
-    r = 0
-    converged = False
-    while r < max_iter:
-        for _ in range(settings.rounds_per_check):
-            be.launch(cluster_round, grid, block, r, queues[r % 2], counts, queues[(r + 1) % 2],
-                      mark, hist, keys, minkey, delta, d["starts"], d["off"], d["mid"], d["src"],
-                      val, has, op,
-                      combine, x, d["xo_off"], d["xo"], runs, sweeps, tag=("cluster", r % 2))
-            r += 1
-        if int(be.get(counts[r % 3:r % 3 + 1])[0]) == 0:
-            converged = True
-            break
-    h = be.get(hist[:r])
+
+    def launch(r, queue_in, queue_out):
+        be.launch(cluster_round, grid, block, r, queue_in, Q.counts, queue_out, Q.mark, Q.hist,
+                  keys, minkey, delta, d["starts"], d["off"], d["mid"], d["src"], val, has, op,
+                  combine, x, d["xo_off"], d["xo"], runs, sweeps, tag=("cluster", r % 2))
+    r, converged = Q.run(launch, max_iter)
+    h = Q.counted(r)
     stats["rounds"] += int(np.count_nonzero(h))
     runs_h, sweeps_h = be.get(runs), be.get(sweeps)
     stats["clusters_run"] += int(runs_h.sum())

@@ -21,6 +21,7 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 from ...systems import monotone_arrays, monotone_start
+from .queued import Queues
 
 __all__ = ["WorklistSettings", "DEFAULT", "solve"]
 
@@ -49,7 +50,7 @@ def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
     """Run the min/max ``system`` by the GPU worklist on backend ``be`` (``dg``: the graph's
     device arrays, :func:`digraph.dispatch.gpu._device_graph`); returns (state on the device,
     converged)."""
-    from ....smx.cuda_kernels import HEAVY
+    from ....smx.cuda_kernels import HB, HEAVY
     from ....smx.cuda_worklist import queue_push, queue_push_heavy
     settings = DEFAULT if settings is None else settings
     if settings.rounds_per_check < 1 or settings.blocks_per_sm < 1:
@@ -64,36 +65,24 @@ def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
     first = np.flatnonzero(active0).astype(np.int32)
     if first.size == 0 or n == 0:
         return x, True
-    q0 = np.zeros(n, np.int32)
-    q0[:first.size] = first
-    queues = [be.put(q0), be.keep(xp.zeros(n, np.int32))]
-    counts = be.put(np.array([first.size, 0, 0], np.int32))
-    mark = be.keep(xp.zeros(n, np.int32))
-    hist = be.keep(xp.zeros(max_iter + settings.rounds_per_check, np.int32))
+    Q = Queues(be, n, first, max_iter, settings.rounds_per_check)
     nheavy = int(np.count_nonzero(np.diff(graph.out_offsets) >= HEAVY))
     hq = be.keep(xp.zeros(max(nheavy, 1), np.int32))
     hcount = be.keep(xp.zeros(2, np.int32))
     work = be.keep(xp.zeros(1, np.int64))
     grid = max(1, settings.blocks_per_sm * be.sms)
     hgrid = max(1, min(nheavy, 4 * be.sms))
-    from ....smx.cuda_kernels import HB
-    r = 0
-    converged = False
-    while r < max_iter:
-        for _ in range(settings.rounds_per_check):
-            qi, qo = queues[r % 2], queues[(r + 1) % 2]
-            be.launch(queue_push, grid, be.block, r, qi, counts, qo, mark, hist, hq, hcount,
+
+    def launch(r, qi, qo):
+        be.launch(queue_push, grid, be.block, r, qi, Q.counts, qo, Q.mark, Q.hist, hq, hcount,
+                  dg["out_offsets"], dg["out_targets"], val, has, op, combine, x, work,
+                  tag=("worklist", r % 2))
+        if nheavy:
+            be.launch(queue_push_heavy, hgrid, HB, r, Q.counts, qo, Q.mark, hq, hcount,
                       dg["out_offsets"], dg["out_targets"], val, has, op, combine, x, work,
-                      tag=("worklist", r % 2))
-            if nheavy:
-                be.launch(queue_push_heavy, hgrid, HB, r, counts, qo, mark, hq, hcount,
-                          dg["out_offsets"], dg["out_targets"], val, has, op, combine, x, work,
-                          tag=("worklist-heavy", r % 2))
-            r += 1
-        if int(be.get(counts[r % 3:r % 3 + 1])[0]) == 0:
-            converged = True
-            break
-    h = be.get(hist[:r])
+                      tag=("worklist-heavy", r % 2))
+    r, converged = Q.run(launch, max_iter)
+    h = Q.counted(r)
     stats["rounds"] += int(np.count_nonzero(h))
     stats["vertex_updates"] += int(h.sum())
     stats["arc_updates"] += int(be.get(work)[0])
