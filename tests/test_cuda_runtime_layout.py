@@ -7,9 +7,13 @@
   :mod:`digraph.dispatch.multi_gpu`, ...);
 * the module-global state the backends read at call time (``BACKEND``, ``_BACKENDS``) is patched
   in :mod:`digraph.dispatch.cuda.runtime.backend`, not through the names
-  :mod:`digraph.dispatch.gpu` re-exports (replacing those would not reach the backends).
+  :mod:`digraph.dispatch.gpu` re-exports (replacing those would not reach the backends);
+* the sharded engine's parts are ``digraph/dispatch/cuda/sharded/*.py``, none over 450 lines,
+  re-exported by :mod:`digraph.dispatch.multi_gpu`, whose moved names no test or benchmark
+  replaces there.
 """
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -18,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "digraph"
 RUNTIME = PKG / "dispatch" / "cuda" / "runtime"
+SHARDED = PKG / "dispatch" / "cuda" / "sharded"
 INTERNALS = ("pre_launch_callbacks", "_prepare_args", "get_cufunc")
 ENGINES = ("gpu", "multi_gpu", "gpu_power", "multi_gpu_power", "gpu_workers")
 
@@ -106,8 +111,10 @@ def test_the_sharded_engines_use_no_private_helper_of_the_one_gpu_engine():
     ``gpu._<helper>`` or the linear helpers through ``gpu``."""
     pat = re.compile(r"\bgpu\.(_\w+|contraction_sums|column_sums_known|count_dense_round)\b")
     dispatch = ROOT / "digraph" / "dispatch"
-    for name in ("multi_gpu.py", "multi_gpu_power.py", "gpu_workers.py"):
-        text = (dispatch / name).read_text(encoding="utf-8")
+    paths = [dispatch / name for name in ("multi_gpu.py", "multi_gpu_power.py", "gpu_workers.py")]
+    for path in paths + _sources(SHARDED):
+        name = path.name
+        text = path.read_text(encoding="utf-8")
         found = pat.findall(text)
         if name == "gpu_workers.py":  # the path dispatcher's units are the path engine's
             found = [f for f in found if f != "_units"]
@@ -123,7 +130,65 @@ def test_gpu_and_multi_gpu_do_not_import_each_other():
     chooses between them (one shard on one GPU, one GPU when a sharded run would use one)."""
     dispatch = PKG / "dispatch"
     gpu_imports = _module_imports(dispatch / "gpu.py")
-    multi_imports = _module_imports(dispatch / "multi_gpu.py")
+    # the sharded engine: multi_gpu.py and its parts in cuda/sharded/
+    multi_imports = set().union(*(_module_imports(p)
+                                  for p in [dispatch / "multi_gpu.py"] + _sources(SHARDED)))
     assert "digraph.dispatch.multi_gpu" not in gpu_imports
+    assert not any(m.startswith("digraph.dispatch.cuda.sharded") for m in gpu_imports)
     assert "digraph.dispatch.gpu" not in multi_imports
     assert "digraph.dispatch.cuda.common" in gpu_imports & multi_imports
+
+
+def test_sharded_files_are_small():
+    """``cuda/sharded/`` holds the sharded engine in files of at most about 400 lines (issue 18,
+    item 5); 450 leaves room for a docstring or two."""
+    files = _sources(SHARDED)
+    assert {p.name for p in files} >= {"ranges.py", "shards.py", "exchange.py", "layout.py",
+                                       "rounds.py", "linear.py", "monotone.py"}
+    long = {p.name: n for p in files
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert not long, long
+
+
+def _sharded_names():
+    """{name: module} of what :mod:`digraph.dispatch.multi_gpu` re-exports from cuda/sharded/."""
+    from digraph.dispatch import multi_gpu
+    out = {}
+    for p in _sources(SHARDED):
+        if p.name in ("__init__.py", "power_work.py", "defaults.py"):
+            continue
+        mod = importlib.import_module(f"digraph.dispatch.cuda.sharded.{p.stem}")
+        for name, value in vars(mod).items():
+            if getattr(value, "__module__", None) == mod.__name__ or name in (
+                    "EXCHANGES", "LAYOUTS", "_WORK", "_NCCL"):
+                if hasattr(multi_gpu, name):
+                    out[name] = mod
+    return out
+
+
+def test_multi_gpu_reexports_the_sharded_parts():
+    """Every function, class and state the engine's parts define is ``multi_gpu.<name>`` too (the
+    same object: ``multi_gpu._WORK`` is the kept work the shards read)."""
+    from digraph.dispatch import multi_gpu
+    names = _sharded_names()
+    for name in ("shard_ranges", "recut_ranges", "balanced_ranges", "learn_balance", "_Shard",
+                 "make_shards", "_parallel", "_sync_all", "_WORK", "drop_work", "_Exchange",
+                 "_NCCL", "_comm_stream", "EXCHANGES", "_Timer", "shard_layout", "LAYOUTS",
+                 "_own_first", "linear_shards", "linear_round", "_Rounds", "_linear",
+                 "_gather_linear", "_contraction", "_monotone", "_hindex"):
+        assert name in names, name
+    for name, mod in names.items():
+        assert getattr(multi_gpu, name) is getattr(mod, name), name
+
+
+def test_sharded_state_is_not_replaced_through_multi_gpu():
+    """No test or benchmark replaces a name :mod:`digraph.dispatch.multi_gpu` re-exports from
+    cuda/sharded/ (the parts read their own module's names; ``multi_gpu.DEFAULT``, which stays
+    there, is read at each call)."""
+    names = "|".join(sorted(_sharded_names()))
+    pat = re.compile(rf"""\bmulti_gpu\.({names})\s*=(?!=)|"""
+                     rf"""setattr\(\s*multi_gpu\s*,\s*["']({names})["']""")
+    bad = [p.relative_to(ROOT).as_posix()
+           for d in ("tests", "benchmarks", "digraph") for p in _sources(ROOT / d)
+           if pat.search(p.read_text(encoding="utf-8"))]
+    assert not bad, bad

@@ -4,9 +4,10 @@ same sound stop, same counters.
 
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs (a vertex
 counting as :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.vertex_cost` arcs besides its own,
-:func:`~digraph.dispatch.multi_gpu.shard_ranges`); GPU ``g`` keeps the in-arcs of its range
-(offsets rebased, sources in global numbering) and its range of ``x``, ``y``, the teleport vector
-and the scales, plus a full-length replica of ``z = src_scale ∘ x``, the vector a pull reads.
+:func:`~digraph.dispatch.cuda.sharded.ranges.shard_ranges`); GPU ``g`` keeps the in-arcs of its
+range (offsets rebased, sources in global numbering) and its range of ``x``, ``y``, the teleport
+vector and the scales, plus a full-length replica of ``z = src_scale ∘ x``, the vector a pull
+reads.
 
 A round ``k`` (Page et al. 1999; Langville and Meyer 2006, §4.5), on every GPU at once:
 
@@ -68,7 +69,9 @@ from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
 from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
                         vertex_vectors)
-from .multi_gpu import _Exchange, _comm_stream, _parallel, make_shards, shard_ranges
+from .cuda.sharded.exchange import _Exchange, _comm_stream
+from .cuda.sharded.ranges import shard_ranges
+from .cuda.sharded.shards import _parallel, make_shards
 from .cuda.sharded.power_work import (_VERSIONS, _allocate, _device_arrays, _forget_work,
                                        _kept_work, _same_vectors, _stored_key, _vector_key)
 from .power import _gamma, stop

@@ -20,4 +20,9 @@ What is here so far: :mod:`.runtime.launch` (the prepared-launch fast path) and
 ``gpu.BackendSettings``, ``gpu.device_index`` and ``gpu._gpu_name`` still work; module-global
 state (:data:`~.runtime.backend.BACKEND`, the backends' cache ``_BACKENDS``) is read from
 :mod:`.runtime.backend`, so a test or benchmark that replaces it patches that module.
+
+``sharded/`` holds the parts of the sharded ``bsp`` / ``vertex-async`` engine (ranges, shards,
+exchange, timer, layout, rounds, the linear and min/max engines), whose settings and
+:func:`~digraph.dispatch.multi_gpu.solve` stay in :mod:`digraph.dispatch.multi_gpu`, which
+re-exports their names, and the sharded power iteration's kept work.
 """

@@ -1,7 +1,13 @@
 """The engines over several GPUs, being moved here (issue 18, item 5).
 
+* the sharded ``bsp`` / ``vertex-async`` engine, whose entry point, settings and device parsing
+  stay in :mod:`digraph.dispatch.multi_gpu` (which re-exports the names below):
+  :mod:`.ranges` (the vertex ranges and their learnt balance, pure numpy), :mod:`.shards` (a
+  GPU's shard, the helpers over all of them, the work kept between runs), :mod:`.exchange`
+  (peer copies and NCCL), :mod:`.timer` (per-GPU kernel time), :mod:`.layout` (a linear
+  system's renumbered layout and upload), :mod:`.rounds` (the linear round pipeline),
+  :mod:`.linear` and :mod:`.monotone` (the linear, min/max and h-index engines), and
+  :mod:`.defaults` (``multi_gpu.DEFAULT`` read at each call);
 * :mod:`.power_work` — what the sharded power iteration
   (:mod:`digraph.dispatch.multi_gpu_power`) keeps between runs.
-
-The sharded ``bsp`` / ``vertex-async`` engine is still :mod:`digraph.dispatch.multi_gpu`.
 """
