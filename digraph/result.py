@@ -90,6 +90,15 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                         "component; path modes: rounds that walked the layer)",
         "layer_arc_updates": "arcs sent per DAG layer, a list (`scc`, path modes)",
         "sweeps": "`scc`: sweeps of all components, summed (path modes count `path_sweeps`)",
+        "scc_phases": "`scc` on a GPU: phases of its schedule (each a queue-kernel launch for the "
+                      "light components, then rounds over the GPU for the heavy ones)",
+        "scc_heavy": "`scc` on a GPU: components run in rounds over the whole GPU "
+                     "(`GpuSccSettings.heavy_arcs` inside arcs or more, or too many vertices for "
+                     "a block)",
+        "heavy_rounds": "`scc` on a GPU: rounds of each phase's heavy components, a list",
+        "scc_direct": "`scc` on a GPU: small components solved exactly by elimination in one pass",
+        "scc_phase_ms": "`scc` on a GPU: host time of each phase's light and heavy part, a list "
+                        "(ms)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
                                   "bin: 64 arcs or more); `{}` in `scc`",
         "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "

@@ -237,23 +237,24 @@ def _device_paths(be, ps, unit_arcs=None):
 
 def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
           priority="pending", proxy=True, batch_arcs=None, settings=None,
-          path_settings=None, gpu_settings=None, cluster_settings=None):
+          path_settings=None, gpu_settings=None, cluster_settings=None, scc_settings=None):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``settings``: a :class:`~digraph.dispatch.bsp.BspSettings` for ``bsp``'s direction switch
     (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes;
     ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the path modes' units and
     proxies); ``cluster_settings``: a
-    :class:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings` for ``"cluster"``.
+    :class:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings` for ``"cluster"``;
+    ``scc_settings``: a :class:`~digraph.dispatch.cuda.one_gpu.scc.GpuSccSettings` for ``"scc"``.
 
     ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
     (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
     ``digraph.run`` sends ``bsp`` on large linear systems to the sharded engine as one shard
     instead (:attr:`GpuSettings.shard_arcs`); this function does not.
     """
-    if mode not in ("bsp", "vertex-async", "path", "path-nopriority", "cluster"):
+    if mode not in ("bsp", "vertex-async", "path", "path-nopriority", "cluster", "scc"):
         raise InvalidParameterError(
-            f"the GPU engine runs 'bsp', 'vertex-async', 'cluster' and the path modes, not "
+            f"the GPU engine runs 'bsp', 'vertex-async', 'scc', 'cluster' and the path modes, not "
             f"mode={mode!r}"
             + (" (mode='power' is digraph.dispatch.gpu_power)" if mode == "power" else ""))
     gpu_settings = DEFAULT if gpu_settings is None else gpu_settings
@@ -267,7 +268,11 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
             stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
         x, ok = _hindex(be, graph, mode == "bsp", max_iter, stats)
     elif fam == "linear":
-        if mode in ("path", "path-nopriority"):
+        if mode == "scc":
+            from .cuda.one_gpu import scc
+            x, ok = scc.solve(be, graph, system, tol=tol, max_iter=max_iter, stats=stats,
+                              settings=scc_settings)
+        elif mode in ("path", "path-nopriority"):
             x, ok = _path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy,
                                  path_settings, gpu_settings)
         elif streamed:

@@ -1,0 +1,65 @@
+"""Where the GPU SCC engine's time goes (issue 18 item 1): ``gpu.solve(mode="scc")`` on each graph
+with each ``--blocks`` (persistent warps per SM of the queue kernel) and ``--heavy`` threshold;
+prints the schedule (phases, heavy components and their rounds), the host time of each phase's
+light and heavy part (``scc_phase_ms``), sweeps, direct solves and arcs, medians of ``--repeat``
+warm runs.
+
+    python benchmarks/profile_gpu_scc.py --graphs cnr-2000 cit-HepPh --blocks 2 8 --heavy 16384
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_gpu import load_graph  # noqa: E402
+
+
+def main():
+    from digraph.algorithms import PageRank
+    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda.one_gpu.scc import GpuSccSettings
+    from digraph.result import RunStats
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graphs", nargs="+", default=["cnr-2000", "cit-HepPh"])
+    ap.add_argument("--blocks", nargs="+", type=int, default=[8])
+    ap.add_argument("--heavy", nargs="+", type=int, default=[16384])
+    ap.add_argument("--check", nargs="+", type=int, default=[8])
+    ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    for name in args.graphs:
+        g, _ = load_graph(name)
+        algo = PageRank()
+        system = algo.prepare(g, **algo.bind(g, {}))
+        for blocks in args.blocks:
+            for heavy in args.heavy:
+                for check in args.check:
+                    settings = GpuSccSettings(heavy_arcs=heavy, blocks_per_sm=blocks,
+                                              rounds_per_check=check)
+                    ts, st = [], None
+                    for i in range(args.repeat + 1):
+                        st = RunStats.new()
+                        t0 = time.perf_counter()
+                        gpu.solve(g, system, mode="scc", tol=args.tol, max_iter=10_000, stats=st,
+                                  scc_settings=settings)
+                        if i:
+                            ts.append(time.perf_counter() - t0)
+                    print(json.dumps(dict(
+                        graph=name, blocks=blocks, heavy=heavy, check=check,
+                        time_ms=round(statistics.median(ts) * 1e3, 2),
+                        phase_ms=st["scc_phase_ms"], phases=st["scc_phases"],
+                        heavy_comps=st["scc_heavy"], heavy_rounds=st["heavy_rounds"],
+                        sweeps=int(st["sweeps"]), direct=st["scc_direct"],
+                        arcs=int(st["arc_updates"]), ran=st["scc_ran"],
+                        bound=st["error_bound"], finished_by=st.get("finished_by"))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

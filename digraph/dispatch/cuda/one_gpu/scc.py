@@ -1,0 +1,245 @@
+"""The SCC engine on one GPU (``mode="scc"`` with a CUDA device): linear systems (PageRank,
+adsorption, a ``LinearSystem``) solved component by component of the DAG sketch, the GPU twin of
+the CPU's :mod:`digraph.dispatch.dag_push`.
+
+DiGraph's Observation 2 at vertex granularity: a strongly connected component runs once every
+component it depends on is final, pulls its inputs from them once, converges on its own and
+never runs again; an acyclic vertex is exact after one evaluation.  On the GPU
+(:mod:`digraph.smx.cuda_scc`, schedule in :mod:`digraph.paths.scc_schedule`):
+
+* the light components (all but a few on web graphs) run in one persistent kernel per phase, a
+  block per component taken from a device-side ready queue: a component starts as soon as its
+  last predecessor is done, with no launch or synchronisation per DAG level (a deep DAG costs
+  nothing per level), and each sweeps in shared memory with the CPU engine's soft priority;
+* the heavy ones (the giant component) run in rounds over the whole GPU, restricted to their
+  vertices, queued without host synchronisation (the device decides the threshold and the stop);
+* the error budget is the CPU engine's: the L1 budget of
+  :func:`~digraph.dispatch.convergence.pending_budget` shared by inside arcs, with ``Σx``
+  bounded below by the finished components' sum plus the rest's ``Σb``; the result is certified
+  on the residual recomputed from the state, and a run the budget did not carry (rounding) is
+  finished by ``bsp`` from the exact residual.
+
+Counters as on the CPU (``scc_vertices``, ``scc_ran``, ``scc_ran_once``, ``layers``,
+``layer_rounds``, ``sweeps``, ``arc_updates``: arcs pulled once plus arcs pushed), and
+``scc_phases`` / ``scc_heavy`` / ``heavy_rounds`` / ``scc_direct`` / ``scc_phase_ms`` for the
+schedule.
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....errors import InvalidParameterError
+from ....paths.condensation import condensation_for
+from ....paths.scc_schedule import scc_schedule
+from ... import driver
+from ...convergence import certified, pending_budget
+from ...systems import linear_factors
+
+__all__ = ["GpuSccSettings", "DEFAULT", "solve"]
+
+
+@dataclass(frozen=True)
+class GpuSccSettings:
+    """How the GPU SCC engine schedules its components (``solve(..., settings=)``).
+
+    Attributes
+    ----------
+    heavy_arcs : int
+        Components with at least this many arcs inside run in rounds over the whole GPU; below,
+        one block each from the queue (a component of more than
+        :data:`digraph.smx.cuda_scc.SH` vertices is heavy whatever its arcs).
+    priority_share : float
+        The soft priority of :attr:`digraph.dispatch.dag_push.DagPushSettings.priority_share`
+        (L1 route); 0 pushes every vertex above its per-arc budget.
+    rounds_per_check : int
+        Heavy rounds queued between two reads of their mass (the only synchronisation).
+    blocks_per_sm : int
+        Persistent blocks (a warp each) per multiprocessor of the queue kernel.  They must all be
+        resident at once (a block waits for components that others queue): 8 always fit (255
+        registers a thread at most, 8.4 KB of shared memory a block).
+    """
+
+    heavy_arcs: int = 16384
+    priority_share: float = 0.5
+    rounds_per_check: int = 8
+    blocks_per_sm: int = 8
+
+
+DEFAULT = GpuSccSettings()
+
+
+def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
+    """The condensation and schedule on the GPU (uploaded once per graph, device and schedule)."""
+    key = ("cuda-scc", be.device_id, be.sim, int(heavy_arcs), int(light_size))
+    d = graph._cache.get(key)
+    if d is None:
+        P = sch.num_phases
+        unit = np.repeat((2 * sch.phase + sch.heavy).astype(np.int32),
+                         np.diff(cond.comp_offsets))
+        d = {"order": be.put(cond.order, np.int64),
+             "comp_offsets": be.put(cond.comp_offsets, np.int64),
+             "comp_arcs": be.put(cond.comp_arcs, np.int64),
+             "iout_off": be.put(cond.iout_offsets, np.int64),
+             "iout_tgt": be.put(cond.iout_targets, np.int32),
+             "ein_off": be.put(cond.ein_offsets, np.int64),
+             "ein_src": be.put(cond.ein_sources, np.int32),
+             "queue0": be.put(sch.queue0 if sch.queue0.size else np.full(1, -1, np.int32)),
+             "pending0": be.put(sch.pending),
+             "eout_off": be.put(sch.eout_offsets, np.int64),
+             "eout_comp": be.put(sch.eout_comp if sch.eout_comp.size else np.zeros(1, np.int32)),
+             "heavy_pos": be.put(sch.heavy_positions if sch.heavy_positions.size
+                                 else np.zeros(1, np.int32)),
+             "unit": be.put(unit), "units": 2 * max(P, 1)}
+        graph._cache[key] = d
+    else:
+        be.keep_all(d)
+    return d
+
+
+def _coefficients(be, graph, system, cond, has_arc):
+    """(has_coef, icoef, ecoef) on the GPU: per-arc coefficients when the system has arc or
+    target factors, else placeholders (the kernels then use ``vscale``)."""
+    from ....smx import cpu_scc
+    if not (has_arc or system.dst_scale is not None):
+        z = be.keep(be.xp.zeros(1, np.float64))
+        return False, z, z
+    src, dst, has_arc, arc = linear_factors(graph, system)
+    icoef = np.empty(cond.iout_targets.size, np.float64)
+    ecoef = np.empty(cond.ein_sources.size, np.float64)
+    cpu_scc.coefficients(cond.order, cond.iout_offsets, cond.iout_targets, cond.iout_arcs,
+                         cond.ein_offsets, cond.ein_sources, cond.ein_arcs, src,
+                         arc if has_arc else src, has_arc, dst, icoef, ecoef)
+    return True, be.put(icoef if icoef.size else np.zeros(1)), be.put(ecoef if ecoef.size
+                                                                      else np.zeros(1))
+
+
+def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
+    """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
+    (the state on the device in the graph's vertex order, converged)."""
+    from ....smx import cuda_scc as K
+    from ...gpu import _Linear, _linear
+    settings = DEFAULT if settings is None else settings
+    if system.family != "linear":
+        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
+                                    "user-defined LinearSystem)")
+    if settings.heavy_arcs < 1 or settings.rounds_per_check < 1 or settings.blocks_per_sm < 1 \
+            or not settings.priority_share >= 0:
+        raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check and blocks_per_sm "
+                                    "must be >= 1, priority_share >= 0")
+    xp = be.xp
+    n = graph.num_vertices
+    cond, t_build = condensation_for(graph, "vertex")
+    sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
+    d = _device_layout(be, graph, cond, sch, settings.heavy_arcs, K.SH)
+    L = _Linear(be, graph, system)
+    gammas = L.gammas
+    linf = gammas[0] >= 1.0
+    has_coef, icoef, ecoef = _coefficients(be, graph, system, cond, L.has)
+    order = d["order"]
+    vscale = be.keep(L.src_scale[order]) if not has_coef else icoef
+    b = be.keep(L.b[order])
+    x = be.keep(xp.zeros(n, np.float64))
+    r = be.keep(xp.zeros(n, np.float64))
+    queue = be.keep(d["queue0"].copy())
+    pending = be.keep(d["pending0"].copy())
+    P = sch.num_phases
+    ctl = np.zeros(2 * max(P, 1), np.int32)
+    ctl[1::2][:P] = sch.first_count
+    ctl = be.put(ctl)
+    ctlh = be.keep(xp.zeros(6, np.float64))
+    cnt = be.keep(xp.zeros(K.COUNTERS, np.int64))
+    comp_sweeps = be.keep(xp.zeros(max(cond.num_components, 1), np.int64))
+    stats["state"] = "vertex"
+    stats["priority"] = "pending" if settings.priority_share > 0 else "none"
+    stats["time_condensation"] = t_build
+    prio = 0.0 if linf else float(settings.priority_share)
+    inside = max(int(cond.comp_arcs.sum()), 1)
+    unit_b = be.get(xp.bincount(d["unit"], weights=b, minlength=d["units"])) if n else np.zeros(2)
+    grid_q = 1 if be.sim else settings.blocks_per_sm * be.sms
+    heavy_rounds = []
+    phase_ms = []
+    done_rounds = 0
+    capped = False
+    t_last = time.perf_counter()
+    for k in range(P):
+        for heavy in (0, 1):
+            u = 2 * k + heavy
+            sum_done = float(be.get(x.sum())) if (system.normalize and u) else 0.0
+            if u:
+                t_now = time.perf_counter()
+                phase_ms.append(round((t_now - t_last) * 1e3, 3))
+                t_last = t_now
+            budget = pending_budget(tol, sum_done + float(unit_b[u:].sum()), n, gammas,
+                                    system.normalize)
+            per_arc = budget / inside
+            vmax = budget if linf else 0.0
+            if not heavy and sch.light_count[k]:
+                count = int(sch.light_count[k])
+                be.launch(K.scc_light_phase, min(grid_q, count), K.WB, queue,
+                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
+                          d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
+                          d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
+                          max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt)
+            elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
+                h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
+                pos = be.keep(d["heavy_pos"][h0:h1])
+                arcs = int(sch.heavy_arcs[k])
+                be.launch(K.scc_pull_list, be.grid(h1 - h0), be.block, pos, d["ein_off"],
+                          d["ein_src"], ecoef, has_coef, vscale, b, x, r)
+                ctlh[...] = 0.0
+                budget_g = per_arc * arcs
+                q = 0
+                while True:
+                    for _ in range(settings.rounds_per_check):
+                        be.launch(K.scc_round, be.grid_hb(h1 - h0), K.TB, q, pos, d["iout_off"],
+                                  d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh, budget_g,
+                                  arcs, vmax, linf, prio, cnt, tag=("scc-round", k))
+                        q += 1
+                    h = be.get(ctlh)
+                    if (h[3 + (q - 1) % 3] <= vmax) if linf else (h[(q - 1) % 3] <= budget_g):
+                        break
+                    if q >= max_iter:
+                        capped = True
+                        break
+                ran = int(be.get(cnt[K.ROUNDS:K.ROUNDS + 1])[0]) - done_rounds
+                done_rounds += ran
+                heavy_rounds.append(ran)
+                comps = sch.heavy_comps[sch.phase[sch.heavy_comps] == k]
+                comp_sweeps[be.put(comps.astype(np.int64))] = ran
+    be.sync()
+    phase_ms.append(round((time.perf_counter() - t_last) * 1e3, 3))
+    c = be.get(cnt)
+    sweeps = be.get(comp_sweeps)[:cond.num_components]
+    capped = capped or bool(c[K.CAPPED])
+    L_ = cond.num_levels
+    layer_rounds = (np.maximum.reduceat(sweeps, cond.level_offsets[:-1]) if L_
+                    else np.zeros(0, np.int64))
+    stats["rounds"] += int(layer_rounds.sum())
+    stats["arc_updates"] += int(c[K.PULLS] + c[K.PUSHES] + (cond.ein_offsets[sch.heavy_positions + 1]
+                                                           - cond.ein_offsets[sch.heavy_positions]).sum())
+    stats["vertex_updates"] += int(c[K.VERTEX_PUSHES])
+    stats["sweeps"] = int(sweeps.sum())
+    stats["scc_vertices"] = cond.num_components
+    stats["scc_ran"] = int(c[K.RAN]) + int(sch.heavy.sum())
+    stats["scc_ran_once"] = int(c[K.ONCE])
+    stats["layers"] = L_
+    stats["layer_rounds"] = layer_rounds.tolist()
+    stats["scc_phases"] = P
+    stats["scc_heavy"] = int(sch.heavy.sum())
+    stats["heavy_rounds"] = heavy_rounds
+    stats["scc_direct"] = int(c[K.DIRECT])
+    stats["scc_phase_ms"] = phase_ms
+    out = xp.empty(n, np.float64)
+    out[order] = x
+    bound, r1, floor = L.certify(out)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    if certified(bound, r1, floor, tol, stats):
+        return out, True
+    if capped:
+        return out, False
+    driver.hand_over(stats, "bsp", "the components left more residual than the budget "
+                     "(a lower bound of Σx, or rounding, fell short)")
+    return _linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))

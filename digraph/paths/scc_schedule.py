@@ -1,0 +1,138 @@
+"""The schedule of the SCC engine on one GPU (:mod:`digraph.dispatch.cuda.one_gpu.scc`): which
+components run in the persistent queue kernel and which over the whole GPU, and in what phases.
+
+A component is *heavy* when it has at least ``heavy_arcs`` arcs inside or more vertices than a
+block holds (``light_size``); heavy components run in rounds over the whole GPU, light ones a
+block each from a device-side ready queue (:mod:`digraph.smx.cuda_scc`).  The two alternate in
+phases ``P0, G0, P1, G1, …``: a component's *phase* is the largest number of heavy components on
+a chain of components above it (itself not counted), so a light component of phase ``k`` runs in
+``Pk`` after every heavy component it depends on (phases below ``k``, run in ``G0 … G(k−1)``),
+and a heavy one in ``Gk`` after ``Pk``.  Inside ``Pk`` a light component is queued when its last
+predecessor of ``Pk`` finishes: ``pending`` counts those arcs, ``eout_*`` lists each component's
+arcs to light components of its own phase (one entry per arc: a successor is queued when its
+count reaches 0).
+
+Built in O(n + m) on the host from the :class:`~digraph.paths.condensation.Condensation`, kept
+on it per ``(heavy_arcs, light_size)``.
+"""
+
+import numpy as np
+from numba import njit
+
+__all__ = ["SccSchedule", "scc_schedule"]
+
+
+@njit(cache=True, nogil=True)
+def _phases(comp_offsets, ein_offsets, comp_of_pos, ein_sources, heavy):
+    """Phase of each component (components in topological order)."""
+    C = comp_offsets.size - 1
+    hd = np.zeros(C, np.int64)
+    for c in range(C):
+        h = 0
+        for k in range(ein_offsets[comp_offsets[c]], ein_offsets[comp_offsets[c + 1]]):
+            s = comp_of_pos[ein_sources[k]]
+            v = hd[s] + (1 if heavy[s] else 0)
+            if v > h:
+                h = v
+        hd[c] = h
+    return hd
+
+
+@njit(cache=True, nogil=True)
+def _same_phase_arcs(comp_offsets, ein_offsets, comp_of_pos, ein_sources, heavy, hd):
+    """(pending arcs of each light component, successor CSR by source component) over the arcs
+    between light components of one phase."""
+    C = comp_offsets.size - 1
+    pending = np.zeros(C, np.int32)
+    count = np.zeros(C + 1, np.int64)
+    for c in range(C):
+        if heavy[c]:
+            continue
+        for k in range(ein_offsets[comp_offsets[c]], ein_offsets[comp_offsets[c + 1]]):
+            s = comp_of_pos[ein_sources[k]]
+            if not heavy[s] and hd[s] == hd[c]:
+                pending[c] += 1
+                count[s + 1] += 1
+    for c in range(C):
+        count[c + 1] += count[c]
+    fill = count[:-1].copy()
+    succ = np.empty(count[C], np.int32)
+    for c in range(C):
+        if heavy[c]:
+            continue
+        for k in range(ein_offsets[comp_offsets[c]], ein_offsets[comp_offsets[c + 1]]):
+            s = comp_of_pos[ein_sources[k]]
+            if not heavy[s] and hd[s] == hd[c]:
+                succ[fill[s]] = c
+                fill[s] += 1
+    return pending, count, succ
+
+
+class SccSchedule:
+    """Phases of the GPU SCC engine (module docstring).
+
+    Attributes
+    ----------
+    heavy : bool array, C
+        Components run over the whole GPU.
+    phase : int64 array, C
+        Phase of each component.
+    num_phases : int
+    light_count : int64 array, P
+        Light components of each phase (the queue's length in that phase).
+    queue0 : int32 array
+        The phases' queues one after another (``queue_offsets``), each starting with the light
+        components that have no predecessor in their phase, then -1.
+    queue_offsets, first_count : int64 arrays, P+1 and P
+        Where each phase's queue starts; how many are queued before its launch.
+    pending : int32 array, C
+        Arcs from light components of the same phase into each light component.
+    eout_offsets, eout_comp : int64 array C+1, int32 array
+        Each component's arcs to light components of its phase, by target component.
+    heavy_offsets, heavy_positions : int64 array P+1, int32 array
+        Positions of the heavy components of each phase, one after another.
+    heavy_arcs : int64 array, P
+        Arcs inside the heavy components of each phase.
+    """
+
+    def __init__(self, cond, heavy_arcs, light_size):
+        sizes = np.diff(cond.comp_offsets)
+        C = cond.num_components
+        comp_of_pos = np.repeat(np.arange(C, dtype=np.int32), sizes)
+        heavy = (cond.comp_arcs >= heavy_arcs) | (sizes > light_size)
+        hd = _phases(cond.comp_offsets, cond.ein_offsets, comp_of_pos, cond.ein_sources, heavy)
+        P = int(hd.max()) + 1 if C else 0
+        self.heavy, self.phase, self.num_phases = heavy, hd, P
+        self.pending, self.eout_offsets, self.eout_comp = _same_phase_arcs(
+            cond.comp_offsets, cond.ein_offsets, comp_of_pos, cond.ein_sources, heavy, hd)
+        light = ~heavy
+        self.light_count = np.bincount(hd[light], minlength=P).astype(np.int64)
+        self.queue_offsets = np.zeros(P + 1, np.int64)
+        np.cumsum(self.light_count, out=self.queue_offsets[1:])
+        ready = np.flatnonzero(light & (self.pending == 0))
+        ready = ready[np.argsort(hd[ready], kind="stable")]
+        self.first_count = np.bincount(hd[ready], minlength=P).astype(np.int64)
+        self.queue0 = np.full(int(self.queue_offsets[-1]), -1, np.int32)
+        starts = np.repeat(self.queue_offsets[:-1], self.first_count)
+        within = np.arange(ready.size) - np.repeat(np.cumsum(self.first_count) - self.first_count,
+                                                   self.first_count)
+        self.queue0[starts + within] = ready
+        hc = np.flatnonzero(heavy)
+        hc = hc[np.argsort(hd[hc], kind="stable")]
+        lens = sizes[hc]
+        self.heavy_positions = (np.repeat(cond.comp_offsets[hc] - np.cumsum(lens) + lens, lens)
+                                + np.arange(int(lens.sum()))).astype(np.int32)
+        per = np.bincount(hd[hc], weights=lens, minlength=P).astype(np.int64)
+        self.heavy_offsets = np.zeros(P + 1, np.int64)
+        np.cumsum(per, out=self.heavy_offsets[1:])
+        self.heavy_comps = hc
+        self.heavy_arcs = np.bincount(hd[hc], weights=cond.comp_arcs[hc], minlength=P).astype(np.int64)
+
+
+def scc_schedule(cond, heavy_arcs, light_size):
+    """The :class:`SccSchedule` of ``cond``, kept on it per ``(heavy_arcs, light_size)``."""
+    kept = cond.__dict__.setdefault("_gpu_schedules", {})
+    key = (int(heavy_arcs), int(light_size))
+    if key not in kept:
+        kept[key] = SccSchedule(cond, heavy_arcs, light_size)
+    return kept[key]

@@ -1,0 +1,352 @@
+"""CUDA kernels of the SCC engine on one GPU (``mode="scc"``, :mod:`digraph.dispatch.cuda.one_gpu.scc`):
+a linear system ``x = b + A x`` solved component by component of the vertex condensation
+(:mod:`digraph.paths.condensation`), in position space, the GPU twin of :mod:`digraph.smx.cpu_scc`.
+
+Two kinds of work, by the component's size (:mod:`digraph.paths.scc_schedule`):
+
+* **Light components** (few arcs, at most :data:`SH` vertices) run in :func:`scc_light_phase`, a
+  persistent kernel with a device-side ready queue: a block takes the next queued component,
+  *pulls* its in-arcs from other components (final by then: ``r_v = b_v + Σ c·x_u``), and, when
+  the component has arcs inside, *sweeps* it in shared memory until its pending mass is within
+  its budget (a vertex pushes when ``|r_v| > deg_v · max(prio · mass / arcs, per_arc)``, the soft
+  priority of the CPU engine; shared-memory atomics, so no update is lost).  It then writes ``x``,
+  and each successor component of the same phase whose last predecessor this was is queued.  A
+  component whose predecessors are done starts at once, whatever its level: no launch and no
+  synchronisation per DAG level, and a slow component holds up only what depends on it.
+* **Heavy components** (the giant component of a web graph) run in rounds over the whole GPU:
+  :func:`scc_pull_list` once, then :func:`scc_round` round after round, the threshold and the stop
+  decided on the device from the previous round's mass (``ctl``), so rounds are queued without a
+  host synchronisation.
+
+Deadlock freedom of the queue: a block claims queue slots in order (``ctl[0]``) and waits for its
+slot to be filled; a slot is filled when a component's last same-phase predecessor finishes.  If
+every block waited, every earlier slot's component would be finished, and the phase's components
+form a closed set (their other predecessors finished in earlier phases), so one of the waited-for
+components would already be queued: a contradiction.  The grid must be resident at once (the
+engine launches at most that many blocks; one under the simulator, which runs blocks one after
+another).
+
+Coherence: values written by another block are read with atomics (``x`` in the pull, the queue
+slots), and a block publishes a successor only after ``threadfence``.
+
+Counters (``cnt``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`, :data:`SWEEPS`,
+:data:`ONCE` (components done without a sweep), :data:`CAPPED` (stopped by ``max_sweeps``),
+:data:`RAN`, :data:`ROUNDS` (heavy rounds that ran).
+"""
+
+import math
+
+from numba import cuda, float64, int32
+
+from .cuda_kernels import _SIM, HB, _block_sum
+
+__all__ = ["SH", "WB", "DK", "TB", "COUNTERS", "scc_light_phase", "scc_pull_list", "scc_round"]
+
+SH = 16 if _SIM else 512
+"""The most vertices of a light component (its residuals and values live in shared memory)."""
+WB = 8 if _SIM else 32
+"""Threads per block of the queue kernel: one warp per component (under the simulator 8, each
+thread a Python thread)."""
+DK = WB
+"""Light components of at most this many vertices are solved exactly, by Gaussian elimination
+on ``I − A`` restricted to them (diagonally dominant by columns on the L1 route, by rows on the
+L∞ route: no pivoting needed), in one pass instead of ~100 sweeps at a rate near α."""
+_BUF = max(2 * SH, DK * DK + DK)
+_WBUF = 2 * WB  # shared sizes must be plain constants
+TB = HB
+"""Threads per block of the heavy rounds (a power of two: tree reductions)."""
+
+PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT = range(9)
+COUNTERS = 9
+
+
+@cuda.jit(device=True, inline=True)
+def _block_max(buf, val):
+    """Largest ``val`` over the block's threads (every thread gets it; ``HB`` threads)."""
+    tid = cuda.threadIdx.x
+    buf[tid] = val
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] = max(buf[tid], buf[tid + step])
+        cuda.syncthreads()
+        step //= 2
+    out = buf[0]
+    cuda.syncthreads()
+    return out
+
+
+if _SIM:  # no warp shuffles in the simulator: a shared-memory tree over the block
+    @cuda.jit(device=True, inline=True)
+    def _warp_sum_max(wbuf, s, t):
+        tid = cuda.threadIdx.x
+        wbuf[tid] = s
+        wbuf[WB + tid] = t
+        cuda.syncthreads()
+        off = WB // 2
+        while off > 0:
+            if tid < off:
+                wbuf[tid] += wbuf[tid + off]
+                wbuf[WB + tid] = max(wbuf[WB + tid], wbuf[WB + tid + off])
+            cuda.syncthreads()
+            off //= 2
+        a = wbuf[0]
+        b = wbuf[WB]
+        cuda.syncthreads()
+        return a, b
+
+    @cuda.jit(device=True, inline=True)
+    def _wsync():
+        cuda.syncthreads()
+else:
+    @cuda.jit(device=True, inline=True)
+    def _warp_sum_max(wbuf, s, t):
+        off = WB // 2
+        while off > 0:
+            s += cuda.shfl_xor_sync(0xFFFFFFFF, s, off)
+            t = max(t, cuda.shfl_xor_sync(0xFFFFFFFF, t, off))
+            off //= 2
+        return s, t
+
+    @cuda.jit(device=True, inline=True)
+    def _wsync():
+        cuda.syncwarp()
+
+
+@cuda.jit(device=True, inline=True)
+def _coef(k, coef, has_coef, vscale, s):
+    return coef[k] if has_coef else vscale[s]
+
+
+@cuda.jit(device=True, inline=True)
+def _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
+    """Solve ``(I − A) x = r`` on the ``k ≤ DK`` vertices from position ``a`` (``r`` in
+    ``sh[DK·DK:]``, ``x`` left there): the matrix in ``sh[i·DK + j]``, Gaussian elimination
+    without pivoting, a lane per row."""
+    lane = cuda.threadIdx.x
+    R = DK * DK
+    for q in range(lane, DK * DK, WB):
+        sh[q] = 0.0
+    _wsync()
+    if lane < k:
+        sh[lane * DK + lane] = 1.0
+        for e in range(iout_off[a + lane], iout_off[a + lane + 1]):
+            t = iout_tgt[e] - a
+            sh[t * DK + lane] -= _coef(e, icoef, has_coef, vscale, a + lane)
+    _wsync()
+    for p in range(k):
+        if lane > p and lane < k:
+            f = sh[lane * DK + p] / sh[p * DK + p]
+            if f != 0.0:
+                for c in range(p + 1, k):
+                    sh[lane * DK + c] -= f * sh[p * DK + c]
+                sh[R + lane] -= f * sh[R + p]
+        _wsync()
+    for p in range(k - 1, -1, -1):
+        if lane == 0:
+            sh[R + p] = sh[R + p] / sh[p * DK + p]
+        _wsync()
+        if lane < p:
+            sh[R + lane] -= sh[lane * DK + p] * sh[R + p]
+        _wsync()
+
+
+@cuda.jit(cache=True)
+def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off, ein_src, ecoef,
+                    iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
+                    max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt):
+    """The light components of one phase (module docstring), a warp (block of ``WB`` threads)
+    each: ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before
+    the launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill."""
+    sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], values sh[SH:2SH]; or _direct's
+    wbuf = cuda.shared.array(_WBUF, float64)
+    item = cuda.shared.array(1, int32)
+    lane = cuda.threadIdx.x
+    pushes = 0
+    vpushes = 0
+    pulls = 0
+    sweeps_all = 0
+    once = 0
+    capped = 0
+    ran = 0
+    direct = 0
+    R = DK * DK
+    while True:
+        if lane == 0:
+            slot = cuda.atomic.add(ctl, c0, int32(1))
+            c = -1
+            if slot < count:
+                c = cuda.atomic.max(queue, q0 + slot, int32(-1))  # an atomic read
+                while c < 0:
+                    c = cuda.atomic.max(queue, q0 + slot, int32(-1))
+            item[0] = c
+        _wsync()
+        c = item[0]
+        _wsync()
+        if c < 0:
+            break
+        a = comp_offsets[c]
+        z = comp_offsets[c + 1]
+        k = z - a
+        arcs = comp_arcs[c]
+        small = k <= DK and arcs > 0
+        base = R if small else 0  # where the pulled residuals go
+        if lane == 0:
+            ran += 1
+            pulls += ein_off[z] - ein_off[a]
+        if k == 1:  # one vertex: its in-arcs over the warp
+            s = 0.0
+            for q in range(ein_off[a] + lane, ein_off[a + 1], WB):
+                u = ein_src[q]
+                s += _coef(q, ecoef, has_coef, vscale, u) * cuda.atomic.add(x, u, 0.0)
+            s, _t = _warp_sum_max(wbuf, s, 0.0)
+            if lane == 0:
+                sh[base] = b[a] + s
+                sh[SH] = 0.0
+        else:
+            for j in range(lane, k, WB):
+                s = b[a + j]
+                for q in range(ein_off[a + j], ein_off[a + j + 1]):
+                    u = ein_src[q]
+                    s += _coef(q, ecoef, has_coef, vscale, u) * cuda.atomic.add(x, u, 0.0)
+                sh[base + j] = s
+                if not small:
+                    sh[SH + j] = 0.0
+        _wsync()
+        sweeps = 0
+        if arcs == 0:  # acyclic: exact from final inputs
+            if lane == 0:
+                x[a] = sh[0]
+                vpushes += 1
+                once += 1
+        elif small:  # exact by elimination
+            _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale)
+            for j in range(lane, k, WB):
+                x[a + j] = sh[R + j]
+            if lane == 0:
+                pushes += arcs
+                vpushes += k
+                once += 1
+                direct += 1
+        else:
+            budget = per_arc * arcs
+            while True:
+                mass = 0.0
+                top = 0.0
+                for j in range(lane, k, WB):
+                    v = abs(sh[j])
+                    mass += v
+                    top = max(top, v)
+                mass, top = _warp_sum_max(wbuf, mass, top)
+                if (top <= vmax) if linf else (mass <= budget):
+                    break
+                if sweeps >= max_sweeps:
+                    if lane == 0:
+                        capped += 1
+                    break
+                sweeps += 1
+                theta = 0.0 if linf else max(prio * mass / arcs, per_arc)
+                for j in range(lane, k, WB):
+                    d = sh[j]
+                    lo = iout_off[a + j]
+                    hi = iout_off[a + j + 1]
+                    ad = abs(d)
+                    if ad > theta * (hi - lo) and ad > vmax:
+                        sh[SH + j] += d
+                        cuda.atomic.add(sh, j, -d)
+                        for e in range(lo, hi):
+                            t = iout_tgt[e]
+                            cuda.atomic.add(sh, t - a, _coef(e, icoef, has_coef, vscale, a + j) * d)
+                        pushes += hi - lo
+                        vpushes += 1
+                _wsync()
+            for j in range(lane, k, WB):
+                x[a + j] = sh[SH + j]
+            if lane == 0 and sweeps == 0:
+                once += 1
+        if lane == 0:
+            comp_sweeps[c] = sweeps
+            sweeps_all += sweeps
+        cuda.threadfence()
+        _wsync()
+        for q in range(eout_off[c] + lane, eout_off[c + 1], WB):
+            t = eout_comp[q]
+            if cuda.atomic.sub(pending, t, int32(1)) == 1:
+                cuda.atomic.exch(queue, q0 + cuda.atomic.add(ctl, c0 + 1, int32(1)), t)
+        _wsync()
+    cuda.atomic.add(cnt, PUSHES, pushes)
+    cuda.atomic.add(cnt, VERTEX_PUSHES, vpushes)
+    if lane == 0:
+        cuda.atomic.add(cnt, PULLS, pulls)
+        cuda.atomic.add(cnt, SWEEPS, sweeps_all)
+        cuda.atomic.add(cnt, ONCE, once)
+        cuda.atomic.add(cnt, CAPPED, capped)
+        cuda.atomic.add(cnt, RAN, ran)
+        cuda.atomic.add(cnt, DIRECT, direct)
+
+
+@cuda.jit(cache=True)
+def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
+    """``r_j = b_j + Σ c·x_u`` over the in-arcs from other components of the positions ``pos``
+    (a heavy group's start: its inputs are final)."""
+    i = cuda.grid(1)
+    if i < pos.size:
+        j = pos[i]
+        s = b[j]
+        for k in range(ein_off[j], ein_off[j + 1]):
+            u = ein_src[k]
+            s += _coef(k, ecoef, has_coef, vscale, u) * x[u]
+        r[j] = s
+
+
+@cuda.jit(cache=True)
+def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, budget, arcs, vmax,
+              linf, prio, cnt):
+    """Round ``k`` of a heavy group (positions ``pos``, ``arcs`` arcs inside, stop at ``budget``).
+
+    ``ctl[0:3]`` hold each round's mass (Σ|r| as its threads read it, before they push: an upper
+    bound of the mass it leaves, for ``A`` with column sums below 1) by ``k % 3``, ``ctl[3:6]``
+    its largest residual; round ``k`` reads round ``k − 1``'s, adds its own and zeroes round
+    ``k + 1``'s slots.  It does nothing once round ``k − 1`` found the group within its budget, so
+    rounds can be queued past the end."""
+    buf = cuda.shared.array(HB, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if k > 0:
+        mass = ctl[(k + 2) % 3]
+        top = ctl[3 + (k + 2) % 3]
+        if (top <= vmax) if linf else (mass <= budget):
+            return
+    else:
+        mass = math.inf
+    if i == 0:
+        ctl[(k + 1) % 3] = 0.0
+        ctl[3 + (k + 1) % 3] = 0.0
+        cuda.atomic.add(cnt, ROUNDS, 1)
+    theta = 0.0 if (linf or k == 0) else max(prio * mass / arcs, budget / arcs)
+    got = 0.0
+    sent = 0
+    vs = 0
+    if i < pos.size:
+        j = pos[i]
+        d = r[j]
+        got = abs(d)
+        lo = iout_off[j]
+        hi = iout_off[j + 1]
+        if got > theta * (hi - lo) and got > vmax:
+            x[j] += d
+            cuda.atomic.add(r, j, -d)
+            for e in range(lo, hi):
+                cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+            sent = hi - lo
+            vs = 1
+    top = _block_max(buf, got)
+    total = _block_sum(buf, got)
+    arcs_sent = _block_sum(buf, float64(sent))
+    pushed = _block_sum(buf, float64(vs))
+    if tid == 0:
+        cuda.atomic.add(ctl, k % 3, total)
+        cuda.atomic.max(ctl, 3 + k % 3, top)
+        cuda.atomic.add(cnt, PUSHES, int(arcs_sent))
+        cuda.atomic.add(cnt, VERTEX_PUSHES, int(pushed))

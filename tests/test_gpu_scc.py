@@ -1,0 +1,174 @@
+"""The SCC engine on one GPU (``mode="scc"`` with ``device="cuda"``) and its schedule: answers
+within the certified bound of an exact solve, light and heavy components both reached, the
+schedule's phases and queue counts, the refusals.
+
+Under Numba's CUDA simulator a light component holds at most 16 vertices
+(:data:`digraph.smx.cuda_scc.SH`), so small graphs of short cycles reach the queue kernel and a
+component of more vertices the heavy rounds; ``pytest -m gpu`` on a GPU runs the same tests.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spl
+
+import digraph
+from digraph.errors import InvalidParameterError
+from digraph.paths.condensation import Condensation
+from digraph.paths.scc_schedule import SccSchedule
+
+
+def _cycles_dag(k, size, seed=0, big=0, extra=2):
+    """``k`` cycles of 2…``size`` vertices chained by random forward arcs (a DAG of cycles),
+    plus one strongly connected block of ``big`` vertices at the front when ``big``."""
+    rng = np.random.default_rng(seed)
+    src, dst = [], []
+    starts = []
+    v = 0
+    if big:
+        p = rng.permutation(big)
+        src += p.tolist()
+        dst += np.roll(p, 1).tolist()  # a cycle through all of them
+        for _ in range(2 * big):
+            a, b = rng.integers(0, big, 2)
+            src.append(int(a))
+            dst.append(int(b))
+        starts.append((0, big))
+        v = big
+    for _ in range(k):
+        s = int(rng.integers(1, size + 1))
+        members = list(range(v, v + s))
+        if s > 1:
+            src += members
+            dst += members[1:] + members[:1]
+        starts.append((v, v + s))
+        v += s
+    n = v
+    for i, (a, b) in enumerate(starts[1:], 1):  # arcs from earlier groups only: a DAG of groups
+        for _ in range(extra):
+            j = int(rng.integers(0, i))
+            src.append(int(rng.integers(*starts[j])))
+            dst.append(int(rng.integers(a, b)))
+    return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=n)
+
+
+def _pagerank_exact(g, alpha=0.85):
+    n = g.num_vertices
+    src, dst = g.arc_sources, g.out_targets
+    deg = np.bincount(src, minlength=n).astype(float)
+    A = sp.csr_matrix((alpha / deg[src], (dst, src)), shape=(n, n))
+    x = spl.spsolve(sp.identity(n, format="csc") - A.tocsc(), np.full(n, (1 - alpha) / n))
+    return x / x.sum()
+
+
+# ---------------------------------------------------------------------------- schedule (CPU)
+
+
+@pytest.mark.parametrize("heavy_arcs,light_size", [(1, 16), (6, 16), (10**9, 4), (10**9, 10**9)])
+def test_schedule_orders_every_arc_and_queues_each_light_component_once(heavy_arcs, light_size):
+    g = _cycles_dag(60, 7, seed=1, big=30)
+    cond = Condensation(g)
+    s = SccSchedule(cond, heavy_arcs, light_size)
+    C = cond.num_components
+    sizes = np.diff(cond.comp_offsets)
+    assert np.array_equal(s.heavy, (cond.comp_arcs >= heavy_arcs) | (sizes > light_size))
+    comp = np.repeat(np.arange(C), sizes)
+    tgt = np.repeat(comp, np.diff(cond.ein_offsets))
+    srcc = comp[cond.ein_sources]
+    # a component runs after what it depends on: a heavy source in an earlier phase, a light
+    # source in an earlier phase or (for a light target) in the same phase, counted as pending
+    assert (s.phase[tgt] >= s.phase[srcc] + s.heavy[srcc]).all()
+    same = ~s.heavy[tgt] & ~s.heavy[srcc] & (s.phase[tgt] == s.phase[srcc])
+    assert np.array_equal(s.pending, np.bincount(tgt[same], minlength=C).astype(np.int32))
+    assert sorted(s.eout_comp.tolist()) == sorted(tgt[same].tolist())
+    assert np.array_equal(np.diff(s.eout_offsets), np.bincount(srcc[same], minlength=C))
+    light = ~s.heavy
+    assert s.light_count.sum() == light.sum()
+    for k in range(s.num_phases):
+        q = s.queue0[s.queue_offsets[k]:s.queue_offsets[k + 1]]
+        first = q[:s.first_count[k]]
+        assert (q[s.first_count[k]:] == -1).all()
+        assert sorted(first.tolist()) == np.flatnonzero(light & (s.pending == 0)
+                                                        & (s.phase == k)).tolist()
+        hp = s.heavy_positions[s.heavy_offsets[k]:s.heavy_offsets[k + 1]]
+        assert sorted(hp.tolist()) == np.flatnonzero(s.heavy[comp] & (s.phase[comp] == k)).tolist()
+        assert s.heavy_arcs[k] == cond.comp_arcs[s.heavy & (s.phase == k)].sum()
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
+def _solve(g, tol, **settings):
+    from digraph.algorithms import get
+    from digraph.dispatch import gpu
+    from digraph.dispatch.cuda.one_gpu.scc import GpuSccSettings
+    from digraph.result import RunStats
+    algo = get("pagerank")
+    system = algo.prepare(g, **algo.bind(g, {}))
+    stats = RunStats.new()
+    x, ok = gpu.solve(g, system, mode="scc", tol=tol, max_iter=10_000, stats=stats,
+                      scc_settings=GpuSccSettings(**settings))
+    return x / x.sum(), ok, stats
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+@pytest.mark.parametrize("heavy_arcs,tol", [(1, 1e-6), (10**9, 1e-10)])
+def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol):
+    g = _cycles_dag(24, 14, seed=2, big=18)
+    exact = _pagerank_exact(g)
+    x, ok, s = _solve(g, tol, heavy_arcs=heavy_arcs)
+    assert ok and (s["error_bound"] <= tol or s.get("floor_limited"))
+    assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
+    cond = Condensation(g)
+    assert s["scc_vertices"] == cond.num_components and s["layers"] == cond.num_levels
+    assert s["scc_ran"] == cond.num_components
+    if heavy_arcs == 1:  # every cyclic component in rounds over the GPU
+        assert s["scc_heavy"] == int((cond.comp_arcs >= 1).sum()) and len(s["heavy_rounds"]) >= 1
+    else:  # only components of more vertices than a block holds
+        from digraph.smx.cuda_scc import DK, SH
+        sizes = np.diff(cond.comp_offsets)
+        assert s["scc_heavy"] == int((sizes > SH).sum())
+        # the small cycles solved directly, the larger light ones swept
+        assert s["scc_direct"] == int(((sizes <= DK) & (cond.comp_arcs > 0)).sum()) > 0
+        if ((sizes > DK) & (sizes <= SH)).any():
+            assert s["sweeps"] > 0
+    assert s["scc_phases"] >= 1
+    # every arc between components pulled once, every arc inside pushed at least once
+    assert s["arc_updates"] >= g.num_arcs
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_pagerank_through_run_names_the_engine():
+    g = _cycles_dag(30, 5, seed=4)
+    res = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
+    assert res.stats["engine"] == "gpu-scc" and res.stats["mode"] == "scc"
+    assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"]
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_weighted_personalised_pagerank_and_adsorption_equal_the_cpu():
+    g0 = _cycles_dag(16, 5, seed=3, big=20)
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.5, 2.0, g0.num_arcs)
+    g = digraph.Graph.from_arrays(g0.arc_sources, g0.out_targets, w, num_vertices=g0.num_vertices)
+    pers = {0: 1.0, 25: 2.0, 40: 0.5}
+    for algo, kw in (("pagerank", {"personalization": pers}),
+                     ("adsorption", {"seeds": [0, 5, 30], "beta": 0.8})):
+        cpu = digraph.run(g, algo, mode="bsp", tol=1e-12, **kw)
+        gpu = digraph.run(g, algo, mode="scc", device="cuda", tol=1e-9, **kw)
+        assert gpu.stats["engine"] == "gpu-scc" and gpu.stats["converged"]
+        err = np.abs(gpu.values - cpu.values)
+        assert (err.sum() if algo == "pagerank" else err.max()) <= gpu.stats["error_bound"] + 1e-11
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_scc_on_the_gpu_refuses_other_families_and_several_gpus():
+    g = _cycles_dag(10, 4)
+    with pytest.raises(InvalidParameterError, match="linear"):
+        digraph.run(g, "sssp", source=0, mode="scc", device="cuda")
+    with pytest.raises(InvalidParameterError, match="one GPU"):
+        digraph.run(g, "pagerank", mode="scc", device="cuda:0,1")
