@@ -32,6 +32,8 @@ def main():
     ap.add_argument("--heavy", nargs="+", type=int, default=[16384])
     ap.add_argument("--check", nargs="+", type=int, default=[8])
     ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--max-iter", nargs="+", type=int, default=[10_000],
+                    help="sweeps a component may take (a cap shows what the sweeps cost)")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     for name in args.graphs:
@@ -40,25 +42,26 @@ def main():
         system = algo.prepare(g, **algo.bind(g, {}))
         for blocks in args.blocks:
             for heavy in args.heavy:
-                for check in args.check:
+                for check, cap in ((c, m) for c in args.check for m in args.max_iter):
                     settings = GpuSccSettings(heavy_arcs=heavy, blocks_per_sm=blocks,
                                               rounds_per_check=check)
                     ts, st = [], None
                     for i in range(args.repeat + 1):
                         st = RunStats.new()
                         t0 = time.perf_counter()
-                        gpu.solve(g, system, mode="scc", tol=args.tol, max_iter=10_000, stats=st,
+                        gpu.solve(g, system, mode="scc", tol=args.tol, max_iter=cap, stats=st,
                                   scc_settings=settings)
                         if i:
                             ts.append(time.perf_counter() - t0)
                     print(json.dumps(dict(
-                        graph=name, blocks=blocks, heavy=heavy, check=check,
+                        graph=name, blocks=blocks, heavy=heavy, check=check, max_iter=cap,
                         time_ms=round(statistics.median(ts) * 1e3, 2),
                         phase_ms=st["scc_phase_ms"], phases=st["scc_phases"],
                         heavy_comps=st["scc_heavy"], heavy_rounds=st["heavy_rounds"],
                         sweeps=int(st["sweeps"]), direct=st["scc_direct"],
                         arcs=int(st["arc_updates"]), ran=st["scc_ran"],
-                        bound=st["error_bound"], finished_by=st.get("finished_by"))), flush=True)
+                        bound=st["error_bound"], finished_by=st.get("finished_by"),
+                        layer_rounds=st["layer_rounds"])), flush=True)
 
 
 if __name__ == "__main__":

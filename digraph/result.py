@@ -97,8 +97,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                      "a block)",
         "heavy_rounds": "`scc` on a GPU: rounds of each phase's heavy components, a list",
         "scc_direct": "`scc` on a GPU: small components solved exactly by elimination in one pass",
-        "scc_phase_ms": "`scc` on a GPU: host time of each phase's light and heavy part, a list "
-                        "(ms)",
+        "scc_phase_ms": "`scc` on a GPU: host time of the set-up, of each phase's light and heavy "
+                        "part, and of the counters and certificate, a list (ms)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
                                   "bin: 64 arcs or more); `{}` in `scc`",
         "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "

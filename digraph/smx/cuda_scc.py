@@ -40,19 +40,23 @@ from numba import cuda, float64, int32
 
 from .cuda_kernels import _SIM, HB, _block_sum
 
-__all__ = ["SH", "WB", "DK", "TB", "COUNTERS", "scc_light_phase", "scc_pull_list", "scc_round"]
+__all__ = ["SH", "QB", "DK", "G", "TB", "COUNTERS", "scc_light_phase", "scc_pull_list", "scc_round"]
 
-SH = 16 if _SIM else 512
+SH = 16 if _SIM else 2048
 """The most vertices of a light component (its residuals and values live in shared memory)."""
-WB = 8 if _SIM else 32
-"""Threads per block of the queue kernel: one warp per component (under the simulator 8, each
+QB = 8 if _SIM else 256
+"""Threads per block of the queue kernel (a block per component; under the simulator 8, each
 thread a Python thread)."""
-DK = WB
+DK = 8 if _SIM else 32
 """Light components of at most this many vertices are solved exactly, by Gaussian elimination
 on ``I − A`` restricted to them (diagonally dominant by columns on the L1 route, by rows on the
-L∞ route: no pivoting needed), in one pass instead of ~100 sweeps at a rate near α."""
+L∞ route: no pivoting needed), by the block's first warp in one pass instead of ~100 sweeps at a
+rate near α."""
+G = 2 if _SIM else 8
+"""Threads per vertex of the heavy rounds (they share its out-arcs)."""
 _BUF = max(2 * SH, DK * DK + DK)
-_WBUF = 2 * WB  # shared sizes must be plain constants
+_NW = max(QB // 32, 1)
+_RBUF = 2 * QB  # shared sizes must be plain constants
 TB = HB
 """Threads per block of the heavy rounds (a power of two: tree reductions)."""
 
@@ -77,41 +81,71 @@ def _block_max(buf, val):
     return out
 
 
-if _SIM:  # no warp shuffles in the simulator: a shared-memory tree over the block
+if _SIM:  # no warp shuffles in the simulator: shared-memory trees
     @cuda.jit(device=True, inline=True)
-    def _warp_sum_max(wbuf, s, t):
+    def _sum_max(rbuf, s, t):
+        """(Σ s, max t) over the queue kernel's block (every thread gets them)."""
         tid = cuda.threadIdx.x
-        wbuf[tid] = s
-        wbuf[WB + tid] = t
+        rbuf[tid] = s
+        rbuf[QB + tid] = t
         cuda.syncthreads()
-        off = WB // 2
+        off = QB // 2
         while off > 0:
             if tid < off:
-                wbuf[tid] += wbuf[tid + off]
-                wbuf[WB + tid] = max(wbuf[WB + tid], wbuf[WB + tid + off])
+                rbuf[tid] += rbuf[tid + off]
+                rbuf[QB + tid] = max(rbuf[QB + tid], rbuf[QB + tid + off])
             cuda.syncthreads()
             off //= 2
-        a = wbuf[0]
-        b = wbuf[WB]
+        a = rbuf[0]
+        b = rbuf[QB]
         cuda.syncthreads()
         return a, b
 
     @cuda.jit(device=True, inline=True)
     def _wsync():
         cuda.syncthreads()
+
+    @cuda.jit(device=True, inline=True)
+    def _from_leader(gbuf, v):
+        """The value of the first thread of each group of ``G`` (every thread of the group)."""
+        tid = cuda.threadIdx.x
+        if tid % G == 0:
+            gbuf[tid] = v
+        cuda.syncthreads()
+        out = gbuf[tid - tid % G]
+        cuda.syncthreads()
+        return out
 else:
     @cuda.jit(device=True, inline=True)
-    def _warp_sum_max(wbuf, s, t):
-        off = WB // 2
+    def _sum_max(rbuf, s, t):
+        """(Σ s, max t) over the queue kernel's block (every thread gets them)."""
+        off = 16
         while off > 0:
             s += cuda.shfl_xor_sync(0xFFFFFFFF, s, off)
             t = max(t, cuda.shfl_xor_sync(0xFFFFFFFF, t, off))
             off //= 2
+        tid = cuda.threadIdx.x
+        if tid % 32 == 0:
+            rbuf[tid // 32] = s
+            rbuf[QB + tid // 32] = t
+        cuda.syncthreads()
+        s = 0.0
+        t = 0.0
+        for w in range(_NW):
+            s += rbuf[w]
+            t = max(t, rbuf[QB + w])
+        cuda.syncthreads()
         return s, t
 
     @cuda.jit(device=True, inline=True)
     def _wsync():
         cuda.syncwarp()
+
+    @cuda.jit(device=True, inline=True)
+    def _from_leader(gbuf, v):
+        """The value of the first thread of each group of ``G`` (every thread of the group)."""
+        lane = cuda.threadIdx.x % 32
+        return cuda.shfl_sync(0xFFFFFFFF, v, lane - lane % G)
 
 
 @cuda.jit(device=True, inline=True)
@@ -123,10 +157,10 @@ def _coef(k, coef, has_coef, vscale, s):
 def _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
     """Solve ``(I − A) x = r`` on the ``k ≤ DK`` vertices from position ``a`` (``r`` in
     ``sh[DK·DK:]``, ``x`` left there): the matrix in ``sh[i·DK + j]``, Gaussian elimination
-    without pivoting, a lane per row."""
+    without pivoting, a lane per row (the block's first ``DK`` threads)."""
     lane = cuda.threadIdx.x
     R = DK * DK
-    for q in range(lane, DK * DK, WB):
+    for q in range(lane, DK * DK, DK):
         sh[q] = 0.0
     _wsync()
     if lane < k:
@@ -156,13 +190,13 @@ def _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
 def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off, ein_src, ecoef,
                     iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
                     max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt):
-    """The light components of one phase (module docstring), a warp (block of ``WB`` threads)
-    each: ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before
-    the launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill."""
+    """The light components of one phase (module docstring), a block of ``QB`` threads each:
+    ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before the
+    launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill."""
     sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], values sh[SH:2SH]; or _direct's
-    wbuf = cuda.shared.array(_WBUF, float64)
+    rbuf = cuda.shared.array(_RBUF, float64)
     item = cuda.shared.array(1, int32)
-    lane = cuda.threadIdx.x
+    tid = cuda.threadIdx.x
     pushes = 0
     vpushes = 0
     pulls = 0
@@ -173,7 +207,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     direct = 0
     R = DK * DK
     while True:
-        if lane == 0:
+        if tid == 0:
             slot = cuda.atomic.add(ctl, c0, int32(1))
             c = -1
             if slot < count:
@@ -181,9 +215,9 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 while c < 0:
                     c = cuda.atomic.max(queue, q0 + slot, int32(-1))
             item[0] = c
-        _wsync()
+        cuda.syncthreads()
         c = item[0]
-        _wsync()
+        cuda.syncthreads()
         if c < 0:
             break
         a = comp_offsets[c]
@@ -192,20 +226,19 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
         arcs = comp_arcs[c]
         small = k <= DK and arcs > 0
         base = R if small else 0  # where the pulled residuals go
-        if lane == 0:
+        if tid == 0:
             ran += 1
             pulls += ein_off[z] - ein_off[a]
-        if k == 1:  # one vertex: its in-arcs over the warp
+        if k == 1:  # one vertex: its in-arcs over the block
             s = 0.0
-            for q in range(ein_off[a] + lane, ein_off[a + 1], WB):
+            for q in range(ein_off[a] + tid, ein_off[a + 1], QB):
                 u = ein_src[q]
                 s += _coef(q, ecoef, has_coef, vscale, u) * cuda.atomic.add(x, u, 0.0)
-            s, _t = _warp_sum_max(wbuf, s, 0.0)
-            if lane == 0:
+            s, _t = _sum_max(rbuf, s, 0.0)
+            if tid == 0:
                 sh[base] = b[a] + s
-                sh[SH] = 0.0
         else:
-            for j in range(lane, k, WB):
+            for j in range(tid, k, QB):
                 s = b[a + j]
                 for q in range(ein_off[a + j], ein_off[a + j + 1]):
                     u = ein_src[q]
@@ -213,18 +246,19 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 sh[base + j] = s
                 if not small:
                     sh[SH + j] = 0.0
-        _wsync()
+        cuda.syncthreads()
         sweeps = 0
         if arcs == 0:  # acyclic: exact from final inputs
-            if lane == 0:
+            if tid == 0:
                 x[a] = sh[0]
                 vpushes += 1
                 once += 1
-        elif small:  # exact by elimination
-            _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale)
-            for j in range(lane, k, WB):
-                x[a + j] = sh[R + j]
-            if lane == 0:
+        elif small:  # exact by elimination, the first warp
+            if tid < DK:
+                _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale)
+                if tid < k:
+                    x[a + tid] = sh[R + tid]
+            if tid == 0:
                 pushes += arcs
                 vpushes += k
                 once += 1
@@ -234,20 +268,20 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             while True:
                 mass = 0.0
                 top = 0.0
-                for j in range(lane, k, WB):
+                for j in range(tid, k, QB):
                     v = abs(sh[j])
                     mass += v
                     top = max(top, v)
-                mass, top = _warp_sum_max(wbuf, mass, top)
+                mass, top = _sum_max(rbuf, mass, top)
                 if (top <= vmax) if linf else (mass <= budget):
                     break
                 if sweeps >= max_sweeps:
-                    if lane == 0:
+                    if tid == 0:
                         capped += 1
                     break
                 sweeps += 1
                 theta = 0.0 if linf else max(prio * mass / arcs, per_arc)
-                for j in range(lane, k, WB):
+                for j in range(tid, k, QB):
                     d = sh[j]
                     lo = iout_off[a + j]
                     hi = iout_off[a + j + 1]
@@ -260,24 +294,24 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                             cuda.atomic.add(sh, t - a, _coef(e, icoef, has_coef, vscale, a + j) * d)
                         pushes += hi - lo
                         vpushes += 1
-                _wsync()
-            for j in range(lane, k, WB):
+                cuda.syncthreads()
+            for j in range(tid, k, QB):
                 x[a + j] = sh[SH + j]
-            if lane == 0 and sweeps == 0:
+            if tid == 0 and sweeps == 0:
                 once += 1
-        if lane == 0:
+        if tid == 0:
             comp_sweeps[c] = sweeps
             sweeps_all += sweeps
         cuda.threadfence()
-        _wsync()
-        for q in range(eout_off[c] + lane, eout_off[c + 1], WB):
+        cuda.syncthreads()
+        for q in range(eout_off[c] + tid, eout_off[c + 1], QB):
             t = eout_comp[q]
             if cuda.atomic.sub(pending, t, int32(1)) == 1:
                 cuda.atomic.exch(queue, q0 + cuda.atomic.add(ctl, c0 + 1, int32(1)), t)
-        _wsync()
+        cuda.syncthreads()
     cuda.atomic.add(cnt, PUSHES, pushes)
     cuda.atomic.add(cnt, VERTEX_PUSHES, vpushes)
-    if lane == 0:
+    if tid == 0:
         cuda.atomic.add(cnt, PULLS, pulls)
         cuda.atomic.add(cnt, SWEEPS, sweeps_all)
         cuda.atomic.add(cnt, ONCE, once)
@@ -303,20 +337,26 @@ def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
 @cuda.jit(cache=True)
 def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, budget, arcs, vmax,
               linf, prio, cnt):
-    """Round ``k`` of a heavy group (positions ``pos``, ``arcs`` arcs inside, stop at ``budget``).
+    """Round ``k`` of a heavy group (positions ``pos``, ``arcs`` arcs inside, stop at ``budget``),
+    ``G`` threads per vertex sharing its out-arcs.
 
     ``ctl[0:3]`` hold each round's mass (Σ|r| as its threads read it, before they push: an upper
     bound of the mass it leaves, for ``A`` with column sums below 1) by ``k % 3``, ``ctl[3:6]``
     its largest residual; round ``k`` reads round ``k − 1``'s, adds its own and zeroes round
-    ``k + 1``'s slots.  It does nothing once round ``k − 1`` found the group within its budget, so
-    rounds can be queued past the end."""
+    ``k + 1``'s slots.  The first round that finds round ``k − 1`` within the budget sets
+    ``ctl[6]`` (done, sticky: the slots stop rotating then, so a later round must not read them),
+    and every round from then on does nothing, so rounds can be queued past the end."""
     buf = cuda.shared.array(HB, float64)
     tid = cuda.threadIdx.x
     i = cuda.grid(1)
+    if ctl[6] > 0.0:  # done: a round found the group within its budget
+        return
     if k > 0:
         mass = ctl[(k + 2) % 3]
         top = ctl[3 + (k + 2) % 3]
         if (top <= vmax) if linf else (mass <= budget):
+            if i == 0:
+                ctl[6] = 1.0  # sticky: the slots are no longer rotated
             return
     else:
         mass = math.inf
@@ -326,22 +366,37 @@ def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, bu
         cuda.atomic.add(cnt, ROUNDS, 1)
     theta = 0.0 if (linf or k == 0) else max(prio * mass / arcs, budget / arcs)
     got = 0.0
+    top = 0.0
     sent = 0
     vs = 0
-    if i < pos.size:
-        j = pos[i]
-        d = r[j]
-        got = abs(d)
-        lo = iout_off[j]
-        hi = iout_off[j + 1]
-        if got > theta * (hi - lo) and got > vmax:
-            x[j] += d
-            cuda.atomic.add(r, j, -d)
-            for e in range(lo, hi):
-                cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
-            sent = hi - lo
-            vs = 1
-    top = _block_max(buf, got)
+    nt = pos.size * G
+    stride = cuda.gridDim.x * cuda.blockDim.x
+    sub = i % G
+    for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
+        v = (i + t * stride) // G
+        d = 0.0
+        j = 0
+        if v < pos.size:
+            j = pos[v]
+            if sub == 0:  # an atomic read: another block's pushes may sit in no cache of ours
+                d = cuda.atomic.add(r, j, 0.0)
+        d = _from_leader(buf, d)  # one read of r[j] for the group
+        if v < pos.size:
+            lo = iout_off[j]
+            hi = iout_off[j + 1]
+            ad = abs(d)
+            if sub == 0:
+                got += ad
+                top = max(top, ad)
+            if ad > theta * (hi - lo) and ad > vmax:
+                if sub == 0:
+                    x[j] += d
+                    cuda.atomic.add(r, j, -d)
+                    sent += hi - lo
+                    vs += 1
+                for e in range(lo + sub, hi, G):
+                    cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+    top = _block_max(buf, top)
     total = _block_sum(buf, got)
     arcs_sent = _block_sum(buf, float64(sent))
     pushed = _block_sum(buf, float64(vs))

@@ -56,15 +56,16 @@ class GpuSccSettings:
     rounds_per_check : int
         Heavy rounds queued between two reads of their mass (the only synchronisation).
     blocks_per_sm : int
-        Persistent blocks (a warp each) per multiprocessor of the queue kernel.  They must all be
-        resident at once (a block waits for components that others queue): 8 always fit (255
-        registers a thread at most, 8.4 KB of shared memory a block).
+        Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda_scc.QB`
+        threads each).  They must all be resident at once (a block waits for components that
+        others queue), so fewer run when the compiled kernel's registers or shared memory allow
+        fewer (:func:`_resident`).
     """
 
     heavy_arcs: int = 16384
     priority_share: float = 0.5
     rounds_per_check: int = 8
-    blocks_per_sm: int = 8
+    blocks_per_sm: int = 2
 
 
 DEFAULT = GpuSccSettings()
@@ -98,6 +99,27 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
     return d
 
 
+def _resident(be, settings):
+    """Blocks of the queue kernel that are surely resident at once: ``settings.blocks_per_sm``
+    per multiprocessor, fewer if the compiled kernel's registers (65,536 a multiprocessor) or
+    shared memory (its static arrays, 227 KB) allow fewer, one before it is compiled (one in all
+    under the simulator, which runs blocks one after another)."""
+    from ....smx import cuda_scc as K
+    if be.sim:
+        return 1
+    per_sm = 1
+    try:
+        kern = K.scc_light_phase
+        if kern.overloads:
+            regs = max(int(kern.get_regs_per_thread()), 1)
+            smem = max(int(kern.get_shared_mem_per_block()), 1)
+            per_sm = max(1, min(settings.blocks_per_sm, 65536 // (regs * K.QB), 2048 // K.QB,
+                                (227 * 1024) // smem))
+    except Exception:  # an older Numba without the queries: the one block that surely fits
+        per_sm = 1
+    return per_sm * be.sms
+
+
 def _coefficients(be, graph, system, cond, has_arc):
     """(has_coef, icoef, ecoef) on the GPU: per-arc coefficients when the system has arc or
     target factors, else placeholders (the kernels then use ``vscale``)."""
@@ -129,6 +151,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
         raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check and blocks_per_sm "
                                     "must be >= 1, priority_share >= 0")
     xp = be.xp
+    t_last = time.perf_counter()
     n = graph.num_vertices
     cond, t_build = condensation_for(graph, "vertex")
     sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
@@ -148,7 +171,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     ctl = np.zeros(2 * max(P, 1), np.int32)
     ctl[1::2][:P] = sch.first_count
     ctl = be.put(ctl)
-    ctlh = be.keep(xp.zeros(6, np.float64))
+    ctlh = be.keep(xp.zeros(7, np.float64))
     cnt = be.keep(xp.zeros(K.COUNTERS, np.int64))
     comp_sweeps = be.keep(xp.zeros(max(cond.num_components, 1), np.int64))
     stats["state"] = "vertex"
@@ -157,12 +180,13 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     prio = 0.0 if linf else float(settings.priority_share)
     inside = max(int(cond.comp_arcs.sum()), 1)
     unit_b = be.get(xp.bincount(d["unit"], weights=b, minlength=d["units"])) if n else np.zeros(2)
-    grid_q = 1 if be.sim else settings.blocks_per_sm * be.sms
     heavy_rounds = []
-    phase_ms = []
+    be.sync()
+    t_now = time.perf_counter()
+    phase_ms = [round((t_now - t_last) * 1e3, 3)]  # the set-up
+    t_last = t_now
     done_rounds = 0
     capped = False
-    t_last = time.perf_counter()
     for k in range(P):
         for heavy in (0, 1):
             u = 2 * k + heavy
@@ -177,7 +201,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             vmax = budget if linf else 0.0
             if not heavy and sch.light_count[k]:
                 count = int(sch.light_count[k])
-                be.launch(K.scc_light_phase, min(grid_q, count), K.WB, queue,
+                be.launch(K.scc_light_phase, min(_resident(be, settings), count), K.QB, queue,
                           int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
                           d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
                           d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
@@ -193,12 +217,11 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 q = 0
                 while True:
                     for _ in range(settings.rounds_per_check):
-                        be.launch(K.scc_round, be.grid_hb(h1 - h0), K.TB, q, pos, d["iout_off"],
+                        be.launch(K.scc_round, min(be.grid_hb((h1 - h0) * K.G), 4 * be.sms), K.TB, q, pos, d["iout_off"],
                                   d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh, budget_g,
                                   arcs, vmax, linf, prio, cnt, tag=("scc-round", k))
                         q += 1
-                    h = be.get(ctlh)
-                    if (h[3 + (q - 1) % 3] <= vmax) if linf else (h[(q - 1) % 3] <= budget_g):
+                    if be.get(ctlh[6:7])[0] > 0:  # a round found the group done
                         break
                     if q >= max_iter:
                         capped = True
@@ -209,7 +232,9 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 comps = sch.heavy_comps[sch.phase[sch.heavy_comps] == k]
                 comp_sweeps[be.put(comps.astype(np.int64))] = ran
     be.sync()
-    phase_ms.append(round((time.perf_counter() - t_last) * 1e3, 3))
+    t_now = time.perf_counter()
+    phase_ms.append(round((t_now - t_last) * 1e3, 3))
+    t_last = t_now
     c = be.get(cnt)
     sweeps = be.get(comp_sweeps)[:cond.num_components]
     capped = capped or bool(c[K.CAPPED])
@@ -230,12 +255,13 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["scc_heavy"] = int(sch.heavy.sum())
     stats["heavy_rounds"] = heavy_rounds
     stats["scc_direct"] = int(c[K.DIRECT])
-    stats["scc_phase_ms"] = phase_ms
     out = xp.empty(n, np.float64)
     out[order] = x
     bound, r1, floor = L.certify(out)
+    phase_ms.append(round((time.perf_counter() - t_last) * 1e3, 3))  # counters and certificate
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
+    stats["scc_phase_ms"] = phase_ms
     if certified(bound, r1, floor, tol, stats):
         return out, True
     if capped:
