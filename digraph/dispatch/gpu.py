@@ -323,6 +323,18 @@ def _auto_batch(be, graph):
 # ---------------------------------------------------------------------------- linear
 
 
+def _degree_scaled(sys):
+    """(``b``'s constant, ``src_scale``'s numerator) of a system whose vectors are recipes
+    (:class:`~digraph.algorithms.base.DegreeScaledSystem`: PageRank without personalization or
+    weights), or None: such vectors are made on the GPU from its out-degrees, not built on the
+    host and uploaded."""
+    c = getattr(sys, "b_constant", None)
+    s = getattr(sys, "src_degree_scale", None)
+    if c is None or s is None or sys.arc_scale is not None or sys.dst_scale is not None:
+        return None
+    return float(c), float(s)
+
+
 class _Linear:
     """A linear system's arrays on the device and its certified error bound."""
 
@@ -331,13 +343,22 @@ class _Linear:
         self.be = be
         self.g = _device_graph(be, graph)
         self.n, self.m = graph.num_vertices, graph.num_arcs
-        src, dst, has, arc = linear_factors(graph, sys)
-        self.has = has
-        self.src_scale = be.put(src)
-        self.dst_scale = be.put(dst)
-        self.arc = be.put(arc)
-        self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
         g = self.g
+        made = _degree_scaled(sys)
+        if made:  # PageRank without personalization: the vectors made here, not uploaded
+            n, s = self.n, made[1]
+            has = False
+            deg = g["out_degree"]
+            self.src_scale = be.keep(xp.where(deg > 0, s / xp.maximum(deg, 1), 0.0))
+            self.dst_scale = be.keep(xp.ones(n, np.float64))
+            self.arc = be.put(np.empty(0, np.float64))
+        else:
+            src, dst, has, arc = linear_factors(graph, sys)
+            self.src_scale = be.put(src)
+            self.dst_scale = be.put(dst)
+            self.arc = be.put(arc)
+        self.has = has
+        self.in_coef = be.put(arc[graph.in_arcs]) if has else self.arc
         known = column_sums_known(sys, has)
         col, row, bad = contraction_sums(be, 0, self.n, g["in_offsets"], g["in_sources"],
                                          self.in_coef, has, self.src_scale, self.dst_scale,
@@ -348,9 +369,14 @@ class _Linear:
             if self.m else (0.0, 0.0)
         if getattr(sys, "error_gammas", None) is not None:  # rescaled by dual weights
             self.gammas = sys.error_gammas
-        self.b = be.put(sys.b, np.float64)
-        self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
-        self.bsum = float(np.abs(sys.b).sum())
+        if made:
+            self.b = be.keep(xp.full(self.n, made[0], np.float64))
+            self.bmax = abs(made[0]) if self.n else 0.0
+            self.bsum = abs(made[0]) * self.n
+        else:
+            self.b = be.put(sys.b, np.float64)
+            self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
+            self.bsum = float(np.abs(sys.b).sum())
         self.normalize = sys.normalize
         self.r = be.keep(xp.empty(self.n, np.float64))
 

@@ -10,9 +10,11 @@ the router choose.  No engine calls the router back.
 Modes
 -----
 ``"scc"``
-    Linear systems, CPU: the graph's strongly connected components solved one after another in
-    the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.dag_push`); no paths
-    are built.  The CPU default for linear algorithms.
+    Linear systems, CPU or one GPU: the graph's strongly connected components solved one after
+    another in the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.dag_push`;
+    on a GPU :mod:`digraph.dispatch.cuda.one_gpu.scc`); no paths are built.  The CPU default for
+    linear algorithms; on a GPU only when asked for (``power`` measured faster on every graph,
+    docs/benchmarks.md, "PageRank by components on one GPU").
 ``"power"``
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
     iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.power`,
