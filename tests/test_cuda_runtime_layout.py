@@ -10,7 +10,10 @@
   :mod:`digraph.dispatch.gpu` re-exports (replacing those would not reach the backends);
 * the sharded engine's parts are ``digraph/dispatch/cuda/sharded/*.py``, none over 450 lines,
   re-exported by :mod:`digraph.dispatch.multi_gpu`, whose moved names no test or benchmark
-  replaces there.
+  replaces there;
+* the one-GPU engines are ``digraph/dispatch/cuda/one_gpu/*.py``, none over 450 lines (nor
+  :mod:`digraph.dispatch.gpu` itself), re-exported by :mod:`digraph.dispatch.gpu`, whose moved
+  names no test or benchmark replaces there.
 """
 import ast
 import importlib
@@ -23,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "digraph"
 RUNTIME = PKG / "dispatch" / "cuda" / "runtime"
 SHARDED = PKG / "dispatch" / "cuda" / "sharded"
+ONE_GPU = PKG / "dispatch" / "cuda" / "one_gpu"
 INTERNALS = ("pre_launch_callbacks", "_prepare_args", "get_cufunc")
 ENGINES = ("gpu", "multi_gpu", "gpu_power", "multi_gpu_power", "gpu_workers")
 
@@ -130,6 +134,10 @@ def test_gpu_and_multi_gpu_do_not_import_each_other():
     chooses between them (one shard on one GPU, one GPU when a sharded run would use one)."""
     dispatch = PKG / "dispatch"
     gpu_imports = _module_imports(dispatch / "gpu.py")
+    # the one-GPU engine's parts in cuda/one_gpu/ import neither side of the sharded engine
+    one_gpu_imports = set().union(*(_module_imports(p) for p in _sources(ONE_GPU)))
+    assert "digraph.dispatch.multi_gpu" not in one_gpu_imports
+    assert not any(m.startswith("digraph.dispatch.cuda.sharded") for m in one_gpu_imports)
     # the sharded engine: multi_gpu.py and its parts in cuda/sharded/
     multi_imports = set().union(*(_module_imports(p)
                                   for p in [dispatch / "multi_gpu.py"] + _sources(SHARDED)))
@@ -148,6 +156,17 @@ def test_sharded_files_are_small():
     long = {p.name: n for p in files
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
     assert not long, long
+
+
+def _replacing(module, names):
+    """Sources under tests/, benchmarks/ and digraph/ that assign one of ``names`` through
+    ``module`` (a regular expression of the module's local name), or ``setattr`` it."""
+    names = "|".join(sorted(names))
+    pat = re.compile(rf"""\b{module}\.({names})\s*=(?!=)|"""
+                     rf"""setattr\(\s*{module}\s*,\s*["']({names})["']""")
+    return [p.relative_to(ROOT).as_posix()
+            for d in ("tests", "benchmarks", "digraph") for p in _sources(ROOT / d)
+            if pat.search(p.read_text(encoding="utf-8"))]
 
 
 def _sharded_names():
@@ -185,10 +204,57 @@ def test_sharded_state_is_not_replaced_through_multi_gpu():
     """No test or benchmark replaces a name :mod:`digraph.dispatch.multi_gpu` re-exports from
     cuda/sharded/ (the parts read their own module's names; ``multi_gpu.DEFAULT``, which stays
     there, is read at each call)."""
-    names = "|".join(sorted(_sharded_names()))
-    pat = re.compile(rf"""\bmulti_gpu\.({names})\s*=(?!=)|"""
-                     rf"""setattr\(\s*multi_gpu\s*,\s*["']({names})["']""")
-    bad = [p.relative_to(ROOT).as_posix()
-           for d in ("tests", "benchmarks", "digraph") for p in _sources(ROOT / d)
-           if pat.search(p.read_text(encoding="utf-8"))]
-    assert not bad, bad
+    assert not _replacing("multi_gpu", _sharded_names())
+
+
+def test_one_gpu_files_are_small():
+    """``cuda/one_gpu/`` holds the one-GPU engines in files of at most about 400 lines, and
+    :mod:`digraph.dispatch.gpu` keeps only their settings and entry point (issue 18, item 5); 450
+    leaves room for a docstring or two."""
+    files = _sources(ONE_GPU)
+    assert {p.name for p in files} >= {"device_graph.py", "linear.py", "streamed.py", "paths.py",
+                                       "monotone.py", "worklist.py", "cluster.py", "scc.py"}
+    long = {p.name: n for p in files + [PKG / "dispatch" / "gpu.py"]
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert not long, long
+
+
+def _one_gpu_names():
+    """{name: module} of what :mod:`digraph.dispatch.gpu` re-exports from cuda/one_gpu/."""
+    from digraph.dispatch import gpu
+    out = {}
+    for p in _sources(ONE_GPU):
+        if p.name in ("__init__.py", "defaults.py"):
+            continue
+        mod = importlib.import_module(f"digraph.dispatch.cuda.one_gpu.{p.stem}")
+        for name, value in vars(mod).items():
+            # the functions and classes defined there (not gpu's own solve, DEFAULT, ...)
+            if callable(value) and getattr(value, "__module__", None) == mod.__name__ \
+                    and hasattr(gpu, name) and getattr(gpu, name).__module__ != gpu.__name__:
+                out[name] = mod
+    return out
+
+
+def test_gpu_reexports_the_one_gpu_parts():
+    """Every function and class moved out of :mod:`digraph.dispatch.gpu` is ``gpu.<name>`` too
+    (the same object)."""
+    from digraph.dispatch import gpu
+    names = _one_gpu_names()
+    for name in ("_device_graph", "_heavy", "_device_undirected", "_too_big", "_auto_batch",
+                 "_degree_scaled", "_Linear", "_LinearRounds", "_linear", "_batches",
+                 "_linear_streamed", "_units", "_group_paths", "_device_paths", "_path_linear",
+                 "_layer_sums", "_min_score", "_proxies", "_check_pathset", "_path_monotone",
+                 "_monotone_bsp", "_hindex"):
+        assert name in names, name
+    for name, mod in names.items():
+        assert getattr(gpu, name) is getattr(mod, name), name
+    # the settings stay in gpu and are read there at each call
+    from digraph.dispatch.cuda.one_gpu import defaults
+    assert defaults.default() is gpu.DEFAULT and defaults.path_default() is gpu.PATH_DEFAULT
+
+
+def test_one_gpu_parts_are_not_replaced_through_gpu():
+    """No test or benchmark replaces a name :mod:`digraph.dispatch.gpu` re-exports from
+    cuda/one_gpu/ (the parts read their own module's names; ``gpu.DEFAULT`` and
+    ``gpu.PATH_DEFAULT``, which stay there, are read at each call)."""
+    assert not _replacing("gpu(_mod)?", _one_gpu_names())

@@ -151,7 +151,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
     (the state on the device in the graph's vertex order, converged)."""
     from ....smx import cuda_scc as K
-    from ...gpu import _Linear, _linear
+    from .linear import _Linear, _linear
     settings = DEFAULT if settings is None else settings
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "

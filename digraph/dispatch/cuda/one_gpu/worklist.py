@@ -48,7 +48,7 @@ DEFAULT = WorklistSettings()
 
 def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
     """Run the min/max ``system`` by the GPU worklist on backend ``be`` (``dg``: the graph's
-    device arrays, :func:`digraph.dispatch.gpu._device_graph`); returns (state on the device,
+    device arrays, :func:`.device_graph._device_graph`); returns (state on the device,
     converged)."""
     from ....smx.cuda_kernels import HB, HEAVY
     from ....smx.cuda_worklist import queue_push, queue_push_heavy
