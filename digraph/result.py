@@ -139,11 +139,12 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                  "a round",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
                              "follows the dangling vector",
-        "power_anderson": "the memory of the Anderson acceleration (CPU: "
-                          "`power.PowerSettings.anderson_memory`, which starts only once the "
-                          "rounds slow down: see `anderson_mixes`; GPU: `PowerGpuSettings.anderson`"
-                          ", 0 when the third round's ratio switched it off); 0: the plain "
-                          "iteration (CPU: also when `tol` lies near the rounding floor)",
+        "power_anderson": "the memory of the Anderson acceleration that ran (kept a history: "
+                          "CPU from the round the rates slow down, "
+                          "`power.PowerSettings.anderson_memory`; GPU from the start, "
+                          "`PowerGpuSettings.anderson`, unless the third round's ratio switched it "
+                          "off); 0: the plain iteration throughout (CPU: also when `tol` lies near "
+                          "the rounding floor)",
         "anderson_mixes": "rounds whose iterate was Anderson's mix rather than the last power "
                           "step",
         "anderson_restarts": "times the Anderson history was dropped (a difference grew, or an "

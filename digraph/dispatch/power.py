@@ -282,9 +282,10 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     ``anderson_memory > 0`` the iterate fed to a round may be Anderson's mix (see
     :func:`_anderson_rounds`); the answer is always a power step ``G(x)``, and the stop and the
     bound are the ones above, with the mixed iterate's computed sum (and that sum's rounding) in
-    the ``2 |Σx − 1|`` term.  ``stats``: ``power_anderson`` (the memory that ran; 0 when off,
-    also when ``tol`` lies near the rounding floor, where the plain iteration's floor detection
-    takes over), ``anderson_mixes``, ``anderson_restarts``.
+    the ``2 |Σx − 1|`` term.  ``stats``: ``power_anderson`` (the memory of the acceleration that
+    ran, i.e. that kept a history; 0 when the run stayed the plain iteration: the rates never
+    slowed down, or ``tol`` lies near the rounding floor, where the plain iteration's floor
+    detection takes over), ``anderson_mixes``, ``anderson_restarts``.
     """
     g1, why = _gamma(graph, system, dangling_ok=True)
     if why is not None:
@@ -328,7 +329,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
 
     memory = max(int(settings.anderson_memory), 0) if n else 0
     window = settings.probe_rounds if (trip is not None and memory) else None
-    stats["power_anderson"] = memory
+    stats["power_anderson"] = 0  # the memory once Anderson starts recording (_anderson_rounds)
     stats["anderson_mixes"] = 0
     stats["anderson_restarts"] = 0
     if memory:
@@ -425,11 +426,11 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
         state[0], state[1] = bufs[0], bufs[1]
         if k == 1 and floor / (1.0 - g1) > tol / 8:
             rnd["on"] = False
-            stats["power_anderson"] = 0
         last, rnd["last"] = rnd["last"], diff
         if rnd["on"] and not rnd["recording"] and k >= max(record_from, 3 if from_ratio > 0 else 1) \
                 and (from_ratio <= 0 or diff > from_ratio * g1 * last):
             rnd["recording"] = True  # this round stores f (the fused pass ran without a record)
+            stats["power_anderson"] = memory  # it runs: the stat says so, as on the GPU
             np.subtract(y, x, out=fp)
             acc.record_slot()
             rnd["pending"] = (diff, None, None)
