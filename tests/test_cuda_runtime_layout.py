@@ -258,3 +258,126 @@ def test_one_gpu_parts_are_not_replaced_through_gpu():
     cuda/one_gpu/ (the parts read their own module's names; ``gpu.DEFAULT`` and
     ``gpu.PATH_DEFAULT``, which stay there, are read at each call)."""
     assert not _replacing("gpu(_mod)?", _one_gpu_names())
+
+
+# ------------------------------------------------------------------ the split of three long modules
+# (issue 18, item 5: no file over about 400 lines; the CUDA kernels by family under smx/)
+
+SMX = PKG / "smx"
+CPU_PATH = PKG / "dispatch" / "cpu_path"
+KERNEL_FAMILIES = ("cuda_common", "cuda_linear", "cuda_linear_pull", "cuda_monotone", "cuda_walks")
+POWER_PARTS = ("power_setup", "power_work")
+
+
+def _split_files():
+    return ([SMX / f"{m}.py" for m in KERNEL_FAMILIES + ("cuda_kernels",)]
+            + _sources(CPU_PATH) + [PKG / "dispatch" / "paths.py"]
+            + [ONE_GPU / f"{m}.py" for m in POWER_PARTS] + [PKG / "dispatch" / "gpu_power.py"])
+
+
+def test_split_modules_are_small():
+    """The CUDA kernels by family (``smx/cuda_*.py``, :mod:`digraph.smx.cuda_kernels` a facade),
+    the CPU path engine's parts (``dispatch/cpu_path/``, :mod:`digraph.dispatch.paths` its
+    entry) and the one-GPU power iteration's (``cuda/one_gpu/power_*.py``,
+    :mod:`digraph.dispatch.gpu_power` its entry): none over 400 lines, each with a module
+    docstring."""
+    files = _split_files()
+    assert {p.name for p in _sources(CPU_PATH)} >= {"__init__.py", "settings.py", "schedule.py",
+                                                    "linear.py", "monotone.py"}
+    long = {p.relative_to(ROOT).as_posix(): n for p in files
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, long
+    for p in files:
+        assert ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))), p
+
+
+def _defined(module):
+    """{name: value} of what a module's source defines at its top level: functions (Numba
+    dispatchers among them), classes and assigned names (``__all__`` left out)."""
+    names = []
+    for node in ast.parse(Path(module.__file__).read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return {name: getattr(module, name) for name in names if name != "__all__"}
+
+
+def test_cuda_kernels_reexports_the_families():
+    """:mod:`digraph.smx.cuda_kernels` holds no kernel of its own and re-exports every kernel,
+    device function and constant of the family modules (the same objects, ``K.<name>`` as
+    before), the names other modules import from it among them."""
+    K = importlib.import_module("digraph.smx.cuda_kernels")
+    seen = {}
+    for m in KERNEL_FAMILIES:
+        mod = importlib.import_module(f"digraph.smx.{m}")
+        for name, value in _defined(mod).items():
+            assert name not in seen, (name, m, seen.get(name))
+            seen[name] = m
+            assert getattr(K, name) is value, (m, name)
+    for name in ("HB", "HEAVY", "PROXY_SLOTS", "_SIM", "_block_sum", "_neumaier", "relax",
+                 "improve", "linear_take", "linear_push", "linear_push_heavy", "linear_async_push",
+                 "linear_async_push_heavy", "linear_sums", "linear_sums_heavy", "linear_residual",
+                 "linear_residual_heavy", "linear_scan", "linear_dense_batch",
+                 "linear_dense_batch_heavy", "linear_frontier", "linear_pull", "linear_pull_heavy",
+                 "linear_pull_local", "linear_pull_local_heavy", "monotone_push",
+                 "monotone_push_heavy", "monotone_async_push", "monotone_async_push_heavy",
+                 "hindex_round", "hindex_round_heavy", "path_linear_walk", "path_monotone_walk"):
+        assert name in seen, name
+    assert not _defined(K)
+
+
+def test_kernel_constants_are_not_replaced_through_the_facade():
+    """No test or benchmark replaces ``HB``, ``HEAVY`` or ``PROXY_SLOTS`` through
+    :mod:`digraph.smx.cuda_kernels` (the kernels read them from their own modules)."""
+    assert not _replacing(r"(K|cuda_kernels)", {"HB", "HEAVY", "PROXY_SLOTS", "_SIM"})
+
+
+def _parts(package, stems, entry):
+    """{name: module} of what ``entry`` re-exports from the modules ``package.<stem>``: the
+    functions and classes defined there (not the entry's own)."""
+    out = {}
+    for stem in stems:
+        mod = importlib.import_module(f"{package}.{stem}")
+        for name, value in vars(mod).items():
+            if getattr(value, "__module__", None) == mod.__name__ and hasattr(entry, name):
+                out[name] = mod
+    return out
+
+
+def test_paths_reexports_the_cpu_path_parts():
+    """:mod:`digraph.dispatch.paths` keeps ``DEFAULT`` and ``solve`` and re-exports the CPU path
+    engine's parts (the same objects); a replaced ``paths.DEFAULT`` is what ``solve`` reads."""
+    from digraph.dispatch import paths
+    from digraph.dispatch.cpu_path import settings
+    names = _parts("digraph.dispatch.cpu_path", ("settings", "schedule", "linear", "monotone"),
+                   paths)
+    for name in ("PathSettings", "resolve_state", "check_layer_window", "check_short_path_push",
+                 "_chunks", "_Schedule", "_Representation", "_representation", "_min_score",
+                 "_aging", "_walk_arrays", "_count_check", "_count", "_solve_linear",
+                 "_fused_layer", "_fused_window", "_linear_done", "_solve_monotone"):
+        assert name in names, name
+    for name, mod in names.items():
+        assert getattr(paths, name) is getattr(mod, name), name
+    assert paths.PRIORITIES is settings.PRIORITIES and paths.STATES is settings.STATES
+    assert paths.solve.__module__ == paths.__name__
+    assert isinstance(paths.DEFAULT, paths.PathSettings) and not hasattr(settings, "DEFAULT")
+    assert not _replacing("paths", set(names) | {"PRIORITIES", "STATES"})
+
+
+def test_gpu_power_reexports_its_parts():
+    """:mod:`digraph.dispatch.gpu_power` keeps ``PowerGpuSettings``, ``DEFAULT`` and ``solve`` and
+    re-exports the set-up and device work (the same objects: :mod:`digraph.dispatch.multi_gpu_power`
+    and ``cuda/sharded/power_work.py`` import them from it)."""
+    from digraph.dispatch import gpu_power
+    from digraph.dispatch.cuda.one_gpu import power_work
+    names = _parts("digraph.dispatch.cuda.one_gpu", POWER_PARTS, gpu_power)
+    for name in ("group_size", "degree_classes", "vertex_vectors", "anderson_for",
+                 "anderson_stats", "_part", "_bins", "_vertex_factor", "_cusparse_matrix",
+                 "_spmv", "_graphs", "_Work", "_drop_kept_graphs", "_graph_round", "_work"):
+        assert name in names, name
+    for name, mod in names.items():
+        assert getattr(gpu_power, name) is getattr(mod, name), name
+    assert gpu_power._KEPT_GRAPHS is power_work._KEPT_GRAPHS
+    assert gpu_power.PowerGpuSettings.__module__ == gpu_power.__name__
+    assert not _replacing("gpu_power", set(names) | {"_KEPT_GRAPHS"})

@@ -1,0 +1,105 @@
+"""The set-up of the GPU power iteration (``mode="power"``), shared by the one-GPU engine
+(:mod:`digraph.dispatch.gpu_power`, which re-exports these names) and the sharded one
+(:mod:`digraph.dispatch.multi_gpu_power`): the threads per vertex of the grouped pull
+(:func:`group_size`), the in-degree classes of the binned pull (:func:`degree_classes`, kept on the
+graph by :func:`_bins`), the vertex vectors on the device (:func:`vertex_vectors`), and the
+Anderson acceleration's state and counters (:func:`anderson_for`, :func:`anderson_stats`)."""
+
+import math
+
+import numpy as np
+
+from ...anderson import Anderson
+
+__all__ = ["group_size", "degree_classes", "vertex_vectors", "anderson_for", "anderson_stats"]
+
+
+def group_size(graph):
+    """Threads per vertex of the pull: the power of two nearest half the mean in-degree, 1 to 32.
+    A group reads its vertex's in-arcs side by side (coalesced) and sums them by shuffles."""
+    if not graph.num_vertices:
+        return 1
+    mean = graph.num_arcs / graph.num_vertices
+    return int(min(32, max(1, 2 ** round(math.log2(max(mean / 2, 1.0))))))
+
+
+def degree_classes(be, deg, classes, blocks_per_sm):
+    """([(threads per vertex, vertex list, grid)] for the in-degree classes ``[lo, hi)`` of
+    ``classes`` (``(lo, hi, threads)`` each), the list of vertices of in-degree ``classes[-1][1]``
+    or more, a block each), on the device; ``deg``: the in-degrees on the host."""
+    from ....smx.cuda_kernels import HB
+    lists = []
+    for lo, hi, gb in classes:
+        verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
+        if verts.size:
+            grid = max(1, min((verts.size * gb + HB - 1) // HB, blocks_per_sm * be.sms))
+            lists.append((gb, be.put(verts), grid))
+    return lists, be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))
+
+
+def vertex_vectors(be, system, out_degree, n, v0=0, v1=None):
+    """(teleport vector ``b / Σb``, ``src_scale``, ``dst_scale``) of the vertices ``[v0, v1)``
+    on the device (default all ``n``); ``out_degree``: theirs, on the device (PageRank's
+    ``src_scale = α / out-degree`` is made from it there; ``v = 1/n`` is made there too)."""
+    xp = be.xp
+    v1 = n if v1 is None else v1
+    if getattr(system, "b_constant", None) is not None:  # v = 1/n, made here (no upload)
+        tele = be.keep(xp.full(v1 - v0, 1.0 / max(n, 1)))
+    else:
+        b = np.asarray(system.b, np.float64)
+        tele = be.keep(be.put(b[v0:v1]) / (float(b.sum()) if n else 1.0))
+    sds = getattr(system, "src_degree_scale", None)
+    if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
+        deg = out_degree.astype(np.float64)
+        src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
+    else:
+        src_scale = _vertex_factor(be, _part(system.src_scale, v0, v1), v1 - v0)
+    return tele, src_scale, _vertex_factor(be, _part(system.dst_scale, v0, v1), v1 - v0)
+
+
+def _part(a, v0, v1):
+    return None if a is None else np.asarray(a, np.float64)[v0:v1]
+
+
+def _bins(be, graph, settings):
+    """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept on the
+    graph."""
+    key = ("cuda-power-bins", be.device_id, be.sim, settings.bins, settings.blocks_per_sm)
+    got = graph._cache.get(key)
+    if got is None:
+        got = graph._cache[key] = degree_classes(be, np.asarray(graph.in_degree), settings.bins,
+                                                 settings.blocks_per_sm)
+    for _, verts, _ in got[0]:
+        be.keep(verts)
+    be.keep(got[1])
+    return got
+
+
+def anderson_for(settings, g1, n, m, trip, stats):
+    """The :class:`~digraph.dispatch.anderson.Anderson` state of a GPU run (one GPU or sharded):
+    memory :attr:`PowerGpuSettings.anderson` on graphs of ``anderson_arcs`` arcs or more, 0 for a
+    router's probe (``trip``: it measures the plain rate) and below; ``stats["power_anderson"]``
+    set."""
+    from ....smx.cuda_anderson import MAX_MEMORY
+    mem = (min(int(settings.anderson), MAX_MEMORY)
+           if trip is None and n and m >= settings.anderson_arcs else 0)
+    stats["power_anderson"] = mem
+    return Anderson(mem, start_ratio=settings.anderson_ratio * g1)
+
+
+def anderson_stats(aa, mem, stats):
+    """A GPU run's Anderson counters into ``stats`` (``mem``: the memory it started with;
+    ``power_anderson`` becomes 0 when the third round's ratio switched it off)."""
+    if mem:
+        stats["anderson_mixes"] = aa.mixes
+        stats["anderson_restarts"] = aa.restarts
+        if aa.probe_ratio is not None:
+            stats["anderson_probe_ratio"] = float(aa.probe_ratio)
+        stats["power_anderson"] = aa.memory
+
+
+def _vertex_factor(be, a, n):
+    """A vertex factor on the device: ones made there when absent (no host array, no copy)."""
+    if a is None:
+        return be.keep(be.xp.ones(n, np.float64))
+    return be.put(a, np.float64)

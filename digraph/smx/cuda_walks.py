@@ -1,0 +1,118 @@
+"""The path modes' CUDA kernels (:mod:`digraph.smx.cuda_kernels` re-exports them): one thread
+walks a unit (one long path, or several short consecutive ones) arc by arc in persistent blocks
+that take units from an atomic cursor; :func:`path_linear_walk` for linear systems, with the
+shared-memory proxy accumulators (``PROXY_SLOTS`` per block) of the highest in-degree vertices,
+and :func:`path_monotone_walk` for min/max systems."""
+
+
+from numba import cuda, float64, int64
+
+from .cuda_common import improve, relax
+
+__all__ = []
+
+PROXY_SLOTS = 128
+"""Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
+
+
+@cuda.jit(cache=True)
+def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, hub_slot, hubs,
+                     use_proxy, unit_sent, unit_pend, cursor):
+    """One round of the path engine over the units ``order[:nunits]`` (persistent blocks).
+
+    ``unit_sent[k]``: arcs of unit k transmitted (|d| > θ); ``unit_pend[k]``: the pending mass of
+    its arcs when it was walked (sent or not).
+    """
+    base_sh = cuda.shared.array(1, int64)
+    proxy = cuda.shared.array(PROXY_SLOTS, float64)
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    for i in range(tid, PROXY_SLOTS, bd):
+        proxy[i] = 0.0
+    cuda.syncthreads()
+    while True:
+        if tid == 0:
+            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
+        cuda.syncthreads()
+        base = base_sh[0]
+        cuda.syncthreads()
+        if base >= nunits:
+            break
+        k = base + tid
+        if k < nunits:
+            unit = order[k]
+            sent = 0
+            pend = 0.0
+            prev_v = -1
+            prev_val = 0.0
+            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
+                u = src[j]
+                if u == prev_v:
+                    xu = prev_val  # the value this thread has just written: the path's carry
+                else:
+                    xu = x[u]
+                    if use_proxy:
+                        hs = hub_slot[u]
+                        if hs >= 0:
+                            xu += proxy[hs]
+                v = dst[j]
+                d = coef[j] * (xu - s[j])
+                prev_v = -1
+                if abs(d) > theta:
+                    s[j] = xu
+                    sent += 1
+                    hs = hub_slot[v] if use_proxy else -1
+                    if hs >= 0:
+                        old = cuda.atomic.add(proxy, hs, d)
+                        prev_val = x[v] + old + d
+                    else:
+                        old = cuda.atomic.add(x, v, d)
+                        prev_val = old + d
+                    prev_v = v
+                pend += abs(d)
+            unit_sent[unit] = sent
+            unit_pend[unit] = pend
+    cuda.syncthreads()
+    if use_proxy:  # flush the block's proxies to their masters
+        for i in range(tid, min(PROXY_SLOTS, hubs.size), bd):
+            p = proxy[i]
+            if p != 0.0:
+                cuda.atomic.add(x, hubs[i], p)
+
+
+@cuda.jit(cache=True)
+def path_monotone_walk(order, nunits, unit_offsets, src, dst, value, has_value, op, combine, s, x,
+                       unit_sent, cursor):
+    """One round of the path engine for a min/max system (persistent blocks, atomic cursor)."""
+    base_sh = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    while True:
+        if tid == 0:
+            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
+        cuda.syncthreads()
+        base = base_sh[0]
+        cuda.syncthreads()
+        if base >= nunits:
+            break
+        k = base + tid
+        if k < nunits:
+            unit = order[k]
+            sent = 0
+            prev_v = -1
+            prev_val = 0.0
+            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
+                u = src[j]
+                xu = x[u]
+                if u == prev_v:  # what this thread has just written (or better, from another)
+                    xu = min(xu, prev_val) if combine == 0 else max(xu, prev_val)
+                prev_v = -1
+                if xu != s[j]:
+                    s[j] = xu
+                    sent += 1
+                    v = dst[j]
+                    c = relax(op, xu, value[j] if has_value else 1.0)
+                    improve(x, v, c, combine)
+                    prev_v = v
+                    prev_val = c
+            unit_sent[unit] = sent
