@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--anderson", nargs="+", type=int, default=None,
                     help="memories of the Anderson acceleration for the sharded rows "
                          "(default: PowerGpuSettings.anderson)")
+    ap.add_argument("--settle", type=int, default=0,
+                    help="sharded runs before the timed ones (each one's time, kernel times "
+                         "and arcs per GPU are in the row's 'settle')")
     ap.add_argument("--json")
     args = ap.parse_args()
     ngpu = cp.cuda.runtime.getDeviceCount()
@@ -132,6 +135,15 @@ def main():
                     x, ok = multi_gpu_power.solve(g, system, devices=devices, tol=args.tol,
                                                   max_iter=1000, stats=s, settings=settings)
                     return x, ok, s
+                settle = []
+                for _ in range(args.settle):
+                    sync()
+                    t0 = time.perf_counter()
+                    s = once()[2]
+                    sync()
+                    settle.append(dict(ms=round((time.perf_counter() - t0) * 1e3, 1),
+                                       gpu_arcs=s["gpu_arcs"],
+                                       busy_ms=[round(b * 1e3, 2) for b in s["gpu_busy_s"]]))
                 # the answer of the last run, the counters and times of the median one
                 t, (x, ok, _), s = timed_median_run(once, args.repeat, sync, keep=lambda o: o[2])
                 emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
@@ -146,7 +158,10 @@ def main():
                           busy_ms=[round(b * 1e3, 2) for b in s["gpu_busy_s"]],
                           wait_ms=[round(b * 1e3, 2) for b in s.get("gpu_exchange_wait_s", [])],
                           bytes_between_gpus=int(s.get("bytes_between_gpus", 0)),
-                          gpu_arcs=s["gpu_arcs"], work_kept=bool(s.get("gpu_work_kept"))))
+                          gpu_arcs=s["gpu_arcs"], work_kept=bool(s.get("gpu_work_kept")),
+                          settle=settle,
+                          sync_wait_ms=s.get("time_sync_wait", 0.0) * 1e3,
+                          last_pull_skipped=bool(s.get("power_last_pull_skipped"))))
                 save()
             if kk >= 2:
                 dev = "cuda:" + ",".join(str(i) for i in range(kk))

@@ -16,23 +16,31 @@ cuSPARSE's; the scaling and the product ``src_scale ∘ x``), ``c = 1 − s`` th
 blocks whose sums were added atomically in any order.  Plain sums, not Neumaier's: the bound
 pays for their rounding.  A round with a CUDA graph (:attr:`PowerGpuSettings.graph_rounds`)
 launches its pull and teleport as one.
+
+The set-up (degree classes, vertex vectors, Anderson's state) is in
+:mod:`digraph.dispatch.cuda.one_gpu.power_setup`, the device work (the run's vectors, cuSPARSE's
+matrix, the CUDA graphs) in :mod:`digraph.dispatch.cuda.one_gpu.power_work`; this module keeps
+:class:`PowerGpuSettings`, :data:`DEFAULT` (read at each call of :func:`solve`, which passes the
+settings on) and :func:`solve`, and re-exports the moved names (the same objects).
 """
 
-import atexit
-import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
-from .anderson import Anderson
 from .convergence import ROUNDING_MARGIN
 from .cuda.runtime.backend import backend, _gpu_name
 from . import driver
 from .power import _gamma, stop
 from .systems import linear_factors
+# the set-up and the device work (digraph/dispatch/cuda/one_gpu/power_*.py), re-exported under
+# their old names (multi_gpu_power imports the set-up from here, cuda/sharded/power_work _Work)
+from .cuda.one_gpu.power_setup import (_bins, _part, _vertex_factor, anderson_for,  # noqa: F401
+                                       anderson_stats, degree_classes, group_size, vertex_vectors)
+from .cuda.one_gpu.power_work import (_KEPT_GRAPHS, _Work, _cusparse_matrix,  # noqa: F401
+                                      _drop_kept_graphs, _graph_round, _graphs, _spmv, _work)
 
 __all__ = ["solve", "group_size", "PowerGpuSettings", "DEFAULT"]
 
@@ -158,246 +166,6 @@ class PowerGpuSettings:
 DEFAULT = PowerGpuSettings()
 
 
-def group_size(graph):
-    """Threads per vertex of the pull: the power of two nearest half the mean in-degree, 1 to 32.
-    A group reads its vertex's in-arcs side by side (coalesced) and sums them by shuffles."""
-    if not graph.num_vertices:
-        return 1
-    mean = graph.num_arcs / graph.num_vertices
-    return int(min(32, max(1, 2 ** round(math.log2(max(mean / 2, 1.0))))))
-
-
-def degree_classes(be, deg, classes, blocks_per_sm):
-    """([(threads per vertex, vertex list, grid)] for the in-degree classes ``[lo, hi)`` of
-    ``classes`` (``(lo, hi, threads)`` each), the list of vertices of in-degree ``classes[-1][1]``
-    or more, a block each), on the device; ``deg``: the in-degrees on the host."""
-    from ..smx.cuda_kernels import HB
-    lists = []
-    for lo, hi, gb in classes:
-        verts = np.flatnonzero((deg >= lo) & (deg < hi)).astype(np.int32)
-        if verts.size:
-            grid = max(1, min((verts.size * gb + HB - 1) // HB, blocks_per_sm * be.sms))
-            lists.append((gb, be.put(verts), grid))
-    return lists, be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))
-
-
-def vertex_vectors(be, system, out_degree, n, v0=0, v1=None):
-    """(teleport vector ``b / Σb``, ``src_scale``, ``dst_scale``) of the vertices ``[v0, v1)``
-    on the device (default all ``n``); ``out_degree``: theirs, on the device (PageRank's
-    ``src_scale = α / out-degree`` is made from it there; ``v = 1/n`` is made there too)."""
-    xp = be.xp
-    v1 = n if v1 is None else v1
-    if getattr(system, "b_constant", None) is not None:  # v = 1/n, made here (no upload)
-        tele = be.keep(xp.full(v1 - v0, 1.0 / max(n, 1)))
-    else:
-        b = np.asarray(system.b, np.float64)
-        tele = be.keep(be.put(b[v0:v1]) / (float(b.sum()) if n else 1.0))
-    sds = getattr(system, "src_degree_scale", None)
-    if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
-        deg = out_degree.astype(np.float64)
-        src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
-    else:
-        src_scale = _vertex_factor(be, _part(system.src_scale, v0, v1), v1 - v0)
-    return tele, src_scale, _vertex_factor(be, _part(system.dst_scale, v0, v1), v1 - v0)
-
-
-def _part(a, v0, v1):
-    return None if a is None else np.asarray(a, np.float64)[v0:v1]
-
-
-def _bins(be, graph, settings):
-    """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept on the
-    graph."""
-    key = ("cuda-power-bins", be.device_id, be.sim, settings.bins, settings.blocks_per_sm)
-    got = graph._cache.get(key)
-    if got is None:
-        got = graph._cache[key] = degree_classes(be, np.asarray(graph.in_degree), settings.bins,
-                                                 settings.blocks_per_sm)
-    for _, verts, _ in got[0]:
-        be.keep(verts)
-    be.keep(got[1])
-    return got
-
-
-def anderson_for(settings, g1, n, m, trip, stats):
-    """The :class:`~digraph.dispatch.anderson.Anderson` state of a GPU run (one GPU or sharded):
-    memory :attr:`PowerGpuSettings.anderson` on graphs of ``anderson_arcs`` arcs or more, 0 for a
-    router's probe (``trip``: it measures the plain rate) and below; ``stats["power_anderson"]``
-    set."""
-    from ..smx.cuda_anderson import MAX_MEMORY
-    mem = (min(int(settings.anderson), MAX_MEMORY)
-           if trip is None and n and m >= settings.anderson_arcs else 0)
-    stats["power_anderson"] = mem
-    return Anderson(mem, start_ratio=settings.anderson_ratio * g1)
-
-
-def anderson_stats(aa, mem, stats):
-    """A GPU run's Anderson counters into ``stats`` (``mem``: the memory it started with;
-    ``power_anderson`` becomes 0 when the third round's ratio switched it off)."""
-    if mem:
-        stats["anderson_mixes"] = aa.mixes
-        stats["anderson_restarts"] = aa.restarts
-        if aa.probe_ratio is not None:
-            stats["anderson_probe_ratio"] = float(aa.probe_ratio)
-        stats["power_anderson"] = aa.memory
-
-
-def _cusparse_matrix(be, graph, dg, settings):
-    """{mat, coef, ones}: the in-arc CSR matrix for cuSPARSE and its values on the device, or
-    None where it does
-    not fit (``8 · m`` bytes of values beside the graph's indices, which it shares) or cuSPARSE
-    is missing.  The values are ones (``coef``, overwritten by a weighted run's arc factors);
-    kept on the graph."""
-    key = ("cuda-power-csr", be.device_id)
-    got = graph._cache.get(key)
-    if got is None:
-        xp = be.xp
-        m = graph.num_arcs
-        try:
-            import cupyx.scipy.sparse as csp
-            from cupyx import cusparse  # noqa: F401  (spmv below)
-            free = xp.cuda.runtime.memGetInfo()[0]
-        except Exception:
-            return None
-        if dg["in_offsets"].dtype != np.int32 or 8 * m > settings.cusparse_memory_share * free:
-            return None
-        coef = xp.ones(m, np.float64)
-        mat = csp.csr_matrix((coef, dg["in_sources"], dg["in_offsets"]),
-                             shape=(graph.num_vertices, graph.num_vertices), copy=False)
-        # each vertex's in-arcs are sorted by source; parallel arcs repeat a source, which a
-        # row's sum adds as it would any entry (cupyx's spmv asks the flag, not cuSPARSE)
-        mat.has_canonical_format = True
-        got = graph._cache[key] = {"mat": mat, "coef": coef, "ones": True}
-    return got
-
-
-def _spmv(mat, x, y):
-    """``y = mat · x`` into ``y`` (cuSPARSE's generic SpMV)."""
-    from cupyx import cusparse
-    cusparse.spmv(mat, x, y=y)
-
-
-def _graphs(be, w, kept, settings, capturable):
-    """The CUDA-graph state of a run (``{"stream", "pinned", "graphs", "primed"}``, kept in the
-    work vectors ``w`` when they are kept), or None: under the simulator, with
-    :attr:`PowerGpuSettings.graph_rounds` off, for cuSPARSE's pull (it allocates its buffer per
-    call) and for arc factors (a new array each run)."""
-    if be.sim or not settings.graph_rounds or not capturable:
-        return None
-    cg = w.get("cuda_graphs") if kept else None
-    if cg is None:
-        import cupyx
-        xp = be.xp
-        size = int(w["acc0"].size)
-        cg = {"stream": xp.cuda.Stream(non_blocking=True),
-              "pinned": [cupyx.empty_pinned(size, np.float64) for _ in range(2)],
-              "graphs": {}, "primed": set()}
-        if kept:
-            w["cuda_graphs"] = cg
-            _KEPT_GRAPHS.append(weakref.ref(w))
-    return cg
-
-
-class _Work(dict):
-    """A run's device vectors by name (a dict that can be referred to weakly)."""
-
-    __slots__ = ("__weakref__",)
-
-
-_KEPT_GRAPHS = []
-"""Weak references to the work vectors that hold CUDA graphs (:func:`_graphs`): they are
-dropped at exit before CUDA's own teardown (a graph, stream or page-locked buffer freed after
-the context was destroyed crashed the interpreter at exit: "double free or corruption")."""
-
-
-@atexit.register
-def _drop_kept_graphs():
-    for ref in _KEPT_GRAPHS:
-        w = ref()
-        if w is not None:
-            cg = w.pop("cuda_graphs", None)
-            if cg is not None:
-                try:
-                    cg["stream"].synchronize()
-                except Exception:
-                    pass
-                cg.clear()
-    _KEPT_GRAPHS.clear()
-    import gc
-    gc.collect()
-
-
-def _graph_round(cg, key, queue, stats):
-    """Run a round's pull and teleport (``key``: its parity and pull) through its CUDA graph:
-    queued plainly on the rounds' stream the first time (its launches then prepared for that
-    stream), captured the second, launched as one graph from then on
-    (``stats["power_graph_launches"]``)."""
-    stream = cg["stream"]
-    graph = cg["graphs"].get(key)
-    if graph is None:
-        if key not in cg["primed"]:
-            queue()
-            cg["primed"].add(key)
-            return
-        if cg.get("failed"):
-            queue()
-            return
-        stream.begin_capture()
-        try:
-            queue()
-            graph = stream.end_capture()
-        except Exception as e:  # not capturable here: plain launches from now on
-            try:
-                stream.end_capture()
-            except Exception:
-                pass
-            cg["failed"] = f"{type(e).__name__}: {e}"
-            stats["power_graph_failed"] = cg["failed"]
-            stream.synchronize()
-            queue()
-            return
-        cg["graphs"][key] = graph
-    graph.launch(stream)
-    stats["power_graph_launches"] = stats.get("power_graph_launches", 0) + 1
-
-
-def _work(be, graph, n, mem, settings):
-    """(the run's device vectors, kept, reused): ``x``, ``y``, ``z``, the vertex factors, the two
-    accumulators and Anderson's rings; kept on the graph for the next run when they take at most
-    :attr:`PowerGpuSettings.keep_work_bytes` (the same arrays again: the launches prepared for
-    them stay valid, :meth:`digraph.dispatch.cuda.runtime.backend._Backend.retain`)."""
-    key = ("cuda-power-work", be.device_id, be.sim, n, mem)
-    w = graph._cache.get(key)
-    kept = reused = w is not None
-    if w is None:
-        xp = be.xp
-        size = 6 + (2 * mem + 2 if mem else 0)
-        kept = size * 8 * n <= settings.keep_work_bytes
-        w = _Work((k, xp.empty(n, np.float64))
-                  for k in ("x", "y", "z", "tele", "src_scale", "dst_scale"))
-        w["acc0"] = xp.zeros(5 + 2 * mem, np.float64)
-        w["acc1"] = xp.zeros(5 + 2 * mem, np.float64)
-        w["no_coef"] = xp.zeros(1, np.float64)
-        if mem:
-            w["dF"] = xp.zeros((mem, n), np.float64)
-            w["dG"] = xp.zeros((mem, n), np.float64)
-            w["fprev"] = xp.empty(n, np.float64)
-            w["gprev"] = xp.empty(n, np.float64)
-        if kept:
-            graph._cache[key] = w
-    for a in w.values():
-        if hasattr(a, "__cuda_array_interface__") or be.sim and isinstance(a, np.ndarray):
-            be.keep(a)
-    return w, kept, reused
-
-
-def _vertex_factor(be, a, n):
-    """A vertex factor on the device: ones made there when absent (no host array, no copy)."""
-    if a is None:
-        return be.keep(be.xp.ones(n, np.float64))
-    return be.put(a, np.float64)
-
-
 def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, trip=None,
           settings=None):
     """Run the power iteration on one GPU; returns (x on the host, summing to 1, converged).
@@ -472,7 +240,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     def pull_teleport(x, y, acc, nxt, stream):
         """Queue the pull into ``y`` and the teleport (the part of a round a CUDA graph holds)."""
         if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
-            _spmv(sparse["mat"], z, y)
+            _spmv(sparse, z, y)
             be.launch(K.power_scale_sums, grid_tel, HB, y, dst_scale, dg["in_offsets"], acc)
         elif bins is None:
             be.launch(K.power_pull, grid_pull, HB, G, dg["in_offsets"], dg["in_sources"], in_coef,

@@ -65,6 +65,7 @@ from ..errors import InvalidParameterError
 from . import driver
 from .cuda.common import index_dtype
 from .cuda.runtime.backend import _gpu_name
+from .cuda.runtime.spmv import SpMV
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
 from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
@@ -169,7 +170,7 @@ def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
     coef = xp.ones(arcs, np.float64)
     mat = csp.csr_matrix((coef, src, off), shape=(rows, cols), copy=False)
     mat.has_canonical_format = True  # sorted sources; parallel arcs are summed as any entry
-    return {"mat": mat, "coef": coef, "ones": True}
+    return {"mat": mat, "coef": coef, "ones": True, "spmv": SpMV(mat)}
 
 
 def _pull(be, K, HB, s, has, acc):
@@ -178,8 +179,7 @@ def _pull(be, K, HB, s, has, acc):
     tag = s.tag
     sparse = d.get("sparse")
     if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
-        from cupyx import cusparse
-        cusparse.spmv(sparse["mat"], s.z, y=s.y)
+        sparse["spmv"](s.z, s.y)
         be.launch(K.power_scale_sums, s.grid_tel, HB, s.y, s.dst_scale, d["off"], acc,
                   tag=(tag, "sums", id(acc)))
         return
@@ -196,7 +196,10 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     (x on the host, summing to 1, converged).
 
     ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.gpu_power.solve`; the
-    binned pull is chosen per shard, from the arcs the shard holds.
+    binned pull is chosen per shard, from the arcs the shard holds.  The ranges are not re-cut
+    from measured kernel times as the sharded ``bsp``'s are: on four H200s (R-MAT 2^25) that
+    evened the GPUs' kernel time (17.2–23.3 → 19.5–20.4 ms) but slowed the run (41.0 → 44.3 ms;
+    docs/benchmarks.md, "Several GPUs: the power iteration sharded").
     """
     settings = DEFAULT if settings is None else settings
     from ..smx import cuda_power as K
@@ -212,7 +215,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     t0 = time.perf_counter()
     k = len(devices)
-    cost = multi_gpu.DEFAULT.vertex_cost
+    cost = multi_gpu.DEFAULT.vertex_cost  # ranges of equal arcs + cost a vertex, not re-cut
     key = ("power-shard-ranges", k, cost)
     bounds = graph._cache.get(key)
     if bounds is None:
@@ -364,9 +367,13 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
         """The shards' sums ([s, e, diff, sy] of slot 0, then of slot 1), once the pull queued
         last has run; its kernel times (and those of the teleport before it) are added up."""
         rows = []
+        t_wait = time.perf_counter()
         for s in shards:
             if not sim:
                 s.read_ev.synchronize()
+        st["wait"] += time.perf_counter() - t_wait
+        for s in shards:
+            if not sim:
                 ms = s.be.xp.cuda.get_elapsed_time
                 s.busy += ms(s.ev[0], s.ev[1]) / 1e3
                 s.waited += ms(s.ev[4], s.ev[0]) / 1e3
@@ -386,8 +393,11 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                     s.accbuf.get(out=s.pinned, blocking=False)
                     s.read_ev.record()
         if not sim:
+            t_wait = time.perf_counter()
             for s in shards:
                 s.read_ev.synchronize()
+            st["wait"] += time.perf_counter() - t_wait
+            for s in shards:
                 rows.append(np.array(s.pinned))
         return np.array(rows).sum(axis=0)
 
@@ -423,7 +433,8 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                         ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
             st["copied"] = True
 
-    st = {"k": 0, "sx": sx0, "copied": False, "mixed": False, "last_diff": np.inf}
+    st = {"k": 0, "sx": sx0, "copied": False, "mixed": False, "last_diff": np.inf, "wait": 0.0,
+          "final": False}
     for s in shards:
         with s.switch():
             s.accbuf.fill(0.0)
@@ -440,6 +451,11 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
     def step():
         kk = st["k"]
         slot, nxt = kk % 2, (kk + 1) % 2
+        if st["final"]:  # not reached: a round found final ends the run (the driver's stop)
+            st["final"] = False
+            exchange()
+            queue_pull(slot)
+            st["sums"] = read(False)  # its teleport's kernel time was added when it was found
         sums = st["sums"]
         s_k, e_k = sums[w * slot], sums[w * slot + 1]
         sx, sx_err = st["sx"], 0.0
@@ -479,6 +495,13 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                     with s.switch():
                         s.be.launch(A.anderson_mix, s.grid_aa, HB, s.x, s.dG, *cs, s.src_scale,
                                     s.z_own, s.acc[nxt], sum_slot, tag=(s.tag, 8, nxt))
+            if not goes_on:  # the driver stops here on this same bound: no exchange, no pull
+                for s in shards:
+                    if not sim:  # read_now waited for the teleport: its kernel time is known
+                        s.busy += s.be.xp.cuda.get_elapsed_time(s.ev[2], s.ev[3]) / 1e3
+                st.update(sx=sy, k=kk + 1, mixed=False, last_diff=diff, final=True)
+                stats["power_last_pull_skipped"] = True
+                return bound, delta, diff
         exchange()
         queue_pull(nxt)
         sums = st["sums"] = read(True)
@@ -496,6 +519,7 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
                                          trip=trip)
     wall = time.perf_counter() - t_rounds
     stats["time_rounds"] = wall
+    stats["time_sync_wait"] = st["wait"]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
@@ -570,27 +594,28 @@ def _packed_into(h, shards, ex, K, HB, ready):
 
 
 def _gather(shards, n):
-    """The shards' ranges of ``x`` copied into one host array, the GPUs in parallel (each over
-    its own link); page-locked memory from CuPy's pool on GPUs, as one GPU's answer
-    (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`): the
-    copies run at the links' speed with no page faults."""
+    """The shards' ranges of ``x`` copied into one host array: every GPU's copy queued first,
+    from this one thread, then waited for, so the copies run at once, each over its own link;
+    page-locked memory from CuPy's pool on GPUs, as one GPU's answer
+    (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`).  A host
+    thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
+    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms)."""
     if shards[0].be.sim:
         out = np.empty(n, np.float64)
-    else:
-        import cupyx
-        out = cupyx.empty_pinned(n, np.float64)
-
-    def fetch(s):
-        if s.v1 == s.v0:
-            return
-        be = s.be
-        if be.sim:
+        for s in shards:
             out[s.v0:s.v1] = s.x
-        else:
-            be.sync()
-            t0 = time.perf_counter()
-            s.x.get(out=out[s.v0:s.v1])
-            be.stats["time_transfer"] += time.perf_counter() - t0
-        be.stats["bytes_d2h"] += int(s.x.nbytes)
-    _parallel(shards, fetch)
+            s.be.stats["bytes_d2h"] += int(s.x.nbytes)
+        return out
+    import cupyx
+    out = cupyx.empty_pinned(n, np.float64)
+    t0 = time.perf_counter()
+    busy = [s for s in shards if s.v1 > s.v0]
+    for s in busy:
+        with s.switch():
+            s.x.get(out=out[s.v0:s.v1], blocking=False)  # after the rounds, on their stream
+    for s in busy:
+        with s.switch():
+            s.be.xp.cuda.get_current_stream().synchronize()
+        s.be.stats["bytes_d2h"] += int(s.x.nbytes)
+    shards[0].be.stats["time_transfer"] += time.perf_counter() - t0
     return out
