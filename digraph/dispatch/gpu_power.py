@@ -89,8 +89,9 @@ class PowerGpuSettings:
         One H200: R-MAT 2^22 without its isolated vertices, 12 plain rounds, 11.3 ms plain
         against 13.6 with the mixes.
     ``cusparse_arcs``
-        Graphs with at least this many arcs pull by cuSPARSE's SpMV (``cupyx.cusparse.spmv``,
-        values of ones beside the graph's own index arrays) and one pass for ``dst_scale`` and
+        Graphs with at least this many arcs pull by cuSPARSE's SpMV (its descriptors and buffer
+        made once, :class:`~digraph.dispatch.cuda.runtime.spmv.SpMV`; values of ones beside the
+        graph's own index arrays) and one pass for ``dst_scale`` and
         the sums (:func:`~digraph.smx.cuda_power.power_scale_sums`) instead of the Numba pull.
         docs/benchmarks.md, "PageRank on one GPU" (H200, tol 1e-8, solve alone): R-MAT 2^22
         (67 M arcs) 14.6 ms against 16.6 binned, 2^24 48.6 against 57.2, R-MAT 2^22 without
