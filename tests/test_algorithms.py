@@ -564,3 +564,19 @@ def test_real_cnr2000_pagerank_and_sssp(real_graphs):
     a = sp.csr_array((np.ones(g.num_arcs), g.out_targets, g.out_offsets), shape=(g.num_vertices,) * 2)
     r = digraph.run(g, "sssp", source=0)
     assert np.array_equal(r.values, dijkstra(a, directed=True, indices=0))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_scaled_inverse_numpy_and_parallel_forms_agree(dtype, monkeypatch):
+    from digraph.algorithms import base
+    # the numpy form below SCALED_INVERSE_PARALLEL entries, the parallel Numba pass above it:
+    # the same values (s / w where w > 0, 0 elsewhere, negative weights included)
+    rng = np.random.default_rng(5)
+    w = rng.integers(-2, 6, 3000).astype(dtype)
+    expect = np.where(w > 0, 0.85 / np.where(w > 0, w, 1), 0.0)
+    small = base.scaled_inverse(w, 0.85)
+    monkeypatch.setattr(base, "SCALED_INVERSE_PARALLEL", 100)
+    large = base.scaled_inverse(w, 0.85)
+    np.testing.assert_array_equal(small, expect)
+    np.testing.assert_array_equal(large, expect)
+    assert small.dtype == large.dtype == np.float64
