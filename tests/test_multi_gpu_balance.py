@@ -7,6 +7,7 @@ import pytest
 
 import digraph
 from digraph.dispatch import multi_gpu
+from digraph.dispatch.cuda.runtime.residency import residency
 from digraph.dispatch.multi_gpu import (balanced_ranges, learn_balance, recut_ranges,
                                         shard_ranges)
 from digraph.errors import InvalidParameterError
@@ -78,18 +79,20 @@ def test_learning_recuts_then_keeps_the_best():
     assert st["gpu_recuts"] == 0
     learn_balance(g, key, first, [3.0, 1.0, 1.0], rounds=4, settings=cfg)  # too few: not learnt
     assert key not in g._cache
-    # a layout cached for the first ranges, one for another graph's key and one unrelated entry
-    lay_key = ("multi-gpu-layout", "out-degree",
-               tuple((i, False, int(first[i]), int(first[i + 1])) for i in range(3)))
-    g._cache[lay_key] = "layout"
+    # a layout kept in the graph's residency for the first ranges, and one unrelated entry
+    res = residency(g)
+    lay_key = ("out-degree", tuple((i, False, int(first[i]), int(first[i + 1]))
+                                   for i in range(3)), False)
+    res.put("multi-gpu-layout", lay_key, "layout")
     g._cache["other"] = 1
     learn_balance(g, key, first, [0.3, 0.1, 0.1], rounds=10, settings=cfg)
     second = balanced_ranges(g, key, off, 3, 0, st, cfg)
     assert st["gpu_recuts"] == 1 and second[1] < first[1]
-    assert lay_key in g._cache  # the first ranges are the best measured so far: kept
+    # the first ranges are the best measured so far: kept
+    assert res.peek("multi-gpu-layout", lay_key) == "layout"
     learn_balance(g, key, second, [0.05, 0.2, 0.1], rounds=10, settings=cfg)  # busiest 0.2
     # the former best's arrays dropped, nothing else
-    assert lay_key not in g._cache and g._cache["other"] == 1
+    assert res.peek("multi-gpu-layout", lay_key) is None and g._cache["other"] == 1
     third = balanced_ranges(g, key, off, 3, 0, st, cfg)
     assert st["gpu_recuts"] == 2 and not np.array_equal(third, second)
     learn_balance(g, key, third, [0.1, 0.12, 0.3], rounds=10, settings=cfg)

@@ -8,9 +8,11 @@ runs on numpy arrays.  All state is float64: the float32 state of the GPU peers 
 L1 error of 1e-8 on graphs of 10^5+ vertices.
 
 Residency: a graph's CSR/CSC arrays (int32 indices where they fit) are uploaded once and kept on
-the graph object (``graph._cache["cuda"]``); a :class:`~digraph.PathSet`'s walk arrays likewise on
-the path set.  ``stats["bytes_h2d"]``/``["bytes_d2h"]`` count every byte copied, and
-``time_transfer`` the time spent copying.
+the graph object, in its :class:`~digraph.dispatch.cuda.runtime.residency.Residency` (kind
+``"cuda"``; ``graph._cache["cuda-residency"]``, which owns every GPU engine's device arrays of the
+graph); a :class:`~digraph.PathSet`'s walk arrays likewise on the path set.
+``stats["bytes_h2d"]``/``["bytes_d2h"]`` count every byte copied, and ``time_transfer`` the time
+spent copying.
 
 Modes, as on the CPU (same counters, same convergence rules):
 

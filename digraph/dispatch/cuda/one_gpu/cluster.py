@@ -40,6 +40,7 @@ import numpy as np
 from ....errors import InvalidParameterError
 from ....preprocess.clusters import cluster_layout, clusters_for
 from ...systems import monotone_arrays, monotone_start
+from ..runtime.residency import residency
 from .queued import Queues
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve"]
@@ -98,16 +99,18 @@ def _size(settings, ct):
 
 
 def _device_layout(be, graph, cl, has, value):
-    """The cluster layout on the GPU (uploaded once per graph, device and size)."""
-    key = ("cuda-clusters", be.device_id, be.sim, cl.size)
-    d = graph._cache.get(key)
+    """The cluster layout on the GPU (uploaded once per graph, device and size; kept in the
+    graph's residency, kind ``"cuda-clusters"``)."""
+    res = residency(graph)
+    key = (be.device_id, be.sim, cl.size)
+    d = res.peek("cuda-clusters", key)
     if d is None:
         lay = cluster_layout(graph, cl)
         d = {"starts": be.put(cl.starts, np.int64), "off": be.put(lay["off"], np.int64),
              "mid": be.put(lay["mid"], np.int64), "src": be.put(lay["src"]),
              "xo_off": be.put(lay["xo_off"], np.int64), "xo": be.put(lay["xo"], np.int32),
              "order": be.put(cl.order, np.int64)}
-        graph._cache[key] = d
+        res.put("cuda-clusters", key, d)
     else:
         be.keep_all(d)
     lay = cluster_layout(graph, cl)

@@ -1,19 +1,24 @@
-"""A graph's arrays on one GPU: the CSR and CSC uploaded once per graph and device and kept on the
-graph (:func:`_device_graph`, with its heavy vertices: :func:`_heavy`), the undirected adjacency
-of k-core (:func:`_device_undirected`), and whether ``bsp`` must stream the arcs instead
-(:func:`_too_big`) in batches of what size (:func:`_auto_batch`)."""
+"""A graph's arrays on one GPU: the CSR and CSC uploaded once per graph and device and kept in the
+graph's residency (:func:`_device_graph`, kind ``"cuda"`` of
+:class:`~digraph.dispatch.cuda.runtime.residency.Residency`, with its heavy vertices:
+:func:`_heavy`), the undirected adjacency of k-core (:func:`_device_undirected`, kind
+``"cuda-undirected"``), and whether ``bsp`` must stream the arcs instead (:func:`_too_big`) in
+batches of what size (:func:`_auto_batch`)."""
 
 import numpy as np
 
 from ..common import index_dtype as _index_dtype
+from ..runtime import residency as _residency
 
 __all__ = []
 
 
 def _device_graph(be, graph):
-    """The graph's arrays on the GPU, uploaded once per graph and device."""
-    key = ("cuda", be.device_id, be.sim)
-    cache = graph._cache.get(key)
+    """The graph's arrays on the GPU, uploaded once per graph and device (kept in the graph's
+    residency, kind ``"cuda"``)."""
+    res = _residency.residency(graph)
+    key = (be.device_id, be.sim)
+    cache = res.peek("cuda", key)
     if cache is not None:
         return be.keep_all(cache)
     n, m = graph.num_vertices, graph.num_arcs
@@ -27,8 +32,7 @@ def _device_graph(be, graph):
         "heavy_in": _heavy(be, graph.in_degree),
         "heavy_out": _heavy(be, graph.out_degree),
     }
-    graph._cache[key] = d
-    return d
+    return res.put("cuda", key, d)
 
 
 def _heavy(be, degree):
@@ -38,23 +42,27 @@ def _heavy(be, degree):
 
 
 def _device_undirected(be, graph):
-    key = ("cuda-undirected", be.device_id, be.sim)
-    if key in graph._cache:
-        for a in graph._cache[key][:2] + graph._cache[key][3:]:
+    """(offsets, neighbours, degrees on the host, heavy vertices) of k-core's undirected adjacency,
+    uploaded once per graph and device (kept in the graph's residency, kind
+    ``"cuda-undirected"``)."""
+    res = _residency.residency(graph)
+    key = (be.device_id, be.sim)
+    got = res.peek("cuda-undirected", key)
+    if got is not None:
+        for a in got[:2] + got[3:]:
             be.keep(a)
-    else:
-        from ...bsp import undirected_adjacency
-        off, nbr = undirected_adjacency(graph)
-        it = _index_dtype(max(graph.num_vertices, nbr.size))
-        graph._cache[key] = (be.put(off, it), be.put(nbr, it), np.diff(off),
-                             _heavy(be, np.diff(off)))
-    return graph._cache[key]
+        return got
+    from ...bsp import undirected_adjacency
+    off, nbr = undirected_adjacency(graph)
+    it = _index_dtype(max(graph.num_vertices, nbr.size))
+    return res.put("cuda-undirected", key, (be.put(off, it), be.put(nbr, it), np.diff(off),
+                                            _heavy(be, np.diff(off))))
 
 
 def _too_big(be, graph):
     """Whether the graph's resident arrays (CSR + CSC + per-arc factors) exceed 80% of the free
     GPU memory, so ``bsp`` must stream its arcs."""
-    if be.sim or ("cuda", be.device_id, be.sim) in graph._cache:
+    if be.sim or _residency.peek(graph, "cuda", (be.device_id, be.sim)) is not None:
         return False
     with be.xp.cuda.Device(be.device_id):  # this GPU's memory, whichever is current
         free, _ = be.xp.cuda.runtime.memGetInfo()

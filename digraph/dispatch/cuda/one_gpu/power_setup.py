@@ -1,15 +1,17 @@
 """The set-up of the GPU power iteration (``mode="power"``), shared by the one-GPU engine
 (:mod:`digraph.dispatch.gpu_power`, which re-exports these names) and the sharded one
 (:mod:`digraph.dispatch.multi_gpu_power`): the threads per vertex of the grouped pull
-(:func:`group_size`), the in-degree classes of the binned pull (:func:`degree_classes`, kept on the
-graph by :func:`_bins`), the vertex vectors on the device (:func:`vertex_vectors`), and the
-Anderson acceleration's state and counters (:func:`anderson_for`, :func:`anderson_stats`)."""
+(:func:`group_size`), the in-degree classes of the binned pull (:func:`degree_classes`, kept in
+the graph's residency by :func:`_bins`), the vertex vectors on the device
+(:func:`vertex_vectors`), and the Anderson acceleration's state and counters
+(:func:`anderson_for`, :func:`anderson_stats`)."""
 
 import math
 
 import numpy as np
 
 from ...anderson import Anderson
+from ..runtime import residency as _residency
 
 __all__ = ["group_size", "degree_classes", "vertex_vectors", "anderson_for", "anderson_stats"]
 
@@ -62,13 +64,12 @@ def _part(a, v0, v1):
 
 
 def _bins(be, graph, settings):
-    """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept on the
-    graph."""
-    key = ("cuda-power-bins", be.device_id, be.sim, settings.bins, settings.blocks_per_sm)
-    got = graph._cache.get(key)
-    if got is None:
-        got = graph._cache[key] = degree_classes(be, np.asarray(graph.in_degree), settings.bins,
-                                                 settings.blocks_per_sm)
+    """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept in the
+    graph's residency (kind ``"cuda-power-bins"``)."""
+    got = _residency.residency(graph).get(
+        "cuda-power-bins", (be.device_id, be.sim, settings.bins, settings.blocks_per_sm),
+        lambda: degree_classes(be, np.asarray(graph.in_degree), settings.bins,
+                               settings.blocks_per_sm))
     for _, verts, _ in got[0]:
         be.keep(verts)
     be.keep(got[1])

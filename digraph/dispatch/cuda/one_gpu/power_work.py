@@ -1,15 +1,17 @@
 """The device work of a GPU power run on one GPU (:mod:`digraph.dispatch.gpu_power` re-exports
-these names): the run's vectors, kept on the graph for the next run (:func:`_work`,
-:class:`_Work`), the in-arc CSR matrix for cuSPARSE's SpMV (:func:`_cusparse_matrix`,
-:func:`_spmv`), and the CUDA graphs a round's pull and teleport are launched as
-(:func:`_graphs`, :func:`_graph_round`), dropped at exit before CUDA's own teardown
-(:func:`_drop_kept_graphs`)."""
+these names): the run's vectors, kept in the graph's residency for the next run (:func:`_work`,
+:class:`_Work`; kind ``"cuda-power-work"`` of
+:class:`~digraph.dispatch.cuda.runtime.residency.Residency`), the in-arc CSR matrix for
+cuSPARSE's SpMV (:func:`_cusparse_matrix`, kind ``"cuda-power-csr"``; :func:`_spmv`), and the
+CUDA graphs a round's pull and teleport are launched as (:func:`_graphs`, :func:`_graph_round`),
+dropped at exit before CUDA's own teardown (:func:`_drop_kept_graphs`)."""
 
 import atexit
 import weakref
 
 import numpy as np
 
+from ..runtime import residency as _residency
 from ..runtime.spmv import SpMV
 
 __all__ = []
@@ -20,9 +22,11 @@ def _cusparse_matrix(be, graph, dg, settings):
     None where it does
     not fit (``8 · m`` bytes of values beside the graph's indices, which it shares) or cuSPARSE
     is missing.  The values are ones (``coef``, overwritten by a weighted run's arc factors);
-    kept on the graph."""
-    key = ("cuda-power-csr", be.device_id)
-    got = graph._cache.get(key)
+    kept in the graph's residency (kind ``"cuda-power-csr"``; a None is not kept: asked again
+    next run)."""
+    res = _residency.residency(graph)
+    key = (be.device_id,)
+    got = res.peek("cuda-power-csr", key)
     if got is None:
         xp = be.xp
         m = graph.num_arcs
@@ -40,7 +44,8 @@ def _cusparse_matrix(be, graph, dg, settings):
         # each vertex's in-arcs are sorted by source; parallel arcs repeat a source, which a
         # row's sum adds as it would any entry (cupyx's spmv asks the flag, not cuSPARSE)
         mat.has_canonical_format = True
-        got = graph._cache[key] = {"mat": mat, "coef": coef, "ones": True, "spmv": SpMV(mat)}
+        got = res.put("cuda-power-csr", key,
+                      {"mat": mat, "coef": coef, "ones": True, "spmv": SpMV(mat)})
     return got
 
 
@@ -137,11 +142,13 @@ def _graph_round(cg, key, queue, stats):
 
 def _work(be, graph, n, mem, settings):
     """(the run's device vectors, kept, reused): ``x``, ``y``, ``z``, the vertex factors, the two
-    accumulators and Anderson's rings; kept on the graph for the next run when they take at most
-    :attr:`PowerGpuSettings.keep_work_bytes` (the same arrays again: the launches prepared for
-    them stay valid, :meth:`digraph.dispatch.cuda.runtime.backend._Backend.retain`)."""
-    key = ("cuda-power-work", be.device_id, be.sim, n, mem)
-    w = graph._cache.get(key)
+    accumulators and Anderson's rings; kept in the graph's residency (kind ``"cuda-power-work"``)
+    for the next run when they take at most :attr:`PowerGpuSettings.keep_work_bytes` (the same
+    arrays again: the launches prepared for them stay valid,
+    :meth:`digraph.dispatch.cuda.runtime.backend._Backend.retain`)."""
+    res = _residency.residency(graph)
+    key = (be.device_id, be.sim, n, mem)
+    w = res.peek("cuda-power-work", key)
     kept = reused = w is not None
     if w is None:
         xp = be.xp
@@ -158,7 +165,7 @@ def _work(be, graph, n, mem, settings):
             w["fprev"] = xp.empty(n, np.float64)
             w["gprev"] = xp.empty(n, np.float64)
         if kept:
-            graph._cache[key] = w
+            res.put("cuda-power-work", key, w)
     for a in w.values():
         if hasattr(a, "__cuda_array_interface__") or be.sim and isinstance(a, np.ndarray):
             be.keep(a)

@@ -36,6 +36,7 @@ from ....paths.scc_schedule import scc_schedule
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
+from ..runtime.residency import residency
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
 
@@ -82,9 +83,11 @@ DEFAULT = GpuSccSettings()
 
 
 def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
-    """The condensation and schedule on the GPU (uploaded once per graph, device and schedule)."""
-    key = ("cuda-scc", be.device_id, be.sim, int(heavy_arcs), int(light_size))
-    d = graph._cache.get(key)
+    """The condensation and schedule on the GPU (uploaded once per graph, device and schedule;
+    kept in the graph's residency, kind ``"cuda-scc"``)."""
+    res = residency(graph)
+    key = (be.device_id, be.sim, int(heavy_arcs), int(light_size))
+    d = res.peek("cuda-scc", key)
     if d is None:
         P = sch.num_phases
         unit = np.repeat((2 * sch.phase + sch.heavy).astype(np.int32),
@@ -103,7 +106,7 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
              "heavy_pos": be.put(sch.heavy_positions if sch.heavy_positions.size
                                  else np.zeros(1, np.int32)),
              "unit": be.put(unit), "units": 2 * max(P, 1)}
-        graph._cache[key] = d
+        res.put("cuda-scc", key, d)
     else:
         be.keep_all(d)
     return d

@@ -1,12 +1,14 @@
 """A sharded linear system's layout and upload: each range's vertices renumbered by exchange
-class (:func:`shard_layout`, cached on the graph; with ``split``, each target's arcs from its own
-range first) and the system's vectors uploaded into it (:func:`linear_shards`)."""
+class (:func:`shard_layout`, kept in the graph's residency, kind ``"multi-gpu-layout"``; with
+``split``, each target's arcs from its own range first) and the system's vectors uploaded into it
+(:func:`linear_shards`)."""
 
 import numpy as np
 
 from ....errors import InvalidParameterError
 from ...systems import ones_or
 from ..common import index_dtype
+from ..runtime.residency import residency
 from .defaults import default
 from .shards import _parallel
 
@@ -16,7 +18,8 @@ LAYOUTS = ("out-degree", "id", None)
 
 
 def shard_layout(shards, graph, order=None, split=None, settings=None):
-    """Each linear shard's in-arcs with its range renumbered (cached on the graph).
+    """Each linear shard's in-arcs with its range renumbered (kept in the graph's residency, kind
+    ``"multi-gpu-layout"``, key ``(order, ((device, sim, v0, v1) per shard), split)``).
 
     A shard's range ``[v0, v1)`` keeps its vertices, in a new order by exchange class:
 
@@ -49,11 +52,9 @@ def shard_layout(shards, graph, order=None, split=None, settings=None):
     if order not in LAYOUTS:
         raise InvalidParameterError(f"layout must be one of {LAYOUTS}, got {order!r}")
     split = (settings.overlap if split is None else bool(split)) and len(shards) > 1
-    key = ("multi-gpu-layout", order,
-           tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards), split)
-    lay = graph._cache.get(key)
-    if lay is None:
-        lay = graph._cache[key] = _build_layout(shards, graph, order, split)
+    key = (order, tuple((s.be.device_id, s.be.sim, s.v0, s.v1) for s in shards), split)
+    lay = residency(graph).get("multi-gpu-layout", key,
+                               lambda: _build_layout(shards, graph, order, split))
     for s, d in zip(shards, lay):
         s.lay = s.be.keep_all(d)
     return lay

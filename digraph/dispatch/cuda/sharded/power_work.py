@@ -4,10 +4,12 @@
 A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and
 the scales, the accumulators, Anderson's rings), the lists of ``z``'s non-zero entries with the
 packed exchange's buffers, and the rounds' streams, events and page-locked buffers are kept on the
-graph for the next run on the same GPUs, ranges and settings (:func:`_kept_work`), when they take
-at most :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The
-teleport vector, the scales and the non-zero lists are made again only when the system's vectors
-are not those of the last run (:func:`_vector_key`).
+graph for the next run on the same GPUs, ranges and settings (:func:`_kept_work`; one entry of
+kind ``"multi-gpu-power-work"`` in the graph's
+:class:`~digraph.dispatch.cuda.runtime.residency.Residency`), when they take at most
+:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
+vector, the scales and the non-zero lists are made again only when the system's vectors are not
+those of the last run (:func:`_vector_key`).
 """
 
 import atexit
@@ -17,6 +19,7 @@ import weakref
 import numpy as np
 
 from ...gpu_power import _Work
+from ..runtime.residency import residency
 
 __all__ = []
 
@@ -51,7 +54,7 @@ def _work_bytes(n, nl, mem):
 
 _VERSIONS = itertools.count(1)  # the non-zero lists made: the packed exchange's lists follow them
 
-_KEY = "multi-gpu-power-work"  # on graph._cache: {"sig": ..., "works": [a _Work per shard]}
+_KIND = "multi-gpu-power-work"  # in the graph's residency, key None: {"sig": ..., "works": [...]}
 
 _KEPT = []
 """Weak references to the kept per-shard work that holds CUDA streams, events and page-locked
@@ -87,12 +90,12 @@ def _kept_work(graph, shards, sig, settings, mem):
     Anderson's memory), else new ones, kept on the graph for the next run when every GPU's share
     takes at most :attr:`PowerGpuSettings.shard_keep_work_bytes` (what was kept before is dropped
     either way)."""
-    cache = graph._cache
-    rec = cache.get(_KEY)
+    res = residency(graph)
+    rec = res.peek(_KIND, None)
     if rec is not None and rec["sig"] == sig:
         return rec["works"], True, True
     if rec is not None:
-        del cache[_KEY]
+        res.forget(_KIND)
         for w in rec["works"]:
             _drop_cuda(w)
     n = graph.num_vertices
@@ -103,7 +106,7 @@ def _kept_work(graph, shards, sig, settings, mem):
     kept = max(per_gpu.values()) <= settings.shard_keep_work_bytes
     works = [_Work() for _ in shards]
     if kept:
-        cache[_KEY] = {"sig": sig, "works": works}
+        res.put(_KIND, None, {"sig": sig, "works": works})
         _KEPT[:] = [r for r in _KEPT if r() is not None]
         _KEPT.extend(weakref.ref(w) for w in works)
     return works, kept, False
@@ -111,9 +114,10 @@ def _kept_work(graph, shards, sig, settings, mem):
 
 def _forget_work(graph, works):
     """Drop the kept work ``works`` from the graph (a run that failed part-way)."""
-    rec = graph._cache.get(_KEY)
+    res = residency(graph, create=False)
+    rec = None if res is None else res.peek(_KIND, None)
     if rec is not None and rec["works"] is works:
-        del graph._cache[_KEY]
+        res.forget(_KIND)
     for w in works:
         _drop_cuda(w)
 

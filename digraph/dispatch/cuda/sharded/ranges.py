@@ -1,8 +1,11 @@
 """The vertex ranges of the sharded engine (:mod:`digraph.dispatch.multi_gpu`): ``k``
 consecutive ranges of equal arcs cut from CSR offsets (:func:`shard_ranges`), re-cut from the
 kernel time measured per range (:func:`recut_ranges`), and the balance learnt over the runs on a
-graph (:func:`balanced_ranges`, :func:`learn_balance`).  Pure numpy on host arrays and the
-graph's cache: importable and tested without CUDA or its simulator."""
+graph (:func:`balanced_ranges`, :func:`learn_balance`; host state in ``graph._cache``), dropping
+the device arrays of the ranges re-cut away from the graph's residency (:func:`_forget_ranges`).
+Pure numpy on host arrays, the graph's cache and its
+:class:`~digraph.dispatch.cuda.runtime.residency.Residency` (imported only to drop arrays):
+importable and tested without CUDA or its simulator."""
 
 import numpy as np
 
@@ -138,18 +141,21 @@ def _imbalance(busy):
 
 
 def _forget_ranges(graph, bounds, keep):
-    """Drop the device arrays cached for the ranges ``bounds`` (a layout, resident arrays) unless
-    they are those of ``keep``: re-cut ranges would otherwise hold GPU memory for good."""
+    """Drop the device arrays kept for the ranges ``bounds`` unless they are those of ``keep``:
+    from the graph's residency, a shard's resident arrays (kind ``"multi-gpu"``) of a range of
+    ``bounds`` not in ``keep``, and a layout (``"multi-gpu-layout"``) over a range of ``bounds``
+    and a range not in ``keep``.  Re-cut ranges would otherwise hold GPU memory for good."""
     if np.array_equal(bounds, keep):
+        return
+    from ..runtime.residency import residency  # here: importing this module loads no runtime
+    res = residency(graph, create=False)
+    if res is None:
         return
     ranges = set(zip(np.asarray(bounds)[:-1].tolist(), np.asarray(bounds)[1:].tolist()))
     kept = set(zip(np.asarray(keep)[:-1].tolist(), np.asarray(keep)[1:].tolist()))
-    for key in list(graph._cache):
-        if not (isinstance(key, tuple) and key and key[0] in ("multi-gpu", "multi-gpu-layout")):
-            continue
-        if key[0] == "multi-gpu":
-            r = {(key[-2], key[-1])}
-        else:
-            r = {(t[2], t[3]) for t in key[2]}
-        if r & ranges and not r <= kept:
-            del graph._cache[key]
+
+    def stale(r):
+        return bool(r & ranges) and not r <= kept
+    # "multi-gpu": (family, device, sim, v0, v1); "multi-gpu-layout": (order, shards, split)
+    res.forget("multi-gpu", where=lambda key: stale({(key[-2], key[-1])}))
+    res.forget("multi-gpu-layout", where=lambda key: stale({(t[2], t[3]) for t in key[1]}))

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..runtime.backend import backend
+from ..runtime.residency import residency
 from .ranges import shard_ranges
 
 __all__ = ["make_shards", "drop_work"]
@@ -61,12 +62,12 @@ class _Shard:
 
     def resident(self, graph, family, build):
         """The shard's graph arrays (a dict built by ``build()`` on first use), kept on the graph
-        for later runs as one GPU keeps its CSR/CSC (``graph._cache``)."""
+        for later runs as one GPU keeps its CSR/CSC (the graph's
+        :class:`~digraph.dispatch.cuda.runtime.residency.Residency`, kind ``"multi-gpu"``, key
+        ``(family, device, sim, v0, v1)``)."""
         be = self.be
-        key = ("multi-gpu", family, be.device_id, be.sim, self.v0, self.v1)
-        d = graph._cache.get(key)
-        if d is None:
-            d = graph._cache[key] = build()
+        d = residency(graph).get("multi-gpu", (family, be.device_id, be.sim, self.v0, self.v1),
+                                 build)
         return be.keep_all(d)
 
     def rebased(self, offsets, a0, a1, dtype=np.int64):
