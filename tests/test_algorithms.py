@@ -580,3 +580,13 @@ def test_scaled_inverse_numpy_and_parallel_forms_agree(dtype, monkeypatch):
     np.testing.assert_array_equal(small, expect)
     np.testing.assert_array_equal(large, expect)
     assert small.dtype == large.dtype == np.float64
+    tiny = np.array([1e-320, 2.0])  # 0.85 / 1e-320 overflows: inf in both forms, no warning
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        monkeypatch.setattr(base, "SCALED_INVERSE_PARALLEL", 0)
+        parallel = base.scaled_inverse(tiny, 0.85)
+        monkeypatch.setattr(base, "SCALED_INVERSE_PARALLEL", 1 << 16)
+        numpy_form = base.scaled_inverse(tiny, 0.85)
+    np.testing.assert_array_equal(parallel, [np.inf, 0.425])
+    np.testing.assert_array_equal(numpy_form, [np.inf, 0.425])

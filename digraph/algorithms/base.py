@@ -294,8 +294,9 @@ def scaled_inverse(weights, scale):
     w = np.asarray(weights)
     if w.size < SCALED_INVERSE_PARALLEL:
         out = np.zeros(w.size, np.float64)
-        np.divide(float(scale), w.ravel(), out=out, where=w.ravel() > 0)
-        return out
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # as the Numba pass:
+            np.divide(float(scale), w.ravel(), out=out, where=w.ravel() > 0)  # no warning; an
+        return out  # inf from a denormal weight is reported by the system's own checks
     out = np.empty(w.size, np.float64)
     _scaled_inverse(w.ravel(), float(scale), out)
     return out
