@@ -293,10 +293,11 @@ def scaled_inverse(weights, scale):
     values): a parallel region's start costs more there than the pass."""
     w = np.asarray(weights)
     if w.size < SCALED_INVERSE_PARALLEL:
+        flat = w.ravel()
         out = np.zeros(w.size, np.float64)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # as the Numba pass:
-            np.divide(float(scale), w.ravel(), out=out, where=w.ravel() > 0)  # no warning; an
-        return out  # inf from a denormal weight is reported by the system's own checks
+            np.divide(float(scale), flat, out=out, where=flat > 0)  # no warning; an inf from a
+        return out  # denormal weight is reported by the system's own checks
     out = np.empty(w.size, np.float64)
     _scaled_inverse(w.ravel(), float(scale), out)
     return out

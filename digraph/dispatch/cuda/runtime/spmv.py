@@ -16,6 +16,10 @@ import numpy as np
 
 __all__ = ["SpMV"]
 
+MAX_VECTORS = 16
+"""Vector descriptors an :class:`SpMV` keeps (a round swaps two or three buffers; a run that
+allocates new vectors adds new addresses)."""
+
 
 class SpMV:
     """``y = A x`` for one CSR matrix ``mat`` (a ``cupyx.scipy.sparse.csr_matrix`` of float64,
@@ -24,8 +28,8 @@ class SpMV:
     Parameters
     ----------
     mat : cupyx.scipy.sparse.csr_matrix
-        The matrix; its arrays must stay allocated (and in place) while this object lives:
-        the descriptor holds their addresses.  Values may change in place between calls.
+        The matrix (kept: its descriptor holds the addresses of its arrays).  Values may change
+        in place between calls.
     """
 
     def __init__(self, mat):
@@ -34,12 +38,17 @@ class SpMV:
         self._vectors = {}
 
     def _vector(self, a):
-        key = (a.data.ptr, a.size)
+        """The descriptor of vector ``a``: it holds only the address, length and type, so it is
+        kept by those (not with the array: a run's vectors are freed when the run ends) and
+        made again for a new address; at most :data:`MAX_VECTORS` are kept."""
+        key = (a.data.ptr, a.size, a.dtype.str)
         d = self._vectors.get(key)
         if d is None:
             from cupyx.cusparse import DnVecDescriptor
-            d = self._vectors[key] = (DnVecDescriptor.create(a), a)  # a kept: the address
-        return d[0].desc
+            if len(self._vectors) >= MAX_VECTORS:
+                self._vectors.clear()
+            d = self._vectors[key] = DnVecDescriptor.create(a)
+        return d  # the caller holds it through the call: a clear() must not free it before
 
     def __call__(self, x, y):
         """``y ← A x`` (float64 device vectors of lengths ``A.shape[1]`` and ``A.shape[0]``) on
@@ -61,11 +70,13 @@ class SpMV:
             desc = SpMatDescriptor.create(self.mat)
             dtype = cupy.cuda.runtime.CUDA_R_64F
             op = lib.CUSPARSE_OPERATION_NON_TRANSPOSE
-            size = lib.spMV_bufferSize(handle, op, one.ctypes.data, desc.desc, self._vector(x),
-                                       zero.ctypes.data, self._vector(y), dtype, alg)
+            dx, dy = self._vector(x), self._vector(y)
+            size = lib.spMV_bufferSize(handle, op, one.ctypes.data, desc.desc, dx.desc,
+                                       zero.ctypes.data, dy.desc, dtype, alg)
             buf = cupy.empty(max(int(size), 1), cupy.int8)
             st = self._state = (desc, one, zero, dtype, alg, op, buf)
         desc, one, zero, dtype, alg, op, buf = st
-        lib.spMV(handle, op, one.ctypes.data, desc.desc, self._vector(x), zero.ctypes.data,
-                 self._vector(y), dtype, alg, buf.data.ptr)
+        dx, dy = self._vector(x), self._vector(y)
+        lib.spMV(handle, op, one.ctypes.data, desc.desc, dx.desc, zero.ctypes.data, dy.desc,
+                 dtype, alg, buf.data.ptr)
         return y
