@@ -328,3 +328,24 @@ def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
     for a, b in zip(got[True][:-1], got[False][:-1]):
         assert np.abs(a - b).sum() <= 2e-9
     np.testing.assert_array_equal(got[True][-1], got[False][-1])
+
+
+def test_a_process_of_many_gpu_runs_exits_cleanly():
+    """A process of many GPU runs exits with status 0.  ``pytest -m gpu
+    tests/test_cuda_residency.py`` in a process of its own exited with status 139 (three times
+    of three, two H200s, 2026-11-28) from Numba's unloads of its kernels' libraries at exit
+    (NVIDIA/cuda-python#1670), and with 0 after
+    :func:`digraph.dispatch.cuda.runtime.launch.hold_modules_at_exit` (real GPU only: the
+    simulator loads no library)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    if not real_gpu():
+        pytest.skip("the simulator loads no library")
+    from digraph.dispatch.cuda.runtime import launch
+    assert getattr(launch.hold_modules_at_exit, "done", False)  # registered by the backend
+    here = Path(__file__).parent
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
+                        str(here / "test_cuda_residency.py")], capture_output=True, text=True,
+                       timeout=600, cwd=here.parent)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....errors import NotAvailableError
-from .launch import _SCALARS, _PreparedLaunch, dispatch_capturing
+from .launch import _SCALARS, _PreparedLaunch, dispatch_capturing, hold_modules_at_exit
 
 __all__ = ["backend", "device_index", "BackendSettings", "BACKEND"]
 
@@ -277,6 +277,7 @@ def backend(device="cuda"):
         config.CUDA_ARRAY_INTERFACE_SYNC = 0
         cuda.select_device(idx)
         xp.cuda.Device(idx).use()
+        hold_modules_at_exit()  # Numba's libraries left loaded at exit (launch.py)
     _BACKENDS[key] = _Backend(xp, sim, idx)
     return _BACKENDS[key]
 

@@ -20,10 +20,17 @@ cuda.core), and ``cuda.core``'s ``LaunchConfig`` and ``launch``; written against
 0.30 (the floor in ``pyproject.toml``).  A debug, cooperative or extension-using kernel, or one
 whose marshalling is not the expected one, is not prepared and keeps going through the
 dispatcher.
+
+It also holds the workaround for an abort at interpreter exit (:func:`hold_modules_at_exit`):
+Numba's finalizers unload its kernels' libraries (``cuLibraryUnload``) once more than
+``NUMBA_CUDA_DEALLOCS_COUNT`` (10) are pending, which at exit crashed the interpreter (upstream:
+NVIDIA/cuda-python#1670, "numba-cuda SEGV with cuda.core when cuLibraryUnload is enabled").
 """
 
+import atexit
 import ctypes
 import functools
+import weakref
 
 import numpy as np
 
@@ -113,3 +120,47 @@ class _PreparedLaunch:
 def _core_launch():
     from cuda.core import launch
     return launch
+
+
+_HELD = []
+"""The entered ``deallocations.disable()`` of each context held at exit (kept referenced: a
+collected one would leave its ``with`` block)."""
+
+
+def hold_modules_at_exit():
+    """Register, once, an exit hook that stops Numba's pending deallocations from being flushed.
+
+    At exit, ``weakref``'s exit hook runs Numba's finalizers; each kernel's library is queued for
+    ``cuLibraryUnload`` and the queue is flushed past ``NUMBA_CUDA_DEALLOCS_COUNT`` items.  With
+    numba-cuda 0.30 and cuda.core that unload crashed the interpreter after every result was
+    returned (``double free or corruption`` or a segmentation fault, exit status 134 or 139;
+    ``tests/test_cuda_residency.py`` alone on an H200, 2026-11-28), an upstream defect
+    (NVIDIA/cuda-python#1670).  The hook, which runs before ``weakref``'s (exit hooks run last
+    registered first, and ``weakref``'s is made sure to be registered before it), enters
+    ``deallocations.disable()`` on every context Numba made: the queue is never flushed, and the
+    driver frees everything when the process ends.  Nothing changes while the process runs.
+    """
+    if _HELD or getattr(hold_modules_at_exit, "done", False):
+        return
+    hold_modules_at_exit.done = True
+    weakref.finalize(hold_modules_at_exit, lambda: None)  # weakref's exit hook registered first
+    atexit.register(_hold_deallocations)
+
+
+def _hold_deallocations():
+    try:
+        from numba.cuda.cudadrv import driver as drv
+        devices = list(drv.driver.devices.values())
+    except Exception:  # pragma: no cover - no driver at exit
+        return
+    for dev in devices:
+        ctx = getattr(dev, "primary_context", None)
+        deallocs = getattr(ctx, "deallocations", None)
+        if deallocs is None:
+            continue
+        try:
+            cm = deallocs.disable()
+            cm.__enter__()
+        except Exception:  # pragma: no cover - another numba-cuda
+            continue
+        _HELD.append(cm)
