@@ -74,23 +74,37 @@ def _pushable(r, iout_offsets, lo, hi, vmax):
     return mass, arcs
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r, cnt):
+    """Positions ``a:z`` without arcs inside their component (an acyclic vertex): exact from their
+    final inputs in one evaluation; returns the arcs pulled.  Inlined into the passes, which call
+    it before :func:`_component`: a call of that (not inlined) function with its twenty array
+    arguments cost ~80 ns, and most components of a web or peer-to-peer graph are one acyclic
+    vertex (p2p-Gnutella08: 3,960 of 4,234; the components after its giant took 325 µs through
+    the call)."""
+    for j in range(a, z):
+        x[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
+        r[j] = 0.0
+    pulled = ein_offsets[z] - ein_offsets[a]
+    cnt[PULLS] += pulled
+    cnt[RAN] += 1
+    cnt[VERTEX_PUSHES] += z - a
+    cnt[ONCE] += 1
+    return pulled
+
+
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
                vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt):
     """Pull, then sweep positions ``a:z`` (one component, one thread) until within budget;
     returns (sweeps, arcs pulled and pushed)."""
+    arcs = iout_offsets[z] - iout_offsets[a]
+    if arcs == 0:  # acyclic vertices: exact from final inputs
+        return 0, _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r, cnt)
     for j in range(a, z):
         r[j] = _pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
     cnt[PULLS] += ein_offsets[z] - ein_offsets[a]
     cnt[RAN] += 1
-    arcs = iout_offsets[z] - iout_offsets[a]
-    if arcs == 0:  # acyclic vertices: exact from final inputs
-        for j in range(a, z):
-            x[j] = r[j]
-            r[j] = 0.0
-        cnt[VERTEX_PUSHES] += z - a
-        cnt[ONCE] += 1
-        return 0, ein_offsets[z] - ein_offsets[a]
     base = budget / arcs
     sent = ein_offsets[z] - ein_offsets[a]
     mass = 0.0
@@ -99,6 +113,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
         mass += abs(r[j])
         top = max(top, abs(r[j]))
     sweeps = 0
+    pushed = 0
     while (top > vmax) if linf else (mass > budget):
         if sweeps >= max_sweeps:
             cnt[CAPPED] += 1
@@ -117,16 +132,22 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
             if ad > theta * (hi - lo) and ad > vmax:
                 x[j] += d
                 r[j] = 0.0
-                for e in range(lo, hi):
-                    r[iout_targets[e]] += (icoef[e] if has_coef else vscale[j]) * d
+                if has_coef:
+                    for e in range(lo, hi):
+                        r[iout_targets[e]] += icoef[e] * d
+                else:  # one factor for every out-arc: the product made once (the same value)
+                    cd = vscale[j] * d
+                    for e in range(lo, hi):
+                        r[iout_targets[e]] += cd
                 sent += hi - lo
-                cnt[VERTEX_PUSHES] += 1
+                pushed += 1
         mass = 0.0
         top = 0.0
         for j in range(a, z):
             mass += abs(r[j])
             top = max(top, abs(r[j]))
     cnt[PUSHES] += sent - (ein_offsets[z] - ein_offsets[a])
+    cnt[VERTEX_PUSHES] += pushed
     cnt[SWEEPS] += sweeps
     if sweeps <= 1:
         cnt[ONCE] += 1
@@ -142,6 +163,12 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
     sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``."""
     for i in prange(comps.size):
         c = comps[i]
+        if comp_arcs[c] == 0:
+            comp_sweeps[c] = 0
+            comp_sent[c] = _acyclic(comp_offsets[c], comp_offsets[c + 1], ein_offsets,
+                                    ein_sources, ecoef, has_coef, vscale, b, x, r,
+                                    cnt[numba.get_thread_id()])
+            continue
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
                               per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
@@ -156,10 +183,16 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
                 max_sweeps, cnt, comp_sweeps, comp_sent):
     """Components ``c0:c1`` (several thin levels) one after another on the calling thread, in
     level order, so a deep DAG costs no call per level."""
+    row = cnt[0]
     for c in range(c0, c1):
+        if comp_arcs[c] == 0:
+            comp_sweeps[c] = 0
+            comp_sent[c] = _acyclic(comp_offsets[c], comp_offsets[c + 1], ein_offsets,
+                                    ein_sources, ecoef, has_coef, vscale, b, x, r, row)
+            continue
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
-                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, cnt[0])
+                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, row)
         comp_sweeps[c] = sw
         comp_sent[c] = sent
 
@@ -241,9 +274,10 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                 if ad > theta * (e1 - e0) and ad > vmax:
                     x[j] += d
                     rl[j] = 0.0
+                    vd = 0.0 if has_coef else vscale[j] * d  # every push without arc factors
                     for e in range(e0, e1):
                         w = iout_targets[e]
-                        v = (icoef[e] if has_coef else vscale[j]) * d
+                        v = icoef[e] * d if has_coef else vd
                         if w >= lo and w < hi:
                             rl[w] += v
                         else:
@@ -350,9 +384,10 @@ def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, 
                 if ad > theta * (e1 - e0) and ad > vmax:
                     x[j] += d
                     rl[j] = 0.0
+                    vd = 0.0 if has_coef else vscale[j] * d  # every push without arc factors
                     for e in range(e0, e1):
                         w = iout_targets[e]
-                        v = (icoef[e] if has_coef else vscale[j]) * d
+                        v = icoef[e] * d if has_coef else vd
                         if w >= lo and w < hi:
                             rl[w] += v
                         else:
