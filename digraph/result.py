@@ -96,7 +96,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                      "(`GpuSccSettings.heavy_arcs` inside arcs or more, or too many vertices for "
                      "a block)",
         "heavy_rounds": "`scc` on a GPU: rounds of each phase's heavy components, a list",
-        "scc_direct": "`scc` on a GPU: small components solved exactly by elimination in one pass",
+        "scc_direct": "`scc`: small components solved exactly by elimination in one pass "
+                      "(`dag_push.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
+                      "`smx.cuda_scc.DK` on a GPU)",
         "scc_phase_ms": "`scc` on a GPU: host time of the set-up, of each phase's light and heavy "
                         "part, and of the counters and certificate, a list (ms)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "

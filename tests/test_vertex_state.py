@@ -51,13 +51,16 @@ class Scaled(Algorithm):
         return solve_linear_system(graph, self.prepare(graph, c))
 
 
-@pytest.fixture(params=["serial", "level", "accumulate", "outbox"])
+@pytest.fixture(params=["serial", "serial-sweeps", "level", "level-sweeps", "accumulate", "outbox"])
 def split(request, monkeypatch):
     """How the components run: thin levels one after another on one thread (small graphs), every
     level's components in parallel, or every component with an arc split over the threads (each
-    exchange between the chunks)."""
-    if request.param != "serial":
+    exchange between the chunks).  ``-sweeps``: the small components swept too, not solved
+    exactly (``direct_vertices=0``: the test graphs' components are all small)."""
+    if not request.param.startswith("serial"):
         _scc_settings(monkeypatch, thin_arcs=0)
+    if request.param.endswith("-sweeps"):
+        _scc_settings(monkeypatch, direct_vertices=0)
     if request.param in ("accumulate", "outbox"):
         _scc_settings(monkeypatch, split_arcs=1, split_kind=request.param)
     return request.param
@@ -349,3 +352,40 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)
     assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10
+
+
+@pytest.mark.parametrize("route", ["pagerank", "adsorption"])
+def test_small_components_are_solved_exactly(route, monkeypatch):
+    """Components of at most ``direct_vertices`` vertices (here 2-cycles, 3-cycles with a chord
+    and vertices with a loop, in a chain of components) are solved by elimination in one pass:
+    no sweep, the answer within tol of the reference, as the sweeps' (L1 route: PageRank; L∞
+    route: adsorption)."""
+    rng = np.random.default_rng(4)
+    src, dst, base = [], [], 0
+    for k in range(300):
+        size = (1, 2, 3)[k % 3]
+        ids = base + np.arange(size)
+        src += list(ids)
+        dst += list(np.roll(ids, -1))  # a loop, a 2-cycle or a 3-cycle
+        if size == 3:
+            src.append(ids[0])
+            dst.append(ids[2])
+        if base:  # from a random earlier component: a chain of components
+            src.append(int(rng.integers(0, base)))
+            dst.append(int(ids[0]))
+        base += size
+    g = Graph.from_arrays(np.array(src), np.array(dst), num_vertices=base)
+    algos = digraph.algorithms
+    if route == "pagerank":
+        ref = algos.PageRank().reference(g)
+        run = lambda: digraph.run(g, "pagerank", mode="scc", tol=1e-12)  # noqa: E731
+    else:
+        ref = algos.Adsorption().reference(g, seeds=[0, 5])
+        run = lambda: digraph.run(g, "adsorption", seeds=[0, 5], mode="scc", tol=1e-12)  # noqa: E731
+    r = run()
+    assert r.stats["scc_direct"] == 300 and r.stats["sweeps"] == 0
+    assert r.stats["converged"] and np.abs(r.values - ref).sum() <= 1e-12
+    _scc_settings(monkeypatch, direct_vertices=0)
+    swept = run()
+    assert swept.stats["scc_direct"] == 0 and swept.stats["sweeps"] > 300
+    assert np.abs(swept.values - ref).sum() <= 1e-12
