@@ -22,7 +22,9 @@ Families and modes (the same systems and counters as the CPU kernels of this pac
 Skewed degrees: a thread per vertex leaves a hub's thread working alone long after the others
 finish (cnr-2000 has vertices of in-degree 18,000).  Every vertex-centric kernel therefore
 skips vertices of degree ``>= HEAVY`` and a companion ``*_heavy`` kernel gives each of those a whole
-block (arcs strided over its threads, a shared-memory reduction) over a static list of them.
+block (arcs strided over its threads, a shared-memory reduction) over a static list of them.  The
+arc loop of a vertex is written once, as an inline device function that both kernels call (a
+thread alone: step 1; a block's threads: their first arcs and step ``HB``).
 
 Per-arc mirror state ``s_j`` (docs/design.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
 (sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
@@ -45,15 +47,17 @@ from .relax_codes import (FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PL
                           TIMES as _TIMES)
 from .cuda_common import (_SIM, HB, HEAVY, _block_sum, _lock_simulated_shared_arrays,  # noqa: F401
                           _neumaier, improve, relax)
-from .cuda_linear import (_flush_stats, _own, _pull_in, linear_async_push,  # noqa: F401
-                          linear_async_push_heavy, linear_dense_batch, linear_dense_batch_heavy,
-                          linear_push, linear_push_heavy, linear_residual, linear_residual_heavy,
-                          linear_scan, linear_sums, linear_sums_heavy, linear_take)
+from .cuda_linear import (_absorb, _flush_stats, _own, _pull_in, _push_arcs,  # noqa: F401
+                          _residual_in, _row_sum, linear_async_push, linear_async_push_heavy,
+                          linear_dense_batch, linear_dense_batch_heavy, linear_push,
+                          linear_push_heavy, linear_residual, linear_residual_heavy, linear_scan,
+                          linear_sums, linear_sums_heavy, linear_take)
 from .cuda_linear_pull import (_own_add, _sum_sent, linear_frontier, linear_pull,  # noqa: F401
                                linear_pull_heavy, linear_pull_local, linear_pull_local_heavy)
-from .cuda_monotone import (_hindex, hindex_round, hindex_round_heavy,  # noqa: F401
-                            monotone_async_push, monotone_async_push_heavy, monotone_push,
-                            monotone_push_heavy)
-from .cuda_walks import PROXY_SLOTS, path_linear_walk, path_monotone_walk  # noqa: F401
+from .cuda_monotone import (_count_at_least, _hindex, _mark_all, _relax_out,  # noqa: F401
+                            hindex_round, hindex_round_heavy, monotone_async_push,
+                            monotone_async_push_heavy, monotone_push, monotone_push_heavy)
+from .cuda_walks import (PROXY_SLOTS, _take_units, path_linear_walk,  # noqa: F401
+                         path_monotone_walk)
 
 __all__ = []

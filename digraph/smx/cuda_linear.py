@@ -2,7 +2,10 @@
 them): the BSP sparse round (take, push), the vertex-async push, the contraction sums of the
 coefficient matrix, the residual ``b + A x − x`` recomputed from the state, the scan of a round's
 statistics, and the fused dense round (:func:`linear_dense_batch`, resident or streamed), each
-with its ``*_heavy`` companion that gives a vertex of degree >= HEAVY a whole block."""
+with its ``*_heavy`` companion that gives a vertex of degree >= HEAVY a whole block.  A vertex's
+arc loop is one device function (:func:`_push_arcs`, :func:`_row_sum`, :func:`_residual_in`,
+:func:`_pull_in`) shared by both kernel shapes: one thread walks the arcs with step 1, a block's
+threads stride over them with step ``HB`` (the block size of every ``*_heavy`` launch)."""
 
 
 import math
@@ -15,6 +18,16 @@ __all__ = []
 
 
 # ============================================================================ linear (sum) family
+
+@cuda.jit(device=True, inline=True)
+def _push_arcs(out_targets, arc_coef, has_coef, dst_scale, delta, s, a, b, step):
+    """Add ``dst_scale[v]·c·s`` to ``delta[v]`` (atomic) over the out-arcs ``a, a + step, ... < b``
+    (a thread alone: step 1; a block's thread: its first arc and step ``HB``)."""
+    for e in range(a, b, step):
+        v = out_targets[e]
+        c = arc_coef[e] if has_coef else 1.0
+        cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+
 
 @cuda.jit(cache=True)
 def linear_take(front, delta, x, src_scale, send):
@@ -39,10 +52,8 @@ def linear_push(front, send, out_offsets, out_targets, arc_coef, has_coef, dst_s
         if out_offsets[u + 1] - out_offsets[u] < HEAVY:
             s = send[u]
             send[u] = 0.0
-            for e in range(out_offsets[u], out_offsets[u + 1]):
-                v = out_targets[e]
-                c = arc_coef[e] if has_coef else 1.0
-                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+            _push_arcs(out_targets, arc_coef, has_coef, dst_scale, delta, s, out_offsets[u],
+                       out_offsets[u + 1], 1)
 
 
 @cuda.jit(cache=True)
@@ -53,10 +64,8 @@ def linear_push_heavy(heavy, send, out_offsets, out_targets, arc_coef, has_coef,
         u = heavy[i]
         s = send[u]
         if s != 0.0:
-            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
-                v = out_targets[e]
-                c = arc_coef[e] if has_coef else 1.0
-                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+            _push_arcs(out_targets, arc_coef, has_coef, dst_scale, delta, s,
+                       out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB)
         cuda.syncthreads()
         if cuda.threadIdx.x == 0:
             send[u] = 0.0
@@ -78,10 +87,8 @@ def linear_async_push(work, out_offsets, out_targets, arc_coef, has_coef, src_sc
             cuda.atomic.add(delta, u, -d)
             x[u] += d  # u occurs once in the worklist: a single writer
             s = d * src_scale[u]
-            for e in range(out_offsets[u], out_offsets[u + 1]):
-                v = out_targets[e]
-                c = arc_coef[e] if has_coef else 1.0
-                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+            _push_arcs(out_targets, arc_coef, has_coef, dst_scale, delta, s, out_offsets[u],
+                       out_offsets[u + 1], 1)
 
 
 @cuda.jit(cache=True)
@@ -103,11 +110,27 @@ def linear_async_push_heavy(heavy, theta, out_offsets, out_targets, arc_coef, ha
         cuda.syncthreads()
         s = sh[0]
         if s != 0.0:
-            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
-                v = out_targets[e]
-                c = arc_coef[e] if has_coef else 1.0
-                cuda.atomic.add(delta, v, dst_scale[v] * c * s)
+            _push_arcs(out_targets, arc_coef, has_coef, dst_scale, delta, s,
+                       out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB)
         cuda.syncthreads()
+
+
+@cuda.jit(device=True, inline=True)
+def _row_sum(v, a0, src_buf, coef_buf, has_coef, src_scale, dst_scale, col, bad, want_col, a, b,
+             step):
+    """Σ of the coefficients over the in-arcs ``a, a + step, ... < b`` of ``v`` (read from
+    ``src_buf``/``coef_buf`` at ``k − a0``), each added atomically into ``col`` at its source
+    when ``want_col``; an arc whose coefficient is negative or not finite counts in ``bad[0]``."""
+    acc = 0.0
+    for k in range(a, b, step):
+        u = src_buf[k - a0]
+        c = src_scale[u] * (coef_buf[k - a0] if has_coef else 1.0) * dst_scale[v]
+        if not (c >= 0.0 and c < math.inf):
+            cuda.atomic.add(bad, 0, 1)
+        acc += c
+        if want_col:
+            cuda.atomic.add(col, u, c)
+    return acc
 
 
 @cuda.jit(cache=True)
@@ -122,16 +145,8 @@ def linear_sums(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_scale, 
     to :func:`linear_sums_heavy` (one thread would walk a hub's arcs alone)."""
     v = v0 + cuda.grid(1)
     if v < v1 and not (heavy_apart and in_offsets[v + 1] - in_offsets[v] >= HEAVY):
-        acc = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            u = src_buf[k - a0]
-            c = src_scale[u] * (coef_buf[k - a0] if has_coef else 1.0) * dst_scale[v]
-            if not (c >= 0.0 and c < math.inf):
-                cuda.atomic.add(bad, 0, 1)
-            acc += c
-            if want_col:
-                cuda.atomic.add(col, u, c)
-        row[v] = acc
+        row[v] = _row_sum(v, a0, src_buf, coef_buf, has_coef, src_scale, dst_scale, col, bad,
+                          want_col, in_offsets[v], in_offsets[v + 1], 1)
 
 
 @cuda.jit(cache=True)
@@ -141,18 +156,24 @@ def linear_sums_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef, src_sc
     buf = cuda.shared.array(HB, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
-        acc = 0.0
-        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
-            u = src_buf[k - a0]
-            c = src_scale[u] * (coef_buf[k - a0] if has_coef else 1.0) * dst_scale[v]
-            if not (c >= 0.0 and c < math.inf):
-                cuda.atomic.add(bad, 0, 1)
-            acc += c
-            if want_col:
-                cuda.atomic.add(col, u, c)
+        acc = _row_sum(v, a0, src_buf, coef_buf, has_coef, src_scale, dst_scale, col, bad,
+                       want_col, in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB)
         acc = _block_sum(buf, acc)
         if cuda.threadIdx.x == 0:
             row[v] = acc
+
+
+@cuda.jit(device=True, inline=True)
+def _residual_in(in_sources, in_coef, has_coef, src_scale, x, a, b, step):
+    """(sum, compensation) of ``c·src_scale[u]·x[u]`` over the in-arcs ``a, a + step, ... < b``
+    (Neumaier's compensated summation, in arc order)."""
+    acc = 0.0
+    comp = 0.0
+    for k in range(a, b, step):
+        u = in_sources[k]
+        c = in_coef[k] if has_coef else 1.0
+        acc, comp = _neumaier(acc, comp, c * src_scale[u] * x[u])
+    return acc, comp
 
 
 @cuda.jit(cache=True)
@@ -160,12 +181,8 @@ def linear_residual(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_sc
     """``r = b + A x − x`` recomputed from the state alone (the certified error bound uses it)."""
     v = cuda.grid(1)
     if v < x.size and in_offsets[v + 1] - in_offsets[v] < HEAVY:
-        acc = 0.0
-        comp = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            u = in_sources[k]
-            c = in_coef[k] if has_coef else 1.0
-            acc, comp = _neumaier(acc, comp, c * src_scale[u] * x[u])
+        acc, comp = _residual_in(in_sources, in_coef, has_coef, src_scale, x, in_offsets[v],
+                                 in_offsets[v + 1], 1)
         r[v] = b[v] + dst_scale[v] * (acc + comp) - x[v]
 
 
@@ -176,12 +193,8 @@ def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_
     buf = cuda.shared.array(HB, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
-        acc = 0.0
-        comp = 0.0
-        for k in range(in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB):
-            u = in_sources[k]
-            c = in_coef[k] if has_coef else 1.0
-            acc, comp = _neumaier(acc, comp, c * src_scale[u] * x[u])
+        acc, comp = _residual_in(in_sources, in_coef, has_coef, src_scale, x,
+                                 in_offsets[v] + cuda.threadIdx.x, in_offsets[v + 1], HB)
         comp = _block_sum(buf, comp)
         acc = _block_sum(buf, acc)
         if cuda.threadIdx.x == 0:
@@ -204,7 +217,7 @@ def linear_scan(delta, theta, out_degree, x, out):
         if d > theta:
             st[2] = 1.0
             st[3] = out_degree[u]
-    _flush_stats(buf, st, out)
+    _flush_stats(buf, st, out, 0)
 
 
 # ============================================================================ dense linear rounds
@@ -212,8 +225,9 @@ def linear_scan(delta, theta, out_degree, x, out):
 @cuda.jit(device=True, inline=True)
 def _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, theta, v, start,
              step):
-    """Σ c·src_scale·δ over the in-arcs of ``v`` whose source is in the frontier (|δ| > θ);
-    the arcs are read from ``src_buf``/``coef_buf`` at ``in_offsets[v] − a0``."""
+    """Σ c·src_scale·δ over the in-arcs of ``v`` whose source is in the frontier (|δ| > θ),
+    from its ``start``-th arc with step ``step`` (a thread alone: 0 and 1; a block's thread: its
+    index and ``HB``); the arcs are read from ``src_buf``/``coef_buf`` at ``in_offsets[v] − a0``."""
     acc = 0.0
     for k in range(in_offsets[v] - a0 + start, in_offsets[v + 1] - a0, step):
         u = src_buf[k]
@@ -225,9 +239,10 @@ def _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, thet
 
 
 @cuda.jit(device=True, inline=True)
-def _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st):
-    """The target's own part of a fused round: absorb its δ, store the new one, fill ``st`` with
-    (|δ'|, x, absorbed, out-arcs of absorbed, |δ'|) for the statistics."""
+def _absorb(v, delta, delta_new, x, theta, dst_scale, acc):
+    """The target's own part of a dense round: absorb its δ into ``x`` when ``|δ| > θ`` and store
+    ``δ' = (δ kept) + dst_scale·acc`` into ``delta_new`` (``delta`` itself for a round in place);
+    returns (δ', 1.0 if absorbed else 0.0)."""
     d = delta[v]
     keep = d
     absorbed = 0.0
@@ -237,6 +252,14 @@ def _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st):
         absorbed = 1.0
     dn = keep + dst_scale[v] * acc
     delta_new[v] = dn
+    return dn, absorbed
+
+
+@cuda.jit(device=True, inline=True)
+def _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st):
+    """:func:`_absorb`, then ``st`` = (|δ'|, x, absorbed, out-arcs of absorbed) for the
+    statistics (:func:`_flush_stats` with ``imax`` 0)."""
+    dn, absorbed = _absorb(v, delta, delta_new, x, theta, dst_scale, acc)
     st[0] = abs(dn)
     st[1] = x[v]
     st[2] = absorbed
@@ -244,14 +267,14 @@ def _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st):
 
 
 @cuda.jit(device=True, inline=True)
-def _flush_stats(buf, st, out):
-    """Block sums of st[0..3] and the block max of st[0] into ``out`` (one atomic each)."""
+def _flush_stats(buf, st, out, imax):
+    """Block sums of st[0..3] and the block max of st[imax] into ``out`` (one atomic each)."""
     s0 = _block_sum(buf, st[0])
     s1 = _block_sum(buf, st[1])
     s2 = _block_sum(buf, st[2])
     s3 = _block_sum(buf, st[3])
     tid = cuda.threadIdx.x
-    buf[tid] = st[0]
+    buf[tid] = st[imax]
     cuda.syncthreads()
     step = HB // 2
     while step > 0:
@@ -287,7 +310,7 @@ def linear_dense_batch(v0, v1, a0, in_offsets, src_buf, coef_buf, has_coef, src_
         acc = _pull_in(in_offsets, a0, src_buf, coef_buf, has_coef, src_scale, delta, theta, v,
                        0, 1)
         _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
-    _flush_stats(buf, st, out)
+    _flush_stats(buf, st, out, 0)
 
 
 @cuda.jit(cache=True)
@@ -305,4 +328,4 @@ def linear_dense_batch_heavy(heavy, a0, in_offsets, src_buf, coef_buf, has_coef,
             st[j] = 0.0
         if cuda.threadIdx.x == 0:
             _own(v, delta, delta_new, x, theta, dst_scale, acc, out_degree, st)
-        _flush_stats(buf, st, out)
+        _flush_stats(buf, st, out, 0)

@@ -2,13 +2,17 @@
 them): the frontier's sends (:func:`linear_frontier`, the one vertex vector exchanged between GPUs
 in a round), the dense pull that reads them with δ updated in place (:func:`linear_pull`), and
 the part of that pull over a target's own range that runs while the exchange brings the others'
-(:func:`linear_pull_local`), each with its ``*_heavy`` companion."""
+(:func:`linear_pull_local`), each with its ``*_heavy`` companion.  A target's arc loop is one
+device function, :func:`_sum_sent`, shared by all four (a thread alone: step 1; a block's
+threads: step ``HB``); the target's own part and the statistics are those of the one-GPU dense
+round (:func:`~digraph.smx.cuda_linear._absorb`, :func:`~digraph.smx.cuda_linear._own`,
+:func:`~digraph.smx.cuda_linear._flush_stats`)."""
 
 
 from numba import cuda, float64
 
 from .cuda_common import HB, HEAVY, _block_sum
-from .cuda_linear import _flush_stats, _own
+from .cuda_linear import _absorb, _flush_stats, _own
 
 __all__ = []
 
@@ -41,17 +45,12 @@ def _sum_sent(src_buf, coef_buf, has_coef, send, a, b, step, acc):
 
 @cuda.jit(device=True, inline=True)
 def _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st):
-    """:func:`_own` with δ updated in place and the statistics added into ``st`` (st[4]: the
-    max of |δ'|), for a thread that takes several targets."""
-    d = delta[v]
-    keep = d
-    if abs(d) > theta:
-        x[v] += d
-        keep = 0.0
+    """:func:`~digraph.smx.cuda_linear._absorb` with δ updated in place and the statistics
+    added into ``st`` (st[4]: the max of |δ'|), for a thread that takes several targets."""
+    dn, absorbed = _absorb(v, delta, delta, x, theta, dst_scale, acc)
+    if absorbed != 0.0:
         st[2] += 1.0
         st[3] += out_degree[v]
-    dn = keep + dst_scale[v] * acc
-    delta[v] = dn
     st[0] += abs(dn)
     st[1] += x[v]
     st[4] = max(st[4], abs(dn))
@@ -85,25 +84,7 @@ def linear_pull(v0, v1, in_offsets, mid, part, split, src_buf, coef_buf, has_coe
         if in_offsets[v + 1] - a < HEAVY:
             acc = _sum_sent(src_buf, coef_buf, has_coef, send, a, in_offsets[v + 1], 1, acc)
             _own_add(v, delta, x, theta, dst_scale, acc, out_degree, st)
-    s0 = _block_sum(buf, st[0])
-    s1 = _block_sum(buf, st[1])
-    s2 = _block_sum(buf, st[2])
-    s3 = _block_sum(buf, st[3])
-    tid = cuda.threadIdx.x
-    buf[tid] = st[4]
-    cuda.syncthreads()
-    step = HB // 2
-    while step > 0:
-        if tid < step:
-            buf[tid] = max(buf[tid], buf[tid + step])
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
-        cuda.atomic.add(out, 0, s0)
-        cuda.atomic.max(out, 1, buf[0])
-        cuda.atomic.add(out, 2, s1)
-        cuda.atomic.add(out, 3, s2)
-        cuda.atomic.add(out, 4, s3)
+    _flush_stats(buf, st, out, 4)
 
 
 @cuda.jit(cache=True)
@@ -124,7 +105,7 @@ def linear_pull_heavy(heavy, v0, in_offsets, mid, part, split, src_buf, coef_buf
             st[j] = 0.0
         if cuda.threadIdx.x == 0:
             _own(v, delta, delta, x, theta, dst_scale, acc, out_degree, st)
-        _flush_stats(buf, st, out)
+        _flush_stats(buf, st, out, 0)
 
 
 @cuda.jit(cache=True)

@@ -2,7 +2,10 @@
 (:mod:`digraph.smx.cuda_kernels` re-exports them): the push round from a frontier (BSP, on a
 snapshot) and the vertex-async push (on the live state), and the h-index round (each frontier
 vertex recomputes its h-index, a drop marks its neighbours), each with its ``*_heavy`` companion
-that gives a vertex of degree >= HEAVY a whole block."""
+that gives a vertex of degree >= HEAVY a whole block.  A vertex's arc loop is one device
+function shared by both kernel shapes (:func:`_relax_out`, :func:`_count_at_least`,
+:func:`_mark_all`): one thread walks the arcs with step 1, a block's threads stride over them
+with step ``HB`` (the block size of every ``*_heavy`` launch)."""
 
 
 from numba import cuda, float64
@@ -13,6 +16,19 @@ __all__ = []
 
 
 # ============================================================================ monotone (min/max) family
+
+@cuda.jit(device=True, inline=True)
+def _relax_out(out_targets, arc_value, has_value, op, combine, x, xu, a, b, step, mark, marking):
+    """Relax the out-arcs ``a, a + step, ... < b`` with the source value ``xu`` (atomic min/max
+    into ``x``; a thread alone: step 1; a block's thread: its first arc and step ``HB``); with
+    ``marking`` an improved target is marked in ``mark`` (left alone otherwise: the
+    vertex-async kernels pass ``sent`` in its place)."""
+    for e in range(a, b, step):
+        v = out_targets[e]
+        c = arc_value[e] if has_value else 1.0
+        if improve(x, v, relax(op, xu, c), combine) and marking:
+            mark[v] = 1
+
 
 @cuda.jit(cache=True)
 def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op, combine, x,
@@ -25,11 +41,8 @@ def monotone_push(front, xs, out_offsets, out_targets, arc_value, has_value, op,
         if out_offsets[u + 1] - out_offsets[u] >= HEAVY:
             return
         xu = xs[u]
-        for e in range(out_offsets[u], out_offsets[u + 1]):
-            v = out_targets[e]
-            a = arc_value[e] if has_value else 1.0
-            if improve(x, v, relax(op, xu, a), combine):
-                mark[v] = 1
+        _relax_out(out_targets, arc_value, has_value, op, combine, x, xu, out_offsets[u],
+                   out_offsets[u + 1], 1, mark, True)
 
 
 @cuda.jit(cache=True)
@@ -40,11 +53,8 @@ def monotone_push_heavy(heavy, active, xs, out_offsets, out_targets, arc_value, 
         u = heavy[i]
         if active[u]:
             xu = xs[u]
-            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
-                v = out_targets[e]
-                a = arc_value[e] if has_value else 1.0
-                if improve(x, v, relax(op, xu, a), combine):
-                    mark[v] = 1
+            _relax_out(out_targets, arc_value, has_value, op, combine, x, xu,
+                       out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB, mark, True)
 
 
 @cuda.jit(cache=True)
@@ -59,10 +69,8 @@ def monotone_async_push(work, out_offsets, out_targets, arc_value, has_value, op
             return
         xu = x[u]
         sent[u] = xu
-        for e in range(out_offsets[u], out_offsets[u + 1]):
-            v = out_targets[e]
-            a = arc_value[e] if has_value else 1.0
-            improve(x, v, relax(op, xu, a), combine)
+        _relax_out(out_targets, arc_value, has_value, op, combine, x, xu, out_offsets[u],
+                   out_offsets[u + 1], 1, sent, False)
 
 
 @cuda.jit(cache=True)
@@ -81,14 +89,33 @@ def monotone_async_push_heavy(heavy, out_offsets, out_targets, arc_value, has_va
         cuda.syncthreads()
         if sh[1] != 0.0:
             xu = sh[0]
-            for e in range(out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB):
-                v = out_targets[e]
-                a = arc_value[e] if has_value else 1.0
-                improve(x, v, relax(op, xu, a), combine)
+            _relax_out(out_targets, arc_value, has_value, op, combine, x, xu,
+                       out_offsets[u] + cuda.threadIdx.x, out_offsets[u + 1], HB, sent, False)
         cuda.syncthreads()
 
 
 # ============================================================================ h-index family (k-core)
+
+@cuda.jit(device=True, inline=True)
+def _count_at_least(offsets, nbr, est, v, h, start, step):
+    """How many of the neighbours ``start, start + step, ...`` of ``v`` have an estimate >= h,
+    counted until h of them are found (the answer to "at least h?" is then known: alone, or in a
+    block whose threads' counts are summed)."""
+    cnt = 0
+    for j in range(offsets[v] + start, offsets[v + 1], step):
+        if est[nbr[j]] >= h:
+            cnt += 1
+            if cnt >= h:
+                break
+    return cnt
+
+
+@cuda.jit(device=True, inline=True)
+def _mark_all(offsets, nbr, mark, v, start, step):
+    """Mark the neighbours ``start, start + step, ...`` of ``v``."""
+    for j in range(offsets[v] + start, offsets[v + 1], step):
+        mark[nbr[j]] = 1
+
 
 @cuda.jit(device=True)
 def _hindex(offsets, nbr, est, v, k):
@@ -97,13 +124,7 @@ def _hindex(offsets, nbr, est, v, k):
     hi = k
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        cnt = 0
-        for j in range(offsets[v], offsets[v + 1]):
-            if est[nbr[j]] >= mid:
-                cnt += 1
-                if cnt >= mid:
-                    break
-        if cnt >= mid:
+        if _count_at_least(offsets, nbr, est, v, mid, 0, 1) >= mid:
             lo = mid
         else:
             hi = mid - 1
@@ -122,14 +143,14 @@ def hindex_round(front, offsets, nbr, est_read, est_write, mark):
             h = _hindex(offsets, nbr, est_read, v, k)
             if h < k:
                 est_write[v] = h
-                for j in range(offsets[v], offsets[v + 1]):
-                    mark[nbr[j]] = 1
+                _mark_all(offsets, nbr, mark, v, 0, 1)
 
 
 @cuda.jit(cache=True)
 def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
     """:func:`hindex_round` for the frontier vertices of degree >= HEAVY: a block each, every probe
-    of the binary search counted by all of its threads."""
+    of the binary search counted by all of its threads (a thread's count stops at the probe: the
+    block's sum is then >= it too, the same answer)."""
     buf = cuda.shared.array(HB, float64)
     for i in range(cuda.blockIdx.x, heavy.size, cuda.gridDim.x):
         v = heavy[i]
@@ -139,18 +160,13 @@ def hindex_round_heavy(heavy, infront, offsets, nbr, est_read, est_write, mark):
             hi = k
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                cnt = 0.0
-                for j in range(offsets[v] + cuda.threadIdx.x, offsets[v + 1], HB):
-                    if est_read[nbr[j]] >= mid:
-                        cnt += 1.0
-                cnt = _block_sum(buf, cnt)
-                if cnt >= mid:
+                cnt = _count_at_least(offsets, nbr, est_read, v, mid, cuda.threadIdx.x, HB)
+                if _block_sum(buf, cnt) >= mid:
                     lo = mid
                 else:
                     hi = mid - 1
             if lo < k:
                 if cuda.threadIdx.x == 0:
                     est_write[v] = lo
-                for j in range(offsets[v] + cuda.threadIdx.x, offsets[v + 1], HB):
-                    mark[nbr[j]] = 1
+                _mark_all(offsets, nbr, mark, v, cuda.threadIdx.x, HB)
         cuda.syncthreads()

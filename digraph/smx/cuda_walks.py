@@ -2,7 +2,9 @@
 walks a unit (one long path, or several short consecutive ones) arc by arc in persistent blocks
 that take units from an atomic cursor; :func:`path_linear_walk` for linear systems, with the
 shared-memory proxy accumulators (``PROXY_SLOTS`` per block) of the highest in-degree vertices,
-and :func:`path_monotone_walk` for min/max systems."""
+and :func:`path_monotone_walk` for min/max systems.  The two walks share the persistent blocks'
+take from the cursor (:func:`_take_units`); their arc loops differ (a sum carried with proxies,
+a min/max carried as the best value) and stay each in its kernel."""
 
 
 from numba import cuda, float64, int64
@@ -13,6 +15,19 @@ __all__ = []
 
 PROXY_SLOTS = 128
 """Shared-memory proxy accumulators per block (the highest in-degree vertices)."""
+
+
+@cuda.jit(device=True, inline=True)
+def _take_units(cursor, base_sh):
+    """The block's next ``blockDim`` units: thread 0 advances the atomic ``cursor`` by that many
+    and shares the old value through ``base_sh``; every thread gets it (the first unit's index
+    in the queue; the work is done once it reaches the number of units)."""
+    if cuda.threadIdx.x == 0:
+        base_sh[0] = cuda.atomic.add(cursor, 0, cuda.blockDim.x)
+    cuda.syncthreads()
+    base = base_sh[0]
+    cuda.syncthreads()
+    return base
 
 
 @cuda.jit(cache=True)
@@ -31,11 +46,7 @@ def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, h
         proxy[i] = 0.0
     cuda.syncthreads()
     while True:
-        if tid == 0:
-            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
-        cuda.syncthreads()
-        base = base_sh[0]
-        cuda.syncthreads()
+        base = _take_units(cursor, base_sh)
         if base >= nunits:
             break
         k = base + tid
@@ -86,13 +97,8 @@ def path_monotone_walk(order, nunits, unit_offsets, src, dst, value, has_value, 
     """One round of the path engine for a min/max system (persistent blocks, atomic cursor)."""
     base_sh = cuda.shared.array(1, int64)
     tid = cuda.threadIdx.x
-    bd = cuda.blockDim.x
     while True:
-        if tid == 0:
-            base_sh[0] = cuda.atomic.add(cursor, 0, bd)
-        cuda.syncthreads()
-        base = base_sh[0]
-        cuda.syncthreads()
+        base = _take_units(cursor, base_sh)
         if base >= nunits:
             break
         k = base + tid
