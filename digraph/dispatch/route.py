@@ -121,11 +121,14 @@ class RouteSettings:
         cnr-2000 0.45, 0.52, 0.56, 0.64, rising to 0.85 = α (96–99 rounds); email-Eu-core 0.24,
         0.28, 0.43, 0.58, 0.72 (94 rounds).  A probe that never trips needs at most about 35
         rounds to 1e-8.  One that trips has spent 4–5 rounds; after it the SCC engine is faster
-        than the power iteration's remaining rounds on every graph measured (2 quiet cores, tol
-        1e-8: dblp-2010, 89% of its arcs in the largest component, 427 against 500 ms; cnr-2000
-        383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the shared machine).  How the
-        probes went on the benchmark graphs: docs/benchmarks.md, "PageRank: two formulations on
-        the CPU, against scipy and igraph PRPACK".
+        than the plain power iteration's remaining rounds on every graph measured (2 quiet cores,
+        tol 1e-8: dblp-2010, 89% of its arcs in the largest component, 427 against 500 ms;
+        cnr-2000 383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the shared machine).
+        The Anderson-accelerated power iteration beats it on dblp-2010 (259 against 310 ms,
+        2026-11-28) but loses on a random giant component with a closed ring (120 against 51 ms),
+        with a similar share and ratio, so the hand-over stays (docs/benchmarks.md, "PageRank:
+        two formulations on the CPU, against scipy and igraph PRPACK", which also has how the
+        probes went on the benchmark graphs).
     delegate_threads : int
         With at least this many threads, a linear system whose components split over the threads
         (at least the SCC engine's :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`
