@@ -37,26 +37,32 @@ follow, the coefficients; each GPU then mixes its range of ``x`` in place (and i
 the copies.  When that bound ends the run, the next round's exchange and pull are not queued at
 all (``stats["power_last_pull_skipped"]``; R-MAT 2^25 on four H200s 45.4 → 41.0 ms), and the
 answer's ranges are copied to the host at once, every GPU's copy queued before any is waited
-for (:func:`_gather`).  On graphs of :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`
-arcs a GPU or more each shard pulls by cuSPARSE's SpMV on its own in-arcs.
+for (:func:`~digraph.dispatch.cuda.sharded.power_exchange._gather`).  On graphs of
+:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs` arcs a GPU or more each shard
+pulls by cuSPARSE's SpMV on its own in-arcs.
 
-Kept between runs (:mod:`digraph.dispatch.cuda.sharded.power_work`).  A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``,
-the teleport vector and the scales, the accumulators, Anderson's rings), the lists of ``z``'s
-non-zero entries with the packed exchange's buffers (each GPU's copy of the other ranges' lists),
-and the rounds' streams, events and page-locked buffers are kept on the graph for the next run on
-the same GPUs, ranges and settings (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), when they take at most
+Kept between runs (:mod:`digraph.dispatch.cuda.sharded.power_work`).  A run's device vectors on
+each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and the scales, the
+accumulators, Anderson's rings), the lists of ``z``'s non-zero entries with the packed exchange's
+buffers (each GPU's copy of the other ranges' lists), and the rounds' streams, events and
+page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings
+(:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
 prepared for them stay valid (:meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain`).
-The teleport vector, the scales and the non-zero lists are made again only when the system's
-vectors are not those of the last run (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`: a personalised PageRank brings other
-ones).  The start's ``z`` crosses as a round's does (the packed entries, queued on the copy
-streams) instead of an all-gather with a host wait on each side.
+The start's ``z`` crosses as a round's does (the packed entries, queued on the copy streams)
+instead of an all-gather with a host wait on each side.
 
 Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
 and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the
 sharded ``bsp`` runs the linear system without the rank-one term, about 4x the rounds on R-MAT
 (issue 17, measurement 3).  Under Numba's CUDA simulator every shard shares one simulated device
 and the copies are host copies with the same byte counts.
+
+Where the parts live.  This module keeps :func:`solve` and :func:`_rounds`; a shard's arrays,
+its pull and their release (``_shard_arrays``, ``_cusparse_matrix``, ``_pull``, ``_retain``) are
+in :mod:`digraph.dispatch.cuda.sharded.power_arrays`, the packed exchange and the answer's gather
+(``_pack``, ``_packed_into``, ``_gather``) in :mod:`digraph.dispatch.cuda.sharded.power_exchange`,
+all importable from here as before.
 """
 
 import time
@@ -66,131 +72,22 @@ import numpy as np
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver
-from .cuda.common import index_dtype
 from .cuda.runtime.backend import _gpu_name
-from .cuda.runtime.spmv import SpMV
 from .convergence import ROUNDING_MARGIN
 from . import multi_gpu
-from .gpu_power import (DEFAULT, anderson_for, anderson_stats, degree_classes, group_size,
-                        vertex_vectors)
+from .gpu_power import DEFAULT, anderson_for, anderson_stats, group_size
 from .cuda.sharded.exchange import _Exchange, _comm_stream
 from .cuda.sharded.ranges import shard_ranges
 from .cuda.sharded.shards import _parallel, make_shards
-from .cuda.sharded.power_work import (_VERSIONS, _allocate, _device_arrays, _forget_work,
-                                       _kept_work, _same_vectors, _stored_key, _vector_key)
+from .cuda.sharded.power_work import _forget_work, _kept_work, _same_vectors, _vector_key
+# the parts moved to cuda/sharded/ (importable here by their old names, looked up here by solve
+# and _rounds)
+from .cuda.sharded.power_arrays import (_cusparse_matrix, _pull, _retain,  # noqa: F401
+                                        _shard_arrays)
+from .cuda.sharded.power_exchange import _gather, _pack, _packed_into
 from .power import _gamma, stop
-from .systems import linear_factors
 
 __all__ = ["solve"]
-
-
-def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
-    """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
-    of its teleport.  The vectors are those of ``s.w`` (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), made on first use;
-    the teleport vector, the scales and the list of ``z``'s non-zero entries are made again only
-    when ``vkey`` (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`) is not the one they were made for.
-
-    The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
-    ``group`` threads below the heavy in-degree when the shard holds fewer than
-    :attr:`PowerGpuSettings.bin_arcs` arcs or ``group`` is given) and a block per vertex above
-    them."""
-    from ..smx.cuda_kernels import HEAVY
-    be, xp = s.be, s.be.xp
-    n = graph.num_vertices
-    v0, v1 = s.v0, s.v1
-    nl = v1 - v0
-    G = int(group or group_size(graph))
-    in_off = np.asarray(graph.in_offsets, np.int64)
-    a0, a1 = int(in_off[v0]), int(in_off[v1])
-
-    def build():
-        it = index_dtype(max(n, a1 - a0))
-        off = in_off[v0:v1 + 1] - a0
-        deg = np.diff(off)
-        binned = group is None and a1 - a0 >= settings.bin_arcs
-        lists, hubs = degree_classes(be, deg, settings.bins if binned else ((0, HEAVY, G),),
-                                     settings.blocks_per_sm)
-        d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
-             "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
-             "bins": lists, "binned": binned, "hubs": hubs}
-        if group is None and not be.sim and a1 - a0 >= settings.cusparse_arcs:
-            d["sparse"] = _cusparse_matrix(be, d["off"], d["src"], nl, n, a1 - a0, settings)
-        return d
-    d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
-                           settings.cusparse_arcs, None if group is None else G), build)
-    for _, verts, _ in d["bins"]:
-        be.keep(verts)
-    s.d = d
-    w = s.w
-    if "x" not in w:
-        _allocate(be, w, n, v0, v1, mem)
-    for a in _device_arrays(w):  # registered again (another run may have released them)
-        be.keep(a)
-    if has:
-        s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
-    else:
-        s.coef = w["no_coef"]
-    sparse = d.get("sparse")
-    if sparse is not None and (has or not sparse["ones"]):  # the matrix's values: arc factors
-        sparse["coef"][...] = s.coef if has else 1.0
-        sparse["ones"] = not has
-    if vkey is None or not _same_vectors(w.get("vkey"), vkey):
-        w["vkey"] = None  # until they are made
-        for name, vec in zip(("tele", "src_scale", "dst_scale"),
-                             vertex_vectors(be, system, d["out_degree"], n, v0, v1)):
-            w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
-        w["tele_sum"] = float(w["tele"].sum()) if nl else 0.0
-        w["nz"] = be.keep(xp.flatnonzero(w["src_scale"] != 0).astype(np.int32))  # z's non-zeros
-        w["nz_version"] = next(_VERSIONS)
-        w["vkey"] = _stored_key(vkey)
-    s.tele, s.src_scale, s.dst_scale, s.nz = w["tele"], w["src_scale"], w["dst_scale"], w["nz"]
-    s.x, s.y, s.z, s.z_own = w["x"], w["y"], w["z"], w["z_own"]
-    s.x[...] = s.tele
-    # z: the other ranges all-gathered, or their non-zero entries copied into zeros (_rounds)
-    xp.multiply(s.src_scale, s.x, out=s.z_own)
-    s.accbuf, s.acc = w["accbuf"], w["acc"]
-    if mem:  # Anderson's rings of the shard's range (cuda_anderson): a slot is written before
-        # it is read, as one GPU keeps them (gpu_power._work)
-        s.dF, s.dG, s.fprev, s.gprev = w["dF"], w["dG"], w["fprev"], w["gprev"]
-    return w["tele_sum"]
-
-
-def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
-    """{mat, coef, ones}: a shard's in-arcs as a CSR matrix for cuSPARSE (rows: its range,
-    columns: every vertex, the shard's own index arrays, values of ones), or None where the
-    values do not fit (:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs`,
-    ``cusparse_memory_share``) or cuSPARSE is missing."""
-    xp = be.xp
-    try:
-        import cupyx.scipy.sparse as csp
-        from cupyx import cusparse  # noqa: F401
-        free = xp.cuda.runtime.memGetInfo()[0]
-    except Exception:
-        return None
-    if off.dtype != np.int32 or src.dtype != np.int32 or \
-            8 * arcs > settings.cusparse_memory_share * free:
-        return None
-    coef = xp.ones(arcs, np.float64)
-    mat = csp.csr_matrix((coef, src, off), shape=(rows, cols), copy=False)
-    mat.has_canonical_format = True  # sorted sources; parallel arcs are summed as any entry
-    return {"mat": mat, "coef": coef, "ones": True, "spmv": SpMV(mat)}
-
-
-def _pull(be, K, HB, s, has, acc):
-    """Queue shard ``s``'s pull into ``s.y``, its sums into ``acc``."""
-    d = s.d
-    tag = s.tag
-    sparse = d.get("sparse")
-    if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
-        sparse["spmv"](s.z, s.y)
-        be.launch(K.power_scale_sums, s.grid_tel, HB, s.y, s.dst_scale, d["off"], acc,
-                  tag=(tag, "sums", id(acc)))
-        return
-    for i, (gb, verts, grid) in enumerate(d["bins"]):
-        be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has, s.z,
-                  s.dst_scale, s.y, acc, tag=(tag, i, id(acc)))
-    be.heavy(K.power_pull_heavy, d["hubs"], d["off"], d["src"], s.coef, has, s.z, s.dst_scale,
-             s.y, acc, tag=(tag, "hubs", id(acc)))
 
 
 def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None,
@@ -279,26 +176,6 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
             _forget_work(graph, works)
             kept = False
         _retain(shards, kept)
-
-
-def _retain(shards, keep):
-    """End of a run: each GPU keeps the kept work's arrays and the shards' graph arrays
-    registered, with the launches prepared for them (``keep``), or forgets every array and
-    launch."""
-    by = {}
-    for s in shards:
-        arrs = by.setdefault(id(s.be), (s, []))[1]
-        if keep:
-            d = getattr(s, "d", None) or {}
-            arrs += _device_arrays(s.w) + _device_arrays(
-                [d.get("off"), d.get("src"), d.get("out_degree"), d.get("hubs")] +
-                [verts for _, verts, _ in d.get("bins", ())])
-    for s, arrs in by.values():
-        if keep:  # the backend's own tables only: no GPU made current (~80 µs a GPU)
-            s.be.retain(arrs)
-        else:
-            with s.on():
-                s.be.release()
 
 
 def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, settings, t0,
@@ -536,89 +413,3 @@ def _rounds(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, trip, s
     stats["gpu_busy_s"] = busy
     stats["gpu_idle_share"] = [max(0.0, 1.0 - b / wall) if wall > 0 else 0.0 for b in busy]
     return converged
-
-
-def _pack(shards, ex, settings):
-    """Set up the packed exchange: each GPU's send buffer, and on every GPU the other ranges'
-    lists of non-zero entries (copied once) with a buffer for each; kept with the work while the
-    lists are those they were made for (``nz_version``, :func:`_shard_arrays`)."""
-    made_for = tuple(s.w["nz_version"] for s in shards)
-    for s in shards:
-        be = s.be
-        s.grid_pack = max(1, min(be.grid_hb(s.nz.size), settings.blocks_per_sm * be.sms))
-    if all(t.w.get("packed_for") == made_for for t in shards):
-        for t in shards:
-            t.send, t.nz_of, t.recv = t.w["send"], t.w["nz_of"], t.w["recv"]
-        return
-    for s in shards:
-        s.w["packed_for"] = None  # until every list is in place
-        with s.on():
-            be = s.be
-            s.send = s.w["send"] = be.keep(be.xp.empty(max(int(s.nz.size), 1), np.float64))
-    for h, t in enumerate(shards):
-        with t.on():
-            be, xp = t.be, t.be.xp
-            t.nz_of, t.recv = t.w["nz_of"], t.w["recv"] = {}, {}
-            for g, s in enumerate(shards):
-                if g == h:
-                    continue
-                size = max(int(s.nz.size), 1)
-                t.nz_of[g] = be.keep(xp.empty(size, np.int32))
-                t.recv[g] = be.keep(xp.empty(size, np.float64))
-                if be.sim:
-                    t.nz_of[g][:s.nz.size] = s.nz
-                elif s.nz.size:
-                    s.be.sync()
-                    ex.rt.memcpyPeer(t.nz_of[g].data.ptr, be.device_id, s.nz.data.ptr,
-                                     s.be.device_id, int(s.nz.nbytes))
-    for t in shards:
-        t.w["packed_for"] = made_for
-
-
-def _packed_into(h, shards, ex, K, HB, ready):
-    """The packed exchange into shard ``h`` (its GPU current), queued without a host wait: each
-    other shard's non-zero entries of ``z`` copied into a buffer on stream ``lanes[g]`` once
-    ``ready[g]`` and ``ready[h]`` have happened, then put in place there; ``done[g]`` after."""
-    t = shards[h]
-    for g, s in enumerate(shards):
-        if g == h:
-            continue
-        lane = t.lanes[g]
-        lane.wait_event(ready[g])
-        lane.wait_event(ready[h])
-        cnt = int(s.nz.size)
-        if cnt:
-            ex.rt.memcpyPeerAsync(t.recv[g].data.ptr, t.be.device_id, s.send.data.ptr,
-                                  s.be.device_id, cnt * 8, lane.ptr)
-            grid = max(1, min(t.be.grid_hb(cnt), 16 * t.be.sms))
-            t.be.launch(K.scatter_at, grid, HB, t.recv[g], t.nz_of[g], s.v0, t.z, stream=lane,
-                        tag=(t.tag, 6, g))
-        t.done[g].record(lane)
-
-
-def _gather(shards, n):
-    """The shards' ranges of ``x`` copied into one host array: every GPU's copy queued first,
-    from this one thread, then waited for, so the copies run at once, each over its own link;
-    page-locked memory from CuPy's pool on GPUs, as one GPU's answer
-    (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`).  A host
-    thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
-    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms)."""
-    if shards[0].be.sim:
-        out = np.empty(n, np.float64)
-        for s in shards:
-            out[s.v0:s.v1] = s.x
-            s.be.stats["bytes_d2h"] += int(s.x.nbytes)
-        return out
-    import cupyx
-    out = cupyx.empty_pinned(n, np.float64)
-    t0 = time.perf_counter()
-    busy = [s for s in shards if s.v1 > s.v0]
-    for s in busy:
-        with s.switch():
-            s.x.get(out=out[s.v0:s.v1], blocking=False)  # after the rounds, on their stream
-    for s in busy:
-        with s.switch():
-            s.be.xp.cuda.get_current_stream().synchronize()
-        s.be.stats["bytes_d2h"] += int(s.x.nbytes)
-    shards[0].be.stats["time_transfer"] += time.perf_counter() - t0
-    return out

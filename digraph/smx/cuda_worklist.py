@@ -7,7 +7,8 @@ Queues rotate as in :mod:`digraph.smx.cuda_clusters`: round ``r`` reads ``counts
 entries of ``queue_in``, appends to ``queue_out`` at ``counts[(r + 1) % 3]``, and zeroes
 ``counts[(r + 2) % 3]``.  A vertex of out-degree ``>= HEAVY`` is left by :func:`queue_push` to
 :func:`queue_push_heavy` (a block each, its arcs strided over the block), through a small queue
-of its own (``hq`` with ``hcount[r % 2]``).  ``work[0]`` adds up the arcs read.
+of its own (``hq`` with ``hcount[r % 2]``); the arc loop is one device function
+(:func:`_relax_queue`) shared by both kernels.  ``work[0]`` adds up the arcs read.
 """
 
 from numba import cuda, float64
@@ -15,6 +16,21 @@ from numba import cuda, float64
 from .cuda_kernels import HB, HEAVY, improve, relax
 
 __all__ = ["queue_push", "queue_push_heavy"]
+
+
+@cuda.jit(device=True, inline=True)
+def _relax_queue(out_targets, arc_value, has_value, op, combine, x, xu, mark, nxt, queue_out,
+                 counts, a, b, step):
+    """Relax the out-arcs ``a, a + step, ... < b`` of a vertex whose value is ``xu``; a target
+    improved for the first time in round ``nxt`` is appended to ``queue_out`` (the arc loop of
+    both :func:`queue_push`, a thread per vertex, step 1, and :func:`queue_push_heavy`, a block's
+    threads, step ``HB``)."""
+    for e in range(a, b, step):
+        v = out_targets[e]
+        c = arc_value[e] if has_value else 1.0
+        if improve(x, v, relax(op, xu, c), combine):
+            if cuda.atomic.max(mark, v, nxt) < nxt:
+                queue_out[cuda.atomic.add(counts, nxt % 3, 1)] = v
 
 
 @cuda.jit(cache=True)
@@ -34,14 +50,9 @@ def queue_push(r, queue_in, counts, queue_out, mark, hist, hq, hcount, out_offse
         if hi - lo >= HEAVY:
             hq[cuda.atomic.add(hcount, r % 2, 1)] = u
             continue
-        xu = x[u]
         arcs += hi - lo
-        for e in range(lo, hi):
-            v = out_targets[e]
-            a = arc_value[e] if has_value else 1.0
-            if improve(x, v, relax(op, xu, a), combine):
-                if cuda.atomic.max(mark, v, nxt) < nxt:
-                    queue_out[cuda.atomic.add(counts, nxt % 3, 1)] = v
+        _relax_queue(out_targets, arc_value, has_value, op, combine, x, x[u], mark, nxt,
+                     queue_out, counts, lo, hi, 1)
     if arcs:
         cuda.atomic.add(work, 0, arcs)
 
@@ -64,11 +75,6 @@ def queue_push_heavy(r, counts, queue_out, mark, hq, hcount, out_offsets, out_ta
             sh[0] = x[u]
             cuda.atomic.add(work, 0, hi - lo)
         cuda.syncthreads()
-        xu = sh[0]
-        for e in range(lo + tid, hi, HB):
-            v = out_targets[e]
-            a = arc_value[e] if has_value else 1.0
-            if improve(x, v, relax(op, xu, a), combine):
-                if cuda.atomic.max(mark, v, nxt) < nxt:
-                    queue_out[cuda.atomic.add(counts, nxt % 3, 1)] = v
+        _relax_queue(out_targets, arc_value, has_value, op, combine, x, sh[0], mark, nxt,
+                     queue_out, counts, lo + tid, hi, HB)
         cuda.syncthreads()

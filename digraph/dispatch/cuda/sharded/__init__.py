@@ -8,6 +8,9 @@
   system's renumbered layout and upload), :mod:`.rounds` (the linear round pipeline),
   :mod:`.linear` and :mod:`.monotone` (the linear, min/max and h-index engines), and
   :mod:`.defaults` (``multi_gpu.DEFAULT`` read at each call);
-* :mod:`.power_work` — what the sharded power iteration
-  (:mod:`digraph.dispatch.multi_gpu_power`) keeps between runs.
+* the sharded power iteration, whose entry point and rounds stay in
+  :mod:`digraph.dispatch.multi_gpu_power` (which re-exports the names below):
+  :mod:`.power_arrays` (a shard's arrays, its pull, what stays registered between runs),
+  :mod:`.power_exchange` (the packed exchange of the non-zero entries and the answer's gather)
+  and :mod:`.power_work` (the vectors, streams and events it keeps between runs).
 """
