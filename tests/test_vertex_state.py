@@ -354,12 +354,12 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10
 
 
-@pytest.mark.parametrize("route", ["pagerank", "adsorption"])
+@pytest.mark.parametrize("route", ["pagerank", "weighted", "adsorption"])
 def test_small_components_are_solved_exactly(route, monkeypatch):
     """Components of at most ``direct_vertices`` vertices (here 2-cycles, 3-cycles with a chord
     and vertices with a loop, in a chain of components) are solved by elimination in one pass:
-    no sweep, the answer within tol of the reference, as the sweeps' (L1 route: PageRank; L∞
-    route: adsorption)."""
+    no sweep, the answer within tol of the reference, as the sweeps' (L1 route: PageRank, with
+    and without arc weights, i.e. per-arc factors; L∞ route: adsorption)."""
     rng = np.random.default_rng(4)
     src, dst, base = [], [], 0
     for k in range(300):
@@ -374,9 +374,10 @@ def test_small_components_are_solved_exactly(route, monkeypatch):
             src.append(int(rng.integers(0, base)))
             dst.append(int(ids[0]))
         base += size
-    g = Graph.from_arrays(np.array(src), np.array(dst), num_vertices=base)
+    weight = rng.uniform(0.5, 3.0, len(src)) if route == "weighted" else None
+    g = Graph.from_arrays(np.array(src), np.array(dst), weight, num_vertices=base)
     algos = digraph.algorithms
-    if route == "pagerank":
+    if route in ("pagerank", "weighted"):
         ref = algos.PageRank().reference(g)
         run = lambda: digraph.run(g, "pagerank", mode="scc", tol=1e-12)  # noqa: E731
     else:
