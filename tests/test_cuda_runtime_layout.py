@@ -381,3 +381,22 @@ def test_gpu_power_reexports_its_parts():
     assert gpu_power._KEPT_GRAPHS is power_work._KEPT_GRAPHS
     assert gpu_power.PowerGpuSettings.__module__ == gpu_power.__name__
     assert not _replacing("gpu_power", set(names) | {"_KEPT_GRAPHS"})
+
+
+def test_relax_codes_are_defined_once():
+    """The relax operations' codes are numbers in :mod:`digraph.smx.relax_codes` only: the
+    algorithms' names (``RELAX_OPS``), the kernels' map (``RELAX_CODES``) and the CPU and CUDA
+    kernels all take them from there (issue 18, item 5)."""
+    from digraph.algorithms.base import RELAX_OPS
+    from digraph.dispatch.systems import RELAX_CODES
+    from digraph.smx import relax_codes
+    want = {"plus": relax_codes.PLUS, "min": relax_codes.MIN, "max": relax_codes.MAX,
+            "times": relax_codes.TIMES, "first": relax_codes.FIRST}
+    assert RELAX_OPS == want and RELAX_CODES == want and len(set(want.values())) == 5
+    literal = re.compile(r'"(plus|min|max|times|first)"\s*:\s*\d|^_?(PLUS|MIN|MAX|TIMES|FIRST)\s*=\s*\d')
+    found = [p.relative_to(ROOT).as_posix() for p in _sources(PKG)
+             if p.name != "relax_codes.py"
+             and any(literal.search(line) for line in p.read_text().splitlines()
+                     if not line.startswith("COMBINE_OPS"))]  # min/max combine: other codes
+    # digraph/io/_kernels.py's _PLUS is the character '+' of a number's parser, not a relax code
+    assert found == ["digraph/io/_kernels.py"], found

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidParameterError, InvalidWeightError
+from ..smx import relax_codes as _codes
 
 __all__ = ["weight_sums", 
     "Algorithm",
@@ -45,8 +46,10 @@ __all__ = ["weight_sums",
 REQUIRED = object()
 """Marker for a parameter without a default."""
 
-RELAX_OPS = {"plus": 0, "min": 1, "max": 2, "times": 3, "first": 4}
-"""Arc functions of monotone systems: candidate = op(x_u, a_e) (``first``: x_u)."""
+RELAX_OPS = {"plus": _codes.PLUS, "min": _codes.MIN, "max": _codes.MAX, "times": _codes.TIMES,
+             "first": _codes.FIRST}
+"""Arc functions of monotone systems: candidate = op(x_u, a_e) (``first``: x_u); the values are the
+kernels' codes, defined once in :mod:`digraph.smx.relax_codes`."""
 
 COMBINE_OPS = {"min": 0, "max": 1}
 

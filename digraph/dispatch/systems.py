@@ -2,13 +2,14 @@
 
 import numpy as np
 
+from ..algorithms.base import RELAX_OPS
 from ..errors import InvalidParameterError
-from ..smx import cpu_bsp as K
 
 __all__ = ["ones_or", "linear_factors", "monotone_arrays", "monotone_start", "RELAX_CODES"]
 
-RELAX_CODES = {"plus": K._PLUS, "min": K._MIN, "max": K._MAX, "times": K._TIMES, "first": K._FIRST}
-"""Kernel codes of :data:`digraph.algorithms.base.RELAX_OPS`."""
+RELAX_CODES = dict(RELAX_OPS)
+"""Kernel codes of :data:`digraph.algorithms.base.RELAX_OPS` (defined once, in
+:mod:`digraph.smx.relax_codes`, for the CPU and the CUDA kernels)."""
 
 
 def ones_or(a, n):
