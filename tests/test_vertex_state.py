@@ -160,7 +160,7 @@ def test_linf_route_pushes_every_sweep(threads, split):
 
 
 def test_chunk_pending_folds_and_resets_the_accumulators():
-    from digraph.smx import cpu_scc as K
+    from digraph.smx import cpu_scc_split as K
     rng = np.random.default_rng(0)
     bounds = np.array([5, 9, 12, 20], np.int64)  # three chunks of positions 5:20
     rl = rng.random(25)

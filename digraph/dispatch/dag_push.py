@@ -13,7 +13,7 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
   the next one);
 * a large component (at least :attr:`DagPushSettings.split_arcs` inside arcs) is split into one
   chunk per thread by inside arcs; a push into another thread's chunk goes to the pusher's own
-  accumulator, which the owner drains (:func:`digraph.smx.cpu_scc.sweep_chunks`: no atomics, no
+  accumulator, which the owner drains (:func:`digraph.smx.cpu_scc_split.sweep_chunks`: no atomics, no
   lost update).
 
 Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..paths.condensation import ORDERS, condensation_for
 from ..smx import cpu_scc as K
+from ..smx import cpu_scc_split as KS
 from . import driver, vertex_async
 from .convergence import certified, certified_bound, pending_budget, quick_contraction
 from .systems import linear_factors
@@ -260,7 +261,7 @@ def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget
     """A large component over ``T`` threads (``settings.split_kind`` says how the chunks exchange);
     returns (its rounds: sweeps of the slowest chunk, arcs pulled and pushed)."""
     a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
-    K.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
+    KS.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
     pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
     cnt[0, K.PULLS] += pulled
     cnt[0, K.RAN] += 1
@@ -286,7 +287,7 @@ def _split_plan(cond, c, T):
         bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
         bounds[0], bounds[-1] = a, z
         cap = np.zeros((T, T), np.int64)
-        K.box_capacity(bounds, cond.iout_offsets, cond.iout_targets, cap)
+        KS.box_capacity(bounds, cond.iout_offsets, cond.iout_targets, cap)
         plans[c, T] = (bounds, cap, float(cap.sum()) / max(int(cond.comp_arcs[c]), 1))
     return plans[c, T]
 
@@ -294,7 +295,7 @@ def _split_plan(cond, c, T):
 def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
                       max_sweeps, cnt, settings):
     """Sweeps of a split component, a kernel call per ``settings.inner_sweeps``, the chunks
-    exchanging through per-thread accumulators (:func:`digraph.smx.cpu_scc.sweep_chunks`); returns
+    exchanging through per-thread accumulators (:func:`digraph.smx.cpu_scc_split.sweep_chunks`); returns
     the sweeps of the slowest chunk."""
     bounds = _split_plan(cond, c, T)[0]
     acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
@@ -302,14 +303,14 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
     pending = np.zeros((T, 2), np.float64)
     rounds = 0
     while True:
-        K.chunk_pending(bounds, r, acc, seen, pending)
+        KS.chunk_pending(bounds, r, acc, seen, pending)
         if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
             break
         if rounds >= max_sweeps:
             cnt[0, K.CAPPED] += 1
             break
         cnt[:, K.MAX_SWEEPS] = 0
-        K.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
+        KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
                        acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
                        linf, prio, cnt)
         swept = int(cnt[:, K.MAX_SWEEPS].max())
@@ -322,7 +323,7 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
 def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
                   max_sweeps, cnt, settings):
     """Sweeps of a split component, a sweep per kernel call, the chunks exchanging through
-    outboxes (:func:`digraph.smx.cpu_scc.sweep_boxes`); returns the sweeps."""
+    outboxes (:func:`digraph.smx.cpu_scc_split.sweep_boxes`); returns the sweeps."""
     arcs = int(cond.comp_arcs[c])
     bounds, cap, _ = _split_plan(cond, c, T)
     box_off = np.zeros(T * T + 1, np.int64)
@@ -345,12 +346,12 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
             cnt[0, K.CAPPED] += 1
             break
         theta = prio * pmass / max(parcs, 1.0) if linf else max(prio * mass / arcs, budget / arcs)
-        K.sweep_boxes(*args, parity, theta, vmax, cnt, out)
+        KS.sweep_boxes(*args, parity, theta, vmax, cnt, out)
         mass, top = float(out[:, 0].sum()), float(out[:, 1].max())
         pmass, parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
         parity ^= 1
         rounds += 1
-    K.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
+    KS.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
     return rounds
 
 
