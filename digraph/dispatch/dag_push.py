@@ -139,8 +139,8 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     PathSet's storage order: each path's vertices in sequence; needs ``pathset``).
     ``max_iter`` bounds the sweeps of each component (a power iteration's rounds, per
     SCC-vertex); ``stats["rounds"]`` counts the sweeps on the DAG's critical path (a level as
-    long as its slowest component), so it may exceed ``max_iter`` on a deep DAG of cyclic
-    components.  The run is converged when the certified bound is within ``tol``.
+    long as its slowest component; a component solved exactly, ``direct_vertices``, counts one;
+    an acyclic one none), so it may exceed ``max_iter`` on a deep DAG of cyclic components.  The run is converged when the certified bound is within ``tol``.
     ``settings``: a :class:`DagPushSettings` (default :data:`DEFAULT`).
     """
     settings = DEFAULT if settings is None else settings

@@ -141,7 +141,8 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
                vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt, direct):
     """Pull, then sweep positions ``a:z`` (one component, one thread) until within budget, or
     solve it exactly when it has at most ``direct`` vertices; returns (sweeps, arcs pulled and
-    pushed or read)."""
+    pushed or read).  An exact solve reads the component's arcs once and counts as one sweep of
+    the critical path (``stats["rounds"]``), though not in ``SWEEPS``."""
     arcs = iout_offsets[z] - iout_offsets[a]
     if arcs == 0:  # acyclic vertices: exact from final inputs
         return 0, _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r, cnt)
@@ -155,7 +156,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
         cnt[VERTEX_PUSHES] += z - a
         cnt[DIRECT] += 1
         cnt[ONCE] += 1
-        return 0, ein_offsets[z] - ein_offsets[a] + read
+        return 1, ein_offsets[z] - ein_offsets[a] + read  # one pass on the critical path
     base = budget / arcs
     sent = ein_offsets[z] - ein_offsets[a]
     mass = 0.0
