@@ -140,7 +140,8 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     ``max_iter`` bounds the sweeps of each component (a power iteration's rounds, per
     SCC-vertex); ``stats["rounds"]`` counts the sweeps on the DAG's critical path (a level as
     long as its slowest component; a component solved exactly, ``direct_vertices``, counts one;
-    an acyclic one none), so it may exceed ``max_iter`` on a deep DAG of cyclic components.  The run is converged when the certified bound is within ``tol``.
+    an acyclic one none), so it may exceed ``max_iter`` on a deep DAG of cyclic components.  The
+    run is converged when the certified bound is within ``tol``.
     ``settings``: a :class:`DagPushSettings` (default :data:`DEFAULT`).
     """
     settings = DEFAULT if settings is None else settings
@@ -310,8 +311,8 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
             cnt[0, K.CAPPED] += 1
             break
         cnt[:, K.MAX_SWEEPS] = 0
-        KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r,
-                       acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
+        KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x,
+                        r, acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
                        linf, prio, cnt)
         swept = int(cnt[:, K.MAX_SWEEPS].max())
         if swept == 0:  # every chunk within its share: only rounding keeps the sum above

@@ -24,9 +24,9 @@ __all__ = []
 
 def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
-    of its teleport.  The vectors are those of ``s.w`` (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), made on first use;
-    the teleport vector, the scales and the list of ``z``'s non-zero entries are made again only
-    when ``vkey`` (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`) is not the one they were made for.
+    of its teleport.  The vectors are those of ``s.w`` (:func:`.power_work._kept_work`), made on
+    first use; the teleport vector, the scales and the list of ``z``'s non-zero entries are made
+    again only when ``vkey`` (:func:`.power_work._vector_key`) is not the one they were made for.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than

@@ -45,8 +45,8 @@ def _allocate(be, w, n, v0, v1, mem):
 
 
 def _work_bytes(n, nl, mem):
-    """An upper bound of the bytes :func:`_allocate` and the packed exchange (:func:`.power_exchange._pack`) take
-    for a shard of ``nl`` of the ``n`` vertices: ``z``, seven vectors of the range (five with the
+    """An upper bound of the bytes :func:`_allocate` and the packed exchange
+    (:func:`.power_exchange._pack`) take for a shard of ``nl`` of the ``n`` vertices: ``z``, seven vectors of the range (five with the
     send buffer, the non-zero list at 4 bytes), Anderson's ``2m + 2``, and the other ranges'
     non-zero lists and receive buffers (12 bytes a vertex at most)."""
     return 8 * n + 12 * (n - nl) + 8 * nl * (6 + (2 * mem + 2 if mem else 0)) + 4 * nl + 4096
