@@ -72,9 +72,14 @@ def main():
     ap.add_argument("--anderson", nargs="+", type=int, default=None,
                     help="memories of the Anderson acceleration for the sharded rows "
                          "(default: PowerGpuSettings.anderson)")
+    ap.add_argument("--vertex-costs", nargs="+", type=int, default=None,
+                    help="PowerGpuSettings.shard_vertex_cost values (default: the setting's)")
     ap.add_argument("--settle", type=int, default=0,
                     help="sharded runs before the timed ones (each one's time, kernel times "
                          "and arcs per GPU are in the row's 'settle')")
+    ap.add_argument("--profile", action="store_true",
+                    help="after each sharded variant on 2+ GPUs, one more run under cProfile: "
+                         "the host's top functions by own time")
     ap.add_argument("--json")
     args = ap.parse_args()
     ngpu = cp.cuda.runtime.getDeviceCount()
@@ -124,11 +129,13 @@ def main():
             devices = [f"cuda:{i}" for i in range(kk)]
             shares = args.pack_shares or [gpu_power.DEFAULT.pack_share]
             mems = args.anderson or [gpu_power.DEFAULT.anderson]
-            for pull, share, mem in [(p, sh, a) for p in args.pulls for sh in shares for a in mems]:
+            costs = args.vertex_costs or [gpu_power.DEFAULT.shard_vertex_cost]
+            for pull, share, mem, vc in [(p, sh, a, c) for p in args.pulls for sh in shares
+                                         for a in mems for c in costs]:
                 settings = dataclasses.replace(
                     gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
                     cusparse_arcs=0 if pull == "cusparse" else 1 << 62,
-                    pack_share=share, anderson=mem)
+                    pack_share=share, anderson=mem, shard_vertex_cost=vc)
 
                 def once():
                     s = RunStats.new()
@@ -149,7 +156,8 @@ def main():
                 emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
                           pack_share=share, packed=bool(s.get("power_packed")),
                           anderson=int(s.get("power_anderson", 0)),
-                          mixes=s.get("anderson_mixes"),
+                          mixes=s.get("anderson_mixes"), vertex_cost=vc,
+                          rounds_past_stop=s.get("power_rounds_past_stop"),
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
                           true_error=float(np.abs(x - ref).sum()),
@@ -158,11 +166,24 @@ def main():
                           busy_ms=[round(b * 1e3, 2) for b in s["gpu_busy_s"]],
                           wait_ms=[round(b * 1e3, 2) for b in s.get("gpu_exchange_wait_s", [])],
                           bytes_between_gpus=int(s.get("bytes_between_gpus", 0)),
-                          gpu_arcs=s["gpu_arcs"], work_kept=bool(s.get("gpu_work_kept")),
+                          gpu_arcs=s["gpu_arcs"], gpu_vertices=s["gpu_vertices"],
+                          work_kept=bool(s.get("gpu_work_kept")),
                           settle=settle,
-                          sync_wait_ms=s.get("time_sync_wait", 0.0) * 1e3,
-                          last_pull_skipped=bool(s.get("power_last_pull_skipped"))))
+                          sync_wait_ms=s.get("time_sync_wait", 0.0) * 1e3))
                 save()
+                if args.profile and kk >= 2:
+                    import cProfile
+                    import io
+                    import pstats
+                    prof = cProfile.Profile()
+                    sync()
+                    prof.enable()
+                    once()
+                    sync()
+                    prof.disable()
+                    buf = io.StringIO()
+                    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(22)
+                    print(f"profile, {kk} GPUs, vertex cost {vc}:\n" + buf.getvalue()[-6000:])
             if kk >= 2:
                 dev = "cuda:" + ",".join(str(i) for i in range(kk))
                 t, r = timed(lambda: digraph.run(g, "pagerank", device=dev, tol=args.tol),

@@ -252,11 +252,11 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "time_setup": "sharded, linear: uploading the shards and preparing the rounds",
         "time_launch": "sharded, linear: the host's time queueing rounds",
         "time_rounds": "sharded: wall time of the rounds",
-        "time_sync_wait": "sharded `power`: the host's time waiting for the GPUs at the rounds' "
-                          "synchronisations (the rest of `time_rounds` is the host queueing)",
-        "power_last_pull_skipped": "sharded `power` with Anderson: the last round's bound, read "
-                                   "at its mix, ended the run before the next round's exchange "
-                                   "and pull were queued",
+        "time_sync_wait": "sharded `power`: the host's time waiting for each round's sums, "
+                          "read a round late (the rest of `time_rounds` is the host queueing)",
+        "power_rounds_past_stop": "sharded `power`: rounds the GPUs ran past the stopping one "
+                                  "(queued ahead of the host's read of the stop; 0 when the "
+                                  "last two differences foretold the stop)",
         "time_certify": "sharded, linear: the certificates",
         "time_gather": "sharded, linear: bringing `x` to the host (divided by its sum where the "
                        "algorithm asks)",

@@ -146,6 +146,12 @@ class PowerGpuSettings:
         keep nothing there).  4 × H200, R-MAT 2^25, Anderson, warm runs: set-up 19.8–24.4 ms →
         4.2–4.6, rounds 53.5–56.7 → 41.9–43.2 (every launch a prepared one);
         ``bench_multi_gpu_power.py``: 77.2 ms → 45.4 (0.26x CuPy's power iteration on one).
+    ``shard_vertex_cost``
+        Several GPUs: the ranges hold equal ``arcs + shard_vertex_cost × vertices``
+        (:func:`~digraph.dispatch.cuda.sharded.ranges.shard_ranges`).  A vertex costs a pull's
+        row, the teleport and Anderson's two passes (about ten vectors read or written); a
+        least-squares fit of the four GPUs' kernel times to their arcs and vertices (R-MAT 2^25,
+        4 × H200, Anderson on, ranges cut at 3) gave 6.0–6.8 arcs a vertex.
     """
 
     anderson: int = 4
@@ -162,6 +168,7 @@ class PowerGpuSettings:
     shard_arcs: int = 64 << 20
     pack_share: float = 0.9
     shard_keep_work_bytes: int = 4 << 30
+    shard_vertex_cost: int = 6
 
 
 DEFAULT = PowerGpuSettings()

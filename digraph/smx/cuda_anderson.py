@@ -33,6 +33,13 @@ def mix_scalars(gamma):
 @cuda.jit(cache=True)
 def anderson_record(x, g, fprev, gprev, dF, dG, record, j, cnt, acc, base):
     buf = cuda.shared.array(HB, float64)
+    _record(buf, x, g, fprev, gprev, dF, dG, record, j, cnt, acc, base)
+
+
+@cuda.jit(device=True, inline=True)
+def _record(buf, x, g, fprev, gprev, dF, dG, record, j, cnt, acc, base):
+    """The record pass (module docstring), shared with
+    :func:`digraph.smx.cuda_anderson_state.anderson_record_ctl`."""
     a = cuda.local.array(MAX_MEMORY, float64)
     b = cuda.local.array(MAX_MEMORY, float64)
     for i in range(MAX_MEMORY):

@@ -21,7 +21,7 @@ from numba import cuda, float64
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
 __all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums", "power_teleport",
-           "power_teleport_given", "gather_at", "scatter_at"]
+           "power_teleport_given", "power_teleport_rows", "gather_at", "scatter_at"]
 
 
 if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -177,6 +177,18 @@ def power_teleport_given(c, y, tele, x, src_scale, z, acc, nxt):
     of every shard's pull, summed on the host)."""
     buf = cuda.shared.array(HB, float64)
     _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt)
+
+
+@cuda.jit(cache=True)
+def power_teleport_rows(rows, y, tele, x, src_scale, z, acc, nxt):
+    """:func:`power_teleport` with the teleport mass ``c = 1 − Σ_g rows[g, 0]``: every GPU's pull
+    sum, copied into the table ``rows`` on each GPU (the sharded rounds queued with no host
+    wait, :mod:`digraph.dispatch.cuda.sharded.power_queued`)."""
+    buf = cuda.shared.array(HB, float64)
+    s = 0.0
+    for g in range(rows.shape[0]):
+        s += rows[g, 0]
+    _teleport(buf, 1.0 - s, y, tele, x, src_scale, z, acc, nxt)
 
 
 @cuda.jit(device=True, inline=True)

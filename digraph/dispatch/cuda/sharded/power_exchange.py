@@ -76,13 +76,15 @@ def _packed_into(h, shards, ex, K, HB, ready):
         t.done[g].record(lane)
 
 
-def _gather(shards, n):
+def _gather(shards, n, after=None, streams=None):
     """The shards' ranges of ``x`` copied into one host array: every GPU's copy queued first,
     from this one thread, then waited for, so the copies run at once, each over its own link;
     page-locked memory from CuPy's pool on GPUs, as one GPU's answer
     (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`).  A host
     thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
-    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms)."""
+    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms).  ``streams`` (one a shard): the
+    copies go there, each after its shard's event in ``after`` (the queued rounds: the answer
+    leaves while the round queued past the stop runs); else on the rounds' stream."""
     if shards[0].be.sim:
         out = np.empty(n, np.float64)
         for s in shards:
@@ -92,13 +94,18 @@ def _gather(shards, n):
     import cupyx
     out = cupyx.empty_pinned(n, np.float64)
     t0 = time.perf_counter()
-    busy = [s for s in shards if s.v1 > s.v0]
-    for s in busy:
+    busy = [i for i, s in enumerate(shards) if s.v1 > s.v0]
+    for i in busy:
+        s = shards[i]
         with s.switch():
-            s.x.get(out=out[s.v0:s.v1], blocking=False)  # after the rounds, on their stream
-    for s in busy:
+            stream = None if streams is None else streams[i]
+            if stream is not None and after is not None:
+                stream.wait_event(after[i])
+            s.x.get(out=out[s.v0:s.v1], blocking=False, stream=stream)
+    for i in busy:
+        s = shards[i]
         with s.switch():
-            s.be.xp.cuda.get_current_stream().synchronize()
+            (s.be.xp.cuda.get_current_stream() if streams is None else streams[i]).synchronize()
         s.be.stats["bytes_d2h"] += int(s.x.nbytes)
     shards[0].be.stats["time_transfer"] += time.perf_counter() - t0
     return out

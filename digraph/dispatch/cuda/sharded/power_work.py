@@ -45,11 +45,13 @@ def _allocate(be, w, n, v0, v1, mem):
 
 
 def _work_bytes(n, nl, mem):
-    """An upper bound of the bytes :func:`_allocate` and the packed exchange
-    (:func:`.power_exchange._pack`) take for a shard of ``nl`` of the ``n`` vertices: ``z``, seven vectors of the range (five with the
-    send buffer, the non-zero list at 4 bytes), Anderson's ``2m + 2``, and the other ranges'
-    non-zero lists and receive buffers (12 bytes a vertex at most)."""
-    return 8 * n + 12 * (n - nl) + 8 * nl * (6 + (2 * mem + 2 if mem else 0)) + 4 * nl + 4096
+    """An upper bound of the bytes :func:`_allocate`, the packed exchange
+    (:func:`.power_exchange._pack`) and the queued rounds (:mod:`.power_queued`) take for a
+    shard of ``nl`` of the ``n`` vertices: ``z``; seven vectors of the range (five, the queued
+    rounds' second ``y``, the send buffer) and its non-zero list at 4 bytes; Anderson's
+    ``2m + 2``; the other ranges' non-zero lists and receive buffers (12 bytes a vertex at
+    most)."""
+    return 8 * n + 12 * (n - nl) + 8 * nl * (7 + (2 * mem + 2 if mem else 0)) + 4 * nl + 8192
 
 
 _VERSIONS = itertools.count(1)  # the non-zero lists made: the packed exchange's lists follow them
@@ -74,10 +76,12 @@ def _drop_kept_cuda():
 
 
 def _drop_cuda(w):
-    cu = w.pop("cuda", None)
-    if cu is not None:
+    q = w.pop("queued", None)  # the queued rounds' arrays, streams and events (power_queued)
+    for cu in (w.pop("cuda", None), None if q is None else q.get("cuda")):
+        if cu is None:
+            continue
         try:
-            for lane in cu["lanes"]:
+            for lane in cu.get("lanes", ()):
                 lane.synchronize()
         except Exception:  # pragma: no cover - at interpreter exit
             pass
