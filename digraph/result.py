@@ -162,8 +162,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "anderson_probe_ratio": "GPU: the third plain round's ratio of differences, which "
                                 "switched Anderson off when below "
                                 "`PowerGpuSettings.anderson_ratio` × γ",
-        "power_packed": "several GPUs, `power`: whether a round copied only the entries of `z` "
-                        "that can be non-zero (`PowerGpuSettings.pack_share`)",
+        "power_packed": "several GPUs, `power`: whether a round copied to each GPU only the "
+                        "entries of `z` its in-arcs read (`PowerGpuSettings.pack_share`)",
     }),
     ("`peel`", {
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",

@@ -131,12 +131,13 @@ class PowerGpuSettings:
         measured; four from 256 Mi (4 × H200, R-MAT 2^25: 117 ms on four against 220 on one;
         R-MAT 2^24 on four not measured).
     ``pack_share``
-        Several GPUs: when at most this share of the vertices have a non-zero ``z`` (PageRank:
-        out-arcs), a round copies only those entries of each range (packed, then put in place
-        on the receiving GPU) instead of the whole range.  docs/benchmarks.md, "Several GPUs:
-        the power iteration sharded" (2 × H200, R-MAT, 52% of the vertices with out-arcs):
-        2^25 152–153 ms against 155–156, 2^24 80.4–81.3 against 82.6–83.2; where nearly every
-        vertex has out-arcs packing only adds the packing kernels, hence 0.9 (not measured).
+        Several GPUs: when the entries of ``z`` each GPU's in-arcs read from the other ranges
+        are at most this share of ``(k − 1) n`` (every range copied whole to every other GPU), a
+        round copies only those (packed, then put in place on the receiving GPU).  Measured with
+        the entries of vertices with out-arcs (52% of R-MAT's; docs/benchmarks.md, "Several
+        GPUs: the power iteration sharded", 2 × H200): 2^25 152–153 ms against 155–156 whole,
+        2^24 80.4–81.3 against 82.6–83.2; where nearly every entry crosses, packing only adds
+        its kernels, hence 0.9 (not measured).
     ``shard_keep_work_bytes``
         Several GPUs: a sharded run's vectors on each GPU (its replica of ``z``, the vectors of
         its range, Anderson's rings, the packed exchange's lists and buffers) stay there, kept

@@ -25,8 +25,9 @@ with no host wait (:mod:`digraph.dispatch.cuda.sharded.power_queued`):
    :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.anderson_arcs` arcs or more), once every
    GPU's second row is there, each GPU runs the same one-thread solve on the same numbers
    (:mod:`digraph.smx.cuda_anderson_state`) and mixes its range into ``x`` (and its ``z``);
-4. its range of ``z`` (the entries of vertices with out-arcs when packed) is copied to every
-   other GPU (peer copies, one stream per source on each destination, queued on events).
+4. its range of ``z`` (when packed, only the entries each other GPU's in-arcs read,
+   :func:`~digraph.dispatch.cuda.sharded.power_exchange._pack`) is copied to every other GPU
+   (peer copies, one stream per source on each destination, queued on events).
 
 The host keeps a round ahead of the GPUs and reads round ``k``'s sums while round ``k + 1``
 runs; the stop is :func:`digraph.dispatch.power.stop` with the bound of
@@ -43,8 +44,8 @@ pulls by cuSPARSE's SpMV on its own in-arcs.
 
 Kept between runs (:mod:`digraph.dispatch.cuda.sharded.power_work`).  A run's device vectors on
 each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and the scales, the
-accumulators, Anderson's rings), the lists of ``z``'s non-zero entries with the packed exchange's
-buffers (each GPU's copy of the other ranges' lists), and the rounds' streams, events and
+accumulators, Anderson's rings), the packed exchange's lists and buffers, and the rounds'
+streams, events and
 page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings
 (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches

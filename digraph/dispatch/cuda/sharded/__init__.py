@@ -11,6 +11,6 @@
 * the sharded power iteration, whose entry point and rounds stay in
   :mod:`digraph.dispatch.multi_gpu_power` (which re-exports the names below):
   :mod:`.power_arrays` (a shard's arrays, its pull, what stays registered between runs),
-  :mod:`.power_exchange` (the packed exchange of the non-zero entries and the answer's gather)
+  :mod:`.power_exchange` (the packed exchange of the entries each GPU reads and the answer's gather)
   and :mod:`.power_work` (the vectors, streams and events it keeps between runs).
 """

@@ -4,10 +4,10 @@
 :func:`_shard_arrays` uploads a shard's in-arcs (offsets rebased, sources in global numbering,
 grouped or binned by in-degree, or a CSR matrix for cuSPARSE's SpMV, :func:`_cusparse_matrix`)
 and sets up its run vectors in the work kept between runs
-(:mod:`digraph.dispatch.cuda.sharded.power_work`): the teleport vector, the scales and the list
-of ``z``'s non-zero entries are made again only when the system's vectors are not those of the
-last run (:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`: a personalised PageRank
-brings other ones).  :func:`_pull` queues a shard's pull of a round, :func:`_retain` keeps its
+(:mod:`digraph.dispatch.cuda.sharded.power_work`): the teleport vector and the scales are made
+again only when the system's vectors are not those of the last run
+(:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`: a personalised PageRank brings
+other ones).  :func:`_pull` queues a shard's pull of a round, :func:`_retain` keeps its
 arrays registered at the end of a run (or forgets them).
 """
 
@@ -17,7 +17,7 @@ from ...gpu_power import degree_classes, group_size, vertex_vectors
 from ...systems import linear_factors
 from ..common import index_dtype
 from ..runtime.spmv import SpMV
-from .power_work import _VERSIONS, _allocate, _device_arrays, _same_vectors, _stored_key
+from .power_work import _allocate, _device_arrays, _same_vectors, _stored_key
 
 __all__ = []
 
@@ -25,8 +25,8 @@ __all__ = []
 def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
     of its teleport.  The vectors are those of ``s.w`` (:func:`.power_work._kept_work`), made on
-    first use; the teleport vector, the scales and the list of ``z``'s non-zero entries are made
-    again only when ``vkey`` (:func:`.power_work._vector_key`) is not the one they were made for.
+    first use; the teleport vector and the scales are made again only when ``vkey``
+    (:func:`.power_work._vector_key`) is not the one they were made for.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than
@@ -78,13 +78,11 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
                              vertex_vectors(be, system, d["out_degree"], n, v0, v1)):
             w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
         w["tele_sum"] = float(w["tele"].sum()) if nl else 0.0
-        w["nz"] = be.keep(xp.flatnonzero(w["src_scale"] != 0).astype(np.int32))  # z's non-zeros
-        w["nz_version"] = next(_VERSIONS)
         w["vkey"] = _stored_key(vkey)
-    s.tele, s.src_scale, s.dst_scale, s.nz = w["tele"], w["src_scale"], w["dst_scale"], w["nz"]
+    s.tele, s.src_scale, s.dst_scale = w["tele"], w["src_scale"], w["dst_scale"]
     s.x, s.y, s.z, s.z_own = w["x"], w["y"], w["z"], w["z_own"]
     s.x[...] = s.tele
-    # z: the other ranges all-gathered, or their non-zero entries copied into zeros (_rounds)
+    # z: the other ranges copied whole, or only the entries this GPU reads (power_queued)
     xp.multiply(s.src_scale, s.x, out=s.z_own)
     s.accbuf, s.acc = w["accbuf"], w["acc"]
     if mem:  # Anderson's rings of the shard's range (cuda_anderson): a slot is written before

@@ -1,13 +1,15 @@
 """The sharded power iteration's packed exchange and the gather of its answer
 (:mod:`digraph.dispatch.multi_gpu_power` runs the rounds).
 
-When the shards' lists of ``z``'s non-zero entries are short enough
-(:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.pack_share`), a round copies only those
-entries of each range to the other GPUs: :func:`_pack` sets up the send buffers and each GPU's
-copy of the other ranges' lists (kept with the work,
-:mod:`digraph.dispatch.cuda.sharded.power_work`), :func:`_packed_into` queues the copies into
-one GPU and their scatter on its copy streams, with no host wait.  :func:`_gather` copies the
-answer's ranges into one host array, every GPU's copy queued before any is waited for.
+A GPU's pull reads ``z`` only at the sources of its in-arcs.  When the pairs (vertex of range
+``g``, another GPU ``h`` whose in-arcs read it) are few enough
+(:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.pack_share`), a round copies to each GPU
+only the entries of the other ranges it reads: :func:`_pack` makes the lists (on each GPU ``h``,
+from its in-arcs' sources, the local indices of each other range it reads, copied once to the
+range's GPU and concatenated into its send list) and keeps them with the work;
+:func:`_packed_into` queues the copies into one GPU and their scatter on its copy streams, with
+no host wait.  The other entries of a replica of ``z`` are never read.  :func:`_gather` copies
+the answer's ranges into one host array, every GPU's copy queued before any is waited for.
 """
 
 import time
@@ -18,47 +20,67 @@ __all__ = []
 
 
 def _pack(shards, ex, settings):
-    """Set up the packed exchange: each GPU's send buffer, and on every GPU the other ranges'
-    lists of non-zero entries (copied once) with a buffer for each; kept with the work while the
-    lists are those they were made for (``nz_version``,
-    :func:`~digraph.dispatch.cuda.sharded.power_arrays._shard_arrays`)."""
-    made_for = tuple(s.w["nz_version"] for s in shards)
-    for s in shards:
-        be = s.be
-        s.grid_pack = max(1, min(be.grid_hb(s.nz.size), settings.blocks_per_sm * be.sms))
+    """The packed exchange's lists and buffers: on each GPU ``h``, ``idx_of[g]`` (the local
+    indices of range ``g`` its in-arcs read) and a receive buffer ``recv[g]`` for each other
+    range; on each GPU ``g``, ``send_idx`` (its lists for every other GPU, concatenated, at
+    ``send_off[h]``) and ``send``.  Made once for the shards' ranges and kept with the work;
+    returns the entries a round copies (the pairs)."""
+    made_for = tuple((s.v0, s.v1) for s in shards)
     if all(t.w.get("packed_for") == made_for for t in shards):
         for t in shards:
-            t.send, t.nz_of, t.recv = t.w["send"], t.w["nz_of"], t.w["recv"]
-        return
-    for s in shards:
-        s.w["packed_for"] = None  # until every list is in place
-        with s.on():
-            be = s.be
-            s.send = s.w["send"] = be.keep(be.xp.empty(max(int(s.nz.size), 1), np.float64))
+            t.idx_of, t.recv = t.w["idx_of"], t.w["recv"]
+            t.send_idx, t.send, t.send_off = t.w["send_idx"], t.w["send"], t.w["send_off"]
+            t.grid_pack = t.w["grid_pack"]
+        return shards[0].w["pairs"]
+    k = len(shards)
+    n = shards[-1].v1
+    for t in shards:
+        t.w["packed_for"] = None  # until every list is in place
     for h, t in enumerate(shards):
         with t.on():
             be, xp = t.be, t.be.xp
-            t.nz_of, t.recv = t.w["nz_of"], t.w["recv"] = {}, {}
+            mark = xp.zeros(n, np.bool_)
+            mark[t.d["src"]] = True  # the sources of its in-arcs, in global numbering
+            t.idx_of, t.recv = t.w["idx_of"], t.w["recv"] = {}, {}
             for g, s in enumerate(shards):
-                if g == h:
+                if g != h:
+                    idx = xp.flatnonzero(mark[s.v0:s.v1]).astype(np.int32)
+                    t.idx_of[g] = be.keep(idx)
+                    t.recv[g] = be.keep(xp.empty(max(int(idx.size), 1), np.float64))
+            del mark
+    pairs = 0
+    for g, s in enumerate(shards):
+        with s.on():
+            be, xp = s.be, s.be.xp
+            sizes = [0 if h == g else int(t.idx_of[g].size) for h, t in enumerate(shards)]
+            off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            pairs += int(off[-1])
+            s.send_idx = be.keep(xp.empty(int(off[-1]), np.int32))
+            s.send = be.keep(xp.empty(max(int(off[-1]), 1), np.float64))
+            s.send_off = [int(o) for o in off]
+            s.grid_pack = max(1, min(be.grid_hb(int(off[-1])), settings.blocks_per_sm * be.sms))
+            for h, t in enumerate(shards):
+                if h == g or not sizes[h]:
                     continue
-                size = max(int(s.nz.size), 1)
-                t.nz_of[g] = be.keep(xp.empty(size, np.int32))
-                t.recv[g] = be.keep(xp.empty(size, np.float64))
                 if be.sim:
-                    t.nz_of[g][:s.nz.size] = s.nz
-                elif s.nz.size:
-                    s.be.sync()
-                    ex.rt.memcpyPeer(t.nz_of[g].data.ptr, be.device_id, s.nz.data.ptr,
-                                     s.be.device_id, int(s.nz.nbytes))
+                    s.send_idx[off[h]:off[h + 1]] = t.idx_of[g]
+                else:
+                    t.be.sync()
+                    ex.rt.memcpyPeer(s.send_idx.data.ptr + 4 * int(off[h]), be.device_id,
+                                     t.idx_of[g].data.ptr, t.be.device_id, 4 * sizes[h])
+    for t in shards:
+        t.w.update(idx_of=t.idx_of, recv=t.recv, send_idx=t.send_idx, send=t.send,
+                   send_off=t.send_off, grid_pack=t.grid_pack, pairs=pairs)
     for t in shards:
         t.w["packed_for"] = made_for
+    return pairs
 
 
 def _packed_into(h, shards, ex, K, HB, ready):
     """The packed exchange into shard ``h`` (its GPU current), queued without a host wait: each
-    other shard's non-zero entries of ``z`` copied into a buffer on stream ``lanes[g]`` once
-    ``ready[g]`` and ``ready[h]`` have happened, then put in place there; ``done[g]`` after."""
+    other shard's entries of ``z`` that ``h`` reads (its send buffer's part for ``h``) copied
+    into a buffer on stream ``lanes[g]`` once ``ready[g]`` and ``ready[h]`` have happened, then
+    put in place there; ``done[g]`` after."""
     t = shards[h]
     for g, s in enumerate(shards):
         if g == h:
@@ -66,12 +88,13 @@ def _packed_into(h, shards, ex, K, HB, ready):
         lane = t.lanes[g]
         lane.wait_event(ready[g])
         lane.wait_event(ready[h])
-        cnt = int(s.nz.size)
+        cnt = int(t.idx_of[g].size)
         if cnt:
-            ex.rt.memcpyPeerAsync(t.recv[g].data.ptr, t.be.device_id, s.send.data.ptr,
-                                  s.be.device_id, cnt * 8, lane.ptr)
+            ex.rt.memcpyPeerAsync(t.recv[g].data.ptr, t.be.device_id,
+                                  s.send.data.ptr + 8 * s.send_off[h], s.be.device_id, cnt * 8,
+                                  lane.ptr)
             grid = max(1, min(t.be.grid_hb(cnt), 16 * t.be.sms))
-            t.be.launch(K.scatter_at, grid, HB, t.recv[g], t.nz_of[g], s.v0, t.z, stream=lane,
+            t.be.launch(K.scatter_at, grid, HB, t.recv[g], t.idx_of[g], s.v0, t.z, stream=lane,
                         tag=(t.tag, 6, g))
         t.done[g].record(lane)
 

@@ -67,10 +67,8 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
     blocks = k
     zs = [s.z for s in shards]
     counts = [s.v1 - s.v0 for s in shards]
-    packed = k > 1 and sum(int(s.nz.size) for s in shards) <= settings.pack_share * n
+    packed = k > 1 and _pack(shards, ex, settings) <= settings.pack_share * (k - 1) * n
     stats["power_packed"] = packed
-    if packed:
-        _pack(shards, ex, settings)
     start = np.array(AS.ctl_start(mem), np.float64)
     if k > AS.MAX_GPUS:
         raise ValueError(f"the queued rounds take at most {AS.MAX_GPUS} GPUs, got {k}")
@@ -122,9 +120,6 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
         with s.switch():
             q["ctl"][...] = be.xp.asarray(start) if not sim else start
             s.accbuf.fill(0.0)
-            if packed and k > 1:  # the entries not copied: z = src_scale ∘ x = 0 there
-                s.z[:s.v0].fill(0.0)
-                s.z[s.v1:].fill(0.0)
     pulled_tab, teled_tab = tables  # [slot]: the rows after the pulls, after the teleports
     st = {"k": 0, "queued": 0, "sx": sx0, "copied": False, "wait": 0.0, "diffs": []}
 
@@ -149,16 +144,16 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                     null.wait_event(events[g])
 
     def exchange():
-        """Each range of ``z`` (its non-zero entries when packed) copied to every other GPU on
-        the copy streams, after the range is final; the next pull waits for them."""
+        """Each range of ``z`` (when packed, the entries each GPU reads) copied to every other GPU
+        on the copy streams, after the range is final; the next pull waits for them."""
         for s in shards:
             with s.switch():
-                if packed:
-                    s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.nz, s.send,
+                if packed and s.send_idx.size:
+                    s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.send_idx, s.send,
                                 tag=(s.tag, 5))
                 record(s, getattr(s, "ready_ev", None))
         if packed:
-            stats["bytes_between_gpus"] += 8 * (k - 1) * sum(int(s.nz.size) for s in shards)
+            stats["bytes_between_gpus"] += 8 * sum(s.send_off[-1] for s in shards)
         else:
             ex._count(zs, counts)
         if sim:
@@ -166,7 +161,7 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                 for h, t in enumerate(shards):
                     if h != g:
                         if packed:
-                            t.z[s.v0 + s.nz] = s.send[:s.nz.size]
+                            t.z[s.v0 + t.idx_of[g]] = s.send[s.send_off[h]:s.send_off[h + 1]]
                         else:
                             t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
             return

@@ -2,18 +2,17 @@
 ``cuda/sharded/``; :mod:`digraph.dispatch.multi_gpu_power` runs the rounds).
 
 A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and
-the scales, the accumulators, Anderson's rings), the lists of ``z``'s non-zero entries with the
-packed exchange's buffers, and the rounds' streams, events and page-locked buffers are kept on the
-graph for the next run on the same GPUs, ranges and settings (:func:`_kept_work`; one entry of
+the scales, the accumulators, Anderson's rings), the packed exchange's lists (which entries of
+``z`` each GPU reads from each other range) and buffers, and the rounds' streams, events and
+page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings (:func:`_kept_work`; one entry of
 kind ``"multi-gpu-power-work"`` in the graph's
 :class:`~digraph.dispatch.cuda.runtime.residency.Residency`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
-vector, the scales and the non-zero lists are made again only when the system's vectors are not
-those of the last run (:func:`_vector_key`).
+vector and the scales are made again only when the system's vectors are not those of the last
+run (:func:`_vector_key`).
 """
 
 import atexit
-import itertools
 import weakref
 
 import numpy as np
@@ -44,17 +43,16 @@ def _allocate(be, w, n, v0, v1, mem):
         w["gprev"] = xp.empty(nl, np.float64)
 
 
-def _work_bytes(n, nl, mem):
+def _work_bytes(n, nl, mem, k):
     """An upper bound of the bytes :func:`_allocate`, the packed exchange
     (:func:`.power_exchange._pack`) and the queued rounds (:mod:`.power_queued`) take for a
-    shard of ``nl`` of the ``n`` vertices: ``z``; seven vectors of the range (five, the queued
-    rounds' second ``y``, the send buffer) and its non-zero list at 4 bytes; Anderson's
-    ``2m + 2``; the other ranges' non-zero lists and receive buffers (12 bytes a vertex at
-    most)."""
-    return 8 * n + 12 * (n - nl) + 8 * nl * (7 + (2 * mem + 2 if mem else 0)) + 4 * nl + 8192
+    shard of ``nl`` of the ``n`` vertices among ``k``: ``z``; six vectors of the range (five,
+    the queued rounds' second ``y``); Anderson's ``2m + 2``; the lists and buffers of the entries
+    it reads from the other ranges (12 bytes a vertex at most) and of those it sends (12 bytes a
+    vertex and destination at most)."""
+    return (8 * n + 12 * (n - nl) + 8 * nl * (6 + (2 * mem + 2 if mem else 0))
+            + 12 * (k - 1) * nl + 8192)
 
-
-_VERSIONS = itertools.count(1)  # the non-zero lists made: the packed exchange's lists follow them
 
 _KIND = "multi-gpu-power-work"  # in the graph's residency, key None: {"sig": ..., "works": [...]}
 
@@ -106,7 +104,7 @@ def _kept_work(graph, shards, sig, settings, mem):
     per_gpu = {}
     for s in shards:
         key = (s.be.device_id, s.be.sim)
-        per_gpu[key] = per_gpu.get(key, 0) + _work_bytes(n, s.v1 - s.v0, mem)
+        per_gpu[key] = per_gpu.get(key, 0) + _work_bytes(n, s.v1 - s.v0, mem, len(shards))
     kept = max(per_gpu.values()) <= settings.shard_keep_work_bytes
     works = [_Work() for _ in shards]
     if kept:
