@@ -152,7 +152,9 @@ class PowerGpuSettings:
         (:func:`~digraph.dispatch.cuda.sharded.ranges.shard_ranges`).  A vertex costs a pull's
         row, the teleport and Anderson's two passes (about ten vectors read or written); a
         least-squares fit of the four GPUs' kernel times to their arcs and vertices (R-MAT 2^25,
-        4 × H200, Anderson on, ranges cut at 3) gave 6.0–6.8 arcs a vertex.
+        4 × H200, Anderson on, ranges cut at 3) gave 6.0–6.8 arcs a vertex; the runs at 3 / 6 /
+        10 / 16 / 24 (``multi_gpu_power_costs_h200x4.json``): 38.4–38.8 / 37.3–38.4 / 38.0 /
+        39.7 / 41.3 ms on four GPUs, 59.8 / 59.9–60.5 / 62.1 / 62.5 / 63.2 on two.
     """
 
     anderson: int = 4

@@ -117,6 +117,10 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     t0 = time.perf_counter()
     k = len(devices)
+    from ..smx.cuda_anderson_state import MAX_GPUS
+    if k > MAX_GPUS:
+        raise InvalidParameterError(f"the sharded power iteration takes at most {MAX_GPUS} GPUs, "
+                                    f"got {k}")
     cost = settings.shard_vertex_cost  # ranges of equal arcs + cost a vertex, not re-cut
     key = ("power-shard-ranges", k, cost)
     bounds = graph._cache.get(key)

@@ -70,8 +70,6 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
     packed = k > 1 and _pack(shards, ex, settings) <= settings.pack_share * (k - 1) * n
     stats["power_packed"] = packed
     start = np.array(AS.ctl_start(mem), np.float64)
-    if k > AS.MAX_GPUS:
-        raise ValueError(f"the queued rounds take at most {AS.MAX_GPUS} GPUs, got {k}")
     t0q = shards[0].w.get("queued")
     if t0q is None or t0q["tables"][0][0].shape != (k, w):
         with shards[0].on():  # host memory every GPU reads and writes (mapped, portable)
