@@ -17,7 +17,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "mode": "the mode that ran (`digraph.dispatch.route.MODES`): after a power probe handed "
                 "over, the mode it handed to; an engine's own fallback is in `finished_by`",
         "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
-        "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"`, then "
+        "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"` (after "
+                 "`\"restricted to ...; \"` when the system was solved where `b` reaches), then "
                  "`\"; then <mode>: <why>\"` for each hand-over, and `\"; run as one shard\"` "
                  "when one GPU's `bsp` on a linear system of `GpuSettings.shard_arcs` arcs or "
                  "more ran as one shard of the multi-GPU engine",
@@ -63,6 +64,11 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "dual_max": "the largest dual weight (it plays `1/(1 - gamma1)` in the engines' budgets)",
     }),
     ("Router, probe and hand-over", {
+        "reach_vertices": "automatic, CPU, a linear system whose `b` reaches few arcs: the "
+                          "vertices it reaches, on which alone it was solved (the answer is 0 "
+                          "elsewhere; `route.RouteSettings.reach_share`); the counters are "
+                          "those of that part",
+        "reach_arcs": "the arcs out of those vertices (see `reach_vertices`)",
         "probe_rounds": "automatic PageRank on the CPU: the round at which the `power` probe "
                         "tripped and handed over (its rounds count in `rounds`)",
         "probe_ratio": "the ratio of successive differences that tripped the probe (above "

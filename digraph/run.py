@@ -187,6 +187,17 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         max_iter = algo.default_max_iter if system.family == "linear" else graph.num_vertices + 1
     max_iter = _check_positive("max_iter", max_iter, int)
 
+    whole, restricted = graph, None
+    if device == "cpu" and mode is None and system.family == "linear":
+        # the part b reaches: the answer is 0 elsewhere (digraph.dispatch.reach)
+        from .dispatch import route as route_settings
+        from .dispatch.reach import restrict
+        t0 = time.perf_counter()
+        restricted = restrict(graph, system, route_settings.DEFAULT.reach_share)
+        t_reach = time.perf_counter() - t0
+        if restricted is not None:
+            graph, system = restricted.graph, restricted.system
+
     import numba
     nthreads = threads or numba.get_num_threads()
     given = {"cache": cache, "preprocess": preprocess, "short_path_push": short_path_push,
@@ -210,6 +221,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     stats["time_route"] = t_route
     stats["time_preprocess"] = t_route
     stats["time_compile"] = c_route
+    if restricted is not None:
+        stats["route"] = f"{restricted.why(whole)}; {stats['route']}"
+        stats["reach_vertices"] = int(restricted.vertices.size)
+        stats["reach_arcs"] = restricted.arcs
+        stats["time_route"] += t_reach
+        stats["time_preprocess"] += t_reach
     if device != "cpu":
         if short_path_push is not None or layer_window is not None:
             raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
@@ -249,6 +266,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             aside = c_aside = 0.0
         stats["time_compute"] = time.perf_counter() - t0 - aside
         _move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
+    if restricted is not None:
+        x = restricted.expand(x, whole.num_vertices)
+        graph = whole
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
 

@@ -156,6 +156,18 @@ class RouteSettings:
         the cut the two are within 15% on the small SNAP graphs and dblp-2010 (share 0.45:
         5.1 / 5.8 ms), and clusters lose 1.5–3.6× on an Erdős–Rényi-like graph of 16.8 M arcs,
         cnr-2000 (0.77) and R-MAT 2^20.
+    reach_share : float
+        Automatic choice on the CPU for a linear system whose constant term is zero but on a few
+        vertices (adsorption's seeds, a personalised PageRank): when the vertices it reaches by
+        out-arcs have at most this share of the arcs, the system is solved on them alone
+        (:mod:`digraph.dispatch.reach`; the answer is exactly 0 elsewhere).  The search gives up
+        after reading that many arcs, so a wide reach costs at most this share of one pass.
+        The restricted graph is built in time proportional to its arcs, while any engine on the
+        whole graph reads every arc at least once (a pass, with the condensation or the probe
+        the router needs, takes cnr-2000 tens of milliseconds); an eighth keeps the search and
+        the build well below one pass.  Measured (docs/benchmarks.md, "Small reach: solving
+        where the seeds reach"): adsorption on cnr-2000 from its 10 seeds of smallest
+        out-degree, 95–118 ms → about 1 ms.
     cluster_max_in_degree : int
         See ``cluster_share``.  Graphs with hubs lose by clusters: cnr-2000 (in-degree up to
         18,235) 31.8 / 12.5 ms, R-MAT 2^20 (69,162) 46.8 / 13.0; those up to 846 (p2p-Gnutella,
@@ -169,6 +181,7 @@ class RouteSettings:
     delegate_share: float = 0.75
     cluster_share: float = 0.85
     cluster_max_in_degree: int = 2048
+    reach_share: float = 0.125
 
 
 DEFAULT = RouteSettings()
