@@ -90,6 +90,7 @@ def main():
                                compute=float(st["time_compute"]), bound=float(st["error_bound"]),
                                true_error=float(np.abs(r.values - x_star).sum()),
                                route=st.get("error_route"), ran=st["mode"],
+                               reach_vertices=st.get("reach_vertices"),
                                dual_first=float(first.stats.get("time_dual", 0.0)),
                                dual_sweeps=int(first.stats.get("dual_sweeps", 0)))
                     rows.append(row)
