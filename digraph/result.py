@@ -64,7 +64,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "dual_max": "the largest dual weight (it plays `1/(1 - gamma1)` in the engines' budgets)",
     }),
     ("Router, probe and hand-over", {
-        "reach_vertices": "automatic, CPU, a linear system whose `b` reaches few arcs: the "
+        "reach_vertices": "automatic, a linear system whose `b` reaches few arcs (on GPUs, "
+                          "not PageRank): the "
                           "vertices it reaches, on which alone it was solved (the answer is 0 "
                           "elsewhere; `route.RouteSettings.reach_share`); the counters are "
                           "those of that part",

@@ -188,8 +188,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     max_iter = _check_positive("max_iter", max_iter, int)
 
     whole, restricted = graph, None
-    if device == "cpu" and mode is None and system.family == "linear":
-        # the part b reaches: the answer is 0 elsewhere (digraph.dispatch.reach)
+    if mode is None and system.family == "linear" and (device == "cpu" or not system.normalize):
+        # the part b reaches: the answer is 0 elsewhere (digraph.dispatch.reach; on GPUs not
+        # for PageRank, whose power rounds on a small part cost their launches all the same)
         from .dispatch import route as route_settings
         from .dispatch.reach import restrict
         t0 = time.perf_counter()
@@ -266,9 +267,6 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             aside = c_aside = 0.0
         stats["time_compute"] = time.perf_counter() - t0 - aside
         _move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
-    if restricted is not None:
-        x = restricted.expand(x, whole.num_vertices)
-        graph = whole
     return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats,
                    t_start)
 
@@ -336,6 +334,10 @@ def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):
 
 
 def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats, t_start):
+    part = getattr(graph, "_part_of", None)
+    if part is not None:  # solved where b reaches (dispatch/reach.py): 0 elsewhere, exactly
+        x = part.expand(x, part.whole.num_vertices)
+        graph = part.whole
     if system.family == "hindex" and system.halve:
         x = x // 2  # every undirected edge was counted twice
     if system.family == "linear" and system.normalize and not algo.divides_by_sum:

@@ -115,3 +115,24 @@ def test_restrict_keeps_the_arc_factors_in_order():
     assert part and all(whole[key] == got for key, got in part.items())
     np.testing.assert_array_equal(hs.dst_scale, system.dst_scale[verts])
     np.testing.assert_array_equal(h.out_degree, g.out_degree[verts])  # closed under out-arcs
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("algorithm, params", [
+    ("adsorption", {"seeds": [3000, 3005], "beta": 0.8}),
+    ("pagerank", {"personalization": {3000: 1.0, 3010: 2.0}}),
+])
+def test_the_gpu_solves_adsorption_where_the_seeds_reach(one_gpu, algorithm, params):
+    g = _two_parts(big=300, seed=5)
+    params = {k: ({v - 2700: w for v, w in val.items()} if isinstance(val, dict) else
+                  [v - 2700 for v in val] if isinstance(val, list) else val)
+              for k, val in params.items()}  # the small part starts at 300 here
+    r = digraph.run(g, algorithm, device="cuda", tol=1e-9, **params)
+    cpu = digraph.run(g, algorithm, tol=1e-12, **params)
+    assert cpu.stats["reach_vertices"] < 100
+    if algorithm == "pagerank":  # on GPUs a normalised system runs whole (RouteSettings)
+        assert "reach_vertices" not in r.stats
+    else:
+        assert r.stats["reach_vertices"] == cpu.stats["reach_vertices"]
+    assert r.stats["device"] == "cuda" and r.values.size == g.num_vertices
+    assert np.abs(r.values - cpu.values).sum() <= r.stats["error_bound"] + 1e-12 <= 2e-9

@@ -157,7 +157,7 @@ class RouteSettings:
         5.1 / 5.8 ms), and clusters lose 1.5–3.6× on an Erdős–Rényi-like graph of 16.8 M arcs,
         cnr-2000 (0.77) and R-MAT 2^20.
     reach_share : float
-        Automatic choice on the CPU for a linear system whose constant term is zero but on a few
+        Automatic choice (any device) for a linear system whose constant term is zero but on a few
         vertices (adsorption's seeds, a personalised PageRank): when the vertices it reaches by
         out-arcs have at most this share of the arcs, the system is solved on them alone
         (:mod:`digraph.dispatch.reach`; the answer is exactly 0 elsewhere).  The search gives up
@@ -166,8 +166,12 @@ class RouteSettings:
         whole graph reads every arc at least once (a pass, with the condensation or the probe
         the router needs, takes cnr-2000 tens of milliseconds); an eighth keeps the search and
         the build well below one pass.  Measured (docs/benchmarks.md, "Small reach: solving
-        where the seeds reach"): adsorption on cnr-2000 from its 10 seeds of smallest
-        out-degree, 95–118 ms → about 1 ms.
+        where the seeds reach"; 10 seeds of smallest out-degree, tol 1e-8): on 2 quiet cores,
+        adsorption on cnr-2000 197.5 → 7.4 ms, on cit-HepPh 24.0 → 1.4, personalised PageRank
+        34.9 → 7.9 and 8.0 → 1.7; on an H200, adsorption (`bsp`) 124.6 → 21.0 and 54.3 → 7.5 ms,
+        but personalised PageRank (`power`) 15.6 → 15.9 and 5.6 → 8.1 ms: its rounds are
+        launches whatever the size, and the part is a new graph to set up on the GPU, so on GPUs
+        only systems that are not normalised are restricted.
     cluster_max_in_degree : int
         See ``cluster_share``.  Graphs with hubs lose by clusters: cnr-2000 (in-degree up to
         18,235) 31.8 / 12.5 ms, R-MAT 2^20 (69,162) 46.8 / 13.0; those up to 846 (p2p-Gnutella,
