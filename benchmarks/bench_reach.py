@@ -35,10 +35,42 @@ def main():
     ap.add_argument("--graphs", nargs="+", default=["cnr-2000", "cit-HepPh"])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--shares", nargs="+", type=float, default=None,
+                    help="instead of the graphs: a random graph (2^18 vertices, 16 arcs each) with "
+                         "a closed part of each share of the arcs, adsorption seeded in it, "
+                         "restricted (reach_share 1) against whole (0): where the rule pays")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
     default = route.DEFAULT
+    if args.shares:
+        rng = np.random.default_rng(1)
+        n, deg = 1 << 18, 16
+        for share in args.shares:
+            k = max(2, int(share * n))  # the part: vertices n-k..n-1, arcs inside it only
+            src = rng.integers(0, n, n * deg)
+            dst = np.where(src >= n - k, n - k + rng.integers(0, k, n * deg),
+                           rng.integers(0, n, n * deg))
+            g = digraph.Graph.from_arrays(src, dst, num_vertices=n)
+            params = {"seeds": [n - 1], "beta": 0.8}
+            for label, rs in (("reach", 1.0), ("whole", 0.0)):
+                route.DEFAULT = dataclasses.replace(default, reach_share=rs)
+                try:
+                    digraph.run(g, "adsorption", device=args.device, tol=1e-8, **params)
+                    ts = []
+                    for _ in range(args.repeat):
+                        t0 = time.perf_counter()
+                        r = digraph.run(g, "adsorption", device=args.device, tol=1e-8, **params)
+                        ts.append(time.perf_counter() - t0)
+                finally:
+                    route.DEFAULT = default
+                row = dict(graph=f"random 2^18 x 16, part {share}", algorithm="adsorption",
+                           device=args.device, run=label, arc_share=share,
+                           time_ms=statistics.median(ts) * 1e3, mode=r.stats["mode"],
+                           rounds=int(r.stats["rounds"]), reach_arcs=r.stats.get("reach_arcs"))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        args.graphs = []
     for name in args.graphs:
         g = load(name)
         seeds = [int(v) for v in seeds_of(g, "low")]

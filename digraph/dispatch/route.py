@@ -162,10 +162,13 @@ class RouteSettings:
         out-arcs have at most this share of the arcs, the system is solved on them alone
         (:mod:`digraph.dispatch.reach`; the answer is exactly 0 elsewhere).  The search gives up
         after reading that many arcs, so a wide reach costs at most this share of one pass.
-        The restricted graph is built in time proportional to its arcs, while any engine on the
-        whole graph reads every arc at least once (a pass, with the condensation or the probe
-        the router needs, takes cnr-2000 tens of milliseconds); an eighth keeps the search and
-        the build well below one pass.  Measured (docs/benchmarks.md, "Small reach: solving
+        The restricted graph is built (and routed: its condensation is not kept between runs)
+        in time proportional to its arcs, while any engine on the whole graph reads every arc at
+        least once.  Measured where it pays (``benchmarks/bench_reach.py --shares``: a random
+        graph of 2^18 vertices and 16 arcs each with a closed part of the given share of the
+        arcs, adsorption seeded in it, part against whole): on 2 quiet cores 0.10× at 2%,
+        0.35× at 12.5%, 0.68× at 25%, 1.25× at 50%, 1.6× at 90%; on an H200 0.22× at 2%, 0.62×
+        at 12.5%, 2.8× at 50%: an eighth is below both crossovers.  Measured (docs/benchmarks.md, "Small reach: solving
         where the seeds reach"; 10 seeds of smallest out-degree, tol 1e-8): on 2 quiet cores,
         adsorption on cnr-2000 197.5 → 7.4 ms, on cit-HepPh 24.0 → 1.4, personalised PageRank
         34.9 → 7.9 and 8.0 → 1.7; on an H200, adsorption (`bsp`) 124.6 → 21.0 and 54.3 → 7.5 ms,
