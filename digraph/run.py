@@ -336,8 +336,9 @@ def _solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):
 def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats, t_start):
     part = getattr(graph, "_part_of", None)
     if part is not None:  # solved where b reaches (dispatch/reach.py): 0 elsewhere, exactly
-        x = part.expand(x, part.whole.num_vertices)
-        graph = part.whole
+        from .dispatch.reach import expand
+        x = expand(part, x)
+        graph = part[0]
     if system.family == "hindex" and system.halve:
         x = x // 2  # every undirected edge was counted twice
     if system.family == "linear" and system.normalize and not algo.divides_by_sum:

@@ -26,7 +26,7 @@ from numba import njit
 
 from ..algorithms.base import LinearSystem
 
-__all__ = ["restrict", "Restricted", "reach"]
+__all__ = ["restrict", "Restricted", "reach", "expand"]
 
 
 @njit(cache=True, nogil=True)
@@ -86,24 +86,28 @@ def reach(graph, start, cap):
 
 class Restricted:
     """The graph and system on the reached vertices ``vertices`` (sorted, of the graph
-    ``whole``).  The restricted graph knows it (``graph._part_of``), so the end of a run, on any
-    device, puts the answer back (:meth:`expand`)."""
+    ``whole``).  The restricted graph knows the whole one and its vertices there
+    (``graph._part_of``, a plain pair: no reference cycle keeps a GPU's copy of it alive), so the
+    end of a run, on any device, puts the answer back (:func:`expand`)."""
 
     def __init__(self, whole, graph, system, vertices, arcs, seeds):
         self.whole, self.graph, self.system = whole, graph, system
         self.vertices, self.arcs, self.seeds = vertices, arcs, seeds
-        graph._part_of = self
-
-    def expand(self, x, n):
-        """The whole graph's answer from the restricted one: zero outside the reached vertices."""
-        out = np.zeros(n, np.float64)
-        out[self.vertices] = np.asarray(x, np.float64)
-        return out
+        graph._part_of = (whole, vertices)
 
     def why(self, graph):
         return (f"restricted to the {self.vertices.size:,} of {graph.num_vertices:,} vertices "
                 f"({self.arcs:,} of {graph.num_arcs:,} arcs) that the {self.seeds:,} vertices "
                 "where b ≠ 0 reach (the answer is 0 elsewhere, exactly)")
+
+
+def expand(part_of, x):
+    """The whole graph's answer from a restricted one (``part_of``: the restricted graph's
+    ``_part_of``): zero outside the reached vertices."""
+    whole, vertices = part_of
+    out = np.zeros(whole.num_vertices, np.float64)
+    out[vertices] = np.asarray(x, np.float64)
+    return out
 
 
 def restrict(graph, system, share):
