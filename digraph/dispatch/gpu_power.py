@@ -30,7 +30,6 @@ import numpy as np
 
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
-from .convergence import ROUNDING_MARGIN
 from .cuda.runtime.backend import backend, _gpu_name
 from . import driver
 from .power import _gamma, stop
@@ -38,7 +37,8 @@ from .systems import linear_factors
 # the set-up and the device work (digraph/dispatch/cuda/one_gpu/power_*.py), re-exported under
 # their old names (multi_gpu_power imports the set-up from here, cuda/sharded/power_work _Work)
 from .cuda.one_gpu.power_setup import (_bins, _part, _vertex_factor, anderson_for,  # noqa: F401
-                                       anderson_stats, degree_classes, group_size, vertex_vectors)
+                                       anderson_stats, degree_classes, group_size, round_bound,
+                                       vertex_vectors)
 from .cuda.one_gpu.power_work import (_KEPT_GRAPHS, _Work, _cusparse_matrix,  # noqa: F401
                                       _drop_kept_graphs, _graph_round, _graphs, _spmv, _work)
 
@@ -301,14 +301,11 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
             got = pin.copy()
             stats["bytes_d2h"] += int(acc.nbytes)
         s, e, diff, sy = (float(t) for t in got[:4])
-        c = 1.0 - s
         sx, sx_err = st["sx"], 0.0
         if gamma is not None:  # the iterate pulled is a mix: its own sum, with its rounding
             sx = float(got[sum_slot])
             sx_err = 2 * u * mix_terms * sx
-        delta = (u * (e + 2 * (s + abs(c) + sy) + (blocks + 8) * (s + sy))
-                 + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
-        bound = (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1)
+        bound, delta = round_bound(g1, s, e, diff, sy, sx, sx_err, blocks)
         st["mix"] = None
         if aa.memory and k + 1 < max_iter and not stop(bound, delta, diff, st["last_diff"], g1,
                                                         tol, {}):  # a round follows: its mix

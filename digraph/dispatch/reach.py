@@ -126,12 +126,11 @@ def restrict(graph, system, share):
         return None
     verts, arcs = got
     from ..graph import Graph
-    eidx = _arcs_of(np.asarray(graph.out_offsets), verts, arcs)
-    new = np.full(n, -1, np.int64)
-    new[verts] = np.arange(verts.size)
-    deg = np.diff(np.asarray(graph.out_offsets))[verts]
-    src = np.repeat(np.arange(verts.size, dtype=np.int64), deg)
-    dst = new[np.asarray(graph.out_targets)[eidx]]
+    off = np.asarray(graph.out_offsets)
+    eidx = _arcs_of(off, verts, arcs)
+    src = np.repeat(np.arange(verts.size, dtype=np.int64), off[verts + 1] - off[verts])
+    # the part is closed under out-arcs: every target is one of verts (sorted), found by search
+    dst = np.searchsorted(verts, np.asarray(graph.out_targets)[eidx])
     # sorted by (source, target) in both numberings (the new one keeps the order): the
     # restricted graph's CSR order is the order of eidx, so arc factors follow by eidx
     sub = Graph.from_arrays(src, dst, None if graph.weights is None else graph.weights[eidx],

@@ -87,6 +87,23 @@ def _block_sum(buf, val):
 
 
 @cuda.jit(device=True, inline=True)
+def _block_max(buf, val):
+    """Largest ``val`` over the block's threads (every thread gets it; ``HB`` threads)."""
+    tid = cuda.threadIdx.x
+    buf[tid] = val
+    cuda.syncthreads()
+    step = HB // 2
+    while step > 0:
+        if tid < step:
+            buf[tid] = max(buf[tid], buf[tid + step])
+        cuda.syncthreads()
+        step //= 2
+    out = buf[0]
+    cuda.syncthreads()
+    return out
+
+
+@cuda.jit(device=True, inline=True)
 def relax(op, xu, a):
     if op == _PLUS:
         return xu + a

@@ -12,7 +12,7 @@ import math
 
 from numba import cuda, float64
 
-from .cuda_common import HB, HEAVY, _block_sum, _neumaier
+from .cuda_common import HB, HEAVY, _block_max, _block_sum, _neumaier
 
 __all__ = []
 
@@ -273,18 +273,10 @@ def _flush_stats(buf, st, out, imax):
     s1 = _block_sum(buf, st[1])
     s2 = _block_sum(buf, st[2])
     s3 = _block_sum(buf, st[3])
-    tid = cuda.threadIdx.x
-    buf[tid] = st[imax]
-    cuda.syncthreads()
-    step = HB // 2
-    while step > 0:
-        if tid < step:
-            buf[tid] = max(buf[tid], buf[tid + step])
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
+    top = _block_max(buf, st[imax])
+    if cuda.threadIdx.x == 0:
         cuda.atomic.add(out, 0, s0)
-        cuda.atomic.max(out, 1, buf[0])
+        cuda.atomic.max(out, 1, top)
         cuda.atomic.add(out, 2, s1)
         cuda.atomic.add(out, 3, s2)
         cuda.atomic.add(out, 4, s3)

@@ -7,6 +7,7 @@ operations are shared-memory trees.
 
 from numba import cuda
 
+from .cuda_common import _block_max  # noqa: F401  (the block reductions live there)
 from .cuda_kernels import _SIM, HB
 
 SH = 16 if _SIM else 2048
@@ -22,23 +23,6 @@ rate near α."""
 G = 2 if _SIM else 8
 """Threads per vertex of the heavy rounds (they share its out-arcs)."""
 _NW = max(QB // 32, 1)
-
-
-@cuda.jit(device=True, inline=True)
-def _block_max(buf, val):
-    """Largest ``val`` over the block's threads (every thread gets it; ``HB`` threads)."""
-    tid = cuda.threadIdx.x
-    buf[tid] = val
-    cuda.syncthreads()
-    step = HB // 2
-    while step > 0:
-        if tid < step:
-            buf[tid] = max(buf[tid], buf[tid + step])
-        cuda.syncthreads()
-        step //= 2
-    out = buf[0]
-    cuda.syncthreads()
-    return out
 
 
 if _SIM:  # no warp shuffles in the simulator: shared-memory trees

@@ -3,8 +3,9 @@
 (:mod:`digraph.dispatch.multi_gpu_power`): the threads per vertex of the grouped pull
 (:func:`group_size`), the in-degree classes of the binned pull (:func:`degree_classes`, kept in
 the graph's residency by :func:`_bins`), the vertex vectors on the device
-(:func:`vertex_vectors`), and the Anderson acceleration's state and counters
-(:func:`anderson_for`, :func:`anderson_stats`)."""
+(:func:`vertex_vectors`), the Anderson acceleration's state and counters
+(:func:`anderson_for`, :func:`anderson_stats`), and a round's sound bound
+(:func:`round_bound`)."""
 
 import math
 
@@ -13,7 +14,8 @@ import numpy as np
 from ...anderson import Anderson
 from ..runtime import residency as _residency
 
-__all__ = ["group_size", "degree_classes", "vertex_vectors", "anderson_for", "anderson_stats"]
+__all__ = ["group_size", "degree_classes", "vertex_vectors", "anderson_for", "anderson_stats",
+           "round_bound"]
 
 
 def group_size(graph):
@@ -104,3 +106,17 @@ def _vertex_factor(be, a, n):
     if a is None:
         return be.keep(be.xp.ones(n, np.float64))
     return be.put(a, np.float64)
+
+
+def round_bound(g1, s, e, diff, sy, sx, sx_err, blocks):
+    """(bound, delta) of a GPU power round: ``s``, ``e`` the pull's sum and rounding bound,
+    ``diff = ‖y − x‖₁``, ``sy = Σy`` after the teleport ``c = 1 − s``, ``sx`` the pulled
+    iterate's sum (``sx_err`` its rounding when it is Anderson's mix), ``blocks`` the partial
+    sums added up.  ``‖y − π‖₁ ≤ (γ1 ‖y − x‖₁ + δ + 2 |Σx − 1|) / (1 − γ1)``
+    (:func:`digraph.dispatch.power.stop`), with the rounding of every sum in δ."""
+    from ...convergence import ROUNDING_MARGIN
+    u = np.finfo(np.float64).eps / 2
+    c = 1.0 - s
+    delta = (u * (e + 2 * (s + abs(c) + sy) + (blocks + 8) * (s + sy))
+             + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+    return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta

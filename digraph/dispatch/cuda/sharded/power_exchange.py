@@ -99,15 +99,14 @@ def _packed_into(h, shards, ex, K, HB, ready):
         t.done[g].record(lane)
 
 
-def _gather(shards, n, after=None, streams=None):
+def _gather(shards, n, after, streams):
     """The shards' ranges of ``x`` copied into one host array: every GPU's copy queued first,
-    from this one thread, then waited for, so the copies run at once, each over its own link;
-    page-locked memory from CuPy's pool on GPUs, as one GPU's answer
+    from this one thread, on ``streams`` (one a shard) after its event in ``after`` (None: at
+    once), then waited for, so the copies run at once, each over its own link, while the round
+    queued past the stop runs; page-locked memory from CuPy's pool on GPUs, as one GPU's answer
     (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`).  A host
     thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
-    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms).  ``streams`` (one a shard): the
-    copies go there, each after its shard's event in ``after`` (the queued rounds: the answer
-    leaves while the round queued past the stop runs); else on the rounds' stream."""
+    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms)."""
     if shards[0].be.sim:
         out = np.empty(n, np.float64)
         for s in shards:
@@ -121,14 +120,11 @@ def _gather(shards, n, after=None, streams=None):
     for i in busy:
         s = shards[i]
         with s.switch():
-            stream = None if streams is None else streams[i]
-            if stream is not None and after is not None:
-                stream.wait_event(after[i])
-            s.x.get(out=out[s.v0:s.v1], blocking=False, stream=stream)
+            if after is not None:
+                streams[i].wait_event(after[i])
+            s.x.get(out=out[s.v0:s.v1], blocking=False, stream=streams[i])
     for i in busy:
-        s = shards[i]
-        with s.switch():
-            (s.be.xp.cuda.get_current_stream() if streams is None else streams[i]).synchronize()
-        s.be.stats["bytes_d2h"] += int(s.x.nbytes)
+        streams[i].synchronize()
+        shards[i].be.stats["bytes_d2h"] += int(shards[i].x.nbytes)
     shards[0].be.stats["time_transfer"] += time.perf_counter() - t0
     return out

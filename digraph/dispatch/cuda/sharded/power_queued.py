@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from ...convergence import ROUNDING_MARGIN
+from ..one_gpu.power_setup import round_bound
 from ... import driver
 from .power_arrays import _pull
 from .power_exchange import _gather, _pack, _packed_into
@@ -59,7 +59,6 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
     sim = shards[0].be.sim
     k = len(shards)
     mem = aa.memory
-    ring_mem = mem
     w = 5 + 2 * mem  # the width of a shard's accumulator (_shard_arrays)
     sum_slot = 4 + 2 * mem
     u = np.finfo(np.float64).eps / 2
@@ -212,7 +211,7 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                     be = s.be
                     wait_rows(h, s, teled)
                     be.launch(AS.anderson_solve_rows, 1, AS.SOLVE_THREADS, teled_tab[slot], 4,
-                              ring_mem, s.q["ctl"], s.q["gram"], aa.reg, aa.max_coef,
+                              mem, s.q["ctl"], s.q["gram"], aa.reg, aa.max_coef,
                               -1.0 if aa.start_ratio is None else float(aa.start_ratio),
                               tag=(s.tag, "qs", slot))
                     be.launch(AS.anderson_mix_ctl, s.grid_aa, HB, s.Y[slot], s.dG, s.q["ctl"],
@@ -267,12 +266,10 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
         if mem and kk > 0 and shards[0].pin[(kk - 1) % _RING, AS.MIX] > 0:
             sx = sums[sum_slot]  # the iterate pulled is a mix: its own sum, with its rounding
             sx_err = 2 * u * mix_terms * sx
-        c = 1.0 - s_k
-        delta = (u * (e_k + 2 * (s_k + abs(c) + sy) + (blocks + 8) * (s_k + sy))
-                 + 2 * abs(sx - 1.0) + sx_err + abs(sy - 1.0))
+        bound, delta = round_bound(g1, s_k, e_k, diff, sy, sx, sx_err, blocks)
         st.update(sx=sy, k=kk + 1)
         st["diffs"].append(diff)
-        return (g1 * diff + delta) * (1.0 + ROUNDING_MARGIN) / (1.0 - g1), delta, diff
+        return bound, delta, diff
 
     if n == 0:
         rounds, converged = 0, True

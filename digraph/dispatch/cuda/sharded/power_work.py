@@ -75,9 +75,8 @@ def _drop_kept_cuda():
 
 def _drop_cuda(w):
     q = w.pop("queued", None)  # the queued rounds' arrays, streams and events (power_queued)
-    for cu in (w.pop("cuda", None), None if q is None else q.get("cuda")):
-        if cu is None:
-            continue
+    cu = None if q is None else q.get("cuda")
+    if cu is not None:
         try:
             for lane in cu.get("lanes", ()):
                 lane.synchronize()
