@@ -45,8 +45,8 @@ The kernels live in modules by family; this module re-exports them all (the same
 
 from .relax_codes import (FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS,  # noqa: F401
                           TIMES as _TIMES)
-from .cuda_common import (_SIM, HB, HEAVY, _block_sum, _lock_simulated_shared_arrays,  # noqa: F401
-                          _neumaier, improve, relax)
+from .cuda_common import (_SIM, HB, HEAVY, _block_max, _block_sum,  # noqa: F401
+                          _lock_simulated_shared_arrays, _neumaier, improve, relax)
 from .cuda_linear import (_absorb, _flush_stats, _own, _pull_in, _push_arcs,  # noqa: F401
                           _residual_in, _row_sum, linear_async_push, linear_async_push_heavy,
                           linear_dense_batch, linear_dense_batch_heavy, linear_push,
