@@ -74,6 +74,9 @@ def main():
                          "(default: PowerGpuSettings.anderson)")
     ap.add_argument("--vertex-costs", nargs="+", type=int, default=None,
                     help="PowerGpuSettings.shard_vertex_cost values (default: the setting's)")
+    ap.add_argument("--layouts", nargs="+", default=None,
+                    help="PowerGpuSettings.shard_layout values (ranges, dealt, auto; default: "
+                         "the setting's)")
     ap.add_argument("--settle", type=int, default=0,
                     help="sharded runs before the timed ones (each one's time, kernel times "
                          "and arcs per GPU are in the row's 'settle')")
@@ -130,12 +133,14 @@ def main():
             shares = args.pack_shares or [gpu_power.DEFAULT.pack_share]
             mems = args.anderson or [gpu_power.DEFAULT.anderson]
             costs = args.vertex_costs or [gpu_power.DEFAULT.shard_vertex_cost]
-            for pull, share, mem, vc in [(p, sh, a, c) for p in args.pulls for sh in shares
-                                         for a in mems for c in costs]:
+            layouts = args.layouts or [gpu_power.DEFAULT.shard_layout]
+            for pull, share, mem, vc, lay in [
+                    (p, sh, a, c, la) for p in args.pulls for sh in shares for a in mems
+                    for c in costs for la in layouts]:
                 settings = dataclasses.replace(
                     gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
                     cusparse_arcs=0 if pull == "cusparse" else 1 << 62,
-                    pack_share=share, anderson=mem, shard_vertex_cost=vc)
+                    pack_share=share, anderson=mem, shard_vertex_cost=vc, shard_layout=lay)
 
                 def once():
                     s = RunStats.new()
@@ -157,6 +162,7 @@ def main():
                           pack_share=share, packed=bool(s.get("power_packed")),
                           anderson=int(s.get("power_anderson", 0)),
                           mixes=s.get("anderson_mixes"), vertex_cost=vc,
+                          layout=s.get("power_layout"),
                           rounds_past_stop=s.get("power_rounds_past_stop"),
                           rounds=int(s["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           speedup_vs_one_gpu_run=one / t, bound=float(s["error_bound"]),
@@ -183,7 +189,7 @@ def main():
                     prof.disable()
                     buf = io.StringIO()
                     pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(22)
-                    print(f"profile, {kk} GPUs, vertex cost {vc}:\n" + buf.getvalue()[-6000:])
+                    print(f"profile, {kk} GPUs, vertex cost {vc}, layout {lay}:\n" + buf.getvalue()[-6000:])
             if kk >= 2:
                 dev = "cuda:" + ",".join(str(i) for i in range(kk))
                 t, r = timed(lambda: digraph.run(g, "pagerank", device=dev, tol=args.tol),

@@ -171,6 +171,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "`PowerGpuSettings.anderson_ratio` × γ",
         "power_packed": "several GPUs, `power`: whether a round copied to each GPU only the "
                         "entries of `z` its in-arcs read (`PowerGpuSettings.pack_share`)",
+        "power_layout": "several GPUs, `power`: which vertices each GPU held (consecutive "
+                        "ranges or blocks dealt, `PowerGpuSettings.shard_layout`) and why",
     }),
     ("`peel`", {
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",

@@ -155,6 +155,19 @@ class PowerGpuSettings:
         4 × H200, Anderson on, ranges cut at 3) gave 6.0–6.8 arcs a vertex; the runs at 3 / 6 /
         10 / 16 / 24 (``multi_gpu_power_costs_h200x4.json``): 38.4–38.8 / 37.3–38.4 / 38.0 /
         39.7 / 41.3 ms on four GPUs, 59.8 / 59.9–60.5 / 62.1 / 62.5 / 63.2 on two.
+    ``shard_layout``
+        Several GPUs: which vertices each GPU holds (:mod:`digraph.dispatch.cuda.sharded.
+        power_layout`): ``"ranges"`` (consecutive ranges, the cut above), ``"dealt"`` (blocks
+        of ``shard_block`` vertices dealt so that every GPU holds the same vertices and about
+        the same arcs) or ``"auto"``: dealt where the round's model ``max arcs + c · max
+        vertices`` is at most ``shard_deal_gain`` of the ranges' and dealing adds at most
+        ``shard_deal_locality`` to the share of a sample of arcs that cross GPUs (a web crawl's
+        ranges keep most arcs inside: cnr-2000 on four, 0.09 crossing in ranges against 0.24
+        dealt).  docs/benchmarks.md, "Several GPUs: the power iteration sharded" (4 × H200,
+        R-MAT 2^25, tol 1e-8): ranges 37.8 ms on four GPUs and 60.0 on two, dealt 31.8 and
+        49.4 (the model: 0.69x and 0.79x the ranges').
+    ``shard_block``, ``shard_deal_gain``, ``shard_deal_locality``
+        The dealt blocks' size and the two thresholds of ``"auto"`` above.
     """
 
     anderson: int = 4
@@ -172,6 +185,10 @@ class PowerGpuSettings:
     pack_share: float = 0.9
     shard_keep_work_bytes: int = 4 << 30
     shard_vertex_cost: int = 6
+    shard_layout: str = "auto"
+    shard_block: int = 4096
+    shard_deal_gain: float = 0.9
+    shard_deal_locality: float = 0.1
 
 
 DEFAULT = PowerGpuSettings()

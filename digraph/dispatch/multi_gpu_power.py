@@ -2,12 +2,17 @@
 ``device="cuda:0,1,..."``): the sharded twin of :mod:`digraph.dispatch.gpu_power`, same round,
 same sound stop, same counters.
 
-Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs (a vertex
-counting as :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_vertex_cost` arcs
-besides its own, :func:`~digraph.dispatch.cuda.sharded.ranges.shard_ranges`); GPU ``g`` keeps
-the in-arcs of its range (offsets rebased, sources in global numbering) and its range of ``x``,
-``y``, the teleport vector and the scales, plus a full-length replica of ``z = src_scale ∘ x``,
-the vector a pull reads.
+Layout.  Each GPU ``g`` holds a set of vertices
+(:mod:`digraph.dispatch.cuda.sharded.power_layout`, chosen once for the graph): ``k``
+consecutive ranges of about equal in-arcs (a vertex counting as
+:attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_vertex_cost` arcs besides its own,
+:func:`~digraph.dispatch.cuda.sharded.ranges.shard_ranges`), or, where in-degree follows the
+vertex number and the ranges keep no locality, blocks of vertices dealt so that every GPU holds
+the same vertices and about the same arcs (``stats["power_layout"]`` says which and why).  The
+engine numbers the vertices GPU by GPU, so each GPU holds one consecutive range ``[v0, v1)`` of
+that numbering: its in-arcs (offsets rebased, sources in the engine's numbering) and its range of
+``x``, ``y``, the teleport vector and the scales, plus a full-length replica of ``z = src_scale ∘
+x``, the vector a pull reads; the answer is written back in the graph's numbering.
 
 A round ``k`` (Page et al. 1999; Langville and Meyer 2006, §4.5), on every GPU at once, queued
 with no host wait (:mod:`digraph.dispatch.cuda.sharded.power_queued`):
@@ -69,14 +74,12 @@ all importable from here as before.
 
 import time
 
-import numpy as np
-
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from .cuda.runtime.backend import _gpu_name
 from .gpu_power import DEFAULT, anderson_for, anderson_stats, group_size
 from .cuda.sharded.exchange import _Exchange
-from .cuda.sharded.ranges import shard_ranges
+from .cuda.sharded.power_layout import choose as choose_layout
 from .cuda.sharded.shards import _parallel, make_shards
 from .cuda.sharded.power_work import _forget_work, _kept_work, _same_vectors, _vector_key
 # the parts moved to cuda/sharded/ (importable here by their old names)
@@ -121,12 +124,17 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     if k > MAX_GPUS:
         raise InvalidParameterError(f"the sharded power iteration takes at most {MAX_GPUS} GPUs, "
                                     f"got {k}")
-    cost = settings.shard_vertex_cost  # ranges of equal arcs + cost a vertex, not re-cut
-    key = ("power-shard-ranges", k, cost)
-    bounds = graph._cache.get(key)
-    if bounds is None:
-        bounds = graph._cache[key] = shard_ranges(graph.in_offsets, k, cost)
+    key = ("power-shard-layout", k, settings.shard_vertex_cost, settings.shard_layout,
+           settings.shard_block, settings.shard_deal_gain, settings.shard_deal_locality)
+    layout = graph._cache.get(key)
+    if layout is None:  # ranges or dealt blocks (power_layout), chosen once for the graph
+        layout = graph._cache[key] = choose_layout(graph.in_offsets, graph.in_sources, k,
+                                                   settings)
+    bounds = layout.bounds  # in the engine's numbering: GPU g holds [bounds[g], bounds[g + 1])
     shards = make_shards(devices, graph.in_offsets, stats, bounds=bounds)
+    for g, s in enumerate(shards):
+        s.layout, s.index = layout, g
+    stats["power_layout"] = layout.why
     be0 = shards[0].be
     stats["gpu"] = "CUDA simulator" if be0.sim else _gpu_name(be0)
     stats["gpus"] = k
@@ -135,8 +143,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     stats["power_group"] = G
     stats.setdefault("dense_rounds", 0)
     stats["bytes_between_gpus"] = 0
-    off = np.asarray(graph.in_offsets, np.int64)
-    stats["gpu_arcs"] = [int(off[s.v1] - off[s.v0]) for s in shards]
+    stats["gpu_arcs"] = layout.arcs(graph.in_offsets)
     stats["gpu_vertices"] = [s.v1 - s.v0 for s in shards]
     has = system.arc_scale is not None
     ex = _Exchange(shards, "p2p", stats)
@@ -145,7 +152,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     try:
         aa = anderson_for(settings, g1, n, m, trip, stats)
         mem = aa.memory
-        sig = (tuple(devices), tuple(int(b) for b in bounds), n, mem,
+        sig = (tuple(devices), layout.key, n, mem,
                None if group is None else G, settings)
         works, kept, reused = _kept_work(graph, shards, sig, settings, mem)
         stats["gpu_work_kept"] = reused

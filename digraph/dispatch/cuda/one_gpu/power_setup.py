@@ -41,28 +41,32 @@ def degree_classes(be, deg, classes, blocks_per_sm):
     return lists, be.put(np.flatnonzero(deg >= classes[-1][1]).astype(np.int32))
 
 
-def vertex_vectors(be, system, out_degree, n, v0=0, v1=None):
+def vertex_vectors(be, system, out_degree, n, v0=0, v1=None, rows=None):
     """(teleport vector ``b / Σb``, ``src_scale``, ``dst_scale``) of the vertices ``[v0, v1)``
     on the device (default all ``n``); ``out_degree``: theirs, on the device (PageRank's
-    ``src_scale = α / out-degree`` is made from it there; ``v = 1/n`` is made there too)."""
+    ``src_scale = α / out-degree`` is made from it there; ``v = 1/n`` is made there too).
+    ``rows`` (a slice or an index array of the graph's vertices, ``v1 − v0`` of them): the
+    vertices taken for ``[v0, v1)`` when the engine numbers them otherwise (the sharded power
+    iteration's dealt blocks, :mod:`digraph.dispatch.cuda.sharded.power_layout`)."""
     xp = be.xp
     v1 = n if v1 is None else v1
+    rows = slice(v0, v1) if rows is None else rows
     if getattr(system, "b_constant", None) is not None:  # v = 1/n, made here (no upload)
         tele = be.keep(xp.full(v1 - v0, 1.0 / max(n, 1)))
     else:
         b = np.asarray(system.b, np.float64)
-        tele = be.keep(be.put(b[v0:v1]) / (float(b.sum()) if n else 1.0))
+        tele = be.keep(be.put(b[rows]) / (float(b.sum()) if n else 1.0))
     sds = getattr(system, "src_degree_scale", None)
     if sds is not None:  # src_scale = sds / out-degree, made from the out-degrees on the GPU
         deg = out_degree.astype(np.float64)
         src_scale = be.keep(xp.where(deg > 0, sds / xp.maximum(deg, 1.0), 0.0))
     else:
-        src_scale = _vertex_factor(be, _part(system.src_scale, v0, v1), v1 - v0)
-    return tele, src_scale, _vertex_factor(be, _part(system.dst_scale, v0, v1), v1 - v0)
+        src_scale = _vertex_factor(be, _part(system.src_scale, rows), v1 - v0)
+    return tele, src_scale, _vertex_factor(be, _part(system.dst_scale, rows), v1 - v0)
 
 
-def _part(a, v0, v1):
-    return None if a is None else np.asarray(a, np.float64)[v0:v1]
+def _part(a, rows):
+    return None if a is None else np.asarray(a, np.float64)[rows]
 
 
 def _bins(be, graph, settings):

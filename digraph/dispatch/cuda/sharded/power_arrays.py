@@ -38,24 +38,32 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     v0, v1 = s.v0, s.v1
     nl = v1 - v0
     G = int(group or group_size(graph))
-    in_off = np.asarray(graph.in_offsets, np.int64)
-    a0, a1 = int(in_off[v0]), int(in_off[v1])
+    lay, g = s.layout, s.index  # GPU g's vertices, in the engine's order (power_layout)
 
     def build():
-        it = index_dtype(max(n, a1 - a0))
-        off = in_off[v0:v1 + 1] - a0
-        deg = np.diff(off)
-        binned = group is None and a1 - a0 >= settings.bin_arcs
+        rows, spans = lay.arc_spans(graph.in_offsets, g)
+        arcs = int(rows[-1])
+        it = index_dtype(max(n, arcs))
+        deg = np.diff(rows)
+        binned = group is None and arcs >= settings.bin_arcs
         lists, hubs = degree_classes(be, deg, settings.bins if binned else ((0, HEAVY, G),),
                                      settings.blocks_per_sm)
-        d = {"off": be.put(off, it), "src": be.put(graph.in_sources[a0:a1], it),
-             "out_degree": be.put(np.asarray(graph.out_degree)[v0:v1], np.float64),
+        src = be.put(lay.gather_arcs(graph.in_sources, spans), it)
+        d = {"off": be.put(rows, it), "out_degree": be.put(lay.take(graph.out_degree, g),
+                                                             np.float64),
              "bins": lists, "binned": binned, "hubs": hubs}
-        if group is None and not be.sim and a1 - a0 >= settings.cusparse_arcs:
-            d["sparse"] = _cusparse_matrix(be, d["off"], d["src"], nl, n, a1 - a0, settings)
+        if lay.kind != "ranges":  # sources in the engine's numbering, renumbered here
+            d["src"] = lay.renumber(xp, src, xp.asarray(lay.start))
+            d["rows"] = be.put(np.asarray(lay.vertices(g), np.int64))  # for the answer
+            del src
+        else:
+            d["src"] = src
+        if group is None and not be.sim and arcs >= settings.cusparse_arcs:
+            d["sparse"] = _cusparse_matrix(be, d["off"], d["src"], nl, n, arcs, settings)
         return d
-    d = s.resident(graph, ("power", settings.bins, settings.bin_arcs, settings.blocks_per_sm,
-                           settings.cusparse_arcs, None if group is None else G), build)
+    d = s.resident(graph, ("power", lay.key, settings.bins, settings.bin_arcs,
+                           settings.blocks_per_sm, settings.cusparse_arcs,
+                           None if group is None else G), build)
     for _, verts, _ in d["bins"]:
         be.keep(verts)
     s.d = d
@@ -65,7 +73,8 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     for a in _device_arrays(w):  # registered again (another run may have released them)
         be.keep(a)
     if has:
-        s.coef = be.put(linear_factors(graph, system)[3][graph.in_arcs[a0:a1]])
+        s.coef = be.put(linear_factors(graph, system)[3][lay.gather_arcs(
+            graph.in_arcs, lay.arc_spans(graph.in_offsets, g)[1])])
     else:
         s.coef = w["no_coef"]
     sparse = d.get("sparse")
@@ -75,7 +84,8 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     if vkey is None or not _same_vectors(w.get("vkey"), vkey):
         w["vkey"] = None  # until they are made
         for name, vec in zip(("tele", "src_scale", "dst_scale"),
-                             vertex_vectors(be, system, d["out_degree"], n, v0, v1)):
+                             vertex_vectors(be, system, d["out_degree"], n, v0, v1,
+                                            rows=lay.vertices(g))):
             w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
         w["tele_sum"] = float(w["tele"].sum()) if nl else 0.0
         w["vkey"] = _stored_key(vkey)

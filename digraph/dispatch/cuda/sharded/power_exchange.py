@@ -106,11 +106,19 @@ def _gather(shards, n, after, streams):
     queued past the stop runs; page-locked memory from CuPy's pool on GPUs, as one GPU's answer
     (:attr:`~digraph.dispatch.cuda.runtime.backend.BackendSettings.pinned_copy_bytes`).  A host
     thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
-    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms)."""
+    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms).
+
+    With dealt blocks (:mod:`.power_layout`) a GPU's range is spread over the answer: each GPU
+    writes its entries where they belong in the graph's numbering straight into the page-locked
+    answer (which every GPU can address), one scatter a GPU over its own link."""
+    dealt = shards[0].layout.kind != "ranges"
     if shards[0].be.sim:
         out = np.empty(n, np.float64)
         for s in shards:
-            out[s.v0:s.v1] = s.x
+            if dealt:
+                out[s.d["rows"]] = s.x
+            else:
+                out[s.v0:s.v1] = s.x
             s.be.stats["bytes_d2h"] += int(s.x.nbytes)
         return out
     import cupyx
@@ -122,9 +130,22 @@ def _gather(shards, n, after, streams):
         with s.switch():
             if after is not None:
                 streams[i].wait_event(after[i])
-            s.x.get(out=out[s.v0:s.v1], blocking=False, stream=streams[i])
+            if dealt:
+                _scatter_to_host(s, out, streams[i])
+            else:
+                s.x.get(out=out[s.v0:s.v1], blocking=False, stream=streams[i])
     for i in busy:
         streams[i].synchronize()
         shards[i].be.stats["bytes_d2h"] += int(shards[i].x.nbytes)
     shards[0].be.stats["time_transfer"] += time.perf_counter() - t0
     return out
+
+
+def _scatter_to_host(s, out, stream):
+    """``out[rows] = x`` of shard ``s`` by its GPU (its device current), ``out`` page-locked host
+    memory addressed from the GPU (unified addressing), on ``stream``."""
+    xp = s.be.xp
+    mem = xp.cuda.UnownedMemory(out.ctypes.data, out.nbytes, out, s.be.device_id)
+    dst = xp.ndarray(out.shape, out.dtype, xp.cuda.MemoryPointer(mem, 0))
+    with stream:
+        dst[s.d["rows"]] = s.x
