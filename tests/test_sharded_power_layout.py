@@ -117,3 +117,22 @@ def test_choose_deals_blocks_only_where_ranges_have_no_locality():
     assert one.kind == "ranges" and list(one.bounds) == [0, off.size - 1]
     with pytest.raises(InvalidParameterError, match="shard_layout"):
         L.choose(off, src, 2, dataclasses.replace(settings, shard_layout="cyclic"))
+
+
+def test_work_arrays_follow_the_works_entries():
+    """The device arrays of a sharded run's kept work, listed once and listed again when an
+    entry is replaced or added (:func:`power_work._work_arrays`)."""
+    from digraph.dispatch.cuda.sharded.power_work import _work_arrays
+    from digraph.dispatch.gpu_power import _Work
+
+    class Dev:  # anything with a CUDA array interface counts as a device array
+        __cuda_array_interface__ = {}
+
+    a, b, c = Dev(), Dev(), Dev()
+    w = _Work(x=a, acc=[b], tele_sum=1.0)
+    assert _work_arrays(w) == [a, b]
+    assert _work_arrays(w) is _work_arrays(w)  # kept while the entries are the same objects
+    w["acc"] = [c]
+    assert _work_arrays(w) == [a, c]
+    w["queued"] = {"tables": [[a, b]]}
+    assert _work_arrays(w) == [a, c, a, b]

@@ -17,7 +17,7 @@ from ...gpu_power import degree_classes, group_size, vertex_vectors
 from ...systems import linear_factors
 from ..common import index_dtype
 from ..runtime.spmv import SpMV
-from .power_work import _allocate, _device_arrays, _same_vectors, _stored_key
+from .power_work import _allocate, _device_arrays, _same_vectors, _stored_key, _work_arrays
 
 __all__ = []
 
@@ -70,7 +70,7 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     w = s.w
     if "x" not in w:
         _allocate(be, w, n, v0, v1, mem)
-    for a in _device_arrays(w):  # registered again (another run may have released them)
+    for a in _work_arrays(w):  # registered again (another run may have released them)
         be.keep(a)
     if has:
         s.coef = be.put(linear_factors(graph, system)[3][lay.gather_arcs(
@@ -148,7 +148,7 @@ def _retain(shards, keep):
         arrs = by.setdefault(id(s.be), (s, []))[1]
         if keep:
             d = getattr(s, "d", None) or {}
-            arrs += _device_arrays(s.w) + _device_arrays(
+            arrs += _work_arrays(s.w) + _device_arrays(
                 [d.get("off"), d.get("src"), d.get("out_degree"), d.get("hubs")] +
                 [verts for _, verts, _ in d.get("bins", ())])
     for s, arrs in by.values():
