@@ -77,6 +77,9 @@ def main():
     ap.add_argument("--layouts", nargs="+", default=None,
                     help="PowerGpuSettings.shard_layout values (ranges, dealt, auto; default: "
                          "the setting's)")
+    ap.add_argument("--interleave", type=int, default=0,
+                    help="then N rounds of digraph.run on one GPU and on all GPUs given, "
+                         "alternated (the user's 1 -> k, drift falling on both alike)")
     ap.add_argument("--settle", type=int, default=0,
                     help="sharded runs before the timed ones (each one's time, kernel times "
                          "and arcs per GPU are in the row's 'settle')")
@@ -200,6 +203,25 @@ def main():
                           true_error=float(np.abs(r.values - ref).sum()),
                           route=r.stats["route"]))
                 save()
+        if args.interleave and gpus and max(gpus) >= 2:
+            kk = max(gpus)
+            dev = "cuda:" + ",".join(str(i) for i in range(kk))
+            runs = {"cuda": [], dev: []}
+            for i in range(args.interleave + 1):  # the first round warms both up
+                for d in runs:
+                    sync()
+                    t0 = time.perf_counter()
+                    r = digraph.run(g, "pagerank", device=d, tol=args.tol)
+                    sync()
+                    if i:
+                        runs[d].append(time.perf_counter() - t0)
+                    del r
+            t1, tk = (statistics.median(runs[d]) for d in runs)
+            emit(dict(base, method=f"digraph run, one GPU and {kk} GPUs alternated",
+                      gpus=kk, repeat=args.interleave, one_gpu_ms=t1 * 1e3, gpus_ms=tk * 1e3,
+                      speedup=t1 / tk, one_gpu_runs_ms=[round(t * 1e3, 2) for t in runs["cuda"]],
+                      gpus_runs_ms=[round(t * 1e3, 2) for t in runs[dev]]))
+            save()
         del g, system
         cp.get_default_memory_pool().free_all_blocks()
     save()

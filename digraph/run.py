@@ -584,6 +584,14 @@ def _run_gpu(graph, algo, bound, system, plan, device, tol, max_iter, priority, 
         return _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, priority,
                               cache, preprocess, stats, t_start, batch_arcs)
     be = gpu.backend(device)  # NotAvailableError with the reason when there is no GPU
+    with be.current():  # its device current for the run, whichever a run before left current
+        return _run_one_gpu(gpu, be, graph, algo, bound, system, mode, device, tol, max_iter,
+                            priority, cache, preprocess, stats, t_start, batch_arcs)
+
+
+def _run_one_gpu(gpu, be, graph, algo, bound, system, mode, device, tol, max_iter, priority,
+                 cache, preprocess, stats, t_start, batch_arcs):
+    """:func:`_run_gpu` on one GPU, ``be``'s device current."""
     stats["threads"] = 0
     t0 = time.perf_counter()
     _warm_up_gpu(gpu, be, mode, system.family, device)

@@ -265,3 +265,26 @@ def test_dealt_blocks_give_the_ranges_answer(ngpu, k, weighted):
     assert one["rounds"] == st["rounds"]
     assert np.abs(x - y).sum() <= 1e-12
 
+
+
+def test_one_gpu_run_after_other_gpus_uses_its_own_device(ngpu):
+    """A backend made for another GPU leaves that GPU current; a later one-GPU run must still
+    run on its own device (not through peer access: R-MAT 2^25 took 236 ms instead of 93), so
+    CuPy warns of no array used from another device (real GPUs only)."""
+    if _sim() or ngpu < 2:
+        pytest.skip("two real GPUs")
+    import warnings
+    from cupy._util import PerformanceWarning
+    from digraph.dispatch import gpu
+    g = _graph(41, n=3000, m=30000)
+    exact = digraph.algorithms.PageRank().reference(g)
+    digraph.run(g, "pagerank", mode="power", device="cuda:0", tol=1e-9)
+    gpu.backend("cuda:1")
+    import cupy
+    cupy.cuda.Device(1).use()  # what making a backend for GPU 1 first did
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        r = digraph.run(g, "pagerank", mode="power", device="cuda:0", tol=1e-9)
+    assert np.abs(r.values - exact).sum() <= r.stats["error_bound"] <= 1e-9
+    assert cupy.cuda.Device().id == 1  # the caller's current device restored
+    cupy.cuda.Device(0).use()

@@ -90,6 +90,7 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                 q = s.w["queued"] = {
                     "y1": xp.empty(nl, np.float64), "tables": tables,
                     "ctl": xp.zeros(AS.CTL, np.float64),
+                    "ctl0": xp.asarray(start),  # a run's start, copied on the GPU
                     "gram": xp.zeros(AS.MAX_MEMORY * AS.MAX_MEMORY, np.float64)}
                 if not sim:
                     import cupyx
@@ -115,7 +116,7 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
             cu = q["cuda"]
             s.lanes, s.done, s.ready_ev = cu["lanes"], cu["done"], cu["ready"]
         with s.switch():
-            q["ctl"][...] = be.xp.asarray(start) if not sim else start
+            q["ctl"][...] = q["ctl0"]  # no pageable copy (the host would wait for it)
             s.accbuf.fill(0.0)
     pulled_tab, teled_tab = tables  # [slot]: the rows after the pulls, after the teleports
     st = {"k": 0, "queued": 0, "sx": sx0, "copied": False, "wait": 0.0, "diffs": []}

@@ -4,7 +4,6 @@ device arrays), :func:`make_shards`, the helpers that run over every shard (:fun
 one on the same graph and GPUs (``_WORK``, :func:`drop_work`,
 :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.keep_work`)."""
 
-import contextlib
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -52,13 +51,7 @@ class _Shard:
 
     def on(self):
         """The shard's device made current (CuPy and Numba); nothing under the simulator."""
-        be = self.be
-        if be.sim:
-            return contextlib.nullcontext()
-        stack = contextlib.ExitStack()
-        stack.enter_context(be.cuda.gpus[be.device_id])
-        stack.enter_context(be.xp.cuda.Device(be.device_id))
-        return stack
+        return self.be.current()
 
     def resident(self, graph, family, build):
         """The shard's graph arrays (a dict built by ``build()`` on first use), kept on the graph
