@@ -300,6 +300,7 @@ def _gpu_name(be):
     """The card's name (asked once a backend: every run reports it)."""
     got = getattr(be, "_gpu_name", None)
     if got is None:
-        name = be.cuda.get_current_device().name
+        with be.current():  # this backend's card, whichever is current
+            name = be.cuda.get_current_device().name
         got = be._gpu_name = name.decode() if isinstance(name, bytes) else str(name)
     return got
