@@ -162,7 +162,7 @@ class PowerGpuSettings:
         the same arcs) or ``"auto"``: dealt where the round's model ``max arcs + c · max
         vertices`` is at most ``shard_deal_gain`` of the ranges' and dealing adds at most
         ``shard_deal_locality`` to the share of a sample of arcs that cross GPUs (a web crawl's
-        ranges keep most arcs inside: cnr-2000 on four, 0.09 crossing in ranges against 0.24
+        ranges keep most arcs inside: cnr-2000 on four, 0.09 crossing in ranges against 0.48
         dealt).  docs/benchmarks.md, "Several GPUs: the power iteration sharded" (4 × H200,
         R-MAT 2^25, tol 1e-8): ranges 37.8 ms on four GPUs and 60.0 on two, dealt 31.8 and
         49.4 (the model: 0.69x and 0.79x the ranges').

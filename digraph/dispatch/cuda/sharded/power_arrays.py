@@ -51,7 +51,7 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
         src = be.put(lay.gather_arcs(graph.in_sources, spans), it)
         d = {"off": be.put(rows, it), "out_degree": be.put(lay.take(graph.out_degree, g),
                                                              np.float64),
-             "bins": lists, "binned": binned, "hubs": hubs}
+             "bins": lists, "binned": binned, "hubs": hubs, "spans": spans}
         if lay.kind != "ranges":  # sources in the engine's numbering, renumbered here
             d["src"] = lay.renumber(xp, src, xp.asarray(lay.start))
             d["rows"] = be.put(np.asarray(lay.vertices(g), np.int64))  # for the answer
@@ -73,8 +73,8 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     for a in _work_arrays(w):  # registered again (another run may have released them)
         be.keep(a)
     if has:
-        s.coef = be.put(linear_factors(graph, system)[3][lay.gather_arcs(
-            graph.in_arcs, lay.arc_spans(graph.in_offsets, g)[1])])
+        s.coef = be.put(linear_factors(graph, system)[3][lay.gather_arcs(graph.in_arcs,
+                                                                         d["spans"])])
     else:
         s.coef = w["no_coef"]
     sparse = d.get("sparse")

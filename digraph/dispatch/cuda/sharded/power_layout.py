@@ -34,7 +34,7 @@ from .ranges import shard_ranges
 __all__ = ["Layout", "choose", "ranges_layout", "dealt_layout"]
 
 _SAMPLE = 1 << 16  # arcs sampled to tell locality apart
-_MIN_BLOCK = 64  # the smallest block dealt (a block of 2^25 vertices' R-MAT holds 2.8%)
+_MIN_BLOCK = 64  # the smallest block dealt (R-MAT 2^25's first 4,096 vertices hold 2.8% of its arcs)
 
 
 class Layout:
@@ -48,6 +48,8 @@ class Layout:
         GPU ``g`` holds the engine's vertices ``[bounds[g], bounds[g + 1])``.
     block : int
         Vertices a block (dealt; 0 for ranges).
+    owner : numpy.ndarray of int64
+        Dealt: the GPU of each block.
     owned : list of numpy.ndarray of int64
         Dealt: the blocks GPU ``g`` holds, increasing (the engine numbers them in that order).
     start : numpy.ndarray of int64
@@ -56,10 +58,12 @@ class Layout:
         Why this layout (:func:`choose`).
     """
 
-    def __init__(self, kind, n, bounds, block=0, owned=None, start=None, why=""):
+    def __init__(self, kind, n, bounds, block=0, owner=None, start=None, why=""):
         self.kind, self.n, self.block = kind, int(n), int(block)
         self.bounds = np.asarray(bounds, np.int64)
-        self.owned, self.start, self.why = owned, start, why
+        self.owner, self.start, self.why = owner, start, why
+        self.owned = None if owner is None else [
+            np.flatnonzero(owner == g).astype(np.int64) for g in range(self.bounds.size - 1)]
         if kind == "ranges":  # what identifies the layout in the keys of kept arrays
             self.key = ("ranges", tuple(int(b) for b in self.bounds))
         else:  # (made once: a run reads it several times)
@@ -176,14 +180,16 @@ def dealt_layout(offsets, k, block, vertex_cost, why=""):
             break
         B //= 2
     owner = _deal(cost, k)
-    owned = [np.flatnonzero(owner == g).astype(np.int64) for g in range(k)]
     size = hi - lo
-    counts = [int(size[b].sum()) for b in owned]
-    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    bounds = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(owner, weights=size, minlength=k).astype(np.int64), out=bounds[1:])
+    # each block's first vertex in the engine's numbering: its GPU's start plus the sizes of
+    # that GPU's blocks before it
+    by_gpu = np.lexsort((np.arange(nb), owner))
+    before = np.cumsum(size[by_gpu]) - size[by_gpu]
     start = np.empty(nb, np.int64)
-    for g, b in enumerate(owned):
-        start[b] = bounds[g] + np.concatenate([[0], np.cumsum(size[b])[:-1]]) if b.size else 0
-    return Layout("dealt", n, bounds, B, owned, start, why)
+    start[by_gpu] = before  # a running sum over the blocks in the engine's order
+    return Layout("dealt", n, bounds, B, owner, start, why)
 
 
 def model(layout, offsets, vertex_cost):
@@ -207,10 +213,7 @@ def crossing(layout, offsets, sources, sample=_SAMPLE):
         own_d = np.searchsorted(layout.bounds, dst, side="right") - 1
         own_s = np.searchsorted(layout.bounds, src, side="right") - 1
     else:
-        owner = np.empty(layout.start.size, np.int64)
-        for g, b in enumerate(layout.owned):
-            owner[b] = g
-        own_d, own_s = owner[dst // layout.block], owner[src // layout.block]
+        own_d, own_s = layout.owner[dst // layout.block], layout.owner[src // layout.block]
     return float(np.mean(own_d != own_s))
 
 
