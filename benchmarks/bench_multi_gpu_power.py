@@ -77,6 +77,9 @@ def main():
     ap.add_argument("--layouts", nargs="+", default=None,
                     help="PowerGpuSettings.shard_layout values (ranges, dealt, auto; default: "
                          "the setting's)")
+    ap.add_argument("--push", nargs="+", choices=["on", "off"], default=None,
+                    help="PowerGpuSettings.shard_push: the packed exchange by peer writes (on) "
+                         "or by copies (off) (default: the setting's)")
     ap.add_argument("--interleave", type=int, default=0,
                     help="then N rounds of digraph.run on one GPU and on all GPUs given, "
                          "alternated (the user's 1 -> k, drift falling on both alike)")
@@ -137,13 +140,15 @@ def main():
             mems = args.anderson or [gpu_power.DEFAULT.anderson]
             costs = args.vertex_costs or [gpu_power.DEFAULT.shard_vertex_cost]
             layouts = args.layouts or [gpu_power.DEFAULT.shard_layout]
-            for pull, share, mem, vc, lay in [
-                    (p, sh, a, c, la) for p in args.pulls for sh in shares for a in mems
-                    for c in costs for la in layouts]:
+            pushes = [p == "on" for p in args.push] if args.push else [gpu_power.DEFAULT.shard_push]
+            for pull, share, mem, vc, lay, push in [
+                    (p, sh, a, c, la, pu) for p in args.pulls for sh in shares for a in mems
+                    for c in costs for la in layouts for pu in pushes]:
                 settings = dataclasses.replace(
                     gpu_power.DEFAULT, bin_arcs=0 if pull == "binned" else 1 << 62,
                     cusparse_arcs=0 if pull == "cusparse" else 1 << 62,
-                    pack_share=share, anderson=mem, shard_vertex_cost=vc, shard_layout=lay)
+                    pack_share=share, anderson=mem, shard_vertex_cost=vc, shard_layout=lay,
+                    shard_push=push)
 
                 def once():
                     s = RunStats.new()
@@ -163,6 +168,7 @@ def main():
                 t, (x, ok, _), s = timed_median_run(once, args.repeat, sync, keep=lambda o: o[2])
                 emit(dict(base, method=f"digraph sharded power ({pull})", gpus=kk,
                           pack_share=share, packed=bool(s.get("power_packed")),
+                          exchange=s.get("power_exchange"),
                           anderson=int(s.get("power_anderson", 0)),
                           mixes=s.get("anderson_mixes"), vertex_cost=vc,
                           layout=s.get("power_layout"),
@@ -201,12 +207,19 @@ def main():
                           gpus=int(r.stats["gpus"]), engine=r.stats["engine"],
                           rounds=int(r.stats["rounds"]), time_ms=t * 1e3, ratio=t / peer,
                           true_error=float(np.abs(r.values - ref).sum()),
-                          route=r.stats["route"]))
+                          route=r.stats["route"],
+                          last_run_parts_ms={nm: round(r.stats[nm] * 1e3, 3) for nm in (
+                              "time_total", "time_route", "time_compute", "time_transfer",
+                              "time_setup", "time_rounds", "time_sync_wait", "time_gather")
+                              if r.stats.get(nm) is not None}))
                 save()
         if args.interleave and gpus and max(gpus) >= 2:
             kk = max(gpus)
             dev = "cuda:" + ",".join(str(i) for i in range(kk))
             runs = {"cuda": [], dev: []}
+            parts = {d: {} for d in runs}  # the run's stats times (ms), where the engine has them
+            names = ("time_total", "time_route", "time_compute", "time_transfer", "time_setup",
+                     "time_rounds", "time_sync_wait", "time_gather")
             for i in range(args.interleave + 1):  # the first round warms both up
                 for d in runs:
                     sync()
@@ -215,12 +228,18 @@ def main():
                     sync()
                     if i:
                         runs[d].append(time.perf_counter() - t0)
+                        for nm in names:
+                            if r.stats.get(nm) is not None:
+                                parts[d].setdefault(nm, []).append(r.stats[nm] * 1e3)
                     del r
             t1, tk = (statistics.median(runs[d]) for d in runs)
+            medians = {d: {nm: round(statistics.median(v), 3) for nm, v in parts[d].items()}
+                       for d in runs}
             emit(dict(base, method=f"digraph run, one GPU and {kk} GPUs alternated",
                       gpus=kk, repeat=args.interleave, one_gpu_ms=t1 * 1e3, gpus_ms=tk * 1e3,
                       speedup=t1 / tk, one_gpu_runs_ms=[round(t * 1e3, 2) for t in runs["cuda"]],
-                      gpus_runs_ms=[round(t * 1e3, 2) for t in runs[dev]]))
+                      gpus_runs_ms=[round(t * 1e3, 2) for t in runs[dev]],
+                      one_gpu_parts_ms=medians["cuda"], gpus_parts_ms=medians[dev]))
             save()
         del g, system
         cp.get_default_memory_pool().free_all_blocks()

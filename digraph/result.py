@@ -171,6 +171,13 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "`PowerGpuSettings.anderson_ratio` × γ",
         "power_packed": "several GPUs, `power`: whether a round copied to each GPU only the "
                         "entries of `z` its in-arcs read (`PowerGpuSettings.pack_share`)",
+        "power_exchange": "several GPUs, `power`: how `z` went between GPUs: `\"peer writes\"` "
+                          "(each GPU's kernel wrote the entries the others read into their "
+                          "compact `z`, `PowerGpuSettings.shard_push`), `\"packed copies\"`, "
+                          "`\"whole ranges\"` or `\"none\"`",
+        "power_answer_early": "several GPUs, `power`: whether the answer's copies to the host "
+                              "were queued behind the last round on the GPUs, before the host "
+                              "read its bound (the last two differences foretold the stop)",
         "power_layout": "several GPUs, `power`: which vertices each GPU held (consecutive "
                         "ranges or blocks dealt, `PowerGpuSettings.shard_layout`) and why",
     }),

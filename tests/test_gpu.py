@@ -300,7 +300,7 @@ def test_prepared_launch_reuses_marshalled_arrays():
                                       * np.arange(n))
         assert len(be._prepared) == before + 1
     finally:
-        be.release()
+        be.release("all")
     assert not be._prepared and not be._views
 
 

@@ -96,9 +96,32 @@ def test_backend_retain_keeps_only_the_named_arrays(real_be):
     be = real_be
     xp = be.xp
     keep, drop = be.keep(xp.zeros(4)), be.keep(xp.zeros(4))
-    be.retain([keep])
+    be.retain([keep], "a")
     assert id(keep) in be._views and id(drop) not in be._views
-    be.release()
+    be.release("all")
+    assert not be._views and not be._prepared
+
+
+def test_backend_retain_keeps_each_engines_arrays(real_be):
+    """One engine's end of run does not drop what another engine kept: a one-GPU run between
+    two sharded runs on the same GPU made the second register and prepare everything again."""
+    be = real_be
+    xp = be.xp
+    K = gpu._kernels()
+    a, b, c = (be.keep(xp.zeros(8)) for _ in range(3))
+    be.launch(K.linear_frontier, 1, 32, 0, 8, a, a, 0.5, a, tag="ta")
+    be.retain([a], "one")
+    b, c = be.keep(b), be.keep(c)
+    be.retain([b], "two")  # the second engine's end: the first's array and launch stay
+    assert id(a) in be._views and id(b) in be._views and id(c) not in be._views
+    assert any(k[-1] == "ta" for k in be._prepared)
+    be.retain([c], "one")  # the first engine's next end replaces only its own set
+    assert id(a) not in be._views and id(b) in be._views and id(c) in be._views
+    be.release()  # what no engine keeps, and nothing more
+    assert id(b) in be._views and id(c) in be._views
+    be.release("two")
+    assert id(b) not in be._views and id(c) in be._views
+    be.release("all")
     assert not be._views and not be._prepared
 
 

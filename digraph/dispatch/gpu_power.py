@@ -168,6 +168,11 @@ class PowerGpuSettings:
         49.4 (the model: 0.69x and 0.79x the ranges').
     ``shard_block``, ``shard_deal_gain``, ``shard_deal_locality``
         The dealt blocks' size and the two thresholds of ``"auto"`` above.
+    ``shard_push``
+        Several GPUs, packed exchange, every pair of GPUs with peer access: each GPU's kernel
+        writes the entries of ``z`` the others read straight into their compact ``z`` (True),
+        instead of packing them into a buffer that the receivers copy (False; also where a pair
+        has no peer access).  docs/benchmarks.md, "Several GPUs: the power iteration sharded".
     """
 
     anderson: int = 4
@@ -189,6 +194,7 @@ class PowerGpuSettings:
     shard_block: int = 4096
     shard_deal_gain: float = 0.9
     shard_deal_locality: float = 0.1
+    shard_push: bool = True
 
 
 DEFAULT = PowerGpuSettings()
@@ -352,9 +358,9 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
                 if hasattr(a, "__cuda_array_interface__")]
         if bins is not None:
             keep += [verts for _, verts, _ in bins[0]] + [bins[1]]
-        be.retain(keep)
+        be.retain(keep, "power")
     else:
-        be.release()
+        be.release("power")
     # x sums to 1 up to rounding that the bound counts: the host divides nothing (6 ms a run on
     # R-MAT 2^22 before)
     return out.view(SumNormalized), converged

@@ -11,8 +11,10 @@ vertex number and the ranges keep no locality, blocks of vertices dealt so that 
 the same vertices and about the same arcs (``stats["power_layout"]`` says which and why).  The
 engine numbers the vertices GPU by GPU, so each GPU holds one consecutive range ``[v0, v1)`` of
 that numbering: its in-arcs (offsets rebased, sources in the engine's numbering) and its range of
-``x``, ``y``, the teleport vector and the scales, plus a full-length replica of ``z = src_scale ∘
-x``, the vector a pull reads; the answer is written back in the graph's numbering.
+``x``, ``y``, the teleport vector and the scales, plus the vector a pull reads, ``z = src_scale ∘
+x``: with the packed exchange a compact one (the entries its in-arcs read, its own range among
+them, :func:`~digraph.dispatch.cuda.sharded.power_exchange._compact`), else a full-length
+replica; the answer is written back in the graph's numbering.
 
 A round ``k`` (Page et al. 1999; Langville and Meyer 2006, §4.5), on every GPU at once, queued
 with no host wait (:mod:`digraph.dispatch.cuda.sharded.power_queued`):
@@ -30,9 +32,13 @@ with no host wait (:mod:`digraph.dispatch.cuda.sharded.power_queued`):
    :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.anderson_arcs` arcs or more), once every
    GPU's second row is there, each GPU runs the same one-thread solve on the same numbers
    (:mod:`digraph.smx.cuda_anderson_state`) and mixes its range into ``x`` (and its ``z``);
-4. its range of ``z`` (when packed, only the entries each other GPU's in-arcs read,
-   :func:`~digraph.dispatch.cuda.sharded.power_exchange._pack`) is copied to every other GPU
-   (peer copies, one stream per source on each destination, queued on events).
+4. its range of ``z`` goes to every other GPU: when packed, only the entries each other GPU's
+   in-arcs read (:func:`~digraph.dispatch.cuda.sharded.power_exchange._pack`), written by its
+   own kernel into their compact ``z`` through peer access
+   (:func:`~digraph.dispatch.cuda.sharded.power_exchange._packed_push`,
+   :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_push`), or packed and copied by
+   the receivers; else the whole range by peer copies (one stream per source on each
+   destination, queued on events).
 
 The host keeps a round ahead of the GPUs and reads round ``k``'s sums while round ``k + 1``
 runs; the stop is :func:`digraph.dispatch.power.stop` with the bound of
@@ -43,20 +49,21 @@ ends the run, the next round is not queued ahead (``stats["power_rounds_past_sto
 queued past the stop, 0 when foretold right).  The answer is the stopping round's power step
 (the pulls alternate between two vectors ``y``), copied to the host range by range, every GPU's
 copy queued before any is waited for
-(:func:`~digraph.dispatch.cuda.sharded.power_exchange._gather`).  On graphs of
+(:func:`~digraph.dispatch.cuda.sharded.power_exchange._gather`), behind the round itself when
+its end was foretold (``stats["power_answer_early"]``).  On graphs of
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.cusparse_arcs` arcs a GPU or more each shard
 pulls by cuSPARSE's SpMV on its own in-arcs.
 
 Kept between runs (:mod:`digraph.dispatch.cuda.sharded.power_work`).  A run's device vectors on
-each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and the scales, the
+each GPU (``x``, ``y``, ``z``, the teleport vector and the scales, the
 accumulators, Anderson's rings), the packed exchange's lists and buffers, and the rounds'
 streams, events and
 page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings
 (:func:`~digraph.dispatch.cuda.sharded.power_work._kept_work`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
 prepared for them stay valid (:meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain`).
-The start's ``z`` crosses as a round's does (the packed entries, queued on the copy streams)
-instead of an all-gather with a host wait on each side.
+The start's ``z`` crosses as a round's does (the packed entries, queued on the GPUs) instead of
+an all-gather with a host wait on each side.
 
 Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
 and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the

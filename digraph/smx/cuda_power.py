@@ -21,7 +21,7 @@ from numba import cuda, float64
 from .cuda_kernels import _SIM, HB, HEAVY, _block_sum
 
 __all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums", "power_teleport",
-           "power_teleport_given", "power_teleport_rows", "gather_at", "scatter_at"]
+           "power_teleport_given", "power_teleport_rows", "gather_at"]
 
 
 if _SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -213,14 +213,8 @@ def _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt):
 
 @cuda.jit(cache=True)
 def gather_at(src, idx, out):
-    """``out[i] = src[idx[i]]`` (several GPUs: the non-zero entries of a range of ``z``, packed
-    to be copied to the other GPUs)."""
+    """``out[i] = src[idx[i]]`` (several GPUs: the entries of a range of ``z`` another GPU reads,
+    written into its compact ``z`` through peer access, or packed to be copied there)."""
     for i in range(cuda.grid(1), idx.size, cuda.gridsize(1)):
         out[i] = src[idx[i]]
 
-
-@cuda.jit(cache=True)
-def scatter_at(buf, idx, base, z):
-    """``z[base + idx[i]] = buf[i]`` (the packed entries of another GPU's range put in place)."""
-    for i in range(cuda.grid(1), idx.size, cuda.gridsize(1)):
-        z[base + idx[i]] = buf[i]

@@ -83,6 +83,7 @@ class _Backend:
         self.stats = None
         self._views = {}
         self._prepared = {}
+        self._kept = {}  # an engine's name: {id: array} it kept registered (retain)
 
     def current(self):
         """A context in which this backend's device is the current one (Numba's context and
@@ -172,16 +173,32 @@ class _Backend:
                     return False
         return True
 
-    def release(self):
-        """Forget every registered array and prepared launch (the arrays may then be freed)."""
-        self._views.clear()
-        self._prepared.clear()
+    def release(self, owner=None):
+        """Forget the registered arrays and prepared launches (the arrays may then be freed):
+        all but those an engine kept (:meth:`retain`), and ``owner``'s too; every one when
+        ``owner`` is ``"all"``."""
+        if owner == "all":
+            self._kept.clear()
+        else:
+            self._kept.pop(owner, None)
+        self._trim()
 
-    def retain(self, arrays):
-        """:meth:`release` all but the registered ``arrays`` and the prepared launches that
-        read only them (a run's kept vectors,
-        :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.keep_work`)."""
-        keep = {id(a): a for a in arrays}
+    def retain(self, arrays, owner):
+        """End of a run of the engine ``owner`` (a name: ``"power"``, ``"sharded-power"``, …):
+        its kept ``arrays`` stay registered, with the prepared launches that read only them and
+        other engines' kept arrays (a run's kept vectors,
+        :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.keep_work`); what it kept before and
+        every array no engine keeps are forgotten.  One set an engine: a run of one engine no
+        longer drops another's, which made the next run register its arrays and prepare its
+        launches again (one and four GPUs alternated, R-MAT 2^25 on four H200s: the four-GPU
+        set-up 1.6 → 5.2 ms)."""
+        self._kept[owner] = {id(a): a for a in arrays}
+        self._trim()
+
+    def _trim(self):
+        keep = {}
+        for arrs in self._kept.values():
+            keep.update(arrs)
         self._views = {i: v for i, v in self._views.items() if keep.get(i) is v[0]}
         self._prepared = {key: p for key, p in self._prepared.items()
                           if all(keep.get(id(a)) is a for _, a in p.arrays)}

@@ -15,9 +15,10 @@ EXCHANGES = ("p2p", "nccl")
 
 
 _NCCL = {}
-_PEERS = set()
-"""(device, peer) pairs whose peer access was asked for in this process: a run asked again for
-each pair (a device switch and an error raised a pair, about 0.7 ms a four-GPU run's set-up)."""
+_PEERS = {}
+"""(device, peer) pairs whose peer access was asked for in this process, and whether the device
+can address the peer's memory: a run asked again for each pair (a device switch and an error
+raised a pair, about 0.7 ms a four-GPU run's set-up)."""
 
 
 class _Exchange:
@@ -43,12 +44,14 @@ class _Exchange:
                     continue
                 with s.on():
                     for t in todo:
-                        if self.rt.deviceCanAccessPeer(s.be.device_id, t.be.device_id):
+                        a, b = s.be.device_id, t.be.device_id
+                        ok = a == b or bool(self.rt.deviceCanAccessPeer(a, b))
+                        if ok and a != b:
                             try:
-                                self.rt.deviceEnablePeerAccess(t.be.device_id)
+                                self.rt.deviceEnablePeerAccess(b)
                             except cupy.cuda.runtime.CUDARuntimeError:
                                 pass  # already enabled
-                        _PEERS.add((s.be.device_id, t.be.device_id))
+                        _PEERS[(a, b)] = ok
         elif kind == "nccl":
             try:
                 from cupy.cuda import nccl
@@ -63,6 +66,15 @@ class _Exchange:
             self.comms = _NCCL[key]
         else:
             raise InvalidParameterError(f"exchange must be one of {EXCHANGES}, got {kind!r}")
+
+    @property
+    def peers(self):
+        """Every shard's GPU can address every other one's memory (peer access enabled): kernels
+        may write into another GPU's arrays.  False under the simulator and with NCCL."""
+        if self.sim or self.kind != "p2p":
+            return False
+        return all(_PEERS.get((s.be.device_id, t.be.device_id), False)
+                   for s in self.shards for t in self.shards if s is not t)
 
     def _count(self, arrs, slices):
         item = arrs[0].itemsize

@@ -90,10 +90,8 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
         w["tele_sum"] = float(w["tele"].sum()) if nl else 0.0
         w["vkey"] = _stored_key(vkey)
     s.tele, s.src_scale, s.dst_scale = w["tele"], w["src_scale"], w["dst_scale"]
-    s.x, s.y, s.z, s.z_own = w["x"], w["y"], w["z"], w["z_own"]
-    s.x[...] = s.tele
-    # z: the other ranges copied whole, or only the entries this GPU reads (power_queued)
-    xp.multiply(s.src_scale, s.x, out=s.z_own)
+    s.x, s.y = w["x"], w["y"]
+    s.x[...] = s.tele  # z = src_scale ∘ x: power_exchange._z_vectors, once the exchange is chosen
     s.accbuf, s.acc = w["accbuf"], w["acc"]
     if mem:  # Anderson's rings of the shard's range (cuda_anderson): a slot is written before
         # it is read, as one GPU keeps them (gpu_power._work)
@@ -126,17 +124,17 @@ def _pull(be, K, HB, s, has, acc):
     """Queue shard ``s``'s pull into ``s.y``, its sums into ``acc``."""
     d = s.d
     tag = s.tag
-    sparse = d.get("sparse")
+    sparse = s.pull_sparse  # over s.z's numbering (power_exchange._z_vectors), as s.pull_src
     if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
         sparse["spmv"](s.z, s.y)
         be.launch(K.power_scale_sums, s.grid_tel, HB, s.y, s.dst_scale, d["off"], acc,
                   tag=(tag, "sums", id(acc)))
         return
     for i, (gb, verts, grid) in enumerate(d["bins"]):
-        be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], d["src"], s.coef, has, s.z,
-                  s.dst_scale, s.y, acc, tag=(tag, i, id(acc)))
-    be.heavy(K.power_pull_heavy, d["hubs"], d["off"], d["src"], s.coef, has, s.z, s.dst_scale,
-             s.y, acc, tag=(tag, "hubs", id(acc)))
+        be.launch(K.power_pull_list, grid, HB, gb, verts, d["off"], s.pull_src, s.coef, has,
+                  s.z, s.dst_scale, s.y, acc, tag=(tag, i, id(acc)))
+    be.heavy(K.power_pull_heavy, d["hubs"], d["off"], s.pull_src, s.coef, has, s.z,
+             s.dst_scale, s.y, acc, tag=(tag, "hubs", id(acc)))
 
 
 def _retain(shards, keep):
@@ -149,11 +147,12 @@ def _retain(shards, keep):
         if keep:
             d = getattr(s, "d", None) or {}
             arrs += _work_arrays(s.w) + _device_arrays(
-                [d.get("off"), d.get("src"), d.get("out_degree"), d.get("hubs")] +
+                [d.get("off"), d.get("src"), d.get("out_degree"), d.get("hubs"),
+                 (d.get("compact") or {}).get("src")] +
                 [verts for _, verts, _ in d.get("bins", ())])
     for s, arrs in by.values():
         if keep:  # the backend's own tables only: no GPU made current (~80 µs a GPU)
-            s.be.retain(arrs)
+            s.be.retain(arrs, "sharded-power")
         else:
             with s.on():
-                s.be.release()
+                s.be.release("sharded-power")

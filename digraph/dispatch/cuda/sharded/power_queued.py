@@ -12,7 +12,11 @@ a ring of three) while the next round runs, then decides the stop with the bound
 :mod:`digraph.dispatch.multi_gpu_power`.  The round queued past the stop is left to finish
 while the answer's ranges are copied to the host on a stream of their own; the answer is the
 stopping round's power step, which that round does not overwrite (the pulls alternate between
-two vectors ``y``; the mix writes the iterate ``x``).
+two vectors ``y``; the mix writes the iterate ``x``).  When the last two differences foretell
+that a round ends the run, its answer's copies are queued behind it before the host reads its
+sums (``stats["power_answer_early"]``), so they start when the GPUs finish the round, not when
+the host has read the bound; if the run goes on after all, they are waited for before a round
+overwrites their vector.
 
 Ordering without the host, on each GPU's default stream: a pull waits for the copies of ``z``
 into its GPU (as before); the first table copy waits for every GPU's pull, so a GPU's teleport
@@ -31,7 +35,8 @@ import numpy as np
 from ..one_gpu.power_setup import round_bound
 from ... import driver
 from .power_arrays import _pull
-from .power_exchange import _gather, _pack, _packed_into
+from .power_exchange import (_gather, _gather_queue, _gather_wait, _pack, _packed_into,
+                             _packed_push, _push_lists, _z_vectors)
 from .exchange import _comm_stream
 
 __all__ = []
@@ -64,10 +69,16 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
     u = np.finfo(np.float64).eps / 2
     mix_terms = k
     blocks = k
-    zs = [s.z for s in shards]
     counts = [s.v1 - s.v0 for s in shards]
     packed = k > 1 and _pack(shards, ex, settings) <= settings.pack_share * (k - 1) * n
     stats["power_packed"] = packed
+    _z_vectors(shards, packed)  # z compact when packed, else whole replicas; z_own of the start
+    zs = [s.z for s in shards]
+    push = packed and ex.peers and settings.shard_push
+    if push:
+        _push_lists(shards)
+    stats["power_exchange"] = ("peer writes" if push else "packed copies" if packed else
+                               "whole ranges" if k > 1 else "none")
     start = np.array(AS.ctl_start(mem), np.float64)
     t0q = shards[0].w.get("queued")
     if t0q is None or t0q["tables"][0][0].shape != (k, w):
@@ -118,8 +129,17 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
         with s.switch():
             q["ctl"][...] = q["ctl0"]  # no pageable copy (the host would wait for it)
             s.accbuf.fill(0.0)
+    pushed = None if sim else [s.ready_ev for s in shards]
     pulled_tab, teled_tab = tables  # [slot]: the rows after the pulls, after the teleports
-    st = {"k": 0, "queued": 0, "sx": sx0, "copied": False, "wait": 0.0, "diffs": []}
+    st = {"k": 0, "queued": 0, "sx": sx0, "copied": False, "wait": 0.0, "diffs": [],
+          "early": None}
+    gather_streams = None if sim else [s.q["cuda"]["gather"] for s in shards]
+
+    def drop_early():
+        """Wait for the answer's copies queued early (the round after reads the vector they
+        read) and forget them."""
+        _gather_wait(shards, *st["early"][1], gather_streams)
+        st["early"] = None
 
     def record(s, ev):
         if not sim:
@@ -142,11 +162,14 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                     null.wait_event(events[g])
 
     def exchange():
-        """Each range of ``z`` (when packed, the entries each GPU reads) copied to every other GPU
-        on the copy streams, after the range is final; the next pull waits for them."""
-        for s in shards:
+        """Each range of ``z`` (when packed, the entries each GPU reads) sent to every other GPU
+        after the range is final: written there by its own GPU's kernel (``push``), or copied on
+        the receivers' copy streams; the next pull waits for them."""
+        for g, s in enumerate(shards):
             with s.switch():
-                if packed and s.send_idx.size:
+                if push:
+                    _packed_push(g, shards, K, HB)
+                elif packed and s.send_idx.size:
                     s.be.launch(K.gather_at, s.grid_pack, HB, s.z_own, s.send_idx, s.send,
                                 tag=(s.tag, 5))
                 record(s, getattr(s, "ready_ev", None))
@@ -159,18 +182,20 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
                 for h, t in enumerate(shards):
                     if h != g:
                         if packed:
-                            t.z[s.v0 + t.idx_of[g]] = s.send[s.send_off[h]:s.send_off[h + 1]]
+                            t.recv[g][...] = s.send[s.send_off[h]:s.send_off[h + 1]]
                         else:
                             t.z[s.v0:s.v1] = s.z[s.v0:s.v1]
+            return
+        st["copied"] = True
+        if push:
             return
         ready = [s.ready_ev for s in shards]
         for h, t in enumerate(shards):
             with t.switch():
                 if packed:
-                    _packed_into(h, shards, ex, K, HB, ready)
+                    _packed_into(h, shards, ex, ready)
                 else:
                     ex.lanes_into(h, zs, counts, ready, t.lanes, t.done)
-        st["copied"] = True
 
     def queue_round(r):
         slot, nxt, qi = r % 2, 1 - r % 2, r % _RING
@@ -178,8 +203,8 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
             with s.switch():
                 ev = None if sim else s.q["cuda"]["ev"][qi]
                 record(s, ev and ev[0])
-                if st["copied"]:
-                    wait_rows(h, s, s.done)
+                if st["copied"]:  # z's entries from the other GPUs are in place
+                    wait_rows(h, s, pushed if push else s.done)
                 record(s, ev and ev[1])
                 s.y = s.Y[slot]
                 _pull(s.be, K, HB, s, has, s.acc[slot])
@@ -258,9 +283,17 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
         d = st["diffs"]
         ends = len(d) >= 2 and d[-2] > 0 and \
             g1 * d[-1] * (d[-1] / d[-2]) / (1.0 - g1) <= tol  # round kk's bound, foreseen
+        if st["early"] is not None:  # the run goes on: the answer copied early is not it
+            drop_early()
         if kk + 1 < max_iter and st["queued"] == kk + 1 and not ends:
             queue_round(kk + 1)  # one round ahead of the reads
             st["queued"] = kk + 2
+        elif ends and not sim:  # the answer's copies queued behind the round, not behind the
+            # host's read of its sums and bound (module docstring)
+            for s in shards:
+                s.x = s.Y[kk % 2]
+            st["early"] = (kk, _gather_queue(shards, n, [s.q["cuda"]["read"][kk % _RING]
+                                                         for s in shards], gather_streams))
         sums = read_round(kk)
         s_k, e_k, diff, sy = sums[0], sums[1], sums[2], sums[3]
         sx, sx_err = st["sx"], 0.0
@@ -284,9 +317,17 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
     last = max(rounds - 1, 0)
     for s in shards:  # the answer: the last round's power step (the start when none ran)
         s.x = s.Y[last % 2] if rounds else s.X
-    after = None if sim or not rounds else [s.q["cuda"]["read"][last % _RING] for s in shards]
-    out = _gather(shards, n, after=after,
-                  streams=None if sim else [s.q["cuda"]["gather"] for s in shards])
+    early = st["early"]
+    if early is not None and early[0] == last and rounds:
+        out = _gather_wait(shards, *early[1], gather_streams)
+        stats["power_answer_early"] = True
+    else:
+        if early is not None:
+            drop_early()
+        after = None if sim or not rounds else [s.q["cuda"]["read"][last % _RING]
+                                                for s in shards]
+        out = _gather(shards, n, after=after, streams=gather_streams)
+        stats["power_answer_early"] = False
     for s in shards:  # the round queued past the stop, before the run's time ends
         if not sim:
             with s.switch():

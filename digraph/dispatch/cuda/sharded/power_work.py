@@ -25,13 +25,11 @@ __all__ = []
 
 def _allocate(be, w, n, v0, v1, mem):
     """A shard's run vectors into ``w``: ``x``, ``y``, the vertex factors and Anderson's rings of
-    its range, the full-length ``z`` (with ``z_own``, its range) and the accumulators."""
+    its range and the accumulators (``z``: :func:`.power_exchange._z_vectors`)."""
     xp = be.xp
     nl = v1 - v0
     for name in ("x", "y", "tele", "src_scale", "dst_scale"):
         w[name] = xp.empty(nl, np.float64)
-    w["z"] = xp.empty(n, np.float64)
-    w["z_own"] = w["z"][v0:v1]
     width = 5 + 2 * mem  # the pull's and teleport's sums, Anderson's dots, Σ of a mix
     w["accbuf"] = xp.zeros(2 * width, np.float64)
     w["acc"] = [w["accbuf"][0:width], w["accbuf"][width:2 * width]]

@@ -152,7 +152,7 @@ def drop_work():
     _WORK.clear()
     for d in dict.fromkeys(devices):
         try:
-            backend(d).release()
+            backend(d).release("sharded-linear")
         except Exception:  # pragma: no cover - at interpreter exit
             pass
 
@@ -169,7 +169,7 @@ def _arrays(d):
 
 def _retain(shards, keep):
     """End of a run: each GPU keeps the shards' work vectors and layouts registered, with the
-    launches prepared for them (``keep``), or forgets every array and launch."""
+    launches prepared for them (``keep``), or forgets them (and what no engine keeps)."""
     by = {}
     for s in shards:
         arrs = by.setdefault(id(s.be), (s.be, []))[1]
@@ -177,6 +177,6 @@ def _retain(shards, keep):
             arrs += _arrays(s.work) + _arrays(getattr(s, "lay", None) or {})
     for be, arrs in by.values():
         if keep:
-            be.retain(arrs)
+            be.retain(arrs, "sharded-linear")
         else:
-            be.release()
+            be.release("sharded-linear")
