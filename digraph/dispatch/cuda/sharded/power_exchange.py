@@ -27,8 +27,8 @@ __all__ = []
 
 def _pack(shards, ex, settings):
     """The packed exchange's lists and buffers: on each GPU ``h``, ``idx_of[g]`` (the local
-    indices of range ``g`` its in-arcs read) and a receive buffer ``recv[g]`` for each other
-    range; on each GPU ``g``, ``send_idx`` (its lists for every other GPU, concatenated, at
+    indices of range ``g`` its in-arcs read; their place in its ``z``: :func:`_compact`); on
+    each GPU ``g``, ``send_idx`` (its lists for every other GPU, concatenated, at
     ``send_off[h]``) and ``send``.  Made once for the shards' ranges and kept with the work;
     returns the entries a round copies (the pairs)."""
     made_for = tuple((s.v0, s.v1) for s in shards)

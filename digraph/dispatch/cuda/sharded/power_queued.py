@@ -292,9 +292,11 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
             # host's read of its sums and bound (module docstring)
             for s in shards:
                 s.x = s.Y[kk % 2]
-            st["early"] = (kk, _gather_queue(shards, n, [s.q["cuda"]["read"][kk % _RING]
-                                                         for s in shards], gather_streams))
+            st["early"] = (kk, list(_gather_queue(shards, n, [s.q["cuda"]["read"][kk % _RING]
+                                                              for s in shards], gather_streams)))
         sums = read_round(kk)
+        if st["early"] is not None:  # the copies start now: the transfer's time from here
+            st["early"][1][2] = time.perf_counter()
         s_k, e_k, diff, sy = sums[0], sums[1], sums[2], sums[3]
         sx, sx_err = st["sx"], 0.0
         if mem and kk > 0 and shards[0].pin[(kk - 1) % _RING, AS.MIX] > 0:
