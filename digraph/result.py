@@ -231,7 +231,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "gpu_recuts": "linear: re-cuts of the shard ranges from earlier runs' kernel times on "
                       "this graph and these GPUs",
         "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
-                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded)",
+                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; `scc` on one "
+                         "GPU)",
         "gpu_sends": "linear: vertices of each GPU's range whose sends are exchanged every round, "
                      "a list",
         "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "

@@ -172,3 +172,29 @@ def test_scc_on_the_gpu_refuses_other_families_and_several_gpus():
         digraph.run(g, "sssp", source=0, mode="scc", device="cuda")
     with pytest.raises(InvalidParameterError, match="one GPU"):
         digraph.run(g, "pagerank", mode="scc", device="cuda:0,1")
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_kept_work_gives_the_fresh_answers_and_follows_the_vectors():
+    """A second run on the same graph reuses the first's device arrays (``gpu_work_kept``) and
+    gives the same answer; a personalised run (another ``b``) makes its own and is right, and the
+    plain run after it reuses nothing of it."""
+    g = _cycles_dag(20, 9, seed=5, big=16)
+    exact = _pagerank_exact(g)
+    first = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
+    again = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
+    assert not first.stats["gpu_work_kept"] and again.stats["gpu_work_kept"]
+    for r in (first, again):
+        assert np.abs(r.values - exact).sum() <= r.stats["error_bound"]
+    # the kept state was reset: the second run did the first's work again, not less
+    assert again.stats["scc_ran"] == first.stats["scc_ran"] > 0
+    assert again.stats["scc_direct"] == first.stats["scc_direct"] > 0
+    pers = {0: 1.0, 7: 3.0}
+    p = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10, personalization=pers)
+    cpu = digraph.run(g, "pagerank", mode="bsp", tol=1e-12, personalization=pers)
+    assert not p.stats["gpu_work_kept"]
+    assert np.abs(p.values - cpu.values).sum() <= p.stats["error_bound"] + 1e-11
+    back = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
+    assert not back.stats["gpu_work_kept"]
+    assert np.abs(back.values - exact).sum() <= back.stats["error_bound"]

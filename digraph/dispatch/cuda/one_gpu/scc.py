@@ -37,6 +37,7 @@ from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
 from ..runtime.residency import residency
+from .scc_work import kept_work, reset, work_arrays, work_bytes
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
 
@@ -169,30 +170,45 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     cond, t_build = condensation_for(graph, "vertex")
     sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
     d = _device_layout(be, graph, cond, sch, settings.heavy_arcs, K.SH)
-    L = _Linear(be, graph, system)
+    P = sch.num_phases
+    order = d["order"]
+
+    def make():  # the run's arrays (scc_work: kept for the next run where they can be)
+        L = _Linear(be, graph, system)
+        has_coef, icoef, ecoef = _coefficients(be, graph, system, cond, L.has)
+        ctl0 = np.zeros(2 * max(P, 1), np.int32)
+        ctl0[1::2][:P] = sch.first_count
+        w = {"L": L, "has_coef": has_coef, "icoef": icoef, "ecoef": ecoef,
+             "vscale": L.src_scale[order] if not has_coef else icoef, "b": L.b[order],
+             "x": xp.zeros(n, np.float64), "r": xp.zeros(n, np.float64),
+             "queue0": d["queue0"], "queue": d["queue0"].copy(),
+             "pending0": d["pending0"], "pending": d["pending0"].copy(),
+             "ctl0": be.put(ctl0), "ctl": be.put(ctl0), "ctlh": xp.zeros(7, np.float64),
+             "cnt": xp.zeros(K.COUNTERS, np.int64),
+             "comp_sweeps": xp.zeros(max(cond.num_components, 1), np.int64),
+             "out": xp.empty(n, np.float64), "pos": {}}
+        w["unit_b"] = (be.get(xp.bincount(d["unit"], weights=w["b"], minlength=d["units"]))
+                       if n else np.zeros(2))
+        return be.keep_all(w)
+    from ...gpu_power import DEFAULT as POWER
+    w, reused, kept = kept_work(be, graph, system, (be.device_id, be.sim, int(settings.heavy_arcs),
+                                              int(K.SH)),
+                          work_bytes(n, cond.num_components), POWER.keep_work_bytes, make)
+    if reused:
+        reset(w, xp)
+    stats["gpu_work_kept"] = reused
+    L, has_coef, icoef, ecoef = w["L"], w["has_coef"], w["icoef"], w["ecoef"]
     gammas = L.gammas
     linf = gammas[0] >= 1.0
-    has_coef, icoef, ecoef = _coefficients(be, graph, system, cond, L.has)
-    order = d["order"]
-    vscale = be.keep(L.src_scale[order]) if not has_coef else icoef
-    b = be.keep(L.b[order])
-    x = be.keep(xp.zeros(n, np.float64))
-    r = be.keep(xp.zeros(n, np.float64))
-    queue = be.keep(d["queue0"].copy())
-    pending = be.keep(d["pending0"].copy())
-    P = sch.num_phases
-    ctl = np.zeros(2 * max(P, 1), np.int32)
-    ctl[1::2][:P] = sch.first_count
-    ctl = be.put(ctl)
-    ctlh = be.keep(xp.zeros(7, np.float64))
-    cnt = be.keep(xp.zeros(K.COUNTERS, np.int64))
-    comp_sweeps = be.keep(xp.zeros(max(cond.num_components, 1), np.int64))
+    vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
+    queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
+    comp_sweeps = w["comp_sweeps"]
     stats["state"] = "vertex"
     stats["priority"] = "pending" if settings.priority_share > 0 else "none"
     stats["time_condensation"] = t_build
     prio = 0.0 if linf else float(settings.priority_share)
     inside = max(int(cond.comp_arcs.sum()), 1)
-    unit_b = be.get(xp.bincount(d["unit"], weights=b, minlength=d["units"])) if n else np.zeros(2)
+    unit_b = w["unit_b"]
     heavy_rounds = []
     be.sync()
     t_now = time.perf_counter()
@@ -221,7 +237,10 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                           max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt)
             elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
-                pos = be.keep(d["heavy_pos"][h0:h1])
+                pos = w["pos"].get(k)
+                if pos is None:  # one slice a phase, kept: the prepared rounds read it
+                    pos = w["pos"][k] = d["heavy_pos"][h0:h1]
+                be.keep(pos)
                 arcs = int(sch.heavy_arcs[k])
                 be.launch(K.scc_pull_list, be.grid(h1 - h0), be.block, pos, d["ein_off"],
                           d["ein_src"], ecoef, has_coef, vscale, b, x, r)
@@ -268,9 +287,14 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["scc_heavy"] = int(sch.heavy.sum())
     stats["heavy_rounds"] = heavy_rounds
     stats["scc_direct"] = int(c[K.DIRECT])
-    out = xp.empty(n, np.float64)
+    out = w["out"]
     out[order] = x
     bound, r1, floor = L.certify(out)
+    if kept:  # the next run's launches stay prepared
+        be.retain(work_arrays(w) + list(w["pos"].values()) +
+                  [a for a in d.values() if hasattr(a, "__cuda_array_interface__")], "scc")
+    else:
+        be.release("scc")
     phase_ms.append(round((time.perf_counter() - t_last) * 1e3, 3))  # counters and certificate
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)

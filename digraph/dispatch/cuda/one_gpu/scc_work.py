@@ -1,0 +1,86 @@
+"""The GPU SCC engine's work kept between runs (issue 18 item 1: "the set-up kept between runs as
+``power`` keeps its work"; :mod:`digraph.dispatch.cuda.one_gpu.scc` runs it).
+
+A run's device arrays (the system's vectors in the condensation's order, the state ``x``, the
+heavy rounds' residual ``r``, the queue, the predecessor counts, the control words, the counters,
+the sweeps a component took and the answer in the graph's order) and its :class:`_Linear` (the
+system on the device with its contraction factors ``γ``, the certificate's residual) stay on the
+graph for the next run on the same GPU, schedule and system vectors, in the graph's
+:class:`~digraph.dispatch.cuda.runtime.residency.Residency` (kind ``"cuda-scc-work"``), when
+they take at most :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.keep_work_bytes`.  The
+next run then only resets them, and its launches find the arrays they were prepared for (the
+engine :meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain` s them as ``"scc"``).
+
+What identifies the system's vectors is :func:`~digraph.dispatch.cuda.sharded.power_work.
+_vector_key` (recipes by value, arrays by identity); a system with arc factors, or vectors that
+are neither, is made again every run.  Measured: docs/benchmarks.md, "PageRank by components on
+one GPU".
+"""
+
+from ..runtime.residency import residency
+from ..sharded.power_work import _same_vectors, _stored_key, _vector_key
+
+__all__ = ["kept_work", "work_arrays", "work_bytes", "reset"]
+
+_KIND = "cuda-scc-work"
+
+
+def _key(system):
+    """What besides the vectors makes a kept work usable: the arc factors' absence, the error's
+    factors given by dual weights, the normalisation."""
+    g = getattr(system, "error_gammas", None)
+    return (system.arc_scale is None, None if g is None else tuple(float(v) for v in g),
+            bool(system.normalize))
+
+
+def kept_work(be, graph, system, key, nbytes, limit, make):
+    """(the work dict for ``key`` (device, schedule), reused, kept): the one the last run kept for
+    the same ``system`` vectors, else ``make()``, kept for the next run when it takes at most
+    ``limit`` bytes (``nbytes``) and the system's vectors can be recognised."""
+    vkey = _vector_key(system)
+    res = residency(graph)
+    rec = res.peek(_KIND, key)
+    if rec is not None and vkey is not None and rec["key"] == _key(system) and \
+            _same_vectors(rec["vkey"], vkey):
+        be.keep_all(rec["work"])
+        return rec["work"], True, True
+    if rec is not None:
+        res.forget(_KIND, where=lambda k: k == key)
+    w = make()
+    kept = vkey is not None and system.arc_scale is None and nbytes <= limit
+    if kept:
+        res.put(_KIND, key, {"vkey": _stored_key(vkey), "key": _key(system), "work": w})
+    return w, False, kept
+
+
+def work_arrays(w):
+    """The device arrays a kept work holds, its :class:`_Linear`'s and graph's included (what the
+    engine retains for its prepared launches)."""
+    out = [v for v in w.values() if hasattr(v, "__cuda_array_interface__")]
+    L = w.get("L")
+    if L is not None:
+        out += [a for a in (L.src_scale, L.dst_scale, L.arc, L.in_coef, L.b, L.r)
+                if hasattr(a, "__cuda_array_interface__")]
+        out += [a for a in L.g.values() if hasattr(a, "__cuda_array_interface__")]
+    return out
+
+
+def work_bytes(n, components):
+    """An upper bound of a kept work's bytes: ten float64 vectors of the vertices (the system's
+    three and the certificate's residual in :class:`_Linear`, ``vscale``, ``b``, ``x``, ``r``,
+    the answer, a spare) and the queue, counts and sweeps of the components."""
+    return 80 * int(n) + 16 * int(components) + 4096
+
+
+def reset(w, xp):
+    """A kept work's state made that of a fresh run: ``x`` and ``r`` zero, the queue and the
+    predecessor counts as scheduled, the control words as at the start, the counters zero."""
+    w["x"].fill(0.0)
+    w["r"].fill(0.0)
+    w["queue"][...] = w["queue0"]
+    w["pending"][...] = w["pending0"]
+    w["ctl"][...] = w["ctl0"]
+    w["cnt"].fill(0)
+    w["comp_sweeps"].fill(0)
+    return w
+
