@@ -166,11 +166,28 @@ def test_weighted_personalised_pagerank_and_adsorption_equal_the_cpu():
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
-def test_scc_on_the_gpu_refuses_other_families_and_several_gpus():
+def test_scc_on_the_gpu_refuses_other_families():
     g = _cycles_dag(10, 4)
     with pytest.raises(InvalidParameterError, match="linear"):
         digraph.run(g, "sssp", source=0, mode="scc", device="cuda")
-    with pytest.raises(InvalidParameterError, match="one GPU"):
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_scc_with_several_gpus_named_runs_on_the_first_or_refuses(monkeypatch):
+    """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
+    (here: a smaller share a GPU) is refused, naming the modes that shard it."""
+    from digraph.dispatch import multi_gpu
+    g = _cycles_dag(12, 6, seed=6, big=10)
+    res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
+    assert res.stats["engine"] == "gpu-scc" and res.stats["mode"] == "scc"
+    assert res.stats["gpus"] == 1 and res.stats["gpus_named"] == 2
+    assert "first GPU named" in res.stats["route"]
+    assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"]
+    import dataclasses
+    monkeypatch.setattr(multi_gpu, "DEFAULT",
+                        dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=4))
+    with pytest.raises(InvalidParameterError, match="mode='power'"):
         digraph.run(g, "pagerank", mode="scc", device="cuda:0,1")
 
 

@@ -303,8 +303,6 @@ def test_a_named_mode_runs_or_raises(g):
         digraph.run(g, "sssp", source=g.vertex_ids[0], mode="scc")
     with pytest.raises(InvalidParameterError, match="k-core depends on in- and out-neighbours"):
         digraph.run(g, "kcore", mode="path")
-    with pytest.raises(InvalidParameterError, match="mode='scc' runs on the CPU or on one GPU"):
-        digraph.run(g, "pagerank", mode="scc", device="cuda:0,1")
     # an option of the path modes does not switch the automatic choice to one (issue 19)
     with pytest.raises(InvalidParameterError, match="pass mode='path'"):
         digraph.run(g, "pagerank", cache="somewhere")

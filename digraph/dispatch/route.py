@@ -344,10 +344,6 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             raise InvalidParameterError(
                 f"mode='scc' solves linear systems (PageRank, adsorption, a LinearSystem), not the "
                 f"{family} family; use 'vertex-async', 'bsp' or a path mode")
-        if where == "multi-gpu":
-            raise InvalidParameterError("mode='scc' runs on the CPU or on one GPU (device='cuda' or "
-                                        "'cuda:N'); on several GPUs use 'power', 'bsp', "
-                                        "'vertex-async' or a path mode")
     if mode == "cluster":
         if family != "monotone":
             raise InvalidParameterError(
