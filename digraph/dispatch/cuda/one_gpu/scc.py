@@ -191,9 +191,9 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                        if n else np.zeros(2))
         return be.keep_all(w)
     from ...gpu_power import DEFAULT as POWER
-    w, reused, kept = kept_work(be, graph, system, (be.device_id, be.sim, int(settings.heavy_arcs),
-                                              int(K.SH)),
-                          work_bytes(n, cond.num_components), POWER.keep_work_bytes, make)
+    key = (be.device_id, be.sim, int(settings.heavy_arcs), int(K.SH))
+    w, reused, kept = kept_work(be, graph, system, key, work_bytes(n, cond.num_components),
+                                POWER.keep_work_bytes, make)
     if reused:
         reset(w, xp)
     stats["gpu_work_kept"] = reused
