@@ -88,7 +88,8 @@ from .gpu_power import DEFAULT, anderson_for, anderson_stats, group_size
 from .cuda.sharded.exchange import _Exchange
 from .cuda.sharded.power_layout import choose as choose_layout
 from .cuda.sharded.shards import _parallel, make_shards
-from .cuda.sharded.power_work import _forget_work, _kept_work, _same_vectors, _vector_key
+from .cuda.common import _same_vectors, _vector_key
+from .cuda.sharded.power_work import _forget_work, _kept_work
 # the parts moved to cuda/sharded/ (importable here by their old names)
 from .cuda.sharded.power_arrays import (_cusparse_matrix, _pull, _retain,  # noqa: F401
                                         _shard_arrays)

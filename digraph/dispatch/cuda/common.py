@@ -1,8 +1,12 @@
 """What the one-GPU engines (:mod:`digraph.dispatch.gpu`, :mod:`.one_gpu`) and the sharded ones
 (:mod:`digraph.dispatch.multi_gpu`, :mod:`digraph.dispatch.multi_gpu_power`) share, so that
 neither reaches into the other's private helpers (issue 18, item 5): the kernel module and its
-block size, the index dtype, and the linear systems' contraction sums and dense-round counters.
+block size, the index dtype, the linear systems' contraction sums and dense-round counters, and
+what identifies a system's vectors between runs (:func:`_vector_key`: the work an engine keeps
+is reused only for the same vectors).
 """
+
+import weakref
 
 import numpy as np
 
@@ -62,3 +66,43 @@ def count_dense_round(stats, m, absorbed):
     stats["arc_updates"] += m
     stats["dense_rounds"] += 1
     stats["vertex_updates"] += int(absorbed)
+
+
+def _vector_key(system):
+    """What the teleport vector and the scales of a run are made from: each a recipe's number
+    (:attr:`~digraph.algorithms.base.LinearSystem.b_constant`, ``src_degree_scale``), None (ones)
+    or the system's array itself, compared by identity (:func:`_same_vectors`); None where an
+    entry is neither (then they are made every run).  A vector changed in place between runs is
+    not noticed (as :func:`digraph.dispatch.power._gamma` keeps its γ)."""
+    from ..power import _field
+    key = []
+    for name, recipe in (("b", "b_constant"), ("src_scale", "src_degree_scale"),
+                         ("dst_scale", None)):
+        r = getattr(system, recipe, None) if recipe else None
+        if r is not None:
+            key.append(("recipe", float(r)))
+            continue
+        v = _field(system, name)
+        if v is None:
+            key.append(("ones", None))
+        elif isinstance(v, np.ndarray):
+            key.append(("array", v))
+        else:
+            return None
+    return tuple(key)
+
+
+def _stored_key(vkey):
+    """:func:`_vector_key`'s key as kept: its arrays by weak reference."""
+    if vkey is None:
+        return None
+    return tuple((kind, weakref.ref(v) if kind == "array" else v) for kind, v in vkey)
+
+
+def _same_vectors(stored, vkey):
+    if stored is None or vkey is None or len(stored) != len(vkey):
+        return False
+    for (k1, v1), (k2, v2) in zip(stored, vkey):
+        if k1 != k2 or (v1() is not v2 if k1 == "array" else v1 != v2):
+            return False
+    return True

@@ -11,14 +11,14 @@ they take at most :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.keep_work_
 next run then only resets them, and its launches find the arrays they were prepared for (the
 engine :meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain` s them as ``"scc"``).
 
-What identifies the system's vectors is :func:`~digraph.dispatch.cuda.sharded.power_work.
-_vector_key` (recipes by value, arrays by identity); a system with arc factors, or vectors that
+What identifies the system's vectors is :func:`~digraph.dispatch.cuda.common._vector_key`
+(recipes by value, arrays by identity); a system with arc factors, or vectors that
 are neither, is made again every run.  Measured: docs/benchmarks.md, "PageRank by components on
 one GPU".
 """
 
 from ..runtime.residency import residency
-from ..sharded.power_work import _same_vectors, _stored_key, _vector_key
+from ..common import _same_vectors, _stored_key, _vector_key
 
 __all__ = ["kept_work", "work_arrays", "work_bytes", "reset"]
 

@@ -6,7 +6,7 @@ grouped or binned by in-degree, or a CSR matrix for cuSPARSE's SpMV, :func:`_cus
 and sets up its run vectors in the work kept between runs
 (:mod:`digraph.dispatch.cuda.sharded.power_work`): the teleport vector and the scales are made
 again only when the system's vectors are not those of the last run
-(:func:`~digraph.dispatch.cuda.sharded.power_work._vector_key`: a personalised PageRank brings
+(:func:`~digraph.dispatch.cuda.common._vector_key`: a personalised PageRank brings
 other ones).  :func:`_pull` queues a shard's pull of a round, :func:`_retain` keeps its
 arrays registered at the end of a run (or forgets them).
 """
@@ -17,7 +17,8 @@ from ...gpu_power import degree_classes, group_size, vertex_vectors
 from ...systems import linear_factors
 from ..common import index_dtype
 from ..runtime.spmv import SpMV
-from .power_work import _allocate, _device_arrays, _same_vectors, _stored_key, _work_arrays
+from ..common import _same_vectors, _stored_key
+from .power_work import _allocate, _device_arrays, _work_arrays
 
 __all__ = []
 
@@ -26,7 +27,7 @@ def _shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
     of its teleport.  The vectors are those of ``s.w`` (:func:`.power_work._kept_work`), made on
     first use; the teleport vector and the scales are made again only when ``vkey``
-    (:func:`.power_work._vector_key`) is not the one they were made for.
+    (:func:`..common._vector_key`) is not the one they were made for.
 
     The pull runs over in-degree classes (:attr:`PowerGpuSettings.bins`, or one class of
     ``group`` threads below the heavy in-degree when the shard holds fewer than

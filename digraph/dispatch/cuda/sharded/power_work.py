@@ -9,7 +9,7 @@ kind ``"multi-gpu-power-work"`` in the graph's
 :class:`~digraph.dispatch.cuda.runtime.residency.Residency`), when they take at most
 :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
 vector and the scales are made again only when the system's vectors are not those of the last
-run (:func:`_vector_key`).
+run (:func:`~digraph.dispatch.cuda.common._vector_key`).
 """
 
 import atexit
@@ -145,43 +145,3 @@ def _work_arrays(w):
     if got is None or len(got[0]) != len(vals) or any(a is not b for a, b in zip(got[0], vals)):
         got = w["_arrays"] = (vals, _device_arrays(vals))  # holds the entries: no id reused
     return got[1]
-
-
-def _vector_key(system):
-    """What the teleport vector and the scales of a run are made from: each a recipe's number
-    (:attr:`~digraph.algorithms.base.LinearSystem.b_constant`, ``src_degree_scale``), None (ones)
-    or the system's array itself, compared by identity (:func:`_same_vectors`); None where an
-    entry is neither (then they are made every run).  A vector changed in place between runs is
-    not noticed (as :func:`digraph.dispatch.power._gamma` keeps its γ)."""
-    from ...power import _field
-    key = []
-    for name, recipe in (("b", "b_constant"), ("src_scale", "src_degree_scale"),
-                         ("dst_scale", None)):
-        r = getattr(system, recipe, None) if recipe else None
-        if r is not None:
-            key.append(("recipe", float(r)))
-            continue
-        v = _field(system, name)
-        if v is None:
-            key.append(("ones", None))
-        elif isinstance(v, np.ndarray):
-            key.append(("array", v))
-        else:
-            return None
-    return tuple(key)
-
-
-def _stored_key(vkey):
-    """:func:`_vector_key`'s key as kept: its arrays by weak reference."""
-    if vkey is None:
-        return None
-    return tuple((kind, weakref.ref(v) if kind == "array" else v) for kind, v in vkey)
-
-
-def _same_vectors(stored, vkey):
-    if stored is None or vkey is None or len(stored) != len(vkey):
-        return False
-    for (k1, v1), (k2, v2) in zip(stored, vkey):
-        if k1 != k2 or (v1() is not v2 if k1 == "array" else v1 != v2):
-            return False
-    return True
