@@ -290,8 +290,8 @@ def test_scc_mode_errors():
     assert digraph.run(g, "pagerank", mode="path").stats["state"] == "arc"  # path walks paths
     assert digraph.run(g, "sssp", source=0, mode="path").stats["state"] == "arc"
     bad = [dict(mode="scc", layer_window=2), dict(mode="scc", priority="paper"),
-           dict(mode="scc", cache="x"), dict(mode="scc", device="cuda:0,1"),
-           dict(mode="scc", short_path_push=1), dict(mode="path", state="vertex")]
+           dict(mode="scc", cache="x"), dict(mode="scc", short_path_push=1),
+           dict(mode="path", state="vertex")]  # several GPUs: test_gpu_scc.py
     for kw in bad:
         with pytest.raises(InvalidParameterError):
             digraph.run(g, "pagerank", **kw)
