@@ -127,8 +127,44 @@ def test_backend_retain_keeps_each_engines_arrays(real_be):
     assert id(b) in be._views and id(c) in be._views
     be.release("two")
     assert id(b) not in be._views and id(c) in be._views
+    # a set whose holder (the work kept on the graph) is gone goes at the next end of any run
+    from digraph.dispatch.gpu_power import _Work
+    holder = _Work(b=be.keep(b))
+    be.retain([b], "two", holder=holder)
+    assert id(b) in be._views
+    del holder
+    be.release()
+    assert id(b) not in be._views and id(c) in be._views
     be.release("all")
     assert not be._views and not be._prepared
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_backend_kept_sets_follow_their_engines_and_holders():
+    """The bookkeeping of :meth:`_Backend.retain` on any backend (the simulator registers no
+    views, so entries are put in by hand): a set stays while its engine keeps it and its holder
+    lives, unowned entries go at every end of run."""
+    from digraph.dispatch.gpu_power import _Work
+    be = gpu.backend("cuda")
+    be.release("all")
+
+    def reg(a):
+        be._views[id(a)] = (a, None)
+        return a
+    a = reg(np.zeros(2))
+    holder = _Work(a=a)
+    be.retain([a], "one", holder=holder)
+    b = reg(np.zeros(2))
+    be.retain([b], "two")
+    c = reg(np.zeros(2))
+    be.release()  # the unowned entry only
+    assert id(a) in be._views and id(b) in be._views and id(c) not in be._views
+    del holder  # the work kept on the graph is gone: its set goes at the next end of a run
+    be.release()
+    assert id(a) not in be._views and id(b) in be._views and "one" not in be._kept
+    be.release("two")
+    assert not be._views
 
 
 def test_a_tagged_launch_runs_on_the_arrays_it_is_given(real_be):

@@ -358,7 +358,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
                 if hasattr(a, "__cuda_array_interface__")]
         if bins is not None:
             keep += [verts for _, verts, _ in bins[0]] + [bins[1]]
-        be.retain(keep, "power")
+        be.retain(keep, "power", holder=w)
     else:
         be.release("power")
     # x sums to 1 up to rounding that the bound counts: the host divides nothing (6 ms a run on

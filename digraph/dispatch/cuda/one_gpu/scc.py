@@ -37,6 +37,7 @@ from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
 from ..runtime.residency import residency
+from .power_work import _Work
 from .scc_work import kept_work, reset, work_arrays, work_bytes
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
@@ -189,7 +190,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
              "out": xp.empty(n, np.float64), "pos": {}}
         w["unit_b"] = (be.get(xp.bincount(d["unit"], weights=w["b"], minlength=d["units"]))
                        if n else np.zeros(2))
-        return be.keep_all(w)
+        return be.keep_all(_Work(w))  # a dict the backend can hold weakly (retain)
     from ...gpu_power import DEFAULT as POWER
     key = (be.device_id, be.sim, int(settings.heavy_arcs), int(K.SH))
     w, reused, kept = kept_work(be, graph, system, key, work_bytes(n, cond.num_components),
@@ -292,7 +293,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     bound, r1, floor = L.certify(out)
     if kept:  # the next run's launches stay prepared
         be.retain(work_arrays(w) + list(w["pos"].values()) +
-                  [a for a in d.values() if hasattr(a, "__cuda_array_interface__")], "scc")
+                  [a for a in d.values() if hasattr(a, "__cuda_array_interface__")], "scc",
+                  holder=w)
     else:
         be.release("scc")
     phase_ms.append(round((time.perf_counter() - t_last) * 1e3, 3))  # counters and certificate

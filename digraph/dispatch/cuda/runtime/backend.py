@@ -13,6 +13,7 @@ benchmark that replaces it, or empties ``_BACKENDS``, patches this module (not t
 import contextlib
 import os
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,7 +84,7 @@ class _Backend:
         self.stats = None
         self._views = {}
         self._prepared = {}
-        self._kept = {}  # an engine's name: {id: array} it kept registered (retain)
+        self._kept = {}  # an engine's name: (its holder's weakref, {id: array}) (retain)
 
     def current(self):
         """A context in which this backend's device is the current one (Numba's context and
@@ -183,7 +184,7 @@ class _Backend:
             self._kept.pop(owner, None)
         self._trim()
 
-    def retain(self, arrays, owner):
+    def retain(self, arrays, owner, holder=None):
         """End of a run of the engine ``owner`` (a name: ``"power"``, ``"sharded-power"``, …):
         its kept ``arrays`` stay registered, with the prepared launches that read only them and
         other engines' kept arrays (a run's kept vectors,
@@ -191,13 +192,19 @@ class _Backend:
         every array no engine keeps are forgotten.  One set an engine: a run of one engine no
         longer drops another's, which made the next run register its arrays and prepare its
         launches again (one and four GPUs alternated, R-MAT 2^25 on four H200s: the four-GPU
-        set-up 1.6 → 5.2 ms)."""
-        self._kept[owner] = {id(a): a for a in arrays}
+        set-up 1.6 → 5.2 ms).  ``holder``: the object that keeps the arrays for the next run
+        (the work kept on the graph); once it is gone (the graph dropped, or another work kept in
+        its place) the set is forgotten at the next run's end of any engine, as before, instead
+        of holding the GPU memory until this engine runs again."""
+        self._kept[owner] = (None if holder is None else weakref.ref(holder),
+                             {id(a): a for a in arrays})
         self._trim()
 
     def _trim(self):
+        self._kept = {o: got for o, got in self._kept.items()
+                      if got[0] is None or got[0]() is not None}
         keep = {}
-        for arrs in self._kept.values():
+        for _, arrs in self._kept.values():
             keep.update(arrs)
         self._views = {i: v for i, v in self._views.items() if keep.get(i) is v[0]}
         self._prepared = {key: p for key, p in self._prepared.items()

@@ -153,7 +153,7 @@ def _retain(shards, keep):
                 [verts for _, verts, _ in d.get("bins", ())])
     for s, arrs in by.values():
         if keep:  # the backend's own tables only: no GPU made current (~80 µs a GPU)
-            s.be.retain(arrs, "sharded-power")
+            s.be.retain(arrs, "sharded-power", holder=s.w)
         else:
             with s.on():
                 s.be.release("sharded-power")
