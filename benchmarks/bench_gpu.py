@@ -59,6 +59,10 @@ def load_graph(name):
                     gen.geometric(k, weights=None))
         n = k * k if name.startswith("grid") else k
         return digraph.load((src, dst), num_vertices=n), time.perf_counter() - t0
+    if name.startswith("cit") and name[3:].split("-")[0].isdigit():  # "cit20-0.0005": citation
+        from graphs import load as load_named
+        t0 = time.perf_counter()
+        return load_named(name), time.perf_counter() - t0
     for d in DATA:
         p = d / f"{name}.txt.gz"
         if p.exists():
