@@ -158,6 +158,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                           "step",
         "anderson_restarts": "times the Anderson history was dropped (a difference grew, or an "
                              "untrusted solve)",
+        "anderson_gave_up": "one GPU: Anderson switched off for the rest of the run after more "
+                            "than `PowerGpuSettings.anderson_restarts` restarts (its mixes kept "
+                            "overshooting)",
         "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
         "power_pull": "GPU: `\"grouped\"`, `\"binned\"` by in-degree (graphs of "
                       "`PowerGpuSettings.bin_arcs` arcs or more) or `\"cusparse\"` "

@@ -205,3 +205,23 @@ def test_cuda_graph_rounds_give_the_same_iterate():
         assert st["rounds"] == sp["rounds"]
         assert np.abs(x - plain).sum() <= 1e-13  # block sums added atomically: any order
     assert 0 < out[True][0][1]["power_graph_launches"] < out[True][1][1]["power_graph_launches"]
+
+
+
+def test_a_mix_losing_mass_widens_the_bound_but_is_no_rounding_floor():
+    """The numbers of a real failure (cit22-0.001, 50 M arcs, H200, Anderson from round 3): the
+    mix pulled in round 4 summed to 1 + 6.8e-5 (clipped at 0) and its difference rose from 0.31
+    to 0.61.  The bound counts the defect; the stop rule must not read it as the rounding floor
+    (it did, and the run ended "floor-limited" at a bound of 3.4)."""
+    from digraph.dispatch.cuda.one_gpu.power_setup import round_bound
+    from digraph.dispatch.power import stop
+    g1, tol = 0.85, 1e-8
+    args = dict(g1=g1, s=0.85, e=1e-9, diff=0.6128, sy=1.0, sx=1.0 + 6.75e-5, sx_err=1e-12,
+                blocks=264)
+    plain_bound, plain_delta = round_bound(**args)
+    bound, delta = round_bound(**args, mixed=True)
+    assert bound == plain_bound > (2 * 6.75e-5) / (1 - g1)  # the defect is in the bound
+    assert delta < 1e-9 < plain_delta
+    st = {}
+    assert not stop(bound, delta, 0.6128, 0.3056, g1, tol, st) and "floor_limited" not in st
+    assert stop(plain_bound, plain_delta, 0.6128, 0.3056, g1, tol, st)  # what the old rule did

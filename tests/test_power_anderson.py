@@ -244,3 +244,25 @@ def test_real_graphs_within_the_bound_in_fewer_rounds(name, fewer):
         x, converged, s = solve(g, tol, settings=ALWAYS)
         check(x, converged, s, exact, tol)
         assert s["anderson_mixes"] > 0 and s["rounds"] <= plain
+
+
+def test_too_many_restarts_switch_the_acceleration_off():
+    """``max_restarts``: after more restarts than that, every solve is the plain step and
+    ``gave_up`` says so (``PowerGpuSettings.anderson_restarts`` on one GPU)."""
+    from digraph.dispatch.anderson import Anderson
+    aa = Anderson(2, max_restarts=1)
+    aa.record_slot()
+    assert aa.solve(1.0, None, None) is None  # stored only
+    diffs = [2.0, 3.0, 4.0]  # each round's difference grew: a restart each
+    for d in diffs:
+        aa.record_slot()
+        assert aa.solve(d, [1.0, 0.0], [0.5, 0.0]) is None
+    assert aa.restarts == 2 and aa.gave_up and aa.memory == 0
+    assert aa.record_slot() is None and aa.solve(0.1, [1.0], [0.5]) is None
+    never = Anderson(2)
+    never.record_slot()
+    never.solve(1.0, None, None)
+    for d in diffs:
+        never.record_slot()
+        never.solve(d, [1.0, 0.0], [0.5, 0.0])
+    assert never.restarts == 3 and not never.gave_up and never.memory == 2

@@ -63,10 +63,16 @@ class Anderson:
         p2p-Gnutella25 0.20 (13 → 13) gain nothing; wiki-Vote 0.26 (25 → 18), email-Eu-core
         0.28 (94 → 30), R-MAT with its isolated ids 0.32–0.40 (19–23 → 11–13), cit-HepPh 0.40
         (80 → 31), dblp-2010 0.45 (96 → 43), cnr-2000 0.52 (99 → 68) gain.
+    max_restarts : int or None
+        After this many restarts the acceleration switches off for the rest of the run
+        (``memory`` becomes 0, ``gave_up`` True): its mixes keep overshooting, and each restart
+        costs the rounds since the last.  None: never.
     """
 
-    def __init__(self, memory, reg=1e-10, max_coef=1e4, start_ratio=None):
+    def __init__(self, memory, reg=1e-10, max_coef=1e4, start_ratio=None, max_restarts=None):
         self.start_ratio = start_ratio
+        self.max_restarts = max_restarts
+        self.gave_up = False
         self.diffs = []
         self.probe_ratio = None
         self.memory = int(memory)
@@ -133,4 +139,7 @@ class Anderson:
         self.count = 0
         self.slot = 0
         self.restarts += 1
+        if self.max_restarts is not None and self.restarts > self.max_restarts:
+            self.memory = 0  # the plain iteration from here on
+            self.gave_up = True
         return None

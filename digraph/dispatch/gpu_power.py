@@ -88,6 +88,17 @@ class PowerGpuSettings:
         (:class:`digraph.dispatch.anderson.Anderson`, ``start_ratio``, has the ratios measured).
         One H200: R-MAT 2^22 without its isolated vertices, 12 plain rounds, 11.3 ms plain
         against 13.6 with the mixes.
+    ``anderson_restarts``
+        After more restarts than this (a difference grew, or an untrusted solve), the run goes on
+        plain (:class:`~digraph.dispatch.anderson.Anderson`'s ``max_restarts``;
+        ``stats["anderson_gave_up"]``); None: never.  Where Anderson pays it does not restart
+        (R-MAT 2^22 and 2^24, dblp-2010, cnr-2000: 0 restarts); on citation-like graphs its
+        mixes overshoot (one H200, tol 1e-8, Anderson forced from the first arc,
+        ``benchmarks/ab_gpu_anderson_restarts.py``, ``anderson_restarts_h200.json``; plain /
+        no cap / cap 1 / 2 / 4): ``citation(2**22, back=0)`` 22.5 / 54.8 / **26.4** / 27.5 /
+        32.4 ms (27 / 49 / 30 / 31 / 36 rounds, 11 restarts uncapped); ``back=0.001`` 32.5 /
+        32.3 / 36.5 / 38.2 / 41.6; cit-HepPh 3.7 / 6.0 / 4.6 / 4.7 / 5.0; the others the same
+        with every cap.  One GPU only: the sharded engine decides its mixes on the device.
     ``cusparse_arcs``
         Graphs with at least this many arcs pull by cuSPARSE's SpMV (its descriptors and buffer
         made once, :class:`~digraph.dispatch.cuda.runtime.spmv.SpMV`; values of ones beside the
@@ -180,6 +191,7 @@ class PowerGpuSettings:
     cusparse_memory_share: float = 0.25
     anderson_arcs: int = 1 << 24
     anderson_ratio: float = 0.3
+    anderson_restarts: int = 1
     anderson_blocks_per_sm: int = 16
     graph_rounds: bool = True
     keep_work_bytes: int = 1 << 30
@@ -328,7 +340,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         if gamma is not None:  # the iterate pulled is a mix: its own sum, with its rounding
             sx = float(got[sum_slot])
             sx_err = 2 * u * mix_terms * sx
-        bound, delta = round_bound(g1, s, e, diff, sy, sx, sx_err, blocks)
+        bound, delta = round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, gamma is not None)
         st["mix"] = None
         if aa.memory and k + 1 < max_iter and not stop(bound, delta, diff, st["last_diff"], g1,
                                                         tol, {}):  # a round follows: its mix

@@ -299,10 +299,11 @@ def _rounds_queued(shards, ex, K, HB, has, g1, sx0, n, m, tol, max_iter, stats, 
             st["early"][1][2] = time.perf_counter()
         s_k, e_k, diff, sy = sums[0], sums[1], sums[2], sums[3]
         sx, sx_err = st["sx"], 0.0
-        if mem and kk > 0 and shards[0].pin[(kk - 1) % _RING, AS.MIX] > 0:
+        mixed = bool(mem and kk > 0 and shards[0].pin[(kk - 1) % _RING, AS.MIX] > 0)
+        if mixed:
             sx = sums[sum_slot]  # the iterate pulled is a mix: its own sum, with its rounding
             sx_err = 2 * u * mix_terms * sx
-        bound, delta = round_bound(g1, s_k, e_k, diff, sy, sx, sx_err, blocks)
+        bound, delta = round_bound(g1, s_k, e_k, diff, sy, sx, sx_err, blocks, mixed)
         st.update(sx=sy, k=kk + 1)
         st["diffs"].append(diff)
         return bound, delta, diff
