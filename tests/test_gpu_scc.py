@@ -173,7 +173,7 @@ def test_scc_on_the_gpu_refuses_other_families():
 
 
 @pytest.mark.gpu
-@pytest.mark.usefixtures("one_gpu")
+@pytest.mark.usefixtures("one_gpu", "ngpu")
 def test_scc_with_several_gpus_named_runs_on_the_first_or_refuses(monkeypatch):
     """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
     (here: a smaller share a GPU) is refused, naming the modes that shard it."""
