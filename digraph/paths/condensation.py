@@ -26,7 +26,7 @@ of n keys; kept on the graph (:func:`condensation_for`), since it depends on not
 import time
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..preprocess.scc import tarjan_scc
 
@@ -54,6 +54,23 @@ def _levels(in_offsets, in_sources, topo, ncomp, by_topo, comp_start):
 
 
 @njit(cache=True, nogil=True)
+def _stable_argsort(keys, nkeys):
+    """``np.argsort(keys, kind="stable")`` for integer keys in ``[0, nkeys)``, by counting in
+    O(n + nkeys) (numpy's stable sort of 1 M keys took 73–84 ms, three times a build)."""
+    start = np.zeros(nkeys + 1, np.int64)
+    for i in range(keys.size):
+        start[keys[i] + 1] += 1
+    for k in range(nkeys):
+        start[k + 1] += start[k]
+    out = np.empty(keys.size, np.int64)
+    for i in range(keys.size):
+        k = keys[i]
+        out[start[k]] = i
+        start[k] += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _path_keys(n, path_offsets, path_vertices):
     """First position of each vertex in the PathSet's storage order."""
     key = np.full(n, np.int64(1) << 62)
@@ -66,43 +83,61 @@ def _path_keys(n, path_offsets, path_vertices):
     return key
 
 
-@njit(cache=True, nogil=True)
-def _split_arcs(order, pos, comp, out_offsets, out_targets, in_offsets, in_sources, in_arcs):
+@njit(parallel=True, cache=True, nogil=True)
+def _split_arcs(order, pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_offsets,
+                in_sources, in_arcs):
+    """The ``iout_*`` and ``ein_*`` CSR arrays (module docstring), two parallel passes over the
+    positions (count, then fill).  An arc ``u → w`` lies inside ``u``'s component when ``pos[w]``
+    falls in that component's range of positions, so each arc end costs one random read of
+    ``pos`` (4 bytes a vertex below 2^31 vertices) and not two (``comp`` and ``pos``): the
+    scattered reads are what the build waits on (a scrambled citation DAG of 12.6 M arcs: 1.8 s
+    in one thread before)."""
     n = order.size
     iout_off = np.zeros(n + 1, np.int64)
     ein_off = np.zeros(n + 1, np.int64)
-    for i in range(n):
+    for i in prange(n):
         u = order[i]
-        c = 0
+        c = comp_of_pos[i]
+        lo = comp_offsets[c]
+        hi = comp_offsets[c + 1]
+        k_in = 0
         for e in range(out_offsets[u], out_offsets[u + 1]):
-            if comp[out_targets[e]] == comp[u]:
-                c += 1
-        iout_off[i + 1] = iout_off[i] + c
-        c = 0
+            p = pos[out_targets[e]]
+            if lo <= p < hi:
+                k_in += 1
+        iout_off[i + 1] = k_in
+        k_out = 0
         for k in range(in_offsets[u], in_offsets[u + 1]):
-            if comp[in_sources[k]] != comp[u]:
-                c += 1
-        ein_off[i + 1] = ein_off[i] + c
+            p = pos[in_sources[k]]
+            if p < lo or p >= hi:
+                k_out += 1
+        ein_off[i + 1] = k_out
+    for i in range(n):
+        iout_off[i + 1] += iout_off[i]
+        ein_off[i + 1] += ein_off[i]
     iout_tgt = np.empty(iout_off[n], pos.dtype)
     iout_arc = np.empty(iout_off[n], np.int64)
     ein_src = np.empty(ein_off[n], pos.dtype)
     ein_arc = np.empty(ein_off[n], np.int64)
-    for i in range(n):
+    for i in prange(n):
         u = order[i]
-        c = iout_off[i]
+        c = comp_of_pos[i]
+        lo = comp_offsets[c]
+        hi = comp_offsets[c + 1]
+        j = iout_off[i]
         for e in range(out_offsets[u], out_offsets[u + 1]):
-            w = out_targets[e]
-            if comp[w] == comp[u]:
-                iout_tgt[c] = pos[w]
-                iout_arc[c] = e
-                c += 1
-        c = ein_off[i]
+            p = pos[out_targets[e]]
+            if lo <= p < hi:
+                iout_tgt[j] = p
+                iout_arc[j] = e
+                j += 1
+        j = ein_off[i]
         for k in range(in_offsets[u], in_offsets[u + 1]):
-            s = in_sources[k]
-            if comp[s] != comp[u]:
-                ein_src[c] = pos[s]
-                ein_arc[c] = in_arcs[k]
-                c += 1
+            p = pos[in_sources[k]]
+            if p < lo or p >= hi:
+                ein_src[j] = p
+                ein_arc[j] = in_arcs[k]
+                j += 1
     return iout_off, iout_tgt, iout_arc, ein_off, ein_src, ein_arc
 
 
@@ -133,11 +168,11 @@ class Condensation:
         n = graph.num_vertices
         lab, ncomp = tarjan_scc(graph.out_offsets, graph.out_targets, n)
         topo = ncomp - 1 - lab  # Tarjan numbers components in reverse topological order
-        by_topo = np.argsort(topo, kind="stable")
+        by_topo = _stable_argsort(topo, np.int64(ncomp))
         start = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(topo, minlength=ncomp), out=start[1:])
         level = _levels(graph.in_offsets, graph.in_sources, topo, np.int64(ncomp), by_topo, start)
-        by_level = np.lexsort((np.arange(ncomp), level))
+        by_level = _stable_argsort(level, np.int64(level.max() + 1 if ncomp else 0))
         rank = np.empty(ncomp, np.int64)
         rank[by_level] = np.arange(ncomp)
         comp = rank[topo]
@@ -147,15 +182,16 @@ class Condensation:
             key = _path_keys(np.int64(n), pathset.path_offsets, pathset.path_vertices)
             self.order = np.lexsort((key, comp)).astype(np.int64)
         else:
-            self.order = np.argsort(comp, kind="stable").astype(np.int64)
+            self.order = _stable_argsort(comp, np.int64(ncomp))
         idx = np.int32 if n < 2**31 else np.int64
         pos = np.empty(n, idx)
         pos[self.order] = np.arange(n, dtype=idx)
         self.comp_offsets = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(comp, minlength=ncomp), out=self.comp_offsets[1:])
         (self.iout_offsets, self.iout_targets, self.iout_arcs, self.ein_offsets, self.ein_sources,
-         self.ein_arcs) = _split_arcs(self.order, pos, comp, graph.out_offsets, graph.out_targets,
-                                      graph.in_offsets, graph.in_sources, graph.in_arcs)
+         self.ein_arcs) = _split_arcs(self.order, pos, comp[self.order], self.comp_offsets,
+                                      graph.out_offsets, graph.out_targets, graph.in_offsets,
+                                      graph.in_sources, graph.in_arcs)
         self.comp_arcs = np.diff(self.iout_offsets[self.comp_offsets])
         lev = level[by_level]
         nl = int(lev[-1]) + 1 if ncomp else 0
