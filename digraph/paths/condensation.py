@@ -37,19 +37,24 @@ ORDERS = ("vertex", "path")
 
 @njit(cache=True, nogil=True)
 def _levels(in_offsets, in_sources, topo, ncomp, by_topo, comp_start):
-    """Longest chain of components above each component (components in topological order)."""
+    """Longest chain of components above each component (components in topological order).
+
+    A vertex's level is written once its component is done (-1 before), so an in-arc's source
+    costs one scattered read: a source of the same component is not done yet, and one of a later
+    component cannot be (topological order)."""
     level = np.zeros(ncomp, np.int64)
+    vlev = np.full(topo.size, -1, np.int64)
     for c in range(ncomp):
         lev = 0
         for i in range(comp_start[c], comp_start[c + 1]):
             v = by_topo[i]
             for k in range(in_offsets[v], in_offsets[v + 1]):
-                s = in_sources[k]
-                if topo[s] != c:
-                    lv = level[topo[s]] + 1
-                    if lv > lev:
-                        lev = lv
+                lv = vlev[in_sources[k]] + 1
+                if lv > lev:
+                    lev = lv
         level[c] = lev
+        for i in range(comp_start[c], comp_start[c + 1]):
+            vlev[by_topo[i]] = lev
     return level
 
 
