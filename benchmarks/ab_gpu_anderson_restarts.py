@@ -12,7 +12,6 @@ against a plain run to 1e-13.
 import argparse
 import dataclasses
 import json
-import platform
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ import numpy as np  # noqa: E402
 
 import digraph  # noqa: E402
 from bench_gpu import load_graph  # noqa: E402
+from bench_gpu_pagerank import write_gpu_results  # noqa: E402
 
 
 def main():
@@ -73,10 +73,7 @@ def main():
             print(json.dumps(row), flush=True)
         g = None
         cp.get_default_memory_pool().free_all_blocks()
-    if args.json:
-        meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.node(), "tol": args.tol,
-                "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_gpu_results(args.json, rows, args.tol)
 
 
 if __name__ == "__main__":

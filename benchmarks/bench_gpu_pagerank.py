@@ -57,6 +57,17 @@ def cupy_power(cp, A, n, alpha, tol):
             return x, k
 
 
+def write_gpu_results(path, rows, tol):
+    """``{"meta": {date, machine, tol, gpu}, "rows": rows}`` into the JSON file ``path`` (None:
+    nothing), the GPU named as CUDA names device 0."""
+    if not path:
+        return
+    import cupy as cp
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.node(), "tol": tol,
+            "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
+    Path(path).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+
+
 def timed(fn, repeat, sync):
     fn()
     ts, out = [], None

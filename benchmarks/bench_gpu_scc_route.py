@@ -20,7 +20,6 @@ citation-like generator with ``2**K`` papers and a share ``B`` of reversed citat
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import digraph  # noqa: E402
 from bench_gpu import load_graph  # noqa: E402
-from bench_gpu_pagerank import timed  # noqa: E402
+from bench_gpu_pagerank import timed, write_gpu_results  # noqa: E402
 
 
 def _row_of_run(r, t, first):
@@ -93,10 +92,7 @@ def main():
         print(json.dumps(row), flush=True)
         g = None
         cp.get_default_memory_pool().free_all_blocks()
-    if args.json:
-        meta = {"date": time.strftime("%Y-%m-%d"), "machine": platform.node(), "tol": args.tol,
-                "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_gpu_results(args.json, rows, args.tol)
 
 
 if __name__ == "__main__":
