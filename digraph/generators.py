@@ -358,6 +358,6 @@ def citation(n, *, degree=12, back=0.0005, skew=2.0, seed=0):
     src = rng.integers(0, n, m, dtype=np.int64)
     dst = np.floor(src * rng.random(m) ** float(skew)).astype(np.int64)
     flip = np.flatnonzero(rng.random(m) < float(back))
-    src[flip], dst[flip] = dst[flip], src[flip].copy()
+    src[flip], dst[flip] = dst[flip], src[flip]  # both sides copied before either is written
     perm = rng.permutation(n)
     return perm[src], perm[dst]

@@ -36,14 +36,14 @@ ORDERS = ("vertex", "path")
 
 
 @njit(cache=True, nogil=True)
-def _levels(in_offsets, in_sources, topo, ncomp, by_topo, comp_start):
+def _levels(in_offsets, in_sources, n, ncomp, by_topo, comp_start):
     """Longest chain of components above each component (components in topological order).
 
     A vertex's level is written once its component is done (-1 before), so an in-arc's source
     costs one scattered read: a source of the same component is not done yet, and one of a later
     component cannot be (topological order)."""
     level = np.zeros(ncomp, np.int64)
-    vlev = np.full(topo.size, -1, np.int64)
+    vlev = np.full(n, -1, np.int64)
     for c in range(ncomp):
         lev = 0
         for i in range(comp_start[c], comp_start[c + 1]):
@@ -176,7 +176,8 @@ class Condensation:
         by_topo = _stable_argsort(topo, np.int64(ncomp))
         start = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(topo, minlength=ncomp), out=start[1:])
-        level = _levels(graph.in_offsets, graph.in_sources, topo, np.int64(ncomp), by_topo, start)
+        level = _levels(graph.in_offsets, graph.in_sources, np.int64(n), np.int64(ncomp), by_topo,
+                        start)
         by_level = _stable_argsort(level, np.int64(level.max() + 1 if ncomp else 0))
         rank = np.empty(ncomp, np.int64)
         rank[by_level] = np.arange(ncomp)

@@ -125,7 +125,7 @@ def round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, mixed=False):
     The ``delta`` returned is what :func:`~digraph.dispatch.power.stop` reads as the rounding
     floor.  When the round pulled Anderson's mix (``mixed``), the mix's mass defect
     ``2 |Σx − 1|`` widens the bound but is left out of it: a mix clipped at 0 loses mass
-    (1.4e-4 of it on a citation graph of 50 M arcs, H200), which the next round's teleport
+    (6.8e-5 of it on a citation graph of 50 M arcs, H200), which the next round's teleport
     restores, so it is no floor, and counting it as one ended such runs after 4 rounds at a bound
     of 3.4 ("floor-limited": the floor test also reads ``diff ≥ last_diff``, which a mix's
     differences need not keep)."""

@@ -15,9 +15,8 @@ import numpy as np
 
 from ...gpu_power import degree_classes, group_size, vertex_vectors
 from ...systems import linear_factors
-from ..common import index_dtype
+from ..common import _same_vectors, _stored_key, index_dtype
 from ..runtime.spmv import SpMV
-from ..common import _same_vectors, _stored_key
 from .power_work import _allocate, _device_arrays, _work_arrays
 
 __all__ = []
