@@ -138,6 +138,47 @@ def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol):
     assert s["arc_updates"] >= g.num_arcs
 
 
+def _hubs_graph():
+    """A swept component of 12 vertices (a ring, vertex 0 linking to all and all to 0, vertex 6 to
+    five more: their arcs inside exceed HUB_PUSH), ten sources pointing into it and into a 2-cycle (more in-arcs from
+    other components than HUB_PULL), and a tail."""
+    src, dst = list(range(12)), [(i + 1) % 12 for i in range(12)]
+    src += [0] * 10 + list(range(2, 12)) + [6] * 5
+    dst += list(range(2, 12)) + [0] * 10 + [8, 9, 10, 11, 1]
+    for s in range(12, 22):
+        src += [s, s, s]
+        dst += [3, 5, 22]
+    src += [22, 23, 23, 7]
+    dst += [23, 22, 24, 24]
+    return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=25)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+def test_hubs_pulled_and_pushed_by_warps_give_the_exact_answer_and_a_trace():
+    from digraph.smx.cuda_scc import DK, HUB_PULL, HUB_PUSH, SH, TRACE
+    g = _hubs_graph()
+    cond = Condensation(g)
+    sizes = np.diff(cond.comp_offsets)
+    multi = np.repeat(sizes > 1, sizes)
+    swept = np.repeat((sizes > DK) & (sizes <= SH), sizes)
+    # the graph reaches both warp paths: pulled hubs in components of several vertices (the
+    # swept one and the 2-cycle solved directly), pushed hubs in the swept one
+    assert (multi & (np.diff(cond.ein_offsets) > HUB_PULL)).sum() >= 3
+    assert (swept & (np.diff(cond.iout_offsets) > HUB_PUSH)).sum() >= 2
+    exact = _pagerank_exact(g)
+    x, ok, s = _solve(g, 1e-11, trace_light=True)
+    assert ok and np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14) and s["error_bound"] <= 1e-11
+    assert not s.get("handed_over")  # the components' own answer, not a fix-up's
+    assert s["sweeps"] > 0 and s["scc_direct"] >= 1
+    tr = s["scc_light_trace"]
+    assert tr.shape == (cond.num_components, TRACE)
+    claim, got, done, pub = tr[:, 0], tr[:, 1], tr[:, 2], tr[:, 3]
+    assert ((claim <= got) & (got <= done) & (done <= pub) & (claim > 0)).all()
+    assert tr[:, 7].sum() == s["sweeps"]  # each component's sweeps
+    assert sorted(tr[:, 4].tolist()) == list(range(cond.num_components))  # one slot each
+
+
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
 def test_pagerank_through_run_names_the_engine():

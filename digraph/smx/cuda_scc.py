@@ -26,8 +26,11 @@ components would already be queued: a contradiction.  The grid must be resident 
 engine launches at most that many blocks; one under the simulator, which runs blocks one after
 another).
 
-Coherence: values written by another block are read with atomics (``x`` in the pull, the queue
-slots), and a block publishes a successor only after ``threadfence``.
+Coherence: a block publishes a successor only after ``threadfence``; the block that takes it
+polls its queue slot with ``ld.relaxed.gpu``, fences once it is filled (an acquire, without the
+L1 invalidation an ``ld.acquire`` costs on every poll), and reads the values of other blocks'
+components with ``ld.relaxed.gpu`` (:mod:`digraph.smx.cuda_timers`), so no atomic
+read-modify-write stands in for a read.
 
 The block-level helpers (the reductions, a group leader's value, the exact solve of a small
 component) are in :mod:`digraph.smx.cuda_scc_blocks`.
@@ -39,33 +42,60 @@ Counters (``cnt``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`,
 
 import math
 
-from numba import cuda, float64, int32
+from numba import cuda, float64, int32, int64
 
-from .cuda_kernels import HB, _block_sum
-from .cuda_scc_blocks import DK, G, QB, SH, _block_max, _coef, _direct, _from_leader, _sum_max
+from .cuda_kernels import _SIM, HB, _block_sum
+from .cuda_scc_blocks import (DK, G, HUB_PULL, HUB_PUSH, QB, SH, WL, _block_max, _coef,
+                               _direct, _from_leader, _sum_max, _wsync)
+from .cuda_timers import globaltimer, load_relaxed, smid
 
-__all__ = ["SH", "QB", "DK", "G", "TB", "COUNTERS", "scc_light_phase", "scc_pull_list", "scc_round"]
+__all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRACE",
+           "LIGHT_BLOCKS_PER_SM", "scc_light_phase", "scc_pull_list", "scc_round"]
 
 _BUF = max(2 * SH, DK * DK + DK)
 _RBUF = 2 * QB  # shared sizes must be plain constants
+_NWL = QB // WL  # warps of a block (hubs' pushes)
 TB = HB
 """Threads per block of the heavy rounds (a power of two: tree reductions)."""
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT = range(9)
 COUNTERS = 9
+TRACE = 8
+"""Entries a component of :func:`scc_light_phase`'s ``trace``."""
 
 
-@cuda.jit(cache=True)
+LIGHT_BLOCKS_PER_SM = 4
+"""Blocks of :func:`scc_light_phase` the compiler must fit on a multiprocessor (its launch bounds:
+at most 64 registers a thread; 123 without, which fit two).  Each block works one component at a
+time and a component's work is a chain of dependent memory accesses (about 2 µs, then 1 µs to
+queue its successors), so on a wide DAG the phase is bound by how many blocks run at once.  One
+H200, cit20-0 (2^20 acyclic components), light phase: 31 / 16.7 / 9.5 ms with 1 / 2 / 4 blocks a
+multiprocessor; the shared arrays (36.9 KB a block) would allow six."""
+
+
+@cuda.jit(cache=True, **({} if _SIM else {"launch_bounds": (QB, LIGHT_BLOCKS_PER_SM)}))
 def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off, ein_src, ecoef,
                     iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
-                    max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt):
+                    max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt, hub_off, hub_pos,
+                    ohub_off, ohub_pos, trace):
     """The light components of one phase (module docstring), a block of ``QB`` threads each:
     ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before the
-    launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill."""
+    launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill.
+    ``hub_pos[hub_off[c]:hub_off[c + 1]]``: the positions of component ``c`` with more than
+    :data:`~digraph.smx.cuda_scc_blocks.HUB_PULL` in-arcs from other components (a warp each);
+    ``ohub_pos[ohub_off[c]:ohub_off[c + 1]]``: those with more than
+    :data:`~digraph.smx.cuda_scc_blocks.HUB_PUSH` arcs inside (a warp each pushes them in a sweep).
+
+    ``trace`` (int64, :data:`TRACE` entries a component, or one entry: off) receives, for each
+    component ``c``, at ``TRACE * c``: the global timer when its block took its queue slot, when
+    the slot held ``c``, when ``c``'s values were written, when its successors were queued; the
+    slot, the block and the multiprocessor (a profile: ``benchmarks/profile_gpu_scc_light.py``)."""
     sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], values sh[SH:2SH]; or _direct's
     rbuf = cuda.shared.array(_RBUF, float64)
     item = cuda.shared.array(1, int32)
+    hubd = cuda.shared.array(_NWL, float64)
     tid = cuda.threadIdx.x
+    lane = tid % WL
     pushes = 0
     vpushes = 0
     pulls = 0
@@ -75,15 +105,24 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     ran = 0
     direct = 0
     R = DK * DK
+    tracing = trace.size > 1
+    t_claim = int64(0)
+    t_got = int64(0)
+    slot = 0
     while True:
         if tid == 0:
             slot = cuda.atomic.add(ctl, c0, int32(1))
+            if tracing:
+                t_claim = globaltimer()
             c = -1
             if slot < count:
-                c = cuda.atomic.max(queue, q0 + slot, int32(-1))  # an atomic read
+                c = load_relaxed(queue, q0 + slot)  # filled by another block, after its x
                 while c < 0:
-                    c = cuda.atomic.max(queue, q0 + slot, int32(-1))
+                    c = load_relaxed(queue, q0 + slot)
+                cuda.threadfence()  # with the relaxed reads: an acquire, once
             item[0] = c
+            if tracing:
+                t_got = globaltimer()
         cuda.syncthreads()
         c = item[0]
         cuda.syncthreads()
@@ -102,19 +141,33 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             s = 0.0
             for q in range(ein_off[a] + tid, ein_off[a + 1], QB):
                 u = ein_src[q]
-                s += _coef(q, ecoef, has_coef, vscale, u) * cuda.atomic.add(x, u, 0.0)
+                s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
             s, _t = _sum_max(rbuf, s, 0.0)
             if tid == 0:
                 sh[base] = b[a] + s
         else:
             for j in range(tid, k, QB):
                 s = b[a + j]
-                for q in range(ein_off[a + j], ein_off[a + j + 1]):
-                    u = ein_src[q]
-                    s += _coef(q, ecoef, has_coef, vscale, u) * cuda.atomic.add(x, u, 0.0)
+                lo = ein_off[a + j]
+                hi = ein_off[a + j + 1]
+                if hi - lo <= HUB_PULL:  # else a warp's, below
+                    for q in range(lo, hi):
+                        u = ein_src[q]
+                        s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
                 sh[base + j] = s
                 if not small:
                     sh[SH + j] = 0.0
+            h0 = hub_off[c]
+            h1 = hub_off[c + 1]
+            if h1 > h0:  # the hubs: a warp each, its lanes over the in-arcs
+                cuda.syncthreads()
+                for h in range(h0 + tid // WL, h1, QB // WL):
+                    p = hub_pos[h]
+                    s = 0.0
+                    for q in range(ein_off[p] + lane, ein_off[p + 1], WL):
+                        u = ein_src[q]
+                        s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
+                    cuda.atomic.add(sh, base + p - a, s)
         cuda.syncthreads()
         sweeps = 0
         if arcs == 0:  # acyclic: exact from final inputs
@@ -134,6 +187,8 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 direct += 1
         else:
             budget = per_arc * arcs
+            o0 = ohub_off[c]
+            o1 = ohub_off[c + 1]
             while True:
                 mass = 0.0
                 top = 0.0
@@ -150,12 +205,34 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     break
                 sweeps += 1
                 theta = 0.0 if linf else max(prio * mass / arcs, per_arc)
+                for h in range(o0 + tid // WL, o1, QB // WL):  # hubs: a warp each
+                    p = ohub_pos[h]
+                    if lane == 0:
+                        d = sh[p - a]
+                        lo = iout_off[p]
+                        hi = iout_off[p + 1]
+                        ad = abs(d)
+                        if ad > theta * (hi - lo) and ad > vmax:
+                            sh[SH + p - a] += d
+                            cuda.atomic.add(sh, p - a, -d)
+                            pushes += hi - lo
+                            vpushes += 1
+                        else:
+                            d = 0.0
+                        hubd[tid // WL] = d
+                    _wsync()
+                    d = hubd[tid // WL]
+                    _wsync()
+                    if d != 0.0:
+                        for e in range(iout_off[p] + lane, iout_off[p + 1], WL):
+                            t = iout_tgt[e]
+                            cuda.atomic.add(sh, t - a, _coef(e, icoef, has_coef, vscale, p) * d)
                 for j in range(tid, k, QB):
                     d = sh[j]
                     lo = iout_off[a + j]
                     hi = iout_off[a + j + 1]
                     ad = abs(d)
-                    if ad > theta * (hi - lo) and ad > vmax:
+                    if hi - lo <= HUB_PUSH and ad > theta * (hi - lo) and ad > vmax:
                         sh[SH + j] += d
                         cuda.atomic.add(sh, j, -d)
                         for e in range(lo, hi):
@@ -173,11 +250,22 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             sweeps_all += sweeps
         cuda.threadfence()
         cuda.syncthreads()
+        if tracing and tid == 0:
+            trace[TRACE * c + 2] = globaltimer()
         for q in range(eout_off[c] + tid, eout_off[c + 1], QB):
             t = eout_comp[q]
             if cuda.atomic.sub(pending, t, int32(1)) == 1:
                 cuda.atomic.exch(queue, q0 + cuda.atomic.add(ctl, c0 + 1, int32(1)), t)
         cuda.syncthreads()
+        if tracing and tid == 0:
+            i = TRACE * c
+            trace[i] = t_claim
+            trace[i + 1] = t_got
+            trace[i + 3] = globaltimer()
+            trace[i + 4] = slot
+            trace[i + 5] = cuda.blockIdx.x
+            trace[i + 6] = smid()
+            trace[i + 7] = sweeps
     cuda.atomic.add(cnt, PUSHES, pushes)
     cuda.atomic.add(cnt, VERTEX_PUSHES, vpushes)
     if tid == 0:

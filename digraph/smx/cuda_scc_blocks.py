@@ -22,6 +22,17 @@ L∞ route: no pivoting needed), by the block's first warp in one pass instead o
 rate near α."""
 G = 2 if _SIM else 8
 """Threads per vertex of the heavy rounds (they share its out-arcs)."""
+HUB_PULL = 4 if _SIM else 32
+"""A vertex of a light component of several vertices with more in-arcs from other components
+than this is pulled by a warp (lanes over its in-arcs), not by one thread: a thread's pull is a
+chain of dependent loads, about 0.4 µs an arc (cnr-2000: a component of 2 vertices with 36,442
+in-arcs took 2.2 ms, the critical path of its phase)."""
+HUB_PUSH = 4 if _SIM else 32
+"""A vertex of a swept light component with more arcs inside it than this is pushed by a warp in
+each sweep (lanes over its arcs), not by one thread (cnr-2000: components of ~360 vertices,
+~2,300 arcs and 128 sweeps took 9–13 ms, ~100 µs a sweep, a thread walking a hub's arcs)."""
+WL = min(32, QB)
+"""Lanes of a hub's pull (a warp; the block under the simulator)."""
 _NW = max(QB // 32, 1)
 
 

@@ -71,14 +71,24 @@ class GpuSccSettings:
         Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda_scc.QB`
         threads each).  They must all be resident at once (a block waits for components that
         others queue), so fewer run when the compiled kernel's registers or shared memory allow
-        fewer (:func:`_resident`).  1, 2 and 4 gave the same times (53–56 ms on cnr-2000: its
-        light phases are bound by chains of components, not by blocks).
+        fewer (:func:`_resident`; the kernel is compiled to fit
+        :data:`digraph.smx.cuda_scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
+        blocks: cit20-0 32.0 / 16.9 / 9.5 ms (a wide DAG: bound by blocks), dblp-2010 2.3 / 1.9 /
+        1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
+        not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
+        said: see :func:`_resident`.)
+    trace_light : bool
+        A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
+        :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
+        :func:`digraph.smx.cuda_scc.scc_light_phase`; ``benchmarks/profile_gpu_scc_light.py``
+        reads it).  Off by default: it costs a device array of 56 bytes a component.
     """
 
     heavy_arcs: int = 16384
     priority_share: float = 0.5
     rounds_per_check: int = 8
-    blocks_per_sm: int = 2
+    blocks_per_sm: int = 4
+    trace_light: bool = False
 
 
 DEFAULT = GpuSccSettings()
@@ -87,6 +97,7 @@ DEFAULT = GpuSccSettings()
 def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
     """The condensation and schedule on the GPU (uploaded once per graph, device and schedule;
     kept in the graph's residency, kind ``"cuda-scc"``)."""
+    from ....smx import cuda_scc as K
     res = residency(graph)
     key = (be.device_id, be.sim, int(heavy_arcs), int(light_size))
     d = res.peek("cuda-scc", key)
@@ -108,6 +119,12 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
              "heavy_pos": be.put(sch.heavy_positions if sch.heavy_positions.size
                                  else np.zeros(1, np.int32)),
              "unit": be.put(unit), "units": 2 * max(P, 1)}
+        hubs = np.flatnonzero(np.diff(cond.ein_offsets) > K.HUB_PULL).astype(np.int32)
+        d["hub_pos"] = be.put(hubs if hubs.size else np.zeros(1, np.int32))
+        d["hub_off"] = be.put(np.searchsorted(hubs, cond.comp_offsets).astype(np.int64))
+        ohubs = np.flatnonzero(np.diff(cond.iout_offsets) > K.HUB_PUSH).astype(np.int32)
+        d["ohub_pos"] = be.put(ohubs if ohubs.size else np.zeros(1, np.int32))
+        d["ohub_off"] = be.put(np.searchsorted(ohubs, cond.comp_offsets).astype(np.int64))
         res.put("cuda-scc", key, d)
     else:
         be.keep_all(d)
@@ -116,9 +133,13 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
 
 def _resident(be, settings):
     """Blocks of the queue kernel that are surely resident at once: ``settings.blocks_per_sm``
-    per multiprocessor, fewer if the compiled kernel's registers (65,536 a multiprocessor) or
-    shared memory (its static arrays, 227 KB) allow fewer, one before it is compiled (one in all
-    under the simulator, which runs blocks one after another)."""
+    per multiprocessor, fewer if the compiled kernel's registers and shared memory allow fewer
+    (the driver's occupancy calculator), one before it is compiled (one in all under the
+    simulator, which runs blocks one after another).
+
+    (Until 2026-11-29 this read ``get_regs_per_thread()``, which returns a dict for a kernel not
+    compiled for one signature only; the error fell to the fallback and every run had one block
+    per multiprocessor whatever ``blocks_per_sm`` said.)"""
     from ....smx import cuda_scc as K
     if be.sim:
         return 1
@@ -126,11 +147,9 @@ def _resident(be, settings):
     try:
         kern = K.scc_light_phase
         if kern.overloads:
-            regs = max(int(kern.get_regs_per_thread()), 1)
-            smem = max(int(kern.get_shared_mem_per_block()), 1)
-            per_sm = max(1, min(settings.blocks_per_sm, 65536 // (regs * K.QB), 2048 // K.QB,
-                                (227 * 1024) // smem))
-    except Exception:  # an older Numba without the queries: the one block that surely fits
+            fits = min(int(o.max_cooperative_grid_blocks(K.QB)) for o in kern.overloads.values())
+            per_sm = max(1, min(settings.blocks_per_sm, fits // be.sms))
+    except Exception:  # an older Numba without the query: the one block that surely fits
         per_sm = 1
     return per_sm * be.sms
 
@@ -204,6 +223,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
     queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
     comp_sweeps = w["comp_sweeps"]
+    trace = (xp.zeros(K.TRACE * max(cond.num_components, 1), np.int64) if settings.trace_light
+             else cnt[:1])  # one entry: off
     stats["state"] = "vertex"
     stats["priority"] = "pending" if settings.priority_share > 0 else "none"
     stats["time_condensation"] = t_build
@@ -235,7 +256,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                           int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
                           d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
                           d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
-                          max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt)
+                          max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt,
+                          d["hub_off"], d["hub_pos"], d["ohub_off"], d["ohub_pos"], trace)
             elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
                 pos = w["pos"].get(k)
@@ -301,6 +323,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     stats["scc_phase_ms"] = phase_ms
+    if settings.trace_light:
+        stats["scc_light_trace"] = be.get(trace).reshape(-1, K.TRACE)[:cond.num_components]
     if certified(bound, r1, floor, tol, stats):
         return out, True
     if capped:
