@@ -70,7 +70,9 @@ at most 64 registers a thread; 123 without, which fit two).  Each block works on
 time and a component's work is a chain of dependent memory accesses (about 2 µs, then 1 µs to
 queue its successors), so on a wide DAG the phase is bound by how many blocks run at once.  One
 H200, cit20-0 (2^20 acyclic components), light phase: 31 / 16.7 / 9.5 ms with 1 / 2 / 4 blocks a
-multiprocessor; the shared arrays (36.9 KB a block) would allow six."""
+multiprocessor; the shared arrays (36.9 KB a block) would allow six.  Neither a back-off in the
+queue poll (``nanosleep`` up to 256 or 2,048 ns) nor the atomic reads it replaced changed the
+times beyond the noise (one H200, six graphs, 2026-11-29)."""
 
 
 @cuda.jit(cache=True, **({} if _SIM else {"launch_bounds": (QB, LIGHT_BLOCKS_PER_SM)}))
