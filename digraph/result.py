@@ -108,6 +108,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                       "`smx.cuda_scc.DK` on a GPU)",
         "scc_phase_ms": "`scc` on a GPU: host time of the set-up, of each phase's light and heavy "
                         "part, and of the counters and certificate, a list (ms)",
+        "scc_sweep_reads": "`scc` on a GPU: arcs inside swept light components read by the "
+                           "sweeps, every in-arc of the component each sweep (`arc_updates` "
+                           "counts only the arcs of vertices that pushed)",
         "scc_light_trace": "`scc` on a GPU with `GpuSccSettings(trace_light=True)` only: per "
                            "component, the global timer (ns) when its block took its queue slot, "
                            "got it, wrote its values, queued its successors; the slot, block and "

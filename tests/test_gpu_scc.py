@@ -140,11 +140,11 @@ def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol):
 
 def _hubs_graph():
     """A swept component of 12 vertices (a ring, vertex 0 linking to all and all to 0, vertex 6 to
-    five more: their arcs inside exceed HUB_PUSH), ten sources pointing into it and into a 2-cycle (more in-arcs from
+    five more and five to it: vertices 0 and 6 have more in-arcs inside than HUB_PUSH), ten sources pointing into it and into a 2-cycle (more in-arcs from
     other components than HUB_PULL), and a tail."""
     src, dst = list(range(12)), [(i + 1) % 12 for i in range(12)]
-    src += [0] * 10 + list(range(2, 12)) + [6] * 5
-    dst += list(range(2, 12)) + [0] * 10 + [8, 9, 10, 11, 1]
+    src += [0] * 10 + list(range(2, 12)) + [6] * 5 + [1, 3, 7, 9, 11]
+    dst += list(range(2, 12)) + [0] * 10 + [8, 9, 10, 11, 1] + [6] * 5
     for s in range(12, 22):
         src += [s, s, s]
         dst += [3, 5, 22]
@@ -155,7 +155,7 @@ def _hubs_graph():
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
-def test_hubs_pulled_and_pushed_by_warps_give_the_exact_answer_and_a_trace():
+def test_hubs_pulled_and_gathered_by_warps_give_the_exact_answer_and_a_trace():
     from digraph.smx.cuda_scc import DK, HUB_PULL, HUB_PUSH, SH, TRACE
     g = _hubs_graph()
     cond = Condensation(g)
@@ -163,14 +163,17 @@ def test_hubs_pulled_and_pushed_by_warps_give_the_exact_answer_and_a_trace():
     multi = np.repeat(sizes > 1, sizes)
     swept = np.repeat((sizes > DK) & (sizes <= SH), sizes)
     # the graph reaches both warp paths: pulled hubs in components of several vertices (the
-    # swept one and the 2-cycle solved directly), pushed hubs in the swept one
+    # swept one and the 2-cycle solved directly), gathering hubs in the swept one
     assert (multi & (np.diff(cond.ein_offsets) > HUB_PULL)).sum() >= 3
-    assert (swept & (np.diff(cond.iout_offsets) > HUB_PUSH)).sum() >= 2
+    inside_in = np.bincount(cond.iout_targets, minlength=g.num_vertices)
+    assert (swept & (inside_in > HUB_PUSH)).sum() >= 2
     exact = _pagerank_exact(g)
     x, ok, s = _solve(g, 1e-11, trace_light=True)
     assert ok and np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14) and s["error_bound"] <= 1e-11
     assert not s.get("handed_over")  # the components' own answer, not a fix-up's
     assert s["sweeps"] > 0 and s["scc_direct"] >= 1
+    # each sweep gathers every arc inside the swept component
+    assert s["scc_sweep_reads"] == s["sweeps"] * int(inside_in[swept].sum())
     tr = s["scc_light_trace"]
     assert tr.shape == (cond.num_components, TRACE)
     claim, got, done, pub = tr[:, 0], tr[:, 1], tr[:, 2], tr[:, 3]

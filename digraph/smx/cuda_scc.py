@@ -9,7 +9,9 @@ Two kinds of work, by the component's size (:mod:`digraph.paths.scc_schedule`):
   *pulls* its in-arcs from other components (final by then: ``r_v = b_v + Σ c·x_u``), and, when
   the component has arcs inside, *sweeps* it in shared memory until its pending mass is within
   its budget (a vertex pushes when ``|r_v| > deg_v · max(prio · mass / arcs, per_arc)``, the soft
-  priority of the CPU engine; shared-memory atomics, so no update is lost).  It then writes ``x``,
+  priority of the CPU engine).  A sweep has two steps: the vertices that push write their shares
+  to shared memory, then each vertex gathers its in-arcs' shares (a warp for a vertex with many),
+  so no atomic is needed: a Jacobi sweep over the pushing vertices.  It then writes ``x``,
   and each successor component of the same phase whose last predecessor this was is queued.  A
   component whose predecessors are done starts at once, whatever its level: no launch and no
   synchronisation per DAG level, and a slow component holds up only what depends on it.
@@ -46,7 +48,7 @@ from numba import cuda, float64, int32, int64
 
 from .cuda_kernels import _SIM, HB, _block_sum
 from .cuda_scc_blocks import (DK, G, HUB_PULL, HUB_PUSH, QB, SH, WL, _block_max, _coef,
-                               _direct, _from_leader, _sum_max, _wsync)
+                               _direct, _from_leader, _sum_max)
 from .cuda_timers import globaltimer, load_relaxed, smid
 
 __all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRACE",
@@ -54,12 +56,12 @@ __all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRA
 
 _BUF = max(2 * SH, DK * DK + DK)
 _RBUF = 2 * QB  # shared sizes must be plain constants
-_NWL = QB // WL  # warps of a block (hubs' pushes)
+_ACC = SH // QB  # vertices of a swept component per thread
 TB = HB
 """Threads per block of the heavy rounds (a power of two: tree reductions)."""
 
-PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT = range(9)
-COUNTERS = 9
+PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT, GATHERED = range(10)
+COUNTERS = 10
 TRACE = 8
 """Entries a component of :func:`scc_light_phase`'s ``trace``."""
 
@@ -79,23 +81,25 @@ times beyond the noise (one H200, six graphs, 2026-11-29)."""
 def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off, ein_src, ecoef,
                     iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
                     max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt, hub_off, hub_pos,
-                    ohub_off, ohub_pos, trace):
+                    iin_off, iin_src, iin_arc, ihub_off, ihub_pos, trace):
     """The light components of one phase (module docstring), a block of ``QB`` threads each:
     ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before the
     launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill.
     ``hub_pos[hub_off[c]:hub_off[c + 1]]``: the positions of component ``c`` with more than
-    :data:`~digraph.smx.cuda_scc_blocks.HUB_PULL` in-arcs from other components (a warp each);
-    ``ohub_pos[ohub_off[c]:ohub_off[c + 1]]``: those with more than
-    :data:`~digraph.smx.cuda_scc_blocks.HUB_PUSH` arcs inside (a warp each pushes them in a sweep).
+    :data:`~digraph.smx.cuda_scc_blocks.HUB_PULL` in-arcs from other components (a warp each).
+    ``iin_off``, ``iin_src``, ``iin_arc``: the arcs inside swept components by target position
+    (source position, index of the arc in ``iout_*``); ``ihub_pos[ihub_off[c]:ihub_off[c + 1]]``:
+    the positions of ``c`` with more than :data:`~digraph.smx.cuda_scc_blocks.HUB_PUSH` of them
+    (a warp each gathers them in a sweep).
 
     ``trace`` (int64, :data:`TRACE` entries a component, or one entry: off) receives, for each
     component ``c``, at ``TRACE * c``: the global timer when its block took its queue slot, when
     the slot held ``c``, when ``c``'s values were written, when its successors were queued; the
     slot, the block and the multiprocessor (a profile: ``benchmarks/profile_gpu_scc_light.py``)."""
-    sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], values sh[SH:2SH]; or _direct's
+    sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], shares sh[SH:2SH]; or _direct's
     rbuf = cuda.shared.array(_RBUF, float64)
     item = cuda.shared.array(1, int32)
-    hubd = cuda.shared.array(_NWL, float64)
+    acc = cuda.local.array(_ACC, float64)  # the values of this thread's vertices (swept)
     tid = cuda.threadIdx.x
     lane = tid % WL
     pushes = 0
@@ -106,6 +110,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     capped = 0
     ran = 0
     direct = 0
+    reads = 0
     R = DK * DK
     tracing = trace.size > 1
     t_claim = int64(0)
@@ -157,8 +162,6 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                         u = ein_src[q]
                         s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
                 sh[base + j] = s
-                if not small:
-                    sh[SH + j] = 0.0
             h0 = hub_off[c]
             h1 = hub_off[c + 1]
             if h1 > h0:  # the hubs: a warp each, its lanes over the in-arcs
@@ -189,8 +192,10 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 direct += 1
         else:
             budget = per_arc * arcs
-            o0 = ohub_off[c]
-            o1 = ohub_off[c + 1]
+            i0 = ihub_off[c]
+            i1 = ihub_off[c + 1]
+            for m in range(_ACC):
+                acc[m] = 0.0
             while True:
                 mass = 0.0
                 top = 0.0
@@ -207,44 +212,45 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     break
                 sweeps += 1
                 theta = 0.0 if linf else max(prio * mass / arcs, per_arc)
-                for h in range(o0 + tid // WL, o1, QB // WL):  # hubs: a warp each
-                    p = ohub_pos[h]
-                    if lane == 0:
-                        d = sh[p - a]
-                        lo = iout_off[p]
-                        hi = iout_off[p + 1]
+                for m in range(_ACC):  # which vertices push: their share in sh[SH + j]
+                    j = tid + m * QB
+                    if j < k:
+                        d = sh[j]
+                        deg = iout_off[a + j + 1] - iout_off[a + j]
                         ad = abs(d)
-                        if ad > theta * (hi - lo) and ad > vmax:
-                            sh[SH + p - a] += d
-                            cuda.atomic.add(sh, p - a, -d)
-                            pushes += hi - lo
+                        if ad > theta * deg and ad > vmax:
+                            acc[m] += d
+                            sh[j] = 0.0
+                            sh[SH + j] = d if has_coef else d * vscale[a + j]
+                            pushes += deg
                             vpushes += 1
                         else:
-                            d = 0.0
-                        hubd[tid // WL] = d
-                    _wsync()
-                    d = hubd[tid // WL]
-                    _wsync()
-                    if d != 0.0:
-                        for e in range(iout_off[p] + lane, iout_off[p + 1], WL):
-                            t = iout_tgt[e]
-                            cuda.atomic.add(sh, t - a, _coef(e, icoef, has_coef, vscale, p) * d)
-                for j in range(tid, k, QB):
-                    d = sh[j]
-                    lo = iout_off[a + j]
-                    hi = iout_off[a + j + 1]
-                    ad = abs(d)
-                    if hi - lo <= HUB_PUSH and ad > theta * (hi - lo) and ad > vmax:
-                        sh[SH + j] += d
-                        cuda.atomic.add(sh, j, -d)
-                        for e in range(lo, hi):
-                            t = iout_tgt[e]
-                            cuda.atomic.add(sh, t - a, _coef(e, icoef, has_coef, vscale, a + j) * d)
-                        pushes += hi - lo
-                        vpushes += 1
+                            sh[SH + j] = 0.0
                 cuda.syncthreads()
-            for j in range(tid, k, QB):
-                x[a + j] = sh[SH + j]
+                for j in range(tid, k, QB):  # each vertex gathers its in-arcs' shares
+                    lo = iin_off[a + j]
+                    hi = iin_off[a + j + 1]
+                    if hi - lo <= HUB_PUSH:
+                        g = 0.0
+                        for e in range(lo, hi):
+                            u = iin_src[e] - a
+                            g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
+                        sh[j] += g
+                        reads += hi - lo
+                for h in range(i0 + tid // WL, i1, QB // WL):  # hubs: a warp each
+                    p = ihub_pos[h]
+                    g = 0.0
+                    for e in range(iin_off[p] + lane, iin_off[p + 1], WL):
+                        u = iin_src[e] - a
+                        g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
+                    cuda.atomic.add(sh, p - a, g)
+                    if lane == 0:
+                        reads += iin_off[p + 1] - iin_off[p]
+                cuda.syncthreads()
+            for m in range(_ACC):
+                j = tid + m * QB
+                if j < k:
+                    x[a + j] = acc[m]
             if tid == 0 and sweeps == 0:
                 once += 1
         if tid == 0:
@@ -277,6 +283,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
         cuda.atomic.add(cnt, CAPPED, capped)
         cuda.atomic.add(cnt, RAN, ran)
         cuda.atomic.add(cnt, DIRECT, direct)
+    cuda.atomic.add(cnt, GATHERED, reads)
 
 
 @cuda.jit(cache=True)

@@ -28,9 +28,8 @@ than this is pulled by a warp (lanes over its in-arcs), not by one thread: a thr
 chain of dependent loads, about 0.4 µs an arc (cnr-2000: a component of 2 vertices with 36,442
 in-arcs took 2.2 ms, the critical path of its phase)."""
 HUB_PUSH = 4 if _SIM else 32
-"""A vertex of a swept light component with more arcs inside it than this is pushed by a warp in
-each sweep (lanes over its arcs), not by one thread (cnr-2000: components of ~360 vertices,
-~2,300 arcs and 128 sweeps took 9–13 ms, ~100 µs a sweep, a thread walking a hub's arcs)."""
+"""A vertex of a swept light component with more in-arcs inside it than this gathers them with a
+warp in each sweep (lanes over its in-arcs), not with one thread."""
 WL = min(32, QB)
 """Lanes of a hub's pull (a warp; the block under the simulator)."""
 _NW = max(QB // 32, 1)

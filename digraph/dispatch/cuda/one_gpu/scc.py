@@ -122,13 +122,33 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
         hubs = np.flatnonzero(np.diff(cond.ein_offsets) > K.HUB_PULL).astype(np.int32)
         d["hub_pos"] = be.put(hubs if hubs.size else np.zeros(1, np.int32))
         d["hub_off"] = be.put(np.searchsorted(hubs, cond.comp_offsets).astype(np.int64))
-        ohubs = np.flatnonzero(np.diff(cond.iout_offsets) > K.HUB_PUSH).astype(np.int32)
-        d["ohub_pos"] = be.put(ohubs if ohubs.size else np.zeros(1, np.int32))
-        d["ohub_off"] = be.put(np.searchsorted(ohubs, cond.comp_offsets).astype(np.int64))
+        d.update(_swept_in_arcs(be, cond, sch, K))
         res.put("cuda-scc", key, d)
     else:
         be.keep_all(d)
     return d
+
+
+def _swept_in_arcs(be, cond, sch, K):
+    """The arcs inside the swept light components (more than :data:`~digraph.smx.cuda_scc.DK`
+    vertices) by target position, for the sweeps' gathers: ``iin_off`` (n+1), ``iin_src`` (source
+    positions), ``iin_arc`` (the arc's index in ``iout_*``, for per-arc coefficients); and per
+    component the positions with more than :data:`~digraph.smx.cuda_scc.HUB_PUSH` of them
+    (``ihub_off``, ``ihub_pos``: a warp gathers each)."""
+    n = int(cond.comp_offsets[-1])
+    sizes = np.diff(cond.comp_offsets)
+    swept = np.repeat(~sch.heavy & (sizes > K.DK) & (cond.comp_arcs > 0), sizes)
+    tgt = cond.iout_targets
+    e = np.flatnonzero(swept[tgt]) if tgt.size else np.zeros(0, np.int64)
+    e = e[np.argsort(tgt[e], kind="stable")]
+    src = np.repeat(np.arange(n, dtype=np.int32), np.diff(cond.iout_offsets))[e]
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(tgt[e], minlength=n), out=off[1:])
+    hubs = np.flatnonzero(np.diff(off) > K.HUB_PUSH).astype(np.int32)
+    return {"iin_off": be.put(off), "iin_src": be.put(src if src.size else np.zeros(1, np.int32)),
+            "iin_arc": be.put(e.astype(np.int64) if e.size else np.zeros(1, np.int64)),
+            "ihub_off": be.put(np.searchsorted(hubs, cond.comp_offsets).astype(np.int64)),
+            "ihub_pos": be.put(hubs if hubs.size else np.zeros(1, np.int32))}
 
 
 def _resident(be, settings):
@@ -257,7 +277,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                           d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
                           d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
                           max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt,
-                          d["hub_off"], d["hub_pos"], d["ohub_off"], d["ohub_pos"], trace)
+                          d["hub_off"], d["hub_pos"], d["iin_off"], d["iin_src"], d["iin_arc"],
+                          d["ihub_off"], d["ihub_pos"], trace)
             elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
                 pos = w["pos"].get(k)
@@ -310,6 +331,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["scc_heavy"] = int(sch.heavy.sum())
     stats["heavy_rounds"] = heavy_rounds
     stats["scc_direct"] = int(c[K.DIRECT])
+    stats["scc_sweep_reads"] = int(c[K.GATHERED])
     out = w["out"]
     out[order] = x
     bound, r1, floor = L.certify(out)
