@@ -139,18 +139,27 @@ def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol):
 
 
 def _hubs_graph():
-    """A swept component of 12 vertices (a ring, vertex 0 linking to all and all to 0, vertex 6 to
-    five more and five to it: vertices 0 and 6 have more in-arcs inside than HUB_PUSH), ten sources pointing into it and into a 2-cycle (more in-arcs from
-    other components than HUB_PULL), and a tail."""
-    src, dst = list(range(12)), [(i + 1) % 12 for i in range(12)]
-    src += [0] * 10 + list(range(2, 12)) + [6] * 5 + [1, 3, 7, 9, 11]
-    dst += list(range(2, 12)) + [0] * 10 + [8, 9, 10, 11, 1] + [6] * 5
-    for s in range(12, 22):
-        src += [s, s, s]
-        dst += [3, 5, 22]
-    src += [22, 23, 23, 7]
-    dst += [23, 22, 24, 24]
-    return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=25)
+    """Sized by the kernel's constants (the simulator's or a GPU's): a swept component of
+    ``DK + 4`` vertices (a ring; vertex 0 linking to all and all to it, vertex 6 linked from
+    ``HUB_PUSH + 1`` others: both have more in-arcs inside than HUB_PUSH), ``HUB_PULL + 6``
+    sources pointing into it and into a 2-cycle (more in-arcs from other components than
+    HUB_PULL), and a tail."""
+    from digraph.smx.cuda_scc import DK, HUB_PULL, HUB_PUSH
+    k = DK + 4
+    src, dst = list(range(k)), [(i + 1) % k for i in range(k)]
+    src += [0] * (k - 2) + list(range(2, k))
+    dst += list(range(2, k)) + [0] * (k - 2)
+    others = [v for v in range(k) if v not in (5, 6)][:HUB_PUSH + 1]
+    src += others
+    dst += [6] * len(others)
+    srcs = range(k, k + HUB_PULL + 6)
+    for v in srcs:
+        src += [v, v, v]
+        dst += [3, 5, k + HUB_PULL + 6]
+    c = k + HUB_PULL + 6  # the 2-cycle c <-> c + 1, then a tail c + 2
+    src += [c, c + 1, c + 1, 7]
+    dst += [c + 1, c, c + 2, c + 2]
+    return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=c + 3)
 
 
 @pytest.mark.gpu
