@@ -95,7 +95,8 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     ``trace`` (int64, :data:`TRACE` entries a component, or one entry: off) receives, for each
     component ``c``, at ``TRACE * c``: the global timer when its block took its queue slot, when
     the slot held ``c``, when ``c``'s values were written, when its successors were queued; the
-    slot, the block and the multiprocessor (a profile: ``benchmarks/profile_gpu_scc_light.py``)."""
+    slot, the block, the multiprocessor and its sweeps (a profile:
+    ``benchmarks/profile_gpu_scc_light.py``)."""
     sh = cuda.shared.array(_BUF, float64)  # residuals sh[:SH], shares sh[SH:2SH]; or _direct's
     rbuf = cuda.shared.array(_RBUF, float64)
     item = cuda.shared.array(1, int32)

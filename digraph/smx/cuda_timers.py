@@ -5,13 +5,12 @@ multiprocessor a block runs on, and a load cached in L2 only.
 * :func:`globaltimer` reads PTX's ``%globaltimer`` (nanoseconds; on recent GPUs it advances in
   steps of about a microsecond or less, enough to time components that take several).
 * :func:`smid` reads ``%smid``.
-* :func:`load_relaxed` and :func:`load_acquire` are PTX's ``ld.relaxed.gpu`` and
-  ``ld.acquire.gpu`` on an element of a 1-D array: loads that take part in the memory model at
-  GPU scope, so a value another block wrote and published (fence, then an atomic) is seen by a
-  block that acquired the publication, without the read-modify-write of an atomic
-  (``atomic.add(a, i, 0.0)``), which serialises at L2 when many blocks read one popular entry.
-  They are marked as having side effects, so a polling loop reads again each time.  (A weak
-  ``ld.global.cg``, tried first, let the queue kernel read stale values on an H200.)
+* :func:`load_relaxed` is PTX's ``ld.relaxed.gpu`` on an element of a 1-D array: a load that
+  takes part in the memory model at GPU scope, so a value another block wrote and published
+  (fence, then an atomic) is seen by a block that polled the publication with it and then fenced,
+  without the read-modify-write of an atomic (``atomic.add(a, i, 0.0)``).  It is marked as having
+  side effects, so a polling loop reads again each time.  (A weak ``ld.global.cg``, tried first,
+  let the queue kernel read stale values on an H200.)
 
 Under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) they are plain Python: the host's
 ``perf_counter_ns``, multiprocessor 0 and an indexed read.
@@ -19,7 +18,7 @@ Under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) they are plain Python:
 
 from numba import config
 
-__all__ = ["globaltimer", "smid", "load_relaxed", "load_acquire"]
+__all__ = ["globaltimer", "smid", "load_relaxed"]
 
 if config.ENABLE_CUDASIM:
     import time
@@ -36,9 +35,6 @@ if config.ENABLE_CUDASIM:
         """``a[i]`` (simulator)."""
         return a[i]
 
-    def load_acquire(a, i):
-        """``a[i]`` (simulator)."""
-        return a[i]
 else:
     from llvmlite import ir
     from numba import types
@@ -59,28 +55,22 @@ else:
     globaltimer = _special_register("globaltimer", 64)
     smid = _special_register("smid", 32)
 
-    def _load(order):
-        @intrinsic
-        def load(typingctx, array, index):
-            if not (isinstance(array, types.Array) and array.ndim == 1
-                    and isinstance(index, types.Integer)
-                    and array.dtype.bitwidth in (32, 64)):
-                return None
+    @intrinsic
+    def load_relaxed(typingctx, array, index):
+        if not (isinstance(array, types.Array) and array.ndim == 1
+                and isinstance(index, types.Integer)
+                and array.dtype.bitwidth in (32, 64)):
+            return None
 
-            def codegen(context, builder, sig, args):
-                aty, ity = sig.args
-                arr = context.make_array(aty)(context, builder, value=args[0])
-                idx = context.cast(builder, args[1], ity, types.intp)
-                ptr = cgutils.get_item_pointer(context, builder, aty, arr, [idx], wraparound=False)
-                vty = context.get_value_type(aty.dtype)
-                bits = aty.dtype.bitwidth
-                fty = ir.FunctionType(vty, [vty.as_pointer()])
-                asm = ir.InlineAsm(fty, f"ld.{order}.gpu.global.b{bits} $0, [$1];",
-                                   ("=l" if bits == 64 else "=r") + ",l,~{memory}",
-                                   side_effect=True)
-                return builder.call(asm, [ptr])
-            return array.dtype(array, index), codegen
-        return load
-
-    load_relaxed = _load("relaxed")
-    load_acquire = _load("acquire")
+        def codegen(context, builder, sig, args):
+            aty, ity = sig.args
+            arr = context.make_array(aty)(context, builder, value=args[0])
+            idx = context.cast(builder, args[1], ity, types.intp)
+            ptr = cgutils.get_item_pointer(context, builder, aty, arr, [idx], wraparound=False)
+            vty = context.get_value_type(aty.dtype)
+            bits = aty.dtype.bitwidth
+            fty = ir.FunctionType(vty, [vty.as_pointer()])
+            asm = ir.InlineAsm(fty, f"ld.relaxed.gpu.global.b{bits} $0, [$1];",
+                               ("=l" if bits == 64 else "=r") + ",l,~{memory}", side_effect=True)
+            return builder.call(asm, [ptr])
+        return array.dtype(array, index), codegen
