@@ -95,6 +95,33 @@ def test_schedule_orders_every_arc_and_queues_each_light_component_once(heavy_ar
         assert s.heavy_arcs[k] == cond.comp_arcs[s.heavy & (s.phase == k)].sum()
 
 
+@pytest.mark.parametrize("seed,direct_size,hub", [(0, 2, 1), (3, 4, 3), (5, 1, 0)])
+def test_swept_in_arcs_list_each_arc_into_a_swept_component_once_by_target(seed, direct_size, hub):
+    from digraph.paths.scc_schedule import swept_in_arcs
+    g = _cycles_dag(20, 9, seed=seed, big=12, extra=3)
+    cond = Condensation(g)
+    s = SccSchedule(cond, 10**9, 16)
+    off, src, arc, hub_off, hubs = swept_in_arcs(cond, s, direct_size, hub)
+    sizes = np.diff(cond.comp_offsets)
+    comp = np.repeat(np.arange(cond.num_components), sizes)
+    swept = ~s.heavy & (sizes > direct_size) & (cond.comp_arcs > 0)
+    assert swept.any()
+    # the expected list: every arc inside whose target lies in a swept component
+    srcs = np.repeat(np.arange(g.num_vertices), np.diff(cond.iout_offsets))
+    want = sorted((int(t), int(u), int(e)) for e, (u, t) in enumerate(zip(srcs, cond.iout_targets))
+                  if swept[comp[t]])
+    tgt = np.repeat(np.arange(g.num_vertices), np.diff(off))
+    assert sorted(zip(tgt.tolist(), src.tolist(), arc.tolist())) == want
+    assert (cond.iout_targets[arc] == tgt).all() and (srcs[arc] == src).all()
+    assert (comp[src] == comp[tgt]).all()  # inside a component
+    deg = np.diff(off)
+    assert hubs.tolist() == np.flatnonzero(deg > hub).tolist()
+    for c in range(cond.num_components):
+        mine = hubs[hub_off[c]:hub_off[c + 1]]
+        assert ((mine >= cond.comp_offsets[c]) & (mine < cond.comp_offsets[c + 1])).all()
+    assert hub_off[-1] == hubs.size
+
+
 # ---------------------------------------------------------------------------- the engine
 
 

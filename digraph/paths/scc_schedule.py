@@ -19,7 +19,7 @@ on it per ``(heavy_arcs, light_size)``.
 import numpy as np
 from numba import njit
 
-__all__ = ["SccSchedule", "scc_schedule"]
+__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs"]
 
 
 @njit(cache=True, nogil=True)
@@ -136,3 +136,32 @@ def scc_schedule(cond, heavy_arcs, light_size):
     if key not in kept:
         kept[key] = SccSchedule(cond, heavy_arcs, light_size)
     return kept[key]
+
+
+def swept_in_arcs(cond, sch, direct_size, hub):
+    """The arcs inside the light components that the queue kernel sweeps (more than
+    ``direct_size`` vertices, arcs inside), by target position, for the sweeps' gathers.
+
+    Returns
+    -------
+    iin_offsets : int64 array, n+1
+        Position ``v``'s arcs are ``iin_offsets[v]:iin_offsets[v+1]`` (none outside swept
+        components).
+    iin_sources : int32 array
+        Their source positions.
+    iin_arcs : int64 array
+        Their index in ``cond.iout_*`` (for per-arc coefficients).
+    hub_offsets : int64 array, C+1, and hubs : int32 array
+        Per component, the positions with more than ``hub`` such arcs (a warp gathers each).
+    """
+    n = int(cond.comp_offsets[-1])
+    sizes = np.diff(cond.comp_offsets)
+    swept = np.repeat(~sch.heavy & (sizes > direct_size) & (cond.comp_arcs > 0), sizes)
+    tgt = cond.iout_targets
+    e = np.flatnonzero(swept[tgt]) if tgt.size else np.zeros(0, np.int64)
+    e = e[np.argsort(tgt[e], kind="stable")].astype(np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int32), np.diff(cond.iout_offsets))[e]
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(tgt[e], minlength=n), out=off[1:])
+    hubs = np.flatnonzero(np.diff(off) > hub).astype(np.int32)
+    return off, src, e, np.searchsorted(hubs, cond.comp_offsets).astype(np.int64), hubs

@@ -32,7 +32,7 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
-from ....paths.scc_schedule import scc_schedule
+from ....paths.scc_schedule import scc_schedule, swept_in_arcs
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
@@ -130,25 +130,13 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
 
 
 def _swept_in_arcs(be, cond, sch, K):
-    """The arcs inside the swept light components (more than :data:`~digraph.smx.cuda_scc.DK`
-    vertices) by target position, for the sweeps' gathers: ``iin_off`` (n+1), ``iin_src`` (source
-    positions), ``iin_arc`` (the arc's index in ``iout_*``, for per-arc coefficients); and per
-    component the positions with more than :data:`~digraph.smx.cuda_scc.HUB_PUSH` of them
-    (``ihub_off``, ``ihub_pos``: a warp gathers each)."""
-    n = int(cond.comp_offsets[-1])
-    sizes = np.diff(cond.comp_offsets)
-    swept = np.repeat(~sch.heavy & (sizes > K.DK) & (cond.comp_arcs > 0), sizes)
-    tgt = cond.iout_targets
-    e = np.flatnonzero(swept[tgt]) if tgt.size else np.zeros(0, np.int64)
-    e = e[np.argsort(tgt[e], kind="stable")]
-    src = np.repeat(np.arange(n, dtype=np.int32), np.diff(cond.iout_offsets))[e]
-    off = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(tgt[e], minlength=n), out=off[1:])
-    hubs = np.flatnonzero(np.diff(off) > K.HUB_PUSH).astype(np.int32)
+    """:func:`digraph.paths.scc_schedule.swept_in_arcs` on the device (empty arrays as one
+    placeholder entry)."""
+    off, src, arc, hub_off, hubs = swept_in_arcs(cond, sch, K.DK, K.HUB_PUSH)
     return {"iin_off": be.put(off), "iin_src": be.put(src if src.size else np.zeros(1, np.int32)),
-            "iin_arc": be.put(e.astype(np.int64) if e.size else np.zeros(1, np.int64)),
-            "ihub_off": be.put(np.searchsorted(hubs, cond.comp_offsets).astype(np.int64)),
-            "ihub_pos": be.put(hubs if hubs.size else np.zeros(1, np.int32))}
+            "iin_arc": be.put(arc if arc.size else np.zeros(1, np.int64)),
+            "ihub_off": be.put(hub_off), "ihub_pos": be.put(hubs if hubs.size
+                                                             else np.zeros(1, np.int32))}
 
 
 def _resident(be, settings):
