@@ -37,21 +37,26 @@ def _critical_path(comps, cost, eout_off, eout_comp, level_of):
         cs = comps[lv == L]
         finish[cs] = ready[cs] + cost[cs]
         cnt = eout_off[cs + 1] - eout_off[cs]
-        if cnt.sum():
-            idx = np.concatenate([np.arange(eout_off[c], eout_off[c + 1]) for c in cs[cnt > 0]])
+        total = int(cnt.sum())
+        if total:  # the arcs of cs, one run per component
+            idx = np.repeat(eout_off[cs] - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
             np.maximum.at(ready, eout_comp[idx], np.repeat(finish[cs], cnt))
     return int(finish[comps].max()) if comps.size else 0
 
 
-def _chain(cs, claim, got, pub, eo, ec, ncomp):
+def _predecessors(eo, ec, ncomp):
+    """(offsets, sources): the same-phase arcs by target component."""
+    src = np.repeat(np.arange(ncomp), np.diff(eo))[np.argsort(ec, kind="stable")]
+    off = np.zeros(ncomp + 1, np.int64)
+    np.cumsum(np.bincount(ec, minlength=ncomp), out=off[1:])
+    return off, src
+
+
+def _chain(cs, claim, got, pub, preds):
     """The chain that ended the phase, walked back from its last component through the
     predecessor that published last: its length, the time its components worked and the time
     between a predecessor's publishing and the next one's start (ms)."""
-    src = np.repeat(np.arange(ncomp), np.diff(eo))
-    by = np.argsort(ec, kind="stable")
-    rs = src[by]
-    roff = np.zeros(ncomp + 1, np.int64)
-    np.cumsum(np.bincount(ec, minlength=ncomp), out=roff[1:])
+    roff, rs = preds
     c = int(cs[np.argmax(pub[cs])])
     chain = [c]
     while roff[c + 1] > roff[c]:
@@ -77,6 +82,7 @@ def analyse(tr, sch, cond):
     np.maximum.at(ready, ec, pub[src])
     size = np.diff(cond.comp_offsets)
     ein_deg = np.diff(cond.ein_offsets)
+    preds = _predecessors(eo, ec, ncomp)
     out = []
     # phases: components traced, grouped by the launch they ran in (a gap-free span of slots)
     order = np.argsort(claim[traced])
@@ -120,7 +126,7 @@ def analyse(tr, sch, cond):
             ready_to_got_us=dict(median=round(float(np.median(sat)) / 1e3, 2),
                                  p90=round(float(np.percentile(sat, 90)) / 1e3, 2)),
             finished_per_us=round(cs.size / max((t1 - t0) / 1e3, 1e-9), 2),
-            chain=_chain(cs, claim, got, pub, eo, ec, ncomp),
+            chain=_chain(cs, claim, got, pub, preds),
             slowest=[dict(component=int(c), vertices=int(size[c]), arcs=int(cond.comp_arcs[c]),
                           in_arcs=int(ein_deg[cond.comp_offsets[c]:cond.comp_offsets[c + 1]].sum()),
                           sweeps=int(sweeps[c]), us=round((pub[c] - got[c]) / 1e3, 1))

@@ -113,8 +113,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                            "counts only the arcs of vertices that pushed)",
         "scc_light_trace": "`scc` on a GPU with `GpuSccSettings(trace_light=True)` only: per "
                            "component, the global timer (ns) when its block took its queue slot, "
-                           "got it, wrote its values, queued its successors; the slot, block and "
-                           "multiprocessor (an int64 array, a row each)",
+                           "got it, wrote its values, queued its successors; the slot, block, "
+                           "multiprocessor and sweeps (an int64 array, a row each)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
                                   "bin: 64 arcs or more); `{}` in `scc`",
         "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "

@@ -89,8 +89,8 @@ def _path_keys(n, path_offsets, path_vertices):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _split_arcs(order, pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_offsets,
-                in_sources, in_arcs):
+def _split_arcs(pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_offsets, in_sources,
+                in_arcs):
     """The ``iout_*`` and ``ein_*`` CSR arrays (module docstring), two parallel passes over the
     positions (count, then fill).  An arc ``u → w`` lies inside ``u``'s component when ``pos[w]``
     falls in that component's range of positions, so each arc end costs one random read of
@@ -99,7 +99,7 @@ def _split_arcs(order, pos, comp_of_pos, comp_offsets, out_offsets, out_targets,
     in one thread before).  Both passes walk the vertices in their own order, so each vertex's
     rows of ``out_*`` and ``in_*`` are read where they lie and only its slot in the output is
     looked up (``pos[u]``), instead of jumping to the rows of ``order[i]``."""
-    n = order.size
+    n = pos.size
     iout_off = np.zeros(n + 1, np.int64)
     ein_off = np.zeros(n + 1, np.int64)
     for u in prange(n):  # vertices in their order: each row is read where it lies
@@ -197,7 +197,7 @@ class Condensation:
         self.comp_offsets = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(comp, minlength=ncomp), out=self.comp_offsets[1:])
         (self.iout_offsets, self.iout_targets, self.iout_arcs, self.ein_offsets, self.ein_sources,
-         self.ein_arcs) = _split_arcs(self.order, pos, comp[self.order], self.comp_offsets,
+         self.ein_arcs) = _split_arcs(pos, comp[self.order], self.comp_offsets,
                                       graph.out_offsets, graph.out_targets, graph.in_offsets,
                                       graph.in_sources, graph.in_arcs)
         self.comp_arcs = np.diff(self.iout_offsets[self.comp_offsets])

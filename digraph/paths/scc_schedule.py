@@ -13,13 +13,15 @@ arcs to light components of its own phase (one entry per arc: a successor is que
 count reaches 0).
 
 Built in O(n + m) on the host from the :class:`~digraph.paths.condensation.Condensation`, kept
-on it per ``(heavy_arcs, light_size)``.
+on it per ``(heavy_arcs, light_size)``.  :func:`swept_in_arcs` lists the arcs inside the swept
+light components by target (the sweeps' gathers), :func:`hubs_by_component` the positions a warp
+serves.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs"]
+__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs", "hubs_by_component"]
 
 
 @njit(cache=True, nogil=True)
@@ -163,5 +165,12 @@ def swept_in_arcs(cond, sch, direct_size, hub):
     src = np.repeat(np.arange(n, dtype=np.int32), np.diff(cond.iout_offsets))[e]
     off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(tgt[e], minlength=n), out=off[1:])
-    hubs = np.flatnonzero(np.diff(off) > hub).astype(np.int32)
-    return off, src, e, np.searchsorted(hubs, cond.comp_offsets).astype(np.int64), hubs
+    return (off, src, e) + hubs_by_component(off, hub, cond.comp_offsets)
+
+
+def hubs_by_component(offsets, hub, comp_offsets):
+    """(hub_offsets int64 C+1, hubs int32): the positions whose rows of the CSR ``offsets`` hold
+    more than ``hub`` entries, listed by component (``hubs[hub_offsets[c]:hub_offsets[c+1]]``
+    lie in component ``c``: positions are grouped by component)."""
+    hubs = np.flatnonzero(np.diff(offsets) > hub).astype(np.int32)
+    return np.searchsorted(hubs, comp_offsets).astype(np.int64), hubs

@@ -32,7 +32,7 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
-from ....paths.scc_schedule import scc_schedule, swept_in_arcs
+from ....paths.scc_schedule import hubs_by_component, scc_schedule, swept_in_arcs
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
@@ -81,7 +81,7 @@ class GpuSccSettings:
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
         :func:`digraph.smx.cuda_scc.scc_light_phase`; ``benchmarks/profile_gpu_scc_light.py``
-        reads it).  Off by default: it costs a device array of 56 bytes a component.
+        reads it).  Off by default: it costs a device array of 64 bytes a component.
     """
 
     heavy_arcs: int = 16384
@@ -112,31 +112,27 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
              "iout_tgt": be.put(cond.iout_targets, np.int32),
              "ein_off": be.put(cond.ein_offsets, np.int64),
              "ein_src": be.put(cond.ein_sources, np.int32),
-             "queue0": be.put(sch.queue0 if sch.queue0.size else np.full(1, -1, np.int32)),
+             "queue0": be.put(_nonempty(sch.queue0, -1)),
              "pending0": be.put(sch.pending),
              "eout_off": be.put(sch.eout_offsets, np.int64),
-             "eout_comp": be.put(sch.eout_comp if sch.eout_comp.size else np.zeros(1, np.int32)),
-             "heavy_pos": be.put(sch.heavy_positions if sch.heavy_positions.size
-                                 else np.zeros(1, np.int32)),
+             "eout_comp": be.put(_nonempty(sch.eout_comp)),
+             "heavy_pos": be.put(_nonempty(sch.heavy_positions)),
              "unit": be.put(unit), "units": 2 * max(P, 1)}
-        hubs = np.flatnonzero(np.diff(cond.ein_offsets) > K.HUB_PULL).astype(np.int32)
-        d["hub_pos"] = be.put(hubs if hubs.size else np.zeros(1, np.int32))
-        d["hub_off"] = be.put(np.searchsorted(hubs, cond.comp_offsets).astype(np.int64))
-        d.update(_swept_in_arcs(be, cond, sch, K))
+        hub_off, hubs = hubs_by_component(cond.ein_offsets, K.HUB_PULL, cond.comp_offsets)
+        d["hub_off"], d["hub_pos"] = be.put(hub_off), be.put(_nonempty(hubs))
+        off, src, arc, ihub_off, ihubs = swept_in_arcs(cond, sch, K.DK, K.HUB_PUSH)
+        d.update(iin_off=be.put(off), iin_src=be.put(_nonempty(src)),
+                 iin_arc=be.put(_nonempty(arc)), ihub_off=be.put(ihub_off),
+                 ihub_pos=be.put(_nonempty(ihubs)))
         res.put("cuda-scc", key, d)
     else:
         be.keep_all(d)
     return d
 
 
-def _swept_in_arcs(be, cond, sch, K):
-    """:func:`digraph.paths.scc_schedule.swept_in_arcs` on the device (empty arrays as one
-    placeholder entry)."""
-    off, src, arc, hub_off, hubs = swept_in_arcs(cond, sch, K.DK, K.HUB_PUSH)
-    return {"iin_off": be.put(off), "iin_src": be.put(src if src.size else np.zeros(1, np.int32)),
-            "iin_arc": be.put(arc if arc.size else np.zeros(1, np.int64)),
-            "ihub_off": be.put(hub_off), "ihub_pos": be.put(hubs if hubs.size
-                                                             else np.zeros(1, np.int32))}
+def _nonempty(a, fill=0):
+    """``a``, or one ``fill`` entry of its dtype when it is empty (a kernel argument)."""
+    return a if a.size else np.full(1, fill, a.dtype)
 
 
 def _resident(be, settings):
@@ -175,8 +171,7 @@ def _coefficients(be, graph, system, cond, has_arc):
     cpu_scc.coefficients(cond.order, cond.iout_offsets, cond.iout_targets, cond.iout_arcs,
                          cond.ein_offsets, cond.ein_sources, cond.ein_arcs, src,
                          arc if has_arc else src, has_arc, dst, icoef, ecoef)
-    return True, be.put(icoef if icoef.size else np.zeros(1)), be.put(ecoef if ecoef.size
-                                                                      else np.zeros(1))
+    return True, be.put(_nonempty(icoef)), be.put(_nonempty(ecoef))
 
 
 def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
