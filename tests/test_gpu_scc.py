@@ -140,11 +140,19 @@ def _solve(g, tol, **settings):
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
-@pytest.mark.parametrize("heavy_arcs,tol", [(1, 1e-6), (10**9, 1e-10)])
-def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol):
+@pytest.mark.parametrize("heavy_arcs,tol,one_launch", [(1, 1e-6, True), (1, 1e-6, False),
+                                                      (10**9, 1e-10, True)])
+def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol, one_launch):
     g = _cycles_dag(24, 14, seed=2, big=18)
     exact = _pagerank_exact(g)
-    x, ok, s = _solve(g, tol, heavy_arcs=heavy_arcs)
+    x, ok, s = _solve(g, tol, heavy_arcs=heavy_arcs, heavy_one_launch=one_launch,
+                      trace_heavy=one_launch)
+    assert not s.get("handed_over")  # the components' own answer, not a fix-up's
+    if one_launch and heavy_arcs == 1:  # a row at the start and after each round
+        tr = s["scc_heavy_trace"]
+        assert [len(t) for t in tr] == [r + 1 for r in s["heavy_rounds"]]
+        assert all((np.diff(t[:, 0]) >= 0).all() and (np.diff(t[:, 1]) >= 0).all() for t in tr)
+        assert tr[-1][-1, 1] <= s["arc_updates"] and tr[0][1, 1] > tr[0][0, 1]
     assert ok and (s["error_bound"] <= tol or s.get("floor_limited"))
     assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
     cond = Condensation(g)

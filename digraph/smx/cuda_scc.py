@@ -16,9 +16,9 @@ Two kinds of work, by the component's size (:mod:`digraph.paths.scc_schedule`):
   component whose predecessors are done starts at once, whatever its level: no launch and no
   synchronisation per DAG level, and a slow component holds up only what depends on it.
 * **Heavy components** (the giant component of a web graph) run in rounds over the whole GPU:
-  :func:`scc_pull_list` once, then :func:`scc_round` round after round, the threshold and the stop
-  decided on the device from the previous round's mass (``ctl``), so rounds are queued without a
-  host synchronisation.
+  :func:`scc_pull_list` once, then push rounds (:mod:`digraph.smx.cuda_scc_heavy`: all of them in
+  one launch with a grid barrier between rounds, or a launch a round), the threshold and the stop
+  decided on the device from the previous round's mass, without a host synchronisation.
 
 Deadlock freedom of the queue: a block claims queue slots in order (``ctl[0]``) and waits for its
 slot to be filled; a slot is filled when a component's last same-phase predecessor finishes.  If
@@ -39,29 +39,26 @@ component) are in :mod:`digraph.smx.cuda_scc_blocks`.
 
 Counters (``cnt``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`, :data:`SWEEPS`,
 :data:`ONCE` (components done without a sweep), :data:`CAPPED` (stopped by ``max_sweeps``),
-:data:`RAN`, :data:`ROUNDS` (heavy rounds that ran).
+:data:`RAN`, :data:`ROUNDS` (heavy rounds that ran); defined in :mod:`digraph.smx.cuda_scc_blocks`.
 """
-
-import math
 
 from numba import cuda, float64, int32, int64
 
-from .cuda_kernels import _SIM, HB, _block_sum
-from .cuda_scc_blocks import (DK, G, HUB_PULL, HUB_PUSH, QB, SH, WL, _block_max, _coef,
-                               _direct, _from_leader, _sum_max)
+from .cuda_kernels import _SIM
+from .cuda_scc_blocks import (CAPPED, COUNTERS, DIRECT, DK, GATHERED, HUB_PULL, HUB_PUSH, ONCE,
+                               PULLS, PUSHES, QB, RAN, ROUNDS, SH, SWEEPS, VERTEX_PUSHES, WL, G,
+                               _coef, _direct, _sum_max)
+from .cuda_scc_heavy import HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list, scc_round
 from .cuda_timers import globaltimer, load_relaxed, smid
 
 __all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRACE",
-           "LIGHT_BLOCKS_PER_SM", "scc_light_phase", "scc_pull_list", "scc_round"]
+           "LIGHT_BLOCKS_PER_SM", "HEAVY_BLOCKS_PER_SM", "scc_light_phase", "scc_pull_list",
+           "scc_round", "scc_heavy_rounds"]
 
 _BUF = max(2 * SH, DK * DK + DK)
 _RBUF = 2 * QB  # shared sizes must be plain constants
 _ACC = SH // QB  # vertices of a swept component per thread
-TB = HB
-"""Threads per block of the heavy rounds (a power of two: tree reductions)."""
 
-PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT, GATHERED = range(10)
-COUNTERS = 10
 TRACE = 8
 """Entries a component of :func:`scc_light_phase`'s ``trace``."""
 
@@ -285,90 +282,3 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
         cuda.atomic.add(cnt, RAN, ran)
         cuda.atomic.add(cnt, DIRECT, direct)
     cuda.atomic.add(cnt, GATHERED, reads)
-
-
-@cuda.jit(cache=True)
-def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
-    """``r_j = b_j + Σ c·x_u`` over the in-arcs from other components of the positions ``pos``
-    (a heavy group's start: its inputs are final)."""
-    i = cuda.grid(1)
-    if i < pos.size:
-        j = pos[i]
-        s = b[j]
-        for k in range(ein_off[j], ein_off[j + 1]):
-            u = ein_src[k]
-            s += _coef(k, ecoef, has_coef, vscale, u) * x[u]
-        r[j] = s
-
-
-@cuda.jit(cache=True)
-def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, budget, arcs, vmax,
-              linf, prio, cnt):
-    """Round ``k`` of a heavy group (positions ``pos``, ``arcs`` arcs inside, stop at ``budget``),
-    ``G`` threads per vertex sharing its out-arcs.
-
-    ``ctl[0:3]`` hold each round's mass (Σ|r| as its threads read it, before they push: an upper
-    bound of the mass it leaves, for ``A`` with column sums below 1) by ``k % 3``, ``ctl[3:6]``
-    its largest residual; round ``k`` reads round ``k − 1``'s, adds its own and zeroes round
-    ``k + 1``'s slots.  The first round that finds round ``k − 1`` within the budget sets
-    ``ctl[6]`` (done, sticky: the slots stop rotating then, so a later round must not read them),
-    and every round from then on does nothing, so rounds can be queued past the end."""
-    buf = cuda.shared.array(HB, float64)
-    tid = cuda.threadIdx.x
-    i = cuda.grid(1)
-    if ctl[6] > 0.0:  # done: a round found the group within its budget
-        return
-    if k > 0:
-        mass = ctl[(k + 2) % 3]
-        top = ctl[3 + (k + 2) % 3]
-        if (top <= vmax) if linf else (mass <= budget):
-            if i == 0:
-                ctl[6] = 1.0  # sticky: the slots are no longer rotated
-            return
-    else:
-        mass = math.inf
-    if i == 0:
-        ctl[(k + 1) % 3] = 0.0
-        ctl[3 + (k + 1) % 3] = 0.0
-        cuda.atomic.add(cnt, ROUNDS, 1)
-    theta = 0.0 if (linf or k == 0) else max(prio * mass / arcs, budget / arcs)
-    got = 0.0
-    top = 0.0
-    sent = 0
-    vs = 0
-    nt = pos.size * G
-    stride = cuda.gridDim.x * cuda.blockDim.x
-    sub = i % G
-    for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
-        v = (i + t * stride) // G
-        d = 0.0
-        j = 0
-        if v < pos.size:
-            j = pos[v]
-            if sub == 0:  # an atomic read: another block's pushes may sit in no cache of ours
-                d = cuda.atomic.add(r, j, 0.0)
-        d = _from_leader(buf, d)  # one read of r[j] for the group
-        if v < pos.size:
-            lo = iout_off[j]
-            hi = iout_off[j + 1]
-            ad = abs(d)
-            if sub == 0:
-                got += ad
-                top = max(top, ad)
-            if ad > theta * (hi - lo) and ad > vmax:
-                if sub == 0:
-                    x[j] += d
-                    cuda.atomic.add(r, j, -d)
-                    sent += hi - lo
-                    vs += 1
-                for e in range(lo + sub, hi, G):
-                    cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
-    top = _block_max(buf, top)
-    total = _block_sum(buf, got)
-    arcs_sent = _block_sum(buf, float64(sent))
-    pushed = _block_sum(buf, float64(vs))
-    if tid == 0:
-        cuda.atomic.add(ctl, k % 3, total)
-        cuda.atomic.max(ctl, 3 + k % 3, top)
-        cuda.atomic.add(cnt, PUSHES, int(arcs_sent))
-        cuda.atomic.add(cnt, VERTEX_PUSHES, int(pushed))

@@ -30,6 +30,9 @@ in-arcs took 2.2 ms, the critical path of its phase)."""
 HUB_PUSH = 4 if _SIM else 32
 """A vertex of a swept light component with more in-arcs inside it than this gathers them with a
 warp in each sweep (lanes over its in-arcs), not with one thread."""
+PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, ONCE, CAPPED, RAN, ROUNDS, DIRECT, GATHERED = range(10)
+"""Indices of the SCC kernels' counters (``cnt``); see :mod:`digraph.smx.cuda_scc`."""
+COUNTERS = 10
 WL = min(32, QB)
 """Lanes of a hub's pull (a warp; the block under the simulator)."""
 _NW = max(QB // 32, 1)

@@ -77,21 +77,39 @@ class GpuSccSettings:
         1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
         not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
         said: see :func:`_resident`.)
+    heavy_blocks_per_sm : int
+        Blocks of :data:`digraph.smx.cuda_scc.TB` threads per multiprocessor for a heavy round
+        (fewer when the group has fewer vertices; :data:`digraph.smx.cuda_scc.G` threads a
+        vertex, a grid-stride loop over the rest; at most
+        :data:`digraph.smx.cuda_scc.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).
+    heavy_one_launch : bool
+        A heavy group's rounds in one launch with a grid barrier between rounds
+        (:func:`digraph.smx.cuda_scc_heavy.scc_heavy_rounds`), instead of a launch a round queued
+        by the host (:func:`digraph.smx.cuda_scc_heavy.scc_round`).
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
         :func:`digraph.smx.cuda_scc.scc_light_phase`; ``benchmarks/profile_gpu_scc_light.py``
         reads it).  Off by default: it costs a device array of 64 bytes a component.
+    trace_heavy : bool
+        A profile of the heavy rounds run in one launch: ``stats["scc_heavy_trace"]``, for each
+        heavy group an int64 array of rows (GPU nanosecond timer, arcs pushed so far): the start,
+        then after each round (at most :data:`TRACE_ROUNDS` rounds).
     """
 
     heavy_arcs: int = 16384
     priority_share: float = 0.5
     rounds_per_check: int = 8
     blocks_per_sm: int = 4
+    heavy_blocks_per_sm: int = 8
+    heavy_one_launch: bool = True
     trace_light: bool = False
+    trace_heavy: bool = False
 
 
 DEFAULT = GpuSccSettings()
+TRACE_ROUNDS = 4096
+"""Rounds of a heavy group that :attr:`GpuSccSettings.trace_heavy` records."""
 
 
 def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
@@ -133,6 +151,29 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
 def _nonempty(a, fill=0):
     """``a``, or one ``fill`` entry of its dtype when it is empty (a kernel argument)."""
     return a if a.size else np.full(1, fill, a.dtype)
+
+
+def _heavy_grid(be, settings, nverts):
+    """Blocks of a heavy group's rounds: a group of :data:`~digraph.smx.cuda_scc.G` threads a
+    vertex, at most ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
+    also at most what is surely resident at once (its launch bounds, or the driver's occupancy
+    calculator once compiled; one block under the simulator, which runs blocks one after
+    another)."""
+    from ....smx import cuda_scc as K
+    grid = min(be.grid_hb(nverts * K.G), settings.heavy_blocks_per_sm * be.sms)
+    if not settings.heavy_one_launch:
+        return grid
+    if be.sim:
+        return 1
+    per_sm = min(settings.heavy_blocks_per_sm, K.HEAVY_BLOCKS_PER_SM)
+    kern = K.scc_heavy_rounds
+    if kern.overloads:
+        try:
+            fits = min(int(o.max_cooperative_grid_blocks(K.TB)) for o in kern.overloads.values())
+            per_sm = max(1, min(per_sm, fits // be.sms))
+        except Exception:  # an older Numba without the query: the launch bounds' promise
+            pass
+    return min(grid, per_sm * be.sms)
 
 
 def _resident(be, settings):
@@ -183,10 +224,10 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
                                     "user-defined LinearSystem)")
-    if settings.heavy_arcs < 1 or settings.rounds_per_check < 1 or settings.blocks_per_sm < 1 \
-            or not settings.priority_share >= 0:
-        raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check and blocks_per_sm "
-                                    "must be >= 1, priority_share >= 0")
+    if min(settings.heavy_arcs, settings.rounds_per_check, settings.blocks_per_sm,
+           settings.heavy_blocks_per_sm) < 1 or not settings.priority_share >= 0:
+        raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check, blocks_per_sm "
+                                    "and heavy_blocks_per_sm must be >= 1, priority_share >= 0")
     xp = be.xp
     t_last = time.perf_counter()
     n = graph.num_vertices
@@ -207,7 +248,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
              "queue0": d["queue0"], "queue": d["queue0"].copy(),
              "pending0": d["pending0"], "pending": d["pending0"].copy(),
              "ctl0": be.put(ctl0), "ctl": be.put(ctl0), "ctlh": xp.zeros(7, np.float64),
-             "cnt": xp.zeros(K.COUNTERS, np.int64),
+             "cnt": xp.zeros(K.COUNTERS, np.int64), "bar": xp.zeros(1, np.int64),
              "comp_sweeps": xp.zeros(max(cond.num_components, 1), np.int64),
              "out": xp.empty(n, np.float64), "pos": {}}
         w["unit_b"] = (be.get(xp.bincount(d["unit"], weights=w["b"], minlength=d["units"]))
@@ -235,6 +276,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     inside = max(int(cond.comp_arcs.sum()), 1)
     unit_b = w["unit_b"]
     heavy_rounds = []
+    heavy_trace = []
     be.sync()
     t_now = time.perf_counter()
     phase_ms = [round((t_now - t_last) * 1e3, 3)]  # the set-up
@@ -274,9 +316,20 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 ctlh[...] = 0.0
                 budget_g = per_arc * arcs
                 q = 0
-                while True:
+                hgrid = _heavy_grid(be, settings, h1 - h0)
+                if settings.heavy_one_launch:
+                    w["bar"].fill(0)
+                    rtrace = (xp.zeros(2 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
+                              else cnt[:1])  # one entry: off
+                    be.launch(K.scc_heavy_rounds, hgrid, K.TB, pos, d["iout_off"], d["iout_tgt"],
+                              icoef, has_coef, vscale, x, r, ctlh, w["bar"], budget_g, arcs, vmax,
+                              linf, prio, max_iter, cnt, rtrace)
+                    capped = capped or bool(be.get(ctlh[6:7])[0] < 0)
+                    if settings.trace_heavy:
+                        heavy_trace.append(be.get(rtrace).reshape(-1, 2))
+                while not settings.heavy_one_launch:
                     for _ in range(settings.rounds_per_check):
-                        be.launch(K.scc_round, min(be.grid_hb((h1 - h0) * K.G), 4 * be.sms), K.TB, q, pos, d["iout_off"],
+                        be.launch(K.scc_round, hgrid, K.TB, q, pos, d["iout_off"],
                                   d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh, budget_g,
                                   arcs, vmax, linf, prio, cnt, tag=("scc-round", k))
                         q += 1
@@ -328,6 +381,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     stats["scc_phase_ms"] = phase_ms
+    if settings.trace_heavy:
+        stats["scc_heavy_trace"] = [t[:r + 1] for t, r in zip(heavy_trace, heavy_rounds)]
     if settings.trace_light:
         stats["scc_light_trace"] = be.get(trace).reshape(-1, K.TRACE)[:cond.num_components]
     if certified(bound, r1, floor, tol, stats):
