@@ -95,8 +95,9 @@ def main():
                         arcs=int(st["arc_updates"]), ran=st["scc_ran"],
                         bound=st["error_bound"], finished_by=st.get("finished_by"),
                         layer_rounds=st["layer_rounds"],
-                        heavy_trace=[dict(us=(np.diff(t[:, 0]) / 1e3).round(1).tolist(),
-                                          pushed=np.diff(t[:, 1]).tolist())
+                        heavy_trace=[dict(us=(np.diff(t[:, 1]) / 1e3).round(1).tolist(),
+                                          push_us=((t[1:, 0] - t[:-1, 1]) / 1e3).round(1).tolist(),
+                                          pushed=np.diff(t[:, 2]).tolist())
                                      for t in st.get("scc_heavy_trace", [])])), flush=True)
 
 

@@ -116,8 +116,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                            "got it, wrote its values, queued its successors; the slot, block, "
                            "multiprocessor and sweeps (an int64 array, a row each)",
         "scc_heavy_trace": "`scc` on a GPU with `GpuSccSettings(trace_heavy=True)` only: per heavy "
-                           "group run in one launch, rows of (global timer in ns, arcs pushed so "
-                           "far) at its start and after each round (a list of int64 arrays)",
+                           "group run in one launch, rows of (global timer in ns when the round's "
+                           "pushes were done, when the round was done, arcs pushed so far) at its "
+                           "start and for each round (a list of int64 arrays)",
         "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
                                   "bin: 64 arcs or more); `{}` in `scc`",
         "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "

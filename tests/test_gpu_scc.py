@@ -151,8 +151,9 @@ def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol, one_launch):
     if one_launch and heavy_arcs == 1:  # a row at the start and after each round
         tr = s["scc_heavy_trace"]
         assert [len(t) for t in tr] == [r + 1 for r in s["heavy_rounds"]]
-        assert all((np.diff(t[:, 0]) >= 0).all() and (np.diff(t[:, 1]) >= 0).all() for t in tr)
-        assert tr[-1][-1, 1] <= s["arc_updates"] and tr[0][1, 1] > tr[0][0, 1]
+        assert all((np.diff(t[:, 1]) >= 0).all() and (t[:, 0] <= t[:, 1]).all()
+                   and (t[1:, 0] >= t[:-1, 1]).all() and (np.diff(t[:, 2]) >= 0).all() for t in tr)
+        assert tr[-1][-1, 2] <= s["arc_updates"] and tr[0][1, 2] > tr[0][0, 2]
     assert ok and (s["error_bound"] <= tol or s.get("floor_limited"))
     assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
     cond = Condensation(g)
@@ -195,6 +196,34 @@ def _hubs_graph():
     src += [c, c + 1, c + 1, 7]
     dst += [c + 1, c, c + 2, c + 2]
     return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=c + 3)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
+@pytest.mark.parametrize("one_launch", [True, False])
+def test_heavy_vertices_of_many_out_arcs_pushed_by_a_block_give_the_exact_answer(one_launch):
+    from digraph.smx.cuda_scc import BIG_OUT, SH
+    # one strongly connected block of 3 SH vertices (heavy: more than a block holds) where
+    # vertices 0..2 link to BIG_OUT + 1 others or more (pushed by a whole block each), the rest
+    # to a few (pushed by a few threads each), then a tail of small cycles
+    rng = np.random.default_rng(11)
+    big = 3 * SH
+    g0 = _cycles_dag(6, 5, seed=11, big=big)
+    src, dst = g0.arc_sources.tolist(), g0.out_targets.tolist()
+    for h in range(3):
+        for t in rng.choice(np.setdiff1d(np.arange(big), [h]), BIG_OUT + 1 + 5 * h, replace=False):
+            src.append(h)
+            dst.append(int(t))
+    g = digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=g0.num_vertices)
+    cond = Condensation(g)
+    out = np.diff(cond.iout_offsets)
+    assert (out > BIG_OUT).sum() >= 3 and ((out > 0) & (out <= BIG_OUT)).sum() > big // 2
+    exact = _pagerank_exact(g)
+    x, ok, s = _solve(g, 1e-11, heavy_one_launch=one_launch)
+    assert ok and s["error_bound"] <= 1e-11
+    assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
+    assert not s.get("handed_over")  # the rounds' own answer, not a fix-up's
+    assert s["scc_heavy"] == 1 and len(s["heavy_rounds"]) == 1 and s["heavy_rounds"][0] > 1
 
 
 @pytest.mark.gpu
@@ -303,3 +332,18 @@ def test_kept_work_gives_the_fresh_answers_and_follows_the_vectors():
     back = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
     assert not back.stats["gpu_work_kept"]
     assert np.abs(back.values - exact).sum() <= back.stats["error_bound"]
+
+
+@pytest.mark.parametrize("limit", [0, 2, 4, 10**9])
+def test_split_by_degree_keeps_each_slice_and_its_order(limit):
+    from digraph.paths.scc_schedule import split_by_degree
+    rng = np.random.default_rng(3)
+    degree = rng.integers(0, 9, 50)
+    positions = rng.permutation(50)[:40]
+    offsets = np.array([0, 7, 7, 25, 40])
+    so, small, bo, big = split_by_degree(positions, offsets, degree, limit)
+    for k in range(4):
+        part = positions[offsets[k]:offsets[k + 1]]
+        assert small[so[k]:so[k + 1]].tolist() == [p for p in part if degree[p] <= limit]
+        assert big[bo[k]:bo[k + 1]].tolist() == [p for p in part if degree[p] > limit]
+    assert so[-1] == small.size and bo[-1] == big.size

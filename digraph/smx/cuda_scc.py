@@ -48,12 +48,13 @@ from .cuda_kernels import _SIM
 from .cuda_scc_blocks import (CAPPED, COUNTERS, DIRECT, DK, GATHERED, HUB_PULL, HUB_PUSH, ONCE,
                                PULLS, PUSHES, QB, RAN, ROUNDS, SH, SWEEPS, VERTEX_PUSHES, WL, G,
                                _coef, _direct, _sum_max)
-from .cuda_scc_heavy import HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list, scc_round
+from .cuda_scc_heavy import (BIG_OUT, HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list,
+                             scc_round)
 from .cuda_timers import globaltimer, load_relaxed, smid
 
 __all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRACE",
-           "LIGHT_BLOCKS_PER_SM", "HEAVY_BLOCKS_PER_SM", "scc_light_phase", "scc_pull_list",
-           "scc_round", "scc_heavy_rounds"]
+           "LIGHT_BLOCKS_PER_SM", "HEAVY_BLOCKS_PER_SM", "BIG_OUT", "scc_light_phase",
+           "scc_pull_list", "scc_round", "scc_heavy_rounds"]
 
 _BUF = max(2 * SH, DK * DK + DK)
 _RBUF = 2 * QB  # shared sizes must be plain constants

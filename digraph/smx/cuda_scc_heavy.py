@@ -26,18 +26,20 @@ zeroed while a late block still reads them.  ``ctl[6]`` is the outcome: 1 done, 
 
 import math
 
-from numba import cuda, float64
+from numba import cuda, float64, int64
 
 from .cuda_kernels import _SIM, HB, _block_sum
 from .cuda_scc_blocks import (CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, _block_max, _coef,
                               _from_leader)
 from .cuda_timers import globaltimer, load_relaxed
 
-__all__ = ["TB", "HEAVY_BLOCKS_PER_SM", "scc_pull_list", "scc_round", "scc_heavy_rounds"]
+__all__ = ["TB", "BIG_OUT", "HEAVY_BLOCKS_PER_SM", "scc_pull_list", "scc_round", "scc_heavy_rounds"]
 
 TB = HB
 """Threads per block of the heavy rounds (a power of two: tree reductions)."""
 
+BIG_OUT = 4 if _SIM else 64
+"""Out-arcs inside its group above which a heavy vertex is pushed by a whole block."""
 HEAVY_BLOCKS_PER_SM = 8
 """Blocks of :func:`scc_heavy_rounds` the compiler must fit on a multiprocessor (its launch
 bounds), so that a grid of this many blocks a multiprocessor is surely resident at once."""
@@ -58,14 +60,19 @@ def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
 
 
 @cuda.jit(device=True, inline=True)
-def _push_round(buf, k, theta, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax,
-                linf, cnt):
+def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x,
+                r, ctl, vmax, linf, cnt):
     """Round ``k`` of a heavy group with threshold ``theta`` (per out-arc): each vertex reads its
     residual once (a relaxed load: other blocks' pushes land in L2, not in this one's L1), pushes
     it if it is above ``theta`` times its out-degree and ``vmax``, and the block adds what its
     vertices held to ``ctl[k % 3]`` (and, on the L∞ route, their largest to ``ctl[3 + k % 3]``:
     a float64 atomic maximum is a compare-and-swap loop, which a few hundred blocks contend for,
     so the L1 route, whose stop reads the mass only, does without it).
+
+    The ``nbig`` positions ``big`` (more than :data:`BIG_OUT` out-arcs) are pushed by a whole
+    block each, the ``npos`` others (``pos``) by :data:`G` threads each: a round lasts as long as
+    its longest chain of pushes (a push loads the arc's target, then adds to it: about 0.3 µs), and
+    cnr-2000's vertex of 1,415 out-arcs held every round of its giant component to 177 of them.
 
     (Pushes into a group's hub targets added up per block in shared memory, one global atomic a
     hub and block at the round's end, made cnr-2000's giant slower on an H200: 9 → 13-14 ms.)"""
@@ -79,19 +86,40 @@ def _push_round(buf, k, theta, pos, iout_off, iout_tgt, icoef, has_coef, vscale,
     top = 0.0
     sent = 0
     vs = 0
-    nt = pos.size * G
+    nt = npos * G
     stride = cuda.gridDim.x * cuda.blockDim.x
     sub = i % G
+    for b in range(cuda.blockIdx.x, nbig, cuda.gridDim.x):  # the same in every thread of a block
+        j = big[b]
+        if tid == 0:
+            buf[0] = load_relaxed(r, j)
+        cuda.syncthreads()
+        d = buf[0]
+        cuda.syncthreads()
+        lo = iout_off[j]
+        hi = iout_off[j + 1]
+        ad = abs(d)
+        if tid == 0:
+            got += ad
+            top = max(top, ad)
+        if ad > theta * (hi - lo) and ad > vmax:
+            if tid == 0:
+                x[j] += d
+                cuda.atomic.add(r, j, -d)
+                sent += hi - lo
+                vs += 1
+            for e in range(lo + tid, hi, cuda.blockDim.x):
+                cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
     for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
         v = (i + t * stride) // G
         d = 0.0
         j = 0
-        if v < pos.size:
+        if v < npos:
             j = pos[v]
             if sub == 0:
                 d = load_relaxed(r, j)
         d = _from_leader(buf, d)  # one read of r[j] for the group
-        if v < pos.size:
+        if v < npos:
             lo = iout_off[j]
             hi = iout_off[j + 1]
             ad = abs(d)
@@ -132,8 +160,8 @@ def _within(mass, top, budget, vmax, linf):
 
 
 @cuda.jit(cache=True)
-def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, budget, arcs, vmax,
-              linf, prio, cnt):
+def scc_round(k, pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl,
+              budget, arcs, vmax, linf, prio, cnt):
     """Round ``k`` of a heavy group, one launch (``arcs`` arcs inside, stop at ``budget``).
 
     The first round that finds round ``k − 1`` within the budget sets ``ctl[6]`` (done, sticky:
@@ -149,8 +177,8 @@ def scc_round(k, pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, bu
             if cuda.grid(1) == 0:
                 ctl[6] = 1.0  # sticky: the slots are no longer rotated
             return
-    _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, iout_off, iout_tgt,
-                icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
+    _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos, big, nbig,
+                iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
 
 
 @cuda.jit(device=True, inline=True)
@@ -168,36 +196,43 @@ def _grid_barrier(bar, target):
 
 
 @cuda.jit(cache=True, **({} if _SIM else {"launch_bounds": (TB, HEAVY_BLOCKS_PER_SM)}))
-def scc_heavy_rounds(pos, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, bar, budget,
-                     arcs, vmax, linf, prio, max_rounds, cnt, rtrace):
+def scc_heavy_rounds(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl,
+                     bar, budget, arcs, vmax, linf, prio, max_rounds, cnt, rtrace):
     """All the rounds of a heavy group in one launch (``bar[0]`` zero at the launch; every block
     resident at once): round after round, a grid barrier, then every thread reads the round's
     mass and decides alone, and alike, whether to stop.  Sets ``ctl[6]`` to 1 when done, −1 when
     ``max_rounds`` ran first.
 
-    ``rtrace`` (int64; one entry: off) receives the GPU's nanosecond timer at the start and after
-    each round's barrier, with the arcs pushed so far (``cnt[PUSHES]``): ``rtrace[2q]``,
-    ``rtrace[2q + 1]`` for ``q = 0`` (the start) and ``q = k + 1`` (after round ``k``), as many as
+    ``rtrace`` (int64; one entry: off) receives rows of three: the GPU's nanosecond timer once
+    the round's pushes are done (their barrier passed), once the round is done, and the arcs
+    pushed so far (``cnt[PUSHES]``); row 0 the start, row ``k + 1`` round ``k``, as many as
     fit."""
     buf = cuda.shared.array(HB, float64)
     nb = cuda.gridDim.x
     mass = math.inf
     top = math.inf
     k = 0
+    nbar = 0
     traced = cuda.grid(1) == 0 and rtrace.size > 1
+    tpush = int64(0)
     if traced:
         rtrace[0] = globaltimer()
-        rtrace[1] = load_relaxed(cnt, PUSHES)
+        rtrace[1] = rtrace[0]
+        rtrace[2] = load_relaxed(cnt, PUSHES)
     while True:
-        _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, iout_off, iout_tgt,
-                    icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
-        _grid_barrier(bar, nb * (k + 1))
+        _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos, big, nbig,
+                    iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
+        nbar += 1
+        _grid_barrier(bar, nb * nbar)
+        if traced:
+            tpush = globaltimer()
         mass = load_relaxed(ctl, k % 3)
         top = load_relaxed(ctl, 3 + k % 3)
         k += 1
-        if traced and 2 * k + 1 < rtrace.size:
-            rtrace[2 * k] = globaltimer()
-            rtrace[2 * k + 1] = load_relaxed(cnt, PUSHES)
+        if traced and 3 * k + 2 < rtrace.size:
+            rtrace[3 * k] = tpush
+            rtrace[3 * k + 1] = globaltimer()
+            rtrace[3 * k + 2] = load_relaxed(cnt, PUSHES)
         if _within(mass, top, budget, vmax, linf) or k >= max_rounds:
             break
     if cuda.grid(1) == 0:

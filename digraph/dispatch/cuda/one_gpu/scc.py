@@ -32,7 +32,8 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
-from ....paths.scc_schedule import hubs_by_component, scc_schedule, swept_in_arcs
+from ....paths.scc_schedule import (hubs_by_component, scc_schedule, split_by_degree,
+                                    swept_in_arcs)
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import linear_factors
@@ -93,8 +94,9 @@ class GpuSccSettings:
         reads it).  Off by default: it costs a device array of 64 bytes a component.
     trace_heavy : bool
         A profile of the heavy rounds run in one launch: ``stats["scc_heavy_trace"]``, for each
-        heavy group an int64 array of rows (GPU nanosecond timer, arcs pushed so far): the start,
-        then after each round (at most :data:`TRACE_ROUNDS` rounds).
+        heavy group an int64 array of rows (GPU nanosecond timer when the round's pushes were
+        done, when the round was done, arcs pushed so far): the start, then a row each round
+        (at most :data:`TRACE_ROUNDS` rounds).
     """
 
     heavy_arcs: int = 16384
@@ -135,6 +137,8 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
              "eout_off": be.put(sch.eout_offsets, np.int64),
              "eout_comp": be.put(_nonempty(sch.eout_comp)),
              "heavy_pos": be.put(_nonempty(sch.heavy_positions)),
+             "split": split_by_degree(sch.heavy_positions, sch.heavy_offsets,
+                                      np.diff(cond.iout_offsets), K.BIG_OUT),
              "unit": be.put(unit), "units": 2 * max(P, 1)}
         hub_off, hubs = hubs_by_component(cond.ein_offsets, K.HUB_PULL, cond.comp_offsets)
         d["hub_off"], d["hub_pos"] = be.put(hub_off), be.put(_nonempty(hubs))
@@ -307,31 +311,39 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
                 pos = w["pos"].get(k)
-                if pos is None:  # one slice a phase, kept: the prepared rounds read it
+                if pos is None:  # slices of a phase, kept: the prepared rounds read them
                     pos = w["pos"][k] = d["heavy_pos"][h0:h1]
-                be.keep(pos)
+                    so, small, bo, big = d["split"]
+                    w["pos"][("small", k)] = be.put(_nonempty(small[so[k]:so[k + 1]]))
+                    w["pos"][("big", k)] = be.put(_nonempty(big[bo[k]:bo[k + 1]]))
+                small, big = w["pos"][("small", k)], w["pos"][("big", k)]
+                nbig = int(d["split"][2][k + 1] - d["split"][2][k])
+                nsmall = int(d["split"][0][k + 1] - d["split"][0][k])
+                for a in (pos, small, big):
+                    be.keep(a)
                 arcs = int(sch.heavy_arcs[k])
                 be.launch(K.scc_pull_list, be.grid(h1 - h0), be.block, pos, d["ein_off"],
                           d["ein_src"], ecoef, has_coef, vscale, b, x, r)
                 ctlh[...] = 0.0
                 budget_g = per_arc * arcs
                 q = 0
-                hgrid = _heavy_grid(be, settings, h1 - h0)
+                hgrid = _heavy_grid(be, settings, max(nsmall, nbig * K.TB // K.G))
                 if settings.heavy_one_launch:
                     w["bar"].fill(0)
-                    rtrace = (xp.zeros(2 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
+                    rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
                               else cnt[:1])  # one entry: off
-                    be.launch(K.scc_heavy_rounds, hgrid, K.TB, pos, d["iout_off"], d["iout_tgt"],
-                              icoef, has_coef, vscale, x, r, ctlh, w["bar"], budget_g, arcs, vmax,
-                              linf, prio, max_iter, cnt, rtrace)
+                    be.launch(K.scc_heavy_rounds, hgrid, K.TB, small, nsmall, big, nbig,
+                              d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh,
+                              w["bar"], budget_g, arcs, vmax, linf, prio, max_iter, cnt, rtrace)
                     capped = capped or bool(be.get(ctlh[6:7])[0] < 0)
                     if settings.trace_heavy:
-                        heavy_trace.append(be.get(rtrace).reshape(-1, 2))
+                        heavy_trace.append(be.get(rtrace).reshape(-1, 3))
                 while not settings.heavy_one_launch:
                     for _ in range(settings.rounds_per_check):
-                        be.launch(K.scc_round, hgrid, K.TB, q, pos, d["iout_off"],
-                                  d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh, budget_g,
-                                  arcs, vmax, linf, prio, cnt, tag=("scc-round", k))
+                        be.launch(K.scc_round, hgrid, K.TB, q, small, nsmall, big, nbig,
+                                  d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r,
+                                  ctlh, budget_g, arcs, vmax, linf, prio, cnt,
+                                  tag=("scc-round", k))
                         q += 1
                     if be.get(ctlh[6:7])[0] > 0:  # a round found the group done
                         break
