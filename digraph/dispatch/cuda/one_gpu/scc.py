@@ -12,7 +12,9 @@ never runs again; an acyclic vertex is exact after one evaluation.  On the GPU
   last predecessor is done, with no launch or synchronisation per DAG level (a deep DAG costs
   nothing per level), and each sweeps in shared memory with the CPU engine's soft priority;
 * the heavy ones (the giant component) run in rounds over the whole GPU, restricted to their
-  vertices, queued without host synchronisation (the device decides the threshold and the stop);
+  vertices, all the rounds of a phase's group in one launch with a grid barrier between rounds
+  (the device decides the threshold and the stop), a vertex of many out-arcs pushed by a whole
+  block and the others by a few threads each;
 * the error budget is the CPU engine's: the L1 budget of
   :func:`~digraph.dispatch.convergence.pending_budget` shared by inside arcs, with ``Σx``
   bounded below by the finished components' sum plus the rest's ``Σb``; the result is certified
@@ -82,11 +84,15 @@ class GpuSccSettings:
         Blocks of :data:`digraph.smx.cuda_scc.TB` threads per multiprocessor for a heavy round
         (fewer when the group has fewer vertices; :data:`digraph.smx.cuda_scc.G` threads a
         vertex, a grid-stride loop over the rest; at most
-        :data:`digraph.smx.cuda_scc.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).
+        :data:`digraph.smx.cuda_scc.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).  One H200,
+        one launch, 4 / 8 / 16 blocks: dblp-2010 11.4 / 10.1 / 10.3 ms, cnr-2000 28.5 / 26.9 /
+        27.3 (docs/benchmarks.md, "The heavy rounds profiled").
     heavy_one_launch : bool
         A heavy group's rounds in one launch with a grid barrier between rounds
         (:func:`digraph.smx.cuda_scc_heavy.scc_heavy_rounds`), instead of a launch a round queued
-        by the host (:func:`digraph.smx.cuda_scc_heavy.scc_round`).
+        by the host (:func:`digraph.smx.cuda_scc_heavy.scc_round`).  One H200, 8 blocks: dblp-2010
+        10.1 / 9.7 ms against 11.5 / 10.9 by launches, cnr-2000's last heavy group 1.9 against
+        2.4 ms (121 rounds: a launch from Python costs about as much as a small group's round).
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
