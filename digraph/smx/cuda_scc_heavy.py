@@ -60,6 +60,32 @@ def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
 
 
 @cuda.jit(device=True, inline=True)
+def _push_vertex(j, d, lane, width, theta, vmax, iout_off, iout_tgt, icoef, has_coef, vscale, x,
+                 r):
+    """Push residual ``d`` of position ``j`` if it is above ``theta`` times its out-degree and
+    ``vmax``: lanes ``lane, lane + width, …`` of its group share its out-arcs, lane 0 moves ``d``
+    into ``x[j]``.  Returns the arcs pushed, −1 if it did not push."""
+    lo = iout_off[j]
+    hi = iout_off[j + 1]
+    if not (abs(d) > theta * (hi - lo) and abs(d) > vmax):
+        return -1
+    if lane == 0:
+        x[j] += d
+        cuda.atomic.add(r, j, -d)
+    for e in range(lo + lane, hi, width):
+        cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+    return hi - lo
+
+
+@cuda.jit(device=True, inline=True)
+def _tally(got, top, sent, vs, d, arcs):
+    """A vertex's residual ``d`` and pushed ``arcs`` (−1: none) added to a lane's totals."""
+    if arcs >= 0:
+        return got + abs(d), max(top, abs(d)), sent + arcs, vs + 1
+    return got + abs(d), max(top, abs(d)), sent, vs
+
+
+@cuda.jit(device=True, inline=True)
 def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x,
                 r, ctl, vmax, linf, cnt):
     """Round ``k`` of a heavy group with threshold ``theta`` (per out-arc): each vertex reads its
@@ -96,20 +122,10 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
         cuda.syncthreads()
         d = buf[0]
         cuda.syncthreads()
-        lo = iout_off[j]
-        hi = iout_off[j + 1]
-        ad = abs(d)
+        arcs = _push_vertex(j, d, tid, cuda.blockDim.x, theta, vmax, iout_off, iout_tgt, icoef,
+                            has_coef, vscale, x, r)
         if tid == 0:
-            got += ad
-            top = max(top, ad)
-        if ad > theta * (hi - lo) and ad > vmax:
-            if tid == 0:
-                x[j] += d
-                cuda.atomic.add(r, j, -d)
-                sent += hi - lo
-                vs += 1
-            for e in range(lo + tid, hi, cuda.blockDim.x):
-                cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+            got, top, sent, vs = _tally(got, top, sent, vs, d, arcs)
     for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
         v = (i + t * stride) // G
         d = 0.0
@@ -120,20 +136,10 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
                 d = load_relaxed(r, j)
         d = _from_leader(buf, d)  # one read of r[j] for the group
         if v < npos:
-            lo = iout_off[j]
-            hi = iout_off[j + 1]
-            ad = abs(d)
+            arcs = _push_vertex(j, d, sub, G, theta, vmax, iout_off, iout_tgt, icoef, has_coef,
+                                vscale, x, r)
             if sub == 0:
-                got += ad
-                top = max(top, ad)
-            if ad > theta * (hi - lo) and ad > vmax:
-                if sub == 0:
-                    x[j] += d
-                    cuda.atomic.add(r, j, -d)
-                    sent += hi - lo
-                    vs += 1
-                for e in range(lo + sub, hi, G):
-                    cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+                got, top, sent, vs = _tally(got, top, sent, vs, d, arcs)
     if linf:
         top = _block_max(buf, top)
     total = _block_sum(buf, got)
