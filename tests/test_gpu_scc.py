@@ -347,3 +347,27 @@ def test_split_by_degree_keeps_each_slice_and_its_order(limit):
         assert small[so[k]:so[k + 1]].tolist() == [p for p in part if degree[p] <= limit]
         assert big[bo[k]:bo[k + 1]].tolist() == [p for p in part if degree[p] > limit]
     assert so[-1] == small.size and bo[-1] == big.size
+
+
+def test_persistent_kernels_launch_no_more_blocks_than_the_occupancy_calculator_allows():
+    from types import SimpleNamespace
+    from digraph.dispatch.cuda.one_gpu.scc_grid import _per_sm
+
+    class Overload:
+        def __init__(self, total):
+            self.total = total
+
+        def max_cooperative_grid_blocks(self, threads):
+            return self.total
+
+    be = SimpleNamespace(sms=132)
+    uncompiled = SimpleNamespace(overloads={})
+    assert _per_sm(be, uncompiled, 128, 8, 3) == 3  # before it is compiled: the caller's guess
+    two = SimpleNamespace(overloads={"a": Overload(132 * 6), "b": Overload(132 * 5)})
+    assert _per_sm(be, two, 128, 8, 1) == 5  # the tightest signature's room
+    assert _per_sm(be, two, 128, 4, 1) == 4  # no more than wanted
+    assert _per_sm(be, SimpleNamespace(overloads={"a": Overload(10)}), 128, 8, 1) == 1  # one at least
+
+    class Old:
+        overloads = {"a": object()}  # no occupancy query
+    assert _per_sm(be, Old(), 128, 8, 2) == 2

@@ -41,6 +41,7 @@ from ...convergence import certified, pending_budget
 from ...systems import linear_factors
 from ..runtime.residency import residency
 from .power_work import _Work
+from .scc_grid import heavy_grid, resident
 from .scc_work import kept_work, reset, work_arrays, work_bytes
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
@@ -74,12 +75,12 @@ class GpuSccSettings:
         Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda_scc.QB`
         threads each).  They must all be resident at once (a block waits for components that
         others queue), so fewer run when the compiled kernel's registers or shared memory allow
-        fewer (:func:`_resident`; the kernel is compiled to fit
+        fewer (:func:`~digraph.dispatch.cuda.one_gpu.scc_grid.resident`; the kernel is compiled to fit
         :data:`digraph.smx.cuda_scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
         blocks: cit20-0 32.0 / 16.9 / 9.5 ms (a wide DAG: bound by blocks), dblp-2010 2.3 / 1.9 /
         1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
         not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
-        said: see :func:`_resident`.)
+        said: see :func:`~digraph.dispatch.cuda.one_gpu.scc_grid.resident`.)
     heavy_blocks_per_sm : int
         Blocks of :data:`digraph.smx.cuda_scc.TB` threads per multiprocessor for a heavy round
         (fewer when the group has fewer vertices; :data:`digraph.smx.cuda_scc.G` threads a
@@ -161,52 +162,6 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
 def _nonempty(a, fill=0):
     """``a``, or one ``fill`` entry of its dtype when it is empty (a kernel argument)."""
     return a if a.size else np.full(1, fill, a.dtype)
-
-
-def _heavy_grid(be, settings, nverts):
-    """Blocks of a heavy group's rounds: a group of :data:`~digraph.smx.cuda_scc.G` threads a
-    vertex, at most ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
-    also at most what is surely resident at once (its launch bounds, or the driver's occupancy
-    calculator once compiled; one block under the simulator, which runs blocks one after
-    another)."""
-    from ....smx import cuda_scc as K
-    grid = min(be.grid_hb(nverts * K.G), settings.heavy_blocks_per_sm * be.sms)
-    if not settings.heavy_one_launch:
-        return grid
-    if be.sim:
-        return 1
-    per_sm = min(settings.heavy_blocks_per_sm, K.HEAVY_BLOCKS_PER_SM)
-    kern = K.scc_heavy_rounds
-    if kern.overloads:
-        try:
-            fits = min(int(o.max_cooperative_grid_blocks(K.TB)) for o in kern.overloads.values())
-            per_sm = max(1, min(per_sm, fits // be.sms))
-        except Exception:  # an older Numba without the query: the launch bounds' promise
-            pass
-    return min(grid, per_sm * be.sms)
-
-
-def _resident(be, settings):
-    """Blocks of the queue kernel that are surely resident at once: ``settings.blocks_per_sm``
-    per multiprocessor, fewer if the compiled kernel's registers and shared memory allow fewer
-    (the driver's occupancy calculator), one before it is compiled (one in all under the
-    simulator, which runs blocks one after another).
-
-    (Until 2026-11-29 this read ``get_regs_per_thread()``, which returns a dict for a kernel not
-    compiled for one signature only; the error fell to the fallback and every run had one block
-    per multiprocessor whatever ``blocks_per_sm`` said.)"""
-    from ....smx import cuda_scc as K
-    if be.sim:
-        return 1
-    per_sm = 1
-    try:
-        kern = K.scc_light_phase
-        if kern.overloads:
-            fits = min(int(o.max_cooperative_grid_blocks(K.QB)) for o in kern.overloads.values())
-            per_sm = max(1, min(settings.blocks_per_sm, fits // be.sms))
-    except Exception:  # an older Numba without the query: the one block that surely fits
-        per_sm = 1
-    return per_sm * be.sms
 
 
 def _coefficients(be, graph, system, cond, has_arc):
@@ -307,7 +262,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             vmax = budget if linf else 0.0
             if not heavy and sch.light_count[k]:
                 count = int(sch.light_count[k])
-                be.launch(K.scc_light_phase, min(_resident(be, settings), count), K.QB, queue,
+                be.launch(K.scc_light_phase, min(resident(be, settings), count), K.QB, queue,
                           int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
                           d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
                           d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
@@ -333,7 +288,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 ctlh[...] = 0.0
                 budget_g = per_arc * arcs
                 q = 0
-                hgrid = _heavy_grid(be, settings, max(nsmall, nbig * K.TB // K.G))
+                hgrid = heavy_grid(be, settings, max(nsmall, nbig * K.TB // K.G))
                 if settings.heavy_one_launch:
                     w["bar"].fill(0)
                     rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy

@@ -1,0 +1,51 @@
+"""How many blocks the GPU SCC engine's persistent kernels launch
+(:mod:`digraph.dispatch.cuda.one_gpu.scc`): both wait on other blocks (the light phase's queue
+kernel for queued components, the heavy rounds' kernel at its grid barrier), so every block they
+launch must be resident at once.
+"""
+
+__all__ = ["resident", "heavy_grid"]
+
+
+def heavy_grid(be, settings, nverts):
+    """Blocks of a heavy group's rounds: a group of :data:`~digraph.smx.cuda_scc.G` threads a
+    vertex, at most ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
+    also at most what is surely resident at once (its launch bounds, or the driver's occupancy
+    calculator once compiled; one block under the simulator, which runs blocks one after
+    another)."""
+    from ....smx import cuda_scc as K
+    grid = min(be.grid_hb(nverts * K.G), settings.heavy_blocks_per_sm * be.sms)
+    if not settings.heavy_one_launch:
+        return grid
+    if be.sim:
+        return 1
+    bound = min(settings.heavy_blocks_per_sm, K.HEAVY_BLOCKS_PER_SM)  # the launch bounds' promise
+    return min(grid, _per_sm(be, K.scc_heavy_rounds, K.TB, bound, bound) * be.sms)
+
+
+def resident(be, settings):
+    """Blocks of the queue kernel that are surely resident at once: ``settings.blocks_per_sm``
+    per multiprocessor, fewer if the compiled kernel's registers and shared memory allow fewer
+    (the driver's occupancy calculator), one before it is compiled (one in all under the
+    simulator, which runs blocks one after another).
+
+    (Until 2026-11-29 this read ``get_regs_per_thread()``, which returns a dict for a kernel not
+    compiled for one signature only; the error fell to the fallback and every run had one block
+    per multiprocessor whatever ``blocks_per_sm`` said.)"""
+    from ....smx import cuda_scc as K
+    if be.sim:
+        return 1
+    return _per_sm(be, K.scc_light_phase, K.QB, settings.blocks_per_sm, 1) * be.sms
+
+
+def _per_sm(be, kern, threads, wanted, unknown):
+    """``wanted`` blocks of ``threads`` a multiprocessor, fewer if the compiled ``kern`` allows
+    fewer (the driver's occupancy calculator); ``unknown`` before it is compiled, or with an
+    older Numba without the query."""
+    try:
+        if kern.overloads:
+            fits = min(int(o.max_cooperative_grid_blocks(threads)) for o in kern.overloads.values())
+            return max(1, min(wanted, fits // be.sms))
+    except Exception:
+        pass
+    return unknown
