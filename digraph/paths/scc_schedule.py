@@ -15,13 +15,14 @@ count reaches 0).
 Built in O(n + m) on the host from the :class:`~digraph.paths.condensation.Condensation`, kept
 on it per ``(heavy_arcs, light_size)``.  :func:`swept_in_arcs` lists the arcs inside the swept
 light components by target (the sweeps' gathers), :func:`hubs_by_component` the positions a warp
-serves.
+serves, :func:`split_by_degree` the heavy vertices a block pushes.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs", "hubs_by_component"]
+__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs", "hubs_by_component",
+           "split_by_degree"]
 
 
 @njit(cache=True, nogil=True)

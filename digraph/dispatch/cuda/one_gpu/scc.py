@@ -75,8 +75,8 @@ class GpuSccSettings:
         Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda_scc.QB`
         threads each).  They must all be resident at once (a block waits for components that
         others queue), so fewer run when the compiled kernel's registers or shared memory allow
-        fewer (:func:`~digraph.dispatch.cuda.one_gpu.scc_grid.resident`; the kernel is compiled to fit
-        :data:`digraph.smx.cuda_scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
+        fewer (:func:`~digraph.dispatch.cuda.one_gpu.scc_grid.resident`; the kernel is compiled
+        to fit :data:`digraph.smx.cuda_scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
         blocks: cit20-0 32.0 / 16.9 / 9.5 ms (a wide DAG: bound by blocks), dblp-2010 2.3 / 1.9 /
         1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
         not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
@@ -144,9 +144,11 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
              "eout_off": be.put(sch.eout_offsets, np.int64),
              "eout_comp": be.put(_nonempty(sch.eout_comp)),
              "heavy_pos": be.put(_nonempty(sch.heavy_positions)),
-             "split": split_by_degree(sch.heavy_positions, sch.heavy_offsets,
-                                      np.diff(cond.iout_offsets), K.BIG_OUT),
              "unit": be.put(unit), "units": 2 * max(P, 1)}
+        so, small, bo, big = split_by_degree(sch.heavy_positions, sch.heavy_offsets,
+                                             np.diff(cond.iout_offsets), K.BIG_OUT)
+        d.update(small_off=so, heavy_small=be.put(_nonempty(small)), big_off=bo,
+                 heavy_big=be.put(_nonempty(big)))
         hub_off, hubs = hubs_by_component(cond.ein_offsets, K.HUB_PULL, cond.comp_offsets)
         d["hub_off"], d["hub_pos"] = be.put(hub_off), be.put(_nonempty(hubs))
         off, src, arc, ihub_off, ihubs = swept_in_arcs(cond, sch, K.DK, K.HUB_PUSH)
@@ -162,6 +164,12 @@ def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
 def _nonempty(a, fill=0):
     """``a``, or one ``fill`` entry of its dtype when it is empty (a kernel argument)."""
     return a if a.size else np.full(1, fill, a.dtype)
+
+
+def _slice(a, lo, hi):
+    """``a[lo:hi]`` of a device array, or its first entry when empty (a kernel argument whose
+    count is passed beside it)."""
+    return a[lo:hi] if hi > lo else a[:1]
 
 
 def _coefficients(be, graph, system, cond, has_arc):
@@ -271,15 +279,13 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                           d["ihub_off"], d["ihub_pos"], trace)
             elif heavy and sch.heavy_offsets[k + 1] > sch.heavy_offsets[k]:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
-                pos = w["pos"].get(k)
-                if pos is None:  # slices of a phase, kept: the prepared rounds read them
-                    pos = w["pos"][k] = d["heavy_pos"][h0:h1]
-                    so, small, bo, big = d["split"]
-                    w["pos"][("small", k)] = be.put(_nonempty(small[so[k]:so[k + 1]]))
-                    w["pos"][("big", k)] = be.put(_nonempty(big[bo[k]:bo[k + 1]]))
-                small, big = w["pos"][("small", k)], w["pos"][("big", k)]
-                nbig = int(d["split"][2][k + 1] - d["split"][2][k])
-                nsmall = int(d["split"][0][k + 1] - d["split"][0][k])
+                s0, s1 = int(d["small_off"][k]), int(d["small_off"][k + 1])
+                b0, b1 = int(d["big_off"][k]), int(d["big_off"][k + 1])
+                if k not in w["pos"]:  # slices of a phase, kept: the prepared rounds read them
+                    w["pos"][k] = (d["heavy_pos"][h0:h1], _slice(d["heavy_small"], s0, s1),
+                                   _slice(d["heavy_big"], b0, b1))
+                pos, small, big = w["pos"][k]
+                nsmall, nbig = s1 - s0, b1 - b0
                 for a in (pos, small, big):
                     be.keep(a)
                 arcs = int(sch.heavy_arcs[k])
@@ -288,7 +294,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 ctlh[...] = 0.0
                 budget_g = per_arc * arcs
                 q = 0
-                hgrid = heavy_grid(be, settings, max(nsmall, nbig * K.TB // K.G))
+                hgrid = heavy_grid(be, settings, max(nsmall * K.G, nbig * K.TB))
                 if settings.heavy_one_launch:
                     w["bar"].fill(0)
                     rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
@@ -299,18 +305,19 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                     capped = capped or bool(be.get(ctlh[6:7])[0] < 0)
                     if settings.trace_heavy:
                         heavy_trace.append(be.get(rtrace).reshape(-1, 3))
-                while not settings.heavy_one_launch:
-                    for _ in range(settings.rounds_per_check):
-                        be.launch(K.scc_round, hgrid, K.TB, q, small, nsmall, big, nbig,
-                                  d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r,
-                                  ctlh, budget_g, arcs, vmax, linf, prio, cnt,
-                                  tag=("scc-round", k))
-                        q += 1
-                    if be.get(ctlh[6:7])[0] > 0:  # a round found the group done
-                        break
-                    if q >= max_iter:
-                        capped = True
-                        break
+                else:
+                    while True:
+                        for _ in range(settings.rounds_per_check):
+                            be.launch(K.scc_round, hgrid, K.TB, q, small, nsmall, big, nbig,
+                                      d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x,
+                                      r, ctlh, budget_g, arcs, vmax, linf, prio, cnt,
+                                      tag=("scc-round", k))
+                            q += 1
+                        if be.get(ctlh[6:7])[0] > 0:  # a round found the group done
+                            break
+                        if q >= max_iter:
+                            capped = True
+                            break
                 ran = int(be.get(cnt[K.ROUNDS:K.ROUNDS + 1])[0]) - done_rounds
                 done_rounds += ran
                 heavy_rounds.append(ran)
@@ -345,7 +352,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     out[order] = x
     bound, r1, floor = L.certify(out)
     if kept:  # the next run's launches stay prepared
-        be.retain(work_arrays(w) + list(w["pos"].values()) +
+        be.retain(work_arrays(w) + [a for t in w["pos"].values() for a in t] +
                   [a for a in d.values() if hasattr(a, "__cuda_array_interface__")], "scc",
                   holder=w)
     else:

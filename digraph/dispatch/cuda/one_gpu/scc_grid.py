@@ -7,14 +7,15 @@ launch must be resident at once.
 __all__ = ["resident", "heavy_grid"]
 
 
-def heavy_grid(be, settings, nverts):
-    """Blocks of a heavy group's rounds: a group of :data:`~digraph.smx.cuda_scc.G` threads a
-    vertex, at most ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
+def heavy_grid(be, settings, threads):
+    """Blocks of a heavy group's rounds, for ``threads`` (:data:`~digraph.smx.cuda_scc.G` a
+    vertex pushed by a group, a block's a vertex pushed by a block), at most
+    ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
     also at most what is surely resident at once (its launch bounds, or the driver's occupancy
     calculator once compiled; one block under the simulator, which runs blocks one after
     another)."""
     from ....smx import cuda_scc as K
-    grid = min(be.grid_hb(nverts * K.G), settings.heavy_blocks_per_sm * be.sms)
+    grid = min(be.grid_hb(threads), settings.heavy_blocks_per_sm * be.sms)
     if not settings.heavy_one_launch:
         return grid
     if be.sim:
