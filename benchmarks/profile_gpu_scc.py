@@ -46,6 +46,10 @@ def main():
     ap.add_argument("--max-iter", nargs="+", type=int, default=[10_000],
                     help="sweeps a component may take (a cap shows what the sweeps cost)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--profile", type=int, default=0,
+                    help="after the timed runs, one more under cProfile: its N costliest "
+                         "functions by own time and by cumulative time (a get or sync waits for "
+                         "the GPU: its time is the kernels' before it)")
     args = ap.parse_args()
     for name in args.graphs:
         g, _ = load_graph(name)
@@ -85,6 +89,10 @@ def main():
                                   scc_settings=settings)
                         if i:
                             ts.append(time.perf_counter() - t0)
+                    if args.profile:
+                        _profile(lambda: gpu.solve(g, system, mode="scc", tol=args.tol,
+                                                   max_iter=cap, stats=RunStats.new(),
+                                                   scc_settings=settings), args.profile)
                     print(json.dumps(dict(
                         label=args.label, graph=name, mode="scc", blocks=blocks,
                         heavy_blocks=hb, one_launch=one, heavy=heavy, check=check, max_iter=cap,
@@ -99,6 +107,21 @@ def main():
                                           push_us=((t[1:, 0] - t[:-1, 1]) / 1e3).round(1).tolist(),
                                           pushed=np.diff(t[:, 2]).tolist())
                                      for t in st.get("scc_heavy_trace", [])])), flush=True)
+
+
+def _profile(run, top):
+    """One ``run()`` under cProfile; prints its ``top`` functions by own and cumulative time."""
+    import cProfile
+    import io
+    import pstats
+    pr = cProfile.Profile()
+    pr.enable()
+    run()
+    pr.disable()
+    for key in ("tottime", "cumulative"):
+        out = io.StringIO()
+        pstats.Stats(pr, stream=out).sort_stats(key).print_stats(top)
+        print(out.getvalue(), flush=True)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,8 @@ def test_schedule_orders_every_arc_and_queues_each_light_component_once(heavy_ar
         hp = s.heavy_positions[s.heavy_offsets[k]:s.heavy_offsets[k + 1]]
         assert sorted(hp.tolist()) == np.flatnonzero(s.heavy[comp] & (s.phase[comp] == k)).tolist()
         assert s.heavy_arcs[k] == cond.comp_arcs[s.heavy & (s.phase == k)].sum()
+    # arcs into heavy components from other components: the heavy targets' share of ein
+    assert s.heavy_in_arcs == int(s.heavy[tgt].sum())
 
 
 @pytest.mark.parametrize("seed,direct_size,hub", [(0, 2, 1), (3, 4, 3), (5, 1, 0)])

@@ -96,6 +96,8 @@ class SccSchedule:
         Positions of the heavy components of each phase, one after another.
     heavy_arcs : int64 array, P
         Arcs inside the heavy components of each phase.
+    heavy_in_arcs : int
+        Arcs into the heavy components from other components (each pulled once a run).
     """
 
     def __init__(self, cond, heavy_arcs, light_size):
@@ -130,6 +132,9 @@ class SccSchedule:
         np.cumsum(per, out=self.heavy_offsets[1:])
         self.heavy_comps = hc
         self.heavy_arcs = np.bincount(hd[hc], weights=cond.comp_arcs[hc], minlength=P).astype(np.int64)
+        # a component's positions are consecutive: its in-arcs from outside are one range
+        self.heavy_in_arcs = int((cond.ein_offsets[cond.comp_offsets[hc + 1]]
+                                  - cond.ein_offsets[cond.comp_offsets[hc]]).sum())
 
 
 def scc_schedule(cond, heavy_arcs, light_size):
