@@ -47,7 +47,7 @@ from numba import cuda, float64, int32, int64
 from .cuda_kernels import _SIM
 from .cuda_scc_blocks import (CAPPED, COUNTERS, DIRECT, DK, GATHERED, HUB_PULL, HUB_PUSH, ONCE,
                                PULLS, PUSHES, QB, RAN, ROUNDS, SH, SWEEPS, VERTEX_PUSHES, WL, G,
-                               _coef, _direct, _sum_max)
+                               _coef, _direct, _lanes_sum, _sum_max)
 from .cuda_scc_heavy import (BIG_OUT, HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list,
                              scc_round)
 from .cuda_timers import globaltimer, load_relaxed, smid
@@ -171,7 +171,9 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     for q in range(ein_off[p] + lane, ein_off[p + 1], WL):
                         u = ein_src[q]
                         s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
-                    cuda.atomic.add(sh, base + p - a, s)
+                    s = _lanes_sum(rbuf, s)
+                    if lane == 0:
+                        sh[base + p - a] += s
         cuda.syncthreads()
         sweeps = 0
         if arcs == 0:  # acyclic: exact from final inputs
@@ -231,19 +233,43 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     hi = iin_off[a + j + 1]
                     if hi - lo <= HUB_PUSH:
                         g = 0.0
-                        for e in range(lo, hi):
+                        e = lo
+                        if not has_coef:  # four loads in flight: a sweep waits on their latency
+                            while e + 4 <= hi:
+                                u0 = iin_src[e]
+                                u1 = iin_src[e + 1]
+                                u2 = iin_src[e + 2]
+                                u3 = iin_src[e + 3]
+                                g += (sh[SH + u0 - a] + sh[SH + u1 - a]) + \
+                                    (sh[SH + u2 - a] + sh[SH + u3 - a])
+                                e += 4
+                        while e < hi:
                             u = iin_src[e] - a
                             g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
+                            e += 1
                         sh[j] += g
                         reads += hi - lo
                 for h in range(i0 + tid // WL, i1, QB // WL):  # hubs: a warp each
                     p = ihub_pos[h]
                     g = 0.0
-                    for e in range(iin_off[p] + lane, iin_off[p + 1], WL):
+                    e = iin_off[p] + lane
+                    hi = iin_off[p + 1]
+                    if not has_coef:  # four loads in flight a lane (hubs of a site's pages:
+                        while e + 3 * WL < hi:  # most of a sweep's time on cnr-2000)
+                            u0 = iin_src[e]
+                            u1 = iin_src[e + WL]
+                            u2 = iin_src[e + 2 * WL]
+                            u3 = iin_src[e + 3 * WL]
+                            g += (sh[SH + u0 - a] + sh[SH + u1 - a]) + \
+                                (sh[SH + u2 - a] + sh[SH + u3 - a])
+                            e += 4 * WL
+                    while e < hi:
                         u = iin_src[e] - a
                         g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
-                    cuda.atomic.add(sh, p - a, g)
-                    if lane == 0:
+                        e += WL
+                    g = _lanes_sum(rbuf, g)
+                    if lane == 0:  # the hub's slot is this warp's alone
+                        sh[p - a] += g
                         reads += iin_off[p + 1] - iin_off[p]
                 cuda.syncthreads()
             for m in range(_ACC):
