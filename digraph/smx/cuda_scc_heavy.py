@@ -21,7 +21,8 @@ Two ways to run the rounds, the same arithmetic (:func:`_push_round`):
 of the mass it leaves, for ``A`` with column sums below 1) by ``k % 3``, ``ctl[3:6]`` its largest
 residual (the L∞ route only); round ``k`` adds its own and zeroes round ``k + 1``'s slots, so a
 round's slots are never zeroed while a late block still reads them.  ``ctl[6]`` is the outcome: 1
-done, −1 stopped by ``max_rounds`` (the persistent kernel).
+done, −1 stopped by ``max_rounds`` (the persistent kernel); ``ctl[7]`` the rounds the persistent
+kernel ran.
 """
 
 import math
@@ -207,7 +208,8 @@ def scc_heavy_rounds(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, 
     """All the rounds of a heavy group in one launch (``bar[0]`` zero at the launch; every block
     resident at once): round after round, a grid barrier, then every thread reads the round's
     mass and decides alone, and alike, whether to stop.  Sets ``ctl[6]`` to 1 when done, −1 when
-    ``max_rounds`` ran first.
+    ``max_rounds`` ran first, and ``ctl[7]`` to the rounds it ran (the host reads them once, at
+    the run's end).
 
     ``rtrace`` (int64; one entry: off) receives rows of three: the GPU's nanosecond timer once
     the round's pushes are done (their barrier passed), once the round is done, and the arcs
@@ -240,6 +242,7 @@ def scc_heavy_rounds(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, 
         if _within(mass, top, budget, vmax, linf) or k >= max_rounds:
             break
     if cuda.grid(1) == 0:
+        ctl[7] = float64(k)
         if _within(mass, top, budget, vmax, linf):
             ctl[6] = 1.0
         else:

@@ -119,6 +119,9 @@ class GpuSccSettings:
 DEFAULT = GpuSccSettings()
 TRACE_ROUNDS = 4096
 """Rounds of a heavy group that :attr:`GpuSccSettings.trace_heavy` records."""
+CTL = 8
+"""Control words a heavy group (``ctl`` of :mod:`digraph.smx.cuda_scc_heavy`: the rounds' masses,
+the outcome, the rounds run)."""
 
 
 def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
@@ -222,8 +225,9 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
              "x": xp.zeros(n, np.float64), "r": xp.zeros(n, np.float64),
              "queue0": d["queue0"], "queue": d["queue0"].copy(),
              "pending0": d["pending0"], "pending": d["pending0"].copy(),
-             "ctl0": be.put(ctl0), "ctl": be.put(ctl0), "ctlh": xp.zeros(7, np.float64),
-             "cnt": xp.zeros(K.COUNTERS, np.int64), "bar": xp.zeros(1, np.int64),
+             "ctl0": be.put(ctl0), "ctl": be.put(ctl0),
+             "ctlh": xp.zeros(CTL * max(P, 1), np.float64),  # a heavy group's control words
+             "cnt": xp.zeros(K.COUNTERS, np.int64), "bar": xp.zeros(max(P, 1), np.int64),
              "comp_sweeps": xp.zeros(max(cond.num_components, 1), np.int64),
              "out": xp.empty(n, np.float64), "pos": {}}
         w["unit_b"] = (be.get(xp.bincount(d["unit"], weights=w["b"], minlength=d["units"]))
@@ -250,7 +254,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     prio = 0.0 if linf else float(settings.priority_share)
     inside = max(int(cond.comp_arcs.sum()), 1)
     unit_b = w["unit_b"]
-    heavy_rounds = []
+    groups = []  # (phase, rounds: None when the control words say)
     heavy_trace = []
     be.sync()
     t_now = time.perf_counter()
@@ -294,52 +298,57 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 b0, b1 = int(d["big_off"][k]), int(d["big_off"][k + 1])
                 if k not in w["pos"]:  # slices of a phase, kept: the prepared rounds read them
                     w["pos"][k] = (d["heavy_pos"][h0:h1], _slice(d["heavy_small"], s0, s1),
-                                   _slice(d["heavy_big"], b0, b1))
-                pos, small, big = w["pos"][k]
+                                   _slice(d["heavy_big"], b0, b1), ctlh[CTL * k:CTL * (k + 1)],
+                                   w["bar"][k:k + 1])
+                pos, small, big, ctl_k, bar_k = w["pos"][k]
                 nsmall, nbig = s1 - s0, b1 - b0
-                for a in (pos, small, big):
+                for a in w["pos"][k]:
                     be.keep(a)
                 arcs = int(sch.heavy_arcs[k])
                 be.launch(K.scc_pull_list, be.grid(h1 - h0), be.block, pos, d["ein_off"],
                           d["ein_src"], ecoef, has_coef, vscale, b, x, r)
-                ctlh[...] = 0.0
                 budget_g = per_arc * arcs
                 q = 0
                 hgrid = heavy_grid(be, settings, max(nsmall * K.G, nbig * K.TB))
-                if settings.heavy_one_launch:
-                    w["bar"].fill(0)
+                if settings.heavy_one_launch:  # no synchronisation: the outcome is read at the end
                     rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
                               else cnt[:1])  # one entry: off
                     be.launch(K.scc_heavy_rounds, hgrid, K.TB, small, nsmall, big, nbig,
-                              d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r, ctlh,
-                              w["bar"], budget_g, arcs, vmax, linf, prio, max_iter, cnt, rtrace)
-                    capped = capped or bool(be.get(ctlh[6:7])[0] < 0)
+                              d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r, ctl_k,
+                              bar_k, budget_g, arcs, vmax, linf, prio, max_iter, cnt, rtrace)
+                    groups.append((k, None))
                     if settings.trace_heavy:
-                        heavy_trace.append(be.get(rtrace).reshape(-1, 3))
+                        heavy_trace.append(rtrace)
                 else:
                     while True:
                         for _ in range(settings.rounds_per_check):
                             be.launch(K.scc_round, hgrid, K.TB, q, small, nsmall, big, nbig,
                                       d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x,
-                                      r, ctlh, budget_g, arcs, vmax, linf, prio, cnt,
+                                      r, ctl_k, budget_g, arcs, vmax, linf, prio, cnt,
                                       tag=("scc-round", k))
                             q += 1
-                        if be.get(ctlh[6:7])[0] > 0:  # a round found the group done
+                        if be.get(ctl_k[6:7])[0] > 0:  # a round found the group done
                             break
                         if q >= max_iter:
                             capped = True
                             break
-                ran = int(be.get(cnt[K.ROUNDS:K.ROUNDS + 1])[0]) - done_rounds
-                done_rounds += ran
-                heavy_rounds.append(ran)
-                comps = sch.heavy_comps[sch.phase[sch.heavy_comps] == k]
-                comp_sweeps[be.put(comps.astype(np.int64))] = ran
+                    ran = int(be.get(cnt[K.ROUNDS:K.ROUNDS + 1])[0]) - done_rounds
+                    done_rounds += ran
+                    groups.append((k, ran))
     be.sync()
     t_now = time.perf_counter()
     phase_ms.append(round((t_now - t_last) * 1e3, 3))
     t_last = t_now
     c = be.get(cnt)
     sweeps = be.get(comp_sweeps)[:cond.num_components]
+    hctl = be.get(ctlh).reshape(-1, CTL)
+    heavy_rounds = []
+    for k, ran in groups:  # the one-launch groups wrote their rounds and outcome (scc_heavy_rounds)
+        if ran is None:
+            ran = int(hctl[k, 7])
+            capped = capped or bool(hctl[k, 6] < 0)
+        heavy_rounds.append(ran)
+        sweeps[sch.heavy_comps[sch.phase[sch.heavy_comps] == k]] = ran
     capped = capped or bool(c[K.CAPPED])
     L_ = cond.num_levels
     layer_rounds = (np.maximum.reduceat(sweeps, cond.level_offsets[:-1]) if L_
@@ -372,7 +381,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["residual_l1"] = float(r1)
     stats["scc_phase_ms"] = phase_ms
     if settings.trace_heavy:
-        stats["scc_heavy_trace"] = [t[:r + 1] for t, r in zip(heavy_trace, heavy_rounds)]
+        stats["scc_heavy_trace"] = [be.get(t).reshape(-1, 3)[:r + 1]
+                                    for t, r in zip(heavy_trace, heavy_rounds)]
     if settings.trace_light:
         stats["scc_light_trace"] = be.get(trace).reshape(-1, K.TRACE)[:cond.num_components]
     if certified(bound, r1, floor, tol, stats):

@@ -45,8 +45,13 @@ def _per_sm(be, kern, threads, wanted, unknown):
     older Numba without the query."""
     try:
         if kern.overloads:
-            fits = min(int(o.max_cooperative_grid_blocks(threads)) for o in kern.overloads.values())
-            return max(1, min(wanted, fits // be.sms))
+            # a driver query, once per signatures, block and device (kept on the kernel)
+            kept = kern.__dict__.setdefault("_digraph_fits", {})
+            key = (len(kern.overloads), threads, getattr(be, "device_id", None))
+            if key not in kept:
+                kept[key] = min(int(o.max_cooperative_grid_blocks(threads))
+                                for o in kern.overloads.values())
+            return max(1, min(wanted, kept[key] // be.sms))
     except Exception:
         pass
     return unknown
