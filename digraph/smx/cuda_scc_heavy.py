@@ -101,6 +101,9 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
     its longest chain of pushes (a push loads the arc's target, then adds to it: about 0.3 µs), and
     cnr-2000's vertex of 1,415 out-arcs held every round of its giant component to 177 of them.
 
+    Returns this thread's (arcs pushed, vertices pushed): the caller adds them to ``cnt`` (a
+    block sum and two atomics on one address from every block: once a launch, not a round).
+
     (Pushes into a group's hub targets added up per block in shared memory, one global atomic a
     hub and block at the round's end, made cnr-2000's giant slower on an H200: 9 → 13-14 ms.)"""
     tid = cuda.threadIdx.x
@@ -144,14 +147,21 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
     if linf:
         top = _block_max(buf, top)
     total = _block_sum(buf, got)
-    arcs_sent = _block_sum(buf, float64(sent))
-    pushed = _block_sum(buf, float64(vs))
     if tid == 0:
         cuda.atomic.add(ctl, k % 3, total)
         if linf:
             cuda.atomic.max(ctl, 3 + k % 3, top)
-        cuda.atomic.add(cnt, PUSHES, int(arcs_sent))
-        cuda.atomic.add(cnt, VERTEX_PUSHES, int(pushed))
+    return sent, vs
+
+
+@cuda.jit(device=True, inline=True)
+def _count(buf, cnt, sent, vs):
+    """The block's pushed arcs and vertices (each thread's ``sent``, ``vs``) added to ``cnt``."""
+    arcs_sent = _block_sum(buf, float64(sent))
+    pushed = _block_sum(buf, float64(vs))
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(cnt, PUSHES, int64(arcs_sent))
+        cuda.atomic.add(cnt, VERTEX_PUSHES, int64(pushed))
 
 
 @cuda.jit(device=True, inline=True)
@@ -184,8 +194,10 @@ def scc_round(k, pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vsca
             if cuda.grid(1) == 0:
                 ctl[6] = 1.0  # sticky: the slots are no longer rotated
             return
-    _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos, big, nbig,
-                iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
+    sent, vs = _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos, big,
+                           nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax,
+                           linf, cnt)
+    _count(buf, cnt, sent, vs)
 
 
 @cuda.jit(device=True, inline=True)
@@ -220,15 +232,24 @@ def scc_heavy_rounds(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, 
     mass = math.inf
     top = math.inf
     k = 0
-    traced = cuda.grid(1) == 0 and rtrace.size > 1
+    tracing = rtrace.size > 1  # then the counters are added each round: the trace reads them
+    traced = cuda.grid(1) == 0 and tracing
     tpush = int64(0)
+    sent_all = 0
+    vs_all = 0
     if traced:
         rtrace[0] = globaltimer()
         rtrace[1] = rtrace[0]
         rtrace[2] = load_relaxed(cnt, PUSHES)
     while True:
-        _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos, big, nbig,
-                    iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl, vmax, linf, cnt)
+        sent, vs = _push_round(buf, k, _theta(k, mass, prio, budget, arcs, linf), pos, npos,
+                               big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x, r, ctl,
+                               vmax, linf, cnt)
+        if tracing:
+            _count(buf, cnt, sent, vs)
+        else:
+            sent_all += sent
+            vs_all += vs
         _grid_barrier(bar, nb * (k + 1))
         if traced:
             tpush = globaltimer()
@@ -241,6 +262,7 @@ def scc_heavy_rounds(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, 
             rtrace[3 * k + 2] = load_relaxed(cnt, PUSHES)
         if _within(mass, top, budget, vmax, linf) or k >= max_rounds:
             break
+    _count(buf, cnt, sent_all, vs_all)  # zero when tracing: added each round
     if cuda.grid(1) == 0:
         ctl[7] = float64(k)
         if _within(mass, top, budget, vmax, linf):
