@@ -7,7 +7,7 @@ operations are shared-memory trees.
 
 from numba import cuda
 
-from .cuda_common import _block_max  # noqa: F401  (the block reductions live there)
+from .cuda_common import _block_max, _block_sum  # noqa: F401  (the block reductions live there)
 from .cuda_kernels import _SIM, HB
 
 SH = 16 if _SIM else 2048
@@ -15,6 +15,7 @@ SH = 16 if _SIM else 2048
 QB = 8 if _SIM else 256
 """Threads per block of the queue kernel (a block per component; under the simulator 8, each
 thread a Python thread)."""
+assert not _SIM or QB == HB  # the simulator's warp sums are block sums of HB threads
 DK = 8 if _SIM else 32
 """Light components of at most this many vertices are solved exactly, by Gaussian elimination
 on ``I − A`` restricted to them (diagonally dominant by columns on the L1 route, by rows on the
@@ -64,20 +65,9 @@ if _SIM:  # no warp shuffles in the simulator: shared-memory trees
 
     @cuda.jit(device=True, inline=True)
     def _lanes_sum(rbuf, v):
-        """Σ v over a hub's lanes (the block here: :data:`WL` is the block), every lane gets it;
-        ``rbuf[:QB]`` is scratch."""
-        tid = cuda.threadIdx.x
-        rbuf[tid] = v
-        cuda.syncthreads()
-        off = QB // 2
-        while off > 0:
-            if tid < off:
-                rbuf[tid] += rbuf[tid + off]
-            cuda.syncthreads()
-            off //= 2
-        out = rbuf[0]
-        cuda.syncthreads()
-        return out
+        """Σ v over a hub's lanes (the block here: :data:`WL` is the block, of ``QB`` = ``HB``
+        threads), every lane gets it; ``rbuf[:QB]`` is scratch."""
+        return _block_sum(rbuf, v)
 
     @cuda.jit(device=True, inline=True)
     def _from_leader(gbuf, v):
