@@ -261,19 +261,19 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     phase_ms = [round((t_now - t_last) * 1e3, 3)]  # the set-up
     t_last = t_now
     done_rounds = 0
-    capped = ran = False
+    capped = busy = False  # busy: the unit before launched work
     for k in range(P):
         for heavy in (0, 1):
             u = 2 * k + heavy
             work = (sch.heavy_offsets[k + 1] > sch.heavy_offsets[k] if heavy
                     else sch.light_count[k] > 0)
             if u:
-                if ran:
+                if busy:
                     be.sync()  # the time of the unit before
                 t_now = time.perf_counter()
                 phase_ms.append(round((t_now - t_last) * 1e3, 3))
                 t_last = t_now
-            ran = work
+            busy = work
             if not work:
                 continue
             # Σx of the finished units bounds the budget below (a reduction and a copy: only
