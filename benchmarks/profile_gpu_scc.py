@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--trace-heavy", action="store_true",
                     help="per heavy group and round: µs and arcs pushed (one-launch rounds)")
     ap.add_argument("--label", default="", help="a name for this tree's rows")
+    ap.add_argument("--light-anderson", nargs="+", type=int, default=[-1],
+                    help="GpuSccSettings.light_anderson values (-1: the default)")
     ap.add_argument("--check", nargs="+", type=int, default=[8])
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--max-iter", nargs="+", type=int, default=[10_000],
@@ -70,8 +72,8 @@ def main():
                 print(json.dumps(dict(graph=name, mode=peer, time_ms=round(statistics.median(ts) * 1e3, 2),
                                       rounds=int(st["rounds"]), arcs=int(st["arc_updates"]),
                                       bound=st.get("error_bound"))), flush=True)
-        for blocks, hb, one in ((b, h, o) for b in args.blocks for h in args.heavy_blocks
-                                for o in args.one_launch):
+        for blocks, hb, one, la in ((b, h, o, m) for b in args.blocks for h in args.heavy_blocks
+                                    for o in args.one_launch for m in args.light_anderson):
             for heavy in args.heavy:
                 for check, cap in ((c, m) for c in args.check for m in args.max_iter):
                     kw = dict(heavy_blocks_per_sm=hb) if hb > 0 else {}  # 0: the default
@@ -79,6 +81,8 @@ def main():
                         kw["heavy_one_launch"] = bool(one)
                     if args.trace_heavy:
                         kw["trace_heavy"] = True
+                    if la >= 0:
+                        kw["light_anderson"] = la
                     settings = GpuSccSettings(heavy_arcs=heavy, blocks_per_sm=blocks,
                                               rounds_per_check=check, **kw)
                     ts, st = [], None
@@ -95,7 +99,7 @@ def main():
                                                    scc_settings=settings), args.profile)
                     print(json.dumps(dict(
                         label=args.label, graph=name, mode="scc", blocks=blocks,
-                        heavy_blocks=hb, one_launch=one, heavy=heavy, check=check, max_iter=cap,
+                        heavy_blocks=hb, one_launch=one, light_anderson=la, heavy=heavy, check=check, max_iter=cap,
                         time_ms=round(statistics.median(ts) * 1e3, 2),
                         phase_ms=st["scc_phase_ms"], phases=st["scc_phases"],
                         heavy_comps=st["scc_heavy"], heavy_rounds=st["heavy_rounds"],

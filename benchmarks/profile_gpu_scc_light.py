@@ -149,7 +149,10 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--warm", type=int, default=2)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--save", default=None, help="a folder for the raw traces (GRAPH_bB.npy)")
+    ap.add_argument("--save", default=None,
+                    help="a folder for the raw traces (GRAPH_bB.npy; GRAPH_bB_mM.npy with M given)")
+    ap.add_argument("--light-anderson", nargs="+", type=int, default=[-1],
+                    help="GpuSccSettings.light_anderson values (-1: the default)")
     args = ap.parse_args()
     rows = []
     for name in args.graphs:
@@ -157,14 +160,15 @@ def main():
         algo = PageRank()
         system = algo.prepare(g, **algo.bind(g, {}))
         cond, _ = condensation_for(g, "vertex")
-        for blocks in args.blocks:
+        for blocks, la in ((b, m) for b in args.blocks for m in args.light_anderson):
             for tracing in (False, True):
-                settings = GpuSccSettings(blocks_per_sm=blocks, trace_light=tracing)
+                kw = dict(light_anderson=la) if la >= 0 else {}
+                settings = GpuSccSettings(blocks_per_sm=blocks, trace_light=tracing, **kw)
                 for _ in range(args.warm + 1):
                     st = RunStats.new()
                     gpu.solve(g, system, mode="scc", tol=args.tol, max_iter=10_000, stats=st,
                               scc_settings=settings)
-                row = dict(graph=name, blocks=blocks, trace=tracing, phase_ms=st["scc_phase_ms"],
+                row = dict(graph=name, blocks=blocks, light_anderson=la, trace=tracing, phase_ms=st["scc_phase_ms"],
                            phases=st["scc_phases"], bound=st["error_bound"],
                            finished_by=st.get("finished_by"))
                 if tracing:
@@ -173,10 +177,12 @@ def main():
                     row["light"] = analyse(tr, sch, cond)
                     if args.save:
                         Path(args.save).mkdir(parents=True, exist_ok=True)
-                        np.save(Path(args.save) / f"{name}_b{blocks}.npy", tr)
+                        m = f"_m{la}" if la >= 0 else ""
+                        np.save(Path(args.save) / f"{name}_b{blocks}{m}.npy", tr)
                 rows.append(row)
                 o = next(iter(K.scc_light_phase.overloads.values()))
                 row["kernel"] = dict(regs=o.regs_per_thread, smem=o.shared_mem_per_block,
+                                     local=o.local_mem_per_thread,
                                      resident=o.max_cooperative_grid_blocks(K.QB))
                 print(json.dumps(row), flush=True)
     if args.json:

@@ -48,6 +48,7 @@ from .cuda_kernels import _SIM
 from .cuda_scc_blocks import (CAPPED, COUNTERS, DIRECT, DK, GATHERED, HUB_PULL, HUB_PUSH, ONCE,
                                PULLS, PUSHES, QB, RAN, ROUNDS, SH, SWEEPS, VERTEX_PUSHES, WL, G,
                                _coef, _direct, _lanes_sum, _sum_max)
+from .cuda_scc_sweeps import ACC as _ACC, _anderson_sweeps, _priority_sweeps
 from .cuda_scc_heavy import (BIG_OUT, HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list,
                              scc_round)
 from .cuda_timers import globaltimer, load_relaxed, smid
@@ -58,7 +59,6 @@ __all__ = ["SH", "QB", "DK", "G", "HUB_PULL", "HUB_PUSH", "TB", "COUNTERS", "TRA
 
 _BUF = max(2 * SH, DK * DK + DK)
 _RBUF = 2 * QB  # shared sizes must be plain constants
-_ACC = SH // QB  # vertices of a swept component per thread
 
 TRACE = 8
 """Entries a component of :func:`scc_light_phase`'s ``trace``."""
@@ -76,13 +76,14 @@ times beyond the noise (one H200, six graphs, 2026-11-29)."""
 
 
 @cuda.jit(cache=True, **({} if _SIM else {"launch_bounds": (QB, LIGHT_BLOCKS_PER_SM)}))
-def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off, ein_src, ecoef,
-                    iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
-                    max_sweeps, eout_off, eout_comp, pending, comp_sweeps, cnt, hub_off, hub_pos,
-                    iin_off, iin_src, iin_arc, ihub_off, ihub_pos, trace):
+def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
+                    ein_src, ecoef, iout_off, iout_tgt, icoef, has_coef, vscale, b, x, per_arc,
+                    vmax, linf, prio, mem, max_sweeps, eout_off, eout_comp, pending, comp_sweeps,
+                    cnt, hub_off, hub_pos, iin_off, iin_src, iin_arc, ihub_off, ihub_pos, trace):
     """The light components of one phase (module docstring), a block of ``QB`` threads each:
     ``count`` components reach the queue ``queue[q0:q0 + count]``, the first ones before the
-    launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill.
+    launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill.  ``mem``: the
+    memory of the swept components' Anderson acceleration (0: the soft priority's sweeps).
     ``hub_pos[hub_off[c]:hub_off[c + 1]]``: the positions of component ``c`` with more than
     :data:`~digraph.smx.cuda_scc_blocks.HUB_PULL` in-arcs from other components (a warp each).
     ``iin_off``, ``iin_src``, ``iin_arc``: the arcs inside swept components by target position
@@ -191,93 +192,28 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 vpushes += k
                 once += 1
                 direct += 1
-        else:
-            budget = per_arc * arcs
-            i0 = ihub_off[c]
-            i1 = ihub_off[c + 1]
-            for m in range(_ACC):
-                acc[m] = 0.0
-            while True:
-                mass = 0.0
-                top = 0.0
-                for j in range(tid, k, QB):
-                    v = abs(sh[j])
-                    mass += v
-                    top = max(top, v)
-                mass, top = _sum_max(rbuf, mass, top)
-                if (top <= vmax) if linf else (mass <= budget):
-                    break
-                if sweeps >= max_sweeps:
-                    if tid == 0:
-                        capped += 1
-                    break
-                sweeps += 1
-                theta = 0.0 if linf else max(prio * mass / arcs, per_arc)
-                for m in range(_ACC):  # which vertices push: their share in sh[SH + j]
-                    j = tid + m * QB
-                    if j < k:
-                        d = sh[j]
-                        deg = iout_off[a + j + 1] - iout_off[a + j]
-                        ad = abs(d)
-                        if ad > theta * deg and ad > vmax:
-                            acc[m] += d
-                            sh[j] = 0.0
-                            sh[SH + j] = d if has_coef else d * vscale[a + j]
-                            pushes += deg
-                            vpushes += 1
-                        else:
-                            sh[SH + j] = 0.0
-                cuda.syncthreads()
-                for j in range(tid, k, QB):  # each vertex gathers its in-arcs' shares
-                    lo = iin_off[a + j]
-                    hi = iin_off[a + j + 1]
-                    if hi - lo <= HUB_PUSH:
-                        g = 0.0
-                        e = lo
-                        if not has_coef:  # four loads in flight: a sweep waits on their latency
-                            while e + 4 <= hi:
-                                u0 = iin_src[e]
-                                u1 = iin_src[e + 1]
-                                u2 = iin_src[e + 2]
-                                u3 = iin_src[e + 3]
-                                g += (sh[SH + u0 - a] + sh[SH + u1 - a]) + \
-                                    (sh[SH + u2 - a] + sh[SH + u3 - a])
-                                e += 4
-                        while e < hi:
-                            u = iin_src[e] - a
-                            g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
-                            e += 1
-                        sh[j] += g
-                        reads += hi - lo
-                for h in range(i0 + tid // WL, i1, QB // WL):  # hubs: a warp each
-                    p = ihub_pos[h]
-                    g = 0.0
-                    e = iin_off[p] + lane
-                    hi = iin_off[p + 1]
-                    if not has_coef:  # four loads in flight a lane (hubs of a site's pages:
-                        while e + 3 * WL < hi:  # most of a sweep's time on cnr-2000)
-                            u0 = iin_src[e]
-                            u1 = iin_src[e + WL]
-                            u2 = iin_src[e + 2 * WL]
-                            u3 = iin_src[e + 3 * WL]
-                            g += (sh[SH + u0 - a] + sh[SH + u1 - a]) + \
-                                (sh[SH + u2 - a] + sh[SH + u3 - a])
-                            e += 4 * WL
-                    while e < hi:
-                        u = iin_src[e] - a
-                        g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
-                        e += WL
-                    g = _lanes_sum(rbuf, g)
-                    if lane == 0:  # the hub's slot is this warp's alone
-                        sh[p - a] += g
-                        reads += iin_off[p + 1] - iin_off[p]
-                cuda.syncthreads()
+        else:  # swept (cuda_scc_sweeps), Anderson-accelerated or with the soft priority
+            if mem > 0 and not linf:
+                sweeps, cap1, p1, v1, r1 = _anderson_sweeps(
+                    sh, rbuf, acc, a, k, arcs, mem, per_arc * arcs, max_sweeps, vscale,
+                    has_coef, icoef, ihub_off[c], ihub_off[c + 1], iin_off, iin_src, iin_arc,
+                    ihub_pos)
+            else:
+                sweeps, cap1, p1, v1, r1 = _priority_sweeps(
+                    sh, rbuf, acc, a, k, arcs, per_arc, vmax, linf, prio, max_sweeps, iout_off,
+                    vscale, has_coef, icoef, ihub_off[c], ihub_off[c + 1], iin_off, iin_src,
+                    iin_arc, ihub_pos)
+            pushes += p1
+            vpushes += v1
+            reads += r1
             for m in range(_ACC):
                 j = tid + m * QB
                 if j < k:
                     x[a + j] = acc[m]
-            if tid == 0 and sweeps == 0:
-                once += 1
+            if tid == 0:
+                capped += cap1
+                if sweeps == 0:
+                    once += 1
         if tid == 0:
             comp_sweeps[c] = sweeps
             sweeps_all += sweeps

@@ -94,6 +94,11 @@ class GpuSccSettings:
         by the host (:func:`digraph.smx.cuda_scc_heavy.scc_round`).  One H200, 8 blocks: dblp-2010
         10.1 / 9.7 ms against 11.5 / 10.9 by launches, cnr-2000's last heavy group 1.9 against
         2.4 ms (121 rounds: a launch from Python costs about as much as a small group's round).
+    light_anderson : int
+        Memory of the Anderson acceleration of a swept light component's sweeps
+        (:func:`digraph.smx.cuda_scc_sweeps._anderson_sweeps`: every vertex pushes a mixed step
+        each sweep; at most :data:`digraph.smx.cuda_scc_sweeps.AM`); 0: the soft priority's
+        sweeps (:attr:`priority_share`).  The L∞ route always sweeps with the priority.
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
@@ -112,6 +117,7 @@ class GpuSccSettings:
     blocks_per_sm: int = 4
     heavy_blocks_per_sm: int = 8
     heavy_one_launch: bool = True
+    light_anderson: int = 2
     trace_light: bool = False
     trace_heavy: bool = False
 
@@ -197,15 +203,18 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
     (the state on the device in the graph's vertex order, converged)."""
     from ....smx import cuda_scc as K
+    from ....smx.cuda_scc_sweeps import AM
     from .linear import _Linear, _linear
     settings = DEFAULT if settings is None else settings
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
                                     "user-defined LinearSystem)")
     if min(settings.heavy_arcs, settings.rounds_per_check, settings.blocks_per_sm,
-           settings.heavy_blocks_per_sm) < 1 or not settings.priority_share >= 0:
+           settings.heavy_blocks_per_sm) < 1 or not settings.priority_share >= 0 or \
+            not 0 <= settings.light_anderson <= AM:
         raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check, blocks_per_sm "
-                                    "and heavy_blocks_per_sm must be >= 1, priority_share >= 0")
+                                    "and heavy_blocks_per_sm must be >= 1, priority_share >= 0, "
+                                    f"light_anderson in 0..{AM}")
     xp = be.xp
     t_last = time.perf_counter()
     n = graph.num_vertices
@@ -286,12 +295,12 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             if not heavy:
                 count = int(sch.light_count[k])
                 be.launch(K.scc_light_phase, min(resident(be, settings), count), K.QB, queue,
-                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
-                          d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef, d["iout_off"],
-                          d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc, vmax, linf, prio,
-                          max_iter, d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt,
-                          d["hub_off"], d["hub_pos"], d["iin_off"], d["iin_src"], d["iin_arc"],
-                          d["ihub_off"], d["ihub_pos"], trace)
+                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"], d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef,
+                          d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc,
+                          vmax, linf, prio, int(settings.light_anderson), max_iter,
+                          d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt, d["hub_off"],
+                          d["hub_pos"], d["iin_off"], d["iin_src"], d["iin_arc"], d["ihub_off"],
+                          d["ihub_pos"], trace)
             else:
                 h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
                 s0, s1 = int(d["small_off"][k]), int(d["small_off"][k + 1])
