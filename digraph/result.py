@@ -103,6 +103,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                      "(`GpuSccSettings.heavy_arcs` inside arcs or more, or too many vertices for "
                      "a block)",
         "heavy_rounds": "`scc` on a GPU: rounds of each phase's heavy components, a list",
+        "scc_heavy_anderson": "`scc` on a GPU: the Anderson memory each heavy group's rounds ran "
+                              "with (0: the plain rounds; `GpuSccSettings.heavy_anderson`, "
+                              "`heavy_anderson_arcs`), a list",
         "scc_direct": "`scc`: small components solved exactly by elimination in one pass "
                       "(`dag_push.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
                       "`smx.cuda_scc.DK` on a GPU)",

@@ -287,6 +287,41 @@ def test_light_anderson_sweeps_give_the_exact_answer_in_fewer_sweeps():
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
+@pytest.mark.parametrize("mem", [1, 2])
+def test_heavy_anderson_rounds_give_the_exact_answer(mem):
+    """The Anderson-accelerated heavy rounds: every cyclic component heavy (several groups), and
+    a heavy component with vertices pushed by a whole block; each group's rounds reported, and
+    every arc inside pushed once a round."""
+    from digraph.smx.cuda_scc import BIG_OUT
+    g = _cycles_dag(24, 14, seed=2, big=18)
+    exact = _pagerank_exact(g)
+    cond = Condensation(g)
+    x, ok, s = _solve(g, 1e-10, heavy_arcs=1, heavy_anderson=mem)
+    assert ok and s["error_bound"] <= 1e-10 and not s.get("handed_over")
+    assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
+    assert len(s["heavy_rounds"]) == s["scc_phases"] >= 2 and min(s["heavy_rounds"]) >= 1
+    assert s["scc_heavy_anderson"] == [mem] * len(s["heavy_rounds"])
+    # a group whose busiest target has more in-arcs inside than the limit runs the plain rounds
+    _, ok0, s0 = _solve(g, 1e-10, heavy_arcs=1, heavy_anderson=mem, heavy_anderson_in=0)
+    assert ok0 and s0["scc_heavy_anderson"] == [0] * len(s0["heavy_rounds"])
+    # pulls once (every arc between components) plus each heavy group's arcs once a round
+    ein = int(cond.ein_offsets[-1])
+    assert s["arc_updates"] >= ein + sum(s["heavy_rounds"])
+    rng = np.random.default_rng(5)
+    big = BIG_OUT + 20
+    g0 = _cycles_dag(4, 5, seed=5, big=big)
+    src, dst = g0.arc_sources.tolist(), g0.out_targets.tolist()
+    for t in rng.choice(np.arange(1, big), BIG_OUT + 3, replace=False):
+        src.append(0)
+        dst.append(int(t))
+    g = digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=g0.num_vertices)
+    x, ok, s = _solve(g, 1e-11, heavy_arcs=1, heavy_anderson=mem)
+    assert ok and np.abs(x - _pagerank_exact(g)).sum() <= max(s["error_bound"], 1e-14)
+    assert s["error_bound"] <= 1e-11 and not s.get("handed_over")
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("one_gpu")
 def test_pagerank_through_run_names_the_engine():
     g = _cycles_dag(30, 5, seed=4)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)

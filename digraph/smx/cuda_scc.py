@@ -8,8 +8,9 @@ Two kinds of work, by the component's size (:mod:`digraph.paths.scc_schedule`):
   persistent kernel with a device-side ready queue: a block takes the next queued component,
   *pulls* its in-arcs from other components (final by then: ``r_v = b_v + Σ c·x_u``), and, when
   the component has arcs inside, *sweeps* it in shared memory until its pending mass is within
-  its budget (a vertex pushes when ``|r_v| > deg_v · max(prio · mass / arcs, per_arc)``, the soft
-  priority of the CPU engine).  A sweep has two steps: the vertices that push write their shares
+  its budget (:mod:`digraph.smx.cuda_scc_sweeps`: Anderson-accelerated sweeps, or with the soft
+  priority of the CPU engine, a vertex pushing when ``|r_v| > deg_v · max(prio · mass / arcs,
+  per_arc)``).  A sweep has two steps: the vertices that push write their shares
   to shared memory, then each vertex gathers its in-arcs' shares (a warp for a vertex with many),
   so no atomic is needed: a Jacobi sweep over the pushing vertices.  It then writes ``x``,
   and each successor component of the same phase whose last predecessor this was is queued.  A

@@ -10,11 +10,13 @@ never runs again; an acyclic vertex is exact after one evaluation.  On the GPU
 * the light components (all but a few on web graphs) run in one persistent kernel per phase, a
   block per component taken from a device-side ready queue: a component starts as soon as its
   last predecessor is done, with no launch or synchronisation per DAG level (a deep DAG costs
-  nothing per level), and each sweeps in shared memory with the CPU engine's soft priority;
+  nothing per level), and each sweeps in shared memory, Anderson-accelerated
+  (:mod:`digraph.smx.cuda_scc_sweeps`; the CPU engine's soft priority on the L∞ route);
 * the heavy ones (the giant component) run in rounds over the whole GPU, restricted to their
   vertices, all the rounds of a phase's group in one launch with a grid barrier between rounds
   (the device decides the threshold and the stop), a vertex of many out-arcs pushed by a whole
-  block and the others by a few threads each;
+  block and the others by a few threads each; a group without hubs inside runs
+  Anderson-accelerated Jacobi rounds instead (:mod:`digraph.smx.cuda_scc_heavy_anderson`);
 * the error budget is the CPU engine's: the L1 budget of
   :func:`~digraph.dispatch.convergence.pending_budget` shared by inside arcs, with ``Σx``
   bounded below by the finished components' sum plus the rest's ``Σb``; the result is certified
@@ -34,14 +36,12 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
-from ....paths.scc_schedule import (hubs_by_component, scc_schedule, split_by_degree,
-                                    swept_in_arcs)
+from ....paths.scc_schedule import scc_schedule
 from ... import driver
 from ...convergence import certified, pending_budget
-from ...systems import linear_factors
-from ..runtime.residency import residency
 from .power_work import _Work
 from .scc_grid import heavy_grid, resident
+from .scc_layout import _coefficients, _device_layout, _slice
 from .scc_work import kept_work, reset, work_arrays, work_bytes
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
@@ -99,6 +99,27 @@ class GpuSccSettings:
         (:func:`digraph.smx.cuda_scc_sweeps._anderson_sweeps`: every vertex pushes a mixed step
         each sweep; at most :data:`digraph.smx.cuda_scc_sweeps.AM`); 0: the soft priority's
         sweeps (:attr:`priority_share`).  The L∞ route always sweeps with the priority.
+    heavy_anderson : int
+        Memory of the Anderson acceleration of the heavy rounds
+        (:func:`digraph.smx.cuda_scc_heavy_anderson.scc_heavy_anderson`: Jacobi rounds, every
+        vertex pushing a mixed step, two grid barriers a round; at most
+        :data:`digraph.smx.cuda_scc_sweeps.AM`); 0: the plain rounds with the soft priority.
+        With ``heavy_one_launch`` on the L1 route only, and not with ``trace_heavy`` (which
+        profiles the plain rounds).  ``stats["scc_heavy_anderson"]``: the memory each heavy
+        group ran with.
+    heavy_anderson_arcs, heavy_anderson_in : int
+        Only groups with at most ``heavy_anderson_arcs`` arcs inside, none of whose vertices has
+        more than ``heavy_anderson_in`` in-arcs inside, run the Anderson rounds.  Every vertex
+        pushes every round, an atomic an arc, where the plain rounds push the vertices above
+        the threshold: the atomics into one target queue behind each other (6–10 ns each), so a
+        round costs at least the busiest target's in-degree times that.  One H200, tol 1e-8
+        (docs/benchmarks.md, "Anderson in the heavy rounds"; plain → Anderson, the group's time):
+        gains on p2p-Gnutella04 (18,742 arcs, largest in-degree 72: 0.57 → 0.37 ms),
+        email-Eu-core (24,729, 212: 1.11 → 0.76), wiki-Vote (39,456, 186: 1.02 → 0.71),
+        cit-HepPh (139,981, 377: 1.03 → 0.70) and cnr-2000's last group (55,620, 6,197: 1.65 →
+        0.90, its rounds 120 → 21); losses on dblp-2010 (1,432,920, 238: 5.3 → 5.7) and
+        cnr-2000's first two (1,646,332 and 787,843, 17,813 and 18,233: 4.6 → 17.9 and 2.9 →
+        6.0).  The limits keep every measured loss out (and cnr-2000's last group, a gain).
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
@@ -118,6 +139,9 @@ class GpuSccSettings:
     heavy_blocks_per_sm: int = 8
     heavy_one_launch: bool = True
     light_anderson: int = 2
+    heavy_anderson: int = 2
+    heavy_anderson_arcs: int = 1 << 18
+    heavy_anderson_in: int = 1 << 10
     trace_light: bool = False
     trace_heavy: bool = False
 
@@ -130,91 +154,24 @@ CTL = 8
 the outcome, the rounds run)."""
 
 
-def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
-    """The condensation and schedule on the GPU (uploaded once per graph, device and schedule;
-    kept in the graph's residency, kind ``"cuda-scc"``)."""
-    from ....smx import cuda_scc as K
-    res = residency(graph)
-    key = (be.device_id, be.sim, int(heavy_arcs), int(light_size))
-    d = res.peek("cuda-scc", key)
-    if d is None:
-        P, n = sch.num_phases, graph.num_vertices
-        unit = np.repeat((2 * sch.phase + sch.heavy).astype(np.int32),
-                         np.diff(cond.comp_offsets))
-        inv = np.empty(n, np.int64)  # the answer in the graph's order is x[inv]
-        inv[cond.order] = np.arange(n, dtype=np.int64)
-        d = {"order": be.put(cond.order, np.int64), "inv": be.put(inv),
-             "comp_offsets": be.put(cond.comp_offsets, np.int64),
-             "comp_arcs": be.put(cond.comp_arcs, np.int64),
-             "iout_off": be.put(cond.iout_offsets, np.int64),
-             "iout_tgt": be.put(cond.iout_targets, np.int32),
-             "ein_off": be.put(cond.ein_offsets, np.int64),
-             "ein_src": be.put(cond.ein_sources, np.int32),
-             "queue0": be.put(_nonempty(sch.queue0, -1)),
-             "pending0": be.put(sch.pending),
-             "eout_off": be.put(sch.eout_offsets, np.int64),
-             "eout_comp": be.put(_nonempty(sch.eout_comp)),
-             "heavy_pos": be.put(_nonempty(sch.heavy_positions)),
-             "unit": be.put(unit), "units": 2 * max(P, 1)}
-        so, small, bo, big = split_by_degree(sch.heavy_positions, sch.heavy_offsets,
-                                             np.diff(cond.iout_offsets), K.BIG_OUT)
-        d.update(small_off=so, heavy_small=be.put(_nonempty(small)), big_off=bo,
-                 heavy_big=be.put(_nonempty(big)))
-        hub_off, hubs = hubs_by_component(cond.ein_offsets, K.HUB_PULL, cond.comp_offsets)
-        d["hub_off"], d["hub_pos"] = be.put(hub_off), be.put(_nonempty(hubs))
-        off, src, arc, ihub_off, ihubs = swept_in_arcs(cond, sch, K.DK, K.HUB_PUSH)
-        d.update(iin_off=be.put(off), iin_src=be.put(_nonempty(src)),
-                 iin_arc=be.put(_nonempty(arc)), ihub_off=be.put(ihub_off),
-                 ihub_pos=be.put(_nonempty(ihubs)))
-        res.put("cuda-scc", key, d)
-    else:
-        be.keep_all(d)
-    return d
-
-
-def _nonempty(a, fill=0):
-    """``a``, or one ``fill`` entry of its dtype when it is empty (a kernel argument)."""
-    return a if a.size else np.full(1, fill, a.dtype)
-
-
-def _slice(a, lo, hi):
-    """``a[lo:hi]`` of a device array, or its first entry when empty (a kernel argument whose
-    count is passed beside it)."""
-    return a[lo:hi] if hi > lo else a[:1]
-
-
-def _coefficients(be, graph, system, cond, has_arc):
-    """(has_coef, icoef, ecoef) on the GPU: per-arc coefficients when the system has arc or
-    target factors, else placeholders (the kernels then use ``vscale``)."""
-    from ....smx import cpu_scc
-    if not (has_arc or system.dst_scale is not None):
-        z = be.keep(be.xp.zeros(1, np.float64))
-        return False, z, z
-    src, dst, has_arc, arc = linear_factors(graph, system)
-    icoef = np.empty(cond.iout_targets.size, np.float64)
-    ecoef = np.empty(cond.ein_sources.size, np.float64)
-    cpu_scc.coefficients(cond.order, cond.iout_offsets, cond.iout_targets, cond.iout_arcs,
-                         cond.ein_offsets, cond.ein_sources, cond.ein_arcs, src,
-                         arc if has_arc else src, has_arc, dst, icoef, ecoef)
-    return True, be.put(_nonempty(icoef)), be.put(_nonempty(ecoef))
-
-
 def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
     (the state on the device in the graph's vertex order, converged)."""
     from ....smx import cuda_scc as K
+    from ....smx import cuda_scc_heavy_anderson as HA
     from ....smx.cuda_scc_sweeps import AM
     from .linear import _Linear, _linear
     settings = DEFAULT if settings is None else settings
     if system.family != "linear":
-        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
+        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, "
+                                    "adsorption, "
                                     "user-defined LinearSystem)")
     if min(settings.heavy_arcs, settings.rounds_per_check, settings.blocks_per_sm,
            settings.heavy_blocks_per_sm) < 1 or not settings.priority_share >= 0 or \
-            not 0 <= settings.light_anderson <= AM:
+            not (0 <= settings.light_anderson <= AM and 0 <= settings.heavy_anderson <= AM):
         raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check, blocks_per_sm "
                                     "and heavy_blocks_per_sm must be >= 1, priority_share >= 0, "
-                                    f"light_anderson in 0..{AM}")
+                                    f"light_anderson and heavy_anderson in 0..{AM}")
     xp = be.xp
     t_last = time.perf_counter()
     n = graph.num_vertices
@@ -236,6 +193,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
              "pending0": d["pending0"], "pending": d["pending0"].copy(),
              "ctl0": be.put(ctl0), "ctl": be.put(ctl0),
              "ctlh": xp.zeros(CTL * max(P, 1), np.float64),  # a heavy group's control words
+             "sums": xp.zeros(HA.SUMS * max(P, 1), np.float64),  # and Anderson's sums
              "cnt": xp.zeros(K.COUNTERS, np.int64), "bar": xp.zeros(max(P, 1), np.int64),
              "comp_sweeps": xp.zeros(max(cond.num_components, 1), np.int64),
              "out": xp.empty(n, np.float64), "pos": {}}
@@ -252,6 +210,12 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     L, has_coef, icoef, ecoef = w["L"], w["has_coef"], w["icoef"], w["ecoef"]
     gammas = L.gammas
     linf = gammas[0] >= 1.0
+    mixed = (settings.heavy_anderson > 0 and settings.heavy_one_launch and not linf
+             and not settings.trace_heavy)  # the heavy rounds Anderson-accelerated
+    if mixed and "rb" not in w:  # the second accumulator (zero) and the history, made once
+        w["rb"] = xp.zeros(n, np.float64)
+        w["hist"] = xp.zeros((5, max(int(np.diff(sch.heavy_offsets).max(initial=1)), 1)),
+                             np.float64)
     vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
     queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
     comp_sweeps = w["comp_sweeps"]
@@ -264,6 +228,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     inside = max(int(cond.comp_arcs.sum()), 1)
     unit_b = w["unit_b"]
     groups = []  # (phase, rounds: None when the control words say)
+    heavy_mem = []  # the Anderson memory of each heavy group's rounds (0: plain)
     heavy_trace = []
     be.sync()
     t_now = time.perf_counter()
@@ -295,7 +260,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             if not heavy:
                 count = int(sch.light_count[k])
                 be.launch(K.scc_light_phase, min(resident(be, settings), count), K.QB, queue,
-                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"], d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef,
+                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
+                          d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef,
                           d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc,
                           vmax, linf, prio, int(settings.light_anderson), max_iter,
                           d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt, d["hub_off"],
@@ -308,8 +274,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 if k not in w["pos"]:  # slices of a phase, kept: the prepared rounds read them
                     w["pos"][k] = (d["heavy_pos"][h0:h1], _slice(d["heavy_small"], s0, s1),
                                    _slice(d["heavy_big"], b0, b1), ctlh[CTL * k:CTL * (k + 1)],
-                                   w["bar"][k:k + 1])
-                pos, small, big, ctl_k, bar_k = w["pos"][k]
+                                   w["bar"][k:k + 1], w["sums"][HA.SUMS * k:HA.SUMS * (k + 1)])
+                pos, small, big, ctl_k, bar_k, sums_k = w["pos"][k]
                 nsmall, nbig = s1 - s0, b1 - b0
                 for a in w["pos"][k]:
                     be.keep(a)
@@ -318,7 +284,19 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                           d["ein_src"], ecoef, has_coef, vscale, b, x, r)
                 budget_g = per_arc * arcs
                 q = 0
-                hgrid = heavy_grid(be, settings, max(nsmall * K.G, nbig * K.TB))
+                threads = max(nsmall * K.G, nbig * K.TB)
+                mixed_k = (mixed and arcs <= settings.heavy_anderson_arcs
+                           and d["heavy_in_max"][k] <= settings.heavy_anderson_in)
+                heavy_mem.append(int(settings.heavy_anderson) if mixed_k else 0)
+                if mixed_k:  # Anderson-accelerated rounds in one launch
+                    be.launch(HA.scc_heavy_anderson,
+                              heavy_grid(be, settings, threads, HA.scc_heavy_anderson), K.TB,
+                              small, nsmall, big, nbig, d["iout_off"], d["iout_tgt"], icoef,
+                              has_coef, vscale, x, r, w["rb"], w["hist"], sums_k, ctl_k, bar_k,
+                              budget_g, arcs, int(settings.heavy_anderson), max_iter, cnt)
+                    groups.append((k, None))
+                    continue
+                hgrid = heavy_grid(be, settings, threads)
                 if settings.heavy_one_launch:  # no synchronisation: the outcome is read at the end
                     rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
                               else cnt[:1])  # one entry: off
@@ -374,6 +352,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["scc_phases"] = P
     stats["scc_heavy"] = int(sch.heavy.sum())
     stats["heavy_rounds"] = heavy_rounds
+    stats["scc_heavy_anderson"] = heavy_mem
     stats["scc_direct"] = int(c[K.DIRECT])
     stats["scc_sweep_reads"] = int(c[K.GATHERED])
     out = w["out"]

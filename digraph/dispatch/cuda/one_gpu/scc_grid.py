@@ -7,13 +7,16 @@ launch must be resident at once.
 __all__ = ["resident", "heavy_grid"]
 
 
-def heavy_grid(be, settings, threads):
+def heavy_grid(be, settings, threads, kern=None):
     """Blocks of a heavy group's rounds, for ``threads`` (:data:`~digraph.smx.cuda_scc.G` a
     vertex pushed by a group, a block's a vertex pushed by a block), at most
     ``settings.heavy_blocks_per_sm`` a multiprocessor; for the one-launch kernel
     also at most what is surely resident at once (its launch bounds, or the driver's occupancy
     calculator once compiled; one block under the simulator, which runs blocks one after
-    another)."""
+    another).  ``kern``: the one-launch kernel (``scc_heavy_rounds`` when None).
+
+    (Both one-launch kernels share the launch bounds of
+    :data:`~digraph.smx.cuda_scc.HEAVY_BLOCKS_PER_SM`.)"""
     from ....smx import cuda_scc as K
     grid = min(be.grid_hb(threads), settings.heavy_blocks_per_sm * be.sms)
     if not settings.heavy_one_launch:
@@ -21,7 +24,8 @@ def heavy_grid(be, settings, threads):
     if be.sim:
         return 1
     bound = min(settings.heavy_blocks_per_sm, K.HEAVY_BLOCKS_PER_SM)  # the launch bounds' promise
-    return min(grid, _per_sm(be, K.scc_heavy_rounds, K.TB, bound, bound) * be.sms)
+    kern = K.scc_heavy_rounds if kern is None else kern
+    return min(grid, _per_sm(be, kern, K.TB, bound, bound) * be.sms)
 
 
 def resident(be, settings):
