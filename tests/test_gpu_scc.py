@@ -290,9 +290,10 @@ def test_light_anderson_sweeps_give_the_exact_answer_in_fewer_sweeps():
 @pytest.mark.parametrize("mem", [1, 2])
 def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     """The Anderson-accelerated heavy rounds: every cyclic component heavy (several groups), and
-    a heavy component with vertices pushed by a whole block; each group's rounds reported, and
-    every arc inside pushed once a round."""
+    a heavy component with a vertex whose in-arcs a whole block gathers; each group's rounds
+    reported, and every arc inside gathered once a round."""
     from digraph.smx.cuda_scc import BIG_OUT
+    from digraph.smx.cuda_scc_heavy_anderson import BIG_IN
     g = _cycles_dag(24, 14, seed=2, big=18)
     exact = _pagerank_exact(g)
     cond = Condensation(g)
@@ -301,8 +302,9 @@ def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     assert np.abs(x - exact).sum() <= max(s["error_bound"], 1e-14)
     assert len(s["heavy_rounds"]) == s["scc_phases"] >= 2 and min(s["heavy_rounds"]) >= 1
     assert s["scc_heavy_anderson"] == [mem] * len(s["heavy_rounds"])
-    # a group whose busiest target has more in-arcs inside than the limit runs the plain rounds
-    _, ok0, s0 = _solve(g, 1e-10, heavy_arcs=1, heavy_anderson=mem, heavy_anderson_in=0)
+    # a group above both limits (arcs, and the largest in-degree inside) runs the plain rounds
+    _, ok0, s0 = _solve(g, 1e-10, heavy_arcs=1, heavy_anderson=mem, heavy_anderson_in=0,
+                        heavy_anderson_arcs=0)
     assert ok0 and s0["scc_heavy_anderson"] == [0] * len(s0["heavy_rounds"])
     # pulls once (every arc between components) plus each heavy group's arcs once a round
     ein = int(cond.ein_offsets[-1])
@@ -312,10 +314,14 @@ def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     g0 = _cycles_dag(4, 5, seed=5, big=big)
     src, dst = g0.arc_sources.tolist(), g0.out_targets.tolist()
     for t in rng.choice(np.arange(1, big), BIG_OUT + 3, replace=False):
-        src.append(0)
+        src.append(0)  # pushed by a block in the plain rounds
         dst.append(int(t))
+    for u in rng.choice(np.arange(2, big), BIG_IN + 3, replace=False):
+        src.append(int(u))  # gathered by a block in the Anderson rounds
+        dst.append(1)
     g = digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=g0.num_vertices)
     x, ok, s = _solve(g, 1e-11, heavy_arcs=1, heavy_anderson=mem)
+    assert s["scc_heavy_anderson"] == [mem] * len(s["heavy_rounds"])
     assert ok and np.abs(x - _pagerank_exact(g)).sum() <= max(s["error_bound"], 1e-14)
     assert s["error_bound"] <= 1e-11 and not s.get("handed_over")
 

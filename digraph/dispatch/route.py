@@ -17,10 +17,10 @@ Modes
     graphs, real and citation-like, by 1.08× to 6.4× on 2026-11-28, and after the GPU engine's
     fixes of 2026-11-29 ``scc`` took 0.86–6.1× ``power``'s time on nine graphs, below 1 only on
     email-Eu-core and cit-HepPh in one call each, within the calls' noise; with Anderson in its
-    sweeps and small heavy groups, 0.80–1.9× on six graphs (below 1 on cit-HepPh in two calls,
-    dblp-2010 and email-Eu-core in one of two; cnr-2000 1.2–1.5×): no share of the condensation
-    marks a graph where ``scc`` wins; docs/benchmarks.md, "When would ``scc`` pay on a GPU?",
-    "Waits, atomics and hub sums" and "Anderson in the heavy rounds").
+    sweeps and heavy rounds, 0.80–1.9× on six graphs (below 1 on cit-HepPh in each of three
+    calls, dblp-2010 1.09×, cnr-2000 1.2–1.5×): no share of the condensation marks a graph
+    where ``scc`` wins; docs/benchmarks.md, "When would ``scc`` pay on a GPU?", "Waits, atomics
+    and hub sums" and "Anderson in the heavy rounds").
 ``"power"``
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
     iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.power`,
@@ -341,7 +341,7 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                 reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
                           "one GPU (H200, tol 1e-8: cnr-2000 16.5 ms against bsp's 26.8, dblp-2010 "
                           "9.4 against 20.0, R-MAT 2^22 26.6 against 95.6; the scc engine "
-                          "took 0.80-1.9x its time on six graphs, 1.2-1.5x on cnr-2000)")
+                          "took 0.80-1.9x its time on six graphs, 1.4x on cnr-2000)")
                 if where == "multi-gpu":
                     reason += ("; sharded over the GPUs named when the graph has enough arcs a "
                                "GPU (PowerGpuSettings.shard_arcs), else on the first")

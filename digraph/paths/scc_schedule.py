@@ -21,7 +21,7 @@ serves, :func:`split_by_degree` the heavy vertices a block pushes.
 import numpy as np
 from numba import njit
 
-__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs", "hubs_by_component",
+__all__ = ["SccSchedule", "scc_schedule", "swept_in_arcs", "heavy_in_arcs", "hubs_by_component",
            "split_by_degree"]
 
 
@@ -162,16 +162,29 @@ def swept_in_arcs(cond, sch, direct_size, hub):
     hub_offsets : int64 array, C+1, and hubs : int32 array
         Per component, the positions with more than ``hub`` such arcs (a warp gathers each).
     """
-    n = int(cond.comp_offsets[-1])
     sizes = np.diff(cond.comp_offsets)
     swept = np.repeat(~sch.heavy & (sizes > direct_size) & (cond.comp_arcs > 0), sizes)
+    arcs = _in_arcs(cond, swept)
+    return arcs + hubs_by_component(arcs[0], hub, cond.comp_offsets)
+
+
+def heavy_in_arcs(cond, sch):
+    """The arcs inside the heavy components by target position (the Anderson rounds' gathers):
+    (offsets int64 n+1, source positions int32, index in ``cond.iout_*`` int64), as
+    :func:`swept_in_arcs`."""
+    return _in_arcs(cond, np.repeat(sch.heavy, np.diff(cond.comp_offsets)))
+
+
+def _in_arcs(cond, keep):
+    """The arcs inside components into the positions where ``keep``, by target position."""
+    n = int(cond.comp_offsets[-1])
     tgt = cond.iout_targets
-    e = np.flatnonzero(swept[tgt]) if tgt.size else np.zeros(0, np.int64)
+    e = np.flatnonzero(keep[tgt]) if tgt.size else np.zeros(0, np.int64)
     e = e[np.argsort(tgt[e], kind="stable")].astype(np.int64)
     src = np.repeat(np.arange(n, dtype=np.int32), np.diff(cond.iout_offsets))[e]
     off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(tgt[e], minlength=n), out=off[1:])
-    return (off, src, e) + hubs_by_component(off, hub, cond.comp_offsets)
+    return off, src, e
 
 
 def hubs_by_component(offsets, hub, comp_offsets):

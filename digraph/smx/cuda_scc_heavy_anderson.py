@@ -8,22 +8,20 @@ The plain rounds push with the soft priority and let a round's pushes land while
 
     δ_k = R_k − Σ_s γ_s (ΔX_s + ΔF_s),   γ = argmin ‖R_k − ΔF γ‖₂,
 
-pushes ``δ_k`` along its arcs inside the group into an accumulator, and the next round reads
-``R_{k+1} = R_k − δ_k + (A δ_k)`` from it: two accumulators take turns (round ``k`` pushes into
-``rb`` when ``k`` is even, ``ra`` when odd, and round ``k + 1`` reads and zeroes what round ``k``
-filled), so a residual is read only once all of the previous round's pushes have landed.  A round
-has two grid barriers: after the sums (``Σ|R|``, ``ΔFᵀR``, ``ΔFᵀΔF``: six float64 atomics a block
-into ``sums``, three rotating slots of six sums in :data:`SPREAD` copies) and after the pushes.
-Every thread reads the sums, stops when ``Σ|R| ≤ budget`` (the plain rounds' stop) and solves
-for ``γ`` alone and alike.
+and writes it, scaled by its out-arcs' factor, to ``dpos``; the next round each vertex *gathers*
+its in-arcs inside the group, ``R_{k+1} = R_k − δ_k + Σ c·δ_u`` (no atomics: :data:`G` lanes a
+vertex, a block for one of more than :data:`BIG_IN` in-arcs).  A round has two grid barriers:
+after the sums (``Σ|R|``, ``ΔFᵀR``, ``ΔFᵀΔF``: six float64 atomics a block into ``sums``, three
+rotating slots of six sums in :data:`SPREAD` copies) and after the steps.  Every thread reads
+the sums, stops when ``Σ|R| ≤ budget`` (the plain rounds' stop) and solves for ``γ`` alone and
+alike.
 
-Every vertex pushes every round, an atomic an arc, and the atomics into one target queue behind
-each other: a round lasts at least the busiest target's in-arcs times an atomic's 6–10 ns on an
-H200, so the engine runs these rounds only on groups without such hubs
-(:attr:`~digraph.dispatch.cuda.one_gpu.scc.GpuSccSettings.heavy_anderson_in`).
+A first version pushed each step with an atomic an arc: the atomics into one target queue
+behind each other (6–10 ns each on an H200), so a round lasted at least the busiest target's
+in-arcs times that (cnr-2000's giant: 201 µs a round against 36 for the plain rounds).
 
 The history lives in ``hist`` (float64, 5 rows × the group's vertices, by the vertex's index in
-the group: ``pos`` first, then ``big``): row 0 ``R``, rows 1–2 ``ΔX`` of slots 0–1, rows 3–4
+the group: ``spos`` first, then ``bpos``): row 0 ``R``, rows 1–2 ``ΔX`` of slots 0–1, rows 3–4
 ``ΔF``; step ``k`` takes slot ``k % mem``.  The L1 route only (the L∞ route keeps the plain
 rounds).
 """
@@ -32,42 +30,72 @@ import math
 
 from numba import cuda, float64, int64
 
-from .cuda_kernels import _SIM, HB
-from .cuda_scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, _coef, _from_leader
+from .cuda_kernels import _SIM, HB, _block_sum
+from .cuda_scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G
 from .cuda_scc_heavy import HEAVY_BLOCKS_PER_SM, TB, _grid_barrier
 from .cuda_scc_sweeps import _coefficients
 from .cuda_timers import load_relaxed
 
-__all__ = ["scc_heavy_anderson", "SUMS"]
+__all__ = ["scc_heavy_anderson", "SUMS", "SPREAD", "BIG_IN"]
 
 SPREAD = 8
 """Copies of each sum: block ``b`` adds to copy ``b % SPREAD`` (a thousand blocks adding to one
 address queue behind each other), and every block adds the copies up in the same order."""
 SUMS = 3 * 6 * SPREAD
 """Words of a heavy group's ``sums`` (three rotating slots of six sums in ``SPREAD`` copies)."""
+BIG_IN = 4 if _SIM else 64
+"""In-arcs inside its group above which a vertex gathers with a whole block."""
 _B6 = 6 * HB  # shared sizes must be plain constants
 
 
+if _SIM:  # no warp shuffles in the simulator
+    @cuda.jit(device=True, inline=True)
+    def _group_sum(gbuf, v):
+        """Σ v over the thread's group of :data:`G` lanes (every lane gets it)."""
+        tid = cuda.threadIdx.x
+        gbuf[tid] = v
+        cuda.syncthreads()
+        s = 0.0
+        for q in range(G):
+            s += gbuf[tid - tid % G + q]
+        cuda.syncthreads()
+        return s
+else:
+    @cuda.jit(device=True, inline=True)
+    def _group_sum(gbuf, v):
+        """Σ v over the thread's group of :data:`G` lanes (every lane gets it)."""
+        off = G // 2
+        while off > 0:
+            v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+            off //= 2
+        return v
+
+
 @cuda.jit(device=True, inline=True)
-def _observe(j, li, k, mem, cnt, ra, rb, hist):
-    """Round ``k``'s residual ``R_k`` of position ``j`` (index ``li`` in the group), read from the
-    accumulator the previous round filled (zeroed for the round after), ``ΔF_{k−1}`` stored;
-    returns its terms of the six sums (``|R|``, ``ΔF_0ᵀR``, ``ΔF_1ᵀR``, ``ΔF_0ᵀΔF_0``,
-    ``ΔF_0ᵀΔF_1``, ``ΔF_1ᵀΔF_1``; slots not held count zero)."""
+def _gathered(j, lane, width, hin_off, hin_src, hin_arc, icoef, has_coef, dpos):
+    """This lane's share of ``Σ c·δ_u`` over position ``j``'s in-arcs inside the group (lanes
+    ``lane, lane + width, …``); ``dpos`` holds ``δ_u`` scaled by ``u``'s factor, or ``δ_u`` with
+    per-arc coefficients."""
+    s = 0.0
+    for e in range(hin_off[j] + lane, hin_off[j + 1], width):
+        v = load_relaxed(dpos, hin_src[e])  # written by other blocks before the barrier
+        s += icoef[hin_arc[e]] * v if has_coef else v
+    return s
+
+
+@cuda.jit(device=True, inline=True)
+def _observe(j, li, k, mem, cnt, g, r, hist):
+    """Round ``k``'s residual ``R_k`` of position ``j`` (index ``li`` in the group): the pulled
+    inputs ``r[j]`` at round 0, else ``R_{k−1} − δ_{k−1} + g`` (``g`` the gathered shares), with
+    ``ΔF_{k−1}`` stored; returns its terms of the six sums (``|R|``, ``ΔF_0ᵀR``, ``ΔF_1ᵀR``,
+    ``ΔF_0ᵀΔF_0``, ``ΔF_0ᵀΔF_1``, ``ΔF_1ᵀΔF_1``; slots not held count zero)."""
     if k == 0:
-        R = load_relaxed(ra, j)  # the pulled inputs
-        ra[j] = 0.0
+        R = r[j]
     else:
-        if k % 2 == 1:  # relaxed loads: other blocks' pushes land in L2, not in this one's L1
-            acc = load_relaxed(rb, j)
-            rb[j] = 0.0
-        else:
-            acc = load_relaxed(ra, j)
-            ra[j] = 0.0
         sp = (k - 1) % mem
         d = hist[1 + sp, li]  # ΔX_{k−1}
-        R = hist[0, li] - d + acc
-        hist[3 + sp, li] = acc - d  # ΔF_{k−1}
+        R = hist[0, li] - d + g
+        hist[3 + sp, li] = g - d  # ΔF_{k−1}
     hist[0, li] = R
     f0 = 0.0
     f1 = 0.0
@@ -79,8 +107,9 @@ def _observe(j, li, k, mem, cnt, ra, rb, hist):
 
 
 @cuda.jit(device=True, inline=True)
-def _step(li, k, mem, cnt, g0, g1, hist):
-    """Round ``k``'s step ``δ`` of the vertex of index ``li``, stored as ``ΔX_k``."""
+def _step(j, li, k, mem, cnt, g0, g1, hist, has_coef, vscale, x, dpos):
+    """Round ``k``'s step ``δ`` of position ``j`` (index ``li``): stored as ``ΔX_k``, added to
+    ``x[j]``, written to ``dpos[j]`` (scaled by ``vscale[j]`` without per-arc coefficients)."""
     R = hist[0, li]
     d = R
     if cnt == 2 or (cnt == 1 and (k - 1) % mem == 0):
@@ -88,24 +117,13 @@ def _step(li, k, mem, cnt, g0, g1, hist):
     if cnt == 2 or (cnt == 1 and (k - 1) % mem == 1):
         d -= g1 * (hist[2, li] + hist[4, li])
     hist[1 + k % mem, li] = d
-    return d
-
-
-@cuda.jit(device=True, inline=True)
-def _push(j, d, lane, width, k, iout_off, iout_tgt, icoef, has_coef, vscale, ra, rb):
-    """``d`` along position ``j``'s arcs inside the group, lanes ``lane, lane + width, …``, into
-    round ``k``'s accumulator."""
-    for e in range(iout_off[j] + lane, iout_off[j + 1], width):
-        v = _coef(e, icoef, has_coef, vscale, j) * d
-        if k % 2 == 0:
-            cuda.atomic.add(rb, iout_tgt[e], v)
-        else:
-            cuda.atomic.add(ra, iout_tgt[e], v)
+    x[j] += d
+    dpos[j] = d if has_coef else d * vscale[j]
 
 
 @cuda.jit(device=True, inline=True)
 def _block_sums6(b6, t0, t1, t2, t3, t4, t5):
-    """The six values summed over the block (``HB`` threads; thread 0 gets the sums)."""
+    """The six values summed over the block (``HB`` threads; every thread gets the sums)."""
     tid = cuda.threadIdx.x
     b6[tid] = t0
     b6[HB + tid] = t1
@@ -127,15 +145,16 @@ def _block_sums6(b6, t0, t1, t2, t3, t4, t5):
 
 
 @cuda.jit(cache=True, **({} if _SIM else {"launch_bounds": (TB, HEAVY_BLOCKS_PER_SM)}))
-def scc_heavy_anderson(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef, vscale, x, ra,
-                       rb, hist, sums, ctl, bar, budget, arcs, mem, max_rounds, cnt):
+def scc_heavy_anderson(spos, nspos, bpos, nbpos, hin_off, hin_src, hin_arc, icoef, has_coef,
+                       vscale, x, r, dpos, hist, sums, ctl, bar, budget, arcs, mem, max_rounds,
+                       cnt):
     """All the rounds of a heavy group in one launch (module docstring; ``bar[0]`` and ``sums``
-    zero, ``rb`` zero on the group's positions, ``ra`` its pulled inputs; every block resident at
-    once), Anderson memory ``mem`` (1 or 2).  The ``npos`` positions ``pos`` are pushed by
-    :data:`~digraph.smx.cuda_scc_blocks.G` threads each, the ``nbig`` positions ``big`` by a
-    block each.  Sets ``ctl[6]`` to 1 when done, −1 when ``max_rounds`` ran first, ``ctl[7]`` to
-    the rounds run; adds the rounds, the arcs pushed (``arcs`` a round) and the vertices pushed to
-    ``cnt``.  ``ra`` and ``rb`` end zero on the group's positions."""
+    zero, ``r`` the group's pulled inputs; every block resident at once), Anderson memory
+    ``mem`` (1 or 2).  The ``nspos`` positions ``spos`` gather with
+    :data:`~digraph.smx.cuda_scc_blocks.G` lanes each, the ``nbpos`` positions ``bpos`` (more
+    than :data:`BIG_IN` in-arcs inside, ``hin_*`` by target position) with a block each.  Sets
+    ``ctl[6]`` to 1 when done, −1 when ``max_rounds`` ran first, ``ctl[7]`` to the rounds run;
+    adds the rounds, the arcs gathered (``arcs`` a round) and the vertices stepped to ``cnt``."""
     b6 = cuda.shared.array(_B6, float64)
     buf = cuda.shared.array(HB, float64)
     tid = cuda.threadIdx.x
@@ -143,7 +162,7 @@ def scc_heavy_anderson(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef
     nb = cuda.gridDim.x
     stride = nb * cuda.blockDim.x
     sub = i % G
-    nt = npos * G
+    nt = nspos * G
     cnt_h = 0  # steps held
     g0 = 0.0
     g1 = 0.0
@@ -156,19 +175,31 @@ def scc_heavy_anderson(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef
             for q in range(6 * SPREAD):
                 sums[6 * SPREAD * ((k + 1) % 3) + q] = 0.0
         t0 = t1 = t2 = t3 = t4 = t5 = 0.0
-        for b in range(cuda.blockIdx.x, nbig, nb):  # the block's big vertices: thread 0 reads
+        for b in range(cuda.blockIdx.x, nbpos, nb):  # a block gathers, thread 0 observes
+            j = bpos[b]
+            g = 0.0
+            if k > 0:
+                g = _block_sum(buf, _gathered(j, tid, cuda.blockDim.x, hin_off, hin_src, hin_arc,
+                                              icoef, has_coef, dpos))
             if tid == 0:
-                u0, u1, u2, u3, u4, u5 = _observe(big[b], npos + b, k, mem, cnt_h, ra, rb, hist)
+                u0, u1, u2, u3, u4, u5 = _observe(j, nspos + b, k, mem, cnt_h, g, r, hist)
                 t0 += u0
                 t1 += u1
                 t2 += u2
                 t3 += u3
                 t4 += u4
                 t5 += u5
-        for t in range((nt + stride - 1) // stride):
+        for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
             v = (i + t * stride) // G
-            if v < npos and sub == 0:
-                u0, u1, u2, u3, u4, u5 = _observe(pos[v], v, k, mem, cnt_h, ra, rb, hist)
+            g = 0.0
+            j = 0
+            if v < nspos:
+                j = spos[v]
+                if k > 0:
+                    g = _gathered(j, sub, G, hin_off, hin_src, hin_arc, icoef, has_coef, dpos)
+            g = _group_sum(buf, g)
+            if v < nspos and sub == 0:
+                u0, u1, u2, u3, u4, u5 = _observe(j, v, k, mem, cnt_h, g, r, hist)
                 t0 += u0
                 t1 += u1
                 t2 += u2
@@ -216,36 +247,20 @@ def scc_heavy_anderson(pos, npos, big, nbig, iout_off, iout_tgt, icoef, has_coef
                 cnt_h = 0
                 g0 = 0.0
                 g1 = 0.0
-        for b in range(cuda.blockIdx.x, nbig, nb):
-            j = big[b]
-            if tid == 0:
-                d = _step(npos + b, k, mem, cnt_h, g0, g1, hist)
-                x[j] += d
-                buf[0] = d
-            cuda.syncthreads()
-            d = buf[0]
-            cuda.syncthreads()
-            _push(j, d, tid, cuda.blockDim.x, k, iout_off, iout_tgt, icoef, has_coef, vscale, ra,
-                  rb)
-        for t in range((nt + stride - 1) // stride):  # as many times in every thread (shuffles)
+        if tid == 0:
+            for b in range(cuda.blockIdx.x, nbpos, nb):
+                _step(bpos[b], nspos + b, k, mem, cnt_h, g0, g1, hist, has_coef, vscale, x, dpos)
+        for t in range((nt + stride - 1) // stride):  # the leader that observed the vertex
             v = (i + t * stride) // G
-            d = 0.0
-            j = 0
-            if v < npos:
-                j = pos[v]
-                if sub == 0:
-                    d = _step(v, k, mem, cnt_h, g0, g1, hist)
-                    x[j] += d
-            d = _from_leader(buf, d)
-            if v < npos:
-                _push(j, d, sub, G, k, iout_off, iout_tgt, icoef, has_coef, vscale, ra, rb)
+            if v < nspos and sub == 0:
+                _step(spos[v], v, k, mem, cnt_h, g0, g1, hist, has_coef, vscale, x, dpos)
         _grid_barrier(bar, nb * (2 * k + 2))
         k += 1
     if i == 0:
         ctl[7] = float64(k)
         cuda.atomic.add(cnt, ROUNDS, k)
         cuda.atomic.add(cnt, PUSHES, int64(k) * arcs)
-        cuda.atomic.add(cnt, VERTEX_PUSHES, int64(k) * (npos + nbig))
+        cuda.atomic.add(cnt, VERTEX_PUSHES, int64(k) * (nspos + nbpos))
         if mass <= budget:
             ctl[6] = 1.0
         else:

@@ -15,7 +15,7 @@ never runs again; an acyclic vertex is exact after one evaluation.  On the GPU
 * the heavy ones (the giant component) run in rounds over the whole GPU, restricted to their
   vertices, all the rounds of a phase's group in one launch with a grid barrier between rounds
   (the device decides the threshold and the stop), a vertex of many out-arcs pushed by a whole
-  block and the others by a few threads each; a group without hubs inside runs
+  block and the others by a few threads each; a small group, or one without hubs inside, runs
   Anderson-accelerated Jacobi rounds instead (:mod:`digraph.smx.cuda_scc_heavy_anderson`);
 * the error budget is the CPU engine's: the L1 budget of
   :func:`~digraph.dispatch.convergence.pending_budget` shared by inside arcs, with ``Σx``
@@ -41,7 +41,7 @@ from ... import driver
 from ...convergence import certified, pending_budget
 from .power_work import _Work
 from .scc_grid import heavy_grid, resident
-from .scc_layout import _coefficients, _device_layout, _slice
+from .scc_layout import _coefficients, _device_layout, _heavy_gathers, _slice
 from .scc_work import kept_work, reset, work_arrays, work_bytes
 
 __all__ = ["GpuSccSettings", "DEFAULT", "solve"]
@@ -102,24 +102,23 @@ class GpuSccSettings:
     heavy_anderson : int
         Memory of the Anderson acceleration of the heavy rounds
         (:func:`digraph.smx.cuda_scc_heavy_anderson.scc_heavy_anderson`: Jacobi rounds, every
-        vertex pushing a mixed step, two grid barriers a round; at most
+        vertex gathering the mixed steps of its in-arcs, two grid barriers a round; at most
         :data:`digraph.smx.cuda_scc_sweeps.AM`); 0: the plain rounds with the soft priority.
         With ``heavy_one_launch`` on the L1 route only, and not with ``trace_heavy`` (which
         profiles the plain rounds).  ``stats["scc_heavy_anderson"]``: the memory each heavy
         group ran with.
     heavy_anderson_arcs, heavy_anderson_in : int
-        Only groups with at most ``heavy_anderson_arcs`` arcs inside, none of whose vertices has
-        more than ``heavy_anderson_in`` in-arcs inside, run the Anderson rounds.  Every vertex
-        pushes every round, an atomic an arc, where the plain rounds push the vertices above
-        the threshold: the atomics into one target queue behind each other (6–10 ns each), so a
-        round costs at least the busiest target's in-degree times that.  One H200, tol 1e-8
-        (docs/benchmarks.md, "Anderson in the heavy rounds"; plain → Anderson, the group's time):
-        gains on p2p-Gnutella04 (18,742 arcs, largest in-degree 72: 0.57 → 0.37 ms),
-        email-Eu-core (24,729, 212: 1.11 → 0.76), wiki-Vote (39,456, 186: 1.02 → 0.71),
-        cit-HepPh (139,981, 377: 1.03 → 0.70) and cnr-2000's last group (55,620, 6,197: 1.65 →
-        0.90, its rounds 120 → 21); losses on dblp-2010 (1,432,920, 238: 5.3 → 5.7) and
-        cnr-2000's first two (1,646,332 and 787,843, 17,813 and 18,233: 4.6 → 17.9 and 2.9 →
-        6.0).  The limits keep every measured loss out (and cnr-2000's last group, a gain).
+        A group runs the Anderson rounds when it has at most ``heavy_anderson_arcs`` arcs
+        inside, or when none of its vertices has more than ``heavy_anderson_in`` in-arcs inside.
+        Both rounds cost about their arcs, but the plain ones push only the vertices above the
+        soft priority's threshold, which on a web graph's hub-rich groups is a small share, so
+        there the Anderson rounds (every arc every round) cost more than their fewer rounds
+        save.  One H200, tol 1e-8 (docs/benchmarks.md, "Anderson in the heavy rounds"; plain →
+        Anderson 2, the group's time): cnr-2000's groups of 1,646,332 / 787,843 / 55,620 arcs
+        and largest in-degree inside 17,813 / 18,233 / 6,197: 4.56 → 6.20, 2.79 → 3.52, 1.54 →
+        0.80 ms; dblp-2010 (1,432,920; 238) 4.98 → 4.77; cit-HepPh (139,981; 377) 0.68 → 0.56;
+        wiki-Vote (39,456; 186) 0.75 → 0.58.  The limits (fitted to these eight groups, the
+        small graphs of the table included) pick every gain and no loss.
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda_scc.TRACE` entries per component (see
@@ -140,7 +139,7 @@ class GpuSccSettings:
     heavy_one_launch: bool = True
     light_anderson: int = 2
     heavy_anderson: int = 2
-    heavy_anderson_arcs: int = 1 << 18
+    heavy_anderson_arcs: int = 1 << 17
     heavy_anderson_in: int = 1 << 10
     trace_light: bool = False
     trace_heavy: bool = False
@@ -212,10 +211,11 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     linf = gammas[0] >= 1.0
     mixed = (settings.heavy_anderson > 0 and settings.heavy_one_launch and not linf
              and not settings.trace_heavy)  # the heavy rounds Anderson-accelerated
-    if mixed and "rb" not in w:  # the second accumulator (zero) and the history, made once
-        w["rb"] = xp.zeros(n, np.float64)
+    if mixed and "dpos" not in w:  # the steps, the history and the gathers, made once
+        w["dpos"] = xp.zeros(n, np.float64)
         w["hist"] = xp.zeros((5, max(int(np.diff(sch.heavy_offsets).max(initial=1)), 1)),
                              np.float64)
+        _heavy_gathers(be, d, cond, sch)
     vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
     queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
     comp_sweeps = w["comp_sweeps"]
@@ -285,15 +285,25 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 budget_g = per_arc * arcs
                 q = 0
                 threads = max(nsmall * K.G, nbig * K.TB)
-                mixed_k = (mixed and arcs <= settings.heavy_anderson_arcs
-                           and d["heavy_in_max"][k] <= settings.heavy_anderson_in)
+                mixed_k = mixed and (arcs <= settings.heavy_anderson_arcs
+                                     or d["heavy_in_max"][k] <= settings.heavy_anderson_in)
                 heavy_mem.append(int(settings.heavy_anderson) if mixed_k else 0)
-                if mixed_k:  # Anderson-accelerated rounds in one launch
+                if mixed_k:  # Anderson-accelerated rounds in one launch, gathers by target
+                    gs0, gs1 = int(d["gs_off"][k]), int(d["gs_off"][k + 1])
+                    gb0, gb1 = int(d["gb_off"][k]), int(d["gb_off"][k + 1])
+                    if ("g", k) not in w["pos"]:
+                        w["pos"][("g", k)] = (_slice(d["gsmall"], gs0, gs1),
+                                              _slice(d["gbig"], gb0, gb1))
+                    gsmall, gbig = w["pos"][("g", k)]
+                    be.keep(gsmall)
+                    be.keep(gbig)
                     be.launch(HA.scc_heavy_anderson,
-                              heavy_grid(be, settings, threads, HA.scc_heavy_anderson), K.TB,
-                              small, nsmall, big, nbig, d["iout_off"], d["iout_tgt"], icoef,
-                              has_coef, vscale, x, r, w["rb"], w["hist"], sums_k, ctl_k, bar_k,
-                              budget_g, arcs, int(settings.heavy_anderson), max_iter, cnt)
+                              heavy_grid(be, settings, max((gs1 - gs0) * K.G, (gb1 - gb0) * K.TB),
+                                         HA.scc_heavy_anderson), K.TB,
+                              gsmall, gs1 - gs0, gbig, gb1 - gb0, d["hin_off"], d["hin_src"],
+                              d["hin_arc"], icoef, has_coef, vscale, x, r, w["dpos"], w["hist"],
+                              sums_k, ctl_k, bar_k, budget_g, arcs, int(settings.heavy_anderson),
+                              max_iter, cnt)
                     groups.append((k, None))
                     continue
                 hgrid = heavy_grid(be, settings, threads)

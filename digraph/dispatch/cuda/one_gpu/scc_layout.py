@@ -5,11 +5,30 @@ residency, kind ``"cuda-scc"``), and the system's per-arc coefficients in positi
 
 import numpy as np
 
-from ....paths.scc_schedule import hubs_by_component, split_by_degree, swept_in_arcs
+from ....paths.scc_schedule import (heavy_in_arcs, hubs_by_component, split_by_degree,
+                                    swept_in_arcs)
 from ...systems import linear_factors
 from ..runtime.residency import residency
 
 __all__ = []
+
+
+def _heavy_gathers(be, d, cond, sch):
+    """The Anderson rounds' gathers (:mod:`digraph.smx.cuda_scc_heavy_anderson`), made the first
+    time a run asks and kept in the layout ``d``: the heavy components' inside arcs by target
+    (``hin_off``, ``hin_src``, ``hin_arc``) and each group's positions split by their in-arcs
+    inside (``gs_off``, ``gsmall``: a few lanes each; ``gb_off``, ``gbig``: a block each)."""
+    from ....smx.cuda_scc_heavy_anderson import BIG_IN
+    if "hin_off" not in d:
+        off, src, arc = heavy_in_arcs(cond, sch)
+        so, small, bo, big = split_by_degree(sch.heavy_positions, sch.heavy_offsets,
+                                             np.diff(off), BIG_IN)
+        d.update(hin_off=be.put(off), hin_src=be.put(_nonempty(src)),
+                 hin_arc=be.put(_nonempty(arc)), gs_off=so, gsmall=be.put(_nonempty(small)),
+                 gb_off=bo, gbig=be.put(_nonempty(big)))
+        for name in ("hin_off", "hin_src", "hin_arc", "gsmall", "gbig"):
+            be.keep(d[name])
+    return d
 
 
 def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):

@@ -75,8 +75,7 @@ def work_bytes(n, components):
 def reset(w, xp):
     """A kept work's state made that of a fresh run: ``x`` and ``r`` zero, the queue and the
     predecessor counts as scheduled, the control words (the heavy groups' too, and their grid
-    barriers' counters and the Anderson rounds' sums and accumulator) as at the start, the
-    counters zero."""
+    barriers' counters and the Anderson rounds' sums) as at the start, the counters zero."""
     w["x"].fill(0.0)
     w["r"].fill(0.0)
     w["queue"][...] = w["queue0"]
@@ -87,7 +86,5 @@ def reset(w, xp):
     w["ctlh"].fill(0.0)
     w["sums"].fill(0.0)
     w["bar"].fill(0)
-    if "rb" in w:  # the Anderson rounds' second accumulator
-        w["rb"].fill(0.0)
     return w
 
