@@ -66,10 +66,11 @@ def work_arrays(w):
 
 
 def work_bytes(n, components):
-    """An upper bound of a kept work's bytes: ten float64 vectors of the vertices (the system's
-    three and the certificate's residual in :class:`_Linear`, ``vscale``, ``b``, ``x``, ``r``,
-    the answer, a spare) and the queue, counts and sweeps of the components."""
-    return 80 * int(n) + 16 * int(components) + 4096
+    """An upper bound of a kept work's bytes: sixteen float64 vectors of the vertices (the
+    system's three and the certificate's residual in :class:`_Linear`, ``vscale``, ``b``, ``x``,
+    ``r``, the answer, a spare; the Anderson rounds' steps ``dpos`` and five rows of history)
+    and the queue, counts and sweeps of the components."""
+    return 128 * int(n) + 16 * int(components) + 4096
 
 
 def reset(w, xp):
