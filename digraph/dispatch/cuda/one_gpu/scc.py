@@ -211,11 +211,12 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     linf = gammas[0] >= 1.0
     mixed = (settings.heavy_anderson > 0 and settings.heavy_one_launch and not linf
              and not settings.trace_heavy)  # the heavy rounds Anderson-accelerated
-    if mixed and "dpos" not in w:  # the steps, the history and the gathers, made once
-        w["dpos"] = xp.zeros(n, np.float64)
-        w["hist"] = xp.zeros((5, max(int(np.diff(sch.heavy_offsets).max(initial=1)), 1)),
-                             np.float64)
-        _heavy_gathers(be, d, cond, sch)
+    if mixed:
+        _heavy_gathers(be, d, cond, sch)  # the gathers, kept in the layout once made
+        if "dpos" not in w:  # the steps and the history, kept with the work once made
+            w["dpos"] = xp.zeros(n, np.float64)
+            w["hist"] = xp.zeros((5, max(int(np.diff(sch.heavy_offsets).max(initial=1)), 1)),
+                                 np.float64)
     vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
     queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
     comp_sweeps = w["comp_sweeps"]
