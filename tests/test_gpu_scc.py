@@ -292,7 +292,7 @@ def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     """The Anderson-accelerated heavy rounds: every cyclic component heavy (several groups), and
     a heavy component with a vertex whose in-arcs a whole block gathers; each group's rounds
     reported, and every arc inside gathered once a round."""
-    from digraph.smx.cuda_scc import BIG_OUT
+    from digraph.smx.cuda_scc import BIG_OUT, SH
     from digraph.smx.cuda_scc_heavy_anderson import BIG_IN
     g = _cycles_dag(24, 14, seed=2, big=18)
     exact = _pagerank_exact(g)
@@ -306,6 +306,19 @@ def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     _, ok0, s0 = _solve(g, 1e-10, heavy_arcs=1, heavy_anderson=mem, heavy_anderson_in=0,
                         heavy_anderson_arcs=0)
     assert ok0 and s0["scc_heavy_anderson"] == [0] * len(s0["heavy_rounds"])
+    # the gathers are made for the groups that run Anderson rounds: some first, then all of them
+    # (made again for the groups the first ones lack), the answer exact each time
+    sch = SccSchedule(cond, 1, SH)
+    group_arcs = [int(a) for a in sch.heavy_arcs]
+    limit = sorted(group_arcs)[len(group_arcs) // 2]
+    g2 = digraph.Graph.from_arrays(g.arc_sources, g.out_targets, num_vertices=g.num_vertices)
+    for lim in (limit, 1 << 40):  # a graph of its own: no gathers made by the runs above
+        x1, ok1, s1 = _solve(g2, 1e-10, heavy_arcs=1, heavy_anderson=mem, heavy_anderson_in=0,
+                             heavy_anderson_arcs=lim)
+        used = [m > 0 for m in s1["scc_heavy_anderson"]]
+        assert used == [a <= lim for a in group_arcs] and any(used)
+        assert ok1 and not s1.get("handed_over") and s1["error_bound"] <= 1e-10
+        assert np.abs(x1 - exact).sum() <= max(s1["error_bound"], 1e-14)
     # pulls once (every arc between components) plus each heavy group's arcs once a round
     ein = int(cond.ein_offsets[-1])
     assert s["arc_updates"] >= ein + sum(s["heavy_rounds"])

@@ -168,11 +168,12 @@ def swept_in_arcs(cond, sch, direct_size, hub):
     return arcs + hubs_by_component(arcs[0], hub, cond.comp_offsets)
 
 
-def heavy_in_arcs(cond, sch):
-    """The arcs inside the heavy components by target position (the Anderson rounds' gathers):
-    (offsets int64 n+1, source positions int32, index in ``cond.iout_*`` int64), as
-    :func:`swept_in_arcs`."""
-    return _in_arcs(cond, np.repeat(sch.heavy, np.diff(cond.comp_offsets)))
+def heavy_in_arcs(cond, sch, phases):
+    """The arcs inside the heavy components of the given ``phases`` by target position (the
+    Anderson rounds' gathers): (offsets int64 n+1, source positions int32, index in
+    ``cond.iout_*`` int64), as :func:`swept_in_arcs`; the other positions' rows are empty."""
+    comps = sch.heavy & np.isin(sch.phase, np.asarray(phases, np.int64))
+    return _in_arcs(cond, np.repeat(comps, np.diff(cond.comp_offsets)))
 
 
 def _in_arcs(cond, keep):

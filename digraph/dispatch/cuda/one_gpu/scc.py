@@ -210,13 +210,17 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     gammas = L.gammas
     linf = gammas[0] >= 1.0
     mixed = (settings.heavy_anderson > 0 and settings.heavy_one_launch and not linf
-             and not settings.trace_heavy)  # the heavy rounds Anderson-accelerated
-    if mixed:
-        _heavy_gathers(be, d, cond, sch)  # the gathers, kept in the layout once made
-        if "dpos" not in w:  # the steps and the history, kept with the work once made
-            w["dpos"] = xp.zeros(n, np.float64)
-            w["hist"] = xp.zeros((5, max(int(np.diff(sch.heavy_offsets).max(initial=1)), 1)),
-                                 np.float64)
+             and not settings.trace_heavy)
+    sizes = np.diff(sch.heavy_offsets)
+    anderson = [k for k in range(P) if mixed and sizes[k] > 0 and (
+        sch.heavy_arcs[k] <= settings.heavy_anderson_arcs
+        or d["heavy_in_max"][k] <= settings.heavy_anderson_in)]  # groups of Anderson rounds
+    if anderson:
+        _heavy_gathers(be, d, cond, sch, anderson)  # kept in the layout
+        size = int(sizes[anderson].max())
+        if "hist" not in w or w["hist"].shape[1] < size:  # kept with the work
+            w["dpos"] = xp.zeros(n, np.float64)  # the steps
+            w["hist"] = xp.zeros((5, size), np.float64)
     vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
     queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
     comp_sweeps = w["comp_sweeps"]
@@ -286,16 +290,18 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                 budget_g = per_arc * arcs
                 q = 0
                 threads = max(nsmall * K.G, nbig * K.TB)
-                mixed_k = mixed and (arcs <= settings.heavy_anderson_arcs
-                                     or d["heavy_in_max"][k] <= settings.heavy_anderson_in)
-                heavy_mem.append(int(settings.heavy_anderson) if mixed_k else 0)
-                if mixed_k:  # Anderson-accelerated rounds in one launch, gathers by target
+                heavy_mem.append(int(settings.heavy_anderson) if k in anderson else 0)
+                if k in anderson:  # Anderson-accelerated rounds in one launch, gathers by target
                     gs0, gs1 = int(d["gs_off"][k]), int(d["gs_off"][k + 1])
                     gb0, gb1 = int(d["gb_off"][k]), int(d["gb_off"][k + 1])
-                    if ("g", k) not in w["pos"]:
-                        w["pos"][("g", k)] = (_slice(d["gsmall"], gs0, gs1),
-                                              _slice(d["gbig"], gb0, gb1))
-                    gsmall, gbig = w["pos"][("g", k)]
+                    gkey = ("g", k, d["hin_for"])  # slices of the gathers made for those groups
+                    if gkey not in w["pos"]:
+                        stale = [q for q in w["pos"] if isinstance(q, tuple) and q[:2] == gkey[:2]]
+                        for q in stale:  # slices of gathers made for other groups
+                            del w["pos"][q]
+                        w["pos"][gkey] = (_slice(d["gsmall"], gs0, gs1),
+                                          _slice(d["gbig"], gb0, gb1))
+                    gsmall, gbig = w["pos"][gkey]
                     be.keep(gsmall)
                     be.keep(gbig)
                     be.launch(HA.scc_heavy_anderson,

@@ -13,19 +13,22 @@ from ..runtime.residency import residency
 __all__ = []
 
 
-def _heavy_gathers(be, d, cond, sch):
-    """The Anderson rounds' gathers (:mod:`digraph.smx.cuda_scc_heavy_anderson`), made the first
-    time a run asks and kept in the layout ``d``: the heavy components' inside arcs by target
-    (``hin_off``, ``hin_src``, ``hin_arc``) and each group's positions split by their in-arcs
-    inside (``gs_off``, ``gsmall``: a few lanes each; ``gb_off``, ``gbig``: a block each)."""
+def _heavy_gathers(be, d, cond, sch, phases):
+    """The Anderson rounds' gathers (:mod:`digraph.smx.cuda_scc_heavy_anderson`) for the heavy
+    groups of ``phases``, kept in the layout ``d`` and made again only when a run asks for a
+    group they lack: the groups' inside arcs by target (``hin_off``, ``hin_src``, ``hin_arc``;
+    the other groups' rows empty, so a graph whose large groups keep the plain rounds does not
+    sort and upload their arcs) and each group's positions split by their in-arcs inside
+    (``gs_off``, ``gsmall``: a few lanes each; ``gb_off``, ``gbig``: a block each).
+    ``d["hin_for"]``: the phases they cover."""
     from ....smx.cuda_scc_heavy_anderson import BIG_IN
-    if "hin_off" not in d:
-        off, src, arc = heavy_in_arcs(cond, sch)
+    if not set(phases) <= set(d.get("hin_for", ())):
+        off, src, arc = heavy_in_arcs(cond, sch, phases)
         so, small, bo, big = split_by_degree(sch.heavy_positions, sch.heavy_offsets,
                                              np.diff(off), BIG_IN)
         d.update(hin_off=be.put(off), hin_src=be.put(_nonempty(src)),
                  hin_arc=be.put(_nonempty(arc)), gs_off=so, gsmall=be.put(_nonempty(small)),
-                 gb_off=bo, gbig=be.put(_nonempty(big)))
+                 gb_off=bo, gbig=be.put(_nonempty(big)), hin_for=tuple(phases))
         for name in ("hin_off", "hin_src", "hin_arc", "gsmall", "gbig"):
             be.keep(d[name])
     return d
