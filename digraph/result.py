@@ -94,7 +94,7 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                      "(`dag_push.DagPushSettings.split_arcs` inside arcs or more)",
         "layers": "`scc`: levels of the condensation's DAG",
         "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
-                        "component; path modes: rounds that walked the layer)",
+                        "component; path modes: rounds in which the layer sent)",
         "layer_arc_updates": "arcs sent per DAG layer, a list (`scc`, path modes)",
         "sweeps": "`scc`: sweeps of all components, summed (path modes count `path_sweeps`)",
         "scc_phases": "`scc` on a GPU: phases of its schedule (each a queue-kernel launch for the "

@@ -249,11 +249,12 @@ def test_sharded_power_work_is_one_entry(one_gpu):
 
 
 @pytest.mark.gpu
-def test_kcore_scc_and_cluster_arrays_are_kept_and_reused(one_gpu):
+def test_kcore_scc_cluster_and_path_arrays_are_kept_and_reused(one_gpu):
     g = _graph()
     runs = (("kcore", {}, "cuda-undirected"),
             ("pagerank", {"mode": "scc", "alpha": 0.3, "tol": 1e-6}, "cuda-scc"),
-            ("sssp", {"mode": "cluster", "source": 0}, "cuda-clusters"))
+            ("sssp", {"mode": "cluster", "source": 0}, "cuda-clusters"),
+            ("pagerank", {"mode": "path", "alpha": 0.3, "tol": 1e-6}, "cuda-proxies"))
     res = residency(g)
     for name, params, kind in runs:
         first = digraph.run(g, name, device="cuda", **params)
@@ -261,11 +262,11 @@ def test_kcore_scc_and_cluster_arrays_are_kept_and_reused(one_gpu):
         assert key[:2] == (one_gpu.device_id, one_gpu.sim)
         again = digraph.run(g, name, device="cuda", **params)
         assert res.entries(kind) == [(kind, key, entry)] and res.peek(kind, key) is entry
-        if name == "pagerank":  # the SCC engine's ready queue runs in no fixed order
+        if name == "pagerank":  # the SCC queue and the path walks' atomics: no fixed order
             bound = first.stats["error_bound"] + again.stats["error_bound"]
             assert np.abs(first.values - again.values).sum() <= bound
         else:
             np.testing.assert_array_equal(first.values, again.values)
-    assert set(res.kinds()) >= {"cuda-undirected", "cuda-scc", "cuda-clusters"}
+    assert set(res.kinds()) >= {"cuda-undirected", "cuda-scc", "cuda-clusters", "cuda-proxies"}
     assert not [k for k in g._cache if isinstance(k, tuple) and k and str(k[0]).startswith(
         ("cuda", "multi-gpu"))]  # nothing device-resident outside the residency

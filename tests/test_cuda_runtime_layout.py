@@ -243,7 +243,7 @@ def test_gpu_reexports_the_one_gpu_parts():
     for name in ("_device_graph", "_heavy", "_device_undirected", "_too_big", "_auto_batch",
                  "_degree_scaled", "_Linear", "_LinearRounds", "_linear", "_batches",
                  "_linear_streamed", "_units", "_group_paths", "_device_paths", "_path_linear",
-                 "_layer_sums", "_min_score", "_proxies", "_check_pathset", "_path_monotone",
+                 "_Rounds", "_proxies", "_check_pathset", "_path_monotone",
                  "_monotone_bsp", "_hindex"):
         assert name in names, name
     for name, mod in names.items():

@@ -67,8 +67,7 @@ from .cuda.one_gpu.device_graph import (_auto_batch, _device_graph,  # noqa: F40
 from .cuda.one_gpu.linear import _Linear, _LinearRounds, _degree_scaled, _linear  # noqa: F401
 from .cuda.one_gpu.monotone import _hindex, _monotone_bsp
 from .cuda.one_gpu.paths import (_check_pathset, _device_paths, _group_paths,  # noqa: F401
-                                 _layer_sums, _min_score, _path_linear, _path_monotone,
-                                 _proxies, _units)
+                                 _path_linear, _path_monotone, _proxies, _Rounds, _units)
 from .cuda.one_gpu.streamed import _batches, _linear_streamed  # noqa: F401
 
 __all__ = ["solve", "backend", "device_index", "GpuSettings", "DEFAULT", "BackendSettings",
@@ -118,13 +117,17 @@ class GpuPathSettings:
     defaults from :class:`~digraph.dispatch.paths.PathSettings` (one value for both devices; no
     GPU-specific measurement of them exists).  ``min_priority_units``: below this many active
     units a round walks them all (a histogram of scores costs a copy to the host; not measured,
-    chosen as the GPU's counterpart of the CPU's ``min_priority_paths``)."""
+    chosen as the GPU's counterpart of the CPU's ``min_priority_paths``).  ``rounds_per_check``:
+    rounds queued on the GPU between two reads of the control words (the rounds' one
+    synchronisation; :mod:`digraph.smx.cuda_path_rounds`): a run queues at most this many rounds
+    past its last, each a no-op launch pair of a few microseconds."""
 
     select_share: float = PathSettings.select_share
     min_priority_units: int = 4096
     aging_rounds: int = PathSettings.aging_rounds
     max_sweeps: int = PathSettings.max_sweeps
     stall_rounds: int = PathSettings.stall_rounds
+    rounds_per_check: int = 8
 
 
 PATH_DEFAULT = GpuPathSettings()
@@ -183,7 +186,7 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
     elif fam == "monotone":
         if mode in ("path", "path-nopriority"):
             x, ok = _path_monotone(be, graph, system, max_iter, stats, pathset,
-                                   gpu_settings.unit_arcs)
+                                   gpu_settings.unit_arcs, path_settings)
         elif mode == "vertex-async":  # the worklist kept on the GPU
             from .cuda.one_gpu import worklist
             x, ok = worklist.solve(be, graph, system, _device_graph(be, graph),

@@ -39,8 +39,10 @@ The kernels live in modules by family; this module re-exports them all (the same
 * :mod:`.cuda_linear_pull` — the sharded engine's linear rounds (``linear_frontier``,
   ``linear_pull``, ``linear_pull_local``);
 * :mod:`.cuda_monotone` — the min/max and h-index families;
-* :mod:`.cuda_walks` — the path walks (``path_linear_walk``, ``path_monotone_walk``) and
-  ``PROXY_SLOTS``.
+* :mod:`.cuda_walks` — the path walks (``path_linear_walk``, ``path_monotone_walk``, the
+  sharded path workers' rounds, over a unit's arcs ``walk_linear_unit``, ``walk_monotone_unit``)
+  and ``PROXY_SLOTS``; the one-GPU path modes' rounds queued on the device are in
+  :mod:`.cuda_path_rounds`.
 """
 
 from .relax_codes import (FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS,  # noqa: F401
@@ -58,6 +60,6 @@ from .cuda_monotone import (_count_at_least, _hindex, _mark_all, _relax_out,  # 
                             hindex_round, hindex_round_heavy, monotone_async_push,
                             monotone_async_push_heavy, monotone_push, monotone_push_heavy)
 from .cuda_walks import (PROXY_SLOTS, _take_units, path_linear_walk,  # noqa: F401
-                         path_monotone_walk)
+                         path_monotone_walk, walk_linear_unit, walk_monotone_unit)
 
 __all__ = []

@@ -31,6 +31,7 @@ import math
 from numba import cuda, float64, int64
 
 from .cuda_kernels import _SIM, HB, _block_sum
+from .cuda_power import _group_sum
 from .cuda_scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G
 from .cuda_scc_heavy import HEAVY_BLOCKS_PER_SM, TB, _grid_barrier
 from .cuda_scc_sweeps import _coefficients
@@ -46,29 +47,6 @@ SUMS = 3 * 6 * SPREAD
 BIG_IN = 4 if _SIM else 64
 """In-arcs inside its group above which a vertex gathers with a whole block."""
 _B6 = 6 * HB  # shared sizes must be plain constants
-
-
-if _SIM:  # no warp shuffles in the simulator
-    @cuda.jit(device=True, inline=True)
-    def _group_sum(gbuf, v):
-        """Σ v over the thread's group of :data:`G` lanes (every lane gets it)."""
-        tid = cuda.threadIdx.x
-        gbuf[tid] = v
-        cuda.syncthreads()
-        s = 0.0
-        for q in range(G):
-            s += gbuf[tid - tid % G + q]
-        cuda.syncthreads()
-        return s
-else:
-    @cuda.jit(device=True, inline=True)
-    def _group_sum(gbuf, v):
-        """Σ v over the thread's group of :data:`G` lanes (every lane gets it)."""
-        off = G // 2
-        while off > 0:
-            v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
-            off //= 2
-        return v
 
 
 @cuda.jit(device=True, inline=True)
@@ -197,7 +175,7 @@ def scc_heavy_anderson(spos, nspos, bpos, nbpos, hin_off, hin_src, hin_arc, icoe
                 j = spos[v]
                 if k > 0:
                     g = _gathered(j, sub, G, hin_off, hin_src, hin_arc, icoef, has_coef, dpos)
-            g = _group_sum(buf, g)
+            g = _group_sum(buf, g, G)
             if v < nspos and sub == 0:
                 u0, u1, u2, u3, u4, u5 = _observe(j, v, k, mem, cnt_h, g, r, hist)
                 t0 += u0

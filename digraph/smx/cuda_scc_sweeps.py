@@ -109,24 +109,16 @@ if _SIM:  # no warp shuffles in the simulator: a block sum each
                 _block_sum(rbuf, s3), _block_sum(rbuf, s4), _block_sum(rbuf, s5))
 else:
     @cuda.jit(device=True, inline=True)
-    def _warp_sum(v):
-        off = 16
-        while off > 0:
-            v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
-            off //= 2
-        return v
-
-    @cuda.jit(device=True, inline=True)
     def _block_sums(rbuf, s0, s1, s2, s3, s4, s5):
         """The six values summed over the block (every thread gets the sums, added in the same
         order: the same values; ``rbuf[:6·warps]`` is scratch)."""
         tid = cuda.threadIdx.x
-        s0 = _warp_sum(s0)
-        s1 = _warp_sum(s1)
-        s2 = _warp_sum(s2)
-        s3 = _warp_sum(s3)
-        s4 = _warp_sum(s4)
-        s5 = _warp_sum(s5)
+        s0 = _lanes_sum(rbuf, s0)  # a warp's shuffles
+        s1 = _lanes_sum(rbuf, s1)  # a warp's shuffles
+        s2 = _lanes_sum(rbuf, s2)  # a warp's shuffles
+        s3 = _lanes_sum(rbuf, s3)  # a warp's shuffles
+        s4 = _lanes_sum(rbuf, s4)  # a warp's shuffles
+        s5 = _lanes_sum(rbuf, s5)  # a warp's shuffles
         if tid % 32 == 0:
             w = tid // 32
             rbuf[w] = s0

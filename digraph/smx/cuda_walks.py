@@ -30,6 +30,69 @@ def _take_units(cursor, base_sh):
     return base
 
 
+@cuda.jit(device=True, inline=True)
+def walk_linear_unit(a, b, src, dst, coef, s, x, theta, hub_slot, use_proxy, proxy):
+    """Walk the path-order arcs ``[a, b)`` of a linear system (one thread): each arc sends
+    ``d = c·(x_u − s_j)`` when ``|d| > theta`` (``s_j``, the arc's mirror, then takes ``x_u``), the
+    value just written carried to the next arc of the same path, a proxied target's ``d`` added
+    to the block's shared ``proxy`` slot; returns (arcs sent, pending mass ``Σ|d|`` seen)."""
+    sent = 0
+    pend = 0.0
+    prev_v = -1
+    prev_val = 0.0
+    for j in range(a, b):
+        u = src[j]
+        if u == prev_v:
+            xu = prev_val  # the value this thread has just written: the path's carry
+        else:
+            xu = x[u]
+            if use_proxy:
+                hs = hub_slot[u]
+                if hs >= 0:
+                    xu += proxy[hs]
+        v = dst[j]
+        d = coef[j] * (xu - s[j])
+        prev_v = -1
+        if abs(d) > theta:
+            s[j] = xu
+            sent += 1
+            hs = hub_slot[v] if use_proxy else -1
+            if hs >= 0:
+                old = cuda.atomic.add(proxy, hs, d)
+                prev_val = x[v] + old + d
+            else:
+                old = cuda.atomic.add(x, v, d)
+                prev_val = old + d
+            prev_v = v
+        pend += abs(d)
+    return sent, pend
+
+
+@cuda.jit(device=True, inline=True)
+def walk_monotone_unit(a, b, src, dst, value, has_value, op, combine, s, x):
+    """Walk the path-order arcs ``[a, b)`` of a min/max system (one thread): an arc whose source
+    value changed since it last sent (its mirror ``s_j``) relaxes its target, the best value
+    carried along the path; returns the arcs sent."""
+    sent = 0
+    prev_v = -1
+    prev_val = 0.0
+    for j in range(a, b):
+        u = src[j]
+        xu = x[u]
+        if u == prev_v:  # what this thread has just written (or better, from another)
+            xu = min(xu, prev_val) if combine == 0 else max(xu, prev_val)
+        prev_v = -1
+        if xu != s[j]:
+            s[j] = xu
+            sent += 1
+            v = dst[j]
+            c = relax(op, xu, value[j] if has_value else 1.0)
+            improve(x, v, c, combine)
+            prev_v = v
+            prev_val = c
+    return sent
+
+
 @cuda.jit(cache=True)
 def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, hub_slot, hubs,
                      use_proxy, unit_sent, unit_pend, cursor):
@@ -52,35 +115,8 @@ def path_linear_walk(order, nunits, unit_offsets, src, dst, coef, s, x, theta, h
         k = base + tid
         if k < nunits:
             unit = order[k]
-            sent = 0
-            pend = 0.0
-            prev_v = -1
-            prev_val = 0.0
-            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
-                u = src[j]
-                if u == prev_v:
-                    xu = prev_val  # the value this thread has just written: the path's carry
-                else:
-                    xu = x[u]
-                    if use_proxy:
-                        hs = hub_slot[u]
-                        if hs >= 0:
-                            xu += proxy[hs]
-                v = dst[j]
-                d = coef[j] * (xu - s[j])
-                prev_v = -1
-                if abs(d) > theta:
-                    s[j] = xu
-                    sent += 1
-                    hs = hub_slot[v] if use_proxy else -1
-                    if hs >= 0:
-                        old = cuda.atomic.add(proxy, hs, d)
-                        prev_val = x[v] + old + d
-                    else:
-                        old = cuda.atomic.add(x, v, d)
-                        prev_val = old + d
-                    prev_v = v
-                pend += abs(d)
+            sent, pend = walk_linear_unit(unit_offsets[unit], unit_offsets[unit + 1], src, dst,
+                                          coef, s, x, theta, hub_slot, use_proxy, proxy)
             unit_sent[unit] = sent
             unit_pend[unit] = pend
     cuda.syncthreads()
@@ -104,21 +140,5 @@ def path_monotone_walk(order, nunits, unit_offsets, src, dst, value, has_value, 
         k = base + tid
         if k < nunits:
             unit = order[k]
-            sent = 0
-            prev_v = -1
-            prev_val = 0.0
-            for j in range(unit_offsets[unit], unit_offsets[unit + 1]):
-                u = src[j]
-                xu = x[u]
-                if u == prev_v:  # what this thread has just written (or better, from another)
-                    xu = min(xu, prev_val) if combine == 0 else max(xu, prev_val)
-                prev_v = -1
-                if xu != s[j]:
-                    s[j] = xu
-                    sent += 1
-                    v = dst[j]
-                    c = relax(op, xu, value[j] if has_value else 1.0)
-                    improve(x, v, c, combine)
-                    prev_v = v
-                    prev_val = c
-            unit_sent[unit] = sent
+            unit_sent[unit] = walk_monotone_unit(unit_offsets[unit], unit_offsets[unit + 1], src,
+                                                 dst, value, has_value, op, combine, s, x)

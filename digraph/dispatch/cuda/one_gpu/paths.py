@@ -1,8 +1,9 @@
 """The path modes (``path``, ``path-nopriority``) on one GPU: a PathSet's walk arrays cut into units
 of consecutive paths (:func:`_units`, :func:`_device_paths`), the rounds over the unfinished
-layers of linear systems (:func:`_path_linear`, with its priority threshold :func:`_min_score`
-and the proxies of high in-degree vertices :func:`_proxies`) and of min/max systems
-(:func:`_path_monotone`).  The settings (:class:`~digraph.dispatch.gpu.GpuPathSettings`,
+layers of linear systems (:func:`_path_linear`, with the proxies of high in-degree vertices
+:func:`_proxies`) and of min/max systems (:func:`_path_monotone`), queued on the GPU two launches
+a round with the priority threshold, the layers' progress and the counters kept there
+(:class:`_Rounds`, :mod:`digraph.smx.cuda_path_rounds`).  The settings (:class:`~digraph.dispatch.gpu.GpuPathSettings`,
 :data:`~digraph.dispatch.gpu.DEFAULT`) stay in :mod:`digraph.dispatch.gpu` and are read there at
 each call (:mod:`.defaults`)."""
 
@@ -13,7 +14,8 @@ from ....errors import InvalidParameterError
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import monotone_arrays, monotone_start
-from ..common import index_dtype as _index_dtype, kernels as _kernels
+from ..common import index_dtype as _index_dtype
+from ..runtime.residency import residency
 from .defaults import default, path_default
 from .linear import _Linear, _linear
 
@@ -74,6 +76,8 @@ def _device_paths(be, ps, unit_arcs=None):
         "src": be.put(src, it),
         "dst": be.put(dst, it),
         "unit_offsets": be.put(unit_offsets, np.int64),
+        "unit_layer": be.put(unit_layer, np.int32),
+        "layer_units_dev": be.put(layer_units, np.int64),
         "unit_heat": be.put(unit_heat),
         "unit_paths": be.put(np.diff(np.append(unit_first, ps.num_paths)), np.int64),
         "unit_paths_host": np.diff(np.append(unit_first, ps.num_paths)),
@@ -86,11 +90,80 @@ def _device_paths(be, ps, unit_arcs=None):
     return d
 
 
+class _Rounds:
+    """The device state of the rounds queued on the GPU (:mod:`digraph.smx.cuda_path_rounds`):
+    the control words, the per-layer marks and round counts, each unit's arcs sent in all."""
+
+    def __init__(self, be, D, want_hist):
+        from ....smx import cuda_path_rounds as R
+        xp = be.xp
+        self.be, self.D, self.R = be, D, R
+        L = max(D["num_layers"], 1)
+        self.ctl = be.keep(xp.zeros(R.NCTL, np.int64))
+        self.fctl = be.keep(xp.zeros(R.NFCTL, np.float64))
+        self.layer_any = be.keep(xp.zeros(L, np.int32))
+        self.layer_rounds = be.keep(xp.zeros(D["num_layers"], np.int64))
+        self.unit_total = be.keep(xp.zeros(max(D["nunits"], 1), np.int64)[:D["nunits"]])
+        self.hist = be.keep(xp.zeros(R.HBINS if want_hist else 1, np.int32))
+        self.want_hist = bool(want_hist)
+
+    def start(self, theta=0.0, budget=-1.0):
+        """A sweep from the first layer: every control word reset, ``theta`` the send threshold,
+        ``budget`` the pending mass at which the sweep stops (−1: only when every layer is
+        finished)."""
+        R = self.R
+        ctl = np.zeros(R.NCTL, np.int64)
+        ctl[R.FULL] = 1
+        ctl[R.DONE] = int(self.D["num_layers"] == 0)
+        self.ctl[...] = self.be.put(ctl)
+        self.fctl[...] = self.be.put(np.array([theta, 0.0, np.inf, 0.0, budget]))
+        self.hist[...] = 0
+        self.layer_any[...] = 0
+
+    def run(self, walk, control, per_check, max_rounds):
+        """``walk()`` then ``control()`` round after round, the control words read every
+        ``per_check`` rounds (the one synchronisation) until the control kernel says done;
+        returns the control words (host) and the rounds left unqueued."""
+        queued = 0
+        while True:
+            for _ in range(per_check):
+                walk()
+                control()
+            queued += per_check
+            c = self.be.get(self.ctl)
+            if c[self.R.DONE] or queued >= max_rounds + per_check:
+                return c
+
+    def counted(self, stats, c):
+        """Add a sweep's counters (host copy ``c`` of the control words) to ``stats``."""
+        R = self.R
+        stats["arc_updates"] += int(c[R.SENT])
+        stats["vertex_updates"] += int(c[R.SENT])
+        stats["arcs_examined"] += int(c[R.EXAMINED])
+        stats["paths_processed"] += int(c[R.PATHS])
+        stats["partitions_processed"] += int(c[R.UNITS])
+        stats["rounds"] += int(c[R.ROUNDS])
+
+    def per_layer(self, stats):
+        """``stats["layer_rounds"]`` and ``["layer_arc_updates"]`` from the device counts."""
+        D = self.D
+        stats["layer_rounds"] = self.be.get(self.layer_rounds).astype(np.int64).tolist()
+        tot = self.be.get(self.unit_total).astype(np.int64)
+        cs = np.concatenate([[0], np.cumsum(tot)])
+        stats["layer_arc_updates"] = np.diff(cs[np.asarray(D["layer_units"])]).tolist()
+
+
 def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None,
                  gpu_settings=None):
+    """The path modes on a linear system: sweeps over the layers, each a run of rounds queued on
+    the GPU (:mod:`digraph.smx.cuda_path_rounds`: a walk and a control launch a round, the
+    control words read every ``settings.rounds_per_check`` rounds) at the send threshold of the
+    sweep's budget, until the pending mass is within the budget or every layer is finished, then
+    certified from the exact residual; a sweep that fails lowers the budget 4× (at most
+    ``settings.max_sweeps``), a stalled one hands over to vertex-level push."""
     settings = path_default() if settings is None else settings
     gpu_settings = default() if gpu_settings is None else gpu_settings
-    K = _kernels()
+    from ....smx import cuda_path_rounds as R
     xp = be.xp
     _check_pathset(graph, ps)
     L = _Linear(be, graph, sys)
@@ -108,78 +181,41 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
     unit_sent = be.keep(xp.zeros(nunits, np.int32))
     unit_pend = be.keep(xp.zeros(nunits, np.float64))
     rule = {"none": 0, "pending": 1, "paper": 2}[priority]
-    score = unit_pend if rule == 1 else xp.zeros(nunits, np.float64)
-    cursor = be.keep(xp.zeros(1, np.int64))
+    score = be.keep(xp.zeros(nunits, np.float64)) if rule == 2 else unit_pend
     hub_slot, hubs, nhubs = _proxies(be, graph, proxy, gpu_settings.proxy_min_in_degree)
     stats["priority"] = priority
     stats["proxy_vertices"] = nhubs
     stats.setdefault("arcs_examined", 0)
-    layer_rounds = np.zeros(D["num_layers"], np.int64)
-    layer_arcs = np.zeros(D["num_layers"], np.int64)
+    Q = _Rounds(be, D, rule != 0)
+    ctl, fctl = Q.ctl, Q.fctl
+    lay_units = D["layer_units_dev"]
+
+    def walk():
+        be.launch(R.path_linear_round, be.walk_blocks, be.walk_block,
+                  ctl, fctl, lay_units, D["unit_layer"], D["unit_offsets"], D["unit_paths"],
+                  D["src"], D["dst"], coef, s, x, hub_slot, hubs, nhubs > 0, rule, D["unit_heat"],
+                  score, unit_sent, unit_pend, Q.unit_total, Q.layer_any, Q.hist, rule != 0)
+
     factor = 1.0
     converged = False
     stalled = False
     bound, r1 = np.inf, np.inf
-
-    def walk(order, th):
-        cursor[...] = 0
-        be.launch(K.path_linear_walk, be.walk_blocks, be.walk_block,
-                  order, order.size, D["unit_offsets"], D["src"], D["dst"], coef, s, x, th,
-                  hub_slot, hubs, nhubs > 0, unit_sent, unit_pend, cursor)
-
     while True:
-        lo = 0
         sx = float(be.scalars(x.sum())[0])
         budget = factor * pending_budget(tol, sx, n, L.gammas, sys.normalize)
-        th = budget / max(m, 1)
-        rounds_here = 0
-        best, since_best = np.inf, 0
-        while lo < D["num_layers"] and not stalled:
-            if stats["rounds"] >= max_iter:
-                break
-            u0 = int(D["layer_units"][lo])
-            u1 = nunits
-            full = True
-            cand = xp.arange(u0, u1, dtype=np.int64)
-            aging = settings.aging_rounds
-            if rule and rounds_here % aging != aging - 1 and rounds_here > 0 \
-                    and u1 - u0 >= settings.min_priority_units:
-                sc = score[u0:u1]
-                min_score = _min_score(be, sc, settings)
-                if min_score > 0.0:
-                    cand = cand[sc >= min_score]
-                    full = False
-            unit_sent[u0:u1] = 0
-            walk(cand, th)
-            rounds_here += 1
-            uo = D["unit_offsets"]
-            per_layer, (pend, walked_arcs, walked_paths) = _layer_sums(
-                be, unit_sent[u0:u1], D["layer_units"][lo:] - u0, unit_pend[u0:u1].sum(),
-                (uo[cand + 1] - uo[cand]).sum() if cand.size else 0,
-                D["unit_paths"][cand].sum() if cand.size else 0)
-            total_sent = int(per_layer.sum())
-            if rule == 2:  # rule 1 scores by unit_pend itself (its last walk's pending mass)
-                score[u0:u1] = D["unit_heat"][u0:u1] * unit_sent[u0:u1]
-            stats["arc_updates"] += total_sent
-            stats["vertex_updates"] += total_sent
-            stats["arcs_examined"] += int(walked_arcs)
-            stats["paths_processed"] += int(walked_paths)
-            stats["partitions_processed"] += int(cand.size)
-            stats["rounds"] += 1
-            layer_rounds[lo:] += per_layer > 0
-            layer_arcs[lo:] += per_layer
-            if full:  # layers finish in order: nothing sent after every lower layer finished
-                while lo < D["num_layers"] and per_layer[0] == 0:
-                    lo += 1
-                    per_layer = per_layer[1:]
-                    rounds_here = 0
-            level = pend
-            if level < 0.999 * best:
-                best, since_best = level, 0
-            else:
-                since_best += 1
-                if since_best >= settings.stall_rounds:
-                    stalled = True
+        left = max_iter - stats["rounds"]
+        if left > 0:
+            Q.start(budget / max(m, 1), budget)
+
+            def control(left=left):
+                be.launch(R.path_round_control, 1, R.CT, ctl, fctl, lay_units, Q.layer_any,
+                          Q.layer_rounds, Q.hist, rule, settings.select_share,
+                          settings.min_priority_units, settings.aging_rounds,
+                          settings.stall_rounds, left, rule != 0)
+
+            c = Q.run(walk, control, settings.rounds_per_check, left)
+            Q.counted(stats, c)
+            stalled = bool(c[R.STALLED])
         bound, r1, floor = L.certify(x)
         if certified(bound, r1, floor, tol, stats):
             converged = True
@@ -190,61 +226,40 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             # the mirrors' rounding floor (see digraph.dispatch.paths): finish by vertex push
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled else "the sweeps ran out")
-            stats["layer_rounds"] = layer_rounds.tolist()
-            stats["layer_arc_updates"] = layer_arcs.tolist()
+            Q.per_layer(stats)
             return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
-    stats["layer_rounds"] = layer_rounds.tolist()
-    stats["layer_arc_updates"] = layer_arcs.tolist()
+    Q.per_layer(stats)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged
 
 
-def _layer_sums(be, unit_sent, bounds, *more):
-    """Arcs sent per layer (units are in layer order; ``bounds`` = layer starts relative to the
-    first unit, with the end) and further device scalars, in one copy to the host."""
-    xp = be.xp
-    cs = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(unit_sent.astype(np.int64))])
-    vals = [cs[xp.asarray(bounds)].astype(np.float64)]
-    vals += [xp.asarray(v, dtype=np.float64).reshape(1) for v in more]
-    h = be.get(xp.concatenate(vals))
-    k = bounds.size
-    return np.diff(h[:k]).astype(np.int64), h[k:]
-
-
-def _min_score(be, sc, settings):
-    """Smallest score of the highest log2 buckets holding ``settings.select_share`` of the active
-    units."""
-    xp = be.xp
-    active = sc > 0
-    exps = xp.frexp(xp.where(active, sc, 1.0))[1]
-    buckets = xp.clip(exps + 1100, 0, 2200)[active]
-    if buckets.size < settings.min_priority_units:
-        return 0.0
-    hist = be.get(xp.bincount(buckets, minlength=2201))
-    acc = np.cumsum(hist[::-1])
-    b = 2200 - int(np.searchsorted(acc, settings.select_share * acc[-1]))
-    return float(2.0 ** (b - 1100 - 1))
-
-
 def _proxies(be, graph, proxy, min_in_degree=None):
-    """(slot of each vertex or −1, vertex of each slot): the highest in-degree vertices, of
-    in-degree ``min_in_degree`` (default ``gpu.DEFAULT.proxy_min_in_degree``) or more."""
+    """(slot of each vertex or −1, vertex of each slot, slots used): the highest in-degree
+    vertices, of in-degree ``min_in_degree`` (default ``gpu.DEFAULT.proxy_min_in_degree``) or
+    more; made once a graph and device and kept in its residency (``"cuda-proxies"``: the host's
+    stable sort of the in-degrees took 4–8 ms a run on cnr-2000)."""
     min_in_degree = default().proxy_min_in_degree if min_in_degree is None else min_in_degree
     from ....smx.cuda_kernels import PROXY_SLOTS
     n = graph.num_vertices
-    deg = graph.in_degree
-    if proxy and n:
-        top = np.argsort(-deg, kind="stable")[:PROXY_SLOTS]
-        top = top[deg[top] >= min_in_degree]
-    else:
-        top = np.zeros(0, np.int64)
-    slot = np.full(n, -1, np.int32)
-    slot[top] = np.arange(top.size, dtype=np.int32)
-    hubs = top if top.size else np.zeros(1, np.int64)  # a dummy slot when there is no proxy
-    return be.put(slot), be.put(hubs, np.int32), int(top.size)
+
+    def build():
+        deg = graph.in_degree
+        if proxy and n:
+            top = np.argsort(-deg, kind="stable")[:PROXY_SLOTS]
+            top = top[deg[top] >= min_in_degree]
+        else:
+            top = np.zeros(0, np.int64)
+        slot = np.full(n, -1, np.int32)
+        slot[top] = np.arange(top.size, dtype=np.int32)
+        hubs = top if top.size else np.zeros(1, np.int64)  # a dummy slot when there is no proxy
+        return be.put(slot), be.put(hubs, np.int32), int(top.size)
+
+    key = (be.device_id, be.sim, int(min_in_degree) if proxy else None)
+    slot, hubs, count = residency(graph).get("cuda-proxies", key, build)
+    return be.keep(slot), be.keep(hubs), count
 
 
 def _check_pathset(graph, ps):
@@ -254,8 +269,11 @@ def _check_pathset(graph, ps):
         raise InvalidParameterError("the PathSet was built from another graph")
 
 
-def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None):
-    K = _kernels()
+def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings=None):
+    """The path modes on a min/max system: rounds queued on the GPU over the unfinished layers
+    (every unit walked), the control words read every ``settings.rounds_per_check`` rounds."""
+    settings = path_default() if settings is None else settings
+    from ....smx import cuda_path_rounds as R
     xp = be.xp
     _check_pathset(graph, ps)
     D = _device_paths(be, ps, unit_arcs)
@@ -267,33 +285,25 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None):
     src = D["src"]
     s = be.keep(xp.where(be.put(active0)[src], identity, x[src]))
     val = be.keep(be.put(value)[D["arc_ids"]] if has else be.put(value))
-    nunits = D["nunits"]
-    unit_sent = be.keep(xp.zeros(nunits, np.int32))
-    cursor = be.keep(xp.zeros(1, np.int64))
     stats.setdefault("arcs_examined", 0)
-    lo = 0
-    converged = False
-    while lo < D["num_layers"]:
-        if stats["rounds"] >= max_iter:
-            break
-        u0 = int(D["layer_units"][lo])
-        order = xp.arange(u0, nunits, dtype=np.int64)
-        unit_sent[u0:] = 0
-        cursor[...] = 0
-        be.launch(K.path_monotone_walk, be.walk_blocks, be.walk_block,
-                  order, order.size, D["unit_offsets"], D["src"], D["dst"], val, has, op, combine,
-                  s, x, unit_sent, cursor)
-        per_layer, _ = _layer_sums(be, unit_sent[u0:], D["layer_units"][lo:] - u0)
-        total = int(per_layer.sum())
-        stats["arc_updates"] += total
-        stats["vertex_updates"] += total
-        stats["arcs_examined"] += int(D["unit_arcs"][u0:].sum())
-        stats["paths_processed"] += int(D["unit_paths_host"][u0:].sum())
-        stats["partitions_processed"] += int(nunits - u0)
-        stats["rounds"] += 1
-        while lo < D["num_layers"] and per_layer[0] == 0:
-            lo += 1
-            per_layer = per_layer[1:]
-    else:
-        converged = True
-    return x, converged
+    Q = _Rounds(be, D, False)
+    ctl, fctl = Q.ctl, Q.fctl
+    lay_units = D["layer_units_dev"]
+    left = max_iter - stats["rounds"]
+    if left <= 0:
+        return x, D["num_layers"] == 0
+    Q.start()
+
+    def walk():
+        be.launch(R.path_monotone_round, be.walk_blocks, be.walk_block,
+                  ctl, fctl, lay_units, D["unit_layer"], D["unit_offsets"], D["unit_paths"],
+                  D["src"], D["dst"], val, has, op, combine, s, x, Q.unit_total, Q.layer_any)
+
+    def control():
+        be.launch(R.path_round_control, 1, R.CT, ctl, fctl, lay_units, Q.layer_any,
+                  Q.layer_rounds, Q.hist, 0, 1.0, 1, 1, 1 << 62, left, False)
+
+    c = Q.run(walk, control, settings.rounds_per_check, left)
+    Q.counted(stats, c)
+    Q.per_layer(stats)
+    return x, bool(c[R.LO] >= D["num_layers"])

@@ -9,6 +9,8 @@ graph, made on first use and kept in one place on it (``graph._cache["cuda-resid
 * ``"cuda-power-bins"``: (device, sim, bins, blocks a SM) → in-degree classes (``power_setup.py``);
 * ``"cuda-clusters"``: (device, sim, size) → the cluster layout (``one_gpu/cluster.py``);
 * ``"cuda-scc"``: (device, sim, heavy arcs, light size) → the SCC schedule (``one_gpu/scc.py``);
+* ``"cuda-proxies"``: (device, sim, least in-degree or None) → the path modes' proxy slots
+  (``one_gpu/paths.py``);
 * ``"multi-gpu"``: (family, device, sim, v0, v1) → a shard's arrays (``sharded/shards.py``);
 * ``"multi-gpu-layout"``: (order, ((device, sim, v0, v1) a shard), split) → a linear layout
   (``sharded/layout.py``);

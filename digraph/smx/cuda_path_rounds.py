@@ -1,0 +1,295 @@
+"""The GPU path modes' rounds queued on the device (:mod:`digraph.dispatch.cuda.one_gpu.paths`):
+a round is two launches, the walk (:func:`path_linear_round`, :func:`path_monotone_round`) and the
+control (:func:`path_round_control`), and the host reads the control words every few rounds, the
+one synchronisation.
+
+Before, each round was driven from the host: the priority histogram (``bincount`` and a copy
+back), the compaction of the chosen units, the per-layer sums of the units' arcs sent (a
+``cumsum`` and a copy back) and the counters, about 1 ms of CuPy work and two synchronisations a
+round against a walk of 0.6–0.7 ms (cnr-2000, one H200; docs/benchmarks.md, "The GPU path mode:
+where its time goes").  Here the walk does that bookkeeping as it goes and the control kernel
+decides the next round on the device, with the rules of the host loop it replaces:
+
+* a round walks every unit of the unfinished layers (``layer_units[lo]`` on), or, under
+  priority, those whose score is at least the threshold ``fctl[MIN_SCORE]``;
+* the walk adds each unit's score to a histogram of log2 buckets; the control kernel takes the
+  highest buckets holding ``share`` of the scored units as the next threshold (DiGraph's soft
+  priority; every ``aging``-th round of a layer walks all, and with fewer than ``min_units``
+  units it walks all);
+* after a round that walked all, the layers that sent nothing are finished (layers finish in
+  order) and ``lo`` moves past them;
+* the pending mass ``Σ unit_pend`` of the unfinished units is the stall level: no fall below
+  0.999 of its best for ``stall_rounds`` rounds stops the sweep (the mirrors' rounding floor);
+* the rounds stop at ``max_iter``, when every layer is finished, or when the pending mass is
+  within the sweep's budget (``fctl[BUDGET]``; the host then certifies the answer from its exact
+  residual, and a sweep that fails goes on with a budget 4× lower).  Waiting for every layer to
+  finish instead asks every arc's ``|d|`` to fall below ``θ = budget / m``, an L∞ test
+  ``log(m) / log(1/α)`` rounds stricter than the L1 bound needs: cnr-2000 197 rounds where the
+  power iteration takes 99.
+
+Counters accumulate on the device (``ctl[SENT]``, ``ctl[EXAMINED]``, ``ctl[PATHS]``,
+``ctl[UNITS]``, ``ctl[ROUNDS]``; per layer ``layer_rounds``, per unit ``unit_total``) and are read
+once a sweep.
+"""
+
+import math
+
+from numba import cuda, float64, int32, int64
+
+from .cuda_common import _SIM
+from .cuda_walks import PROXY_SLOTS, walk_linear_unit, walk_monotone_unit
+
+__all__ = []
+
+HBINS = 2201
+"""Buckets of the priority histogram: a score's binary exponent + :data:`HOFF`, clipped (the host
+loop's ``frexp`` buckets)."""
+HOFF = 1100
+
+# the int64 control words
+LO, ROUNDS, HERE, FULL, DONE, STALLED, SINCE, SENT, EXAMINED, PATHS, UNITS = range(11)
+NCTL = 11
+# the float64 control words
+THETA, MIN_SCORE, BEST, PEND, BUDGET = range(5)
+NFCTL = 5
+
+
+@cuda.jit(device=True, inline=True)
+def _bucket(sc):
+    """The histogram bucket of a score ``sc > 0``: ``frexp(sc)[1] + HOFF``, clipped."""
+    e = int(math.floor(math.log2(sc))) + 1 + HOFF
+    return min(max(e, 0), HBINS - 1)
+
+
+@cuda.jit(device=True, inline=True)
+def _add_counts(ctl, fctl, sh_n, sh_p, sent, arcs, paths, units, pend):
+    """The block's counters (every thread's share added in shared memory) into the control words:
+    one global atomic a counter a block."""
+    cuda.atomic.add(sh_n, 0, sent)
+    cuda.atomic.add(sh_n, 1, arcs)
+    cuda.atomic.add(sh_n, 2, paths)
+    cuda.atomic.add(sh_n, 3, units)
+    cuda.atomic.add(sh_p, 0, pend)
+    cuda.syncthreads()
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        cuda.atomic.add(ctl, SENT, sh_n[0])
+        cuda.atomic.add(ctl, EXAMINED, sh_n[1])
+        cuda.atomic.add(ctl, PATHS, sh_n[2])
+        cuda.atomic.add(ctl, UNITS, sh_n[3])
+        cuda.atomic.add(fctl, PEND, sh_p[0])
+
+
+@cuda.jit(cache=True)
+def path_linear_round(ctl, fctl, layer_units, unit_layer, unit_offsets, unit_paths, src, dst,
+                      coef, s, x, hub_slot, hubs, use_proxy, rule, unit_heat, score, unit_sent,
+                      unit_pend, unit_total, layer_any, hist, want_hist):
+    """One round of the path engine on a linear system, over the units of the unfinished layers
+    (grid-stride; nothing once ``ctl[DONE]``).
+
+    ``score`` is ``unit_pend`` itself under ``rule`` 1 (pending) and a array of its own under
+    rule 2 (the paper's ``D̄ · N``: ``unit_heat`` times the arcs sent).  Writes ``unit_sent``,
+    ``unit_pend`` and, for rule 2, ``score`` of each unit it walks (a deferred unit's ``unit_sent``
+    and rule-2 score become 0); adds the arcs sent to ``unit_total``, marks ``layer_any`` of a
+    layer that sent, and, when ``want_hist``, each scored unit's bucket to ``hist``.
+    """
+    proxy = cuda.shared.array(PROXY_SLOTS, float64)
+    sh_hist = cuda.shared.array(HBINS, int32)
+    sh_n = cuda.shared.array(4, int64)
+    sh_p = cuda.shared.array(1, float64)
+    if ctl[DONE] != 0:
+        return
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    for i in range(tid, PROXY_SLOTS, bd):
+        proxy[i] = 0.0
+    if want_hist:
+        for i in range(tid, HBINS, bd):
+            sh_hist[i] = 0
+    if tid < 4:
+        sh_n[tid] = 0
+    if tid == 0:
+        sh_p[0] = 0.0
+    cuda.syncthreads()
+    full = ctl[FULL] != 0
+    theta = fctl[THETA]
+    ms = fctl[MIN_SCORE]
+    nunits = unit_sent.size
+    sent_all = 0
+    arcs = 0
+    paths = 0
+    units = 0
+    pend_all = 0.0
+    k = layer_units[ctl[LO]] + cuda.grid(1)
+    step = cuda.gridsize(1)
+    while k < nunits:
+        if full or score[k] >= ms:
+            a = unit_offsets[k]
+            b = unit_offsets[k + 1]
+            sent, pend = walk_linear_unit(a, b, src, dst, coef, s, x, theta, hub_slot,
+                                          use_proxy, proxy)
+            unit_sent[k] = sent
+            unit_pend[k] = pend
+            if sent > 0:
+                unit_total[k] += sent
+                lay = unit_layer[k]
+                if layer_any[lay] == 0:  # a plain store, once: no atomic queue on one word
+                    layer_any[lay] = 1
+            if rule == 2:
+                score[k] = unit_heat[k] * sent
+            sent_all += sent
+            arcs += b - a
+            paths += unit_paths[k]
+            units += 1
+        else:
+            unit_sent[k] = 0
+            if rule == 2:
+                score[k] = 0.0
+        pend_all += unit_pend[k]
+        if want_hist:
+            sc = score[k]
+            if sc > 0.0:
+                cuda.atomic.add(sh_hist, _bucket(sc), 1)
+        k += step
+    _add_counts(ctl, fctl, sh_n, sh_p, sent_all, arcs, paths, units, pend_all)
+    if use_proxy:  # flush the block's proxies to their masters
+        for i in range(tid, min(PROXY_SLOTS, hubs.size), bd):
+            p = proxy[i]
+            if p != 0.0:
+                cuda.atomic.add(x, hubs[i], p)
+    if want_hist:
+        for i in range(tid, HBINS, bd):
+            c = sh_hist[i]
+            if c != 0:
+                cuda.atomic.add(hist, i, c)
+
+
+@cuda.jit(cache=True)
+def path_monotone_round(ctl, fctl, layer_units, unit_layer, unit_offsets, unit_paths, src, dst,
+                        value, has_value, op, combine, s, x, unit_total, layer_any):
+    """One round of the path engine on a min/max system over the units of the unfinished layers
+    (grid-stride; nothing once ``ctl[DONE]``): every unit walked, ``unit_total`` and
+    ``layer_any`` as in :func:`path_linear_round`."""
+    sh_n = cuda.shared.array(4, int64)
+    sh_p = cuda.shared.array(1, float64)
+    if ctl[DONE] != 0:
+        return
+    tid = cuda.threadIdx.x
+    if tid < 4:
+        sh_n[tid] = 0
+    if tid == 0:
+        sh_p[0] = 0.0
+    cuda.syncthreads()
+    nunits = unit_total.size
+    sent_all = 0
+    arcs = 0
+    paths = 0
+    units = 0
+    k = layer_units[ctl[LO]] + cuda.grid(1)
+    step = cuda.gridsize(1)
+    while k < nunits:
+        a = unit_offsets[k]
+        b = unit_offsets[k + 1]
+        sent = walk_monotone_unit(a, b, src, dst, value, has_value, op, combine, s, x)
+        if sent > 0:
+            unit_total[k] += sent
+            lay = unit_layer[k]
+            if layer_any[lay] == 0:
+                layer_any[lay] = 1
+        sent_all += sent
+        arcs += b - a
+        paths += unit_paths[k]
+        units += 1
+        k += step
+    _add_counts(ctl, fctl, sh_n, sh_p, sent_all, arcs, paths, units, 0.0)
+
+
+CT = 8 if _SIM else 256
+"""Threads of the control kernel (one block; 8 in the simulator, which runs a thread each)."""
+
+
+@cuda.jit(cache=True)
+def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, rule, share,
+                       min_units, aging, stall_rounds, max_rounds, want_hist):
+    """After a round (one block, nothing once ``ctl[DONE]``): count the round, finish the layers
+    that sent nothing after a round that walked all, watch the stall level, choose the next
+    round's priority threshold from ``hist`` (then cleared), and set ``ctl[DONE]`` when every
+    layer is finished, the sweep stalled, ``max_rounds`` rounds ran or the round's pending mass
+    fell to ``fctl[BUDGET]``."""
+    sh_i = cuda.shared.array(2, int64)
+    sh_c = cuda.shared.array(CT, int64)
+    sh_f = cuda.shared.array(1, float64)
+    if ctl[DONE] != 0:
+        return
+    tid = cuda.threadIdx.x
+    bd = cuda.blockDim.x
+    L = layer_rounds.size
+    lo = ctl[LO]
+    for lay in range(lo + tid, L, bd):
+        if layer_any[lay] != 0:
+            layer_rounds[lay] += 1
+    cuda.syncthreads()
+    if tid == 0:
+        ctl[ROUNDS] += 1
+        here = ctl[HERE] + 1
+        nlo = lo
+        if ctl[FULL] != 0:  # layers finish in order: nothing sent after every lower one finished
+            while nlo < L and layer_any[nlo] == 0:
+                nlo += 1
+                here = 0
+        level = fctl[PEND]
+        sh_f[0] = level
+        fctl[PEND] = 0.0
+        if level < 0.999 * fctl[BEST]:
+            fctl[BEST] = level
+            ctl[SINCE] = 0
+        else:
+            ctl[SINCE] += 1
+            if ctl[SINCE] >= stall_rounds:
+                ctl[STALLED] = 1
+        ctl[LO] = nlo
+        ctl[HERE] = here
+        prio = (rule != 0 and want_hist and here % aging != aging - 1 and here > 0
+                and nlo < L and layer_units[L] - layer_units[nlo] >= min_units)
+        sh_i[0] = nlo
+        sh_i[1] = 1 if prio else 0
+    cuda.syncthreads()
+    for lay in range(lo + tid, L, bd):
+        layer_any[lay] = 0
+    nlo = sh_i[0]
+    if sh_i[1] != 0:
+        chunk = (HBINS + bd - 1) // bd
+        c = 0
+        for i in range(tid * chunk, min((tid + 1) * chunk, HBINS)):
+            c += hist[i]
+        sh_c[tid] = c
+    cuda.syncthreads()
+    if tid == 0:
+        ms = 0.0
+        if sh_i[1] != 0:
+            total = 0
+            for t in range(bd):
+                total += sh_c[t]
+            if total >= min_units:  # the highest buckets holding ``share`` of the scored units
+                target = share * total
+                acc = 0
+                t = bd - 1
+                while t > 0 and acc + sh_c[t] < target:
+                    acc += sh_c[t]
+                    t -= 1
+                i = min((t + 1) * chunk, HBINS) - 1
+                while i > 0:
+                    acc += hist[i]
+                    if acc >= target:
+                        break
+                    i -= 1
+                ms = 2.0 ** (i - HOFF - 1)
+        fctl[MIN_SCORE] = ms
+        ctl[FULL] = 0 if ms > 0.0 else 1
+        if nlo >= L or ctl[STALLED] != 0 or ctl[ROUNDS] >= max_rounds or \
+                sh_f[0] <= fctl[BUDGET]:
+            ctl[DONE] = 1
+    cuda.syncthreads()
+    if want_hist:
+        for i in range(tid, HBINS, bd):
+            hist[i] = 0
