@@ -8,7 +8,7 @@ time (CUDA events around each ``path_linear_round`` launch) against the run's wa
     python benchmarks/bench_gpu_path_rounds.py --graphs cnr-2000 dblp-2010 --units 8 2 \\
         --checks 8 --repeat 5 --json $OUT/path_rounds.json
 
-A variant is ``mode[:unit_arcs[:rounds_per_check]]``; every answer is checked against the
+A variant is ``mode[:unit_arcs[:rounds_per_check[:select_share]]]``; every answer is checked against the
 CPU's (``bsp``, tol 1e-10, L1 difference; SSSP equal).
 """
 
@@ -35,17 +35,22 @@ from bench_gpu import load_graph  # noqa: E402
 
 
 def _variant(spec):
+    """``mode[:unit_arcs[:rounds_per_check[:select_share]]]`` (an empty field: the default)."""
     mode, *rest = spec.split(":")
-    unit = int(rest[0]) if rest else None
-    check = int(rest[1]) if len(rest) > 1 else None
-    return mode, unit, check
+    rest += [""] * (3 - len(rest))
+    unit = int(rest[0]) if rest[0] else None
+    check = int(rest[1]) if rest[1] else None
+    share = float(rest[2]) if rest[2] else None
+    return mode, unit, (check, share)
 
 
-def _settings(unit, check):
+def _settings(unit, more):
     from digraph.dispatch import gpu
+    check, share = more if more else (None, None)
     gpu.DEFAULT = dataclasses.replace(BASE[0], unit_arcs=unit or BASE[0].unit_arcs)
     gpu.PATH_DEFAULT = dataclasses.replace(
-        BASE[1], rounds_per_check=check or BASE[1].rounds_per_check)
+        BASE[1], rounds_per_check=check or BASE[1].rounds_per_check,
+        select_share=share or BASE[1].select_share)
 
 
 BASE = []
@@ -65,6 +70,7 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--profile", action="store_true",
                     help="one more run of each path variant under cProfile: the host's top calls")
+    ap.add_argument("--profile-sort", default="tottime", help="cProfile's order (tottime, cumulative)")
     ap.add_argument("--json")
     args = ap.parse_args()
     walk_ms = []
@@ -124,6 +130,9 @@ def main():
                        "arcs_examined": int(r.stats.get("arcs_examined", 0)),
                        "finished_by": r.stats.get("finished_by"),
                        "path_sweeps": r.stats.get("path_sweeps"),
+                       "gpu_work_kept": r.stats.get("gpu_work_kept"),
+                       "path_graph_launches": r.stats.get("path_graph_launches"),
+                       "path_graph_failed": r.stats.get("path_graph_failed"),
                        "error_bound": r.stats.get("error_bound"),
                        ("l1_vs_cpu" if algo == "pagerank" else "differ_vs_cpu"): err}
                 if mode.startswith("path") and algo == "pagerank":
@@ -145,8 +154,8 @@ def main():
                         digraph.run(g, algo, mode=mode, device="cuda", **kw)
                         pr.disable()
                         out = io.StringIO()
-                        pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(14)
-                        row["host_top"] = out.getvalue().splitlines()[-22:]
+                        pstats.Stats(pr, stream=out).sort_stats(args.profile_sort).print_stats(30)
+                        row["host_top"] = out.getvalue().splitlines()[-38:]
                 rows.append(row)
                 print(json.dumps({k: (round(x, 3) if isinstance(x, float) else x)
                                   for k, x in row.items() if k not in ("times_ms", "host_top")}),

@@ -183,6 +183,11 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "(`PowerGpuSettings.graph_rounds`)",
         "power_graph_failed": "GPU: why a round could not be captured into a CUDA graph (the "
                               "rounds then launched one kernel at a time)",
+        "path_graph_launches": "one GPU, path modes on linear systems: launches of the CUDA graph "
+                               "of `GpuPathSettings.rounds_per_check` rounds (a kept work's "
+                               "rounds replayed)",
+        "path_graph_failed": "one GPU, path modes: why the rounds could not be captured into a "
+                             "CUDA graph (they then launched one kernel at a time)",
         "anderson_probe_ratio": "GPU: the third plain round's ratio of differences, which "
                                 "switched Anderson off when below "
                                 "`PowerGpuSettings.anderson_ratio` × γ",
@@ -248,8 +253,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "gpu_recuts": "linear: re-cuts of the shard ranges from earlier runs' kernel times on "
                       "this graph and these GPUs",
         "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
-                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; `scc` on one "
-                         "GPU)",
+                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; `scc` and "
+                         "the path modes on one GPU)",
         "gpu_sends": "linear: vertices of each GPU's range whose sends are exchanged every round, "
                      "a list",
         "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "

@@ -270,3 +270,37 @@ def test_kcore_scc_cluster_and_path_arrays_are_kept_and_reused(one_gpu):
     assert set(res.kinds()) >= {"cuda-undirected", "cuda-scc", "cuda-clusters", "cuda-proxies"}
     assert not [k for k in g._cache if isinstance(k, tuple) and k and str(k[0]).startswith(
         ("cuda", "multi-gpu"))]  # nothing device-resident outside the residency
+
+
+@pytest.mark.gpu
+def test_path_work_is_kept_reset_and_replaced(one_gpu):
+    """The path modes' work stays on the graph, an entry a priority rule: the next run with the
+    same PathSet, units, rule and system vectors resets and reuses it and gives the same answer
+    within both bounds; other vectors (personalization) make a new one in its place, and a run
+    with another PathSet drops them all."""
+    g = _graph()
+    ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-13).values
+    res = residency(g)
+    first = digraph.run(g, "pagerank", mode="path", device="cuda", tol=1e-8)
+    (_, key, entry), = res.entries("cuda-path-work")
+    again = digraph.run(g, "pagerank", mode="path", device="cuda", tol=1e-8)
+    assert not first.stats["gpu_work_kept"] and again.stats["gpu_work_kept"]
+    assert res.entries("cuda-path-work") == [("cuda-path-work", key, entry)]
+    for r in (first, again):  # a reused work starts from scratch: the same bound holds
+        assert np.abs(r.values - ref).sum() <= r.stats["error_bound"] + 1e-12
+        assert r.stats["rounds"] > 1
+    other = digraph.run(g, "pagerank", mode="path-nopriority", device="cuda", tol=1e-8)
+    assert not other.stats["gpu_work_kept"] and np.abs(other.values - ref).sum() <= 1e-8
+    kinds = dict((k, e) for _, k, e in res.entries("cuda-path-work"))
+    assert len(kinds) == 2 and kinds[key] is entry  # the other rule's work beside it
+    p = np.zeros(g.num_vertices)
+    p[:5] = 1.0
+    pers = digraph.run(g, "pagerank", mode="path-nopriority", device="cuda", tol=1e-8,
+                       personalization=p)
+    assert not pers.stats["gpu_work_kept"] and len(res.entries("cuda-path-work")) == 2
+    exact = digraph.run(g, "pagerank", mode="bsp", tol=1e-13, personalization=p).values
+    assert np.abs(pers.values - exact).sum() <= pers.stats["error_bound"] + 1e-12
+    digraph.run(g, "pagerank", mode="path", device="cuda", tol=1e-8,
+                preprocess={"max_path_length": 2})
+    (_, key3, entry3), = res.entries("cuda-path-work")  # another PathSet: the others dropped
+    assert key3 == key and entry3 is not entry

@@ -95,7 +95,11 @@ class GpuSettings:
     unit_arcs : int
         Arcs per thread of the path kernels: consecutive short paths of one layer (one partition,
         for :mod:`~digraph.dispatch.gpu_workers`) are grouped into a unit of at least this many
-        (DiGraph's Figure 5).  Not measured: chosen by hand, and no benchmark varies it.
+        (DiGraph's Figure 5).  Measured on an H200 (``bench_gpu_path_rounds.py``,
+        docs/benchmarks.md, "Rounds queued on the device"): 8 against 1, 2 and 16 arcs,
+        cnr-2000 43.8 ms against 70.3 / 53.5 / 44.5, dblp-2010 37.6 against 70.1 / 54.3 / 34.7
+        (a thread a path makes each unit's score, histogram and counters an arc's worth of
+        work).
     proxy_min_in_degree : int
         Vertices with at least this in-degree (the highest
         :data:`~digraph.smx.cuda_kernels.PROXY_SLOTS` of them) get proxies in the path modes
@@ -114,13 +118,18 @@ DEFAULT = GpuSettings()
 class GpuPathSettings:
     """How the GPU path modes schedule their units.  ``select_share``, ``aging_rounds``,
     ``max_sweeps`` and ``stall_rounds`` mean what they mean for the CPU path modes and take their
-    defaults from :class:`~digraph.dispatch.paths.PathSettings` (one value for both devices; no
-    GPU-specific measurement of them exists).  ``min_priority_units``: below this many active
+    defaults from :class:`~digraph.dispatch.paths.PathSettings` (one value for both devices).
+    ``select_share`` was measured on an H200 (docs/benchmarks.md, "Rounds queued on the
+    device"): 0.2 is best on cnr-2000 (22.8 ms against 25.3 / 26.6 at 0.5 / 0.8) and worst on
+    dblp-2010 (16.2 against 13.3 / 12.6) and wiki-Vote, so no value wins everywhere and the
+    CPU's stays; the others have no GPU measurement.  ``min_priority_units``: below this many active
     units a round walks them all (a histogram of scores costs a copy to the host; not measured,
     chosen as the GPU's counterpart of the CPU's ``min_priority_paths``).  ``rounds_per_check``:
     rounds queued on the GPU between two reads of the control words (the rounds' one
     synchronisation; :mod:`digraph.smx.cuda_path_rounds`): a run queues at most this many rounds
-    past its last, each a no-op launch pair of a few microseconds."""
+    past its last, each a no-op launch pair of a few microseconds; 32 against 8 made no
+    difference on cnr-2000 (43.9 against 43.8 ms, H200).  A kept work replays these rounds as
+    one CUDA graph (:mod:`digraph.dispatch.cuda.one_gpu.path_work`)."""
 
     select_share: float = PathSettings.select_share
     min_priority_units: int = 4096

@@ -47,8 +47,8 @@ loop's ``frexp`` buckets)."""
 HOFF = 1100
 
 # the int64 control words
-LO, ROUNDS, HERE, FULL, DONE, STALLED, SINCE, SENT, EXAMINED, PATHS, UNITS = range(11)
-NCTL = 11
+LO, ROUNDS, HERE, FULL, DONE, STALLED, SINCE, SENT, EXAMINED, PATHS, UNITS, MAX_ROUNDS = range(12)
+NCTL = 12
 # the float64 control words
 THETA, MIN_SCORE, BEST, PEND, BUDGET = range(5)
 NFCTL = 5
@@ -210,12 +210,13 @@ CT = 8 if _SIM else 256
 
 @cuda.jit(cache=True)
 def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, rule, share,
-                       min_units, aging, stall_rounds, max_rounds, want_hist):
+                       min_units, aging, stall_rounds, want_hist):
     """After a round (one block, nothing once ``ctl[DONE]``): count the round, finish the layers
     that sent nothing after a round that walked all, watch the stall level, choose the next
     round's priority threshold from ``hist`` (then cleared), and set ``ctl[DONE]`` when every
-    layer is finished, the sweep stalled, ``max_rounds`` rounds ran or the round's pending mass
-    fell to ``fctl[BUDGET]``."""
+    layer is finished, the sweep stalled, ``ctl[MAX_ROUNDS]`` rounds ran or the round's pending
+    mass fell to ``fctl[BUDGET]``.  Every value that changes between sweeps is a control word,
+    so a CUDA graph of the launches stays valid."""
     sh_i = cuda.shared.array(2, int64)
     sh_c = cuda.shared.array(CT, int64)
     sh_f = cuda.shared.array(1, float64)
@@ -286,7 +287,7 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
                 ms = 2.0 ** (i - HOFF - 1)
         fctl[MIN_SCORE] = ms
         ctl[FULL] = 0 if ms > 0.0 else 1
-        if nlo >= L or ctl[STALLED] != 0 or ctl[ROUNDS] >= max_rounds or \
+        if nlo >= L or ctl[STALLED] != 0 or ctl[ROUNDS] >= ctl[MAX_ROUNDS] or \
                 sh_f[0] <= fctl[BUDGET]:
             ctl[DONE] = 1
     cuda.syncthreads()

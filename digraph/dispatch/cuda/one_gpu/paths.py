@@ -105,30 +105,29 @@ class _Rounds:
         self.layer_rounds = be.keep(xp.zeros(D["num_layers"], np.int64))
         self.unit_total = be.keep(xp.zeros(max(D["nunits"], 1), np.int64)[:D["nunits"]])
         self.hist = be.keep(xp.zeros(R.HBINS if want_hist else 1, np.int32))
-        self.want_hist = bool(want_hist)
 
-    def start(self, theta=0.0, budget=-1.0):
-        """A sweep from the first layer: every control word reset, ``theta`` the send threshold,
-        ``budget`` the pending mass at which the sweep stops (−1: only when every layer is
-        finished)."""
+    def start(self, max_rounds, theta=0.0, budget=-1.0):
+        """A sweep from the first layer of at most ``max_rounds`` rounds: every control word
+        reset, ``theta`` the send threshold, ``budget`` the pending mass at which the sweep stops
+        (−1: only when every layer is finished)."""
         R = self.R
         ctl = np.zeros(R.NCTL, np.int64)
         ctl[R.FULL] = 1
         ctl[R.DONE] = int(self.D["num_layers"] == 0)
-        self.ctl[...] = self.be.put(ctl)
-        self.fctl[...] = self.be.put(np.array([theta, 0.0, np.inf, 0.0, budget]))
+        ctl[R.MAX_ROUNDS] = max_rounds
+        xp = self.be.xp
+        self.ctl[...] = xp.asarray(ctl)
+        self.fctl[...] = xp.asarray(np.array([theta, 0.0, np.inf, 0.0, budget]))
         self.hist[...] = 0
         self.layer_any[...] = 0
 
-    def run(self, walk, control, per_check, max_rounds):
-        """``walk()`` then ``control()`` round after round, the control words read every
-        ``per_check`` rounds (the one synchronisation) until the control kernel says done;
-        returns the control words (host) and the rounds left unqueued."""
+    def run(self, queue, per_check, max_rounds):
+        """``queue()`` (``per_check`` rounds: a walk and a control launch each) again and again,
+        the control words read after each (the one synchronisation) until the control kernel
+        says done; returns the control words (host)."""
         queued = 0
         while True:
-            for _ in range(per_check):
-                walk()
-                control()
+            queue()
             queued += per_check
             c = self.be.get(self.ctl)
             if c[self.R.DONE] or queued >= max_rounds + per_check:
@@ -145,56 +144,88 @@ class _Rounds:
         stats["rounds"] += int(c[R.ROUNDS])
 
     def per_layer(self, stats):
-        """``stats["layer_rounds"]`` and ``["layer_arc_updates"]`` from the device counts."""
-        D = self.D
-        stats["layer_rounds"] = self.be.get(self.layer_rounds).astype(np.int64).tolist()
-        tot = self.be.get(self.unit_total).astype(np.int64)
-        cs = np.concatenate([[0], np.cumsum(tot)])
-        stats["layer_arc_updates"] = np.diff(cs[np.asarray(D["layer_units"])]).tolist()
+        """``stats["layer_rounds"]`` and ``["layer_arc_updates"]`` from the device counts (the
+        units' totals summed per layer on the device: one small copy)."""
+        D, xp = self.D, self.be.xp
+        L = D["num_layers"]
+        if L == 0:
+            stats["layer_rounds"] = stats["layer_arc_updates"] = []
+            return
+        cs = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(self.unit_total)])
+        both = xp.concatenate([self.layer_rounds, xp.diff(cs[D["layer_units_dev"]])])
+        h = self.be.get(both).astype(np.int64)
+        stats["layer_rounds"] = h[:L].tolist()
+        stats["layer_arc_updates"] = h[L:].tolist()
 
 
 def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, settings=None,
                  gpu_settings=None):
     """The path modes on a linear system: sweeps over the layers, each a run of rounds queued on
     the GPU (:mod:`digraph.smx.cuda_path_rounds`: a walk and a control launch a round, the
-    control words read every ``settings.rounds_per_check`` rounds) at the send threshold of the
-    sweep's budget, until the pending mass is within the budget or every layer is finished, then
-    certified from the exact residual; a sweep that fails lowers the budget 4× (at most
-    ``settings.max_sweeps``), a stalled one hands over to vertex-level push."""
+    control words read every ``settings.rounds_per_check`` rounds; a kept work replays them as
+    a CUDA graph, :mod:`.path_work`) at the send threshold of the sweep's budget, until the
+    pending mass is within the budget or every layer is finished, then certified from the exact
+    residual; a sweep that fails lowers the budget 4× (at most ``settings.max_sweeps``), a
+    stalled one hands over to vertex-level push."""
     settings = path_default() if settings is None else settings
     gpu_settings = default() if gpu_settings is None else gpu_settings
     from ....smx import cuda_path_rounds as R
+    from ...gpu_power import DEFAULT as POWER
+    from . import path_work as PW
     xp = be.xp
     _check_pathset(graph, ps)
-    L = _Linear(be, graph, sys)
     D = _device_paths(be, ps, gpu_settings.unit_arcs)
-    n, m = L.n, L.m
-    has = L.has
-    # c_j of every arc in path order, gathered on the device
-    coef = L.src_scale[D["src"]] * L.dst_scale[D["dst"]]
-    if has:
-        coef *= L.arc[D["arc_ids"]]
-    coef = be.keep(coef)
-    x = be.keep(L.b.copy())
-    s = be.keep(xp.zeros(m, np.float64))
-    nunits = D["nunits"]
-    unit_sent = be.keep(xp.zeros(nunits, np.int32))
-    unit_pend = be.keep(xp.zeros(nunits, np.float64))
+    n, m, nunits = graph.num_vertices, graph.num_arcs, D["nunits"]
     rule = {"none": 0, "pending": 1, "paper": 2}[priority]
-    score = be.keep(xp.zeros(nunits, np.float64)) if rule == 2 else unit_pend
-    hub_slot, hubs, nhubs = _proxies(be, graph, proxy, gpu_settings.proxy_min_in_degree)
-    stats["priority"] = priority
-    stats["proxy_vertices"] = nhubs
-    stats.setdefault("arcs_examined", 0)
-    Q = _Rounds(be, D, rule != 0)
-    ctl, fctl = Q.ctl, Q.fctl
-    lay_units = D["layer_units_dev"]
+    hub_key = int(gpu_settings.proxy_min_in_degree) if proxy else None
+    # every scalar a captured round reads, so that a kept CUDA graph matches this run
+    key = (int(gpu_settings.unit_arcs), rule, hub_key, float(settings.select_share),
+           int(settings.min_priority_units), int(settings.aging_rounds),
+           int(settings.stall_rounds), int(settings.rounds_per_check))
 
-    def walk():
-        be.launch(R.path_linear_round, be.walk_blocks, be.walk_block,
-                  ctl, fctl, lay_units, D["unit_layer"], D["unit_offsets"], D["unit_paths"],
-                  D["src"], D["dst"], coef, s, x, hub_slot, hubs, nhubs > 0, rule, D["unit_heat"],
-                  score, unit_sent, unit_pend, Q.unit_total, Q.layer_any, Q.hist, rule != 0)
+    def make():
+        L = _Linear(be, graph, sys)
+        coef = L.src_scale[D["src"]] * L.dst_scale[D["dst"]]  # c_j of every arc in path order
+        if L.has:
+            coef *= L.arc[D["arc_ids"]]
+        hub_slot, hubs, nhubs = _proxies(be, graph, proxy, gpu_settings.proxy_min_in_degree)
+        unit_pend = xp.zeros(nunits, np.float64)
+        w = PW._Work(L=L, D=D, coef=coef, x=xp.empty(n, np.float64), s=xp.zeros(m, np.float64),
+                     unit_sent=xp.zeros(nunits, np.int32), unit_pend=unit_pend,
+                     score=xp.zeros(nunits, np.float64) if rule == 2 else unit_pend,
+                     hub_slot=hub_slot, hubs=hubs, nhubs=nhubs, Q=_Rounds(be, D, rule != 0))
+        return be.keep_all(w)
+
+    w, reused, kept = PW.path_work(be, graph, sys, ps, key, POWER.keep_work_bytes, make)
+    if reused:
+        PW.reset(w, rule)
+    stats["gpu_work_kept"] = reused
+    L, D, Q, x = w["L"], w["D"], w["Q"], w["x"]
+    x[...] = L.b
+    stats["priority"] = priority
+    stats["proxy_vertices"] = w["nhubs"]
+    stats.setdefault("arcs_examined", 0)
+    walk_args = (Q.ctl, Q.fctl, D["layer_units_dev"], D["unit_layer"], D["unit_offsets"],
+                 D["unit_paths"], D["src"], D["dst"], w["coef"], w["s"], x, w["hub_slot"],
+                 w["hubs"], w["nhubs"] > 0, rule, D["unit_heat"], w["score"], w["unit_sent"],
+                 w["unit_pend"], Q.unit_total, Q.layer_any, Q.hist, rule != 0)
+    control_args = (Q.ctl, Q.fctl, D["layer_units_dev"], Q.layer_any, Q.layer_rounds, Q.hist,
+                    rule, settings.select_share, settings.min_priority_units,
+                    settings.aging_rounds, settings.stall_rounds, rule != 0)
+    per_check = settings.rounds_per_check
+    cg = PW.rounds_graph(be, w) if kept and not be.sim and POWER.graph_rounds else None
+
+    def rounds(stream=None):
+        for _ in range(per_check):
+            be.launch(R.path_linear_round, be.walk_blocks, be.walk_block, *walk_args,
+                      stream=stream)
+            be.launch(R.path_round_control, 1, R.CT, *control_args, stream=stream)
+
+    def queue():
+        if cg is None:
+            rounds()
+        else:
+            PW.replay(cg, rounds, stats)
 
     factor = 1.0
     converged = False
@@ -205,15 +236,9 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
         budget = factor * pending_budget(tol, sx, n, L.gammas, sys.normalize)
         left = max_iter - stats["rounds"]
         if left > 0:
-            Q.start(budget / max(m, 1), budget)
-
-            def control(left=left):
-                be.launch(R.path_round_control, 1, R.CT, ctl, fctl, lay_units, Q.layer_any,
-                          Q.layer_rounds, Q.hist, rule, settings.select_share,
-                          settings.min_priority_units, settings.aging_rounds,
-                          settings.stall_rounds, left, rule != 0)
-
-            c = Q.run(walk, control, settings.rounds_per_check, left)
+            Q.start(left, budget / max(m, 1), budget)
+            be.sync()  # the resets above, on the default stream, before the rounds' stream
+            c = Q.run(queue, per_check, left)
             Q.counted(stats, c)
             stalled = bool(c[R.STALLED])
         bound, r1, floor = L.certify(x)
@@ -227,10 +252,17 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled else "the sweeps ran out")
             Q.per_layer(stats)
+            be.release("path")
             return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     Q.per_layer(stats)
+    if kept:  # the next run's launches stay prepared
+        be.retain(PW.work_arrays(w) + [a for a in D.values()
+                                       if hasattr(a, "__cuda_array_interface__")], "path",
+                  holder=w)
+    else:
+        be.release("path")
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
     return x, converged
@@ -292,18 +324,20 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings
     left = max_iter - stats["rounds"]
     if left <= 0:
         return x, D["num_layers"] == 0
-    Q.start()
+    Q.start(left)
 
     def walk():
         be.launch(R.path_monotone_round, be.walk_blocks, be.walk_block,
                   ctl, fctl, lay_units, D["unit_layer"], D["unit_offsets"], D["unit_paths"],
                   D["src"], D["dst"], val, has, op, combine, s, x, Q.unit_total, Q.layer_any)
 
-    def control():
-        be.launch(R.path_round_control, 1, R.CT, ctl, fctl, lay_units, Q.layer_any,
-                  Q.layer_rounds, Q.hist, 0, 1.0, 1, 1, 1 << 62, left, False)
+    def queue():
+        for _ in range(settings.rounds_per_check):
+            walk()
+            be.launch(R.path_round_control, 1, R.CT, ctl, fctl, lay_units, Q.layer_any,
+                      Q.layer_rounds, Q.hist, 0, 1.0, 1, 1, 1 << 62, False)
 
-    c = Q.run(walk, control, settings.rounds_per_check, left)
+    c = Q.run(queue, settings.rounds_per_check, left)
     Q.counted(stats, c)
     Q.per_layer(stats)
     return x, bool(c[R.LO] >= D["num_layers"])

@@ -11,6 +11,8 @@ graph, made on first use and kept in one place on it (``graph._cache["cuda-resid
 * ``"cuda-scc"``: (device, sim, heavy arcs, light size) → the SCC schedule (``one_gpu/scc.py``);
 * ``"cuda-proxies"``: (device, sim, least in-degree or None) → the path modes' proxy slots
   (``one_gpu/paths.py``);
+* ``"cuda-path-work"``: (device, sim, units, rule, proxies, round scalars) → a path run's kept
+  work and its CUDA graph (``one_gpu/path_work.py``);
 * ``"multi-gpu"``: (family, device, sim, v0, v1) → a shard's arrays (``sharded/shards.py``);
 * ``"multi-gpu-layout"``: (order, ((device, sim, v0, v1) a shard), split) → a linear layout
   (``sharded/layout.py``);

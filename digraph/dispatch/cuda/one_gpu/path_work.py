@@ -1,0 +1,158 @@
+"""The GPU path modes' work kept between runs, and their rounds launched as CUDA graphs
+(:mod:`digraph.dispatch.cuda.one_gpu.paths` runs them).
+
+A run's device arrays (its :class:`~.linear._Linear`, the arcs' coefficients in path order, the
+state ``x``, the arcs' mirrors ``s``, the units' counts and scores, the rounds' control words
+and counters) stay on the graph for the next run on the same GPU, PathSet, units and system
+vectors, in its :class:`~digraph.dispatch.cuda.runtime.residency.Residency` (kind
+``"cuda-path-work"``, an entry a GPU and key: units, priority rule, the scalars a round reads;
+a run with another PathSet drops this GPU's others), when
+they take at most :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.keep_work_bytes`.  The
+next run only resets them, finds its launches prepared (the engine
+:meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain` s them as ``"path"``) and
+replays the CUDA graph of ``rounds_per_check`` rounds captured by an earlier run: one launch
+from the host every ``rounds_per_check`` rounds instead of two a round, each of 20-odd arrays
+(about 40 µs of host time a launch against a walk of ~0.1 ms on cnr-2000: the host, not the
+GPU, set the pace of a round).  A system with arc factors, or vectors that are neither recipes
+nor arrays (:func:`~digraph.dispatch.cuda.common._vector_key`), is made again every run.
+"""
+
+import atexit
+import weakref
+
+from ..common import _same_vectors, _stored_key, _vector_key
+from ..runtime.residency import residency
+from .scc_work import _key as _system_key
+
+__all__ = ["path_work", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
+
+_KIND = "cuda-path-work"
+
+
+class _Work(dict):
+    """A run's device arrays by name (a dict that can be referred to weakly)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def work_bytes(n, m, units):
+    """An upper bound of a work's bytes: the arcs' coefficients and mirrors, six float64 vectors
+    of the vertices (the system's three, ``b``, the certificate's residual, ``x``) and five
+    words a unit."""
+    return 16 * int(m) + 48 * int(n) + 40 * int(units) + 4096
+
+
+def path_work(be, graph, system, ps, key, limit, make):
+    """(the work for ``key`` and ``ps``, reused, kept): the one an earlier run on this GPU kept
+    for the same PathSet, ``key`` and ``system`` vectors, reset by the caller; else ``make()``,
+    kept (in place of this GPU's works for another PathSet or other vectors under ``key``) when
+    it takes at most ``limit`` bytes and the system's vectors can be recognised."""
+    vkey = _vector_key(system)
+    res = residency(graph)
+    full = (be.device_id, be.sim) + tuple(key)
+    rec = res.peek(_KIND, full)
+    if rec is not None and vkey is not None and rec["ps"]() is ps and \
+            rec["system"] == _system_key(system) and _same_vectors(rec["vkey"], vkey):
+        be.keep_all(rec["work"])
+        return rec["work"], True, True
+    dev = full[:2]
+
+    def stale(k):  # this key's, or another PathSet's on this GPU
+        if k[:2] != dev:
+            return False
+        if k == full:
+            return True
+        other = res.peek(_KIND, k)
+        return other is None or other["ps"]() is not ps
+    res.forget(_KIND, where=stale)
+    w = make()
+    nbytes = work_bytes(graph.num_vertices, graph.num_arcs, len(w["unit_pend"]))
+    kept = vkey is not None and system.arc_scale is None and nbytes <= limit
+    if kept:
+        res.put(_KIND, full, {"vkey": _stored_key(vkey), "system": _system_key(system),
+                              "ps": weakref.ref(ps), "work": w})
+    return w, False, kept
+
+
+def work_arrays(w):
+    """The device arrays a work holds, its :class:`_Linear`'s and graph's included."""
+    out = [v for v in w.values() if hasattr(v, "__cuda_array_interface__")]
+    L = w["L"]
+    out += [a for a in (L.src_scale, L.dst_scale, L.arc, L.in_coef, L.b, L.r)
+            if hasattr(a, "__cuda_array_interface__")]
+    out += [a for a in L.g.values() if hasattr(a, "__cuda_array_interface__")]
+    Q = w["Q"]
+    out += [Q.ctl, Q.fctl, Q.layer_any, Q.layer_rounds, Q.unit_total, Q.hist]
+    return out
+
+
+_KEPT = []
+"""Weak references to the works that hold CUDA graphs: dropped at exit before CUDA's own
+teardown (as :mod:`.power_work` does; a graph or stream freed after the context crashed the
+interpreter at exit)."""
+
+
+@atexit.register
+def _drop_graphs():
+    for ref in _KEPT:
+        w = ref()
+        if w is not None:
+            cg = w.pop("cuda_graphs", None)
+            if cg is not None:
+                try:
+                    cg["stream"].synchronize()
+                except Exception:
+                    pass
+                cg.clear()
+    _KEPT.clear()
+
+
+def rounds_graph(be, w):
+    """The CUDA-graph state of a kept work (``{"stream", "graph", "primed"}``), made once."""
+    cg = w.get("cuda_graphs")
+    if cg is None:
+        cg = w["cuda_graphs"] = {"stream": be.xp.cuda.Stream(non_blocking=True), "graph": None,
+                                 "primed": False}
+        _KEPT.append(weakref.ref(w))
+    return cg
+
+
+def replay(cg, queue, stats):
+    """``queue(stream)`` (the launches of ``rounds_per_check`` rounds on ``cg["stream"]``) through
+    its CUDA graph: queued plainly the first time (the launches then prepared for that stream),
+    captured the second, replayed from then on (``stats["path_graph_launches"]``); launched
+    plainly for good if capture fails (``stats["path_graph_failed"]``)."""
+    stream = cg["stream"]
+    if cg["graph"] is None:
+        if not cg["primed"] or cg.get("failed"):
+            cg["primed"] = True
+            queue(stream)
+            return
+        stream.begin_capture()
+        try:
+            queue(stream)
+            cg["graph"] = stream.end_capture()
+        except Exception as e:  # not capturable here: plain launches from now on
+            try:
+                stream.end_capture()
+            except Exception:
+                pass
+            cg["failed"] = f"{type(e).__name__}: {e}"
+            stats["path_graph_failed"] = cg["failed"]
+            stream.synchronize()
+            queue(stream)
+            return
+    cg["graph"].launch(stream)
+    stats["path_graph_launches"] = stats.get("path_graph_launches", 0) + 1
+
+
+def reset(w, rule):
+    """A kept work's state made that of a fresh run (``x`` is set by the caller)."""
+    w["s"].fill(0.0)
+    w["unit_sent"].fill(0)
+    w["unit_pend"].fill(0.0)
+    if rule == 2:
+        w["score"].fill(0.0)
+    w["Q"].unit_total.fill(0)
+    w["Q"].layer_rounds.fill(0)
+    return w
