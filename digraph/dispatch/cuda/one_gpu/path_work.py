@@ -17,11 +17,11 @@ GPU, set the pace of a round).  A system with arc factors, or vectors that are n
 nor arrays (:func:`~digraph.dispatch.cuda.common._vector_key`), is made again every run.
 """
 
-import atexit
 import weakref
 
 from ..common import _same_vectors, _stored_key, _vector_key
 from ..runtime.residency import residency
+from .power_work import _KEPT_GRAPHS, _graph_round
 from .scc_work import _key as _system_key
 
 __all__ = ["path_work", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
@@ -86,64 +86,23 @@ def work_arrays(w):
     return out
 
 
-_KEPT = []
-"""Weak references to the works that hold CUDA graphs: dropped at exit before CUDA's own
-teardown (as :mod:`.power_work` does; a graph or stream freed after the context crashed the
-interpreter at exit)."""
-
-
-@atexit.register
-def _drop_graphs():
-    for ref in _KEPT:
-        w = ref()
-        if w is not None:
-            cg = w.pop("cuda_graphs", None)
-            if cg is not None:
-                try:
-                    cg["stream"].synchronize()
-                except Exception:
-                    pass
-                cg.clear()
-    _KEPT.clear()
-
-
 def rounds_graph(be, w):
-    """The CUDA-graph state of a kept work (``{"stream", "graph", "primed"}``), made once."""
+    """The CUDA-graph state of a kept work (``{"stream", "graphs", "primed"}``, as
+    :func:`.power_work._graphs` makes it, and dropped at exit with those), made once."""
     cg = w.get("cuda_graphs")
     if cg is None:
-        cg = w["cuda_graphs"] = {"stream": be.xp.cuda.Stream(non_blocking=True), "graph": None,
-                                 "primed": False}
-        _KEPT.append(weakref.ref(w))
+        cg = w["cuda_graphs"] = {"stream": be.xp.cuda.Stream(non_blocking=True), "graphs": {},
+                                 "primed": set()}
+        _KEPT_GRAPHS.append(weakref.ref(w))
     return cg
 
 
-def replay(cg, queue, stats):
-    """``queue(stream)`` (the launches of ``rounds_per_check`` rounds on ``cg["stream"]``) through
-    its CUDA graph: queued plainly the first time (the launches then prepared for that stream),
-    captured the second, replayed from then on (``stats["path_graph_launches"]``); launched
-    plainly for good if capture fails (``stats["path_graph_failed"]``)."""
-    stream = cg["stream"]
-    if cg["graph"] is None:
-        if not cg["primed"] or cg.get("failed"):
-            cg["primed"] = True
-            queue(stream)
-            return
-        stream.begin_capture()
-        try:
-            queue(stream)
-            cg["graph"] = stream.end_capture()
-        except Exception as e:  # not capturable here: plain launches from now on
-            try:
-                stream.end_capture()
-            except Exception:
-                pass
-            cg["failed"] = f"{type(e).__name__}: {e}"
-            stats["path_graph_failed"] = cg["failed"]
-            stream.synchronize()
-            queue(stream)
-            return
-    cg["graph"].launch(stream)
-    stats["path_graph_launches"] = stats.get("path_graph_launches", 0) + 1
+def replay(cg, rounds, stats):
+    """``rounds(stream)`` (the launches of ``rounds_per_check`` rounds on ``cg["stream"]``)
+    through its CUDA graph (:func:`.power_work._graph_round`: queued plainly the first time,
+    captured the second, replayed from then on; ``stats["path_graph_launches"]``,
+    ``["path_graph_failed"]``)."""
+    _graph_round(cg, "rounds", lambda: rounds(cg["stream"]), stats, "path")
 
 
 def reset(w, rule):

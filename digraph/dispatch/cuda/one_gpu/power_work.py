@@ -106,11 +106,12 @@ def _drop_kept_graphs():
     gc.collect()
 
 
-def _graph_round(cg, key, queue, stats):
+def _graph_round(cg, key, queue, stats, name="power"):
     """Run a round's pull and teleport (``key``: its parity and pull) through its CUDA graph:
     queued plainly on the rounds' stream the first time (its launches then prepared for that
     stream), captured the second, launched as one graph from then on
-    (``stats["power_graph_launches"]``)."""
+    (``stats["power_graph_launches"]``; ``name`` is the engine in the counters' names: the GPU
+    path modes replay their rounds through it too, ``"path"``)."""
     stream = cg["stream"]
     graph = cg["graphs"].get(key)
     if graph is None:
@@ -131,13 +132,13 @@ def _graph_round(cg, key, queue, stats):
             except Exception:
                 pass
             cg["failed"] = f"{type(e).__name__}: {e}"
-            stats["power_graph_failed"] = cg["failed"]
+            stats[f"{name}_graph_failed"] = cg["failed"]
             stream.synchronize()
             queue()
             return
         cg["graphs"][key] = graph
     graph.launch(stream)
-    stats["power_graph_launches"] = stats.get("power_graph_launches", 0) + 1
+    stats[f"{name}_graph_launches"] = stats.get(f"{name}_graph_launches", 0) + 1
 
 
 def _work(be, graph, n, mem, settings):
