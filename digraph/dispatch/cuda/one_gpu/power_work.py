@@ -110,8 +110,8 @@ def _graph_round(cg, key, queue, stats, name="power"):
     """Run a round's pull and teleport (``key``: its parity and pull) through its CUDA graph:
     queued plainly on the rounds' stream the first time (its launches then prepared for that
     stream), captured the second, launched as one graph from then on
-    (``stats["power_graph_launches"]``; ``name`` is the engine in the counters' names: the GPU
-    path modes replay their rounds through it too, ``"path"``)."""
+    (``stats["power_graph_launches"]``; ``name`` ``"path"``: the GPU path modes' rounds, counted
+    in ``stats["path_graph_launches"]`` and ``["path_graph_failed"]``)."""
     stream = cg["stream"]
     graph = cg["graphs"].get(key)
     if graph is None:
@@ -132,13 +132,14 @@ def _graph_round(cg, key, queue, stats, name="power"):
             except Exception:
                 pass
             cg["failed"] = f"{type(e).__name__}: {e}"
-            stats[f"{name}_graph_failed"] = cg["failed"]
+            stats["power_graph_failed" if name == "power" else "path_graph_failed"] = cg["failed"]
             stream.synchronize()
             queue()
             return
         cg["graphs"][key] = graph
     graph.launch(stream)
-    stats[f"{name}_graph_launches"] = stats.get(f"{name}_graph_launches", 0) + 1
+    key = "power_graph_launches" if name == "power" else "path_graph_launches"
+    stats[key] = stats.get(key, 0) + 1
 
 
 def _work(be, graph, n, mem, settings):
