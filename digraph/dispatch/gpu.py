@@ -122,9 +122,9 @@ class GpuPathSettings:
     ``select_share`` was measured on an H200 (docs/benchmarks.md, "Rounds queued on the
     device"): 0.2 is best on cnr-2000 (22.8 ms against 25.3 / 26.6 at 0.5 / 0.8) and worst on
     dblp-2010 (16.2 against 13.3 / 12.6) and wiki-Vote, so no value wins everywhere and the
-    CPU's stays; the others have no GPU measurement.  ``min_priority_units``: below this many active
-    units a round walks them all (a histogram of scores costs a copy to the host; not measured,
-    chosen as the GPU's counterpart of the CPU's ``min_priority_paths``).  ``rounds_per_check``:
+    CPU's stays; the others have no GPU measurement.  ``min_priority_units``: below this many
+    active units a round walks them all (not measured: chosen as the GPU's counterpart of the
+    CPU's ``min_priority_paths``).  ``rounds_per_check``:
     rounds queued on the GPU between two reads of the control words (the rounds' one
     synchronisation; :mod:`digraph.smx.cuda_path_rounds`): a run queues at most this many rounds
     past its last, each a no-op launch pair of a few microseconds; 32 against 8 made no

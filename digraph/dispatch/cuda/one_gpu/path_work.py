@@ -6,33 +6,27 @@ state ``x``, the arcs' mirrors ``s``, the units' counts and scores, the rounds' 
 and counters) stay on the graph for the next run on the same GPU, PathSet, units and system
 vectors, in its :class:`~digraph.dispatch.cuda.runtime.residency.Residency` (kind
 ``"cuda-path-work"``, an entry a GPU and key: units, priority rule, the scalars a round reads;
-a run with another PathSet drops this GPU's others), when
+a run with another PathSet drops this GPU's others; :func:`.scc_work.kept_work` decides), when
 they take at most :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.keep_work_bytes`.  The
 next run only resets them, finds its launches prepared (the engine
 :meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain` s them as ``"path"``) and
 replays the CUDA graph of ``rounds_per_check`` rounds captured by an earlier run: one launch
 from the host every ``rounds_per_check`` rounds instead of two a round, each of 20-odd arrays
 (62 µs of host time a launch under cProfile, against a walk of ~0.1 ms on cnr-2000; with the
-kept work, cnr-2000's ``path`` went from 27.1 to 22.2 ms on an H200).  A system with arc factors, or vectors that are neither recipes
-nor arrays (:func:`~digraph.dispatch.cuda.common._vector_key`), is made again every run.
+kept work, cnr-2000's ``path`` went from 27.1 to 22.2 ms on an H200).  A system with arc
+factors, or vectors that are neither recipes nor arrays
+(:func:`~digraph.dispatch.cuda.common._vector_key`), is made again every run.
 """
 
 import weakref
 
-from ..common import _same_vectors, _stored_key, _vector_key
-from ..runtime.residency import residency
 from .power_work import _KEPT_GRAPHS, _graph_round
-from .scc_work import _key as _system_key
 
-__all__ = ["path_work", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
+__all__ = ["KIND", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
 
-_KIND = "cuda-path-work"
-
-
-class _Work(dict):
-    """A run's device arrays by name (a dict that can be referred to weakly)."""
-
-    __slots__ = ("__weakref__",)
+KIND = "cuda-path-work"
+"""The residency kind of a path run's kept work (:func:`.scc_work.kept_work`, the PathSet its
+owner: a run with another PathSet drops this GPU's others)."""
 
 
 def work_bytes(n, m, units):
@@ -40,38 +34,6 @@ def work_bytes(n, m, units):
     of the vertices (the system's three, ``b``, the certificate's residual, ``x``) and five
     words a unit."""
     return 16 * int(m) + 48 * int(n) + 40 * int(units) + 4096
-
-
-def path_work(be, graph, system, ps, key, limit, make):
-    """(the work for ``key`` and ``ps``, reused, kept): the one an earlier run on this GPU kept
-    for the same PathSet, ``key`` and ``system`` vectors, reset by the caller; else ``make()``,
-    kept (in place of this GPU's works for another PathSet or other vectors under ``key``) when
-    it takes at most ``limit`` bytes and the system's vectors can be recognised."""
-    vkey = _vector_key(system)
-    res = residency(graph)
-    full = (be.device_id, be.sim) + tuple(key)
-    rec = res.peek(_KIND, full)
-    if rec is not None and vkey is not None and rec["ps"]() is ps and \
-            rec["system"] == _system_key(system) and _same_vectors(rec["vkey"], vkey):
-        be.keep_all(rec["work"])
-        return rec["work"], True, True
-    dev = full[:2]
-
-    def stale(k):  # this key's, or another PathSet's on this GPU
-        if k[:2] != dev:
-            return False
-        if k == full:
-            return True
-        other = res.peek(_KIND, k)
-        return other is None or other["ps"]() is not ps
-    res.forget(_KIND, where=stale)
-    w = make()
-    nbytes = work_bytes(graph.num_vertices, graph.num_arcs, len(w["unit_pend"]))
-    kept = vkey is not None and system.arc_scale is None and nbytes <= limit
-    if kept:
-        res.put(_KIND, full, {"vkey": _stored_key(vkey), "system": _system_key(system),
-                              "ps": weakref.ref(ps), "work": w})
-    return w, False, kept
 
 
 def work_arrays(w):

@@ -3,9 +3,9 @@ of consecutive paths (:func:`_units`, :func:`_device_paths`), the rounds over th
 layers of linear systems (:func:`_path_linear`, with the proxies of high in-degree vertices
 :func:`_proxies`) and of min/max systems (:func:`_path_monotone`), queued on the GPU two launches
 a round with the priority threshold, the layers' progress and the counters kept there
-(:class:`_Rounds`, :mod:`digraph.smx.cuda_path_rounds`).  The settings (:class:`~digraph.dispatch.gpu.GpuPathSettings`,
-:data:`~digraph.dispatch.gpu.DEFAULT`) stay in :mod:`digraph.dispatch.gpu` and are read there at
-each call (:mod:`.defaults`)."""
+(:class:`_Rounds`, :mod:`digraph.smx.cuda_path_rounds`).  The settings
+(:class:`~digraph.dispatch.gpu.GpuPathSettings`, :data:`~digraph.dispatch.gpu.DEFAULT`) stay in
+:mod:`digraph.dispatch.gpu` and are read there at each call (:mod:`.defaults`)."""
 
 import numpy as np
 from numba import njit
@@ -18,6 +18,8 @@ from ..common import index_dtype as _index_dtype
 from ..runtime.residency import residency
 from .defaults import default, path_default
 from .linear import _Linear, _linear
+from .power_work import _Work
+from .scc_work import kept_work
 
 __all__ = []
 
@@ -77,12 +79,9 @@ def _device_paths(be, ps, unit_arcs=None):
         "dst": be.put(dst, it),
         "unit_offsets": be.put(unit_offsets, np.int64),
         "unit_layer": be.put(unit_layer, np.int32),
-        "layer_units_dev": be.put(layer_units, np.int64),
+        "layer_units": be.put(layer_units, np.int64),
         "unit_heat": be.put(unit_heat),
         "unit_paths": be.put(np.diff(np.append(unit_first, ps.num_paths)), np.int64),
-        "unit_paths_host": np.diff(np.append(unit_first, ps.num_paths)),
-        "unit_arcs": np.diff(unit_offsets),
-        "layer_units": layer_units,
         "num_layers": num_layers,
         "nunits": nunits,
     }
@@ -152,7 +151,7 @@ class _Rounds:
             stats["layer_rounds"] = stats["layer_arc_updates"] = []
             return
         cs = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(self.unit_total)])
-        both = xp.concatenate([self.layer_rounds, xp.diff(cs[D["layer_units_dev"]])])
+        both = xp.concatenate([self.layer_rounds, xp.diff(cs[D["layer_units"]])])
         h = self.be.get(both).astype(np.int64)
         stats["layer_rounds"] = h[:L].tolist()
         stats["layer_arc_updates"] = h[L:].tolist()
@@ -190,13 +189,15 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             coef *= L.arc[D["arc_ids"]]
         hub_slot, hubs, nhubs = _proxies(be, graph, proxy, gpu_settings.proxy_min_in_degree)
         unit_pend = xp.zeros(nunits, np.float64)
-        w = PW._Work(L=L, D=D, coef=coef, x=xp.empty(n, np.float64), s=xp.zeros(m, np.float64),
-                     unit_sent=xp.zeros(nunits, np.int32), unit_pend=unit_pend,
-                     score=xp.zeros(nunits, np.float64) if rule == 2 else unit_pend,
-                     hub_slot=hub_slot, hubs=hubs, nhubs=nhubs, Q=_Rounds(be, D, rule != 0))
+        w = _Work(L=L, D=D, coef=coef, x=xp.empty(n, np.float64), s=xp.zeros(m, np.float64),
+                  unit_sent=xp.zeros(nunits, np.int32), unit_pend=unit_pend,
+                  score=xp.zeros(nunits, np.float64) if rule == 2 else unit_pend,
+                  hub_slot=hub_slot, hubs=hubs, nhubs=nhubs, Q=_Rounds(be, D, rule != 0))
         return be.keep_all(w)
 
-    w, reused, kept = PW.path_work(be, graph, sys, ps, key, POWER.keep_work_bytes, make)
+    w, reused, kept = kept_work(be, graph, sys, (be.device_id, be.sim) + key,
+                               PW.work_bytes(n, m, nunits), POWER.keep_work_bytes, make,
+                               kind=PW.KIND, owner=ps)
     if reused:
         PW.reset(w, rule)
     stats["gpu_work_kept"] = reused
@@ -205,11 +206,11 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
     stats["priority"] = priority
     stats["proxy_vertices"] = w["nhubs"]
     stats.setdefault("arcs_examined", 0)
-    walk_args = (Q.ctl, Q.fctl, D["layer_units_dev"], D["unit_layer"], D["unit_offsets"],
+    walk_args = (Q.ctl, Q.fctl, D["layer_units"], D["unit_layer"], D["unit_offsets"],
                  D["unit_paths"], D["src"], D["dst"], w["coef"], w["s"], x, w["hub_slot"],
                  w["hubs"], w["nhubs"] > 0, rule, D["unit_heat"], w["score"], w["unit_sent"],
                  w["unit_pend"], Q.unit_total, Q.layer_any, Q.hist, rule != 0)
-    control_args = (Q.ctl, Q.fctl, D["layer_units_dev"], Q.layer_any, Q.layer_rounds, Q.hist,
+    control_args = (Q.ctl, Q.fctl, D["layer_units"], Q.layer_any, Q.layer_rounds, Q.hist,
                     rule, settings.select_share, settings.min_priority_units,
                     settings.aging_rounds, settings.stall_rounds, rule != 0)
     per_check = settings.rounds_per_check
@@ -320,7 +321,7 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings
     stats.setdefault("arcs_examined", 0)
     Q = _Rounds(be, D, False)
     ctl, fctl = Q.ctl, Q.fctl
-    lay_units = D["layer_units_dev"]
+    lay_units = D["layer_units"]
     left = max_iter - stats["rounds"]
     if left <= 0:
         return x, D["num_layers"] == 0

@@ -17,6 +17,8 @@ are neither, is made again every run.  Measured: docs/benchmarks.md, "PageRank b
 one GPU".
 """
 
+import weakref
+
 from ..runtime.residency import residency
 from ..common import _same_vectors, _stored_key, _vector_key
 
@@ -33,23 +35,36 @@ def _key(system):
             bool(system.normalize))
 
 
-def kept_work(be, graph, system, key, nbytes, limit, make):
+def kept_work(be, graph, system, key, nbytes, limit, make, kind=_KIND, owner=None):
     """(the work dict for ``key`` (device, schedule), reused, kept): the one the last run kept for
     the same ``system`` vectors, else ``make()``, kept for the next run when it takes at most
-    ``limit`` bytes (``nbytes``) and the system's vectors can be recognised."""
+    ``limit`` bytes (``nbytes``) and the system's vectors can be recognised.
+
+    ``kind``: the residency kind (the GPU path modes keep theirs as ``"cuda-path-work"``).
+    ``owner``: an object the work is made for, held weakly (a path run's PathSet): the work is
+    reused only for it, and a work made for another drops every work of ``kind`` kept on the
+    same device (``key[:2]``) for an owner other than this one."""
     vkey = _vector_key(system)
     res = residency(graph)
-    rec = res.peek(_KIND, key)
+    rec = res.peek(kind, key)
     if rec is not None and vkey is not None and rec["key"] == _key(system) and \
-            _same_vectors(rec["vkey"], vkey):
+            _same_vectors(rec["vkey"], vkey) and (owner is None or rec["owner"]() is owner):
         be.keep_all(rec["work"])
         return rec["work"], True, True
-    if rec is not None:
-        res.forget(_KIND, where=lambda k: k == key)
+
+    def stale(k):  # this key's, and (with an owner) another owner's on this device
+        if k == key:
+            return True
+        if owner is None or k[:2] != key[:2]:
+            return False
+        other = res.peek(kind, k)
+        return other is None or other["owner"]() is not owner
+    res.forget(kind, where=stale)
     w = make()
     kept = vkey is not None and system.arc_scale is None and nbytes <= limit
     if kept:
-        res.put(_KIND, key, {"vkey": _stored_key(vkey), "key": _key(system), "work": w})
+        res.put(kind, key, {"vkey": _stored_key(vkey), "key": _key(system), "work": w,
+                            "owner": None if owner is None else weakref.ref(owner)})
     return w, False, kept
 
 
