@@ -8,7 +8,7 @@ time (CUDA events around each ``path_linear_round`` launch) against the run's wa
     python benchmarks/bench_gpu_path_rounds.py --graphs cnr-2000 dblp-2010 --units 8 2 \\
         --checks 8 --repeat 5 --json $OUT/path_rounds.json
 
-A variant is ``mode[:unit_arcs[:rounds_per_check[:select_share]]]``; every answer is checked against the
+A variant is ``mode[:unit_arcs[:rounds_per_check[:select_share[:proxy_min_in_degree]]]]``; every answer is checked against the
 CPU's (``bsp``, tol 1e-10, L1 difference; SSSP equal).
 """
 
@@ -35,19 +35,23 @@ from bench_gpu import load_graph  # noqa: E402
 
 
 def _variant(spec):
-    """``mode[:unit_arcs[:rounds_per_check[:select_share]]]`` (an empty field: the default)."""
+    """``mode[:unit_arcs[:rounds_per_check[:select_share[:proxy_min_in_degree]]]]`` (an empty
+    field: the default)."""
     mode, *rest = spec.split(":")
-    rest += [""] * (3 - len(rest))
+    rest += [""] * (4 - len(rest))
     unit = int(rest[0]) if rest[0] else None
     check = int(rest[1]) if rest[1] else None
     share = float(rest[2]) if rest[2] else None
-    return mode, unit, (check, share)
+    proxy = int(rest[3]) if rest[3] else None
+    return mode, unit, (check, share, proxy)
 
 
 def _settings(unit, more):
     from digraph.dispatch import gpu
-    check, share = more if more else (None, None)
-    gpu.DEFAULT = dataclasses.replace(BASE[0], unit_arcs=unit or BASE[0].unit_arcs)
+    check, share, proxy = more if more else (None, None, None)
+    gpu.DEFAULT = dataclasses.replace(
+        BASE[0], unit_arcs=unit or BASE[0].unit_arcs,
+        proxy_min_in_degree=proxy or BASE[0].proxy_min_in_degree)
     gpu.PATH_DEFAULT = dataclasses.replace(
         BASE[1], rounds_per_check=check or BASE[1].rounds_per_check,
         select_share=share or BASE[1].select_share)

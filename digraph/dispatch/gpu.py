@@ -103,12 +103,20 @@ class GpuSettings:
     proxy_min_in_degree : int
         Vertices with at least this in-degree (the highest
         :data:`~digraph.smx.cuda_kernels.PROXY_SLOTS` of them) get proxies in the path modes
-        (``proxy=True``).  Not measured: chosen by hand, and no benchmark varies it.
+        (``proxy=True``).  A proxy's add is a compare-and-swap loop in shared memory (float64 has
+        no shared-memory atomic add on sm_90: ``ATOMS.CAST.SPIN.64`` in the walk's SASS), while
+        a plain add to ``x`` is a reduction in L2 (``REDG.E.ADD.F64``) that only queues up when
+        thousands of arcs hit one vertex a round.  Measured on an H200
+        (``bench_gpu_path_rounds.py``, docs/benchmarks.md, "The walk's fixed costs"), 1024
+        against the old 64: wiki-Vote (hubs of in-degree 113–457) 3.88 against 4.37 ms,
+        cit-HepPh (169–846) 4.49 against 4.87, dblp-2010 (103–238) 10.8 against 11.5;
+        cnr-2000's top 128 all have in-degree 1,311 or more and keep their proxies (18.2 ms;
+        26.1 without any).  No graph measured has hubs between 846 and 1,311.
     """
 
     shard_arcs: int = 32 << 20
     unit_arcs: int = 8
-    proxy_min_in_degree: int = 64
+    proxy_min_in_degree: int = 1024
 
 
 DEFAULT = GpuSettings()

@@ -52,7 +52,8 @@ from .cuda_common import (_SIM, HB, HEAVY, _block_max, _block_sum,  # noqa: F401
 from .cuda_linear import (_absorb, _flush_stats, _own, _pull_in, _push_arcs,  # noqa: F401
                           _residual_in, _row_sum, linear_async_push, linear_async_push_heavy,
                           linear_dense_batch, linear_dense_batch_heavy, linear_push,
-                          linear_push_heavy, linear_residual, linear_residual_heavy, linear_scan,
+                          linear_push_heavy, linear_residual, linear_residual_heavy,
+                          linear_residual_norms, linear_scan,
                           linear_sums, linear_sums_heavy, linear_take)
 from .cuda_linear_pull import (_own_add, _sum_sent, linear_frontier, linear_pull,  # noqa: F401
                                linear_pull_heavy, linear_pull_local, linear_pull_local_heavy)

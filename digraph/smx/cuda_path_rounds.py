@@ -29,14 +29,21 @@ decides the next round on the device, with the rules of the host loop it replace
 
 Counters accumulate on the device (``ctl[SENT]``, ``ctl[EXAMINED]``, ``ctl[PATHS]``,
 ``ctl[UNITS]``, ``ctl[ROUNDS]``; per layer ``layer_rounds``, per unit ``unit_total``) and are read
-once a sweep.
+once a sweep; a sweep starts with one launch (:func:`path_round_start`) and a run's per-layer
+counters are summed in one (:func:`path_layer_sums`).
+
+What a round costs beyond its arcs (one H200, ``ncu``; docs/benchmarks.md, "The walk's fixed
+costs"): a walk block's counters are summed by warp shuffles (five shared-memory atomics a
+thread on five words, the float64 one a compare-and-swap loop, made a 55k-arc graph's walk
+45 µs), and the control kernel finds the threshold's bucket with a suffix scan over its
+threads (thread 0 walking the 2,201 buckets' chunk sums took 25 µs a round, now 9).
 """
 
 import math
 
 from numba import cuda, float64, int32, int64
 
-from .cuda_common import _SIM
+from .cuda_common import _SIM, HB, _block_sum
 from .cuda_walks import PROXY_SLOTS, walk_linear_unit, walk_monotone_unit
 
 __all__ = []
@@ -61,23 +68,65 @@ def _bucket(sc):
     return min(max(e, 0), HBINS - 1)
 
 
+WARPS = 32
+"""Warps a walk block may have (the counters' shared scratch: five words a warp)."""
+_WARP_INTS = 4 * WARPS  # a shared array's shape must be a global constant
+
+if _SIM:  # the simulator has no warp shuffles: every thread adds into shared memory
+    @cuda.jit(device=True, inline=True)
+    def _add_counts(ctl, fctl, sh_n, sh_p, sent, arcs, paths, units, pend):
+        """The block's counters into the control words (simulator: shared atomics)."""
+        cuda.atomic.add(sh_n, 0, sent)
+        cuda.atomic.add(sh_n, 1, arcs)
+        cuda.atomic.add(sh_n, 2, paths)
+        cuda.atomic.add(sh_n, 3, units)
+        cuda.atomic.add(sh_p, 0, pend)
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            _publish(ctl, fctl, sh_n[0], sh_n[1], sh_n[2], sh_n[3], sh_p[0])
+else:
+    @cuda.jit(device=True, inline=True)
+    def _add_counts(ctl, fctl, sh_n, sh_p, sent, arcs, paths, units, pend):
+        """The block's counters into the control words: each warp's sums by shuffles into
+        shared memory, thread 0 adds the warps' and makes one global atomic a counter a block.
+        (Before: five shared-memory atomics a thread on the same five words, the float64 one a
+        compare-and-swap loop, about half of a 55k-arc graph's 45 µs walk on an H200.)"""
+        off = 16
+        while off > 0:
+            sent += cuda.shfl_xor_sync(0xFFFFFFFF, sent, off)
+            arcs += cuda.shfl_xor_sync(0xFFFFFFFF, arcs, off)
+            paths += cuda.shfl_xor_sync(0xFFFFFFFF, paths, off)
+            units += cuda.shfl_xor_sync(0xFFFFFFFF, units, off)
+            pend += cuda.shfl_xor_sync(0xFFFFFFFF, pend, off)
+            off //= 2
+        tid = cuda.threadIdx.x
+        w = tid // 32
+        if tid % 32 == 0:
+            sh_n[4 * w] = sent
+            sh_n[4 * w + 1] = arcs
+            sh_n[4 * w + 2] = paths
+            sh_n[4 * w + 3] = units
+            sh_p[w] = pend
+        cuda.syncthreads()
+        if tid == 0:
+            for q in range(1, (cuda.blockDim.x + 31) // 32):
+                sent += sh_n[4 * q]
+                arcs += sh_n[4 * q + 1]
+                paths += sh_n[4 * q + 2]
+                units += sh_n[4 * q + 3]
+                pend += sh_p[q]
+            _publish(ctl, fctl, sent, arcs, paths, units, pend)
+
+
 @cuda.jit(device=True, inline=True)
-def _add_counts(ctl, fctl, sh_n, sh_p, sent, arcs, paths, units, pend):
-    """The block's counters (every thread's share added in shared memory) into the control words:
-    one global atomic a counter a block."""
-    cuda.atomic.add(sh_n, 0, sent)
-    cuda.atomic.add(sh_n, 1, arcs)
-    cuda.atomic.add(sh_n, 2, paths)
-    cuda.atomic.add(sh_n, 3, units)
-    cuda.atomic.add(sh_p, 0, pend)
-    cuda.syncthreads()
-    tid = cuda.threadIdx.x
-    if tid == 0:
-        cuda.atomic.add(ctl, SENT, sh_n[0])
-        cuda.atomic.add(ctl, EXAMINED, sh_n[1])
-        cuda.atomic.add(ctl, PATHS, sh_n[2])
-        cuda.atomic.add(ctl, UNITS, sh_n[3])
-        cuda.atomic.add(fctl, PEND, sh_p[0])
+def _publish(ctl, fctl, sent, arcs, paths, units, pend):
+    """A block's counters added to the control words (one thread)."""
+    cuda.atomic.add(ctl, SENT, sent)
+    cuda.atomic.add(ctl, EXAMINED, arcs)
+    cuda.atomic.add(ctl, PATHS, paths)
+    cuda.atomic.add(ctl, UNITS, units)
+    if pend != 0.0:
+        cuda.atomic.add(fctl, PEND, pend)
 
 
 @cuda.jit(cache=True)
@@ -95,8 +144,8 @@ def path_linear_round(ctl, fctl, layer_units, unit_layer, unit_offsets, unit_pat
     """
     proxy = cuda.shared.array(PROXY_SLOTS, float64)
     sh_hist = cuda.shared.array(HBINS, int32)
-    sh_n = cuda.shared.array(4, int64)
-    sh_p = cuda.shared.array(1, float64)
+    sh_n = cuda.shared.array(_WARP_INTS, int64)
+    sh_p = cuda.shared.array(WARPS, float64)
     if ctl[DONE] != 0:
         return
     tid = cuda.threadIdx.x
@@ -170,8 +219,8 @@ def path_monotone_round(ctl, fctl, layer_units, unit_layer, unit_offsets, unit_p
     """One round of the path engine on a min/max system over the units of the unfinished layers
     (grid-stride; nothing once ``ctl[DONE]``): every unit walked, ``unit_total`` and
     ``layer_any`` as in :func:`path_linear_round`."""
-    sh_n = cuda.shared.array(4, int64)
-    sh_p = cuda.shared.array(1, float64)
+    sh_n = cuda.shared.array(_WARP_INTS, int64)
+    sh_p = cuda.shared.array(WARPS, float64)
     if ctl[DONE] != 0:
         return
     tid = cuda.threadIdx.x
@@ -219,7 +268,7 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
     so a CUDA graph of the launches stays valid."""
     sh_i = cuda.shared.array(2, int64)
     sh_c = cuda.shared.array(CT, int64)
-    sh_f = cuda.shared.array(1, float64)
+    sh_f = cuda.shared.array(2, float64)  # the round's pending mass, the next threshold
     if ctl[DONE] != 0:
         return
     tid = cuda.threadIdx.x
@@ -258,33 +307,40 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
     for lay in range(lo + tid, L, bd):
         layer_any[lay] = 0
     nlo = sh_i[0]
-    if sh_i[1] != 0:
-        chunk = (HBINS + bd - 1) // bd
+    prio = sh_i[1] != 0
+    chunk = (HBINS + bd - 1) // bd
+    if prio:  # thread t's chunk of buckets, then the counts from chunk t up (a suffix scan)
         c = 0
         for i in range(tid * chunk, min((tid + 1) * chunk, HBINS)):
             c += hist[i]
         sh_c[tid] = c
+        cuda.syncthreads()
+        off = 1
+        while off < bd:
+            c = sh_c[tid + off] if tid + off < bd else 0
+            cuda.syncthreads()
+            sh_c[tid] += c
+            cuda.syncthreads()
+            off *= 2
+        total = sh_c[0]
+        target = share * total
+        above = sh_c[tid + 1] if tid + 1 < bd else 0
+        # the chunk where the count from the top reaches ``target``: its thread finds the bucket
+        if total >= min_units and (sh_c[tid] >= target or tid == 0) and \
+                (above < target or tid == bd - 1):
+            acc = above
+            i = min((tid + 1) * chunk, HBINS) - 1
+            while i > 0:
+                acc += hist[i]
+                if acc >= target:
+                    break
+                i -= 1
+            sh_f[1] = 2.0 ** (i - HOFF - 1)
     cuda.syncthreads()
     if tid == 0:
         ms = 0.0
-        if sh_i[1] != 0:
-            total = 0
-            for t in range(bd):
-                total += sh_c[t]
-            if total >= min_units:  # the highest buckets holding ``share`` of the scored units
-                target = share * total
-                acc = 0
-                t = bd - 1
-                while t > 0 and acc + sh_c[t] < target:
-                    acc += sh_c[t]
-                    t -= 1
-                i = min((t + 1) * chunk, HBINS) - 1
-                while i > 0:
-                    acc += hist[i]
-                    if acc >= target:
-                        break
-                    i -= 1
-                ms = 2.0 ** (i - HOFF - 1)
+        if prio and sh_c[0] >= min_units:
+            ms = sh_f[1]
         fctl[MIN_SCORE] = ms
         ctl[FULL] = 0 if ms > 0.0 else 1
         if nlo >= L or ctl[STALLED] != 0 or ctl[ROUNDS] >= ctl[MAX_ROUNDS] or \
@@ -294,3 +350,39 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
     if want_hist:
         for i in range(tid, HBINS, bd):
             hist[i] = 0
+
+
+@cuda.jit(cache=True)
+def path_round_start(ctl, fctl, hist, layer_any, max_rounds, theta, budget, done):
+    """A sweep's start in one launch (grid-stride): every control word reset (``ctl[FULL]`` 1,
+    ``ctl[DONE]`` ``done``, at most ``max_rounds`` rounds, ``fctl`` = θ, 0, ∞, 0, ``budget``),
+    the histogram and the layers' marks cleared.  Two copies from the host and two fills did
+    this before."""
+    i = cuda.grid(1)
+    if i < NCTL:
+        ctl[i] = 1 if i == FULL else done if i == DONE else max_rounds if i == MAX_ROUNDS else 0
+    if i < NFCTL:
+        fctl[i] = theta if i == THETA else math.inf if i == BEST else budget if i == BUDGET \
+            else 0.0
+    for k in range(i, max(hist.size, layer_any.size), cuda.gridsize(1)):
+        if k < hist.size:
+            hist[k] = 0
+        if k < layer_any.size:
+            layer_any[k] = 0
+
+
+@cuda.jit(cache=True)
+def path_layer_sums(layer_units, unit_total, layer_rounds, out):
+    """The per-layer counters of a run (a block a layer, :data:`HB` threads): ``out[l]`` the
+    rounds layer ``l`` sent in, ``out[L + l]`` the arcs its units sent (their totals summed)."""
+    buf = cuda.shared.array(HB, float64)
+    L = layer_rounds.size
+    for lay in range(cuda.blockIdx.x, L, cuda.gridDim.x):
+        acc = 0.0
+        for k in range(layer_units[lay] + cuda.threadIdx.x, layer_units[lay + 1],
+                       cuda.blockDim.x):
+            acc += unit_total[k]
+        acc = _block_sum(buf, acc)
+        if cuda.threadIdx.x == 0:
+            out[lay] = layer_rounds[lay]
+            out[L + lay] = acc

@@ -35,7 +35,10 @@ def walk_linear_unit(a, b, src, dst, coef, s, x, theta, hub_slot, use_proxy, pro
     """Walk the path-order arcs ``[a, b)`` of a linear system (one thread): each arc sends
     ``d = c·(x_u − s_j)`` when ``|d| > theta`` (``s_j``, the arc's mirror, then takes ``x_u``), the
     value just written carried to the next arc of the same path, a proxied target's ``d`` added
-    to the block's shared ``proxy`` slot; returns (arcs sent, pending mass ``Σ|d|`` seen)."""
+    to the block's shared ``proxy`` slot; returns (arcs sent, pending mass ``Σ|d|`` seen).  Only
+    an arc whose path goes on from its target waits for the add's old value (the carry); the
+    others' adds return nothing, so the thread does not wait on them (85% of cnr-2000's arcs
+    are on paths of one arc)."""
     sent = 0
     pend = 0.0
     prev_v = -1
@@ -57,13 +60,18 @@ def walk_linear_unit(a, b, src, dst, coef, s, x, theta, hub_slot, use_proxy, pro
             s[j] = xu
             sent += 1
             hs = hub_slot[v] if use_proxy else -1
-            if hs >= 0:
-                old = cuda.atomic.add(proxy, hs, d)
-                prev_val = x[v] + old + d
+            if j + 1 < b and src[j + 1] == v:  # the path goes on from v: carry what was written
+                if hs >= 0:
+                    old = cuda.atomic.add(proxy, hs, d)
+                    prev_val = x[v] + old + d
+                else:
+                    old = cuda.atomic.add(x, v, d)
+                    prev_val = old + d
+                prev_v = v
+            elif hs >= 0:  # the value unused: an add that need not come back (a reduction)
+                cuda.atomic.add(proxy, hs, d)
             else:
-                old = cuda.atomic.add(x, v, d)
-                prev_val = old + d
-            prev_v = v
+                cuda.atomic.add(x, v, d)
         pend += abs(d)
     return sent, pend
 

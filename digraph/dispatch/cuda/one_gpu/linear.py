@@ -66,28 +66,35 @@ class _Linear:
             self.b = be.keep(xp.full(self.n, made[0], np.float64))
             self.bmax = abs(made[0]) if self.n else 0.0
             self.bsum = abs(made[0]) * self.n
+            self.b_total = made[0] * self.n
         else:
             self.b = be.put(sys.b, np.float64)
             self.bmax = float(np.abs(sys.b).max()) if self.n else 0.0
             self.bsum = float(np.abs(sys.b).sum())
+            self.b_total = float(np.sum(sys.b))
+        self.x_total = self.b_total  # Σx at the last certificate (x = b before any)
         self.normalize = sys.normalize
         self.r = be.keep(xp.empty(self.n, np.float64))
+        self.norms = be.keep(xp.zeros(5, np.float64))  # certify's Σ|r|, max|r|, Σx, Σ|x|, max|x|
 
     def certify(self, x):
-        """(bound, ‖r‖₁, floor) from the residual recomputed from ``x`` (left in ``self.r``)."""
+        """(bound, ‖r‖₁, floor) from the residual recomputed from ``x`` (left in ``self.r``; Σx in
+        ``self.x_total``)."""
         K = _kernels()
         be, g = self.be, self.g
         args = (g["in_offsets"], g["in_sources"], self.in_coef, self.has, self.src_scale,
                 self.dst_scale, self.b, x, self.r)
         be.launch(K.linear_residual, be.grid(self.n), be.block, *args)
         be.heavy(K.linear_residual_heavy, g["heavy_in"], *args)
-        xp = be.xp
-        mag = xp.abs(self.r)
         if self.n:
-            r1, rmax, sx, xsum, xmax = be.scalars(mag.sum(), mag.max(), x.sum(), xp.abs(x).sum(),
-                                                  xp.abs(x).max())
+            norms = self.norms
+            norms.fill(0.0)
+            be.launch(K.linear_residual_norms, min(be.grid_hb(self.n), be.walk_blocks), _hb(),
+                      self.r, x, norms)
+            r1, rmax, sx, xsum, xmax = (float(t) for t in be.get(norms))
         else:
             r1 = rmax = sx = xsum = xmax = 0.0
+        self.x_total = sx
         e1, emax = rounding_floor(self.bsum, self.bmax, xsum, xmax, r1, rmax)
         bound = linear_error_bound(r1 + e1, rmax + emax, sx, self.n, self.gammas, self.normalize)
         floor = linear_error_bound(e1, emax, sx, self.n, self.gammas, self.normalize)

@@ -20,6 +20,7 @@ factors, or vectors that are neither recipes nor arrays
 
 import weakref
 
+from . import scc_work
 from .power_work import _KEPT_GRAPHS, _graph_round
 
 __all__ = ["KIND", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
@@ -38,11 +39,7 @@ def work_bytes(n, m, units):
 
 def work_arrays(w):
     """The device arrays a work holds, its :class:`_Linear`'s and graph's included."""
-    out = [v for v in w.values() if hasattr(v, "__cuda_array_interface__")]
-    L = w["L"]
-    out += [a for a in (L.src_scale, L.dst_scale, L.arc, L.in_coef, L.b, L.r)
-            if hasattr(a, "__cuda_array_interface__")]
-    out += [a for a in L.g.values() if hasattr(a, "__cuda_array_interface__")]
+    out = scc_work.work_arrays(w)
     Q = w["Q"]
     out += [Q.ctl, Q.fctl, Q.layer_any, Q.layer_rounds, Q.unit_total, Q.hist]
     return out

@@ -14,7 +14,7 @@ from ....errors import InvalidParameterError
 from ... import driver
 from ...convergence import certified, pending_budget
 from ...systems import monotone_arrays, monotone_start
-from ..common import index_dtype as _index_dtype
+from ..common import hb as _hb, index_dtype as _index_dtype
 from ..runtime.residency import residency
 from .defaults import default, path_default
 from .linear import _Linear, _linear
@@ -104,21 +104,16 @@ class _Rounds:
         self.layer_rounds = be.keep(xp.zeros(D["num_layers"], np.int64))
         self.unit_total = be.keep(xp.zeros(max(D["nunits"], 1), np.int64)[:D["nunits"]])
         self.hist = be.keep(xp.zeros(R.HBINS if want_hist else 1, np.int32))
+        self.layer_out = be.keep(xp.zeros(2 * L, np.float64))
 
     def start(self, max_rounds, theta=0.0, budget=-1.0):
         """A sweep from the first layer of at most ``max_rounds`` rounds: every control word
         reset, ``theta`` the send threshold, ``budget`` the pending mass at which the sweep stops
         (−1: only when every layer is finished)."""
-        R = self.R
-        ctl = np.zeros(R.NCTL, np.int64)
-        ctl[R.FULL] = 1
-        ctl[R.DONE] = int(self.D["num_layers"] == 0)
-        ctl[R.MAX_ROUNDS] = max_rounds
-        xp = self.be.xp
-        self.ctl[...] = xp.asarray(ctl)
-        self.fctl[...] = xp.asarray(np.array([theta, 0.0, np.inf, 0.0, budget]))
-        self.hist[...] = 0
-        self.layer_any[...] = 0
+        be, R = self.be, self.R
+        size = max(self.hist.size, self.layer_any.size, R.NCTL)
+        be.launch(R.path_round_start, be.grid(size), be.block, self.ctl, self.fctl, self.hist,
+                  self.layer_any, max_rounds, theta, budget, int(self.D["num_layers"] == 0))
 
     def run(self, queue, per_check, max_rounds):
         """``queue()`` (``per_check`` rounds: a walk and a control launch each) again and again,
@@ -145,14 +140,14 @@ class _Rounds:
     def per_layer(self, stats):
         """``stats["layer_rounds"]`` and ``["layer_arc_updates"]`` from the device counts (the
         units' totals summed per layer on the device: one small copy)."""
-        D, xp = self.D, self.be.xp
+        D = self.D
         L = D["num_layers"]
         if L == 0:
             stats["layer_rounds"] = stats["layer_arc_updates"] = []
             return
-        cs = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(self.unit_total)])
-        both = xp.concatenate([self.layer_rounds, xp.diff(cs[D["layer_units"]])])
-        h = self.be.get(both).astype(np.int64)
+        self.be.launch(self.R.path_layer_sums, min(L, self.be.walk_blocks), _hb(),
+                       D["layer_units"], self.unit_total, self.layer_rounds, self.layer_out)
+        h = self.be.get(self.layer_out).astype(np.int64)
         stats["layer_rounds"] = h[:L].tolist()
         stats["layer_arc_updates"] = h[L:].tolist()
 
@@ -214,11 +209,12 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
                     rule, settings.select_share, settings.min_priority_units,
                     settings.aging_rounds, settings.stall_rounds, rule != 0)
     per_check = settings.rounds_per_check
+    blocks = _walk_blocks(be, nunits)
     cg = PW.rounds_graph(be, w) if kept and not be.sim and POWER.graph_rounds else None
 
     def rounds(stream=None):
         for _ in range(per_check):
-            be.launch(R.path_linear_round, be.walk_blocks, be.walk_block, *walk_args,
+            be.launch(R.path_linear_round, blocks, be.walk_block, *walk_args,
                       stream=stream)
             be.launch(R.path_round_control, 1, R.CT, *control_args, stream=stream)
 
@@ -232,8 +228,8 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
     converged = False
     stalled = False
     bound, r1 = np.inf, np.inf
+    sx = L.b_total  # Σx at the start (x = b); later sweeps take it from the last certificate
     while True:
-        sx = float(be.scalars(x.sum())[0])
         budget = factor * pending_budget(tol, sx, n, L.gammas, sys.normalize)
         left = max_iter - stats["rounds"]
         if left > 0:
@@ -243,6 +239,7 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
             Q.counted(stats, c)
             stalled = bool(c[R.STALLED])
         bound, r1, floor = L.certify(x)
+        sx = L.x_total
         if certified(bound, r1, floor, tol, stats):
             converged = True
             break
@@ -295,6 +292,14 @@ def _proxies(be, graph, proxy, min_in_degree=None):
     return be.keep(slot), be.keep(hubs), count
 
 
+def _walk_blocks(be, nunits):
+    """The walk's blocks: the backend's persistent grid (8 blocks an SM), or fewer when the units
+    need fewer (a unit a thread).  Every block pays its fixed part each round (shared
+    histogram and proxies cleared and flushed, counters published) whether it holds units or
+    not: p2p-Gnutella25's 6,754 units take 53 blocks of the H200's 1,056."""
+    return max(1, min(be.walk_blocks, -(-int(nunits) // be.walk_block)))
+
+
 def _check_pathset(graph, ps):
     if ps is None:
         raise InvalidParameterError("the path modes need a PathSet")
@@ -326,9 +331,10 @@ def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings
     if left <= 0:
         return x, D["num_layers"] == 0
     Q.start(left)
+    blocks = _walk_blocks(be, D["nunits"])
 
     def walk():
-        be.launch(R.path_monotone_round, be.walk_blocks, be.walk_block,
+        be.launch(R.path_monotone_round, blocks, be.walk_block,
                   ctl, fctl, lay_units, D["unit_layer"], D["unit_offsets"], D["unit_paths"],
                   D["src"], D["dst"], val, has, op, combine, s, x, Q.unit_total, Q.layer_any)
 

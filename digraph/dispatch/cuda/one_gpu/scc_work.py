@@ -74,7 +74,7 @@ def work_arrays(w):
     out = [v for v in w.values() if hasattr(v, "__cuda_array_interface__")]
     L = w.get("L")
     if L is not None:
-        out += [a for a in (L.src_scale, L.dst_scale, L.arc, L.in_coef, L.b, L.r)
+        out += [a for a in (L.src_scale, L.dst_scale, L.arc, L.in_coef, L.b, L.r, L.norms)
                 if hasattr(a, "__cuda_array_interface__")]
         out += [a for a in L.g.values() if hasattr(a, "__cuda_array_interface__")]
     return out
