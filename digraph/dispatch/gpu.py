@@ -99,7 +99,9 @@ class GpuSettings:
         docs/benchmarks.md, "Rounds queued on the device"): 8 against 1, 2 and 16 arcs,
         cnr-2000 43.8 ms against 70.3 / 53.5 / 44.5, dblp-2010 37.6 against 70.1 / 54.3 / 34.7
         (a thread a path makes each unit's score, histogram and counters an arc's worth of
-        work).
+        work).  Again after the walk's fixed costs were cut, with proxies from 1024: 1, 2 and 4
+        arcs gave the small graphs no time (wiki-Vote 3.85 / 3.80 / 3.81 against 3.94 ms) and
+        cost dblp-2010 rounds (202 / 183 / 179 against 127).
     proxy_min_in_degree : int
         Vertices with at least this in-degree (the highest
         :data:`~digraph.smx.cuda_kernels.PROXY_SLOTS` of them) get proxies in the path modes
