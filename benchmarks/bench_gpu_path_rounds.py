@@ -67,7 +67,7 @@ def main():
     BASE[:] = [gpu.DEFAULT, gpu.PATH_DEFAULT]
     ap = argparse.ArgumentParser()
     ap.add_argument("--graphs", nargs="+", required=True)
-    ap.add_argument("--variants", nargs="+",
+    ap.add_argument("--variants", nargs="*",
                     default=["path", "path-nopriority", "path:2", "path:1", "bsp", "power"])
     ap.add_argument("--sssp", nargs="*", default=["path", "path:2", "vertex-async", "bsp"])
     ap.add_argument("--repeat", type=int, default=5)

@@ -11,7 +11,7 @@ from . import compiling
 from .algorithms import get as get_algorithm
 from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
-from .dispatch.route import MODES, PATH_MODES, check_mode, route
+from .dispatch.route import MODES, PATH_MODES, check_mode, pathset_key, route
 from .progress import listening, target as _progress_target
 from .result import Result, RunStats
 
@@ -469,7 +469,7 @@ def _pathset(graph, cache, params):
     params = dict(params or {})
     if cache is not None:
         return load_or_build(graph, cache, **params)
-    key = ("pathset", repr(sorted((k, v) for k, v in params.items() if k != "jobs")))
+    key = pathset_key(params)
     ps = graph._cache.get(key)
     if ps is None:
         ps = graph._cache[key] = preprocess(graph, **params)

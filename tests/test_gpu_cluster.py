@@ -190,6 +190,32 @@ def test_router_sends_road_like_graphs_to_clusters_and_others_not():
     assert np.array_equal(r.values, _dijkstra(src, dst, w, g.num_vertices, 0))
 
 
+def test_router_walks_paths_for_min_max_when_the_graph_holds_its_pathset(monkeypatch):
+    from digraph.dispatch import route as R
+    src, dst = gen.rmat(10, 8, a=0.25, b=0.25, c=0.25, seed=3)  # no locality: not road-like
+    w = np.random.default_rng(3).integers(1, 9, src.size).astype(np.float64)
+    g = digraph.Graph.from_arrays(src, dst, w, num_vertices=1 << 10)
+    low = R.RouteSettings(path_min_arcs=1)
+    assert route_mode(g, low) == "vertex-async"  # no PathSet yet: preprocessing is not free
+    cpu = digraph.run(g, "sssp", source=1, mode="path")  # keeps the PathSet with the graph
+    plan = R.route("monotone", None, "cuda", graph=g, settings=low)
+    assert plan.mode == "path" and "PathSet" in plan.reason
+    assert route_mode(g, R.RouteSettings(path_min_arcs=g.num_arcs + 1)) == "vertex-async"
+    assert R.route("monotone", None, "cpu", graph=g, settings=low).mode == "vertex-async"
+    assert R.route("linear", None, "cuda", graph=g, settings=low).mode != "path"
+    monkeypatch.setattr(R, "DEFAULT", low)  # a whole run: the PathSet kept is the one walked
+    r = digraph.run(g, "sssp", source=1, device="cuda")
+    assert r.stats["mode"] == "path" and r.stats["requested_mode"] is None
+    assert np.array_equal(r.values, cpu.values)
+    # R-MAT repeats arcs (scipy's matrix would add their weights): the CPU's default engine
+    assert np.array_equal(r.values, digraph.run(g, "sssp", source=1, mode="vertex-async").values)
+
+
+def route_mode(g, settings):
+    from digraph.dispatch.route import route
+    return route("monotone", None, "cuda", graph=g, settings=settings).mode
+
+
 def test_cluster_mode_is_refused_where_it_does_not_run():
     g, *_ = _grid(4, 4)
     with pytest.raises(InvalidParameterError, match="one GPU"):

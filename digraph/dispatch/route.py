@@ -185,6 +185,17 @@ class RouteSettings:
         See ``cluster_share``.  Graphs with hubs lose by clusters: cnr-2000 (in-degree up to
         18,235) 31.8 / 12.5 ms, R-MAT 2^20 (69,162) 46.8 / 13.0; those up to 846 (p2p-Gnutella,
         wiki-Vote, dblp-2010, cit-HepPh) 0.88–1.07×.
+    path_min_arcs : int
+        Min/max systems on one GPU that are not road-like run ``"path"`` when the graph already
+        holds its PathSet (an earlier path run with the default ``preprocess=``: the walk's
+        preprocessing is paid) and has at least this many arcs; otherwise ``"vertex-async"``.
+        Measured on an H200 (SSSP from the vertex of largest out-degree, unit weights, warm
+        runs, ``bench_gpu_path_rounds.py``; docs/benchmarks.md, "The walk's fixed costs"),
+        ``path`` / ``vertex-async``: cnr-2000 6.06 / 10.9 ms, dblp-2010 5.90 / 6.82, cit-HepPh
+        4.75 / 5.90, R-MAT 2^18 (compact) 5.14 / 5.39, wiki-Vote (103,689 arcs) 1.99 / 2.33;
+        below, its fixed part shows: p2p-Gnutella25 (54,705 arcs) 2.40 / 1.98, p2p-Gnutella04
+        2.89 / 2.45, p2p-Gnutella08 2.57 / 2.27, email-Eu-core 2.27 / 2.30.  2^16 lies between
+        wiki-Vote and p2p-Gnutella25.
     """
 
     power_share: float = 0.85
@@ -195,6 +206,7 @@ class RouteSettings:
     cluster_share: float = 0.85
     cluster_max_in_degree: int = 2048
     reach_share: float = 0.125
+    path_min_arcs: int = 1 << 16
 
 
 DEFAULT = RouteSettings()
@@ -334,6 +346,13 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             cut = _cluster_cut(graph, settings)
             if cut is not None:
                 chosen, reason = "cluster", cut
+            elif graph._cache.get(pathset_key()) is not None and \
+                    graph.num_arcs >= settings.path_min_arcs:
+                chosen = "path"
+                reason = (f"the graph holds its PathSet (an earlier path run) and "
+                          f"{graph.num_arcs:,} arcs (>= {settings.path_min_arcs:,}): paths walked "
+                          "a thread each are the fastest measured for min/max systems on one GPU "
+                          "there (cnr-2000 6.1 ms against vertex-async's 10.9, H200)")
         elif where != "cpu" and family == "linear" and graph is not None and system is not None:
             from .power import applies
             if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
@@ -431,6 +450,12 @@ def _cluster_cut(graph, settings):
             f"{settings.cluster_share:.0%}: a road-like graph) and no in-degree above "
             f"{settings.cluster_max_in_degree:,}: clusters relaxed in shared memory, a value "
             "crossing a whole cluster a round")
+
+
+def pathset_key(params=None):
+    """The key of the PathSet a graph keeps for the path modes' ``preprocess=`` parameters
+    (``jobs`` does not change it; :func:`digraph.run`'s ``_pathset``)."""
+    return ("pathset", repr(sorted((k, v) for k, v in (params or {}).items() if k != "jobs")))
 
 
 def _apply(options):
