@@ -203,23 +203,36 @@ def linear_residual_heavy(heavy, in_offsets, in_sources, in_coef, has_coef, src_
 
 @cuda.jit(cache=True)
 def linear_residual_norms(r, x, out):
-    """The certificate's five scalars in one pass (a thread a vertex): ``out`` (zero on entry)
-    receives Σ|r|, max|r|, Σx, Σ|x| and max|x| (block sums and maxima, one atomic each a block).
-    Eight CuPy reductions and a stack did this before, about 0.3 ms of launches on a small
-    graph."""
+    """The certificate's five scalars in one pass (grid-stride: a grid of a few blocks, which the
+    simulator runs in seconds where a thread a vertex took minutes): ``out`` (zero on entry)
+    receives Σ|r|, max|r|, Σx, Σ|x| and max|x| (block sums and maxima, one atomic each a
+    block).  Eight CuPy reductions and a stack did this before, about 0.3 ms of launches on a
+    small graph."""
     buf = cuda.shared.array(HB, float64)
-    st = cuda.local.array(4, float64)
-    for i in range(4):
-        st[i] = 0.0
-    v = cuda.grid(1)
-    if v < x.size:
-        st[0] = abs(r[v])
-        st[1] = x[v]
-        st[2] = abs(x[v])
-    _flush_stats(buf, st, out, 0)  # Σ|r|, max|r|, Σx, Σ|x| (and 0 into out[4])
-    top = _block_max(buf, st[2])
+    r1 = 0.0
+    rmax = 0.0
+    sx = 0.0
+    ax = 0.0
+    xmax = 0.0
+    for v in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        a = abs(r[v])
+        r1 += a
+        rmax = max(rmax, a)
+        xv = x[v]
+        sx += xv
+        ax += abs(xv)
+        xmax = max(xmax, abs(xv))
+    r1 = _block_sum(buf, r1)
+    rmax = _block_max(buf, rmax)
+    sx = _block_sum(buf, sx)
+    ax = _block_sum(buf, ax)
+    xmax = _block_max(buf, xmax)
     if cuda.threadIdx.x == 0:
-        cuda.atomic.max(out, 4, top)
+        cuda.atomic.add(out, 0, r1)
+        cuda.atomic.max(out, 1, rmax)
+        cuda.atomic.add(out, 2, sx)
+        cuda.atomic.add(out, 3, ax)
+        cuda.atomic.max(out, 4, xmax)
 
 
 @cuda.jit(cache=True)

@@ -354,17 +354,16 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
 
 @cuda.jit(cache=True)
 def path_round_start(ctl, fctl, hist, layer_any, max_rounds, theta, budget, done):
-    """A sweep's start in one launch (grid-stride): every control word reset (``ctl[FULL]`` 1,
+    """A sweep's start in one launch (grid-stride, any grid): every control word reset (``ctl[FULL]`` 1,
     ``ctl[DONE]`` ``done``, at most ``max_rounds`` rounds, ``fctl`` = θ, 0, ∞, 0, ``budget``),
     the histogram and the layers' marks cleared.  Two copies from the host and two fills did
     this before."""
-    i = cuda.grid(1)
-    if i < NCTL:
-        ctl[i] = 1 if i == FULL else done if i == DONE else max_rounds if i == MAX_ROUNDS else 0
-    if i < NFCTL:
-        fctl[i] = theta if i == THETA else math.inf if i == BEST else budget if i == BUDGET \
-            else 0.0
-    for k in range(i, max(hist.size, layer_any.size), cuda.gridsize(1)):
+    for k in range(cuda.grid(1), max(hist.size, layer_any.size, NCTL), cuda.gridsize(1)):
+        if k < NCTL:
+            ctl[k] = 1 if k == FULL else done if k == DONE else max_rounds if k == MAX_ROUNDS else 0
+        if k < NFCTL:
+            fctl[k] = theta if k == THETA else math.inf if k == BEST else budget if k == BUDGET \
+                else 0.0
         if k < hist.size:
             hist[k] = 0
         if k < layer_any.size:

@@ -89,7 +89,7 @@ class _Linear:
         if self.n:
             norms = self.norms
             norms.fill(0.0)
-            be.launch(K.linear_residual_norms, be.grid_hb(self.n), _hb(),
+            be.launch(K.linear_residual_norms, min(be.grid_hb(self.n), be.walk_blocks), _hb(),
                       self.r, x, norms)
             r1, rmax, sx, xsum, xmax = (float(t) for t in be.get(norms))
         else:

@@ -112,8 +112,9 @@ class _Rounds:
         (−1: only when every layer is finished)."""
         be, R = self.be, self.R
         size = max(self.hist.size, self.layer_any.size, R.NCTL)
-        be.launch(R.path_round_start, be.grid(size), be.block, self.ctl, self.fctl, self.hist,
-                  self.layer_any, max_rounds, theta, budget, int(self.D["num_layers"] == 0))
+        be.launch(R.path_round_start, min(be.grid(size), be.walk_blocks), be.block, self.ctl,
+                  self.fctl, self.hist, self.layer_any, max_rounds, theta, budget,
+                  int(self.D["num_layers"] == 0))
 
     def run(self, queue, per_check, max_rounds):
         """``queue()`` (``per_check`` rounds: a walk and a control launch each) again and again,
