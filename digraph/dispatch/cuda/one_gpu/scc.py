@@ -40,11 +40,11 @@ from ....paths.scc_schedule import scc_schedule
 from ... import driver
 from ...convergence import certified, pending_budget
 from .power_work import _Work
-from .scc_grid import heavy_grid, resident
-from .scc_layout import _coefficients, _device_layout, _heavy_gathers, _slice
+from .scc_layout import _coefficients, _device_layout, _heavy_gathers
+from .scc_units import CTL, TRACE_ROUNDS, _Units, record
 from .scc_work import kept_work, reset, work_arrays, work_bytes
 
-__all__ = ["GpuSccSettings", "DEFAULT", "solve"]
+__all__ = ["GpuSccSettings", "DEFAULT", "solve", "TRACE_ROUNDS", "CTL"]
 
 
 @dataclass(frozen=True)
@@ -146,21 +146,11 @@ class GpuSccSettings:
 
 
 DEFAULT = GpuSccSettings()
-TRACE_ROUNDS = 4096
-"""Rounds of a heavy group that :attr:`GpuSccSettings.trace_heavy` records."""
-CTL = 8
-"""Control words a heavy group (``ctl`` of :mod:`digraph.smx.cuda_scc_heavy`: the rounds' masses,
-the outcome, the rounds run)."""
 
 
-def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
-    """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
-    (the state on the device in the graph's vertex order, converged)."""
-    from ....smx import cuda_scc as K
-    from ....smx import cuda_scc_heavy_anderson as HA
+def check_settings(settings, system):
+    """Refuse a non-linear ``system`` and settings out of range."""
     from ....smx.cuda_scc_sweeps import AM
-    from .linear import _Linear, _linear
-    settings = DEFAULT if settings is None else settings
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, "
                                     "adsorption, "
@@ -171,12 +161,18 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
         raise InvalidParameterError("GpuSccSettings: heavy_arcs, rounds_per_check, blocks_per_sm "
                                     "and heavy_blocks_per_sm must be >= 1, priority_share >= 0, "
                                     f"light_anderson and heavy_anderson in 0..{AM}")
+
+
+def run_arrays(be, graph, system, cond, sch, d, settings, key):
+    """(the run's arrays on ``be``'s GPU, reused, kept) for the schedule ``sch`` laid out as
+    ``d``: the ones a last run kept for ``key`` (reset), else new
+    (:mod:`~digraph.dispatch.cuda.one_gpu.scc_work`), with the Anderson rounds' arrays; and the
+    phases whose heavy group runs Anderson rounds."""
+    from ....smx import cuda_scc as K
+    from ....smx import cuda_scc_heavy_anderson as HA
+    from .linear import _Linear
     xp = be.xp
-    t_last = time.perf_counter()
     n = graph.num_vertices
-    cond, t_build = condensation_for(graph, "vertex")
-    sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
-    d = _device_layout(be, graph, cond, sch, settings.heavy_arcs, K.SH)
     P = sch.num_phases
     order = d["order"]
 
@@ -200,15 +196,11 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                        if n else np.zeros(2))
         return be.keep_all(_Work(w))  # a dict the backend can hold weakly (retain)
     from ...gpu_power import DEFAULT as POWER
-    key = (be.device_id, be.sim, int(settings.heavy_arcs), int(K.SH))
     w, reused, kept = kept_work(be, graph, system, key, work_bytes(n, cond.num_components),
                                 POWER.keep_work_bytes, make)
     if reused:
         reset(w, xp)
-    stats["gpu_work_kept"] = reused
-    L, has_coef, icoef, ecoef = w["L"], w["has_coef"], w["icoef"], w["ecoef"]
-    gammas = L.gammas
-    linf = gammas[0] >= 1.0
+    linf = w["L"].gammas[0] >= 1.0
     mixed = (settings.heavy_anderson > 0 and settings.heavy_one_launch and not linf
              and not settings.trace_heavy)
     sizes = np.diff(sch.heavy_offsets)
@@ -221,31 +213,46 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
         if "hist" not in w or w["hist"].shape[1] < size:  # kept with the work
             w["dpos"] = xp.zeros(n, np.float64)  # the steps
             w["hist"] = xp.zeros((5, size), np.float64)
-    vscale, b, x, r = w["vscale"], w["b"], w["x"], w["r"]
-    queue, pending, ctl, ctlh, cnt = w["queue"], w["pending"], w["ctl"], w["ctlh"], w["cnt"]
-    comp_sweeps = w["comp_sweeps"]
-    trace = (xp.zeros(K.TRACE * max(cond.num_components, 1), np.int64) if settings.trace_light
-             else cnt[:1])  # one entry: off
+    return w, reused, kept, anderson
+
+
+def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
+    """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
+    (the state on the device in the graph's vertex order, converged)."""
+    from .linear import _linear
+    settings = DEFAULT if settings is None else settings
+    check_settings(settings, system)
+    from ....smx import cuda_scc as K
+    xp = be.xp
+    t_last = time.perf_counter()
+    n = graph.num_vertices
+    cond, t_build = condensation_for(graph, "vertex")
+    sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
+    d = _device_layout(be, graph, cond, sch, settings.heavy_arcs, K.SH)
+    P = sch.num_phases
+    key = (be.device_id, be.sim, int(settings.heavy_arcs), int(K.SH))
+    w, reused, kept, anderson = run_arrays(be, graph, system, cond, sch, d, settings, key)
+    stats["gpu_work_kept"] = reused
+    L = w["L"]
+    gammas = L.gammas
+    linf = gammas[0] >= 1.0
+    x = w["x"]
     stats["state"] = "vertex"
     stats["priority"] = "pending" if settings.priority_share > 0 else "none"
     stats["time_condensation"] = t_build
     prio = 0.0 if linf else float(settings.priority_share)
+    units = _Units(be, settings, cond, sch, d, w, anderson, linf, prio, max_iter)
     inside = max(int(cond.comp_arcs.sum()), 1)
     unit_b = w["unit_b"]
-    groups = []  # (phase, rounds: None when the control words say)
-    heavy_mem = []  # the Anderson memory of each heavy group's rounds (0: plain)
-    heavy_trace = []
     be.sync()
     t_now = time.perf_counter()
     phase_ms = [round((t_now - t_last) * 1e3, 3)]  # the set-up
     t_last = t_now
-    done_rounds = 0
-    capped = busy = False  # busy: the unit before launched work
+    busy = False  # busy: the unit before launched work
     for k in range(P):
         for heavy in (0, 1):
             u = 2 * k + heavy
-            work = (sch.heavy_offsets[k + 1] > sch.heavy_offsets[k] if heavy
-                    else sch.light_count[k] > 0)
+            work = units.has(k, heavy)
             if u:
                 if busy:
                     be.sync()  # the time of the unit before
@@ -260,118 +267,14 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
             sum_done = float(be.get(x.sum())) if (system.normalize and u) else 0.0
             budget = pending_budget(tol, sum_done + float(unit_b[u:].sum()), n, gammas,
                                     system.normalize)
-            per_arc = budget / inside
             vmax = budget if linf else 0.0
-            if not heavy:
-                count = int(sch.light_count[k])
-                be.launch(K.scc_light_phase, min(resident(be, settings), count), K.QB, queue,
-                          int(sch.queue_offsets[k]), ctl, 2 * k, count, d["comp_offsets"],
-                          d["comp_arcs"], d["ein_off"], d["ein_src"], ecoef,
-                          d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, b, x, per_arc,
-                          vmax, linf, prio, int(settings.light_anderson), max_iter,
-                          d["eout_off"], d["eout_comp"], pending, comp_sweeps, cnt, d["hub_off"],
-                          d["hub_pos"], d["iin_off"], d["iin_src"], d["iin_arc"], d["ihub_off"],
-                          d["ihub_pos"], trace)
-            else:
-                h0, h1 = int(sch.heavy_offsets[k]), int(sch.heavy_offsets[k + 1])
-                s0, s1 = int(d["small_off"][k]), int(d["small_off"][k + 1])
-                b0, b1 = int(d["big_off"][k]), int(d["big_off"][k + 1])
-                if k not in w["pos"]:  # slices of a phase, kept: the prepared rounds read them
-                    w["pos"][k] = (d["heavy_pos"][h0:h1], _slice(d["heavy_small"], s0, s1),
-                                   _slice(d["heavy_big"], b0, b1), ctlh[CTL * k:CTL * (k + 1)],
-                                   w["bar"][k:k + 1], w["sums"][HA.SUMS * k:HA.SUMS * (k + 1)])
-                pos, small, big, ctl_k, bar_k, sums_k = w["pos"][k]
-                nsmall, nbig = s1 - s0, b1 - b0
-                for a in w["pos"][k]:
-                    be.keep(a)
-                arcs = int(sch.heavy_arcs[k])
-                be.launch(K.scc_pull_list, be.grid(h1 - h0), be.block, pos, d["ein_off"],
-                          d["ein_src"], ecoef, has_coef, vscale, b, x, r)
-                budget_g = per_arc * arcs
-                q = 0
-                threads = max(nsmall * K.G, nbig * K.TB)
-                heavy_mem.append(int(settings.heavy_anderson) if k in anderson else 0)
-                if k in anderson:  # Anderson-accelerated rounds in one launch, gathers by target
-                    gs0, gs1 = int(d["gs_off"][k]), int(d["gs_off"][k + 1])
-                    gb0, gb1 = int(d["gb_off"][k]), int(d["gb_off"][k + 1])
-                    gkey = ("g", k, d["hin_for"])  # slices of the gathers made for those groups
-                    if gkey not in w["pos"]:
-                        stale = [q for q in w["pos"] if isinstance(q, tuple) and q[:2] == gkey[:2]]
-                        for q in stale:  # slices of gathers made for other groups
-                            del w["pos"][q]
-                        w["pos"][gkey] = (_slice(d["gsmall"], gs0, gs1),
-                                          _slice(d["gbig"], gb0, gb1))
-                    gsmall, gbig = w["pos"][gkey]
-                    be.keep(gsmall)
-                    be.keep(gbig)
-                    be.launch(HA.scc_heavy_anderson,
-                              heavy_grid(be, settings, max((gs1 - gs0) * K.G, (gb1 - gb0) * K.TB),
-                                         HA.scc_heavy_anderson), K.TB,
-                              gsmall, gs1 - gs0, gbig, gb1 - gb0, d["hin_off"], d["hin_src"],
-                              d["hin_arc"], icoef, has_coef, vscale, x, r, w["dpos"], w["hist"],
-                              sums_k, ctl_k, bar_k, budget_g, arcs, int(settings.heavy_anderson),
-                              max_iter, cnt)
-                    groups.append((k, None))
-                    continue
-                hgrid = heavy_grid(be, settings, threads)
-                if settings.heavy_one_launch:  # no synchronisation: the outcome is read at the end
-                    rtrace = (xp.zeros(3 * (TRACE_ROUNDS + 1), np.int64) if settings.trace_heavy
-                              else cnt[:1])  # one entry: off
-                    be.launch(K.scc_heavy_rounds, hgrid, K.TB, small, nsmall, big, nbig,
-                              d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x, r, ctl_k,
-                              bar_k, budget_g, arcs, vmax, linf, prio, max_iter, cnt, rtrace)
-                    groups.append((k, None))
-                    if settings.trace_heavy:
-                        heavy_trace.append(rtrace)
-                else:
-                    while True:
-                        for _ in range(settings.rounds_per_check):
-                            be.launch(K.scc_round, hgrid, K.TB, q, small, nsmall, big, nbig,
-                                      d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x,
-                                      r, ctl_k, budget_g, arcs, vmax, linf, prio, cnt,
-                                      tag=("scc-round", k))
-                            q += 1
-                        if be.get(ctl_k[6:7])[0] > 0:  # a round found the group done
-                            break
-                        if q >= max_iter:
-                            capped = True
-                            break
-                    ran = int(be.get(cnt[K.ROUNDS:K.ROUNDS + 1])[0]) - done_rounds
-                    done_rounds += ran
-                    groups.append((k, ran))
+            (units.heavy if heavy else units.light)(k, budget / inside, vmax)
     be.sync()
     t_now = time.perf_counter()
     phase_ms.append(round((t_now - t_last) * 1e3, 3))
     t_last = t_now
-    c = be.get(cnt)
-    sweeps = be.get(comp_sweeps)[:cond.num_components]
-    hctl = be.get(ctlh).reshape(-1, CTL)
-    heavy_rounds = []
-    for k, ran in groups:  # the one-launch groups wrote their rounds and outcome (scc_heavy_rounds)
-        if ran is None:
-            ran = int(hctl[k, 7])
-            capped = capped or bool(hctl[k, 6] < 0)
-        heavy_rounds.append(ran)
-        sweeps[sch.heavy_comps[sch.phase[sch.heavy_comps] == k]] = ran
-    capped = capped or bool(c[K.CAPPED])
-    L_ = cond.num_levels
-    layer_rounds = (np.maximum.reduceat(sweeps, cond.level_offsets[:-1]) if L_
-                    else np.zeros(0, np.int64))
-    stats["rounds"] += int(layer_rounds.sum())
-    stats["arc_updates"] += int(c[K.PULLS] + c[K.PUSHES]) + sch.heavy_in_arcs
-    stats["vertex_updates"] += int(c[K.VERTEX_PUSHES])
-    stats["sweeps"] = int(sweeps.sum())
-    stats["scc_vertices"] = cond.num_components
-    stats["scc_ran"] = int(c[K.RAN]) + int(sch.heavy.sum())
-    stats["scc_ran_once"] = int(c[K.ONCE])
-    stats["layers"] = L_
-    stats["layer_rounds"] = layer_rounds.tolist()
-    stats["scc_phases"] = P
-    stats["scc_heavy"] = int(sch.heavy.sum())
-    stats["heavy_rounds"] = heavy_rounds
-    stats["scc_heavy_anderson"] = heavy_mem
-    stats["scc_direct"] = int(c[K.DIRECT])
-    stats["scc_sweep_reads"] = int(c[K.GATHERED])
+    c, sweeps, heavy_rounds, capped = units.outcome()
+    record(stats, cond, sch, c, sweeps, heavy_rounds, units.heavy_mem)
     out = w["out"]
     xp.take(x, d["inv"], out=out)  # a gather: CuPy's scatter out[order] = x took 0.3-1.3 ms
     bound, r1, floor = L.certify(out)
@@ -387,13 +290,20 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     stats["scc_phase_ms"] = phase_ms
     if settings.trace_heavy:
         stats["scc_heavy_trace"] = [be.get(t).reshape(-1, 3)[:r + 1]
-                                    for t, r in zip(heavy_trace, heavy_rounds)]
+                                    for t, r in zip(units.heavy_trace, heavy_rounds)]
     if settings.trace_light:
-        stats["scc_light_trace"] = be.get(trace).reshape(-1, K.TRACE)[:cond.num_components]
+        stats["scc_light_trace"] = be.get(units.trace).reshape(-1, K.TRACE)[:cond.num_components]
+    return finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped,
+                  _linear)
+
+
+def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped, linear):
+    """(state, converged) of a run whose answer ``out`` has the certificate (bound, r1, floor):
+    certified, capped, or finished by ``bsp`` from the exact residual."""
     if certified(bound, r1, floor, tol, stats):
         return out, True
     if capped:
         return out, False
     driver.hand_over(stats, "bsp", "the components left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    return _linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
+    return linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
