@@ -109,6 +109,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "scc_direct": "`scc`: small components solved exactly by elimination in one pass "
                       "(`dag_push.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
                       "`smx.cuda_scc.DK` on a GPU)",
+        "scc_giants": "`scc` over several GPUs: the giant components run sharded over the GPUs "
+                      "(component, arcs inside, rounds, GPUs, the sharded run's error bound), a "
+                      "list of dicts",
         "scc_phase_ms": "`scc` on a GPU: host time of the set-up, of each phase's light and heavy "
                         "part, and of the counters and certificate, a list (ms)",
         "scc_sweep_reads": "`scc` on a GPU: arcs inside swept light components read by the "
@@ -242,8 +245,12 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "bytes_between_gpus": "bytes exchanged between GPUs: the rounds' all-gathers and "
                               "all-reduces; path modes: the dispatcher's replica exchange (12 a "
                               "changed (vertex, value), 8 a value pulled back, plus the mirrors "
-                              "of stolen partitions)",
-        "gpu_arcs": "arcs of each GPU's shard, a list",
+                              "of stolen partitions); `scc`: the values sent after each unit (8 "
+                              "a value), the answer's gather and the giants' sharded rounds",
+        "gpu_arcs": "arcs of each GPU's shard, a list; `scc` over several GPUs: arcs inside the "
+                    "components dealt to each",
+        "gpu_components": "`scc` over several GPUs: components dealt to each GPU (a giant counted "
+                          "on the first), a list",
         "gpu_vertices": "vertices of each GPU's range, a list",
         "gpu_busy_s": "kernel seconds of each GPU (CUDA events; the simulator: arc share times "
                       "`time_rounds`), a list",

@@ -75,8 +75,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``stats["engine"]`` and ``stats["route"]``.  A named mode runs exactly that mode or
         raises: ``"scc"`` (CPU and one GPU, linear systems: strongly connected components
         solved one after another in the order of their DAG, one residual per vertex; with
-        several GPUs named, on the first for graphs the sharded engines would run on one, a
-        clear error for larger ones; the CPU default for
+        several GPUs named, each unit's components dealt over them, or on the first for graphs
+        the sharded engines would run on one; the CPU default for
         PageRank, adsorption and other linear systems), ``"power"`` (CPU, normalised linear
         systems such as PageRank: the Google-matrix power iteration with the rank-one
         dangling/teleport term, chosen automatically when one strongly connected component holds
@@ -739,29 +739,45 @@ def _run_multi_gpu(graph, algo, bound, system, mode, device, tol, max_iter, prio
 
 
 def _run_scc_gpus(graph, algo, bound, system, devices, tol, max_iter, stats, t_start):
-    """``mode="scc"`` with several GPUs named: the SCC engine on the first of them, for a graph
-    on which the sharded engines would use one GPU too (fewer arcs than
-    :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.min_arcs_per_gpu` for each of two GPUs:
-    :func:`~digraph.dispatch.multi_gpu.gpus_to_use`), recorded in ``stats``; a larger graph is
-    refused, naming the modes that shard it (the SCC engine does not deal components over GPUs)."""
+    """``mode="scc"`` with several GPUs named: the DAG dispatcher
+    (:mod:`digraph.dispatch.cuda.sharded.scc`, each unit's components dealt to the GPUs) over as
+    many of them as the sharded engines would use
+    (:func:`~digraph.dispatch.multi_gpu.gpus_to_use`: at least
+    :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.min_arcs_per_gpu` arcs a GPU); with one
+    left, the SCC engine on the first GPU named.  The route is recorded in ``stats``."""
     from .dispatch import gpu, multi_gpu
     from .dispatch.cuda.runtime.backend import backend
+    from .dispatch.cuda.sharded import scc as dag_gpus
     per = multi_gpu.DEFAULT.min_arcs_per_gpu
-    if multi_gpu.gpus_to_use(graph, system, devices) > 1:
-        raise InvalidParameterError(
-            f"mode='scc' runs on one GPU: with several GPUs named it takes graphs of fewer than "
-            f"{2 * per:,} arcs (run on the first GPU, as the sharded engines would); this one has "
-            f"{graph.num_arcs:,}: use mode='power' (the default for PageRank) or 'bsp', which "
-            "shard it, or name one GPU")
-    stats["gpus"] = 1
+    k = multi_gpu.gpus_to_use(graph, system, devices)
     stats["gpus_named"] = len(devices)
-    stats["engine"] = "gpu-scc"
-    stats["route"] += (f"; on the first GPU named: fewer than {per:,} arcs a GPU for two (the "
-                       "sharded engines would use one GPU too)")
     be = backend(devices[0])
+    if k == 1:
+        stats["gpus"] = 1
+        stats["engine"] = "gpu-scc"
+        stats["route"] += (f"; on the first GPU named: fewer than {per:,} arcs a GPU for two (the "
+                           "sharded engines would use one GPU too)")
+        with be.current():
+            return _run_one_gpu(gpu, be, graph, algo, bound, system, "scc", devices[0], tol,
+                                max_iter, None, None, None, stats, t_start, None)
+    devices = list(devices)[:k]
+    stats["engine"] = "multi-gpu-scc"
+    stats["route"] += (f"; each unit's components dealt over {k} GPUs (DAG dispatcher, at least "
+                       f"{per:,} arcs a GPU)")
+    stats["threads"] = 0
+    t0 = time.perf_counter()
+    for d in dict.fromkeys(devices):
+        b = backend(d)
+        with b.current():
+            _warm_up_gpu(gpu, b, "scc", system.family, d)
+    stats["time_compile"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
     with be.current():
-        return _run_one_gpu(gpu, be, graph, algo, bound, system, "scc", devices[0], tol,
-                            max_iter, None, None, None, stats, t_start, None)
+        x, converged = _solve_dual_or(dag_gpus.solve_dag, graph, system, tol, max_iter, stats,
+                                      dict(devices=devices))
+        stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
+        return _finish(graph, algo, bound, system, x, converged, tol, max_iter, "scc",
+                       devices[0], stats, t_start)
 
 
 def _run_power_gpus(graph, algo, bound, system, devices, device, tol, max_iter, stats, t_start):

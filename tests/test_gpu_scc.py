@@ -375,9 +375,10 @@ def test_scc_on_the_gpu_refuses_other_families():
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu", "ngpu")
-def test_scc_with_several_gpus_named_runs_on_the_first_or_refuses(monkeypatch):
+def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monkeypatch):
     """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
-    (here: a smaller share a GPU) is refused, naming the modes that shard it."""
+    (here: a smaller share a GPU) runs the DAG dispatcher over the GPUs named
+    (tests/test_gpu_scc_multi.py tests it further)."""
     from digraph.dispatch import multi_gpu
     g = _cycles_dag(12, 6, seed=6, big=10)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
@@ -388,8 +389,11 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_refuses(monkeypatch):
     import dataclasses
     monkeypatch.setattr(multi_gpu, "DEFAULT",
                         dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=4))
-    with pytest.raises(InvalidParameterError, match="mode='power'"):
-        digraph.run(g, "pagerank", mode="scc", device="cuda:0,1")
+    res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
+    assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
+    assert res.stats["gpus"] == 2 and "dealt over 2 GPUs" in res.stats["route"]
+    assert sum(res.stats["gpu_components"]) == res.stats["scc_vertices"]
+    assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"] <= 1e-10
 
 
 @pytest.mark.gpu

@@ -34,12 +34,13 @@ def _heavy_gathers(be, d, cond, sch, phases):
     return d
 
 
-def _device_layout(be, graph, cond, sch, heavy_arcs, light_size):
+def _device_layout(be, graph, cond, sch, heavy_arcs, light_size, tag=()):
     """The condensation and schedule on the GPU (uploaded once per graph, device and schedule;
-    kept in the graph's residency, kind ``"cuda-scc"``)."""
+    kept in the graph's residency, kind ``"cuda-scc"``).  ``tag``: what else tells the schedule
+    apart (a GPU's share of the DAG dispatcher's deal, :func:`digraph.paths.scc_deal.restricted`)."""
     from ....smx import cuda_scc as K
     res = residency(graph)
-    key = (be.device_id, be.sim, int(heavy_arcs), int(light_size))
+    key = (be.device_id, be.sim, int(heavy_arcs), int(light_size)) + tuple(tag)
     d = res.peek("cuda-scc", key)
     if d is None:
         P, n = sch.num_phases, graph.num_vertices
