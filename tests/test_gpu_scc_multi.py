@@ -56,6 +56,9 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, monkeypatch):
         assert crossed > 0 and s["bytes_between_gpus"] >= 8 * crossed
         one = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
         assert s["scc_vertices"] == one.stats["scc_vertices"]
+    again = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-10)
+    assert again.stats["gpu_work_kept"] and "finished_by" not in again.stats  # reset, reused
+    assert np.abs(again.values - exact).sum() <= again.stats["error_bound"] <= 1e-10
 
 
 def test_a_giant_runs_sharded_over_the_gpus(ngpu, monkeypatch):

@@ -191,9 +191,16 @@ def _giant(gpus, devices, graph, cond, c, per_arc, max_iter, stats):
                   w["ecoef"], w["has_coef"], w["vscale"], w["b"], w["x"], w["r"])
         b = be.get(w["r"][p0:p1])
     system = LinearSystem(b=b, arc_scale=sub.weights)
+    # the whole system's contraction factors bound the component's (its columns and rows are
+    # parts of the whole's): its L1 bound r1 / (1 − γ1) at share / (1 − γ1) leaves r1 ≤ share
+    # (a bound of the share itself asked r1 ≤ (1 − γ1) × share: dblp-2010's giant ran 141 rounds)
+    gammas = w["L"].gammas
+    system.error_gammas = gammas
+    share = per_arc * arcs
+    tol = share / (1.0 - gammas[0]) if gammas[0] < 1.0 else share
     sub_stats = RunStats.new()
     xc, _ = multi_gpu.solve(sub, system, devices=list(devices), mode="bsp",
-                            tol=max(per_arc * arcs, 1e-300), max_iter=max_iter, stats=sub_stats,
+                            tol=max(tol, 1e-300), max_iter=max_iter, stats=sub_stats,
                             min_arcs_per_gpu=0)
     for H_ in gpus:
         H_["be"].stats = stats  # the sharded engine's shards counted into its own stats
@@ -262,15 +269,16 @@ def _send(gpus, todo, stats):
     for g, h, pos in todo:
         src, dst = gpus[g], gpus[h]
         stats["bytes_between_gpus"] += int(pos.size) * 8
-        bufs = src.setdefault("idx", {})
-        if (g, h, id(pos)) not in bufs:
+        bufs = src["w"].setdefault("xidx", {})  # kept with the run's arrays
+        got = bufs.get((g, h, id(pos)))
+        if got is None or got[0] is not pos:  # (an id is reused only once pos is gone)
             with src["be"].current():
                 ig = src["be"].put(pos)
             with dst["be"].current():
                 ih = dst["be"].put(pos)
                 buf = dst["be"].xp.empty(pos.size, np.float64)
-            bufs[(g, h, id(pos))] = (ig, ih, buf)
-        ig, ih, buf = bufs[(g, h, id(pos))]
+            got = bufs[(g, h, id(pos))] = (pos, ig, ih, buf)
+        _, ig, ih, buf = got
         be_s, be_d = src["be"], dst["be"]
         if be_s.sim:
             dst["w"]["x"][pos] = src["w"]["x"][pos]
