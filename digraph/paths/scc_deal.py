@@ -27,6 +27,8 @@ that reads it, and never again (its component is final, DiGraph's Observation 2)
 import numpy as np
 from numba import njit
 
+from .scc_schedule import SccSchedule
+
 __all__ = ["deal", "restricted", "crossings"]
 
 
@@ -107,10 +109,13 @@ def deal(cond, sch, k, giant_arcs=None):
     return owner, giant
 
 
-class _Restricted:
+class _Restricted(SccSchedule):
     """A schedule's view for one GPU (:func:`restricted`): the attributes of
     :class:`~digraph.paths.scc_schedule.SccSchedule`, its queues and heavy lists holding only
     that GPU's components."""
+
+    def __init__(self, sch):  # a copy of the whole schedule's attributes, not a new schedule
+        self.__dict__.update(sch.__dict__)
 
 
 def restricted(cond, sch, owner, g, giant=None):
@@ -118,37 +123,12 @@ def restricted(cond, sch, owner, g, giant=None):
     phase's queue holds its light components there (the ready ones first), its heavy lists its
     heavy components there but the ``giant`` ones; the predecessor counts and same-phase arcs are
     the whole schedule's (a light piece lies on one GPU, so they stay inside it)."""
-    r = _Restricted()
-    r.__dict__.update(sch.__dict__)
-    P = sch.num_phases
+    r = _Restricted(sch)
     mine = owner == g
     if giant is not None:
         mine = mine & ~giant
-    light = ~sch.heavy & mine
-    hd = sch.phase
-    r.light_count = np.bincount(hd[light], minlength=P).astype(np.int64)
-    r.queue_offsets = np.zeros(P + 1, np.int64)
-    np.cumsum(r.light_count, out=r.queue_offsets[1:])
-    ready = np.flatnonzero(light & (sch.pending == 0))
-    ready = ready[np.argsort(hd[ready], kind="stable")]
-    r.first_count = np.bincount(hd[ready], minlength=P).astype(np.int64)
-    r.queue0 = np.full(int(r.queue_offsets[-1]), -1, np.int32)
-    starts = np.repeat(r.queue_offsets[:-1], r.first_count)
-    within = np.arange(ready.size) - np.repeat(np.cumsum(r.first_count) - r.first_count,
-                                               r.first_count)
-    r.queue0[starts + within] = ready
-    hc = sch.heavy_comps[mine[sch.heavy_comps]]  # sorted by phase, as in the whole schedule
-    sizes = np.diff(cond.comp_offsets)
-    lens = sizes[hc]
-    r.heavy_positions = (np.repeat(cond.comp_offsets[hc] - np.cumsum(lens) + lens, lens)
-                         + np.arange(int(lens.sum()))).astype(np.int32)
-    r.heavy_offsets = np.zeros(P + 1, np.int64)
-    np.cumsum(np.bincount(hd[hc], weights=lens, minlength=P).astype(np.int64),
-              out=r.heavy_offsets[1:])
-    r.heavy_comps = hc
-    r.heavy_arcs = np.bincount(hd[hc], weights=cond.comp_arcs[hc], minlength=P).astype(np.int64)
-    r.heavy_in_arcs = int((cond.ein_offsets[cond.comp_offsets[hc + 1]]
-                           - cond.ein_offsets[cond.comp_offsets[hc]]).sum())
+    r.queues(~sch.heavy & mine)
+    r.heavy_lists(cond, sch.heavy_comps[mine[sch.heavy_comps]])  # sorted by phase, as before
     r.gpu = int(g)
     return r
 

@@ -110,7 +110,14 @@ class SccSchedule:
         self.heavy, self.phase, self.num_phases = heavy, hd, P
         self.pending, self.eout_offsets, self.eout_comp = _same_phase_arcs(
             cond.comp_offsets, cond.ein_offsets, comp_of_pos, cond.ein_sources, heavy, hd)
-        light = ~heavy
+        self.queues(~heavy)
+        hc = np.flatnonzero(heavy)
+        self.heavy_lists(cond, hc[np.argsort(hd[hc], kind="stable")])
+
+    def queues(self, light):
+        """The phases' queues of the light components where ``light`` (``light_count``,
+        ``queue_offsets``, ``first_count``, ``queue0``)."""
+        hd, P = self.phase, self.num_phases
         self.light_count = np.bincount(hd[light], minlength=P).astype(np.int64)
         self.queue_offsets = np.zeros(P + 1, np.int64)
         np.cumsum(self.light_count, out=self.queue_offsets[1:])
@@ -122,9 +129,12 @@ class SccSchedule:
         within = np.arange(ready.size) - np.repeat(np.cumsum(self.first_count) - self.first_count,
                                                    self.first_count)
         self.queue0[starts + within] = ready
-        hc = np.flatnonzero(heavy)
-        hc = hc[np.argsort(hd[hc], kind="stable")]
-        lens = sizes[hc]
+
+    def heavy_lists(self, cond, hc):
+        """The heavy lists of the components ``hc`` (sorted by phase): ``heavy_positions``,
+        ``heavy_offsets``, ``heavy_comps``, ``heavy_arcs``, ``heavy_in_arcs``."""
+        hd, P = self.phase, self.num_phases
+        lens = np.diff(cond.comp_offsets)[hc]
         self.heavy_positions = (np.repeat(cond.comp_offsets[hc] - np.cumsum(lens) + lens, lens)
                                 + np.arange(int(lens.sum()))).astype(np.int32)
         per = np.bincount(hd[hc], weights=lens, minlength=P).astype(np.int64)
