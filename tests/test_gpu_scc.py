@@ -391,6 +391,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monke
                         dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=4))
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
+    assert res.stats["gpus_named"] == 2
     assert res.stats["gpus"] == 2 and "dealt over 2 GPUs" in res.stats["route"]
     assert sum(res.stats["gpu_components"]) == res.stats["scc_vertices"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"] <= 1e-10

@@ -59,6 +59,10 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, monkeypatch):
     again = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-10)
     assert again.stats["gpu_work_kept"] and "finished_by" not in again.stats  # reset, reused
     assert np.abs(again.values - exact).sum() <= again.stats["error_bound"] <= 1e-10
+    _settings(monkeypatch, heavy_arcs=6, min_arcs_per_gpu=m // 2)  # two GPUs' worth of arcs
+    r = digraph.run(g, "pagerank", mode="scc", device=_devices(min(3, ngpu)), tol=1e-10)
+    assert r.stats["gpus"] == 2 and r.stats["gpus_named"] == min(3, ngpu)
+    assert np.abs(r.values - exact).sum() <= r.stats["error_bound"] <= 1e-10
 
 
 def test_a_giant_runs_sharded_over_the_gpus(ngpu, monkeypatch):

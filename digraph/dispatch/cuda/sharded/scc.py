@@ -94,7 +94,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     stats["time_condensation"] = t_build
     stats["gpu"] = "CUDA simulator" if first["be"].sim else _gpu_name(first["be"])
     stats["gpus"] = k
-    stats["gpus_named"] = k
+    stats.setdefault("gpus_named", k)  # digraph.run sets it: the GPUs named, not only those used
     stats["bytes_between_gpus"] = 0
     stats["gpu_components"] = np.bincount(owner, minlength=k).tolist()
     stats["gpu_arcs"] = np.bincount(owner, weights=cond.comp_arcs, minlength=k).astype(
@@ -124,8 +124,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
                 with G["be"].current():
                     (G["units"].heavy if heavy else G["units"].light)(kph, budget / inside, vmax)
         for c in big:  # while the dealt groups run
-            giant_sweeps[c] = _giant(gpus, devices, graph, cond, c, budget / inside, max_iter,
-                                     stats)
+            giant_sweeps[c] = _giant(gpus, devices, cond, c, budget / inside, max_iter, stats)
         _sync(gpus)
         _send(gpus, cross.get(u, ()), stats)
         t_now = time.perf_counter()
@@ -171,7 +170,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
                       _linear)
 
 
-def _giant(gpus, devices, graph, cond, c, per_arc, max_iter, stats):
+def _giant(gpus, devices, cond, c, per_arc, max_iter, stats):
     """Component ``c`` solved sharded over ``devices``: its inputs pulled on GPU 0 (whose ``x``
     holds them) make ``b`` of its own system, which :func:`~digraph.dispatch.multi_gpu.solve`
     runs (``bsp``) to an error of at most the component's share of the budget; the values land
