@@ -219,10 +219,9 @@ def run_arrays(be, graph, system, cond, sch, d, settings, key):
 def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
     (the state on the device in the graph's vertex order, converged)."""
-    from .linear import _linear
+    from ....smx import cuda_scc as K
     settings = DEFAULT if settings is None else settings
     check_settings(settings, system)
-    from ....smx import cuda_scc as K
     xp = be.xp
     t_last = time.perf_counter()
     n = graph.num_vertices
@@ -293,17 +292,17 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
                                     for t, r in zip(units.heavy_trace, heavy_rounds)]
     if settings.trace_light:
         stats["scc_light_trace"] = be.get(units.trace).reshape(-1, K.TRACE)[:cond.num_components]
-    return finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped,
-                  _linear)
+    return finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped)
 
 
-def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped, linear):
+def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped):
     """(state, converged) of a run whose answer ``out`` has the certificate (bound, r1, floor):
     certified, capped, or finished by ``bsp`` from the exact residual."""
+    from .linear import _linear
     if certified(bound, r1, floor, tol, stats):
         return out, True
     if capped:
         return out, False
     driver.hand_over(stats, "bsp", "the components left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    return linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
+    return _linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))

@@ -53,7 +53,6 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     order, converged).  ``settings``: a
     :class:`~digraph.dispatch.cuda.one_gpu.scc.GpuSccSettings` (default its ``DEFAULT``)."""
     from ....smx import cuda_scc as K
-    from ..one_gpu.linear import _linear
     settings = one_gpu_scc.DEFAULT if settings is None else settings
     check_settings(settings, system)
     t_last = time.perf_counter()
@@ -166,8 +165,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     stats["residual_l1"] = float(r1)
     stats["scc_phase_ms"] = phase_ms
     with be0.current():
-        return finish(be0, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped,
-                      _linear)
+        return finish(be0, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped)
 
 
 def _giant(gpus, devices, cond, c, per_arc, max_iter, stats):
@@ -269,6 +267,9 @@ def _send(gpus, todo, stats):
     for g, h, pos in todo:
         src, dst = gpus[g], gpus[h]
         stats["bytes_between_gpus"] += int(pos.size) * 8
+        if src["be"].sim:
+            dst["w"]["x"][pos] = src["w"]["x"][pos]
+            continue
         bufs = src["w"].setdefault("xidx", {})  # kept with the run's arrays
         got = bufs.get((g, h, id(pos)))
         if got is None or got[0] is not pos:  # (an id is reused only once pos is gone)
@@ -280,9 +281,6 @@ def _send(gpus, todo, stats):
             got = bufs[(g, h, id(pos))] = (pos, ig, ih, buf)
         _, ig, ih, buf = got
         be_s, be_d = src["be"], dst["be"]
-        if be_s.sim:
-            dst["w"]["x"][pos] = src["w"]["x"][pos]
-            continue
         with be_s.current():
             vals = src["w"]["x"][ig]
             be_s.sync()
