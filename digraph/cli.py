@@ -394,8 +394,7 @@ def _check_paths(args):
         check_output_path(args.stats, "--stats")
     if args.cache:
         from .paths.cache_folder import check_writable
-        from .paths.pathset import ARRAYS
-        check_writable(args.cache, ARRAYS)
+        check_writable(args.cache)
 
 
 class _Null:

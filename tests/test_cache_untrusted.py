@@ -114,7 +114,7 @@ def assert_rebuilt_by_run(graph, d, answer):
     again = load_or_build(graph, d)
     assert "load" in again.timings  # reused: not rebuilt at every run
     gen = manifest(d)["generation"]
-    assert sorted(p.name for p in d.iterdir()) == sorted([".lock", "manifest.json", f"arrays-{gen}"])
+    assert sorted(p.name for p in d.iterdir()) == sorted([".digraph-cache", ".lock", "manifest.json", f"arrays-{gen}"])
 
 
 def test_a_good_cache_loads_and_has_checksums(graph, cache):

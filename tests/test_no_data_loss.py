@@ -53,9 +53,11 @@ def cache_names(d):
 
 
 def assert_clean_cache(d):
-    """Only the manifest, the lock and the one generation the manifest names."""
-    gen = json.loads((Path(d) / "manifest.json").read_text())["generation"]
-    assert cache_names(d) == sorted([".lock", "manifest.json", f"arrays-{gen}"])
+    """Only the marker, the manifest, the lock and the one generation the manifest names; the
+    manifest keeps the marker's folder id."""
+    man = json.loads((Path(d) / "manifest.json").read_text())
+    assert cache_names(d) == sorted([".digraph-cache", ".lock", "manifest.json", f"arrays-{man['generation']}"])
+    assert man["folder"] == json.loads((Path(d) / ".digraph-cache").read_text())["id"]
 
 
 # ----------------------------------------------------------------------------- the Python API
@@ -116,12 +118,13 @@ def test_replacing_a_cache_keeps_no_old_copy_and_never_a_user_file(tmp_path, gra
     names = cache_names(d)
     names.remove("README.txt")
     gen = json.loads((d / "manifest.json").read_text())["generation"]
-    assert names == sorted([".lock", "manifest.json", f"arrays-{gen}"])
+    assert names == sorted([".digraph-cache", ".lock", "manifest.json", f"arrays-{gen}"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]  # nothing stranded beside it
 
 
-def test_a_format_1_cache_is_replaced_and_its_files_removed(tmp_path, graph):
-    """The layout before generations: the arrays beside the manifest."""
+def test_a_format_1_cache_is_refused_untouched(tmp_path, graph):
+    """The layout before generations kept the arrays beside the manifest: such a folder cannot be
+    told from a user's folder of ``.npy`` files by anything only a writer wrote, so it is left."""
     d = tmp_path / "old"
     d.mkdir()
     ps = preprocess(graph)
@@ -129,10 +132,105 @@ def test_a_format_1_cache_is_replaced_and_its_files_removed(tmp_path, graph):
         np.save(d / f"{name}.npy", a)
     man = ps.manifest() | {"format_version": 1}
     (d / "manifest.json").write_text(json.dumps(man))
+    before = snapshot(d)
     with pytest.raises(CacheError, match="format version 1"):
         PathSet.load(d)
-    b = load_or_build(graph, d)
-    assert "load" not in b.timings  # rebuilt
+    with pytest.raises(CacheError, match=r"old: is a folder that is not a digraph path cache"):
+        load_or_build(graph, d)
+    assert snapshot(d) == before
+
+
+def _legacy(d):
+    """Make the cache in ``d`` look as one written before markers existed."""
+    (d / ".digraph-cache").unlink()
+    man = json.loads((d / "manifest.json").read_text())
+    del man["folder"]
+    (d / "manifest.json").write_text(json.dumps(man))
+
+
+def test_a_cache_written_before_markers_is_read_and_adopted(tmp_path, graph):
+    d = tmp_path / "c"
+    preprocess(graph, dmax=3).save(d)
+    _legacy(d)
+    assert PathSet.load(d, graph=graph).params["dmax"] == 3  # still read
+    assert not (d / ".digraph-cache").exists()  # a reader writes nothing
+    preprocess(graph, dmax=5).save(d)  # recognised by its manifest's content, then marked
+    assert PathSet.load(d, graph=graph).params["dmax"] == 5
+    assert_clean_cache(d)
+
+
+@pytest.mark.parametrize("content", [
+    '{"name": "app"}',  # a web app's manifest
+    '{"format": "digraph-pathset", "format_version": 3, "generation": "0123456789abcdef"}',  # no such folder
+    "not json at all",
+])
+@pytest.mark.parametrize("call", ["save", "load_or_build", "run"])
+def test_a_folder_holding_only_a_file_named_manifest_json_is_refused(tmp_path, graph, content, call):
+    d = tmp_path / "webapp"
+    d.mkdir()
+    (d / "manifest.json").write_text(content)
+    before = snapshot(d)
+    with pytest.raises(CacheError, match=r"webapp: is a folder that is not a digraph path cache .*manifest\.json"):
+        if call == "save":
+            preprocess(graph).save(d)
+        elif call == "load_or_build":
+            load_or_build(graph, d)
+        else:
+            digraph.run(graph, "sssp", source=0, mode="path", cache=d)
+    assert snapshot(d) == before
+    assert cache_names(d) == ["manifest.json"]
+
+
+@pytest.mark.parametrize("names", [["path_heat.npy"], ["path_heat.npy", "dag_offsets.npy", ".lock"],
+                                   ["arrays-0123456789abcdef/path_offsets.npy"], [".digraph-cache"]])
+def test_a_folder_holding_files_named_like_a_caches_is_refused(tmp_path, graph, names):
+    d = tmp_path / "npydir"
+    for name in names:
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".npy"):
+            np.save(d / name, np.ones(3))
+        else:
+            (d / name).write_text("mine\n")  # a user's .lock, a forged or damaged marker
+    before = snapshot(d)
+    with pytest.raises(CacheError, match="npydir: is a folder that is not a digraph path cache"):
+        preprocess(graph).save(d)
+    with pytest.raises(CacheError, match="not a digraph path cache"):
+        load_or_build(graph, d)
+    assert snapshot(d) == before
+
+
+def test_a_marker_is_not_taken_from_a_name_alone(tmp_path, graph):
+    """A marker of another format or version, or with a malformed id, marks nothing."""
+    for i, mark in enumerate([{"format": "digraph-cache-folder", "version": 2, "id": "0" * 32},
+                              {"format": "other", "version": 1, "id": "0" * 32},
+                              {"format": "digraph-cache-folder", "version": 1, "id": "../x"}]):
+        d = tmp_path / f"m{i}"
+        d.mkdir()
+        (d / ".digraph-cache").write_text(json.dumps(mark))
+        (d / "path_heat.npy").write_bytes(b"mine")
+        with pytest.raises(CacheError, match="not a digraph path cache"):
+            preprocess(graph).save(d)
+        assert (d / "path_heat.npy").read_bytes() == b"mine"
+
+
+def test_an_interrupted_first_write_into_an_empty_folder_leaves_it_empty(tmp_path, graph, monkeypatch):
+    d = tmp_path / "empty"
+    d.mkdir()
+    real_save = np.save
+    calls = {"n": 0}
+
+    def failing_save(f, a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real_save(f, a, **kw)
+
+    monkeypatch.setattr(pathset_mod.np, "save", failing_save)
+    with pytest.raises(KeyboardInterrupt):
+        preprocess(graph).save(d)
+    monkeypatch.undo()
+    assert cache_names(d) in ([], [".lock"])  # no marker: the folder is not claimed
+    preprocess(graph).save(d)
     assert_clean_cache(d)
 
 
@@ -140,7 +238,7 @@ def test_a_cache_with_a_damaged_manifest_is_still_ours(tmp_path, graph):
     d = tmp_path / "c"
     preprocess(graph).save(d)
     (d / "manifest.json").write_text("{ half a manif")
-    ps = load_or_build(graph, d)  # rebuilt over it: every name in the folder is a cache's
+    ps = load_or_build(graph, d)  # rebuilt over it: the marker says the folder is a cache's
     assert "load" not in ps.timings
     assert_clean_cache(d)
 
@@ -248,6 +346,75 @@ def test_writers_take_turns_and_a_reader_never_sees_a_mix(tmp_path, graph):
     assert_clean_cache(d)
 
 
+# The publish (manifest swap) and collect (stale generations deleted) steps, interleaved with a
+# reader at each point a reader can be overtaken, deterministically.
+
+def test_a_reader_overtaken_by_a_writer_keeps_the_new_generation(tmp_path, graph, monkeypatch):
+    """A writer publishes a new cache after a reader read the old one and before the reader tidies
+    up: the reader must keep the generation the manifest names now, not the one it read."""
+    d = tmp_path / "c"
+    old, new = preprocess(graph, dmax=2), preprocess(graph, dmax=7)
+    old.save(d)
+    real = pathset_mod.validate.load_checked
+    done = []
+
+    def then_a_writer(*a, **kw):
+        out = real(*a, **kw)
+        if not done:
+            done.append(1)
+            new.save(d)  # publishes and collects the generation this reader just read
+        return out
+
+    monkeypatch.setattr(pathset_mod.validate, "load_checked", then_a_writer)
+    assert PathSet.load(d, graph=graph, mmap=False).params["dmax"] == 2  # what it read, whole
+    monkeypatch.undo()
+    assert PathSet.load(d, graph=graph).params["dmax"] == 7  # the writer's cache is intact
+    assert_clean_cache(d)
+
+
+@pytest.mark.parametrize("writes", [1, 2])
+def test_a_reader_whose_generation_was_collected_reads_the_current_one(tmp_path, graph, monkeypatch, writes):
+    """Writers publish (and collect the reader's generation) between the reader's manifest read and
+    its array reads: the reader retries on the manifest that is current, never answers a mix."""
+    d = tmp_path / "c"
+    versions = [preprocess(graph, dmax=k) for k in (2, 5, 7)]
+    versions[0].save(d)
+    real = PathSet.read_manifest
+    done = []
+
+    def then_writers(directory):
+        man = real(directory)
+        if not done:
+            done.append(1)
+            for ps in versions[1:1 + writes]:
+                ps.save(d)
+        return man
+
+    monkeypatch.setattr(PathSet, "read_manifest", staticmethod(then_writers))
+    back = PathSet.load(d, graph=graph, mmap=False)
+    monkeypatch.undo()
+    want = versions[writes]
+    assert back.params["dmax"] == want.params["dmax"]
+    for name, a in want.arrays().items():
+        assert np.array_equal(getattr(back, name), a), name
+    assert_clean_cache(d)
+
+
+def test_a_reader_never_tidies_a_folder_whose_manifest_is_not_its_own(tmp_path, graph):
+    """A manifest whose folder id is not the marker's (copied in from another cache) makes a
+    reader leave every generation alone."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    preprocess(graph, dmax=2).save(a)
+    preprocess(graph, dmax=3).save(b)
+    gen_b = json.loads((b / "manifest.json").read_text())["generation"]
+    man_a = json.loads((a / "manifest.json").read_text())
+    import shutil
+    shutil.copytree(a / f"arrays-{man_a['generation']}", b / f"arrays-{man_a['generation']}")
+    (b / "manifest.json").write_text(json.dumps(man_a))  # b's marker, a's manifest
+    assert PathSet.load(b, graph=graph).params["dmax"] == 2
+    assert (b / f"arrays-{gen_b}").is_dir()  # not collected by a reader
+
+
 def test_atomic_file_keeps_the_old_content_when_interrupted(tmp_path):
     f = tmp_path / "ranks.csv"
     f.write_text("old\n")
@@ -294,11 +461,19 @@ def test_cli_preprocess_into_the_current_directory_is_refused(tmp_path, graph_fi
 
 @pytest.mark.parametrize("option", [["preprocess", "{g}", "-o", "{t}"],
                                     ["run", "pagerank", "{g}", "--mode", "path", "--cache", "{t}"]])
-@pytest.mark.parametrize("target", ["folder", "file"])
+@pytest.mark.parametrize("target", ["folder", "file", "manifest", "npy"])
 def test_cli_cache_options_refuse_user_paths(tmp_path, graph_file, option, target):
     t = user_folder(tmp_path) if target == "folder" else tmp_path / "f.txt"
     if target == "file":
         t.write_text("keep\n")
+    elif target == "manifest":  # a web app's folder
+        t = tmp_path / "webapp"
+        t.mkdir()
+        (t / "manifest.json").write_text('{"name":"app"}\n')
+    elif target == "npy":  # arrays named like a cache's
+        t = tmp_path / "npydir"
+        t.mkdir()
+        np.save(t / "path_heat.npy", np.ones(3))
     before = snapshot(tmp_path)
     p = cli(*[a.format(g=graph_file, t=t) for a in option])
     assert p.returncode == 2 and p.stderr.startswith("digraph: error: "), p.stderr

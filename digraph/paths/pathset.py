@@ -66,6 +66,28 @@ def _current_generation(directory):
     return gen if isinstance(gen, str) else None
 
 
+def _tidy(directory):
+    """Delete what an interrupted writer left in ``directory`` (never blocks, never a user's file).
+
+    Only in a folder whose marker and manifest carry the same folder id, and keeping the generation
+    the manifest names *now*, read under the writer lock: a writer may have replaced the cache
+    since this reader read it, and the generation it read is then the stale one.
+    """
+    fid = cache_folder.folder_id(directory)
+    if fid is None:
+        return
+    with cache_folder.try_writer_lock(directory) as locked:
+        if not locked:
+            return
+        try:
+            man = cache_folder.read_json(Path(directory) / MANIFEST)
+        except (OSError, CacheError):
+            return
+        gen = man.get("generation") if isinstance(man, dict) else None
+        if isinstance(gen, str) and man.get("folder") == fid:
+            cache_folder.remove_stale(directory, gen, ARRAYS)
+
+
 def engine_version():
     """``digraph.__version__`` (read lazily: the package may still be initialising)."""
     try:
@@ -280,25 +302,31 @@ class PathSet:
         then ``manifest.json``, which names that generation, is swapped in with ``os.replace``: a
         reader or a crash sees the old cache or the new one, never a mix, never an empty folder.
         The replaced generation (and any left by an earlier crash) is then deleted.  Writers of one
-        folder take turns (a lock file ``.lock``).  See :mod:`digraph.paths.cache_folder`.
+        folder take turns (a lock file ``.lock``).  A folder is written only when it is new, empty
+        or marked as a digraph cache (``.digraph-cache``, written first; its random id is kept in
+        the manifest as ``"folder"``).  See :mod:`digraph.paths.cache_folder`.
 
         Raises
         ------
         CacheError
             ``directory`` exists but is not a digraph cache (a regular file, or a folder holding
-            other files): nothing there is touched.
+            other files, even files named like a cache's): nothing there is touched.
 
         Returns
         -------
         pathlib.Path
         """
         directory = Path(directory)
-        cache_folder.check_writable(directory, ARRAYS)
+        cache_folder.check_writable(directory)
         created = not os.path.lexists(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        marked = {"written": False}
         try:
-            self._save_locked(directory)
+            self._save_locked(directory, marked)
         except BaseException:
+            if created or marked["written"] and not (directory / MANIFEST).exists():
+                # a first write that failed: the folder goes back to what it was
+                cache_folder.remove_marker(directory)
             if created:  # leave nothing where nothing was
                 with contextlib.suppress(OSError):
                     (directory / cache_folder.LOCK).unlink()
@@ -306,9 +334,10 @@ class PathSet:
             raise
         return directory
 
-    def _save_locked(self, directory):
+    def _save_locked(self, directory, marked):
         with cache_folder.writer_lock(directory):
-            cache_folder.check_writable(directory, ARRAYS)  # again: another process may have won
+            cache_folder.check_writable(directory)  # again: another process may have won
+            fid, marked["written"] = cache_folder.ensure_marker(directory)
             gen = cache_folder.new_generation()
             gdir = cache_folder.generation_dir(directory, gen)
             try:
@@ -327,6 +356,7 @@ class PathSet:
                 for name, crc in crcs.items():
                     man["arrays"][name]["crc32"] = crc
                 man["generation"] = gen
+                man["folder"] = fid
                 cache_folder.write_manifest(directory, man)
             except BaseException:
                 cache_folder.remove_stale(directory, _current_generation(directory), ARRAYS)
@@ -387,9 +417,7 @@ class PathSet:
                 # a writer may have replaced the cache (and deleted our generation) meanwhile
                 if attempt == 2 or _current_generation(directory) == man.get("generation"):
                     raise
-        with cache_folder.try_writer_lock(directory) as locked:
-            if locked:  # tidy up after a writer that was interrupted (never blocks)
-                cache_folder.remove_stale(directory, man.get("generation"), ARRAYS)
+        _tidy(directory)
         timings = dict(man.get("timings", {}))
         ps = cls(arrays=arrays, num_vertices=man["num_vertices"], num_arcs=man["num_arcs"],
                  num_scc=man["num_scc"], params=man.get("params", {}),

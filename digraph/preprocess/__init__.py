@@ -219,8 +219,7 @@ def load_or_build(graph, cache_dir, rebuild=False, *, jobs=None, **params):
         except CacheError:
             pass
     from ..paths import cache_folder
-    from ..paths.pathset import ARRAYS
-    cache_folder.check_writable(cache_dir, ARRAYS)  # refuse a user's folder before the work
+    cache_folder.check_writable(cache_dir)  # refuse a user's folder before the work
     ps = preprocess(graph, jobs=jobs, **checked)
     ps.save(cache_dir)
     return ps

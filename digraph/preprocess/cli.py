@@ -70,9 +70,8 @@ def _preprocess(args, out):
     from . import preprocess
 
     from ..paths.cache_folder import check_writable
-    from ..paths.pathset import ARRAYS
 
-    check_writable(args.output, ARRAYS)  # before the work, not after it
+    check_writable(args.output)  # before the work, not after it
     kwargs = {}
     if args.num_vertices is not None:
         kwargs["num_vertices"] = args.num_vertices
