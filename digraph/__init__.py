@@ -12,19 +12,22 @@ Quick start::
     print(r.top(10), r.stats)
 """
 
-from . import compiling
+from . import interrupts
 
-compiling.ensure_cache_location()  # before any kernel is defined: Numba needs a writable cache
+with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exit 130, no traceback
+    from . import compiling
 
-from . import algorithms, errors  # noqa: E402
-from .algorithms import Algorithm  # noqa: E402
-from .graph import Graph  # noqa: E402
-from .io import load  # noqa: E402
-from .paths import PathSet  # noqa: E402
-from .preprocess import preprocess  # noqa: E402 - the function; the package stays importable as digraph.preprocess.*
-from .result import Result, RunStats  # noqa: E402
-from .compiling import warmup  # noqa: E402
-from .run import run  # noqa: E402
+    compiling.ensure_cache_location()  # before any kernel is defined: Numba needs a writable cache
+
+    from . import algorithms, errors
+    from .algorithms import Algorithm
+    from .graph import Graph
+    from .io import load
+    from .paths import PathSet
+    from .preprocess import preprocess  # the function; the package stays importable as digraph.preprocess.*
+    from .result import Result, RunStats
+    from .compiling import warmup
+    from .run import run
 
 __version__ = "0.1.0"
 

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from .errors import InvalidParameterError, InvalidWeightError, VertexNotFoundError
+from .interrupts import check as _check_interrupt, deferring
 
 __all__ = ["Graph"]
 
@@ -103,6 +104,7 @@ class Graph:
 
     # ------------------------------------------------------------------ construction
     @classmethod
+    @deferring
     def from_arrays(cls, src, dst, weight=None, *, num_vertices=None, vertex_ids=None,
                     directed=True, name=None):
         """Build a graph from arc arrays.
@@ -126,7 +128,8 @@ class Graph:
         Raises
         ------
         InvalidParameterError
-            Arrays of different lengths, non-integer ids, an id outside ``num_vertices``.
+            Arrays of different lengths, non-integer ids, an id outside the int64 range (unsigned
+            ids of 2**63 and above are refused, never wrapped) or outside ``num_vertices``.
         InvalidWeightError
             A NaN weight.
         """
@@ -138,8 +141,17 @@ class Graph:
         for a, nm in ((src, "src"), (dst, "dst")):
             if a.size and not np.issubdtype(a.dtype, np.integer):
                 if np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a)) and np.all(a == np.floor(a)):
+                    out = np.flatnonzero((a < -2.0**63) | (a >= 2.0**63))
+                    if out.size:
+                        raise InvalidParameterError(f"{nm}[{out[0]}] = {a[out[0]]!r} is outside the int64 "
+                                                    "range of vertex ids")
                     continue
                 raise InvalidParameterError(f"{nm} must hold integer vertex ids (got dtype {a.dtype})")
+            if a.size and a.dtype.kind == "u" and a.dtype.itemsize == 8:
+                out = np.flatnonzero(a >= np.uint64(2**63))
+                if out.size:  # would wrap to a negative id
+                    raise InvalidParameterError(f"{nm}[{out[0]}] = {int(a[out[0]])} is outside the int64 range "
+                                                "of vertex ids (2**63 and above)")
         src = src.astype(np.int64, copy=False)
         dst = dst.astype(np.int64, copy=False)
         if weight is not None:
@@ -171,6 +183,7 @@ class Graph:
         else:
             vertex_ids, s, d = _renumber(src, dst)
             n = vertex_ids.size
+        _check_interrupt()
         itype = _index_dtype(n)
         s = s.astype(itype, copy=False)
         d = d.astype(itype, copy=False)

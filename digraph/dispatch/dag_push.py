@@ -44,6 +44,7 @@ from ..smx import cpu_scc_split as KS
 from . import driver, vertex_async
 from .convergence import certified, certified_bound, pending_budget, quick_contraction
 from .systems import linear_factors
+from ..interrupts import check as _check_interrupt
 
 __all__ = ["solve", "DagPushSettings", "DEFAULT"]
 
@@ -304,6 +305,7 @@ def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, v
     pending = np.zeros((T, 2), np.float64)
     rounds = 0
     while True:
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         KS.chunk_pending(bounds, r, acc, seen, pending)
         if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
             break
@@ -343,6 +345,7 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
     args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
             box_tgt, box_val, box_len)
     while not ((top <= vmax) if linf else (mass <= budget)):
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         if rounds >= max_sweeps:
             cnt[0, K.CAPPED] += 1
             break

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import progress
+from ..interrupts import check as _check_interrupt
 from .convergence import linear_error_bound, residual_threshold, tightened, verdict
 
 __all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
@@ -124,6 +125,7 @@ def linear(engine, *, n, gammas, normalize, tol, max_iter, stats, settings=DEFAU
             said = verdict(bound, r1, floor, tol, stats)
             outcome = "converged" if said == "converged" else "stalled"
             break
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         progress.report(stats["rounds"], bound)
         engine.step(theta)
         stats["rounds"] += 1
@@ -157,6 +159,7 @@ def worklist(engine, *, max_iter, stats):
             return True
         if stats["rounds"] >= max_iter:
             return False
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         progress.report(stats["rounds"], None, frontier=int(active))
         engine.step()
         stats["rounds"] += 1
@@ -178,6 +181,7 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     last_diff = np.inf
     diffs = []
     while not converged and rounds < max_iter:
+        _check_interrupt()
         bound, delta, diff = step()
         rounds += 1
         converged = stop(bound, delta, diff, last_diff, g1, tol, stats)

@@ -28,6 +28,7 @@ from numba import njit, prange
 
 from .convergence import neumaier_add
 from .systems import linear_factors
+from ..interrupts import check as _check_interrupt
 
 __all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DualSettings",
            "DEFAULT"]
@@ -124,6 +125,7 @@ def dual_weights(graph, system, *, settings=None):
     if n == 0:
         return w, 0
     for k in range(1, max_sweeps + 1):
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         s = _sweep(graph.out_offsets, graph.out_targets, src_scale, arc, has_arc, dst_scale, w, nxt)
         # s was measured on w: w / s is a verified super-solution once s > 0
         if s >= slack:

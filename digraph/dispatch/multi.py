@@ -37,6 +37,7 @@ from ..smx.cpu_paths import path_arc_coefficients
 from .convergence import certified, certified_bound, linear_contraction, pending_budget
 from .paths import _Schedule
 from .systems import linear_factors, monotone_arrays, monotone_start
+from ..interrupts import check as _check_interrupt
 
 __all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT"]
 
@@ -336,6 +337,7 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
     converged = False
     bound = r1 = np.inf
     while True:
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         lo = 0
         th = 0.0
         if fam == "linear":

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..graph import Graph
+from ..interrupts import deferring
 from ..memory import check_vertices
 from ._files import EXTENSIONS, FORMATS, detect_format
 from .edgelist import read_edgelist
@@ -25,6 +26,7 @@ from .objects import from_edge_arrays, from_networkx, from_scipy, is_networkx, i
 __all__ = ["load", "FORMATS", "EXTENSIONS"]
 
 
+@deferring
 def load(source, *, format=None, num_vertices=None, weight="weight", weighted=None, directed=None,
          name=None):
     """Load a graph from a file or an in-memory object.

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..interrupts import deferring
 from ..preprocess.errors import CacheError
 from . import cache_folder, validate
 
@@ -385,6 +386,7 @@ class PathSet:
         return man
 
     @classmethod
+    @deferring
     def load(cls, directory, graph=None, expect_params=None, *, mmap=True):
         """Load a cache written by :meth:`save` (arrays memory-mapped, read-only).
 

@@ -15,12 +15,14 @@ __all__ = ["resolve_jobs", "vertex_ranges", "run_parallel"]
 
 def resolve_jobs(jobs):
     """Number of worker threads: ``None`` or ``-1`` = every core, otherwise ``jobs`` (>= 1)."""
+    from ..errors import InvalidParameterError
+    if isinstance(jobs, bool) or not (jobs is None or isinstance(jobs, (int, np.integer))):
+        raise InvalidParameterError(f"jobs must be an integer >= 1 or -1 (every core), got {jobs!r:.60}")
     if jobs is None or jobs == -1:
         return max(1, os.cpu_count() or 1)
     jobs = int(jobs)
-    if jobs < 1:
-        from ..errors import InvalidParameterError
-        raise InvalidParameterError(f"jobs must be >= 1 or -1 (every core), got {jobs}")
+    if not 1 <= jobs <= 2**63 - 1:
+        raise InvalidParameterError(f"jobs must be an integer >= 1 or -1 (every core), got {str(jobs)[:60]}")
     return jobs
 
 
@@ -41,8 +43,12 @@ def run_parallel(func, arg_tuples, jobs):
     if jobs <= 1 or len(arg_tuples) <= 1:
         return [func(*a) for a in arg_tuples]
     from joblib import Parallel, delayed
-    return Parallel(n_jobs=min(jobs, len(arg_tuples)), backend="threading")(
+
+    from ..interrupts import check
+    out = Parallel(n_jobs=min(jobs, len(arg_tuples)), backend="threading")(
         delayed(func)(*a) for a in arg_tuples)
+    check()  # every worker has returned: a Ctrl-C that came meanwhile is raised here
+    return out
 
 
 class Workspace:

@@ -12,6 +12,7 @@ from .. import driver, vertex_async
 from ..convergence import certified, certified_bound, linear_contraction, pending_budget
 from ..systems import linear_factors
 from .schedule import _aging, _chunks, _count, _count_check, _min_score, _walk_arrays
+from ...interrupts import check as _check_interrupt
 
 __all__ = []
 
@@ -52,6 +53,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, settin
     out_of_rounds = False
     stalled = False
     while True:
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
@@ -238,7 +240,7 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
     rounding floor) is left as :func:`_fused_layer` leaves it, and the run finishes by vertex push.
     """
     L_n = sched.num_layers
-    if W <= 0:
+    if W <= 0 or W > L_n:  # 0: every higher layer; a window never needs more slots than layers
         W = max(L_n, 1)
     T = numba.config.NUMBA_NUM_THREADS
     hist3 = np.zeros((T, W, 128), np.int64)

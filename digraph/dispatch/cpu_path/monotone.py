@@ -7,6 +7,7 @@ import numpy as np
 from ...smx import cpu_paths as P
 from ..systems import monotone_arrays, monotone_start
 from .schedule import _chunks, _count, _count_check, _walk_arrays
+from ...interrupts import check as _check_interrupt
 
 __all__ = []
 
@@ -30,6 +31,7 @@ def _solve_monotone(graph, sys, max_iter, stats, ps, sched, rep, settings, fuse=
     gvalue = value[rep.arc_ids] if has_value else value
     converged = False
     while True:
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             while parts.size:
