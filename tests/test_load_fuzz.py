@@ -92,12 +92,15 @@ def _fields(line, comma):
     return re.split(rb"[ \t\r]+", s)
 
 
-def _arcs(data, start, comma, expect, base, limit):
+def _arcs(data, start, comma, expect, base, limit, most=None):
     """The documented line rules: 2 or 3 fields (``expect`` when given), the same count on every
     line; ids decimal int64 (``base`` subtracted; in ``0..limit-1`` when ``limit >= 0``); weights
-    decimal floats or inf/infinity/nan, NaN refused."""
+    decimal floats or inf/infinity/nan, NaN refused; a data line beyond the first ``most`` (when
+    given) refused."""
     arcs, weights, ncols = [], [], expect
     for no, pos, end in _data_lines(data, start):
+        if most is not None and len(arcs) == most:
+            raise _Bad(no)
         f = _fields(data[pos:end], comma)
         if len(f) not in (2, 3) or (ncols and len(f) != ncols):
             raise _Bad(no)
@@ -125,6 +128,13 @@ def _is_number(text):
     return True
 
 
+def _is_header(fields):
+    """A csv/tsv first data line is a header when every field is a name: not empty, not starting
+    like a number, not a number for float()."""
+    return bool(fields) and all(f and not re.match(r"[+-]?\.?[0-9]", f) and not _is_number(f)
+                                for f in fields)
+
+
 def _decompress(data, name):
     if data and (name.endswith(".gz") or data[:2] == b"\x1f\x8b"):
         try:
@@ -145,11 +155,11 @@ def _expect_edgelist(data, fmt, num_vertices):
     """(arcs, weights, vertex count) of a valid edge list; raise _Bad for an invalid one."""
     comma, header = fmt == "csv", fmt in ("csv", "tsv")
     start = len(BOM) if data.startswith(BOM) else 0
-    if header:  # a first data line that is not all numbers is a header
+    if header:  # a first data line whose fields are all names is a header
         for _, pos, end in _data_lines(data, start):
             text = data[pos:end].rstrip(b"\r").decode("utf-8", errors="replace")
             fields = [f.strip() for f in text.split(",")] if comma else text.split()
-            if not (fields and all(_is_number(f) for f in fields)):
+            if _is_header(fields):
                 start = end + 1
             break
     limit = -1 if num_vertices is None else num_vertices
@@ -180,13 +190,13 @@ def _expect_mtx(data, num_vertices):
     rows, cols, nnz = map(_int, toks)
     if min(rows, cols, nnz) < 0 or max(rows, cols, nnz) >= I64 or rows != cols:
         raise _Bad(no)
-    room = 0 if end >= len(data) else data.count(b"\n", end + 1) + 1
-    if nnz > room:  # more entries announced than lines follow: refused before reading them
-        raise _Bad(no)
     _check_declared(rows, named=True)
-    arcs, weights = _arcs(data, end + 1, False, 2 if words[3] == "pattern" else 3, 1, rows)
+    if rows > max(2**20, 16 * nnz) and num_vertices != rows:  # an order num_vertices confirms
+        raise _Bad(no)
+    # an entry beyond the announced count is refused at its line, fewer at the size line
+    arcs, weights = _arcs(data, end + 1, False, 2 if words[3] == "pattern" else 3, 1, rows, nnz)
     if len(arcs) != nnz:
-        raise _Bad()
+        raise _Bad(no)
     if num_vertices is not None and num_vertices != rows:
         raise _Bad()
     if words[4] == "symmetric":
@@ -702,7 +712,11 @@ def test_reference_reader_agrees_with_known_answers():
     assert expectation(b"0 1\n", "a.txt", 10**9) == ("error", None, False)
     assert expectation(MM + b"3 3 1\n1 2\n", "a.mtx", None) == ("ok", 3, 1)
     assert expectation(MM + b"1_0 1_0 1\n1 2\n", "a.mtx", None) == ("error", 2, True)
-    assert expectation(MM + b"10 10 2\n1 2\n", "a.mtx", None) == ("error", None, True)
+    assert expectation(MM + b"10 10 2\n1 2\n", "a.mtx", None) == ("error", 2, True)
+    assert expectation(MM + b"10 10 1\n1 2\n% c\n2 3\n", "a.mtx", None) == ("error", 5, True)
+    assert expectation(b"0,1,2.5x\n1,2,3\n", "a.csv", None) == ("error", 1, True)
+    assert expectation(b"0,,1\n", "a.csv", None) == ("error", 1, True)
+    assert expectation(b"src,dst,w\n0,1,2\n", "a.csv", None) == ("ok", 2, 1)
     assert expectation(MM.replace(b"general", b"symmetric") + b"3 3 2\n1 2\n3 3\n", "a.mtx",
                        None) == ("ok", 3, 3)
     assert expectation(gzip.compress(b"0 1\n")[:-3], "a.txt.gz", None)[0] == "error"
@@ -726,7 +740,7 @@ def _cli(tmp_path, *args, limit=AS_LIMIT):
      "huge.mtx, line 2: the size line declares 1,000,000,000 vertices"),
     ("two.txt", b"0 1\n1 2\n", ["--num-vertices", 100_000_000],
      "num_vertices declares 100,000,000 vertices"),
-    ("two.txt", b"0 1\n1 2\n", ["--num-vertices", 2**63], "num_vertices"),
+    ("two.txt", b"0 1\n1 2\n", ["--num-vertices", 2**63], "--num-vertices"),
     ("wide.mtx", b"%%MatrixMarket matrix coordinate real general\n" + b"9" * 30 + b" " + b"9" * 30
      + b" 1\n1 2 1\n", [], "wide.mtx, line 2"),
     ("many.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 1000000000000\n1 2 1\n", [],

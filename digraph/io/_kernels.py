@@ -1,10 +1,11 @@
 """Numba kernels that parse text arc lists held in memory as bytes.
 
-The file readers (:mod:`digraph.io.edgelist`, :mod:`digraph.io.mtx`) read a whole file into a
-``uint8`` array and hand it to :func:`parse_arcs`, which walks the bytes once and fills
-preallocated ``src``/``dst``/``weight`` arrays.  Nothing here raises: a malformed line stops the
-scan and is reported as an error code plus the byte offsets of the line and of the offending
-token, from which the Python side computes the line number and writes the message.
+The file readers (:mod:`digraph.io.edgelist`, :mod:`digraph.io.mtx`) read a file as blocks of
+whole lines (:func:`digraph.io._files.text_blocks`) and hand each block, as a ``uint8`` array, to
+:func:`parse_arcs`, which walks its bytes once and fills preallocated ``src``/``dst``/``weight``
+arrays.  Nothing here raises: a malformed line stops the scan and is reported as an error code
+plus the byte offsets of the line and of the offending token, from which the Python side computes
+the line number and writes the message.
 
 Numbers are parsed by hand:
 
@@ -31,7 +32,7 @@ E_COLUMNS = 3     # a line with fewer than 2 or more than 3 fields (or not the e
 E_MISMATCH = 4    # a line whose field count differs from the first data line's
 E_RANGE = 5       # a vertex id outside 0..limit-1 (after subtracting base)
 E_NAN = 6         # a NaN weight
-E_CAPACITY = 7    # more data lines than the caller's capacity (cannot happen with a newline count)
+E_CAPACITY = 7    # more data lines than the caller's capacity (err_line: the first one beyond)
 
 _P10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
                  1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22], dtype=np.float64)
@@ -230,27 +231,33 @@ def _parse_float(buf, pos, n):
 
 
 @njit(cache=True, nogil=True)
-def parse_arcs(buf, start, capacity, comma, expect_cols, keep_weights, base, limit):
+def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, base, limit):
     """Parse ``src dst [weight]`` lines of ``buf[start:]``.
 
     Parameters
     ----------
     buf : uint8 array
-        The whole text.
+        Whole lines of text (a block of a file, or all of it); the text ends at ``buf.size``.
     start : int
         Offset of the first byte to parse (after a header or a Matrix Market size line).
     capacity : int
-        Upper bound on the number of data lines (the newline count + 1).
+        Most arcs to parse: a data line beyond them stops the scan with ``E_CAPACITY`` (the
+        newline count + 1 never stops it).
     comma : bool
         Fields are separated by one comma (with optional blanks around it) instead of blanks.
     expect_cols : int
         2 or 3 to require that many fields on every line; 0 to take the first data line's count
         (which must be 2 or 3).
+    ncols0 : int
+        With ``expect_cols`` 0: the field count of the data lines parsed before ``buf`` (by an
+        earlier call on an earlier block of the same file), which every line must then have;
+        0 when there were none.
     keep_weights : bool
         Store the third column (and refuse NaN); when False the third column is checked for
         syntax only.
     base : int
-        Subtracted from every vertex id (1 for Matrix Market).
+        Subtracted from every vertex id (1 for Matrix Market); 0 or 1, and 1 only with a
+        ``limit`` (so that no id wraps around).
     limit : int
         When >= 0, every id (after ``base``) must lie in ``0..limit-1``.
 
@@ -277,7 +284,7 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, keep_weights, base, lim
     slow = np.empty(48, dtype=np.int64)
     nslow = 0
     count = 0
-    ncols = expect_cols
+    ncols = expect_cols if expect_cols != 0 else ncols0
     first_line = -1
     pos = start
     err = OK
@@ -372,19 +379,17 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, keep_weights, base, lim
             err = E_COLUMNS if expect_cols != 0 else E_MISMATCH
             err_line, err_tok, err_col = line_start, tok, cols
             break
-        u -= base
-        v -= base
-        if limit >= 0:
-            if u < 0 or u >= limit:
+        if limit >= 0:  # compared before subtracting base, which could wrap -2**63 around
+            if u < base or u - base >= limit:
                 err = E_RANGE
                 err_line, err_tok, err_col = line_start, tok, 1
                 break
-            if v < 0 or v >= limit:
+            if v < base or v - base >= limit:
                 err = E_RANGE
                 err_line, err_tok, err_col = line_start, tok2, 2
                 break
-        src[count] = u
-        dst[count] = v
+        src[count] = u - base
+        dst[count] = v - base
         if keep_weights and cols == 3:
             weight[count] = w
         count += 1
