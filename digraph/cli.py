@@ -253,8 +253,18 @@ def _vertex(text):
 
 
 def _seeds(spec):
+    """The ``--seeds`` ids: ``3,7,12``, or ``@FILE`` with one id per line (``#`` comments).
+
+    FILE must be a regular file (or a link to one): a FIFO, a device or a directory is refused
+    with InvalidParameterError, without blocking and without reading it.
+    """
     if spec.startswith("@"):
-        with open(spec[1:], encoding="utf-8") as f:
+        import io
+
+        from .errors import InvalidParameterError
+        from .io._files import open_regular
+        with io.TextIOWrapper(open_regular(spec[1:], InvalidParameterError, "--seeds file"),
+                              encoding="utf-8") as f:
             items = [ln for ln in (line.strip() for line in f) if ln and not ln.startswith("#")]
     else:
         items = [s for s in spec.split(",") if s.strip()]
@@ -314,6 +324,7 @@ def _write_parquet(f, path, ids, values):
 def _run(args, out, progress):
     import digraph
 
+    _check_numbers(args)  # before any work, as the paths below
     params = {}
     if args.source is not None:
         params["source"] = _vertex(args.source)
@@ -369,12 +380,13 @@ def _run(args, out, progress):
             json.dump(dict(result.stats), f, indent=1, default=str)
     if args.quiet:
         out = _Null()
+    from .preprocess.cli import escaped
     if args.top > 0:
         largest = result.algorithm != "sssp"
         print(f"{result.algorithm} on {graph}: top {args.top} "
               f"({'largest' if largest else 'smallest'} values)", file=out)
         for vid, val in result.top(args.top, largest=largest):
-            print(f"  {vid!s:>12}  {val:.10g}", file=out)
+            print(f"  {escaped(str(vid)):>12}  {val:.10g}", file=out)  # ids read from a file
     keys = ("mode", "rounds", "vertex_updates", "arc_updates", "converged", "error_bound",
             "time_load", "time_preprocess", "time_compute")
     print("statistics", file=out)
@@ -385,9 +397,28 @@ def _run(args, out, progress):
             print(f"  {k:<16}{text}", file=out)
 
 
+def _check_numbers(args):
+    """Every number option of ``digraph run``, checked before any work: one line naming the
+    option, the value and what it must be (never a traceback from deep inside the run).
+    Whether ``--num-vertices`` fits in memory is the loader's to judge (:func:`digraph.load`)."""
+    from .preprocess.cli import check_float_option, check_int_option
+    check_float_option("--alpha", args.alpha, 0.0, 1.0)
+    check_float_option("--beta", args.beta, 0.0, 1.0)
+    check_float_option("--tol", args.tol, 0.0)
+    check_int_option("--max-iter", args.max_iter, 1)
+    check_int_option("--threads", args.threads, 1)
+    check_int_option("--top", args.top, 0)
+    check_int_option("--num-vertices", args.num_vertices, 0)  # its size against memory: the loader's
+
+
 def _check_paths(args):
-    """Every path the run will write, checked before it loads anything."""
+    """Every path the run will write, checked before it loads anything: none of them may be an
+    input (the graph, a ``--seeds @FILE``) or another output."""
     from .atomic_file import check_output_path
+    from .preprocess.cli import refuse_same_files
+    seeds = args.seeds[1:] if args.seeds and args.seeds.startswith("@") else None
+    refuse_same_files([("the input graph", args.input), ("the --seeds file", seeds)],
+                      [("--out", args.out), ("--stats", args.stats), ("--cache", args.cache)])
     if args.out:
         _check_out(args.out)
     if args.stats:
@@ -430,7 +461,20 @@ def _preprocess_with_progress(args, out, progress):
 
 
 def main(argv=None):
-    """Entry point of the ``digraph`` console script; returns the exit status."""
+    """Entry point of the ``digraph`` console script; returns the exit status.
+
+    Ctrl-C anywhere ends it with ``digraph: interrupted`` and status 130 (kernels are never
+    interrupted mid-call: :mod:`digraph.interrupts`); one that comes once the command has finished
+    is ignored.
+    """
+    from .interrupts import ignore_from_now
+    try:
+        return _main(argv)
+    finally:
+        ignore_from_now()
+
+
+def _main(argv):
     from .errors import DigraphError
     from .preprocess import cli as pre
 
@@ -502,7 +546,10 @@ def _stop(args, progress, line, status):
 
 
 def _first_line(e, default):
-    return str(e).splitlines()[0] if str(e) else default
+    """The first line of an error's message, :func:`~digraph.preprocess.cli.escaped` (it may
+    quote a file's content or name)."""
+    from .preprocess.cli import escaped
+    return escaped(str(e).splitlines()[0]) if str(e) else default
 
 
 def _quiet_stdout():

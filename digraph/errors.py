@@ -90,3 +90,22 @@ class ConvergenceError(DigraphError, RuntimeError):
 class GraphTooLargeError(DigraphError, MemoryError):
     """A declared size (a Matrix Market size line, ``num_vertices``) needs more memory than the
     machine has available; raised before anything of that size is allocated."""
+
+
+def short_repr(value, limit=40):
+    """``repr(value)`` for an error message, cut to about ``limit`` characters.
+
+    A huge integer keeps its first digits and its digit count (``12345678901... (400 digits)``);
+    anything else longer than ``limit`` is cut and ends with ``...``.  Control characters come
+    out escaped, as ``repr`` writes them.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        if value.bit_length() > 12_000:  # beyond what Python converts to decimal
+            return f"an integer of {value.bit_length():,} bits"
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[:12]}... ({len(digits)} digits)"
+    try:
+        r = repr(value)
+    except Exception:  # a broken __repr__ must not hide the error being reported
+        return f"<{type(value).__name__}>"
+    return r if len(r) <= limit else r[:limit] + "..."

@@ -9,8 +9,9 @@ import numpy as np
 
 from . import compiling
 from .algorithms import get as get_algorithm
-from .errors import ConvergenceError, InvalidParameterError
+from .errors import ConvergenceError, InvalidParameterError, short_repr
 from .graph import Graph
+from .interrupts import deferring
 from .dispatch.route import MODES, PATH_MODES, check_mode, pathset_key, route
 from .progress import listening, target as _progress_target
 from .result import Result, RunStats
@@ -26,6 +27,8 @@ def _with_progress(run):
     closed when the run ends, however it ends."""
     @functools.wraps(run)
     def with_progress(*args, progress=False, **kwargs):
+        if isinstance(progress, np.bool_):
+            progress = bool(progress)
         if progress is False or progress is None:
             return run(*args, **kwargs)
         from .progress import RoundBar
@@ -33,7 +36,7 @@ def _with_progress(run):
             progress = RoundBar()
         elif not callable(progress):
             raise InvalidParameterError(f"progress must be True, False or a listener "
-                                        f"(a digraph.progress.RoundBar), got {progress!r}")
+                                        f"(a digraph.progress.RoundBar), got {short_repr(progress)}")
         bar = progress if isinstance(progress, RoundBar) else None
         try:
             with listening(progress):
@@ -56,6 +59,7 @@ def _last_round(bar, result):
         bar(result.stats.get("rounds", 0), result.stats.get("error_bound"))
 
 
+@deferring
 @_with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
@@ -101,11 +105,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     threads : int, optional
         CPU threads for the Numba kernels (default: all of Numba's threads).
     max_iter : int, optional
-        Round limit (default: 10,000 for PageRank/adsorption, unlimited in practice for the others:
-        ``n + 1`` rounds always suffice for SSSP and k-core).
+        Round limit, from 1 to ``2**63 - 1`` (default: 10,000 for PageRank/adsorption, unlimited
+        in practice for the others: ``n + 1`` rounds always suffice for SSSP and k-core).
     tol : float, optional
-        PageRank/adsorption: bound on the L1 error of the answer (default 1e-6).  Ignored by the
-        exact algorithms.
+        PageRank/adsorption: bound on the L1 error of the answer, a positive finite number
+        (default 1e-6).  Ignored by the exact algorithms.
     priority : {"pending", "paper", "none"}, optional
         Path modes: which active paths run first (default ``"pending"`` for ``mode="path"``,
         ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.paths`.  ``"scc"``:
@@ -114,7 +118,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         Path modes: a preprocessing cache folder, reused when it fits the graph and parameters and
         (re)built otherwise.
     preprocess : dict, optional
-        Path modes: parameters of :func:`digraph.preprocess` (``dmax``, ``merge``, ...).
+        Path modes: parameters of :func:`digraph.preprocess` (``dmax``, ``merge``, ...) and
+        ``jobs``; unknown keys and values out of range are refused before any work.
     short_path_push : int, optional
         CPU path modes: cold paths of at most this many arcs are not walked with per-arc mirrors
         but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
@@ -145,6 +150,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     -------
     Result
         ``.values`` aligned with ``graph.vertex_ids``, ``.to_dict()``, ``.stats``, ``.top(k)``.
+        A graph of no vertex has the empty answer, exact: converged in 0 rounds, and for linear
+        systems ``error_bound`` 0.
 
     Raises
     ------
@@ -168,6 +175,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     mode = check_mode(mode)
     device = _check_device(device)
     threads = _check_threads(threads)
+    cache, preprocess = _check_path_options(cache, preprocess)
     t0 = time.perf_counter()
     if not isinstance(graph, Graph):
         from .io import load
@@ -349,6 +357,12 @@ def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, devic
         from .algorithms.base import normalized
         x = normalized(np.array(x, dtype=np.float64))
     values = algo.finalize(graph, x, **bound)
+    if graph.num_vertices == 0 and system.family == "linear":
+        # the empty answer is exact: bound 0, whatever an engine made of an empty sum (inf)
+        stats["error_bound"] = 0.0
+        stats.pop("floor_limited", None)
+        stats.pop("error_floor", None)
+        converged = True
     bound_ = stats.get("error_bound")
     if converged and bound_ is not None and not bound_ <= tol and not stats.get("floor_limited"):
         # the contract of every engine: converged means error_bound <= tol, or floor_limited
@@ -400,15 +414,60 @@ def _check_threads(threads):
     return int(threads)
 
 
+MAX_COUNT = 2**63 - 1
+"""The largest round limit, batch or other count a run accepts: what the engines' int64
+counters hold."""
+
+
 def _check_positive(name, value, kind):
+    """``value`` as a positive ``kind``: an ``int`` of at most :data:`MAX_COUNT` (a float that is
+    a whole number is taken), or a finite ``float``.  Text, bools, NaN, infinities and values
+    too large raise :class:`InvalidParameterError` naming ``name`` and the value."""
+    what = "integer (at most 2**63 - 1)" if kind is int else "finite number"
     try:
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            raise TypeError
         v = kind(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{name} must be a positive number, got {value!r}") from None
-    if isinstance(value, bool) or not (v > 0) or (kind is float and not math.isfinite(v)) or \
-            (kind is int and v != value):
-        raise InvalidParameterError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {value!r}")
+        ok = v > 0 and (math.isfinite(v) if kind is float else (v == value and v <= MAX_COUNT))
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InvalidParameterError(f"{name} must be a positive {what}, got {short_repr(value)}")
     return v
+
+
+def _check_path_options(cache, preprocess):
+    """``cache`` (None, or a folder: a str or path) and ``preprocess`` (None, or a dict of
+    :func:`digraph.preprocess` parameters and ``jobs``, each checked), as given, or
+    :class:`InvalidParameterError` naming the option and the value."""
+    import os
+    from collections.abc import Mapping
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise InvalidParameterError(f"cache must be a folder path (str or os.PathLike), got "
+                                    f"{short_repr(cache)}")
+    if preprocess is None:
+        return cache, None
+    from .preprocess import DEFAULTS, _check_params
+    if not isinstance(preprocess, Mapping):
+        raise InvalidParameterError(
+            f"preprocess must be a dict of digraph.preprocess parameters ({', '.join(DEFAULTS)}, "
+            f"jobs), got {short_repr(preprocess)}")
+    unknown = [k for k in preprocess if k not in DEFAULTS and k != "jobs"]
+    if unknown:
+        raise InvalidParameterError(
+            f"preprocess: unknown parameter {short_repr(unknown[0])}; accepted: "
+            f"{', '.join(DEFAULTS)}, jobs")
+    params = dict(preprocess)
+    try:
+        _check_params(**dict(DEFAULTS, **{k: v for k, v in params.items() if k != "jobs"}))
+    except InvalidParameterError as e:
+        raise InvalidParameterError(f"preprocess: {e}") from None
+    jobs = params.get("jobs")
+    if jobs is not None and (isinstance(jobs, (bool, np.bool_)) or not isinstance(
+            jobs, (int, np.integer)) or not (jobs == -1 or 1 <= jobs <= MAX_COUNT)):
+        raise InvalidParameterError(f"preprocess: jobs must be -1 (every core) or an integer "
+                                    f"from 1 to 2**63 - 1, got {short_repr(jobs)}")
+    return cache, params
 
 
 @contextmanager

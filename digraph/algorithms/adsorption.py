@@ -9,11 +9,13 @@ probability is ``1 − p_inj − p_cont``.  Every row of the coefficient matrix 
 system has one solution; the native ``tol`` bounds the L1 distance to it (default 1e-6).
 """
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
 
-from ..errors import InvalidParameterError
-from .base import (REQUIRED, Algorithm, LinearSystem, check_probability, check_weights, scaled_inverse,
-                   weight_sums)
+from ..errors import InvalidParameterError, short_repr
+from .base import (REQUIRED, Algorithm, LinearSystem, check_bool, check_probability, check_weights,
+                   scaled_inverse, weight_sums)
 
 __all__ = ["Adsorption"]
 
@@ -23,12 +25,15 @@ class Adsorption(Algorithm):
 
     Parameters (of ``digraph.run(g, "adsorption", ...)``)
     ----------
-    seeds : iterable of vertex ids
-        Vertices with injection 1 (at least one).
+    seeds : vertex id or iterable of vertex ids
+        Vertices with injection 1 (at least one): one id, or a list, tuple, set, array or other
+        iterable of ids (every seed injects the same mass; a dict, which would look like
+        per-seed weights, and nested lists are refused).
     beta : float
         Continuation probability in (0, 1), default 0.8.
     weights : bool
-        Use the graph's arc weights when present (default True).
+        Use the graph's arc weights when present (default True).  Only ``True``, ``False`` or a
+        ``numpy.bool_``.
     """
 
     name = "adsorption"
@@ -37,13 +42,9 @@ class Adsorption(Algorithm):
 
     def prepare(self, graph, seeds, beta, weights):
         beta = check_probability("beta", beta, self.name)
+        weights = check_bool("weights", weights, self.name)
         n = graph.num_vertices
-        if np.ndim(seeds) == 0:
-            seeds = [seeds]
-        seeds = list(seeds)
-        if not seeds:
-            raise InvalidParameterError("adsorption: seeds is empty; give at least one seed vertex")
-        idx = graph.index_of(seeds, "seed")
+        idx = graph.index_of(_seed_list(seeds), "seed")
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
         if w is None:
             w_in = graph.in_degree
@@ -59,3 +60,24 @@ class Adsorption(Algorithm):
         from ._reference import solve_linear_system
         sys = self.prepare(graph, **self.bind(graph, dict(seeds=seeds, beta=beta, weights=weights)))
         return solve_linear_system(graph, sys)
+
+
+def _seed_list(seeds):
+    """``seeds`` as a non-empty list of vertex ids (one id given alone is a list of one)."""
+    if isinstance(seeds, Mapping):
+        raise InvalidParameterError(
+            f"adsorption: seeds takes vertex ids, not a dict ({short_repr(seeds)}): every seed "
+            "injects the same mass; pass list(seeds) to use its keys")
+    if isinstance(seeds, np.ndarray) and seeds.ndim == 0:
+        seeds = seeds.item()
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        return [seeds]  # one vertex id
+    out = list(seeds)
+    if not out:
+        raise InvalidParameterError("adsorption: seeds is empty; give at least one seed vertex")
+    for s in out:
+        if isinstance(s, (list, np.ndarray, set, frozenset, Mapping)):
+            raise InvalidParameterError(
+                f"adsorption: seeds must be vertex ids, got a {type(s).__name__} among them: "
+                f"{short_repr(s)}")
+    return out

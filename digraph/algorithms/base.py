@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from ..errors import InvalidParameterError, InvalidWeightError
+from ..errors import InvalidParameterError, InvalidWeightError, short_repr
 from ..smx import relax_codes as _codes
 
 __all__ = ["weight_sums", 
@@ -40,6 +40,7 @@ __all__ = ["weight_sums",
     "RELAX_OPS",
     "COMBINE_OPS",
     "check_probability",
+    "check_bool",
     "check_weights",
 ]
 
@@ -243,14 +244,41 @@ class Algorithm:
 # ---------------------------------------------------------------------------- shared validators
 
 def check_probability(name, value, algo, open_interval=True):
-    """Refuse a damping/continuation factor outside (0, 1)."""
+    """``value`` as a float in (0, 1) (``[0, 1]`` when ``open_interval`` is False).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming ``algo``, ``name`` and the value: not a real number (text, a bool, None, ...), or
+        outside the interval (NaN and infinities included).
+    """
+    interval = "(0, 1)" if open_interval else "[0, 1]"
     try:
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            raise TypeError
         v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{algo}: {name} must be a number in (0, 1), got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameterError(
+            f"{algo}: {name} must be a number in {interval}, got {short_repr(value)}") from None
     if not (0.0 < v < 1.0) if open_interval else not (0.0 <= v <= 1.0):
-        raise InvalidParameterError(f"{algo}: {name} must lie in (0, 1), got {value!r}")
+        raise InvalidParameterError(f"{algo}: {name} must lie in {interval}, got {short_repr(value)}")
     return v
+
+
+def check_bool(name, value, algo):
+    """``value`` as a bool: ``True``, ``False`` or a ``numpy.bool_``, nothing else.
+
+    Text such as ``"no"`` or ``"false"`` is truthy in Python; taken as a flag it would silently
+    mean ``True``, so it is refused, as are numbers and None.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming ``algo``, ``name`` and the value.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InvalidParameterError(f"{algo}: {name} must be True or False, got {short_repr(value)}")
 
 
 def check_weights(graph, algo, *, allow_inf=False):

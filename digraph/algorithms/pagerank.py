@@ -26,39 +26,117 @@ The native ``tol`` bounds the L1 distance of the returned vector to the exact an
 residual (docs/design.md §7), which bounds the error of the normalised answer.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from ..errors import InvalidParameterError
-from .base import (Algorithm, DegreeScaledSystem, LinearSystem, check_probability, check_weights,
-                   normalized, scaled_inverse, weight_sums)
+from ..errors import InvalidParameterError, short_repr
+from .base import (Algorithm, DegreeScaledSystem, LinearSystem, check_bool, check_probability,
+                   check_weights, normalized, scaled_inverse, weight_sums)
 
 __all__ = ["PageRank", "personalization_vector"]
 
 
 def personalization_vector(graph, personalization, algo="pagerank", what="personalization"):
-    """A non-negative vector over the vertices, from a dict {vertex id: value} or an array."""
+    """The distribution a personalization (or dangling) vector gives: non-negative, sum 1.
+
+    Parameters
+    ----------
+    graph : Graph
+    personalization : dict or array-like
+        ``{vertex id: weight}`` (vertices left out weigh 0; a key that is not a vertex is
+        refused) or one weight per vertex, in the order of ``graph.vertex_ids``.  Weights are
+        real numbers, finite and non-negative, at least one of them positive; only their ratios
+        count.
+    algo, what : str
+        The algorithm and the parameter, for error messages.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The weights divided by the largest one and then by their sum, so that weights whose sum
+        overflows float64 (``1e308`` twice) or that are subnormal (``5e-324``) give the same
+        distribution as the same ratios of ordinary numbers.
+
+    Raises
+    ------
+    InvalidParameterError
+        Not a dict or an array of one weight per vertex (a string, a set, a scalar, another
+        length), a weight that is not a real number, negative, NaN or infinite (naming the
+        vertex), or every weight 0.
+    VertexNotFoundError
+        A key that is not a vertex of the graph.
+    """
     n = graph.num_vertices
-    if isinstance(personalization, dict):
-        p = np.zeros(n, np.float64)
-        if personalization:
-            idx = graph.index_of(list(personalization.keys()), f"{what} key")
-            vals = np.asarray([float(v) for v in personalization.values()], dtype=np.float64)
-            np.add.at(p, idx, vals)
-            vals_checked = vals
-        else:
-            vals_checked = p
+    if isinstance(personalization, Mapping):
+        keys = list(personalization.keys())
+        vals = _weights(list(personalization.values()), keys, algo, what)
+        idx = graph.index_of(keys, f"{what} key") if keys else np.zeros(0, np.int64)
     else:
-        p = np.asarray(personalization, dtype=np.float64)
-        if p.shape != (n,):
+        try:
+            ndim = np.ndim(personalization)
+        except (ValueError, TypeError):  # a ragged list
+            ndim = None
+        if isinstance(personalization, (str, bytes, set, frozenset)) or ndim != 1:
             raise InvalidParameterError(
-                f"{algo}: {what} must be a dict or an array of one value per vertex ({n}), got shape {p.shape}")
-        p = p.copy()
-        vals_checked = p
-    if not np.all(np.isfinite(vals_checked)) or np.any(vals_checked < 0):
-        raise InvalidParameterError(f"{algo}: {what} values must be finite and non-negative")
-    if p.sum() <= 0:
-        raise InvalidParameterError(f"{algo}: {what} sums to 0; at least one vertex needs a positive value")
+                f"{algo}: {what} must be a dict {{vertex id: weight}} or an array of one weight per "
+                f"vertex ({n}), got {short_repr(personalization)}")
+        if len(personalization) != n:
+            raise InvalidParameterError(
+                f"{algo}: {what} must be a dict or an array of one value per vertex ({n}), got "
+                f"{len(personalization)} values")
+        vals = _weights(personalization, graph.vertex_ids, algo, what)
+        idx = None
+    top = float(vals.max()) if vals.size else 0.0
+    if not top > 0:
+        raise InvalidParameterError(
+            f"{algo}: {what} sums to 0; at least one vertex needs a positive value")
+    vals = vals / top  # first the largest weight to 1: the sum below cannot overflow
+    if idx is None:
+        p = vals
+    else:
+        p = np.zeros(n, np.float64)
+        np.add.at(p, idx, vals)
+    p /= p.sum()  # between 1 and n
     return p
+
+
+def _weights(values, ids, algo, what):
+    """``values`` as a float64 array, each a finite non-negative real number (``ids[i]`` names
+    the vertex of the i-th value in errors)."""
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError):  # ragged: checked one by one below
+        arr = None
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        arr = list(values)
+        out = np.empty(len(arr), np.float64)
+        for i, v in enumerate(arr):
+            try:
+                if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+                    raise TypeError
+                out[i] = float(v)
+            except OverflowError:  # an int beyond float64: not finite there
+                out[i] = np.inf
+            except (TypeError, ValueError):
+                raise InvalidParameterError(
+                    f"{algo}: {what} values must be real numbers: vertex "
+                    f"{short_repr(_id(ids[i]))} has {short_repr(_id(v))}") from None
+    else:
+        out = arr.astype(np.float64)
+    bad = np.flatnonzero(~(np.isfinite(out) & (out >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such values)" if bad.size > 1 else ""
+        raise InvalidParameterError(
+            f"{algo}: {what} values must be finite and non-negative: vertex "
+            f"{short_repr(_id(ids[i]))} has {short_repr(_id(arr[i]))}{more}")
+    return out
+
+
+def _id(v):
+    """A vertex id as Python writes it (20, not np.int64(20))."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 class PageRank(Algorithm):
@@ -69,13 +147,16 @@ class PageRank(Algorithm):
     alpha : float
         Damping factor in (0, 1), default 0.85.
     personalization : dict or array, optional
-        Teleport weights by original vertex id (missing ids get 0) or one per vertex; normalised.
+        Teleport weights by original vertex id (missing ids get 0) or one per vertex: finite,
+        non-negative real numbers, not all 0; only their ratios count (normalised soundly, see
+        :func:`personalization_vector`).
     dangling : dict or array, optional
         Where the mass of vertices without out-arcs goes (networkx's ``dangling``), given as
         ``personalization``; normalised.  Default: along the personalization.  Runs in
         ``mode="power"`` only (the automatic choice); other modes and GPUs refuse it.
     weights : bool
         Use the graph's arc weights when it has them (default True); False: every arc weighs 1.
+        Only ``True``, ``False`` or a ``numpy.bool_`` (text such as ``"no"`` is refused).
     """
 
     name = "pagerank"
@@ -85,6 +166,7 @@ class PageRank(Algorithm):
 
     def prepare(self, graph, alpha, personalization, weights, dangling=None):
         alpha = check_probability("alpha", alpha, self.name)
+        weights = check_bool("weights", weights, self.name)
         n = graph.num_vertices
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
         if dangling is not None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 
-from .base import REQUIRED, Algorithm, MonotoneSystem, check_weights
+from .base import REQUIRED, Algorithm, MonotoneSystem, check_bool, check_weights
 
 __all__ = ["SSSP"]
 
@@ -24,13 +24,15 @@ class SSSP(Algorithm):
     source : vertex id
     weights : bool
         Use the graph's arc weights when present (default True); +inf weights are allowed (such
-        an arc is never used), negative and NaN ones are refused.
+        an arc is never used), negative and NaN ones are refused.  Only ``True``, ``False`` or a
+        ``numpy.bool_``.
     """
 
     name = "sssp"
     parameters = {"source": REQUIRED, "weights": True}
 
     def prepare(self, graph, source, weights):
+        weights = check_bool("weights", weights, self.name)
         s = _one_source(graph, source)
         w = check_weights(graph, self.name, allow_inf=True) if (weights and graph.weighted) else None
         init = np.full(graph.num_vertices, np.inf)

@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, short_repr
+from ..interrupts import check as _check_interrupt, deferring
 from .errors import CacheError
 from ._parallel import Workspace, resolve_jobs
 
@@ -52,25 +53,39 @@ def __getattr__(name):  # PathSet lives in digraph.paths, which imports this pac
 
 
 def _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs):
+    """The preprocessing parameters, checked: a dict of them (``max_path_length`` 0 becomes None),
+    or :class:`InvalidParameterError` naming the parameter and the value.
+
+    Counts are integers from 1 to ``2**63 - 1`` (bools, floats, text and larger values are refused:
+    the kernels hold them in int64), ``merge`` one of ``MERGE_MODES``, ``hot_ratio`` a real
+    number in [0, 1].
+    """
     from .merge import MERGE_MODES
+
+    limit = 2**63 - 1
 
     def posint(name, v, allow_none=False):
         if v is None and allow_none:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InvalidParameterError(f"{name} must be an integer, got {v!r}")
+            raise InvalidParameterError(f"{name} must be an integer, got {short_repr(v)}")
         if v < 1 and not (allow_none and v == 0):
-            raise InvalidParameterError(f"{name} must be >= 1, got {v}")
+            raise InvalidParameterError(f"{name} must be >= 1, got {short_repr(v)}")
+        if v > limit:
+            raise InvalidParameterError(f"{name} must be at most 2**63 - 1, got {short_repr(v)}")
         return int(v)
 
     dmax = posint("dmax", dmax)
-    if merge not in MERGE_MODES:
-        raise InvalidParameterError(f"merge must be one of {sorted(MERGE_MODES)}, got {merge!r}")
+    if not isinstance(merge, str) or merge not in MERGE_MODES:
+        raise InvalidParameterError(f"merge must be one of {sorted(MERGE_MODES)}, got {short_repr(merge)}")
     max_path_length = posint("max_path_length", max_path_length, allow_none=True) or None
     try:
+        if isinstance(hot_ratio, (bool, np.bool_, str, bytes)):
+            raise TypeError
         hot_ratio = float(hot_ratio)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"hot_ratio must be a number in [0, 1], got {hot_ratio!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameterError(
+            f"hot_ratio must be a number in [0, 1], got {short_repr(hot_ratio)}") from None
     if not (0.0 <= hot_ratio <= 1.0) or math.isnan(hot_ratio):
         raise InvalidParameterError(f"hot_ratio must be in [0, 1], got {hot_ratio}")
     partition_arcs = posint("partition_arcs", partition_arcs)
@@ -79,6 +94,7 @@ def _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgr
             "partition_arcs": partition_arcs, "subgraph_arcs": subgraph_arcs}
 
 
+@deferring
 def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
                max_path_length=DEFAULTS["max_path_length"], hot_ratio=DEFAULTS["hot_ratio"], jobs=None,
                partition_arcs=DEFAULTS["partition_arcs"], subgraph_arcs=DEFAULTS["subgraph_arcs"]):
@@ -141,6 +157,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     off, verts, arcs, ranges = decompose(graph, dmax=params["dmax"], jobs=jobs,
                                          subgraph_arcs=params["subgraph_arcs"], degree=degree, ws=ws)
     timings["decompose"] = time.perf_counter() - t
+    _check_interrupt()  # a Ctrl-C is raised between stages, never inside a kernel (digraph.interrupts)
     decomposed_paths = int(off.size - 1)
 
     t = time.perf_counter()
@@ -152,14 +169,17 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     off, verts, arcs = moff, mverts, marcs
     del moff, mverts, marcs
     timings["merge"] = time.perf_counter() - t
+    _check_interrupt()
 
     t = time.perf_counter()
     heat = path_heat(off, verts, degree.astype(np.int32) if m < 2**30 else degree, jobs, ws=ws)
     hot = hot_labels(heat, params["hot_ratio"], ws=ws)
     timings["label"] = time.perf_counter() - t
+    _check_interrupt()
 
     d = build_dag(graph, off, verts, ranges, jobs, ws=ws)
     timings.update(d["timings"])
+    _check_interrupt()
 
     t = time.perf_counter()
     nscc = d["num_scc"]

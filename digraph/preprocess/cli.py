@@ -14,6 +14,8 @@ atomically; ``info`` prints the statistics of a cache as a table (or JSON).  Err
 
 import argparse
 import json
+import math
+import os
 import sys
 
 __all__ = ["main", "build_parser"]
@@ -49,20 +51,118 @@ def build_parser():
     return p
 
 
+def escaped(text):
+    """``text`` safe to print on a terminal: every character that is not printable (control
+    characters such as ESC, line breaks, format characters such as bidirectional overrides,
+    unassigned code points) written as Python writes it in a string literal (``\\x1b``,
+    ``\\n``, ``\\u202e``); letters of every script, digits, punctuation and spaces stay as they
+    are.  For strings read from untrusted files (a cache's ``manifest.json``), whose escape
+    sequences would otherwise clear the screen, set the window title or fake output."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _fmt(v):
     if isinstance(v, float):
         return f"{v:.4g}" if abs(v) < 1e6 else f"{v:.4e}"
-    return str(v)
+    return escaped(v)
 
 
 def format_table(stats, params=None):
-    """Two-column text table of a stats dict (parameters first)."""
+    """Two-column text table of a stats dict (parameters first); keys and values are
+    :func:`escaped`."""
     rows = []
     if params:
-        rows += [(f"param {k}", _fmt(v)) for k, v in params.items()]
-    rows += [(k, _fmt(v)) for k, v in stats.items()]
+        rows += [(f"param {escaped(k)}", _fmt(v)) for k, v in params.items()]
+    rows += [(escaped(k), _fmt(v)) for k, v in stats.items()]
     w = max((len(k) for k, _ in rows), default=0)
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
+
+
+INT64_MAX = 2**63 - 1
+"""The largest value of an integer option (the kernels hold counts in int64)."""
+
+
+def check_int_option(flag, value, lo, also=None):
+    """Refuse an integer option outside ``[lo, 2**63 - 1]`` (``also``: one more value allowed,
+    such as ``-1`` for every core): :class:`~digraph.errors.InvalidParameterError` naming the
+    option and the value.  None (not given) passes."""
+    from ..errors import InvalidParameterError, short_repr
+    if value is None or lo <= value <= INT64_MAX or (also is not None and value == also):
+        return
+    extra = "" if also is None else f", or {also}"
+    raise InvalidParameterError(
+        f"{flag} must be an integer from {lo} to 2**63 - 1{extra}, got {short_repr(value)}")
+
+
+def check_float_option(flag, value, lo, hi=None, closed=False):
+    """Refuse a number option that is NaN, infinite or outside ``(lo, hi)`` (``[lo, hi]`` when
+    ``closed``; no upper end when ``hi`` is None), naming the option and the value.  None (not
+    given) passes."""
+    from ..errors import InvalidParameterError, short_repr
+    if value is None:
+        return
+    above = value >= lo if closed else value > lo
+    below = hi is None or (value <= hi if closed else value < hi)
+    if math.isfinite(value) and above and below:
+        return
+    if hi is None:
+        expected = "a positive finite number"
+    else:
+        expected = f"a number in {'[' if closed else '('}{lo:g}, {hi:g}{']' if closed else ')'}"
+    raise InvalidParameterError(f"{flag} must be {expected}, got {short_repr(value)}")
+
+
+def same_file(a, b):
+    """Whether the paths ``a`` and ``b`` name one file: :func:`os.path.samefile` when both
+    exist, else the same absolute path with every symbolic link resolved."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def refuse_same_files(inputs, outputs):
+    """Refuse, before any work, an output that is an input or another output.
+
+    Parameters
+    ----------
+    inputs, outputs : list of (str, path or None)
+        What each path is (``"the input graph"``, ``"--out"``) and the path; None is skipped.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming both and the path: writing the output would replace the input, or one
+        output the other.
+    """
+    from ..errors import InvalidParameterError
+    outputs = [(w, p) for w, p in outputs if p]
+    for i, (what, path) in enumerate(outputs):
+        for name, other in inputs:
+            if other and same_file(path, other):
+                raise InvalidParameterError(
+                    f"{what} {str(path)!r} is {name} {str(other)!r}: writing it would "
+                    "replace the input; choose another path")
+        for what2, path2 in outputs[i + 1:]:
+            if same_file(path, path2):
+                raise InvalidParameterError(
+                    f"{what} {str(path)!r} and {what2} {str(path2)!r} name the same "
+                    "file: one would replace the other; give each its own path")
+
+
+def _check_options(args):
+    """The numbers and paths of ``digraph preprocess``, checked before any work."""
+    check_int_option("--jobs", args.jobs, 1, also=-1)
+    check_int_option("--dmax", args.dmax, 1)
+    check_int_option("--max-path-length", args.max_path_length, 0)
+    check_float_option("--hot-ratio", args.hot_ratio, 0.0, 1.0, closed=True)
+    check_int_option("--partition-arcs", args.partition_arcs, 1)
+    refuse_same_files([("the input graph", args.input)], [("--output", args.output)])
 
 
 def _preprocess(args, out):
@@ -71,6 +171,7 @@ def _preprocess(args, out):
 
     from ..paths.cache_folder import check_writable
 
+    _check_options(args)
     check_writable(args.output)  # before the work, not after it
     kwargs = {}
     if args.num_vertices is not None:
@@ -83,7 +184,7 @@ def _preprocess(args, out):
     if args.json:
         print(json.dumps({"cache": str(args.output), "params": ps.params, "stats": stats}, indent=1), file=out)
     else:
-        print(f"wrote {args.output}", file=out)
+        print(f"wrote {escaped(args.output)}", file=out)
         print(format_table(stats, ps.params), file=out)
 
 
@@ -92,6 +193,7 @@ def _info(args, out):
 
     man = PathSet.read_manifest(args.cache)
     if args.json:
+        # safe as it is: json.dumps (ensure_ascii) escapes every character outside ' '..'~'
         print(json.dumps(man | {"arrays": man.get("arrays", {})}, indent=1), file=out)
         return
     from .errors import CacheError
