@@ -44,7 +44,8 @@ def ensure_cache_location():
     would fail.  Only then this points Numba at ``<tempdir>/digraph-numba-cache-<uid>`` (kept
     between processes where the temporary folder is; a private folder of this user's, created
     ``0700``, since Numba's cache files are pickles: a folder of that name that another user owns
-    or may write into is not used, and a fresh ``mkdtemp`` folder is, for this process only), and
+    or may write into is not used, and a fresh ``mkdtemp`` folder is, for this process only, removed
+    when it exits), and
     says so in one line on stderr, ``digraph: warning: ...`` (setting ``NUMBA_CACHE_DIR`` chooses
     the folder and silences it).  Returns the folder chosen, or None when Numba's own choice
     stands."""
@@ -69,6 +70,9 @@ def ensure_cache_location():
             folder = tempfile.mkdtemp(prefix="digraph-numba-cache-")
         except OSError:  # no writable temporary folder either: Numba's own error will say so
             return None
+        import atexit
+        import shutil
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # this process's only: removed at exit
     numba.config.CACHE_DIR = folder
     try:
         sys.stderr.write(f"digraph: warning: neither the package folder nor {user} is writable; "

@@ -560,3 +560,61 @@ def test_fuzz_damaged_caches(graph, good, answer, tmp_path):
         shutil.rmtree(d, ignore_errors=True)
     print(outcomes)
     assert outcomes["refused"] > FUZZ_CASES // 2, outcomes
+
+
+def _reversed_layers(ps):
+    """``ps`` with its layers run backwards, forged consistently enough to pass every check but
+    the dependency one: SCC-vertices reordered by reversed layer (their paths moved with them),
+    one partition per layer, the DAG sketch's arrays kept (only their ranges are checked)."""
+    S = ps.num_scc
+    L = int(ps.scc_layer.max()) + 1
+    new_layer = (L - 1) - ps.scc_layer
+    order = np.argsort(new_layer, kind="stable")  # old SCC-vertex ids in their new order
+    rank = np.empty(S, np.int64)
+    rank[order] = np.arange(S)
+    spo = ps.scc_path_offsets
+    paths = np.concatenate([np.arange(spo[s], spo[s + 1]) for s in order])  # old path ids, new order
+    po = ps.path_offsets
+    verts = np.concatenate([ps.path_vertices[po[p]:po[p + 1]] for p in paths])
+    ids = np.concatenate([ps.path_arc_ids[po[p] - p:po[p + 1] - p - 1] for p in paths])
+    lengths = po[paths + 1] - po[paths]
+    new_po = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    counts = (spo[1:] - spo[:-1])[order]
+    scc_layer = new_layer[order].astype(np.int64)
+    path_scc = np.repeat(np.arange(S, dtype=np.int64), counts)
+    path_layer = scc_layer[path_scc]
+    arrays = dict(ps.arrays())
+    arrays.update(
+        path_offsets=new_po, path_vertices=verts.astype(ps.path_vertices.dtype), path_arc_ids=ids,
+        path_hot=ps.path_hot[paths], path_heat=ps.path_heat[paths], path_scc=path_scc,
+        path_layer=path_layer, scc_path_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        scc_layer=scc_layer, scc_succ_paths=ps.scc_succ_paths[order],
+        layer_scc_offsets=np.searchsorted(scc_layer, np.arange(L + 1)).astype(np.int64),
+        partition_offsets=np.unique(np.searchsorted(path_layer, np.arange(L + 1))).astype(np.int64))
+    return PathSet(arrays=arrays, num_vertices=ps.num_vertices, num_arcs=ps.num_arcs, num_scc=S,
+                   params=ps.params, graph_fingerprint=ps.graph_fingerprint, info=ps.info)
+
+
+def test_forged_layers_that_run_backwards_are_refused_and_rebuilt(tmp_path):
+    """A chain of SCC-vertices (a DAG of many layers) whose cache lists the layers backwards:
+    checksums and every local check pass, the dependency check refuses it, and a run rebuilds the
+    cache and takes the rounds the true layers take."""
+    rng = np.random.default_rng(0)
+    n = 400
+    chord = rng.integers(0, n - 5, 300)
+    src = np.concatenate([np.arange(n - 1), chord])
+    dst = np.concatenate([np.arange(1, n), chord + rng.integers(1, 5, 300)])  # forward arcs only: a DAG
+    g = digraph.Graph.from_arrays(src, dst, num_vertices=n)
+    honest = digraph.preprocess(g)
+    assert int(honest.scc_layer.max()) > 10
+    d = tmp_path / "c"
+    _reversed_layers(honest).save(d)
+    with pytest.raises(CacheError, match=r"path_layer\.npy: the layers do not follow the paths' dependencies"):
+        PathSet.load(d, graph=g)
+    with pytest.raises(CacheError, match="do not follow"):
+        PathSet.load(d)  # without the graph too: the paths say what depends on what
+    want = digraph.run(g, "sssp", source=0, mode="path")
+    r = digraph.run(g, "sssp", source=0, mode="path", cache=d)
+    np.testing.assert_array_equal(r.values, want.values)
+    assert r.stats["rounds"] == want.stats["rounds"]
+    PathSet.load(d, graph=g)  # the rebuilt cache passes

@@ -218,3 +218,23 @@ def test_no_writable_cache_anywhere_falls_back_to_tempdir(tmp_path, monkeypatch,
     monkeypatch.setattr(compiling, "_writable", lambda folder: True)
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
     assert compiling.ensure_cache_location() is None
+
+
+def test_a_process_private_cache_folder_is_removed_at_exit(tmp_path):
+    """The fresh folder used when the shared one cannot be trusted is this process's: gone after."""
+    shared = tmp_path / f"digraph-numba-cache-{os.getuid()}"
+    shared.mkdir()
+    os.chmod(shared, 0o777)  # others may write into it: not used
+    script = ("import sys, tempfile, numba\n"
+              "from digraph import compiling\n"
+              "numba.config.CACHE_DIR = ''\n"
+              "tempfile.tempdir = sys.argv[1]\n"
+              "compiling._writable = lambda folder: False\n"
+              "print(compiling.ensure_cache_location())\n")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 0, r.stderr
+    folder = Path(r.stdout.split()[-1])
+    assert folder.parent == tmp_path and folder != shared
+    assert not folder.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [shared.name]

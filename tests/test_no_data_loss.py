@@ -432,6 +432,28 @@ def test_atomic_file_keeps_the_old_content_when_interrupted(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ranks.csv"]
 
 
+def test_a_writer_killed_outright_leaves_no_temporary_file(tmp_path):
+    """SIGKILL in the middle of a write: the old file stays and nothing else appears (the data
+    went into a nameless file, where the system has them)."""
+    from digraph.atomic_file import _anonymous
+    fd = _anonymous(tmp_path)
+    if fd is None:
+        pytest.skip("no O_TMPFILE here: a killed writer leaves a hidden .tmp file")
+    os.close(fd)
+    f = tmp_path / "ranks.csv"
+    f.write_text("old\n")
+    script = ("import sys, time\nfrom digraph.atomic_file import atomic_file\n"
+              "with atomic_file(sys.argv[1], 'w') as out:\n"
+              "    out.write('half' * 1000); out.flush(); print('writing', flush=True); time.sleep(60)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.Popen([sys.executable, "-c", script, str(f)], stdout=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline() == "writing\n"
+    p.kill()
+    p.wait(timeout=60)
+    assert f.read_text() == "old\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["ranks.csv"]
+
+
 # ----------------------------------------------------------------------------- the command line
 
 def cli(*args, cwd=None, **kw):

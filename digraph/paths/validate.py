@@ -23,7 +23,9 @@ failure raises :class:`~digraph.preprocess.errors.CacheError` naming the file an
    ``path_layer == scc_layer[path_scc]``, ``scc_layer`` is non-decreasing and agrees with
    ``layer_scc_offsets``; the DAG sketch's offsets are monotone and its targets in range; junction
    vertices and layers are in range; partitions are non-empty, cover the paths and never span
-   layers.
+   layers; the layers follow the paths' real dependencies (a path that reads a vertex another
+   SCC-vertex's path writes is in a higher layer), so a forged order cannot make the path engine
+   run its layers backwards.
 
 A CRC-32 catches accidental damage (every burst of up to 32 bits, anything else but for a 2^-32
 chance); a forger can recompute any checksum kept beside the data, so the structural checks are
@@ -303,7 +305,7 @@ def load_checked(gdir, spec, names, sizes, graph=None, mmap=True, threads=None):
     tasks = [(("crc", name), lambda name=name: crc32_file_parts(headers[name], arrays[name]))
              for name in order]
     paths = _PathCheck(arrays, sizes, graph, chunks=2 * threads if threads > 1 else 1)
-    tasks += [(("paths", i), f) for i, f in enumerate(paths.tasks)]
+    tasks += [(("paths", i), f) for i, f in enumerate(paths.tasks)] + [("layers", paths.layers_task)]
     small = {}
 
     def main():  # meanwhile, on this thread: the small arrays (sizes S, J, K)
@@ -318,7 +320,7 @@ def load_checked(gdir, spec, names, sizes, graph=None, mmap=True, threads=None):
             raise _checksum_error(gdir / f"{name}.npy")
     if "error" in small:
         raise small["error"]
-    paths.finish([results[("paths", i)] for i in range(len(paths.tasks))], gdir)
+    paths.finish([results[("paths", i)] for i in range(len(paths.tasks))], gdir, results["layers"])
     return arrays
 
 
@@ -365,6 +367,57 @@ def _check_paths(lo, hi, po, pv, ids, hot, heat, pscc, player, scc_layer, n, m, 
             seen[e] = True
             u = v
     return 0, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def _layers_follow_dependencies(po, pv, pscc, player, n):
+    """Check that every dependency between SCC-vertices goes to a strictly higher layer.
+
+    Path ``p`` writes its non-head vertices and reads its non-tail vertices
+    (:mod:`digraph.preprocess.dag`); for every vertex ``x``, each path writing ``x`` and each path
+    reading it must share an SCC-vertex or the reader's layer must be higher.  With ``W`` the
+    highest writing layer and ``R`` the lowest reading layer of ``x``: ``W < R`` holds it,
+    ``W > R`` breaks it, and ``W == R`` holds it only when every writer and reader at that layer is
+    in one SCC-vertex.  Two arrays of ``n`` int64.  Returns ``(x, W, R)`` of the first vertex that
+    breaks it, ``(-1, 0, 0)`` when it holds, ``(-2, 0, 0)`` when offsets or vertex ids are out of
+    range (the paths' own check names those).
+    """
+    P = po.size - 1
+    size = pv.size
+    for p in range(P):  # safe on any input: it runs beside the range checks, not after them
+        if po[p] < 0 or po[p + 1] < po[p] or po[p + 1] > size:
+            return -2, 0, 0
+    for k in range(size):
+        if pv[k] < 0 or pv[k] >= n:
+            return -2, 0, 0
+    top_w = np.full(n, -1, np.int64)
+    low_r = np.full(n, np.iinfo(np.int64).max, np.int64)
+    for p in range(P):
+        layer = player[p]
+        for k in range(po[p] + 1, po[p + 1]):
+            x = pv[k]
+            if layer > top_w[x]:
+                top_w[x] = layer
+        for k in range(po[p], po[p + 1] - 1):
+            x = pv[k]
+            if layer < low_r[x]:
+                low_r[x] = layer
+    for x in range(n):
+        if top_w[x] >= 0 and top_w[x] >= low_r[x]:
+            if top_w[x] > low_r[x]:
+                return x, top_w[x], low_r[x]
+            low_r[x] = -2 - low_r[x]  # W == R: its writers and readers there must share one SCC
+        top_w[x] = -1  # from here: the SCC-vertex seen at x's shared layer (-1: none yet)
+    for p in range(P):
+        layer = player[p]
+        for k in range(po[p], po[p + 1]):
+            x = pv[k]
+            if low_r[x] == -2 - layer:
+                if top_w[x] == -1:
+                    top_w[x] = pscc[p]
+                elif top_w[x] != pscc[p]:
+                    return x, layer, layer
+    return -1, 0, 0
 
 
 _PATH_ERRORS = {
@@ -453,8 +506,11 @@ class _PathCheck:
         chunks = chunks if P >= 100_000 else 1
         b = np.linspace(0, P, chunks + 1).astype(np.int64)
         self.tasks = [lambda lo=b[i], hi=b[i + 1]: _check_paths(lo, hi, *args) for i in range(chunks)]
+        layers = (A["path_offsets"], pv, A["path_scc"], A["path_layer"], np.int64(n))
+        self.layers_task = lambda: _layers_follow_dependencies(*layers)
 
-    def finish(self, results, gdir):
+    def finish(self, results, gdir, layers):
+        """Raise for the first problem: ``results`` of :attr:`tasks`, ``layers`` of :attr:`layers_task`."""
         def fail(name, what):
             _fail(gdir, name, what)
 
@@ -478,6 +534,12 @@ class _PathCheck:
             bad = np.flatnonzero(pl[part[:-1]] != pl[part[1:] - 1])
             if bad.size:
                 fail("partition_offsets", f"partition {bad[0]} spans several layers")
+        if S:  # the layers are a topological order of the paths' real dependencies
+            x, w, r = layers
+            if x >= 0:
+                fail("path_layer", f"the layers do not follow the paths' dependencies: vertex {x} is "
+                                   f"written by a path of layer {w} and read by a path of another "
+                                   f"SCC-vertex of layer {r} (a reader must be in a higher layer)")
 
 
 def check_structure(arrays, sizes, gdir, graph=None, threads=None):
@@ -489,5 +551,5 @@ def check_structure(arrays, sizes, gdir, graph=None, threads=None):
     _check_small(arrays, sizes, gdir)
     threads = threads or min(os.cpu_count() or 1, 8)
     paths = _PathCheck(arrays, sizes, graph, chunks=threads)
-    results = _run_tasks(list(enumerate(paths.tasks)), threads)
-    paths.finish([results[i] for i in range(len(paths.tasks))], gdir)
+    results = _run_tasks(list(enumerate(paths.tasks)) + [("layers", paths.layers_task)], threads)
+    paths.finish([results[i] for i in range(len(paths.tasks))], gdir, results["layers"])
