@@ -320,6 +320,7 @@ def test_beta_is_refused_in_one_line(capsys, graph_file):
     (["--hot-ratio", "1.5"], "--hot-ratio must be a number in [0, 1]"),
     (["--jobs", "0"], "--jobs must be an integer from 1 to 2**63 - 1, or -1, got 0"),
     (["--jobs", BIG], "--jobs must be an integer from 1"),
+    (["--num-vertices", BIG], "--num-vertices must be an integer from 0 to 2**63 - 1"),
 ])
 def test_preprocess_numbers_are_refused_in_one_line(capsys, graph_file, tmp_path, args, words):
     out = tmp_path / "c"

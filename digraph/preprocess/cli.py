@@ -162,6 +162,7 @@ def _check_options(args):
     check_int_option("--max-path-length", args.max_path_length, 0)
     check_float_option("--hot-ratio", args.hot_ratio, 0.0, 1.0, closed=True)
     check_int_option("--partition-arcs", args.partition_arcs, 1)
+    check_int_option("--num-vertices", args.num_vertices, 0)  # its size against memory: the loader's
     refuse_same_files([("the input graph", args.input)], [("--output", args.output)])
 
 
