@@ -38,17 +38,7 @@ MiB = 2**20
 MM = "%%MatrixMarket matrix coordinate pattern general\n"
 
 
-def write(tmp_path, name, raw):
-    path = tmp_path / name
-    raw = raw.encode() if isinstance(raw, str) else raw
-    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
-    return path
-
-
-def format_error(path, **kw):
-    with pytest.raises(GraphFormatError) as info:
-        digraph.load(path, **kw)
-    return info.value
+from test_load_errors import format_error, write  # noqa: E402 - the shared helpers of the load tests
 
 
 def _env(**extra):

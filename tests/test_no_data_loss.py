@@ -60,19 +60,25 @@ def assert_clean_cache(d):
     assert man["folder"] == json.loads((Path(d) / ".digraph-cache").read_text())["id"]
 
 
-# ----------------------------------------------------------------------------- the Python API
-
-@pytest.mark.parametrize("call", ["save", "load_or_build", "run"])
-def test_a_folder_of_user_files_is_refused_untouched(tmp_path, graph, call):
-    d = user_folder(tmp_path)
-    before = snapshot(d)
-    with pytest.raises(CacheError, match=r"thesis: is a folder that is not a digraph path cache .*main\.tex"):
+def write_cache_by(call, graph, d, refusal):
+    """Write a cache at ``d`` through ``call`` (``save``, ``load_or_build`` or ``run``), expecting
+    a CacheError matching ``refusal``."""
+    with pytest.raises(CacheError, match=refusal):
         if call == "save":
             preprocess(graph).save(d)
         elif call == "load_or_build":
             load_or_build(graph, d)
         else:
             digraph.run(graph, "sssp", source=0, mode="path", cache=d)
+
+
+# ----------------------------------------------------------------------------- the Python API
+
+@pytest.mark.parametrize("call", ["save", "load_or_build", "run"])
+def test_a_folder_of_user_files_is_refused_untouched(tmp_path, graph, call):
+    d = user_folder(tmp_path)
+    before = snapshot(d)
+    write_cache_by(call, graph, d, r"thesis: is a folder that is not a digraph path cache .*main\.tex")
     assert snapshot(d) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thesis"]  # no stray sibling either
 
@@ -170,13 +176,7 @@ def test_a_folder_holding_only_a_file_named_manifest_json_is_refused(tmp_path, g
     d.mkdir()
     (d / "manifest.json").write_text(content)
     before = snapshot(d)
-    with pytest.raises(CacheError, match=r"webapp: is a folder that is not a digraph path cache .*manifest\.json"):
-        if call == "save":
-            preprocess(graph).save(d)
-        elif call == "load_or_build":
-            load_or_build(graph, d)
-        else:
-            digraph.run(graph, "sssp", source=0, mode="path", cache=d)
+    write_cache_by(call, graph, d, r"webapp: is a folder that is not a digraph path cache .*manifest\.json")
     assert snapshot(d) == before
     assert cache_names(d) == ["manifest.json"]
 
@@ -213,19 +213,24 @@ def test_a_marker_is_not_taken_from_a_name_alone(tmp_path, graph):
         assert (d / "path_heat.npy").read_bytes() == b"mine"
 
 
-def test_an_interrupted_first_write_into_an_empty_folder_leaves_it_empty(tmp_path, graph, monkeypatch):
-    d = tmp_path / "empty"
-    d.mkdir()
+def _interrupt_np_save(monkeypatch, at):
+    """Make the cache writer's ``at``-th ``np.save`` raise KeyboardInterrupt."""
     real_save = np.save
     calls = {"n": 0}
 
     def failing_save(f, a, **kw):
         calls["n"] += 1
-        if calls["n"] == 3:
+        if calls["n"] == at:
             raise KeyboardInterrupt
         return real_save(f, a, **kw)
 
     monkeypatch.setattr(pathset_mod.np, "save", failing_save)
+
+
+def test_an_interrupted_first_write_into_an_empty_folder_leaves_it_empty(tmp_path, graph, monkeypatch):
+    d = tmp_path / "empty"
+    d.mkdir()
+    _interrupt_np_save(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         preprocess(graph).save(d)
     monkeypatch.undo()
@@ -280,16 +285,7 @@ def test_an_interrupted_replace_leaves_the_old_cache_whole(tmp_path, graph, monk
 
 
 def test_an_interrupted_first_write_leaves_nothing(tmp_path, graph, monkeypatch):
-    real_save = np.save
-    calls = {"n": 0}
-
-    def failing_save(f, a, **kw):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
-        return real_save(f, a, **kw)
-
-    monkeypatch.setattr(pathset_mod.np, "save", failing_save)
+    _interrupt_np_save(monkeypatch, 4)
     with pytest.raises(KeyboardInterrupt):
         preprocess(graph).save(tmp_path / "c")
     assert list(tmp_path.iterdir()) == []
