@@ -29,7 +29,7 @@ with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exi
     from .compiling import warmup
     from .run import run
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 __all__ = ["Graph", "load", "run", "preprocess", "PathSet", "Result", "RunStats", "Algorithm",
            "algorithms", "errors", "warmup", "__version__"]

@@ -214,7 +214,7 @@ def test_a_mix_losing_mass_widens_the_bound_but_is_no_rounding_floor():
     to 0.61.  The bound counts the defect; the stop rule must not read it as the rounding floor
     (it did, and the run ended "floor-limited" at a bound of 3.4)."""
     from digraph.dispatch.cuda.one_gpu.power_setup import round_bound
-    from digraph.dispatch.power import stop
+    from digraph.dispatch.convergence import power_stop as stop
     g1, tol = 0.85, 1e-8
     args = dict(g1=g1, s=0.85, e=1e-9, diff=0.6128, sy=1.0, sx=1.0 + 6.75e-5, sx_err=1e-12,
                 blocks=264)

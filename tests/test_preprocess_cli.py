@@ -1,11 +1,11 @@
-"""Tests of the preprocessing command line (digraph.preprocess.cli.main)."""
+"""Tests of the preprocessing command line: ``digraph preprocess`` and ``digraph info``."""
 
 import json
 
 import pytest
 
 from digraph.paths import PathSet
-from digraph.preprocess.cli import main
+from digraph.cli import main
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
 from . import driver
-from .convergence import certified_bound, linear_contraction, neumaier_add
+from ..numeric import neumaier_add
+from .convergence import certified_bound, linear_contraction
 from .systems import linear_factors, monotone_arrays, monotone_start
 
 __all__ = ["solve", "BspSettings", "DEFAULT"]

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InvalidParameterError
+from ..numeric import neumaier_add
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "quick_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
@@ -153,18 +154,6 @@ def pending_budget(tol, sum_x, n, gammas, normalize):
     return budget
 
 
-@njit(cache=True, nogil=True, inline="always")
-def neumaier_add(acc, comp, term):
-    """One step of Neumaier's compensated sum: (new sum, new compensation); the total is
-    ``acc + comp`` at the end."""
-    t = acc + term
-    if abs(acc) >= abs(term):
-        comp += (acc - t) + term
-    else:
-        comp += (term - t) + acc
-    return t, comp
-
-
 @njit(parallel=True, cache=True, nogil=True)
 def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, out):
     """(‖r‖₁, ‖r‖∞) of ``r = b + A x − x``, recomputed from the state alone (one pull over the arcs);
@@ -286,3 +275,17 @@ def rounding_floor(bsum, bmax, xsum, xmax, r1, rmax):
     """
     u = np.finfo(np.float64).eps / 2
     return 8 * u * (2 * bsum + 2 * xsum + r1), 8 * u * (2 * bmax + 2 * xmax + rmax)
+
+
+def power_stop(bound, delta, diff, last_diff, g1, tol, stats):
+    """Whether a power round ends the run (the CPU and GPU iterations share it): its bound is
+    within ``tol``; or rounding alone (``delta``) exceeds what ``tol`` allows and the differences
+    have come down to the rounding or stopped falling, so no further round can lower the bound
+    (``floor_limited`` and ``error_floor`` set)."""
+    if bound <= tol:
+        return True
+    if delta / (1.0 - g1) > tol / 2 and (g1 * diff <= delta or diff >= last_diff):
+        stats["floor_limited"] = True
+        stats["error_floor"] = float(delta / (1.0 - g1))
+        return True
+    return False

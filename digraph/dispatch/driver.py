@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import progress
 from ..interrupts import check as _check_interrupt
-from .convergence import linear_error_bound, residual_threshold, tightened, verdict
+from .convergence import linear_error_bound, power_stop, residual_threshold, tightened, verdict
 
 __all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
            "power", "hand_over"]
@@ -168,13 +168,12 @@ def worklist(engine, *, max_iter, stats):
 def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
-    rule is :func:`digraph.dispatch.power.stop`.  Returns (rounds run, converged): True, False
+    rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged): True, False
     at ``max_iter``, or None when ``trip`` (the router's probe) ended the run undecided — from
     the third round on (up to round ``probe_window`` when given: an engine that accelerates
     the rounds after it, whose differences do not fall at the plain rate), a round whose
     difference is more than ``trip · g1`` times the previous one (``probe_ratio`` and
     ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
-    from .power import stop
     rounds = 0
     converged = False
     bound = np.inf
@@ -184,7 +183,7 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
         _check_interrupt()
         bound, delta, diff = step()
         rounds += 1
-        converged = stop(bound, delta, diff, last_diff, g1, tol, stats)
+        converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
         if not converged and trip is not None and (probe_window is None or rounds <= probe_window):
             diffs.append(diff)
             if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:

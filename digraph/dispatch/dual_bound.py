@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .convergence import neumaier_add
+from ..numeric import neumaier_add
 from .systems import linear_factors
 from ..interrupts import check as _check_interrupt
 

@@ -32,7 +32,8 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from .cuda.runtime.backend import backend, _gpu_name
 from . import driver
-from .power import _gamma, stop
+from .convergence import power_stop
+from .power import _gamma
 from .systems import linear_factors
 # the set-up and the device work (digraph/dispatch/cuda/one_gpu/power_*.py), re-exported under
 # their old names (multi_gpu_power imports the set-up from here, cuda/sharded/power_work _Work)
@@ -342,8 +343,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
             sx_err = 2 * u * mix_terms * sx
         bound, delta = round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, gamma is not None)
         st["mix"] = None
-        if aa.memory and k + 1 < max_iter and not stop(bound, delta, diff, st["last_diff"], g1,
-                                                        tol, {}):  # a round follows: its mix
+        if aa.memory and k + 1 < max_iter and not power_stop(bound, delta, diff, st["last_diff"], g1,
+                                                              tol, {}):  # a round follows: its mix
             dots = None if slot is None else got[4:4 + slot[1]]
             dotf = None if slot is None else got[4 + mem:4 + mem + slot[1]]
             st["mix"] = aa.solve(diff, dots, dotf)

@@ -41,7 +41,7 @@ with no host wait (:mod:`digraph.dispatch.cuda.sharded.power_queued`):
    destination, queued on events).
 
 The host keeps a round ahead of the GPUs and reads round ``k``'s sums while round ``k + 1``
-runs; the stop is :func:`digraph.dispatch.power.stop` with the bound of
+runs; the stop is :func:`digraph.dispatch.convergence.power_stop` with the bound of
 :mod:`digraph.dispatch.gpu_power`: ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ + ‖δ‖₁ +
 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the blocks of every GPU and the ``k``
 partial sums added on the host.  When the last two differences foretell that a round's bound

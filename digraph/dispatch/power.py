@@ -65,7 +65,8 @@ from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver
 from .anderson import Anderson
-from .convergence import ROUNDING_MARGIN, neumaier_add, quick_contraction
+from ..numeric import neumaier_add
+from .convergence import ROUNDING_MARGIN, quick_contraction
 from .systems import linear_factors
 
 __all__ = ["solve", "applies", "stop", "PowerSettings", "DEFAULT"]
@@ -250,20 +251,6 @@ def _column_sums(graph, system):
     if has_arc:
         coef *= arc
     return np.bincount(graph.arc_sources, weights=coef, minlength=graph.num_vertices)
-
-
-def stop(bound, delta, diff, last_diff, g1, tol, stats):
-    """Whether a power round ends the run (the CPU and GPU iterations share it): its bound is
-    within ``tol``; or rounding alone (``delta``) exceeds what ``tol`` allows and the differences
-    have come down to the rounding or stopped falling, so no further round can lower the bound
-    (``floor_limited`` and ``error_floor`` set)."""
-    if bound <= tol:
-        return True
-    if delta / (1.0 - g1) > tol / 2 and (g1 * diff <= delta or diff >= last_diff):
-        stats["floor_limited"] = True
-        stats["error_floor"] = float(delta / (1.0 - g1))
-        return True
-    return False
 
 
 def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **unused):

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..interrupts import deferring
+from ..version import __version__
 from ..preprocess.errors import CacheError
 from . import cache_folder, validate
 
@@ -90,12 +91,8 @@ def _tidy(directory):
 
 
 def engine_version():
-    """``digraph.__version__`` (read lazily: the package may still be initialising)."""
-    try:
-        import digraph
-        return str(getattr(digraph, "__version__", "unknown"))
-    except Exception:  # pragma: no cover - the package itself failed to import
-        return "unknown"
+    """``digraph.__version__``, the engine version a manifest records and a reader requires."""
+    return __version__
 
 
 def _jsonable(x):

@@ -210,16 +210,3 @@ def _info(args, out):
             "engine_version": man.get("engine_version"), "graph_fingerprint": man.get("graph_fingerprint")}
     print(format_table(head), file=out)
     print(format_table(stats, params), file=out)
-
-
-def main(argv=None):
-    """Run the command line; returns the exit status (0, or 2 on bad input).
-
-    The same as the ``digraph`` console script (:func:`digraph.cli.main`), which adds ``run``.
-    """
-    from ..cli import main as digraph_main
-    return digraph_main(argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

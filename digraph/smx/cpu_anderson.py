@@ -25,7 +25,7 @@ does not matter (they only choose the mix); the sum's does, and is bounded by
 import numpy as np
 from numba import njit, prange
 
-from ..dispatch.convergence import neumaier_add
+from ..numeric import neumaier_add
 
 __all__ = ["CHUNK", "chunks", "record", "mix", "rescale", "sum_rounding", "warm_up"]
 

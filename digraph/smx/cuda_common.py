@@ -8,7 +8,7 @@ min/max improvement."""
 
 from numba import config, cuda
 
-from ..dispatch.convergence import neumaier_add
+from ..numeric import neumaier_add
 from .relax_codes import MAX as _MAX, MIN as _MIN, PLUS as _PLUS, TIMES as _TIMES
 
 __all__ = []
@@ -66,7 +66,7 @@ if _SIM:
 
 _neumaier = cuda.jit(device=True, inline=True)(neumaier_add.py_func)
 """One step of Neumaier's compensated summation: (sum, compensation); the CPU's
-:func:`digraph.dispatch.convergence.neumaier_add`, compiled for the device."""
+:func:`digraph.numeric.neumaier_add`, compiled for the device."""
 
 
 @cuda.jit(device=True, inline=True)

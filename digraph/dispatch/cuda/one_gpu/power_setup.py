@@ -120,9 +120,9 @@ def round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, mixed=False):
     ``diff = ‖y − x‖₁``, ``sy = Σy`` after the teleport ``c = 1 − s``, ``sx`` the pulled
     iterate's sum (``sx_err`` its rounding when it is Anderson's mix), ``blocks`` the partial
     sums added up.  ``‖y − π‖₁ ≤ (γ1 ‖y − x‖₁ + δ + 2 |Σx − 1|) / (1 − γ1)``
-    (:func:`digraph.dispatch.power.stop`), with the rounding of every sum in δ.
+    (:func:`digraph.dispatch.convergence.power_stop`), with the rounding of every sum in δ.
 
-    The ``delta`` returned is what :func:`~digraph.dispatch.power.stop` reads as the rounding
+    The ``delta`` returned is what :func:`~digraph.dispatch.convergence.power_stop` reads as the rounding
     floor.  When the round pulled Anderson's mix (``mixed``), the mix's mass defect
     ``2 |Σx − 1|`` widens the bound but is left out of it: a mix clipped at 0 loses mass
     (6.8e-5 of it on a citation graph of 50 M arcs, H200), which the next round's teleport
