@@ -12,7 +12,9 @@ names the thing refused, with exit status 2 and every file as it was; an answer 
 networkx or an exact solve; Ctrl-C must end with ``digraph: interrupted`` and status 130.  Outcomes:
 ``held``, or the failure's kind: ``data loss``, ``crash`` (a signal, a fatal error, a
 ``SystemError``), ``hang``, ``wrong answer``, ``traceback``, ``unnamed error``, ``memory``,
-``left behind`` (a file or folder that outlives its use).
+``left behind`` (a file or folder that outlives its use), and, for Ctrl-C, ``python start-up``: the
+signal came before any of digraph's code ran (the interpreter's own start on a loaded machine),
+where only CPython's handling exists.
 
 The pytest suite checks each behaviour once (tests/test_no_data_loss.py, test_interrupts.py,
 test_input_limits.py, test_bad_parameters.py, test_cache_untrusted.py); this script sweeps many
@@ -283,6 +285,10 @@ for _i, (_what, _args) in enumerate([
                 delay = 0.25 + (1.05 * run.full - 0.25) * (k + 0.5) / SIGINT_TRIALS
                 rc, out, err, _ = cli(*[a.format(big=big, tmp=tmp) for a in args], cwd=tmp, timeout=300,
                                       sigint_after=delay)
+                if "Traceback" in err and f"{os.sep}digraph{os.sep}" not in err:
+                    # the signal came while the interpreter itself started (site, the script's
+                    # first line), before any of digraph's code ran: CPython's, not ours
+                    raise Failed("python start-up", f"at {delay:.2f} s: {err.strip().splitlines()[-1][:80]}")
                 _crash_or_traceback(rc, err)
                 if rc == 130 and err.strip().splitlines()[-1:] != ["digraph: interrupted"]:
                     raise Failed("unnamed error", f"at {delay:.2f} s: {err.strip()[-160:]!r}")
@@ -733,8 +739,10 @@ def render(results):
     """The table of outcomes by area (markdown), from a results file's dict."""
     rows = results["rows"]
     kinds = ["held"] + sorted({r["outcome"] for r in rows} - {"held"})
-    lines = [f"Outcomes of `python tests/robustness.py` ({len(rows)} cases; commit {results['commit']}, "
-             f"{results['machine']}, {results['date']}):", "",
+    runs = "; ".join(f"`{r['command']}` ({r['note']})" for r in results.get("runs", [])) or \
+        "`python tests/robustness.py`"
+    lines = [f"Outcomes of {len(rows)} cases (commit {results['commit']}, {results['machine']}, "
+             f"{results['date']}; {runs}):", "",
              "| area | cases | " + " | ".join(kinds) + " |", "|---|---:|" + "---:|" * len(kinds)]
     for area in AREAS:
         sub = [r for r in rows if r["area"] == area]
@@ -773,6 +781,8 @@ def main(argv=None):
     results = {"commit": _commit(), "date": datetime.date.today().isoformat(),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                "sigint_trials": SIGINT_TRIALS, "answer_graphs": ANSWER_GRAPHS, "rows": rows}
+    results["runs"] = [{"command": " ".join(["python tests/robustness.py"] + (argv or sys.argv[1:])),
+                        "note": "every area" if not args.area else "these areas only"}]
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
     if not args.area:
         write_doc(results)
