@@ -95,7 +95,7 @@ def _is_lock_only(d, names):
     return stat.S_ISREG(st.st_mode) and st.st_size == 0
 
 
-def _legacy_cache(d, names):
+def _legacy_cache(d):
     """True for a cache written before markers: a digraph manifest of format 2 or 3 whose
     generation folder is there, and no name beside it that only format 1 wrote (top-level arrays)."""
     try:
@@ -133,7 +133,7 @@ def check_writable(directory):
         names = sorted(os.listdir(d))
     except OSError as e:
         raise CacheError(f"{d}: cannot list the folder ({e.strerror or e})") from None
-    if not names or _is_lock_only(d, names) or _legacy_cache(d, names):
+    if not names or _is_lock_only(d, names) or _legacy_cache(d):
         return
     shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
     raise CacheError(f"{d}: is a folder that is not a digraph path cache (it holds {shown} and no "
