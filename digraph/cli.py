@@ -5,12 +5,17 @@
     digraph run pagerank web.txt.gz --alpha 0.85 --tol 1e-8 --top 10 --out ranks.csv
     digraph run sssp roads.mtx --source 17 --stats stats.json
     digraph run adsorption graph.el --seeds 3,7,12 --mode vertex-async
+    zcat web.txt.gz | digraph run pagerank - --top 5
     digraph preprocess web.txt.gz -o web.paths --jobs 2
     digraph info web.paths
     digraph warmup
 
-Every error prints one line ``digraph: error: ...`` on stderr and exits with status 2 (``--debug``
-shows the traceback instead); Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
+INPUT ``-`` is standard input (:func:`digraph.preprocess.cli.load_input`); ``--format`` names the
+format of any INPUT.  ``--source`` and ``--seeds`` are read as the graph's ids are: integers, or
+the names of an edge list of vertex names.  Every error prints one line ``digraph: error: ...``
+on stderr and exits with status 2, in the command line's spelling (``--mode peel``, not the
+library's ``mode='peel'``: :func:`cli_spelling`; ``--debug`` shows the traceback instead);
+Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
 is checked before any work; files are written whole or not at all (:mod:`digraph.atomic_file`), and
 a cache path is written only where that loses nothing (:mod:`digraph.paths.cache_folder`).  Progress (stage names and elapsed seconds, rounds at the end) goes
 to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.  On a
@@ -19,29 +24,40 @@ terminal, a run that goes on for over a second shows a bar of its rounds and err
 """
 
 import json
+import re
 import sys
 import threading
 import time
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "cli_spelling"]
 
 EXAMPLES = """examples:
   digraph run pagerank web.txt.gz --tol 1e-8 --top 10 --out ranks.csv
   digraph run sssp graph.el --source 17 --stats stats.json
+  digraph run sssp friends.csv --source alice
   digraph run adsorption graph.el --seeds 3,7,12
   digraph run kcore graph.mtx --out cores.npy
   digraph run pagerank web.txt.gz --out ranks.parquet --quiet
   digraph run pagerank web.txt.gz --mode path --cache web.paths --progress
+  zcat web.txt.gz | digraph run pagerank - --top 5
+  digraph run pagerank graph.dat --format tsv
   digraph preprocess web.txt.gz -o web.paths
   digraph info web.paths
-  digraph warmup --mode scc --mode power"""
+  digraph warmup --mode scc --mode power
+
+input formats (by the file name, or --format):
+  .el .txt .edges   edge list, fields separated by blanks        (--format edgelist)
+  .tsv              the same, with an optional header line        (--format tsv)
+  .csv              comma-separated, with an optional header line (--format csv)
+  .mtx              Matrix Market coordinate file                 (--format mtx)
+  each optionally gzip-compressed: .txt.gz, .csv.gz, .mtx.gz, ...; '-' is standard input"""
 
 
 def build_parser():
     """The argparse parser of every subcommand."""
     import argparse
 
-    from .preprocess.cli import build_parser as preprocess_parser
+    from .preprocess.cli import add_input_arguments, build_parser as preprocess_parser
     from .run import MODES
 
     from . import __version__
@@ -52,12 +68,17 @@ def build_parser():
     p.epilog = EXAMPLES
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    pre = sub.choices["preprocess"]
+    pre.epilog = EXAMPLES[EXAMPLES.index("input formats"):]
+    pre.formatter_class = argparse.RawDescriptionHelpFormatter
     r = sub.add_parser("run", help="run an algorithm and print the top vertices and statistics",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("algorithm", help="pagerank, adsorption, sssp or kcore")
-    r.add_argument("input", help="graph file (edge list .txt/.el/.tsv/.csv[.gz], Matrix Market .mtx)")
-    r.add_argument("--source", help="source vertex id (sssp)")
-    r.add_argument("--seeds", help="seed vertex ids (adsorption): comma-separated, or @FILE with one per line")
+    add_input_arguments(r)
+    r.add_argument("--source", help="source vertex id (sssp): an integer, or a name for a graph "
+                                    "of vertex names")
+    r.add_argument("--seeds", help="seed vertex ids (adsorption): comma-separated, or @FILE with "
+                                   "one per line")
     r.add_argument("--alpha", type=float, help="PageRank damping (default 0.85)")
     r.add_argument("--beta", type=float, help="adsorption continuation probability (default 0.8)")
     r.add_argument("--tol", type=float, help="bound on the L1 error (pagerank, adsorption; default 1e-6)")
@@ -243,9 +264,13 @@ def _progress(args):
     return Progress(sys.stderr, getattr(args, "progress", False) or _isatty(sys.stderr))
 
 
-def _vertex(text):
-    """A vertex id from the command line: an int when it looks like one."""
+def _vertex(text, graph):
+    """A vertex id from the command line, read as the graph's ids are: the text itself for a
+    graph of vertex names (``Graph.vertex_ids`` of dtype object), else an int when it is one
+    (any other text stays text, which the run refuses as not a vertex, naming it)."""
     text = text.strip()
+    if graph.vertex_ids.dtype == object:
+        return text
     try:
         return int(text)
     except ValueError:
@@ -253,7 +278,8 @@ def _vertex(text):
 
 
 def _seeds(spec):
-    """The ``--seeds`` ids: ``3,7,12``, or ``@FILE`` with one id per line (``#`` comments).
+    """The ``--seeds`` ids as text: ``3,7,12``, or ``@FILE`` with one id per line (``#``
+    comments); :func:`_vertex` reads each once the graph is loaded.
 
     FILE must be a regular file (or a link to one): a FIFO, a device or a directory is refused
     with InvalidParameterError, without blocking and without reading it.
@@ -268,7 +294,7 @@ def _seeds(spec):
             items = [ln for ln in (line.strip() for line in f) if ln and not ln.startswith("#")]
     else:
         items = [s for s in spec.split(",") if s.strip()]
-    return [_vertex(s) for s in items]
+    return [s.strip() for s in items]
 
 
 def _check_out(path):
@@ -291,13 +317,20 @@ def _write_values(path, result):
     ids, values = result.vertex_ids, result.values
     if path.endswith(".npy"):
         if ids.dtype == object:
-            raise InvalidParameterError("--out .npy needs integer vertex ids; use .csv")
+            if not all(isinstance(i, str) for i in ids.tolist()):
+                raise InvalidParameterError("--out .npy needs integer or text vertex ids; use .csv")
+            ids = ids.astype(str) if ids.size else np.zeros(0, dtype="U1")  # vertex names
         with atomic_file(path, "wb") as f:
             np.save(f, np.rec.fromarrays([ids, values], names="vertex,value"))
     elif path.endswith(".csv"):
         with atomic_file(path, "w") as f:
             f.write("vertex,value\n")
-            f.writelines(f"{i},{v!r}\n" for i, v in zip(ids.tolist(), values.tolist()))
+            if ids.dtype == object:  # names, quoted where csv needs it (a name may hold a comma)
+                import csv
+                csv.writer(f, lineterminator="\n").writerows(
+                    (i, repr(v)) for i, v in zip(ids.tolist(), values.tolist()))
+            else:
+                f.writelines(f"{i},{v!r}\n" for i, v in zip(ids.tolist(), values.tolist()))
     elif path.endswith(".parquet"):
         with atomic_file(path, "wb") as f:
             _write_parquet(f, path, ids, values)
@@ -324,23 +357,30 @@ def _write_parquet(f, path, ids, values):
 def _run(args, out, progress):
     import digraph
 
+    from .preprocess.cli import load_input
+
     _check_numbers(args)  # before any work, as the paths below
     params = {}
-    if args.source is not None:
-        params["source"] = _vertex(args.source)
-    if args.seeds is not None:
-        params["seeds"] = _seeds(args.seeds)
+    seeds = None if args.seeds is None else _seeds(args.seeds)
     if args.alpha is not None:
         params["alpha"] = args.alpha
     if args.beta is not None:
         params["beta"] = args.beta
     _check_paths(args)  # before any work, not after the run
-    load_kw = {} if args.num_vertices is None else {"num_vertices": args.num_vertices}
-    progress.start(f"loading {args.input}")
+    stdin = args.input == "-"
+    if stdin and _isatty(sys.stdin):
+        progress.note("reading the graph from the terminal: type its lines, then Ctrl-D")
+    progress.start(f"loading {'standard input' if stdin else args.input}")
     t0 = time.perf_counter()
-    graph = digraph.load(args.input, **load_kw)
+    graph = load_input(args.input, args.format, args.num_vertices, args.header)
     t_load = time.perf_counter() - t0
-    progress.end(f"{graph.num_vertices:,} vertices, {graph.num_arcs:,} arcs")
+    names = graph.vertex_ids.dtype == object
+    progress.end(f"{graph.num_vertices:,} vertices, {graph.num_arcs:,} arcs"
+                 + (", vertex names" if names else ""))
+    if args.source is not None:
+        params["source"] = _vertex(args.source, graph)
+    if seeds is not None:
+        params["seeds"] = [_vertex(s, graph) for s in seeds]
     what = args.algorithm + (f" (mode {args.mode})" if args.mode else "")
     progress.start(f"running {what}" + (", preprocessing paths first" if args.mode in ("path", "path-nopriority") else ""))
     try:
@@ -417,7 +457,8 @@ def _check_paths(args):
     from .atomic_file import check_output_path
     from .preprocess.cli import refuse_same_files
     seeds = args.seeds[1:] if args.seeds and args.seeds.startswith("@") else None
-    refuse_same_files([("the input graph", args.input), ("the --seeds file", seeds)],
+    graph = None if args.input == "-" else args.input  # standard input is no file to replace
+    refuse_same_files([("the input graph", graph), ("the --seeds file", seeds)],
                       [("--out", args.out), ("--stats", args.stats), ("--cache", args.cache)])
     if args.out:
         _check_out(args.out)
@@ -507,7 +548,8 @@ def _main(argv):
     except MemoryError as e:  # GraphTooLargeError names the size; a bare one says where it struck
         return _stop(args, progress, f"digraph: error: out of memory: {_first_line(e, 'no memory left')}", 2)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
-        return _stop(args, progress, f"digraph: error: {_first_line(e, type(e).__name__)}", 2)
+        line = _first_line(cli_spelling(e), type(e).__name__)
+        return _stop(args, progress, f"digraph: error: {line}", 2)
     finally:
         compiling.set_sink(old_sink)
     return 0
@@ -515,6 +557,60 @@ def _main(argv):
 
 def _drop(text):
     """A notice sink that prints nothing."""
+
+
+#: the library's parameters that are options of the command line
+_OPTIONS = {"mode": "--mode", "device": "--device", "threads": "--threads",
+            "max_iter": "--max-iter", "tol": "--tol", "cache": "--cache", "source": "--source",
+            "seeds": "--seeds", "alpha": "--alpha", "beta": "--beta",
+            "num_vertices": "--num-vertices", "format": "--format", "header": "--header"}
+_PARAM = re.compile(r"(?<![\w.-])(" + "|".join(_OPTIONS) + r")="
+                    r"(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s,;:()\[\]'\"]*))")
+_REQUIRED = re.compile(r"\bparameter '(" + "|".join(_OPTIONS) + r")'")
+#: phrases of the file readers' messages that name a parameter (after the file's name and line)
+_READER_HINTS = (("or format='csv')", "or --format csv)"),
+                 ("or format='mtx')", "or --format mtx)"),
+                 ("pass format= one of", "pass --format, one of"),
+                 ("given by num_vertices=", "given by --num-vertices "),
+                 ("(num_vertices=", "(--num-vertices "))
+
+
+def cli_spelling(error):
+    """The message of a library error as the command line's options spell it.
+
+    The library names its parameters in Python (``mode='peel'``, ``cache=``, ``parameter
+    'source' is required``); from the command line they read ``--mode peel``, ``--cache``,
+    ``--source is required``.  Parameter errors (InvalidParameterError, NotAvailableError) are
+    translated whole; a file reader's error only in the phrases it appends after the file's name
+    and line (the quoted text of a line is left as it is); any other error is unchanged.
+
+    Parameters
+    ----------
+    error : BaseException
+
+    Returns
+    -------
+    str
+    """
+    from .errors import GraphFormatError, InvalidParameterError, NotAvailableError
+    text = str(error)
+    if isinstance(error, GraphFormatError):
+        for python, option in _READER_HINTS:
+            at = text.find(python) if python.startswith("given") else text.rfind(python)
+            if at >= 0:
+                text = text[:at] + option + text[at + len(python):]
+        return text
+    if not isinstance(error, (InvalidParameterError, NotAvailableError)):
+        return text
+
+    def option(m):
+        name = _OPTIONS[m.group(1)]
+        value = next((v for v in m.group(2, 3, 4) if v is not None), "")
+        if value == "None":
+            return f"no {name}"
+        return f"{name} {value}" if value else name
+    text = _PARAM.sub(option, text)
+    return _REQUIRED.sub(lambda m: _OPTIONS[m.group(1)], text)
 
 
 def _warmup(args, out):
@@ -525,12 +621,20 @@ def _warmup(args, out):
         how = f"compiled {compiled:.2f} s" if compiled >= 0.005 else "from the cache"
         print(f"  {what:<28}{secs:7.2f} s  ({how})", file=out, flush=True)
 
+    from .compiling import idle_modes
+
     print(f"digraph warmup: compiling the kernels ({args.device})", file=out, flush=True)
     t0 = time.perf_counter()
     done = digraph.warmup(args.mode, args.family, device=args.device,
                           index_dtypes=("int32", "int64") if args.int64 else ("int32",),
                           progress=line)
     total = time.perf_counter() - t0
+    # a mode that compiles nothing here is said so, with where it runs (exit status 0)
+    families = f" --family {' --family '.join(args.family)}" if args.family else ""
+    device = "the CPU" if args.device.strip().lower() == "cpu" else args.device
+    for mode, where in idle_modes(args.mode, args.family, device=args.device):
+        print(f"  --mode {mode}{families}: nothing to compile on {device}; {mode} runs {where}",
+              file=out)
     compiled = sum(d["compiled"] for d in done)
     print(f"done: {len(done)} items in {total:.2f} s, {compiled:.2f} s of it compiling", file=out)
 

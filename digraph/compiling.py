@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-__all__ = ["warmup", "seconds", "NOTICE", "set_sink", "ensure_cache_location"]
+__all__ = ["warmup", "idle_modes", "seconds", "NOTICE", "set_sink", "ensure_cache_location"]
 
 NOTICE = ("compiling kernels, first run only (Numba caches them on disk; "
           "`digraph warmup` compiles them all ahead)")
@@ -208,7 +208,8 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
     ----------
     modes : iterable of str, optional
         Modes to compile (default: every mode of the device; see :data:`digraph.MODES`).  Modes
-        that do not apply to a family are skipped.
+        that do not apply to a family are skipped (:func:`idle_modes` says which compile nothing
+        at all, and where they do apply).
     families : iterable of str, optional
         ``"linear"`` (PageRank, adsorption), ``"monotone"`` (SSSP), ``"hindex"`` (k-core); default
         all three.
@@ -289,6 +290,48 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
                 else:
                     item(what, lambda: _warm_cpu(R, mode, family, t))
     return done
+
+
+def idle_modes(modes, families=None, *, device="cpu"):
+    """The modes asked of :func:`warmup` that compile nothing for ``families`` on ``device``,
+    each with where it does run.
+
+    Parameters
+    ----------
+    modes, families : iterable of str, optional
+        As for :func:`warmup` (``modes`` None: every mode of the device, none idle).
+    device : str
+        ``"cpu"``, or a GPU (``"cuda[:N]"``).
+
+    Returns
+    -------
+    list of (str, str)
+        ``(mode, where)``, ``where`` in words: ``"the monotone family (sssp) on a GPU"``.
+
+    Examples
+    --------
+    >>> from digraph.compiling import idle_modes
+    >>> idle_modes(["cluster"], device="cpu")
+    [('cluster', 'the monotone family (sssp) on a GPU')]
+    """
+    if modes is None:
+        return []
+    table = _CPU_MODES if str(device).strip().lower() == "cpu" else _GPU_MODES
+    families = list(_FAMILIES) if families is None else (
+        [families] if isinstance(families, str) else list(families))
+    out = []
+    for mode in [modes] if isinstance(modes, str) else modes:
+        if any(mode in table.get(f, ()) for f in families):
+            continue
+        places = []
+        for f in _FAMILIES:
+            devs = [dev for dev, runs in (("the CPU", _CPU_MODES), ("a GPU", _GPU_MODES))
+                    if mode in runs[f]]
+            if devs:
+                places.append(f"the {f} family ({', '.join(_ALGORITHMS[f])}) on "
+                              f"{' and on '.join(devs)}")
+        out.append((mode, "; ".join(places) or "no family"))
+    return out
 
 
 def _run_module():

@@ -70,7 +70,8 @@ class Graph:
     ----------
     num_vertices, num_arcs : int
     vertex_ids : numpy.ndarray
-        Original id of each internal vertex (integers, or objects for networkx nodes).
+        Original id of each internal vertex: int64, or an object array (networkx nodes; the
+        ``str`` names of an edge list whose ids are not integers).
     out_offsets : int64 array (n+1)
         CSR offsets: the out-arcs of ``v`` are ``out_offsets[v]:out_offsets[v+1]``.
     out_targets : int32/int64 array (m)
@@ -265,7 +266,9 @@ class Graph:
         Raises
         ------
         VertexNotFoundError
-            Naming the first id that is not a vertex.
+            Naming the first id that is not a vertex (and, for an integer in a graph of vertex
+            names or a text in a graph of integer ids that names a vertex in the other kind,
+            which one it names).
         """
         scalar = np.ndim(ids) == 0 and not isinstance(ids, (list, tuple))
         seq = [ids] if scalar else list(ids)
@@ -275,12 +278,14 @@ class Graph:
             out = np.empty(len(seq), dtype=np.int64)
             for k, x in enumerate(seq):  # caller-sized list, not arcs
                 if x not in lookup:
-                    raise VertexNotFoundError(x, what)
+                    raise self._not_found(x, what, lookup)
                 out[k] = lookup[x]
         else:
             arr = np.asarray(seq)
             if arr.size and not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-                raise VertexNotFoundError(seq[0], what)
+                bad = next((x for x in seq if isinstance(x, (str, bytes, np.str_, np.bytes_))
+                            or not np.isscalar(x)), seq[0])
+                raise self._not_found(bad, what, None)
             # vertex_ids are sorted after renumbering, but not always (networkx node order)
             sorter = self._cached("id_sorter", lambda: None if np.all(vid[:-1] < vid[1:])
                                   else np.argsort(vid, kind="stable"))
@@ -293,6 +298,27 @@ class Graph:
                 raise VertexNotFoundError(seq[int(np.flatnonzero(~ok)[0])], what)
             out = out.astype(np.int64)
         return int(out[0]) if scalar else out
+
+    def _not_found(self, x, what, lookup):
+        """The VertexNotFoundError of ``x``, saying so when ``x`` names a vertex in the other
+        kind of id: an integer for a graph of vertex names (``5`` for ``'5'``), or text for a
+        graph of integer ids (``'5'`` for ``5``)."""
+        err = VertexNotFoundError(x, what)
+        hint = ""
+        if lookup is not None and isinstance(x, (int, np.integer)) and not isinstance(x, bool) \
+                and str(x) in lookup:
+            hint = f" (the graph's vertex ids are names, str: {str(x)!r} is one)"
+        elif lookup is None and isinstance(x, (str, np.str_)):
+            try:
+                k = int(x.strip())
+            except ValueError:
+                k = None
+            if k is not None and self.vertex_ids.size and -2**63 <= k < 2**63 and \
+                    np.any(self.vertex_ids == k):
+                hint = f" (the graph's vertex ids are integers: {k} is one)"
+        if hint:
+            err.args = (err.args[0] + hint,)
+        return err
 
     # ------------------------------------------------------------------ conversions
     def to_networkx(self):

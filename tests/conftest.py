@@ -98,6 +98,16 @@ def datasets():
     return DATASETS
 
 
+def write(tmp_path, name, text):
+    """Write ``text`` (str or bytes) to ``tmp_path/name``, gzip-compressed when the name ends
+    with .gz; returns the path."""
+    import gzip
+    path = tmp_path / name
+    raw = text.encode() if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
+    return path
+
+
 def random_graph(seed=0, n=200, m=900):
     """A directed multigraph of ``m`` uniform random arcs on ``n`` vertices (loops allowed)."""
     import numpy as np

@@ -62,7 +62,7 @@ def test_run_sssp_npy_and_seeds(graph_file, tmp_path):
     (["run", "pagerank", "missing.el"], "No such file"),
     (["run", "nope", "{g}"], "unknown algorithm"),
     (["run", "sssp", "{g}", "--source", "5"], "source 5 is not a vertex"),
-    (["run", "sssp", "{g}"], "'source' is required"),
+    (["run", "sssp", "{g}"], "sssp: --source is required"),  # the option, not the parameter
     (["run", "pagerank", "{g}", "--alpha", "1.5"], "alpha"),
     (["run", "pagerank", "{g}", "--device", "cuda:0,0"], "names a GPU twice"),
     (["run", "pagerank", "{g}", "--out", "x.txt"], ".csv or .npy"),

@@ -14,17 +14,10 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.io.edgelist import parse_edgelist
-from conftest import dataset_path
+from conftest import dataset_path, write
 
 
 # ---------------------------------------------------------------- helpers
-def write(tmp_path, name, text):
-    """Write ``text`` to ``tmp_path/name``, gzip-compressed when the name ends with .gz."""
-    path = tmp_path / name
-    raw = text.encode() if isinstance(text, str) else text
-    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
-    return path
-
 
 def triples(g):
     """Multiset of (source id, target id, weight) of a Graph, in the caller's ids."""

@@ -10,13 +10,7 @@ import scipy.sparse as sp
 import digraph
 from digraph.errors import (GraphFormatError, InvalidParameterError, InvalidWeightError,
                             UnknownFormatError)
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    raw = text.encode() if isinstance(text, str) else text
-    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
-    return path
+from conftest import write
 
 
 def format_error(path, **kw):

@@ -10,8 +10,9 @@ stderr and no traceback, with the peak memory of the case under 64 MiB plus twic
 size plus a generous allowance for the graph it really holds.
 
 The expected outcome of each case comes from a small reference reader written here in plain
-Python from the documented rules (``_expect_edgelist``, ``_expect_mtx``): a valid input must run,
-an invalid one must be refused naming the file and, for a bad line, its number.
+Python from the documented rules (``_expect_edgelist``, ``_expect_mtx``, ``_named_arcs`` for edge
+lists whose first data line has a vertex name): a valid input must run, an invalid one must be
+refused naming the file and, for a bad line, its number.
 
 Starting Python and importing numba costs 1-2 s, so the cases run in ONE child process
 (``python tests/test_load_fuzz.py --child ...``) that calls :func:`digraph.cli.main` in-process for
@@ -29,6 +30,7 @@ import resource
 import subprocess
 import sys
 import time
+import unicodedata
 import zlib
 from pathlib import Path
 
@@ -120,6 +122,37 @@ def _arcs(data, start, comma, expect, base, limit, most=None):
     return arcs, (weights if ncols == 3 else None)
 
 
+def _named_arcs(data, start, comma):
+    """The documented line rules for a file of vertex names: 2 or 3 fields, the same count on
+    every line; ids non-empty UTF-8 text without control characters (kept as bytes); weights as
+    in :func:`_arcs`.  The first data line (a name on it decided the mode) may not be the only
+    line with a name among those read before the first bad line, or all of them."""
+    arcs, weights, ncols, named, first = [], [], 0, 0, None
+    for no, pos, end in _data_lines(data, start):
+        first = first or no
+        f = _fields(data[pos:end], comma)
+        bad = len(f) not in (2, 3) or (ncols and len(f) != ncols)
+        for t in f[:2] if not bad else ():
+            try:
+                text = t.decode("utf-8")
+            except UnicodeDecodeError:
+                bad = True
+                break
+            bad |= not t or any(unicodedata.category(c) == "Cc" for c in text)
+        if not bad and len(f) == 3:
+            bad = not _WEIGHT.fullmatch(f[2]) or float(f[2]) != float(f[2])
+        if bad:
+            raise _Bad(first if named == 1 and len(arcs) >= 2 else no)
+        named += any(not _ID.fullmatch(t) for t in f[:2])
+        if len(f) == 3:
+            weights.append(float(f[2]))
+        ncols = ncols or len(f)
+        arcs.append((f[0], f[1]))
+    if named == 1 and len(arcs) >= 2:
+        raise _Bad(first)
+    return arcs, (weights if ncols == 3 else None)
+
+
 def _is_number(text):
     try:
         float(text)
@@ -163,7 +196,12 @@ def _expect_edgelist(data, fmt, num_vertices):
                 start = end + 1
             break
     limit = -1 if num_vertices is None else num_vertices
-    arcs, weights = _arcs(data, start, comma, 0, 0, limit)
+    first = next(_data_lines(data, start), None)
+    if num_vertices is None and first is not None and \
+            any(not _ID.fullmatch(t) for t in _fields(data[first[1]:first[2]], comma)[:2]):
+        arcs, weights = _named_arcs(data, start, comma)  # a name on the first data line
+    else:
+        arcs, weights = _arcs(data, start, comma, 0, 0, limit)
     n = num_vertices if num_vertices is not None else len({v for a in arcs for v in a})
     return arcs, weights, n
 
@@ -706,6 +744,9 @@ def test_reference_reader_agrees_with_known_answers():
     not pass by a wrong expectation)."""
     assert expectation(b"0 1\n1 2 \n", "a.txt", None) == ("ok", 3, 2)
     assert expectation(b"0 1\n1 x\n", "a.txt", None) == ("error", 2, True)
+    assert expectation(b"a b\nb 1\n", "a.txt", None) == ("ok", 3, 2)  # vertex names
+    assert expectation(b"src dst\n0 1\n1 2\n", "a.txt", None) == ("error", 1, True)
+    assert expectation(b"a b\nb \xff\n", "a.txt", None) == ("error", 2, True)
     assert expectation(b"src,dst\n0,1\n", "a.csv", None) == ("ok", 2, 1)
     assert expectation(b"0 1 nan\n", "a.txt", None) == ("error", 1, True)
     assert expectation(b"0 1 inf\n", "a.txt", None) == ("either", 2, 1)

@@ -365,44 +365,56 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                     reason += ("; sharded over the GPUs named when the graph has enough arcs a "
                                "GPU (PowerGpuSettings.shard_arcs), else on the first")
         return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
-    if mode == "scc":
-        if family != "linear":
-            raise InvalidParameterError(
-                f"mode='scc' solves linear systems (PageRank, adsorption, a LinearSystem), not the "
-                f"{family} family; use 'vertex-async', 'bsp' or a path mode")
-    if mode == "cluster":
-        if family != "monotone":
-            raise InvalidParameterError(
-                f"mode='cluster' relaxes min/max systems (SSSP and the like), not the {family} "
-                "family")
-        if where != "gpu":
-            raise InvalidParameterError(
-                "mode='cluster' runs on one GPU (device='cuda' or 'cuda:N'); on the CPU and on "
-                "several GPUs use 'vertex-async' (the default) or 'bsp'")
-    if mode == "power":
-        if system is not None:
-            from .power import applies
-            why = applies(graph, system) if graph is not None else None
-            if why:
-                raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
-        elif family != "linear":
-            raise InvalidParameterError(f"mode='power' answers normalised linear systems, not the {family} family")
-    if mode == "peel":
-        if family != "hindex":
-            raise InvalidParameterError(
-                f"mode='peel' peels k-cores (the hindex family), not the {family} family; use "
-                + ("'scc', 'power', 'vertex-async' or 'bsp'" if family == "linear"
-                   else "'vertex-async' or 'bsp'"))
-        if where != "cpu":
-            raise InvalidParameterError("mode='peel' runs on the CPU; on GPUs k-core runs as "
-                                        "'vertex-async' (the default) or 'bsp'")
-    if mode in PATH_MODES and family == "hindex":
-        raise InvalidParameterError(
-            f"mode={mode!r} walks directed paths, but k-core depends on in- and out-neighbours alike: "
-            "no DAG orders it; use 'peel' (the CPU default), 'vertex-async' or 'bsp'")
+    if mode == "power" and system is not None:
+        from .power import applies
+        why = applies(graph, system) if graph is not None else None
+        if why:
+            raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
+    else:
+        why = _refusal(mode, family, where)
+        if why:
+            raise InvalidParameterError(f"{why}; {_valid_modes(family, where)}")
     if path_options and mode not in PATH_MODES:
         raise InvalidParameterError(f"{_apply(path_options)} to the path modes, not mode={mode!r}")
     return Plan(mode, f"{where}-{mode}", "asked for", mode)
+
+
+def _refusal(mode, family, where):
+    """Why ``mode`` cannot run a system of ``family`` on ``where`` (``"cpu"``, ``"gpu"``,
+    ``"multi-gpu"``), or None when it can (whether the power iteration fits the system itself is
+    checked apart: :func:`digraph.dispatch.power.applies`)."""
+    if mode == "scc" and family != "linear":
+        return (f"mode='scc' solves linear systems (PageRank, adsorption, a LinearSystem), not the "
+                f"{family} family")
+    if mode == "cluster":
+        if family != "monotone":
+            return (f"mode='cluster' relaxes min/max systems (SSSP and the like), not the {family} "
+                    "family")
+        if where != "gpu":
+            return "mode='cluster' runs on one GPU (device='cuda' or 'cuda:N')"
+    if mode == "power" and family != "linear":
+        return f"mode='power' answers normalised linear systems, not the {family} family"
+    if mode == "peel":
+        if family != "hindex":
+            return f"mode='peel' peels k-cores (the hindex family), not the {family} family"
+        if where != "cpu":
+            return "mode='peel' runs on the CPU"
+    if mode in PATH_MODES and family == "hindex":
+        return (f"mode={mode!r} walks directed paths, but k-core depends on in- and "
+                "out-neighbours alike: no DAG orders it")
+    return None
+
+
+_WHERE = {"cpu": "on the CPU", "gpu": "on one GPU", "multi-gpu": "on several GPUs"}
+_ALGOS = {"linear": "PageRank, adsorption", "monotone": "SSSP", "hindex": "k-core"}
+
+
+def _valid_modes(family, where):
+    """Every mode that runs the ``family`` on ``where``, in words (for refusals)."""
+    modes = [m for m in MODES if _refusal(m, family, where) is None]
+    listed = ", ".join(repr(m) for m in modes)
+    return (f"the modes of the {family} family ({_ALGOS.get(family, family)}) {_WHERE[where]} "
+            f"are {listed}, or mode=None for the automatic choice")
 
 
 def _dangling_plan(mode, device, where, graph, system, path_options):

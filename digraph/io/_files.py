@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GraphFormatError, InvalidParameterError, UnknownFormatError
+from ..interrupts import check as check_interrupt
 
-__all__ = ["FORMATS", "EXTENSIONS", "CHUNK_BYTES", "MAX_LINE_BYTES", "detect_format",
-           "default_name", "open_regular", "iter_chunks", "text_blocks", "read_bytes",
-           "line_number", "line_text", "token_text"]
+__all__ = ["FORMATS", "EXTENSIONS", "CHUNK_BYTES", "MAX_LINE_BYTES", "InputStream",
+           "detect_format", "default_name", "open_regular", "iter_chunks", "text_blocks",
+           "read_bytes", "line_number", "line_text", "token_text"]
 
 #: formats accepted by ``load(format=...)``
 FORMATS = ("edgelist", "csv", "tsv", "mtx")
@@ -48,8 +49,79 @@ _GZIP_READ = 4 * 2**20  # compressed bytes fed to zlib at a time
 _MAX_QUOTE = 80
 
 
+class InputStream:
+    """A binary stream, such as standard input, read by the file readers in place of a file.
+
+    The command line's ``-`` (``digraph run pagerank -``) is one; :func:`digraph.load` reads it
+    as it reads a file, except that it has no name to tell the format from (``format=`` is then
+    needed) and that it is read once, as it comes: gzip is recognised by its magic number.
+
+    Parameters
+    ----------
+    stream : binary file object
+        Read with ``os.read`` on its file descriptor when it has one (POSIX): a Ctrl-C while it
+        waits for data is acted on within a fraction of a second (:mod:`digraph.interrupts`).
+    label : str
+        What messages call it (``"<stdin>"``).
+    """
+
+    def __init__(self, stream, label="<stdin>"):
+        self.stream = stream
+        self.label = label
+
+    def __str__(self):
+        return self.label
+
+    def __repr__(self):
+        return f"InputStream({self.label!r})"
+
+
+class _StreamReader:
+    """``read(n)`` of an :class:`InputStream`: ``n`` bytes, fewer only at its end; a pending
+    Ctrl-C is raised while it waits (it does not close the stream)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        try:
+            import select
+            self.fd = stream.fileno()
+            self.select = select.select
+            self.select([self.fd], [], [], 0)  # Windows: sockets only
+        except (AttributeError, OSError, ValueError, ImportError):
+            self.fd = None
+
+    def read(self, n):
+        parts, got = [], 0
+        while got < n:
+            check_interrupt()
+            if self.fd is None:
+                data = self.stream.read(n - got)
+            else:
+                if not self.select([self.fd], [], [], 0.2)[0]:
+                    continue
+                data = os.read(self.fd, n - got)
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+        return b"".join(parts)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _file_name(path):
+    """The file name of ``path`` (the label of an :class:`InputStream`)."""
+    return path.label if isinstance(path, InputStream) else Path(path).name
+
+
 def _suffixes(path):
     """(extension, compressed) of a file name, e.g. ``("txt", True)`` for ``a.txt.gz``."""
+    if isinstance(path, InputStream):
+        return "", False
     name = Path(path).name.lower()
     compressed = name.endswith(".gz")
     if compressed:
@@ -88,6 +160,9 @@ def detect_format(path, fmt=None):
     if ext in EXTENSIONS:
         return EXTENSIONS[ext]
     known = ", ".join(sorted(EXTENSIONS)) + " (each optionally followed by .gz)"
+    if isinstance(path, InputStream):
+        raise UnknownFormatError(f"a stream has no file name to tell the graph format from; pass "
+                                 f"format= one of {', '.join(FORMATS)}", path=str(path))
     raise UnknownFormatError(
         f"cannot tell the graph format from the file name (extension {ext or 'none'!r}); "
         f"known extensions: {known}; or pass format= one of {', '.join(FORMATS)}", path=str(path))
@@ -96,7 +171,7 @@ def detect_format(path, fmt=None):
 def default_name(path):
     """The file name without ``.gz`` and a known graph extension (``cnr-2000.txt.gz`` ->
     ``cnr-2000``)."""
-    name = Path(path).name
+    name = _file_name(path)
     if name.lower().endswith(".gz"):
         name = name[:-3]
     root, ext = os.path.splitext(name)
@@ -130,7 +205,8 @@ def open_regular(path, error=GraphFormatError, what="input"):
 
     Parameters
     ----------
-    path : str or os.PathLike
+    path : str, os.PathLike or InputStream
+        An :class:`InputStream` is read as it is (a reader of its stream, not closed after).
     error : type
         The exception raised for a file that is not regular; it is called as
         ``error(message, path=str(path))`` for a :class:`GraphFormatError`, ``error(message)``
@@ -150,6 +226,9 @@ def open_regular(path, error=GraphFormatError, what="input"):
         A directory, FIFO, character or block device or socket ("... is a FIFO (named pipe),
         not a regular file").
     """
+    if isinstance(path, InputStream):
+        return _StreamReader(path.stream)
+
     def refuse(mode):
         msg = f"the {what} is {_kind(mode)}; only a regular file can be read"
         if issubclass(error, GraphFormatError):

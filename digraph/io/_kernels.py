@@ -16,13 +16,22 @@ Numbers are parsed by hand:
   value ``M * 10**E`` (or ``M / 10**-E``) is one correctly rounded operation on exact operands
   (Clinger's fast path), so the result equals Python's ``float()``.  Any other token is recorded in
   a short "slow" list (arc index, start, end) and converted afterwards by ``float()`` in Python.
+
+Files of vertex names (ids that are not integers, :mod:`digraph.io.edgelist`) go through
+:func:`parse_named_arcs`, which records where each id's text lies in the block instead of parsing
+it, checks that it is UTF-8 text without control characters, and parses the weights as above; then
+:func:`intern_names` gives each distinct text a dense index in order of first appearance, in a hash
+table (open addressing, keyed by a hash with a per-reader random seed, so that no file can be made
+to collide on purpose) whose texts are kept in one growing byte array.  Both walk the bytes once;
+nothing is done per line in Python.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["parse_arcs", "next_data_line", "OK", "E_TOKEN", "E_OVERFLOW", "E_COLUMNS",
-           "E_MISMATCH", "E_RANGE", "E_NAN", "E_CAPACITY"]
+__all__ = ["parse_arcs", "parse_named_arcs", "intern_names", "new_name_table", "next_data_line",
+           "OK", "E_TOKEN", "E_OVERFLOW", "E_COLUMNS", "E_MISMATCH", "E_RANGE", "E_NAN",
+           "E_CAPACITY", "E_TEXT", "E_CONTROL"]
 
 # error codes returned by parse_arcs
 OK = 0
@@ -33,6 +42,8 @@ E_MISMATCH = 4    # a line whose field count differs from the first data line's
 E_RANGE = 5       # a vertex id outside 0..limit-1 (after subtracting base)
 E_NAN = 6         # a NaN weight
 E_CAPACITY = 7    # more data lines than the caller's capacity (err_line: the first one beyond)
+E_TEXT = 8        # a vertex name that is not UTF-8 text (parse_named_arcs)
+E_CONTROL = 9     # a vertex name holding a control character (parse_named_arcs)
 
 _P10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
                  1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22], dtype=np.float64)
@@ -292,20 +303,12 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, b
     err_tok = -1
     err_col = 0
     while pos < n:
-        line_start = pos
-        while pos < n and _is_blank(buf[pos]):
-            pos += 1
-        if pos >= n:
+        line_start = next_data_line(buf, pos)
+        if line_start >= n:
             break
-        c = buf[pos]
-        if c == _LF:
+        pos = line_start
+        while _is_blank(buf[pos]):  # the line holds a byte that is not blank
             pos += 1
-            continue
-        if c == _HASH or c == _PCT:
-            while pos < n and buf[pos] != _LF:
-                pos += 1
-            pos += 1
-            continue
         if count >= capacity:
             err = E_CAPACITY
             err_line = line_start
@@ -395,3 +398,328 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, b
         count += 1
     return (src, dst, weight, count, ncols, first_line, err, err_line, err_tok, err_col,
             slow, nslow)
+
+
+# ---------------------------------------------------------------------------- vertex names
+
+_FNV_PRIME = np.uint64(1099511628211)
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+_S33 = np.uint64(33)
+
+
+@njit(cache=True, nogil=True)
+def _text_status(buf, s, e):
+    """``OK`` when ``buf[s:e]`` is UTF-8 text without control characters, else ``E_TEXT`` (not
+    UTF-8: a stray continuation byte, an overlong form, a surrogate, a code point above U+10FFFF,
+    a sequence cut short) or ``E_CONTROL`` (U+0000-U+001F, U+007F or U+0080-U+009F)."""
+    p = s
+    while p < e:
+        c = buf[p]
+        if c < 0x80:
+            if c < 0x20 or c == 0x7F:
+                return E_CONTROL
+            p += 1
+            continue
+        if c < 0xC2 or c > 0xF4:
+            return E_TEXT
+        lo = 0x80
+        hi = 0xBF
+        if c < 0xE0:
+            need = 1
+        elif c < 0xF0:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        else:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        if p + need >= e:  # cut short
+            return E_TEXT
+        b1 = buf[p + 1]
+        if b1 < lo or b1 > hi:
+            return E_TEXT
+        for k in range(2, need + 1):
+            if (buf[p + k] & 0xC0) != 0x80:
+                return E_TEXT
+        if c == 0xC2 and b1 <= 0x9F:
+            return E_CONTROL
+        p += need + 1
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def _is_decimal(buf, s, e):
+    """Whether ``buf[s:e]`` is an optional sign and one or more ASCII digits."""
+    if s < e and (buf[s] == _PLUS or buf[s] == _MINUS):
+        s += 1
+    if s >= e:
+        return False
+    for p in range(s, e):
+        d = buf[p] - 48
+        if d < 0 or d > 9:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def parse_named_arcs(buf, start, capacity, comma, ncols0, keep_weights):
+    """Parse ``src dst [weight]`` lines of ``buf[start:]`` whose ids are names (any text).
+
+    Lines and comments as in :func:`parse_arcs`.  A field is a run of bytes other than blanks
+    (space, tab, CR) and the newline, or, with ``comma``, the bytes up to the next comma or line
+    end with the blanks around them removed (a name may then hold spaces).  The two ids must be
+    non-empty UTF-8 text without control characters; the weight is parsed as in
+    :func:`parse_arcs`.
+
+    Parameters
+    ----------
+    buf, start, capacity, comma, keep_weights
+        As for :func:`parse_arcs`.
+    ncols0 : int
+        The field count of the lines parsed before ``buf`` (0 when none): every line must have it.
+
+    Returns
+    -------
+    toks : int64 array (4 * capacity)
+        ``toks[4*k:4*k+4]`` = start and end offsets in ``buf`` of arc ``k``'s source and target.
+    weight : float64 array (capacity, or 0 when not kept)
+    count, ncols, first_line, err, err_line, err_tok, err_col, slow, nslow
+        As for :func:`parse_arcs` (``err`` may also be ``E_TEXT`` or ``E_CONTROL``).
+    named : int
+        Arcs parsed one of whose ids is not a decimal integer (sign and digits).
+    """
+    n = buf.size
+    toks = np.empty(4 * capacity, dtype=np.int64)
+    weight = np.empty(capacity if keep_weights else 0, dtype=np.float64)
+    slow = np.empty(48, dtype=np.int64)
+    nslow = 0
+    count = 0
+    named = 0
+    ncols = ncols0
+    first_line = -1
+    pos = start
+    err = OK
+    err_line = -1
+    err_tok = -1
+    err_col = 0
+    while pos < n:
+        line_start = next_data_line(buf, pos)
+        if line_start >= n:
+            break
+        pos = line_start
+        while _is_blank(buf[pos]):  # the line holds a byte that is not blank
+            pos += 1
+        if count >= capacity:
+            err = E_CAPACITY
+            err_line = line_start
+            err_tok = pos
+            break
+        if first_line < 0:
+            first_line = line_start
+        cols = 0
+        w = 1.0
+        st = 0
+        tok3 = -1
+        tok3_end = -1
+        is_named = False
+        while True:  # the fields of the line
+            tok = pos
+            q = pos
+            if comma:
+                while q < n and buf[q] != _COMMA and buf[q] != _LF:
+                    q += 1
+                e = q
+                while e > tok and _is_blank(buf[e - 1]):
+                    e -= 1
+            else:
+                while q < n and buf[q] != _LF and not _is_blank(buf[q]):
+                    q += 1
+                e = q
+            cols += 1
+            if cols > 3:
+                err = E_COLUMNS
+                err_tok, err_col = tok, 4
+                break
+            if e == tok:  # an empty field (comma-separated only)
+                err = E_TOKEN
+                err_tok, err_col = tok, cols
+                break
+            if cols <= 2:
+                status = _text_status(buf, tok, e)
+                if status != OK:
+                    err = status
+                    err_tok, err_col = tok, cols
+                    break
+                if not is_named and not _is_decimal(buf, tok, e):
+                    is_named = True
+                toks[4 * count + 2 * cols - 2] = tok
+                toks[4 * count + 2 * cols - 1] = e
+            else:
+                w, p3, st = _parse_float(buf, tok, e)
+                if st == 1 or p3 != e:
+                    err = E_TOKEN
+                    err_tok, err_col = tok, 3
+                    break
+                tok3, tok3_end = tok, e
+            # to the next field, or past the line end
+            if comma:
+                if q < n and buf[q] == _COMMA:
+                    pos = q + 1
+                    while pos < n and _is_blank(buf[pos]):
+                        pos += 1
+                    continue
+                pos = q + 1 if q < n else n
+                break
+            p = q
+            while p < n and _is_blank(buf[p]):
+                p += 1
+            if p >= n:
+                pos = n
+                break
+            if buf[p] == _LF:
+                pos = p + 1
+                break
+            pos = p
+        if err != OK:
+            err_line = line_start
+            break
+        if cols < 2:
+            err = E_COLUMNS
+            err_line, err_tok, err_col = line_start, line_start, cols
+            break
+        if ncols == 0:
+            ncols = cols
+        elif cols != ncols:
+            err = E_MISMATCH
+            err_line, err_tok, err_col = line_start, line_start, cols
+            break
+        if cols == 3 and keep_weights:
+            if st == 2:
+                if 3 * nslow == slow.size:
+                    bigger = np.empty(2 * slow.size, dtype=np.int64)
+                    for i in range(slow.size):
+                        bigger[i] = slow[i]
+                    slow = bigger
+                slow[3 * nslow] = count
+                slow[3 * nslow + 1] = tok3
+                slow[3 * nslow + 2] = tok3_end
+                nslow += 1
+            elif w != w:
+                err = E_NAN
+                err_line, err_tok, err_col = line_start, tok3, 3
+                break
+            weight[count] = w
+        if is_named:
+            named += 1
+        count += 1
+    return (toks, weight, count, ncols, first_line, err, err_line, err_tok, err_col, slow, nslow,
+            named)
+
+
+def new_name_table(seed):
+    """An empty table for :func:`intern_names`: ``[slots, hashes, bounds, arena, count, used,
+    seed]`` (``seed``: a nonzero 64-bit integer, random per reader)."""
+    return [np.full(1024, -1, dtype=np.int64), np.zeros(512, dtype=np.uint64),
+            np.zeros(513, dtype=np.int64), np.zeros(4096, dtype=np.uint8), 0, 0,
+            np.uint64(seed)]
+
+
+@njit(cache=True, nogil=True)
+def _hash(buf, s, e, seed):
+    h = seed
+    for p in range(s, e):
+        h = (h ^ np.uint64(buf[p])) * _FNV_PRIME
+    h ^= h >> _S33
+    h *= _MIX
+    h ^= h >> _S33
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _place(slots, hashes, u):
+    mask = slots.size - 1
+    i = np.int64(hashes[u] & np.uint64(mask))
+    while slots[i] >= 0:
+        i = (i + 1) & mask
+    slots[i] = u
+
+
+@njit(cache=True, nogil=True)
+def intern_names(buf, toks, count, slots, hashes, bounds, arena, nuniq, used, seed):
+    """The dense index of each id text of ``count`` arcs (``toks`` of :func:`parse_named_arcs`),
+    the distinct texts numbered in order of first appearance across calls.
+
+    Parameters
+    ----------
+    buf : uint8 array
+        The block the offsets point into.
+    toks : int64 array
+        ``toks[2*k:2*k+2]``: start and end of the ``k``-th id (source, target, source, ...).
+    count : int
+        Arcs (``2 * count`` ids).
+    slots, hashes, bounds, arena, nuniq, used, seed
+        The table (:func:`new_name_table`): open-addressing slots holding text indices (-1 =
+        empty), each text's hash, the offsets of the texts in ``arena`` (text ``u`` is
+        ``arena[bounds[u]:bounds[u + 1]]``), the count of texts and of arena bytes, the seed.
+
+    Returns
+    -------
+    ids : int64 array (2 * count)
+        Source, target, source, ... indices.
+    slots, hashes, bounds, arena, nuniq, used
+        The table after the call (arrays reallocated when they grew).
+    """
+    ids = np.empty(2 * count, dtype=np.int64)
+    for k in range(2 * count):
+        s = toks[2 * k]
+        e = toks[2 * k + 1]
+        length = e - s
+        h = _hash(buf, s, e, seed)
+        mask = slots.size - 1
+        i = np.int64(h & np.uint64(mask))
+        found = -1
+        while True:
+            u = slots[i]
+            if u < 0:
+                break
+            if hashes[u] == h and bounds[u + 1] - bounds[u] == length:
+                b = bounds[u]
+                same = True
+                for t in range(length):
+                    if arena[b + t] != buf[s + t]:
+                        same = False
+                        break
+                if same:
+                    found = u
+                    break
+            i = (i + 1) & mask
+        if found < 0:
+            found = nuniq
+            if nuniq + 2 > hashes.size:
+                bigger_h = np.zeros(2 * hashes.size, dtype=np.uint64)
+                bigger_h[:nuniq] = hashes[:nuniq]
+                hashes = bigger_h
+                bigger_b = np.zeros(2 * hashes.size + 1, dtype=np.int64)
+                bigger_b[:nuniq + 1] = bounds[:nuniq + 1]
+                bounds = bigger_b
+            if used + length > arena.size:
+                bigger_a = np.zeros(max(2 * arena.size, used + length), dtype=np.uint8)
+                bigger_a[:used] = arena[:used]
+                arena = bigger_a
+            arena[used:used + length] = buf[s:e]
+            used += length
+            hashes[nuniq] = h
+            bounds[nuniq + 1] = used
+            slots[i] = nuniq
+            nuniq += 1
+            if 2 * nuniq > slots.size:  # load factor 1/2: double and re-place every text
+                slots = np.full(2 * slots.size, -1, dtype=np.int64)
+                for v in range(nuniq):
+                    _place(slots, hashes, v)
+        ids[k] = found
+    return ids, slots, hashes, bounds, arena, nuniq, used

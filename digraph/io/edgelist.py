@@ -15,9 +15,20 @@ sign, an optional ``.``, then a digit) and not a number for ``float()`` (``inf``
 as in ``src,dst,weight``.  Any other first line is data, and a field of it that does not parse
 is an error naming the file, the line and the field (``0,1,2.5x``; ``0,,1``).
 
-:class:`ArcScanner` is shared with the Matrix Market reader.
+Id rule: the first data line (after a header) decides whether the file's vertex ids are integers
+or names.  When its two id fields are decimal integers (an optional sign and digits), every id
+of the file must be an int64 integer: the Numba parser of :func:`digraph.io._kernels.parse_arcs`,
+unchanged, and a field that is not one is an error at its line.  Otherwise every id is a name,
+its text kept as written (``1`` and ``01`` are then two vertices): the texts are interned by
+:func:`digraph.io._kernels.intern_names` in order of first appearance and ``Graph.vertex_ids``
+holds them as ``str`` objects.  A file whose first data line is the only one, among the lines
+read, with an id that is not an integer is refused at that line: a header in a plain edge list,
+or a typo, rather than a file of names.  With ``num_vertices`` ids must be integers.
+
+:class:`ArcScanner` is shared with the Matrix Market reader (integer ids only).
 """
 
+import os
 import re
 
 import numpy as np
@@ -25,17 +36,23 @@ import numpy as np
 from ..errors import GraphFormatError, InvalidWeightError
 from ..graph import Graph
 from ..interrupts import check as check_interrupt
-from ..memory import available_bytes, check_arcs
+from ..memory import BYTES_PER_VERTEX, available_bytes, check_arcs
 from . import _kernels as K
 from ._files import CHUNK_BYTES, default_name, line_text, text_blocks, token_text
-from ._kernels import next_data_line, parse_arcs
+from ._kernels import intern_names, new_name_table, next_data_line, parse_arcs, parse_named_arcs
 
 __all__ = ["read_edgelist", "parse_edgelist", "ArcScanner", "scan_arcs", "is_header"]
 
 #: format -> (comma separated, may start with a header line)
 _DIALECTS = {"edgelist": (False, False), "tsv": (False, True), "csv": (True, True)}
 _BOM = b"\xef\xbb\xbf"
+_MM_BANNER = re.compile(rb"[ \t]*%%matrixmarket", re.IGNORECASE)
 _NUMERIC_START = re.compile(r"[+-]?\.?[0-9]")
+_DECIMAL = re.compile(rb"[+-]?[0-9]+")
+_BLANKS = re.compile(rb"[ \t\r]+")
+#: bytes a distinct vertex name is counted for in the memory check, besides its text: its slot
+#: in the hash table, its str object and its entry in ``Graph.vertex_ids``
+_BYTES_PER_NAME = 128
 
 
 def _is_number(field):
@@ -56,6 +73,23 @@ def _split(raw, comma):
     return [f.strip() for f in text.split(",")] if comma else text.split()
 
 
+def _fields(raw, comma):
+    """The fields of a line as the parsers split it (bytes): at commas, blanks around them
+    removed, or at runs of blanks (space, tab, CR)."""
+    raw = raw.strip(b" \t\r")
+    if comma:
+        return [f.strip(b" \t\r") for f in raw.split(b",")]
+    return _BLANKS.split(raw) if raw else []
+
+
+def _names_line(raw, comma):
+    """The first of the two id fields of a line that is not a decimal integer, or None."""
+    for f in _fields(raw, comma)[:2]:
+        if not _DECIMAL.fullmatch(f):
+            return f
+    return None
+
+
 def is_header(fields):
     """True when the fields of a csv/tsv first data line are all names (see the module text):
     ``["src", "dst"]`` is a header; ``["0", "1", "2.5x"]``, ``["0", "", "1"]``, ``["nan", "x"]``
@@ -73,8 +107,9 @@ class ArcScanner:
         Named in error messages.
     comma : bool
         Comma-separated fields (csv) instead of runs of blanks.
-    header : bool
-        The first data line may be a header (csv, tsv: see :func:`is_header`); it is skipped.
+    header : bool or "always"
+        True: the first data line may be a header (csv, tsv: see :func:`is_header`), skipped
+        when it is one; ``"always"``: the first data line is a header, skipped whatever it holds.
     expect_cols : int
         0 to accept 2 or 3 fields (the first data line decides), or exactly 2 or 3.
     keep_weights : bool
@@ -94,21 +129,32 @@ class ArcScanner:
         Matrix Market file, whose off-diagonal entries are mirrored).
     available : int, optional
         Bytes the load may use (default: :func:`digraph.memory.available_bytes` now).
+    names : bool
+        Vertex names allowed: when the first data line has an id that is not a decimal integer,
+        every id of the file is read as a name (see the module text).  False: integer ids only.
+
+    Attributes
+    ----------
+    vertex_names : numpy.ndarray of object or None
+        After :meth:`result`, for a file of names: the distinct names (``str``) in order of first
+        appearance, which :meth:`result`'s ids index; None for integer ids.
 
     Notes
     -----
     Every :meth:`feed` ends with :func:`digraph.memory.check_arcs`: once the arcs read so far need
     more memory to load than is available, a GraphTooLargeError names the file and the line
     reached.  The memory held while reading is the arcs parsed (24 bytes each with a weight) plus
-    one block of text and its arrays.
+    one block of text and its arrays, and for a file of names the distinct names (their text and
+    :data:`_BYTES_PER_NAME` bytes each, counted in the check).
     """
 
     def __init__(self, path, *, comma=False, header=False, expect_cols=0, keep_weights=True,
                  base=0, limit=-1, max_arcs=-1, max_arcs_line=None, vertices=0, arcs_per_line=1,
-                 available=None):
+                 available=None, names=False):
         self.path = path
         self.comma = comma
         self.header = header
+        self.headed = bool(header)  # the format may have a header line (csv, tsv)
         self.expect_cols = expect_cols
         self.keep = keep_weights
         self.base = base
@@ -121,6 +167,11 @@ class ArcScanner:
         self.ncols = 0
         self.first_data_line = None  # 1-based number of the first data line
         self.count = 0
+        self.names = None if names else False  # None: not decided yet (no data line seen)
+        self.named = 0  # arcs with an id that is not a decimal integer (files of names)
+        self.first_name = None  # (line number, line bytes, field): the first data line's name
+        self.vertex_names = None
+        self._table = None
         self._src, self._dst, self._w = [], [], []
 
     def feed(self, data, end, first_line, newlines=None, start=0):
@@ -149,13 +200,27 @@ class ArcScanner:
         """
         check_interrupt()  # a Ctrl-C is raised between blocks, never inside the parser (digraph.interrupts)
         arr = np.frombuffer(data, dtype=np.uint8, count=end)
+        if first_line == 1 and self.base == 0 and _MM_BANNER.match(data, start):
+            raise GraphFormatError(  # a comment line to an edge list, which would read on
+                "a Matrix Market banner, not an edge list: read the file as Matrix Market (a "
+                ".mtx name, or format='mtx')", path=str(self.path), line=1)
         if self.header:
+            header = self.header
             first = next_data_line(arr, start)
             if first < end:
                 self.header = False
-                if is_header(_split(_raw_line(data, first), self.comma)):
+                if header == "always" or is_header(_split(_raw_line(data, first), self.comma)):
                     nl = data.find(b"\n", first, end)
                     start = end if nl < 0 else nl + 1
+        if self.names is None:
+            first = next_data_line(arr, start)
+            if first < end:
+                raw = _raw_line(data, first)
+                name = _names_line(raw, self.comma)
+                self.names = name is not None
+                if self.names:
+                    self.first_name = (first_line + data.count(b"\n", 0, first), raw, name)
+                    self._table = new_name_table(int.from_bytes(os.urandom(8), "little") | 1)
         if start >= end:
             return
         if newlines is None:
@@ -165,18 +230,30 @@ class ArcScanner:
         capacity = min(lines + 1, (end - start + 1) // 4 + 1)
         if self.max_arcs >= 0:
             capacity = min(capacity, self.max_arcs - self.count)
-        result = parse_arcs(arr, start, capacity, self.comma, self.expect_cols, self.ncols,
-                            self.keep, self.base, self.limit)
-        src, dst, w, count, ncols, first_at, err, _, _, _, slow, nslow = result
+        if self.names:
+            result = parse_named_arcs(arr, start, capacity, self.comma, self.ncols, self.keep)
+            toks, w, count, ncols, first_at, err, _, _, _, slow, nslow, named = result
+        else:
+            result = parse_arcs(arr, start, capacity, self.comma, self.expect_cols, self.ncols,
+                                self.keep, self.base, self.limit)
+            src, dst, w, count, ncols, first_at, err, _, _, _, slow, nslow = result
+            named = 0
         if self.ncols == 0 and first_at >= 0:
             self.first_data_line = first_line + data.count(b"\n", 0, first_at)
+        self.named += named
         if err != K.OK:
+            self.count += count  # the lines read before the error, for the rule on names
             self._fail(data, first_line, result)
         self.ncols = ncols
         if count:
             compact = count < capacity // 2  # let go of a mostly unused capacity
-            src, dst = src[:count], dst[:count]
-            if compact:
+            if self.names:
+                ids, *table = intern_names(arr, toks, count, *self._table)
+                self._table = table + [self._table[-1]]
+                src, dst = ids[0::2], ids[1::2]
+            else:
+                src, dst = src[:count], dst[:count]
+            if compact or self.names:
                 src, dst = src.copy(), dst.copy()
             self._src.append(src)
             self._dst.append(dst)
@@ -187,12 +264,30 @@ class ArcScanner:
                 self._w.append(w)
             self.count += count
         last_line = first_line + newlines - (1 if data[end - 1] == 10 else 0)
-        check_arcs(self.count * self.arcs_per_line, self.vertices, f"{self.path}, line {last_line}",
-                   self.available)
+        check_arcs(self.count * self.arcs_per_line, self.vertices + self._name_vertices(),
+                   f"{self.path}, line {last_line}", self.available)
+
+    def _name_vertices(self):
+        """The memory of the names read so far, in vertices (``BYTES_PER_VERTEX`` each)."""
+        if not self._table:
+            return 0
+        nuniq, used = self._table[4], self._table[5]
+        return -(-(2 * used + _BYTES_PER_NAME * nuniq) // BYTES_PER_VERTEX)
 
     def result(self):
         """``(src, dst, weight, ncols)``: int64 arrays, float64 weights or None (two fields, or
-        ``keep_weights`` False), the fields per line (0 when there was no data line)."""
+        ``keep_weights`` False), the fields per line (0 when there was no data line).
+
+        For a file of names ``src`` and ``dst`` index :attr:`vertex_names`, set here.
+
+        Raises
+        ------
+        GraphFormatError
+            A file of names whose first data line is its only line with an id that is not an
+            integer (see the module text).
+        """
+        self._check_names(None)
+
         def join(parts, dtype):
             if not parts:
                 return np.zeros(0, dtype=dtype)
@@ -203,31 +298,86 @@ class ArcScanner:
         if self.ncols == 3 and self.keep:
             w = join(self._w, np.float64)
         self._w = None
+        if self._table is not None:
+            _, _, bounds, arena, nuniq, used, _ = self._table
+            raw = arena[:used].tobytes()
+            cut = bounds[:nuniq + 1].tolist()
+            names = np.empty(nuniq, dtype=object)
+            # one str per distinct name (the kernel checked that each is UTF-8 text)
+            names[:] = [raw[a:b].decode("utf-8") for a, b in zip(cut[:-1], cut[1:])]
+            self.vertex_names = names
+            self._table = None
         return src, dst, w, self.ncols
+
+    def _check_names(self, error_line):
+        """Refuse a file of names whose first data line is the only line with a name, among
+        the lines read before ``error_line`` (None: every line)."""
+        if not self.names or self.named != 1 or self.count < 2:
+            return
+        line, raw, name = self.first_name
+        if error_line is not None and error_line <= line:
+            return
+        quoted = f"{line_text(raw, 0)!r}"
+        tok = name.decode("utf-8", errors="backslashreplace")
+        what = f"{tok!r}" if tok else "an empty field"
+        col = 1 + _fields(raw, self.comma)[:2].index(name)
+        if self.headed:
+            hint = ("a header needs a name in every field, as in 'src,dst'" if self.comma
+                    else "a header needs a name in every field, as in 'src dst'")
+        else:
+            hint = ("plain edge lists (.txt, .el, .edges) have no header; a .tsv or .csv file's "
+                    "first line is one when every field is a name")
+        raise GraphFormatError(
+            f"malformed line {quoted}: column {col}: {what} is not an integer vertex id, and every "
+            f"other line has integer ids: a typo, or a header? ({hint}; a file of vertex names "
+            f"needs names on more than its first line)", path=str(self.path), line=line)
 
     def _fail(self, data, first_line, result):
         """Raise the error the kernel reported."""
-        ncols, _, err, eline, etok, ecol = result[4:10]
+        ncols, _, err, eline, etok, ecol = result[3:9] if self.names else result[4:10]
         comma, path = self.comma, self.path
         line = first_line + data.count(b"\n", 0, eline)
+        self._check_names(line)
         quoted = f"{line_text(data, eline)!r}"
         if err == K.E_TOKEN:
             tok = token_text(data, etok, comma)
-            what = "a number (the weight)" if ecol == 3 else "an integer vertex id"
+            if ecol == 3:
+                what = "a number (the weight)"
+            else:
+                what = "a vertex id" if self.names else "an integer vertex id"
             tokq = f"{tok!r}" if tok else "an empty field"
             hint = ""
             if not comma and b"," in _raw_line(data, eline):
                 hint = " (for comma-separated values use a .csv name or format='csv')"
+            elif ecol < 3 and tok and self.names is False and self.limit < 0 and self.base == 0:
+                hint = (f" (the first data line, line {self.first_data_line}, has integer ids, and "
+                        f"it decides: a file of vertex names needs a name on its first data line)")
+            elif ecol < 3 and tok and self.limit >= 0 and self.base == 0:
+                hint = f" (num_vertices={self.limit} needs integer ids)"
             msg = f"malformed line {quoted}: column {ecol}: {tokq} is not {what}{hint}"
+        elif err in (K.E_TEXT, K.E_CONTROL):
+            end = etok
+            while end < len(data) and data[end] not in b" \t\r\n" + (b"," if comma else b""):
+                end += 1
+            raw = data[etok:min(end, etok + 40)]
+            if err == K.E_TEXT:  # its bytes, as Python writes bytes (without the b)
+                msg = f"vertex name {repr(raw)[1:]} is not UTF-8 text (vertex names are UTF-8)"
+            else:
+                text = raw.decode("utf-8", errors="replace")
+                msg = f"vertex name {text!r} holds a control character"
+            msg = f"malformed line {quoted}: column {ecol}: {msg}"
         elif err == K.E_OVERFLOW:
             tok = token_text(data, etok, comma)
             msg = (f"malformed line {quoted}: column {ecol}: vertex id {tok!r} is outside the "
                    f"int64 range")
         elif err == K.E_COLUMNS:
-            found = len(_split(_raw_line(data, eline), comma))
+            found = len(_fields(_raw_line(data, eline), comma))
             want = (f"{self.expect_cols}" if self.expect_cols
                     else "2 (src dst) or 3 (src dst weight)")
-            msg = f"malformed line {quoted}: expected {want} fields, found {found}"
+            hint = ""
+            if not comma and found < 2 and b"," in _raw_line(data, eline):
+                hint = " (for comma-separated values use a .csv name or format='csv')"
+            msg = f"malformed line {quoted}: expected {want} fields, found {found}{hint}"
         elif err == K.E_MISMATCH:
             msg = (f"malformed line {quoted}: {ecol} fields, but the first data line (line "
                    f"{self.first_data_line}) has {ncols}; every line must have the same number "
@@ -285,14 +435,18 @@ def scan_arcs(data, arr, path, *, start=0, comma=False, expect_cols=0, keep_weig
     return scanner.result()
 
 
-def _scanner(path, fmt, num_vertices, weighted):
-    comma, header = _DIALECTS[fmt]
+def _scanner(path, fmt, num_vertices, weighted, header=None):
+    comma, may = _DIALECTS[fmt]
+    header = may if header is None else ("always" if header else False)
     return ArcScanner(path, comma=comma, header=header, keep_weights=weighted is not False,
                       limit=-1 if num_vertices is None else int(num_vertices),
-                      vertices=0 if num_vertices is None else int(num_vertices))
+                      vertices=0 if num_vertices is None else int(num_vertices),
+                      names=num_vertices is None)
 
 
 def _finish(scanner, path, weighted):
+    """``(src, dst, weight, names)`` of a scanner fed the whole file: ``names`` is the object
+    array of the vertex names that ``src``/``dst`` index, or None for integer ids."""
     src, dst, w, ncols = scanner.result()
     if weighted is True:
         if ncols == 2:
@@ -300,7 +454,7 @@ def _finish(scanner, path, weighted):
                                    "(2 fields: src dst)", path=str(path))
         if w is None:
             w = np.zeros(0, dtype=np.float64)
-    return src, dst, w
+    return src, dst, w, scanner.vertex_names
 
 
 def _bom(data, first_line):
@@ -328,7 +482,9 @@ def parse_edgelist(data, path="<bytes>", fmt="edgelist", *, num_vertices=None, w
 
     Returns
     -------
-    src, dst : numpy.ndarray of int64
+    src, dst : numpy.ndarray
+        int64 ids, or, for a file of vertex names (see the module text), object arrays of the
+        names (``str``).
     weight : numpy.ndarray of float64 or None
 
     Raises
@@ -337,19 +493,33 @@ def parse_edgelist(data, path="<bytes>", fmt="edgelist", *, num_vertices=None, w
     """
     scanner = _scanner(path, fmt, num_vertices, weighted)
     scanner.feed(data, len(data), 1, start=_bom(data, 1))
-    return _finish(scanner, path, weighted)
+    return _named(*_finish(scanner, path, weighted))
 
 
-def _read_arcs(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES):
-    """``(src, dst, weight)`` of the edge list file ``path``, read ``chunk_bytes`` at a time."""
-    scanner = _scanner(path, fmt, num_vertices, weighted)
+def _named(src, dst, w, names):
+    """``(src, dst, w)`` with the ids of a file of names as the names themselves."""
+    if names is not None:
+        src, dst = names[src], names[dst]
+    return src, dst, w
+
+
+def _scan_file(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES, header=None):
+    """``(src, dst, weight, names)`` of the edge list file ``path`` (:func:`_finish`), read
+    ``chunk_bytes`` at a time; ``header`` as for :func:`read_edgelist`."""
+    scanner = _scanner(path, fmt, num_vertices, weighted, header)
     for data, end, first_line, newlines in text_blocks(path, chunk_bytes):
         scanner.feed(data, end, first_line, newlines, start=_bom(data, first_line))
     return _finish(scanner, path, weighted)
 
 
+def _read_arcs(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES):
+    """``(src, dst, weight)`` of the edge list file ``path`` as :func:`parse_edgelist` returns
+    them, read ``chunk_bytes`` at a time."""
+    return _named(*_scan_file(path, fmt, num_vertices, weighted, chunk_bytes))
+
+
 def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, directed=None,
-                  name=None):
+                  name=None, header=None):
     """Read a text edge list file into a :class:`~digraph.Graph`.
 
     The file is read and parsed block by block (gunzipped on the fly): its text is never held
@@ -371,10 +541,17 @@ def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, dir
         Default True; pass False for a file that already lists both directions of every edge.
     name : str, optional
         Default: the file name without its extensions.
+    header : bool, optional
+        None: the format's rule (csv and tsv: the first data line is skipped when every field is
+        a name; plain edge lists have no header).  True: the first data line is a header,
+        skipped whatever it holds.  False: there is none, the first line is data (a csv of
+        vertex names without a header line).
 
     Returns
     -------
     digraph.Graph
+        For a file of vertex names (see the module text) ``vertex_ids`` is an object array of
+        the names (``str``) in order of first appearance.
 
     Raises
     ------
@@ -383,13 +560,14 @@ def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, dir
     GraphFormatError
         Not a regular file (a FIFO, a device, a directory), malformed line (file, line number,
         text), a line running on past :data:`~digraph.io._files.MAX_LINE_BYTES`, truncated gzip,
-        missing weight column, an id outside ``num_vertices``.
+        missing weight column, an id outside ``num_vertices``, a vertex name that is not UTF-8
+        text or holds a control character.
     InvalidWeightError
         A NaN weight (file and line).
     GraphTooLargeError
         The arcs read so far need more memory to load than is available (file and line).
     """
-    src, dst, w = _read_arcs(path, fmt, num_vertices, weighted)
-    return Graph.from_arrays(src, dst, w, num_vertices=num_vertices,
+    src, dst, w, names = _scan_file(path, fmt, num_vertices, weighted, header=header)
+    return Graph.from_arrays(src, dst, w, num_vertices=num_vertices, vertex_ids=names,
                              directed=True if directed is None else bool(directed),
                              name=default_name(path) if name is None else name)

@@ -3,6 +3,8 @@
 Each converter produces the arc arrays and hands them to :meth:`digraph.Graph.from_arrays`.
 networkx nodes may be any hashables: they become ``Graph.vertex_ids`` in the graph's node order
 (an int64 array when every node is an integer, else an object array), isolated nodes included.
+Arc arrays of vertex names (``str``) are numbered in order of first appearance, as the edge list
+reader numbers the names of a file.
 """
 
 import numpy as np
@@ -147,6 +149,8 @@ def from_edge_arrays(source, *, weighted=None, directed=None, num_vertices=None,
         Default True.
     num_vertices : int, optional
         Keep ids ``0..num_vertices-1``; without it the ids that occur are renumbered densely.
+        Columns of vertex names (``str``: a numpy str array, or lists of ``str``) are numbered in
+        order of first appearance, the names kept as ``Graph.vertex_ids`` (an object array).
     name : str, optional
 
     Returns
@@ -156,7 +160,8 @@ def from_edge_arrays(source, *, weighted=None, directed=None, num_vertices=None,
     Raises
     ------
     InvalidParameterError
-        Wrong shape, non-integer ids, ids outside ``num_vertices``, ``weighted=True`` without
+        Wrong shape, non-integer ids (other than names), one column of names and one of
+        integers, ids outside ``num_vertices`` (or names with it), ``weighted=True`` without
         weights.
     InvalidWeightError
         A NaN weight.
@@ -178,8 +183,48 @@ def from_edge_arrays(source, *, weighted=None, directed=None, num_vertices=None,
         w = None
     elif weighted is True and w is None:
         raise InvalidParameterError("weighted=True, but no weight array was given")
-    return Graph.from_arrays(cols[0], cols[1], w, num_vertices=num_vertices,
+    src, dst, vertex_ids = _names(cols[0], cols[1], num_vertices)
+    return Graph.from_arrays(src, dst, w, num_vertices=num_vertices, vertex_ids=vertex_ids,
                              directed=True if directed is None else bool(directed), name=name)
+
+
+def _is_text(col):
+    """Whether a column holds vertex names: a numpy str array, or a list, tuple or object array
+    whose every element is a ``str``."""
+    if isinstance(col, np.ndarray):
+        if col.dtype.kind == "U":
+            return True
+        if col.dtype != object:
+            return False
+        col = col.tolist()
+    elif not isinstance(col, (list, tuple)):
+        return False
+    return len(col) > 0 and all(isinstance(x, str) for x in col)
+
+
+def _names(src, dst, num_vertices):
+    """``(src, dst, vertex_ids)``: columns of vertex names (``str``) as dense indices in order of
+    first appearance, with the names as ``vertex_ids`` (an object array); other columns as they
+    are, with None."""
+    a, b = _is_text(src), _is_text(dst)
+    if not (a or b):
+        return src, dst, None
+    if not (a and b) and (len(src) if a else len(dst)) and (len(dst) if a else len(src)):
+        raise InvalidParameterError(
+            "src and dst must both hold vertex names (str) or both integer ids, not one of each")
+    if num_vertices is not None:
+        raise InvalidParameterError("num_vertices= needs integer vertex ids, not vertex names")
+    src, dst = np.asarray(src, dtype=str), np.asarray(dst, dtype=str)
+    if src.ndim != 1 or dst.ndim != 1 or src.shape != dst.shape:
+        raise InvalidParameterError(f"src and dst must be 1-d arrays of equal length (got shapes "
+                                    f"{src.shape} and {dst.shape})")
+    names, first, inverse = np.unique(np.concatenate([src, dst]), return_index=True,
+                                      return_inverse=True)
+    order = np.argsort(first, kind="stable")  # first appearance, as the edge list reader numbers
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    ids = rank[inverse.reshape(-1)]
+    return ids[:src.size], ids[src.size:], names[order].astype(object)
 
 
 def from_scipy(A, *, weighted=None, directed=None, num_vertices=None, name=None):

@@ -5,7 +5,10 @@ Installed with the package, two entry points register it:
 * ``networkx.backends``: ``digraph = digraph.nx_backend.interface`` -- the backend object (a
   module) with ``convert_from_nx``, ``convert_to_nx``, ``can_run``, ``should_run`` and the
   functions it implements, by their networkx names;
-* ``networkx.backend_info``: ``digraph = digraph.nx_backend.info:get_info`` -- its metadata.
+* ``networkx.backend_info``: ``digraph = digraph_nx_info:get_info`` -- its metadata, which
+  networkx reads whenever it is imported: a top-level module that imports nothing (not this
+  package, whose ``__init__`` loads Numba), so that ``import networkx`` costs about what it costs
+  without digraph.  The backend object is loaded on the first call dispatched to it.
 
 Then::
 

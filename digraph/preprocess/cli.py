@@ -2,14 +2,15 @@
 
 ::
 
-    digraph preprocess INPUT -o CACHE [--jobs N] [--dmax 16] [--merge constrained|trails|none]
-                       [--max-path-length 16] [--hot-ratio 0.1] [--partition-arcs 4096]
-                       [--num-vertices N] [--json]
+    digraph preprocess INPUT -o CACHE [--format F] [--jobs N] [--dmax 16]
+                       [--merge constrained|trails|none] [--max-path-length 16]
+                       [--hot-ratio 0.1] [--partition-arcs 4096] [--num-vertices N] [--json]
     digraph info CACHE [--json]
 
-``preprocess`` reads INPUT with :func:`digraph.load`, builds the paths and writes the cache folder
-atomically; ``info`` prints the statistics of a cache as a table (or JSON).  Errors print one line
-``digraph: error: ...`` on stderr and exit with status 2.
+``preprocess`` reads INPUT with :func:`digraph.load` (``-``: standard input, :func:`load_input`),
+builds the paths and writes the cache folder atomically; ``info`` prints the statistics of a
+cache as a table (or JSON).  Errors print one line ``digraph: error: ...`` on stderr and exit
+with status 2.
 """
 
 import argparse
@@ -28,7 +29,7 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True)
 
     pp = sub.add_parser("preprocess", help="decompose a graph into paths and write a cache folder")
-    pp.add_argument("input", help="graph file (edge list .txt/.el[.gz], Matrix Market .mtx)")
+    add_input_arguments(pp)
     pp.add_argument("-o", "--output", required=True, help="cache folder to write: new, empty, or a cache to replace "
                     "(atomically; any other folder or file is refused)")
     pp.add_argument("--jobs", type=int, default=None, help="worker threads (default: every core)")
@@ -49,6 +50,56 @@ def build_parser():
     pi.add_argument("cache", help="cache folder written by 'digraph preprocess'")
     pi.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
+
+
+INPUT_HELP = (
+    "the graph: an edge list -- .el, .txt or .edges (fields separated by blanks), .tsv (blanks, "
+    "an optional header line) or .csv (commas, an optional header line), one arc 'src dst "
+    "[weight]' a line, integer vertex ids or names -- or a Matrix Market file (.mtx); each "
+    "optionally gzip-compressed (.gz: .txt.gz, .csv.gz, .mtx.gz, ...). '-' reads standard input "
+    "(an edge list unless --format says otherwise; gzip is recognised by its first bytes)")
+
+
+def add_input_arguments(parser):
+    """The graph a command reads: ``input`` (a file, or ``-`` for standard input) and
+    ``--format`` (the formats :func:`digraph.load` accepts)."""
+    from ..io._files import FORMATS
+
+    parser.add_argument("input", help=INPUT_HELP)
+    parser.add_argument("--format", choices=FORMATS,
+                        help="read INPUT as this format whatever its name: edgelist (.el .txt "
+                             ".edges), tsv, csv or mtx, gzip-compressed or not (needed for a "
+                             "file name without one of those extensions)")
+    parser.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                        help="edge lists: is the first data line a header? auto (default): in a "
+                             ".csv or .tsv file when every field is a name, never in .el .txt "
+                             ".edges; yes: skip it whatever it holds; no: it is an arc (a csv of "
+                             "vertex names without a header line)")
+
+
+def load_input(path, fmt=None, num_vertices=None, header="auto"):
+    """:func:`digraph.load` of a command's INPUT: ``-`` is standard input, read as an edge list
+    unless ``fmt`` says otherwise (only the command line maps ``-`` to it); ``header`` is
+    ``--header`` (auto, yes, no).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``-`` when the process has no standard input.
+    """
+    import digraph
+    from ..errors import InvalidParameterError
+    from ..io._files import InputStream
+
+    kwargs = {} if num_vertices is None else {"num_vertices": num_vertices}
+    if header != "auto":
+        kwargs["header"] = header == "yes"
+    if path != "-":
+        return digraph.load(path, format=fmt, **kwargs)
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InvalidParameterError("INPUT '-' reads standard input, and this process has none")
+    return digraph.load(InputStream(stream), format=fmt or "edgelist", name="stdin", **kwargs)
 
 
 def escaped(text):
@@ -163,21 +214,18 @@ def _check_options(args):
     check_float_option("--hot-ratio", args.hot_ratio, 0.0, 1.0, closed=True)
     check_int_option("--partition-arcs", args.partition_arcs, 1)
     check_int_option("--num-vertices", args.num_vertices, 0)  # its size against memory: the loader's
-    refuse_same_files([("the input graph", args.input)], [("--output", args.output)])
+    refuse_same_files([("the input graph", None if args.input == "-" else args.input)],
+                      [("--output", args.output)])
 
 
 def _preprocess(args, out):
-    import digraph
     from . import preprocess
 
     from ..paths.cache_folder import check_writable
 
     _check_options(args)
     check_writable(args.output)  # before the work, not after it
-    kwargs = {}
-    if args.num_vertices is not None:
-        kwargs["num_vertices"] = args.num_vertices
-    graph = digraph.load(args.input, **kwargs)
+    graph = load_input(args.input, args.format, args.num_vertices, args.header)
     ps = preprocess(graph, dmax=args.dmax, merge=args.merge, max_path_length=args.max_path_length or None,
                     hot_ratio=args.hot_ratio, jobs=args.jobs, partition_arcs=args.partition_arcs)
     ps.save(args.output)
