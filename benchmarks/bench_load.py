@@ -1,62 +1,80 @@
-"""Time digraph.load on the shared datasets: decompress / parse / build split.
+"""Loading: ``digraph.load`` of an edge-list file, against numpy's ``loadtxt`` of the same file.
 
-Usage: python benchmarks/bench_load.py [name ...]   (default: cnr-2000 dblp-2010)
+Rows per dataset (method): ``digraph.load`` (read, gunzip, parse, build CSR and CSC; the first
+call, which loads or compiles the parser's kernels, is ``first_s``), and ``numpy loadtxt`` (the
+parse alone, no graph built). Verification: the graph's arcs, mapped back to the file's ids,
+are the file's arcs (as a multiset).
 
-Reports the first call (includes loading the Numba kernels from their on-disk cache, or compiling
-them when there is none), then the best of ``--repeat`` whole loads after that warm-up, and the best
-of each part: reading + gunzip, the Numba parse (with the newline count), ``Graph.from_arrays``.
+    python benchmarks/bench_load.py --graphs cnr-2000 dblp-2010 --repeat 5 \\
+        --out benchmarks/results/load_cpu2.json
 """
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import graphs  # noqa: E402
+import harness  # noqa: E402
 
 import digraph  # noqa: E402
-from digraph.graph import Graph  # noqa: E402
-from digraph.io._files import read_bytes  # noqa: E402
-from digraph.io.edgelist import parse_edgelist  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-NUM_VERTICES = {"dblp-2010": 326186}
 
 
-def split(path, num_vertices):
-    t0 = time.perf_counter()
-    data, _ = read_bytes(path)
-    t1 = time.perf_counter()
-    src, dst, w = parse_edgelist(data, path, "edgelist", num_vertices=num_vertices)
-    t2 = time.perf_counter()
-    g = Graph.from_arrays(src, dst, w, num_vertices=num_vertices, name=path.name)
-    t3 = time.perf_counter()
-    return g, (t1 - t0, t2 - t1, t3 - t2)
+def file_arcs(path):
+    """The arcs of an edge-list file, by numpy (comments ``#`` and ``%``), sorted."""
+    a = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), usecols=(0, 1), ndmin=2)
+    return a[np.lexsort((a[:, 1], a[:, 0]))]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("names", nargs="*", default=["cnr-2000", "dblp-2010"])
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    for name in args.names:
-        path = DATA / f"{name}.txt.gz"
-        nv = NUM_VERTICES.get(name)
-        t = time.perf_counter()
-        g = digraph.load(path, num_vertices=nv)
-        first = time.perf_counter() - t
-        totals, parts = [], []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            digraph.load(path, num_vertices=nv)
-            totals.append(time.perf_counter() - t)
-            parts.append(split(path, nv)[1])
-        total = min(totals)
-        dec, parse, build = (min(p[k] for p in parts) for k in range(3))
-        print(f"{name}: {g.num_vertices} vertices, {g.num_arcs} arcs; first call {first:.3f} s; "
-              f"best load {total:.3f} s; split: read+gunzip {dec:.3f} / parse {parse:.3f} / "
-              f"build {build:.3f} s")
+def bench_file(name, repeat):
+    """The rows of one dataset; raises :class:`graphs.GraphUnavailable` when it is absent."""
+    path = graphs.DATASETS / f"{name}.txt.gz"
+    if not path.is_file():
+        raise graphs.GraphUnavailable(f"{path} not found (set DIGRAPH_DATASETS)")
+    want = file_arcs(path)
+
+    def check(g):
+        got = np.column_stack([g.vertex_ids[g.arc_sources], g.vertex_ids[g.out_targets]])
+        got = got[np.lexsort((got[:, 1], got[:, 0]))]
+        if not np.array_equal(got, want):
+            raise harness.WrongAnswer(f"{name}: the loaded arcs differ from the file's")
+        return {"check": "equal", "true_error": 0, "error_bound": None, "reference": "numpy loadtxt"}
+    common = harness.common_fields()
+    rows = []
+    t, g, acc = harness.time_function(lambda: digraph.load(path), repeat, check=check)
+    t_np, _, _ = harness.time_function(lambda: np.loadtxt(path, dtype=np.int64, comments=("#", "%"),
+                                                          usecols=(0, 1), ndmin=2), min(repeat, 3))
+    for method, timings, accuracy in (("digraph.load", t, acc), ("numpy loadtxt", t_np, acc)):
+        rows.append(harness.jsonable({
+            **common, "card": None, "graph": name, "vertices": g.num_vertices, "arcs": g.num_arcs,
+            "weighted": bool(g.weighted), "algorithm": "load", "method": method, "mode": None,
+            "ran": method, "device": "cpu", "threads": None, "params": {"file": path.name},
+            "tol": None, "accuracy": accuracy, "timings": timings,
+            "counters": {"file_bytes": path.stat().st_size}}))
+        print(f"  {name:<14} {method:<14} {1e3 * timings['median_s']:10.1f} ms "
+              f"(first {1e3 * timings['first_s']:.1f})")
+    return rows
+
+
+def main(argv=None):
+    """Command line: see the module docstring and ``--help``."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graphs", nargs="+", default=["cnr-2000", "dblp-2010"])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", help="append the rows to this JSON file")
+    args = ap.parse_args(argv)
+    rows = []
+    for name in args.graphs:
+        try:
+            rows += bench_file(name, args.repeat)
+        except graphs.GraphUnavailable as e:
+            print(f"skipped {name}: {e}")
+    if args.out and rows:
+        print(f"{len(rows)} rows appended to {harness.write_rows(args.out, rows)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -89,7 +89,7 @@ def test_sssp_on_a_path_graph(k, direction):
 
 def test_sssp_path_graph_default_direction():
     # frontier volume 1 against m = k: pull while 1 * monotone_dense_divisor > k, else push (by
-    # default never: docs/benchmarks.md, "bsp: the direction switch")
+    # default never: docs/history/benchmarks-notebook.md, "bsp: the direction switch")
     div = bsp.DEFAULT.monotone_dense_divisor
     for k in (5, div + 5):
         s = run_bsp(path_graph(k), "sssp", source=0).stats

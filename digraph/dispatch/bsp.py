@@ -37,7 +37,7 @@ class BspSettings:
     ``dense_divisor``: a round pulls over every in-arc when the frontier's out-arcs exceed
     ``m / dense_divisor``, else pushes from the frontier, for sums; ``monotone_dense_divisor``
     the same for min/max systems (SSSP).  ``0`` never pulls and ``10**9`` always pulls (the
-    warm-up compiles both).  Measured (docs/benchmarks.md, "bsp: the direction switch",
+    warm-up compiles both).  Measured (docs/history/benchmarks-notebook.md, "bsp: the direction switch",
     ``benchmarks/results/bsp_direction_cpu2_quiet.json``, 2 quiet cores, divisors 0 to 10^9):
 
     * sums (PageRank, tol 1e-8): a pull is needed (never pulling: dblp-2010 1,119 ms against

@@ -19,7 +19,7 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu_scc`):
 Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.paths`)?  On a CPU a mirror per
 arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
 residual is one value to test.  On cnr-2000 PageRank the vertex state sends about as few arcs
-(0.21× ``bsp``'s) at a fraction of the time (docs/benchmarks.md, "Vertex state").
+(0.21× ``bsp``'s) at a fraction of the time (docs/history/benchmarks-notebook.md, "Vertex state").
 
 Error budget.  Linear systems ``x = b + A x`` with ``A ≥ 0``.  When a component is done its
 residual is exactly its pending mass (its inputs are final), so the answer's residual is the sum
@@ -53,7 +53,7 @@ __all__ = ["solve", "DagPushSettings", "DEFAULT"]
 class DagPushSettings:
     """How the SCC engine (``mode="scc"``) schedules its components and sweeps.
 
-    The measurements are in docs/benchmarks.md, "Measurements behind the CPU engines' thresholds"
+    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines' thresholds"
     (subsections "Vertex state: the SCC engine's variants (2 cores)" and "Threads: splitting the
     large components, and when ``bsp`` is better (16 cores)"); earlier ones in
     docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many threads, one

@@ -44,7 +44,7 @@ class DualSettings:
         Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/slack`` of ``z``).  Measured
         (adsorption at β = 0.8, 2 threads): 6 sweeps on wiki-Vote, 20 on dblp-2010, 34 on R-MAT
         2^18 and 38 on cnr-2000 (0.07–0.2 s), with ``ẑ / z`` between 1.65 and 1.87; the first
-        computation on a graph is given in docs/benchmarks.md, "Adsorption on the CPU and on one
+        computation on a graph is given in docs/history/benchmarks-notebook.md, "Adsorption on the CPU and on one
         GPU" (0.16 s on dblp-2010, 0.23 s on cnr-2000, 0.55 s on R-MAT 2^18; later runs reuse
         it).  The value 0.5 itself was not measured against others: chosen as a factor of 2 on
         the bound.

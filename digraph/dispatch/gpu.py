@@ -90,13 +90,13 @@ class GpuSettings:
         2^24 890 ms routed against 1,278 ms here, 2^25 1,637 against 2,638 ms; on cnr-2000
         (3.2 M arcs) this engine was faster (43 against 90 ms, an earlier session).  Last
         measured on an H200: R-MAT 2^25 921 ms as one shard against 2,102 ms here
-        (docs/benchmarks.md, "Several GPUs: PageRank sharded over 1, 2 and 4 GPUs", "One shard
+        (docs/history/benchmarks-notebook.md, "Several GPUs: PageRank sharded over 1, 2 and 4 GPUs", "One shard
         on one GPU").  The crossover between 3.2 M and 268 M arcs was not looked for.
     unit_arcs : int
         Arcs per thread of the path kernels: consecutive short paths of one layer (one partition,
         for :mod:`~digraph.dispatch.gpu_workers`) are grouped into a unit of at least this many
         (DiGraph's Figure 5).  Measured on an H200 (``bench_gpu_path_rounds.py``,
-        docs/benchmarks.md, "Rounds queued on the device"): 8 against 1, 2 and 16 arcs,
+        docs/history/benchmarks-notebook.md, "Rounds queued on the device"): 8 against 1, 2 and 16 arcs,
         cnr-2000 43.8 ms against 70.3 / 53.5 / 44.5, dblp-2010 37.6 against 70.1 / 54.3 / 34.7
         (a thread a path makes each unit's score, histogram and counters an arc's worth of
         work).  Again after the walk's fixed costs were cut, with proxies from 1024: 1, 2 and 4
@@ -109,7 +109,7 @@ class GpuSettings:
         no shared-memory atomic add on sm_90: ``ATOMS.CAST.SPIN.64`` in the walk's SASS), while
         a plain add to ``x`` is a reduction in L2 (``REDG.E.ADD.F64``) that only queues up when
         thousands of arcs hit one vertex a round.  Measured on an H200
-        (``bench_gpu_path_rounds.py``, docs/benchmarks.md, "The walk's fixed costs"), 1024
+        (``bench_gpu_path_rounds.py``, docs/history/benchmarks-notebook.md, "The walk's fixed costs"), 1024
         against the old 64: wiki-Vote (hubs of in-degree 113–457) 3.88 against 4.37 ms,
         cit-HepPh (169–846) 4.49 against 4.87, dblp-2010 (103–238) 10.8 against 11.5;
         cnr-2000's top 128 all have in-degree 1,311 or more and keep their proxies (18.2 ms;
@@ -129,7 +129,7 @@ class GpuPathSettings:
     """How the GPU path modes schedule their units.  ``select_share``, ``aging_rounds``,
     ``max_sweeps`` and ``stall_rounds`` mean what they mean for the CPU path modes and take their
     defaults from :class:`~digraph.dispatch.paths.PathSettings` (one value for both devices).
-    ``select_share`` was measured on an H200 (docs/benchmarks.md, "Rounds queued on the
+    ``select_share`` was measured on an H200 (docs/history/benchmarks-notebook.md, "Rounds queued on the
     device"): 0.2 is best on cnr-2000 (22.8 ms against 25.3 / 26.6 at 0.5 / 0.8) and worst on
     dblp-2010 (16.2 against 13.3 / 12.6) and wiki-Vote, so no value wins everywhere and the
     CPU's stays; the others have no GPU measurement.  ``min_priority_units``: below this many

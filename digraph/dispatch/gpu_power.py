@@ -105,7 +105,7 @@ class PowerGpuSettings:
         made once, :class:`~digraph.dispatch.cuda.runtime.spmv.SpMV`; values of ones beside the
         graph's own index arrays) and one pass for ``dst_scale`` and
         the sums (:func:`~digraph.smx.cuda_power.power_scale_sums`) instead of the Numba pull.
-        docs/benchmarks.md, "PageRank on one GPU" (H200, tol 1e-8, solve alone): R-MAT 2^22
+        docs/history/benchmarks-notebook.md, "PageRank on one GPU" (H200, tol 1e-8, solve alone): R-MAT 2^22
         (67 M arcs) 14.6 ms against 16.6 binned, 2^24 48.6 against 57.2, R-MAT 2^22 without
         its isolated vertices 10.0 against 12.0; the grouped pull stays faster on cnr-2000 (3.2
         M arcs, 12.2 against 13.5) and dblp-2010 (1.6 M, 8.6 against 12.1).  2^22 sits between
@@ -122,7 +122,7 @@ class PowerGpuSettings:
         ms for all of it).
     ``bin_arcs``
         Graphs with at least this many arcs use the binned pull (its class lists cost 4 bytes a
-        vertex on the GPU, kept on the graph).  docs/benchmarks.md, "PageRank on one GPU", column
+        vertex on the GPU, kept on the graph).  docs/history/benchmarks-notebook.md, "PageRank on one GPU", column
         "solve alone: grouped / binned pull" (H200, tol 1e-8): R-MAT 2^22 30.9 ms binned against
         40.4 grouped, R-MAT 2^24 102.6 against 160.3; cnr-2000 17.9 against 13.5 and dblp-2010
         10.9 against 9.4 (3.2 M and 1.6 M arcs): below 2^24 arcs the grouped pull stays.
@@ -136,7 +136,7 @@ class PowerGpuSettings:
     ``shard_arcs``
         Several GPUs named: the power iteration is sharded over as many of them as the graph
         has this many arcs per GPU (:mod:`digraph.dispatch.multi_gpu_power`; fewer than two:
-        the first GPU alone, when the graph fits there).  docs/benchmarks.md, "Several GPUs:
+        the first GPU alone, when the graph fits there).  docs/history/benchmarks-notebook.md, "Several GPUs:
         the power iteration sharded" (2 × H200, tol 1e-8): R-MAT 2^22 (64 Mi arcs) 31.0 ms on
         two against 28.3 on one, R-MAT 2^24 (256 Mi) 85.5 against 103.5, 2^25 161 against 216:
         64 Mi a GPU puts two GPUs from 128 Mi arcs on, between the loss and the first gain
@@ -146,7 +146,7 @@ class PowerGpuSettings:
         Several GPUs: when the entries of ``z`` each GPU's in-arcs read from the other ranges
         are at most this share of ``(k − 1) n`` (every range copied whole to every other GPU), a
         round copies only those (packed, then put in place on the receiving GPU).  Measured with
-        the entries of vertices with out-arcs (52% of R-MAT's; docs/benchmarks.md, "Several
+        the entries of vertices with out-arcs (52% of R-MAT's; docs/history/benchmarks-notebook.md, "Several
         GPUs: the power iteration sharded", 2 × H200): 2^25 152–153 ms against 155–156 whole,
         2^24 80.4–81.3 against 82.6–83.2; where nearly every entry crosses, packing only adds
         its kernels, hence 0.9 (not measured).
@@ -175,7 +175,7 @@ class PowerGpuSettings:
         vertices`` is at most ``shard_deal_gain`` of the ranges' and dealing adds at most
         ``shard_deal_locality`` to the share of a sample of arcs that cross GPUs (a web crawl's
         ranges keep most arcs inside: cnr-2000 on four, 0.09 crossing in ranges against 0.48
-        dealt).  docs/benchmarks.md, "Several GPUs: the power iteration sharded" (4 × H200,
+        dealt).  docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded" (4 × H200,
         R-MAT 2^25, tol 1e-8): ranges 37.8 ms on four GPUs and 60.0 on two, dealt 31.8 and
         49.4 (the model: 0.69x and 0.79x the ranges').
     ``shard_block``, ``shard_deal_gain``, ``shard_deal_locality``
@@ -184,7 +184,7 @@ class PowerGpuSettings:
         Several GPUs, packed exchange, every pair of GPUs with peer access: each GPU's kernel
         writes the entries of ``z`` the others read straight into their compact ``z`` (True),
         instead of packing them into a buffer that the receivers copy (False; also where a pair
-        has no peer access).  docs/benchmarks.md, "Several GPUs: the power iteration sharded".
+        has no peer access).  docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded".
     """
 
     anderson: int = 4

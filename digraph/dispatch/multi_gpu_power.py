@@ -112,7 +112,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     rounds waiting for the host) a re-cut from kernel times evened them (17.2–23.3 →
     19.5–20.4 ms) but slowed the run (41.0 → 44.3 ms); with the rounds queued and the model's
     cost of 6 arcs a vertex, the kernel times are 18.8–20.9 ms and the run 39.3 → 37.7 ms
-    (docs/benchmarks.md, "Several GPUs: the power iteration sharded").
+    (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
     """
     settings = DEFAULT if settings is None else settings
     from ..smx import cuda_power as K

@@ -29,7 +29,7 @@ whole-SCC partitions too), on inputs that are not yet final.  Observation 2 is k
 finishing: only the lowest unfinished layer can finish, by a round that started after all lower
 layers had finished (the same test as layer by layer), and a layer that becomes the lowest has all
 its partitions scheduled again.  On cnr-2000 it cuts the rounds (570 → 156–321) but not the time
-(docs/benchmarks.md "Running ahead"): a round's cost is the scanning of what it schedules, and the
+(docs/history/benchmarks-notebook.md "Running ahead"): a round's cost is the scanning of what it schedules, and the
 giants still need ~100 rounds each once their inputs are final.
 
 The check is fused into the walk (``fuse_check``, default :attr:`PathSettings.fuse_check`): a round

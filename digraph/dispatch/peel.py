@@ -38,7 +38,7 @@ SCHEDULES = ("bz", "pkc")
 class PeelSettings:
     """Which peeling schedule ``mode="peel"`` runs, and how.
 
-    Measured as docs/benchmarks.md, "k-core: peeling against igraph's coreness", says (its "BZ /
+    Measured as docs/history/benchmarks-notebook.md, "k-core: peeling against igraph's coreness", says (its "BZ /
     PKC on 1 thread" column, and the shared-machine measurements behind ``pkc_threads``; the
     history's "k-core: peeling" section has the rest).
 

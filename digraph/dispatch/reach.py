@@ -16,7 +16,7 @@ read :attr:`~digraph.dispatch.route.RouteSettings.reach_share` of the arcs, and 
 restricted graph and system; ``digraph.run`` (``mode=None``; on GPUs, systems that are not
 normalised only) solves that with the automatic choice and puts the answer back
 (``stats["reach_vertices"]``, ``stats["reach_arcs"]``, the reason in ``stats["route"]``).
-Measured (docs/benchmarks.md, "Small reach: solving where the seeds reach"): adsorption on
+Measured (docs/history/benchmarks-notebook.md, "Small reach: solving where the seeds reach"): adsorption on
 cnr-2000 from its 10 seeds of smallest out-degree (333 vertices reached), 2 quiet cores,
 197.5 → 7.4 ms.
 """

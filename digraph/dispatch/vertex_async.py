@@ -54,7 +54,7 @@ class VertexAsyncSettings:
         to find its worklist, which a small frontier does not pay back, and a phase that has done
         a scan's worth of work lets the threads share the rest.  Measured: SSSP on a chain of
         10^6 vertices took 10^6 passes, more than 5 minutes, without the queue and 0.1 s with it;
-        docs/benchmarks.md, "SSSP: chains, grids and web graphs against scipy's Dijkstra" (the
+        docs/history/benchmarks-notebook.md, "SSSP: chains, grids and web graphs against scipy's Dijkstra" (the
         chain is one queue phase, the 700x700 grid relaxes each arc once).  The value 1/32 itself
         was not compared with others.  ``1.0`` sends every frontier short of all the vertices to
         a queue phase, ``0.0`` none (tests/test_vertex_async_queue.py forces each side; the

@@ -214,7 +214,7 @@ def split_by_degree(positions, offsets, degree, limit):
     The heavy rounds push a small vertex with a few threads and a big one with a whole block: a
     round lasts as long as its longest chain of pushes, and with 8 threads a vertex cnr-2000's
     vertex of 1,415 out-arcs made every round of its giant component last about 59 µs (one H200;
-    docs/benchmarks.md)."""
+    docs/history/benchmarks-notebook.md)."""
     positions = np.asarray(positions)
     big = np.asarray(degree)[positions] > limit
     k = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))

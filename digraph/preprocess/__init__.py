@@ -19,7 +19,7 @@ where the ids fit; sorts are counting sorts or an LSD radix sort (no argsort of 
 order is applied by scattering each path once (sequential reads) instead of gathering by path; and
 the large scratch arrays of one call come from a :class:`._parallel.Workspace` that hands buffers
 released by one stage to the next, because faulting in and zeroing fresh pages cost as much system
-time as the kernels' user time.  Figures: ``docs/benchmarks.md``, "Preprocessing (issue 3)".
+time as the kernels' user time.  Figures: ``docs/history/benchmarks-notebook.md``, "Preprocessing (issue 3)".
 """
 
 import math

@@ -6,7 +6,7 @@ one synchronisation.
 Before, each round was driven from the host: the priority histogram (``bincount`` and a copy
 back), the compaction of the chosen units, the per-layer sums of the units' arcs sent (a
 ``cumsum`` and a copy back) and the counters, about 1 ms of CuPy work and two synchronisations a
-round against a walk of 0.6–0.7 ms (cnr-2000, one H200; docs/benchmarks.md, "The GPU path mode:
+round against a walk of 0.6–0.7 ms (cnr-2000, one H200; docs/history/benchmarks-notebook.md, "The GPU path mode:
 where its time goes").  Here the walk does that bookkeeping as it goes and the control kernel
 decides the next round on the device, with the rules of the host loop it replaces:
 
@@ -32,7 +32,7 @@ Counters accumulate on the device (``ctl[SENT]``, ``ctl[EXAMINED]``, ``ctl[PATHS
 once a sweep; a sweep starts with one launch (:func:`path_round_start`) and a run's per-layer
 counters are summed in one (:func:`path_layer_sums`).
 
-What a round costs beyond its arcs (one H200, ``ncu``; docs/benchmarks.md, "The walk's fixed
+What a round costs beyond its arcs (one H200, ``ncu``; docs/history/benchmarks-notebook.md, "The walk's fixed
 costs"): a walk block's counters are summed by warp shuffles (five shared-memory atomics a
 thread on five words, the float64 one a compare-and-swap loop, made a 55k-arc graph's walk
 45 µs), and the control kernel finds the threshold's bucket with a suffix scan over its

@@ -21,7 +21,7 @@ keep it, so the stop (``Σ|r| ≤`` the component's budget) and the engine's cer
 unchanged.
 
 The components the GPU engine sweeps are nearly closed (a Jacobi rate near α), the case
-Anderson's few differences capture.  One H200, cnr-2000, PageRank tol 1e-8 (docs/benchmarks.md,
+Anderson's few differences capture.  One H200, cnr-2000, PageRank tol 1e-8 (docs/history/benchmarks-notebook.md,
 "Anderson in the light sweeps"): sweeps 43,740 → 21,014 / 14,135 with memory 1 / 2, its largest
 light phase 3.5–3.8 → 2.5–3.2 ms.  A sweep costs more (its sums, every vertex pushing):
 memory 4, with a Gram matrix of ten sums in local memory, cut the sweeps 4× and made that phase

@@ -20,7 +20,7 @@ PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 class PathSettings:
     """How the CPU path modes (``mode="path"``, ``"path-nopriority"``) walk the PathSet.
 
-    The measurements are in docs/benchmarks.md, "Measurements behind the CPU engines' thresholds"
+    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines' thresholds"
     (subsections "Path representation: short paths pushed at vertex level" and "Running ahead
     into the next layers"), with more rows in docs/history/benchmarks-lab-notebook.md.
 
@@ -32,7 +32,7 @@ class PathSettings:
         rest are deferred.  Measured in the single-thread prototype, not this engine
         (docs/design.md §7, "What a first measurement showed"): the top 20% of cnr-2000's giant's
         paths by pending residual each round gave 0.244x BSP's arc updates, the best seen.  This
-        engine's priority against none: docs/benchmarks.md, "Path representation" (cnr-2000, K=2:
+        engine's priority against none: docs/history/benchmarks-notebook.md, "Path representation" (cnr-2000, K=2:
         0.213x ``bsp``'s arc updates against ``path-nopriority``'s 0.328x); other shares were not
         measured.
     min_priority_paths : int
@@ -66,7 +66,7 @@ class PathSettings:
         cnr-2000.  The value 8 was not measured against others: chosen by hand.
     short_path_push : int
         Default of ``short_path_push``: cold paths of at most this many arcs (and hot paths of one
-        arc) are pushed at vertex level.  Measured (docs/benchmarks.md, "Path representation",
+        arc) are pushed at vertex level.  Measured (docs/history/benchmarks-notebook.md, "Path representation",
         cnr-2000 PageRank at 1e-8, 2 threads, minimum of 5): K=2 483 ms (1.27x ``bsp``) against
         K=1's 717 ms; K=4 (502) and K=16 (462) are within noise of K=2.  K=1 leaves the cold
         two-arc paths (14% of cnr-2000's arcs) on mirrors, and paths longer than 2 arcs hold under
@@ -75,14 +75,14 @@ class PathSettings:
         Default of ``fuse_check``: score each path (group) just before walking it, in the walk,
         instead of a separate check pass per round (linear systems: the priority threshold then
         lags one round; min/max systems: the walk's own test is the check).  Measured
-        (docs/benchmarks.md, "Path representation"; the history's "Path representation" has the
+        (docs/history/benchmarks-notebook.md, "Path representation"; the history's "Path representation" has the
         pairs): cnr-2000 with mirrors on every path 3,600 ms fused against 7,726 separate, with
         K=2 483 against 653.  An ablation switch: ``False`` is the separate check pass that
         ``benchmarks/bench_path_ablation.py``'s "separate check" rows measure.
     layer_window : int
         Default of ``layer_window`` (linear systems, fused check): each round walks the lowest
         unfinished DAG layer and runs ahead into the split SCC-vertices of the next ``W − 1``
-        layers (``0``: all higher layers; ``1``: layer by layer).  Measured (docs/benchmarks.md,
+        layers (``0``: all higher layers; ``1``: layer by layer).  Measured (docs/history/benchmarks-notebook.md,
         "Running ahead into the next layers"): on cnr-2000 running ahead cuts the rounds (570 →
         158–321) but not the time (W=1 496 ms, W=2 475, all layers 556; a quieter run W=1 454–466,
         W=2 507), so the default is layer by layer.
@@ -90,7 +90,7 @@ class PathSettings:
         Default of ``run_ahead_local``: whether running ahead (``layer_window`` ≠ 1) also takes
         the whole-SCC partitions of the higher layers (one sweep a round, without local
         convergence); by default they run only when their layer is the lowest.  Measured
-        (docs/benchmarks.md, "Running ahead into the next layers"): all layers with all partitions
+        (docs/history/benchmarks-notebook.md, "Running ahead into the next layers"): all layers with all partitions
         765 ms against 556 with split SCC-vertices only, on cnr-2000.  An ablation switch:
         ``True`` is what ``benchmarks/bench_path_ablation.py``'s "all partitions" rows measure.
     """

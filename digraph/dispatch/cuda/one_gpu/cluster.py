@@ -14,7 +14,7 @@ A cluster whose inputs changed runs again next round; the rest never run.  For S
 over clusters (Δ-stepping's buckets, :attr:`ClusterSettings.priority_hops`) keeps clusters from
 running on values that are about to be beaten: 4–5 runs a cluster instead of 50.
 
-Measured on one H200 (docs/benchmarks.md, "SSSP on road-like graphs on one GPU"): the 2000 × 2000
+Measured on one H200 (docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"): the 2000 × 2000
 grid 102 ms (0.11× scipy's Dijkstra on one core of that host, 434 rounds against
 ``vertex-async``'s 4,182), a geometric graph of 4 M vertices 106 ms (0.08×), the 1000 × 1000 grid
 29.8 ms against ``vertex-async``'s 94.4 (its worklist on the GPU).  Elsewhere it does not pay:
@@ -55,7 +55,7 @@ class ClusterSettings:
     size : int
         Vertices a cluster (threads per block; a multiple of 32 up to 1,024; under the
         simulator at most :data:`digraph.smx.cuda_clusters.CT`, 64).  Measured on an H200
-        (``bench_gpu_sssp_grid.py``, docs/benchmarks.md, "SSSP on road-like graphs on one GPU"),
+        (``bench_gpu_sssp_grid.py``, docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"),
         with ``priority_hops`` 64: the 2000 × 2000 grid 102 ms at 512 against 125 at 1,024, a
         geometric graph of 4 M vertices 106 against 128, dblp-2010 4.3 against 4.3, cnr-2000
         27.1 against 25.9.

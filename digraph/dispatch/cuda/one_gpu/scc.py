@@ -51,7 +51,7 @@ __all__ = ["GpuSccSettings", "DEFAULT", "solve", "TRACE_ROUNDS", "CTL"]
 class GpuSccSettings:
     """How the GPU SCC engine schedules its components (``solve(..., settings=)``).
 
-    Measured on one H200 (docs/benchmarks.md, "PageRank by components on one GPU"; PageRank, tol
+    Measured on one H200 (docs/history/benchmarks-notebook.md, "PageRank by components on one GPU"; PageRank, tol
     1e-8).
 
     Attributes
@@ -87,7 +87,7 @@ class GpuSccSettings:
         vertex, a grid-stride loop over the rest; at most
         :data:`digraph.smx.cuda_scc.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).  One H200,
         one launch, 4 / 8 / 16 blocks: dblp-2010 11.4 / 10.1 / 10.3 ms, cnr-2000 28.5 / 26.9 /
-        27.3 (docs/benchmarks.md, "The heavy rounds profiled").
+        27.3 (docs/history/benchmarks-notebook.md, "The heavy rounds profiled").
     heavy_one_launch : bool
         A heavy group's rounds in one launch with a grid barrier between rounds
         (:func:`digraph.smx.cuda_scc_heavy.scc_heavy_rounds`), instead of a launch a round queued
@@ -113,7 +113,7 @@ class GpuSccSettings:
         Both rounds cost about their arcs, but the plain ones push only the vertices above the
         soft priority's threshold, which on a web graph's hub-rich groups is a small share, so
         there the Anderson rounds (every arc every round) cost more than their fewer rounds
-        save.  One H200, tol 1e-8 (docs/benchmarks.md, "Anderson in the heavy rounds"; plain →
+        save.  One H200, tol 1e-8 (docs/history/benchmarks-notebook.md, "Anderson in the heavy rounds"; plain →
         Anderson 2, the group's time): cnr-2000's groups of 1,646,332 / 787,843 / 55,620 arcs
         and largest in-degree inside 17,813 / 18,233 / 6,197: 4.56 → 6.20, 2.79 → 3.52, 1.54 →
         0.80 ms; dblp-2010 (1,432,920; 238) 4.98 → 4.77; cit-HepPh (139,981; 377) 0.68 → 0.56;

@@ -13,7 +13,7 @@ engine :meth:`~digraph.dispatch.cuda.runtime.backend._Backend.retain` s them as 
 
 What identifies the system's vectors is :func:`~digraph.dispatch.cuda.common._vector_key`
 (recipes by value, arrays by identity); a system with arc factors, or vectors that
-are neither, is made again every run.  Measured: docs/benchmarks.md, "PageRank by components on
+are neither, is made again every run.  Measured: docs/history/benchmarks-notebook.md, "PageRank by components on
 one GPU".
 """
 

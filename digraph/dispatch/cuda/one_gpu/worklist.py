@@ -7,7 +7,7 @@ appends each target it improved to the next round's queue, once.  The kernels ke
 their lengths, so rounds go back to back; the host reads the length every
 :attr:`WorklistSettings.rounds_per_check` rounds, the only synchronisation.  Before, a round
 compacted the frontier with CuPy and read its size and volume back: about 0.7–1 ms a round on an
-H200 (p2p-Gnutella04: 20 rounds, 15.5 ms; docs/benchmarks.md, "SSSP on road-like graphs on one
+H200 (p2p-Gnutella04: 20 rounds, 15.5 ms; docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one
 GPU").
 
 The answer is the fixpoint of Bellman–Ford's relaxation, as every mode's.  Counters: ``rounds``

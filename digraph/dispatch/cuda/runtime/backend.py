@@ -39,7 +39,7 @@ class BackendSettings:
         Device arrays of at least this many bytes come back through page-locked host memory
         (CuPy's pinned pool, released when the array is dropped) instead of a fresh pageable
         array: one DMA, no page faults.  Measured on an H200: R-MAT 2^22's 32 MB answer took 13
-        ms to copy into a fresh pageable array, and the PageRank table of docs/benchmarks.md
+        ms to copy into a fresh pageable array, and the PageRank table of docs/history/benchmarks-notebook.md
         ("PageRank on one GPU: the power iteration against CuPy") was taken with pinned copies
         from 1 MB; the threshold was raised to 8 MB since, which sends cnr-2000's and
         dblp-2010's 2.5 MB answers back pageable, as in the run before it.  Sizes between were
@@ -50,7 +50,7 @@ class BackendSettings:
         :class:`_PreparedLaunch` (False: every launch through Numba's dispatcher, whose argument
         marshalling cost ~0.15 ms a launch).  Measured on two H200s, R-MAT 2^24 PageRank
         (``multi_gpu.solve``, interleaved): one GPU 432–439 ms against 452–460 through the
-        dispatcher, two GPUs 338 ms against 395–499 (docs/benchmarks.md, "Measurements behind
+        dispatcher, two GPUs 338 ms against 395–499 (docs/history/benchmarks-notebook.md, "Measurements behind
         the GPU engines' settings").
     """
 

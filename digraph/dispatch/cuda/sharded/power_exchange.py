@@ -181,7 +181,7 @@ def _packed_push(g, shards, K, HB):
     pulls wait for ``g``'s event recorded after.  A GPU writes into another's ``z`` only after
     every GPU's pull of the round (a GPU's ``z`` of the next round follows every GPU's teleport,
     which follows every pull).  Against the packing into a buffer and the copies (R-MAT 2^25,
-    four H200s): docs/benchmarks.md, "Several GPUs: the power iteration sharded"."""
+    four H200s): docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded"."""
     s = shards[g]
     for h, idx, view, grid in s.push:
         s.be.launch(K.gather_at, grid, HB, s.z_own, idx, view, tag=(s.tag, 7, h))

@@ -25,7 +25,7 @@ into its GPU (as before); the first table copy waits for every GPU's pull, so a 
 
 Why: with the host reading each round's sums (twice a round with Anderson) the GPUs drained at
 every synchronisation and waited for the host's queueing (R-MAT 2^25 on four H200s: 22–24 ms of
-33–36 ms of rounds; docs/benchmarks.md, "Several GPUs: the power iteration sharded").
+33–36 ms of rounds; docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
 """
 
 import time

@@ -191,7 +191,7 @@ def _giant(gpus, devices, cond, c, per_arc, max_iter, stats):
     # the whole system's contraction factors bound the component's (its columns and rows are
     # parts of the whole's): its L1 bound r1 / (1 − γ1) at share / (1 − γ1) leaves r1 ≤ share
     # (a bound of the share itself asked r1 ≤ (1 − γ1) × share: dblp-2010's giant ran 141
-    # rounds, 129 with this one; one H200, docs/benchmarks.md, "The DAG dispatcher")
+    # rounds, 129 with this one; one H200, docs/history/benchmarks-notebook.md, "The DAG dispatcher")
     gammas = w["L"].gammas
     system.error_gammas = gammas
     share = per_arc * arcs

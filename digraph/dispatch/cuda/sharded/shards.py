@@ -42,7 +42,7 @@ class _Shard:
         then go; Numba's own context stack is left alone.  Under cProfile a switch through
         Numba's context stack and CuPy took about 80 µs, and a round at four GPUs makes eight;
         through CuPy alone the host's queueing at four H100s fell from 0.92–0.96 to 0.58–0.60 ms
-        a round on R-MAT 2^24 (``ab_multi_gpu.py``, 2026-11-27; docs/benchmarks.md,
+        a round on R-MAT 2^24 (``ab_multi_gpu.py``, 2026-11-27; docs/history/benchmarks-notebook.md,
         "Measurements behind the GPU engines' settings"): the switch it replaced is gone."""
         be = self.be
         if be.sim:
