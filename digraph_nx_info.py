@@ -41,6 +41,38 @@ FUNCTIONS = {
         "additional_docs": "Unit-weight shortest paths in digraph; exact.",
         "additional_parameters": _KEYWORDS,
     },
+    "single_source_dijkstra": {
+        "additional_docs": (
+            "Lengths exact (as single_source_dijkstra_path_length); each path is a shortest path\n"
+            "of digraph's canonical tree over tight arcs (d(u) + w == d(v)), which may differ\n"
+            "from networkx's where shortest paths tie. Falls back to networkx for callable\n"
+            "weights and negative or non-finite weights."),
+        "additional_parameters": _KEYWORDS,
+    },
+    "single_source_dijkstra_path": {
+        "additional_docs": (
+            "The paths of single_source_dijkstra: shortest paths of digraph's canonical tree\n"
+            "over tight arcs. Falls back to networkx for callable, negative or non-finite weights."),
+        "additional_parameters": _KEYWORDS,
+    },
+    "strongly_connected_components": {
+        "additional_docs": (
+            "Tarjan's algorithm in digraph (CPU); exact, yielded in a reverse topological order\n"
+            "of the condensation, as networkx's. Falls back to networkx when a GPU device is named."),
+        "additional_parameters": _KEYWORDS,
+    },
+    "weakly_connected_components": {
+        "additional_docs": (
+            "Hooking and pointer jumping in digraph, on the CPU or a GPU; exact, in networkx's order."),
+        "additional_parameters": _KEYWORDS,
+    },
+    "bfs_layers": {
+        "additional_docs": (
+            "Hop levels from digraph (one source: its SSSP on unit weights; several: one\n"
+            "breadth-first search); the same layers as networkx, each after the first in G's\n"
+            "node order."),
+        "additional_parameters": _KEYWORDS,
+    },
     "shortest_path_length": {
         "additional_docs": (
             "One source (with or without a target) in digraph, hop counts or weighted; exact.\n"

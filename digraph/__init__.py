@@ -19,19 +19,19 @@ with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exi
 
     compiling.ensure_cache_location()  # before any kernel is defined: Numba needs a writable cache
 
-    from . import algorithms, errors
+    from . import algorithms, bfs, components, errors, traversal
     from .algorithms import Algorithm
     from .graph import Graph
     from .io import load
     from .paths import PathSet
     from .preprocess import preprocess  # the function; the package stays importable as digraph.preprocess.*
     from .result import Result, RunStats
-    from .compiling import warmup
+    from .dispatch.engines.warmup import warmup
     from .run import run
 
 from .version import __version__  # noqa: E402
 
 __all__ = ["Graph", "load", "run", "preprocess", "PathSet", "Result", "RunStats", "Algorithm",
-           "algorithms", "errors", "warmup", "__version__"]
+           "algorithms", "bfs", "components", "errors", "traversal", "warmup", "__version__"]
 
 compiling.seconds()  # count Numba's compilation, and say so on a fresh install, from the start

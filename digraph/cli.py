@@ -516,10 +516,12 @@ def main(argv=None):
 
 
 def _main(argv):
-    from .errors import DigraphError
-    from .preprocess import cli as pre
+    from .interrupts import command_line_import
+    with command_line_import():  # Ctrl-C while the command line's modules load: exit 130
+        from .errors import DigraphError
+        from .preprocess import cli as pre
 
-    from . import compiling
+        from . import compiling
 
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse exits with 2 on a bad command line
@@ -621,7 +623,7 @@ def _warmup(args, out):
         how = f"compiled {compiled:.2f} s" if compiled >= 0.005 else "from the cache"
         print(f"  {what:<28}{secs:7.2f} s  ({how})", file=out, flush=True)
 
-    from .compiling import idle_modes
+    from .dispatch.engines.warmup import idle_modes
 
     print(f"digraph warmup: compiling the kernels ({args.device})", file=out, flush=True)
     t0 = time.perf_counter()

@@ -4,6 +4,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .errors import InvalidParameterError
+
 __all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table"]
 
 _COUNTERS = ("rounds", "vertex_updates", "arc_updates", "dense_rounds", "sparse_rounds",
@@ -17,11 +19,13 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "mode": "the mode that ran (`digraph.dispatch.route.MODES`): after a power probe handed "
                 "over, the mode it handed to; an engine's own fallback is in `finished_by`",
         "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
-        "route": "why this mode ran: `\"asked for\"` or `\"automatic: <reason>\"` (after "
-                 "`\"restricted to ...; \"` when the system was solved where `b` reaches), then "
-                 "`\"; then <mode>: <why>\"` for each hand-over, and `\"; run as one shard\"` "
-                 "when one GPU's `bsp` on a linear system of `GpuSettings.shard_arcs` arcs or "
-                 "more ran as one shard of the multi-GPU engine",
+        "route": "the router's plan, a dict: `engine` and `mode` planned, `placement` (in "
+                 "words: `cpu, 2 threads`, `cuda:0`, `cuda:0,1 (2 GPUs)`), `requested` (the "
+                 "`mode=` asked for), `code` (why, one of `digraph.dispatch.route.CODES`), "
+                 "`reason` (one sentence), `considered` (the tests of the automatic choice: "
+                 "`engine`, `test`, `value`, `threshold`, `held`), `placed` (the placement's "
+                 "decisions: `code`, `why`), `restricted` (the reach the system was solved on, "
+                 "or None) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
         "threads": "Numba threads the CPU run used; 0 on GPUs",
@@ -362,6 +366,19 @@ class RunStats(dict):
         return "\n".join(rows)
 
 
+_DEFAULT = object()
+
+
+def _is_vertex(graph, x):
+    """Whether ``x`` is one of the graph's vertex ids (False for anything unhashable or of
+    another kind)."""
+    try:
+        graph.index_of([x])
+    except Exception:
+        return False
+    return True
+
+
 class Result:
     """The answer of :func:`digraph.run`.
 
@@ -374,6 +391,9 @@ class Result:
     params : dict
         The parameters the run used (defaults filled in), including ``tol`` and ``max_iter``.
     stats : RunStats
+
+    SSSP results also give shortest paths: :meth:`predecessors`, :meth:`predecessor_indices`
+    and :meth:`path` (docs/results.md).
     """
 
     def __init__(self, values, graph, algorithm, params, stats):
@@ -382,10 +402,133 @@ class Result:
         self.algorithm = algorithm
         self.params = params
         self.stats = stats
+        self._trees = {}
 
     @property
     def vertex_ids(self):
         return self.graph.vertex_ids
+
+    # ------------------------------------------------------------------ SSSP: paths
+    def _tree(self, device):
+        """(pred, hops) of the run's shortest-path tree, built once per device
+        (:func:`digraph.traversal.shortest_path_tree`)."""
+        if self.algorithm != "sssp":
+            raise InvalidParameterError(
+                f"predecessors and paths belong to SSSP results (digraph.run(g, 'sssp', "
+                f"source=...)); this result is of {self.algorithm!r}")
+        from .checks import check_device as _check_device
+        from .traversal import shortest_path_tree
+        dev = _check_device(self.params.get("device", "cpu") if device is None else device)
+        got = self.__dict__.setdefault("_trees", {}).get(dev)
+        if got is None:
+            pred, hops = shortest_path_tree(self.graph, self.values, self.params["source"],
+                                            weights=bool(self.params.get("weights", True)),
+                                            device=dev)
+            pred.flags.writeable = False
+            hops.flags.writeable = False
+            got = self._trees[dev] = (pred, hops)
+        return got
+
+    def predecessor_indices(self, device=None):
+        """Each vertex's predecessor on a shortest path from the source, as an internal index.
+
+        The canonical shortest-path tree over *tight* arcs (``d(u) + w == d(v)`` in float64):
+        the parent of ``v`` is the smallest index ``u`` among its tight in-neighbours with one
+        tree arc fewer from the source (docs/results.md).  SSSP results only.
+
+        Parameters
+        ----------
+        device : str, optional
+            Where to build the tree: ``"cpu"`` or a GPU (``"cuda"``, ``"cuda:N"``); default the
+            run's device.  Every device gives the same array.
+
+        Returns
+        -------
+        numpy.ndarray of int64 (n), read-only
+            Aligned with ``vertex_ids``; -1 for the source and the vertices it does not reach.
+
+        Raises
+        ------
+        InvalidParameterError
+            The result is not of ``"sssp"``, or its distances are not the exact answer (the
+            partial result of an unconverged run).
+        NotAvailableError
+            A GPU was named and none is available.
+        """
+        return self._tree(device)[0]
+
+    def predecessors(self, missing=_DEFAULT, device=None):
+        """Each vertex's predecessor on a shortest path from the source, as a vertex id.
+
+        Parameters
+        ----------
+        missing : optional
+            The entry of the source and of the vertices it does not reach: default -1 when the
+            vertex ids are integers (an int64 array), None otherwise (an object array).  An
+            integer with integer ids gives an int64 array; anything else an object array.
+        device : str, optional
+            As in :meth:`predecessor_indices`.
+
+        Returns
+        -------
+        numpy.ndarray (n)
+            ``vertex_ids[predecessor_indices()]``, ``missing`` where there is none.
+
+        Raises
+        ------
+        InvalidParameterError
+            As in :meth:`predecessor_indices`; ``missing`` is a vertex id of the graph (pass
+            another, or use :meth:`predecessor_indices`).
+        """
+        pred = self._tree(device)[0]
+        ids = self.graph.vertex_ids
+        int_ids = np.issubdtype(ids.dtype, np.integer)
+        if missing is _DEFAULT:
+            missing = -1 if int_ids else None
+        ints = int_ids and isinstance(missing, (int, np.integer)) \
+            and not isinstance(missing, (bool, np.bool_))
+        if (np.any(ids == missing) if ints else _is_vertex(self.graph, missing)):
+            raise InvalidParameterError(
+                f"missing={missing!r} is a vertex id of this graph: pass another missing= or use "
+                "predecessor_indices()")
+        has = pred >= 0
+        if ints:
+            out = np.full(pred.size, missing, dtype=np.int64)
+        else:
+            out = np.empty(pred.size, dtype=object)
+            out.fill(missing)
+        out[has] = ids[pred[has]]
+        return out
+
+    def path(self, target, device=None):
+        """The vertex ids of a shortest path from the source to ``target``.
+
+        The path of the canonical tree (:meth:`predecessor_indices`): its arcs are tight, so the
+        sum of their weights, added in order in float64, is ``values`` of ``target``.
+
+        Parameters
+        ----------
+        target : vertex id
+        device : str, optional
+            As in :meth:`predecessor_indices`.
+
+        Returns
+        -------
+        list
+            ``[source, ..., target]`` (``[source]`` when ``target`` is the source); ``[]`` when
+            the source does not reach ``target``.
+
+        Raises
+        ------
+        VertexNotFoundError
+            ``target`` is not a vertex (the error names it).
+        InvalidParameterError
+            As in :meth:`predecessor_indices`.
+        """
+        from .traversal import one_vertex, tree_path
+        t = one_vertex(self.graph, target, "target")
+        pred, hops = self._tree(device)
+        return self.graph.vertex_ids[tree_path(pred, hops, t)].tolist()
 
     def to_dict(self):
         """{original vertex id: value} (plain Python numbers)."""

@@ -141,7 +141,7 @@ def test_version_and_real_load_time(graph_file, tmp_path):
     st = json.loads((tmp_path / "s.json").read_text())
     assert st["time_load"] > 0  # the CLI loads the file itself; it was reported as 0.0 ms
     assert st["time_total"] >= st["time_load"] + st["time_compute"]
-    assert st["engine"] == f"cpu-{st['mode']}" and st["route"].startswith("automatic")
+    assert st["engine"] == f"cpu-{st['mode']}" and st["route"]["reason"].startswith("automatic")
 
 
 def test_unconverged_run_speaks_the_cli_language(graph_file, tmp_path):

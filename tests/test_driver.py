@@ -120,7 +120,7 @@ def test_a_stalled_run_is_finished_by_another_engine_from_its_state():
     system = katz_like(g, beta=0.95, seed=4)
     eng = Jacobi(g, system, freeze_after=8)
     stats = new_stats()
-    stats["route"] = "test engine"
+    stats["route"] = {"engine": "test engine", "steps": []}
     out = driver.linear(eng, n=g.num_vertices, gammas=eng.gammas, normalize=False, tol=1e-8,
                         max_iter=100_000, stats=stats)
     assert out == "stalled"
@@ -130,7 +130,8 @@ def test_a_stalled_run_is_finished_by_another_engine_from_its_state():
     assert ok and stats["error_bound"] <= 1e-8
     assert np.abs(x - exact(g, system)[0]).sum() <= 1e-8
     assert stats["finished_by"] == "vertex-async"
-    assert stats["route"] == "test engine; then vertex-async: the test engine froze"
+    assert stats["route"]["steps"] == [{"to": "vertex-async", "why": "the test engine froze",
+                                       "round": before, "code": "hand-over"}]
     assert stats["handed_over"] == [{"to": "vertex-async", "why": "the test engine froze",
                                     "round": before}]
     assert stats["rounds"] > before

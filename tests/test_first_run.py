@@ -46,13 +46,12 @@ def test_warmup_checks_its_arguments():
 
 
 def test_kcore_warms_the_schedule_it_runs():
-    import importlib
-    R = importlib.import_module("digraph.run")
     from digraph.dispatch import peel
+    from digraph.dispatch.engines import warm
     g = _graph()
-    R._WARM.difference_update({k for k in R._WARM if k[0] == "peel"})
+    warm.WARM.difference_update({k for k in warm.WARM if k[0] == "peel"})
     digraph.run(g, "kcore")
-    warmed = {k[3] for k in R._WARM if k[0] == "peel"}
+    warmed = {k[3] for k in warm.WARM if k[0] == "peel"}
     assert warmed == {peel.schedule(g)} == {"bz"}  # not PKC on a graph of 6 arcs
 
 

@@ -60,7 +60,7 @@ def test_the_gpu_default_for_pagerank_is_power_and_not_for_adsorption():
     g = _graph(1)
     r = digraph.run(g, "pagerank", device="cuda", tol=1e-8)
     assert r.stats["mode"] == "power" and r.stats["requested_mode"] is None
-    assert "fastest measured for PageRank on one GPU" in r.stats["route"]
+    assert r.stats["route"]["code"] == "power-on-gpus"
     from digraph.dispatch.route import route  # adsorption stays with bsp (the plan alone)
     algo = digraph.algorithms.Adsorption()
     system = algo.prepare(g, **algo.bind(g, {"seeds": [0]}))

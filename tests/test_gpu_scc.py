@@ -384,7 +384,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monke
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "gpu-scc" and res.stats["mode"] == "scc"
     assert res.stats["gpus"] == 1 and res.stats["gpus_named"] == 2
-    assert "first GPU named" in res.stats["route"]
+    assert [p["code"] for p in res.stats["route"]["placed"]] == ["first-gpu"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"]
     import dataclasses
     monkeypatch.setattr(multi_gpu, "DEFAULT",
@@ -392,7 +392,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monke
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
     assert res.stats["gpus_named"] == 2
-    assert res.stats["gpus"] == 2 and "dealt over 2 GPUs" in res.stats["route"]
+    assert res.stats["gpus"] == 2 and "dealt over 2 GPUs" in res.stats["route"]["placed"][0]["why"]
     assert sum(res.stats["gpu_components"]) == res.stats["scc_vertices"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"] <= 1e-10
 

@@ -220,7 +220,7 @@ def test_run_refuses_peel_for_other_algorithms():
     with pytest.raises(InvalidParameterError, match="cache= applies to the path modes"):
         digraph.run(g, "kcore", mode="peel", cache="somewhere")
     r = digraph.run(g, "kcore")
-    assert r.stats["mode"] == "peel" and r.stats["route"].startswith("automatic: one peeling pass")
+    assert r.stats["mode"] == "peel" and r.stats["route"]["reason"].startswith("automatic: one peeling pass")
 
 
 def test_solve_refuses_other_families_and_schedules():

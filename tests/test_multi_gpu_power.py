@@ -88,7 +88,7 @@ def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):
     s = r.stats
     assert (s["mode"], s["engine"], s["gpus"], s["gpus_named"]) == \
         ("power", "multi-gpu-power", 2, 2)
-    assert "sharded over the 2 GPUs named" in s["route"]
+    assert s["route"]["placed"] == [{"code": "sharded", "why": "sharded over the 2 GPUs named"}]
     assert s["converged"] and np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-9
     named = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert named.stats["engine"] == "multi-gpu-power" and named.stats["requested_mode"] == "power"
@@ -96,7 +96,7 @@ def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):
         gpu_power.DEFAULT, shard_arcs=g.num_arcs))  # one GPU's worth: the first alone
     r = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert (r.stats["engine"], r.stats["gpus"]) == ("gpu-power", 1)
-    assert "on the first GPU named" in r.stats["route"]
+    assert [p["code"] for p in r.stats["route"]["placed"]] == ["first-gpu"]
 
 
 def test_sharded_power_refuses_what_it_cannot_run(ngpu):

@@ -8,6 +8,7 @@ that in a fresh virtual environment.
 """
 
 import math
+import re
 
 import networkx as nx
 import numpy as np
@@ -251,8 +252,11 @@ def test_conversion_round_trip_and_info():
     assert B.convert_to_nx({"a": 1}) == {"a": 1}
     info = get_info()
     assert info["backend_name"] == "digraph" and info["package"] == "digraph"
-    assert set(info["functions"]) == {"pagerank", "core_number", "single_source_dijkstra_path_length",
-                                      "single_source_shortest_path_length", "shortest_path_length"}
+    assert set(info["functions"]) == {
+        "pagerank", "core_number", "single_source_dijkstra_path_length",
+        "single_source_shortest_path_length", "shortest_path_length", "single_source_dijkstra",
+        "single_source_dijkstra_path", "strongly_connected_components",
+        "weakly_connected_components", "bfs_layers"}
     for name in info["functions"]:  # the names mirror networkx's, with networkx's parameters first
         ours = list(__import__("inspect").signature(getattr(B, name)).parameters)
         theirs = list(__import__("inspect").signature(getattr(nx, name).orig_func).parameters)
@@ -359,3 +363,146 @@ def test_pagerank_with_overflowing_weight_sums_falls_back():
     G[0][1]["weight"] = 1e307
     G[0][2]["weight"] = 1e307
     assert B.can_run("pagerank", (G,), {}) is True
+
+
+# ---------------------------------------------------------------------------- paths, components, BFS
+
+def _edge_weight(G, u, v, weight):
+    """What networkx's Dijkstra pays for the edge u -> v (the lightest of parallel edges)."""
+    if weight is None:
+        return 1
+    if G.is_multigraph():
+        return min(d.get(weight, 1) for d in G[u][v].values())
+    return G[u][v].get(weight, 1)
+
+
+@SETTINGS
+@given(nx_graphs(), st.data())
+def test_single_source_dijkstra_lengths_exact_paths_shortest(G, data):
+    if len(G) == 0:
+        return
+    source = data.draw(st.sampled_from(list(G)))
+    cutoff = data.draw(st.one_of(st.none(), st.integers(-1, 6), st.floats(0, 8)))
+    weight = data.draw(st.sampled_from(["weight", None]))
+    dist, paths = B.single_source_dijkstra(G, source, cutoff=cutoff, weight=weight)
+    rdist, rpaths = nx.single_source_dijkstra(G, source, cutoff=cutoff, weight=weight)
+    assert typed(dist) == typed(rdist) and paths.keys() == rpaths.keys()
+    for v, p in paths.items():
+        assert p[0] == source and p[-1] == v and len(p) == len(set(p))
+        total = 0
+        for a, b in zip(p, p[1:]):
+            assert G.has_edge(a, b)
+            total = total + _edge_weight(G, a, b, weight)
+        assert total == dist[v]
+        assert len(p) <= len(rpaths[v])  # the fewest edges among the shortest paths
+    assert B.single_source_dijkstra_path(G, source, cutoff=cutoff, weight=weight) == paths
+    target = data.draw(st.sampled_from(list(G)))
+    try:
+        want = nx.single_source_dijkstra(G, source, target, cutoff=cutoff, weight=weight)
+    except nx.NetworkXNoPath:
+        with pytest.raises(nx.NetworkXNoPath, match=re.escape(f"No path to {target}.")):
+            B.single_source_dijkstra(G, source, target, cutoff=cutoff, weight=weight)
+    else:
+        length, path = B.single_source_dijkstra(G, source, target, cutoff=cutoff, weight=weight)
+        assert (type(length), length) == (type(want[0]), want[0])
+        assert path == paths.get(target, [target])
+
+
+@SETTINGS
+@given(nx_graphs())
+def test_components_exact(G):
+    if not G.is_directed():
+        for f in (B.strongly_connected_components, B.weakly_connected_components):
+            with pytest.raises(nx.NetworkXNotImplemented, match="undirected"):
+                f(G)
+        return
+    got = list(B.strongly_connected_components(G))
+    want = list(nx.strongly_connected_components(G))
+    assert all(type(c) is set for c in got) and len(got) == len(want)
+    assert set(map(frozenset, got)) == set(map(frozenset, want))
+    where = {v: k for k, c in enumerate(got) for v in c}
+    assert all(where[u] >= where[v] for u, v, *_ in G.edges)  # reverse topological, as networkx
+    assert list(B.weakly_connected_components(G)) == list(nx.weakly_connected_components(G))
+
+
+@SETTINGS
+@given(nx_graphs(), st.data())
+def test_bfs_layers_exact(G, data):
+    if len(G) == 0:
+        assert list(B.bfs_layers(G, [])) == list(nx.bfs_layers(G, [])) == []
+        return
+    nodes = list(G)
+    sources = data.draw(st.one_of(st.sampled_from(nodes),
+                                  st.lists(st.sampled_from(nodes), max_size=3)))
+    got = list(B.bfs_layers(G, sources))
+    want = list(nx.bfs_layers(G, sources))
+    assert all(type(layer) is list for layer in got)
+    assert [set(layer) for layer in got] == [set(layer) for layer in want]
+    assert got[:1] == want[:1]  # networkx's first layer, in its order
+    pos = {v: i for i, v in enumerate(G)}
+    assert all([pos[v] for v in layer] == sorted(pos[v] for v in layer) for layer in got[1:])
+
+
+def test_new_functions_errors_and_can_run():
+    G = nx.DiGraph([(0, 1), (1, 2)])
+    gen = B.bfs_layers(G, [0, 9])  # raised when advanced, as networkx's generator does
+    with pytest.raises(nx.NetworkXError, match="The node 9 is not in the graph."):
+        next(gen)
+    with pytest.raises(nx.NodeNotFound, match="Node 9 not found in graph"):
+        B.single_source_dijkstra(G, 9)
+    with pytest.raises(nx.NetworkXNoPath, match="No path to 0."):
+        B.single_source_dijkstra(G, 2, 0)
+    with pytest.raises(nx.NetworkXNoPath, match="No path to 99."):
+        B.single_source_dijkstra(G, 0, 99)
+    assert B.single_source_dijkstra(G, 1, 1) == (0, [1]) == nx.single_source_dijkstra(G, 1, 1)
+    assert list(B.bfs_layers(G, 1)) == [[1], [2]]
+    assert B.can_run("strongly_connected_components", (G,), {}) is True
+    assert "CPU only" in B.can_run("strongly_connected_components", (G,), {"device": "cuda"})
+    assert B.can_run("weakly_connected_components", (G,), {"device": "cuda"}) is True
+    assert B.can_run("bfs_layers", (G, [0, 1]), {}) is True
+    assert isinstance(B.can_run("single_source_dijkstra", (G, 0), {"weight": lambda u, v, d: 1}), str)
+    H = G.copy()
+    H.add_edge(2, 3, weight=-1)
+    assert "negative" in B.can_run("single_source_dijkstra", (H, 0), {})
+    assert "negative" in B.can_run("single_source_dijkstra_path", (H, 0), {})
+    with pytest.raises(digraph_errors().NotAvailableError, match="device='cpu'"):
+        B.strongly_connected_components(G, device="cuda")
+
+
+def digraph_errors():
+    import digraph.errors
+    return digraph.errors
+
+
+@pytest.mark.gpu
+def test_new_functions_on_the_gpu():
+    from digraph.dispatch import gpu
+    try:
+        gpu.backend("cuda")
+    except digraph_errors().NotAvailableError as e:
+        pytest.skip(str(e))
+    G = nx.gnm_random_graph(25, 50, seed=3, directed=True)
+    for u, v in G.edges:
+        G[u][v]["weight"] = (u + 2 * v) % 3
+    dist, paths = B.single_source_dijkstra(G, 0, device="cuda")
+    assert (dist, paths) == B.single_source_dijkstra(G, 0)  # the same canonical tree
+    assert dist == nx.single_source_dijkstra_path_length(G, 0)
+    assert list(B.weakly_connected_components(G, device="cuda")) == \
+        list(nx.weakly_connected_components(G))
+    assert list(B.bfs_layers(G, [0, 5], device="cuda")) == list(B.bfs_layers(G, [0, 5]))
+    assert list(B.bfs_layers(G, 0, device="cuda")) == list(B.bfs_layers(G, 0))
+
+
+@pytest.mark.skipif("digraph" not in nx.utils.backends.backends,
+                    reason="digraph's networkx entry points are not installed in this environment")
+@pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
+def test_new_functions_dispatch():
+    def G():
+        return nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3), (5, 6)])
+    assert nx.single_source_dijkstra(G(), 0, backend="digraph") == nx.single_source_dijkstra(G(), 0)
+    assert nx.single_source_dijkstra_path(G(), 0, backend="digraph")[3] == [0, 1, 2, 3]
+    assert set(map(frozenset, nx.strongly_connected_components(G(), backend="digraph"))) == \
+        set(map(frozenset, nx.strongly_connected_components(G())))
+    assert list(nx.weakly_connected_components(G(), backend="digraph")) == \
+        list(nx.weakly_connected_components(G()))
+    assert list(nx.bfs_layers(G(), [0, 5], backend="digraph")) == [[0, 5], [1, 6], [2], [3]]

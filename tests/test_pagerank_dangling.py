@@ -92,7 +92,8 @@ def test_matches_networkx_pagerank(weighted, personalised):
     pers = {int(v): float(rng.random()) for v in rng.choice(n, 30, replace=False)} if personalised else None
     r = digraph.run(g, "pagerank", personalization=pers, dangling=dangling, tol=1e-12)
     assert r.stats["mode"] == "power" and r.stats["requested_mode"] is None
-    assert "dangling= is answered by the Google-matrix power iteration only" in r.stats["route"]
+    assert r.stats["route"]["code"] == "dangling"
+    assert "dangling= is answered by the Google-matrix power iteration only" in r.stats["route"]["reason"]
     assert "probe_rounds" not in r.stats  # plain power, no hand-over to the SCC engine
     assert r.stats["dangling_vertices"] > 0.4 * n
     G = as_nx(n, src, dst, w)
@@ -106,7 +107,7 @@ def test_matches_networkx_pagerank(weighted, personalised):
     # mode="power" named: the same run
     again = digraph.run(g, "pagerank", personalization=pers, dangling=dangling, tol=1e-12,
                         mode="power")
-    assert again.stats["route"] == "asked for"
+    assert again.stats["route"]["code"] == "asked"
     assert np.array_equal(again.values, r.values)
 
 

@@ -104,20 +104,20 @@ def test_the_router_picks_power_for_a_giant_component_and_scc_for_a_dag():
     r = digraph.run(giant, "pagerank", tol=1e-8)
     # first run: no condensation is built to decide; the power probe never trips
     assert r.stats["mode"] == "power" and r.stats["requested_mode"] is None
-    assert "one-pass bound" in r.stats["route"] and "probe_rounds" not in r.stats
+    assert "one-pass bound" in r.stats["route"]["reason"] and "probe_rounds" not in r.stats
     assert cached_condensation(giant) is None
     assert r.stats["rounds"] < 40
     # once the condensation is kept on the graph, it gives the share
     condensation_for(giant)
     r = digraph.run(giant, "pagerank", tol=1e-8)
-    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]
+    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]["reason"]
     assert "probe_rounds" not in r.stats
     # a DAG (arcs from lower to higher ids): every component is one vertex
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 2000, (2, 20000))
     dag = Graph.from_arrays(np.minimum(a, b), np.maximum(a, b) + 1, num_vertices=2001)
     r = digraph.run(dag, "pagerank", tol=1e-8)
-    assert r.stats["mode"] == "scc" and "one-pass bound" in r.stats["route"]
+    assert r.stats["mode"] == "scc" and "one-pass bound" in r.stats["route"]["reason"]
     # not PageRank-like: the SCC engine (or bsp), never power
     r = digraph.run(giant, "adsorption", seeds=[0], tol=1e-8)
     assert r.stats["mode"] != "power"
@@ -143,14 +143,17 @@ def test_a_slow_probe_hands_over_to_the_scc_engine(tol):
     s = r.stats
     assert s["mode"] == "scc" and s["engine"] == "cpu-scc" and s["converged"]
     assert s["probe_rounds"] >= 3 and s["probe_ratio"] > route.DEFAULT.probe_share * 0.85
-    assert "power probe" in s["route"] and "scc from the start" in s["route"]
+    assert s["route"]["code"] == "giant-component-probe"
+    assert [(t["to"], t["code"]) for t in s["route"]["steps"]] == [("scc", "probe-tripped")]
+    assert "power probe" in s["route"]["steps"][0]["why"] and "scc from the start" in s["route"]["steps"][0]["why"]
     assert s["rounds"] > s["probe_rounds"]  # the probe's rounds are counted, and more were run
     assert cached_condensation(g) is not None and s["time_route"] > 0
     assert np.abs(r.values - exact).sum() <= tol
     # the next run remembers the probe, and does not probe again
     r = digraph.run(g, "pagerank", tol=tol)
     assert r.stats["mode"] == "scc" and "probe_rounds" not in r.stats
-    assert "an earlier power probe on this graph tripped" in r.stats["route"]
+    assert r.stats["route"]["code"] == "probe-tripped"
+    assert "an earlier power probe on this graph tripped" in r.stats["route"]["reason"]
 
 
 def test_a_slow_probe_on_one_giant_component_hands_over_too():
@@ -165,7 +168,9 @@ def test_a_slow_probe_on_one_giant_component_hands_over_too():
     condensation_for(g)  # kept: the share rule (one component) says probe, the probe says scc
     r = digraph.run(g, "pagerank", tol=1e-9)
     s = r.stats
-    assert s["mode"] == "scc" and s["probe_rounds"] >= 3 and "largest component" not in s["route"]
+    assert s["mode"] == "scc" and s["probe_rounds"] >= 3
+    assert [t["code"] for t in s["route"]["steps"]] == ["probe-tripped"]
+    assert "largest component" not in s["route"]["steps"][0]["why"]
     assert s["probe_ratio"] > route.DEFAULT.probe_share * 0.85
     assert s["converged"] and np.abs(r.values - exact).sum() <= 1e-9
 
@@ -191,7 +196,7 @@ def test_power_refuses_what_it_cannot_run():
 def test_adsorption_goes_to_bsp_on_one_giant_component_only():
     giant = random_graph(3, 2000, 20000)
     r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8)
-    assert r.stats["mode"] == "bsp" and "largest component holds" in r.stats["route"]
+    assert r.stats["mode"] == "bsp" and "largest component holds" in r.stats["route"]["reason"]
     assert r.stats["converged"]
     halves = _two_giants(2000, 3)  # the one-pass bound says 100%: the condensation is looked at
     r = digraph.run(halves, "adsorption", seeds=[0, 1500], tol=1e-8)

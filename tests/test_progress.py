@@ -172,7 +172,6 @@ def test_run_reports_to_a_given_bar_with_its_tol():
 
 
 def test_run_with_a_callback_and_warm_ups_unheard(monkeypatch):
-    import sys
     g = _graph()
 
     def rounds_heard():
@@ -181,7 +180,8 @@ def test_run_with_a_callback_and_warm_ups_unheard(monkeypatch):
                     progress=lambda rounds, bound, **info: seen.append(rounds))
         return seen
 
-    monkeypatch.setattr(sys.modules["digraph.run"], "_WARM", set())  # the kernels warm up again
+    from digraph.dispatch.engines import warm
+    monkeypatch.setattr(warm, "WARM", set())  # the kernels warm up again
     cold = rounds_heard()  # with the warm-up's tiny runs, which must not be heard
     assert rounds_heard() == cold
 

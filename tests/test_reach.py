@@ -57,7 +57,7 @@ def test_adsorption_from_seeds_of_small_reach(weighted):
     want = _descendants(g, seeds)
     s = r.stats
     assert s["reach_vertices"] == want.size and s["reach_arcs"] == int(g.out_degree[want].sum())
-    assert s["route"].startswith(f"restricted to the {want.size} of 3,061 vertices")
+    assert s["route"]["restricted"].startswith(f"restricted to the {want.size} of 3,061 vertices")
     exact = Adsorption().reference(g, seeds=seeds, beta=0.8)
     assert np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-10
     outside = np.setdiff1d(np.arange(g.num_vertices), want)

@@ -289,11 +289,11 @@ def test_modes(g):
         else:
             r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)
         assert r.stats["mode"] == mode and r.params["mode"] == mode
-        assert r.stats["engine"] == f"cpu-{mode}" and r.stats["route"] == "asked for"
+        assert r.stats["engine"] == f"cpu-{mode}" and r.stats["route"]["code"] == "asked"
         assert r.stats["requested_mode"] == mode
     r = digraph.run(g, "pagerank")
     assert r.stats["mode"] == "scc" and r.stats["state"] == "vertex"
-    assert r.stats["requested_mode"] is None and r.stats["route"].startswith("automatic: ")
+    assert r.stats["requested_mode"] is None and r.stats["route"]["reason"].startswith("automatic: ")
     s = digraph.run(g, "sssp", source=g.vertex_ids[0])
     assert s.stats["mode"] == "vertex-async" and s.stats["engine"] == "cpu-vertex-async"
 

@@ -175,7 +175,7 @@ def test_every_gpu_run_writes_documented_keys(monkeypatch):
     # one GPU's bsp as one shard of multi_gpu
     monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
     r = digraph.run(tiny, "pagerank", mode="bsp", device="cuda", tol=0.05)
-    assert "one shard" in r.stats["route"]
+    assert [p["code"] for p in r.stats["route"]["placed"]] == ["one-shard"]
     _check("pagerank bsp as one shard on cuda", r.stats)
 
 

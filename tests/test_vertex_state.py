@@ -343,14 +343,14 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     assert np.abs(r.values - exact).sum() <= 1e-10
     # one giant component: PageRank goes to the Google-matrix power iteration
     r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
-    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]
+    assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]["reason"]
     assert np.abs(r.values - exact).sum() <= 1e-10
     # with enough threads, a linear system that is no PageRank runs bsp's dense rounds
     monkeypatch.setattr(route, "DEFAULT", dataclasses.replace(route.DEFAULT, delegate_threads=2))
     seeds = [int(g.vertex_ids[0])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)
-    assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]
+    assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]["reason"]
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10
 
 

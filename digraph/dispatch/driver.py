@@ -200,9 +200,12 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
 
 def hand_over(stats, to, why):
     """Record that the run goes on in engine ``to`` (a mode name, e.g. ``"vertex-async"``) from
-    the state reached, for reason ``why``: ``stats["finished_by"]`` names it, ``stats["route"]``
-    gets the sentence, and ``stats["handed_over"]`` lists every hand-over of the run."""
+    the state reached, for reason ``why``: ``stats["finished_by"]`` names it, and
+    ``stats["handed_over"]`` and the route's ``steps`` (``stats["route"]["steps"]``, when the run
+    has a route) list every hand-over of the run."""
     stats["finished_by"] = to
-    stats.setdefault("handed_over", []).append({"to": to, "why": why, "round": int(stats["rounds"])})
+    step = {"to": to, "why": why, "round": int(stats["rounds"])}
+    stats.setdefault("handed_over", []).append(step)
     route = stats.get("route")
-    stats["route"] = (f"{route}; " if route else "") + f"then {to}: {why}"
+    if isinstance(route, dict):
+        route.setdefault("steps", []).append(dict(step, code="hand-over"))

@@ -6,7 +6,7 @@ modes go to the path dispatcher of :mod:`digraph.dispatch.multi` with one
 :class:`~digraph.dispatch.gpu_workers.GpuWorker` per GPU.
 
 Why vertex shards.  On one GPU the measured fastest modes are ``bsp`` for linear systems and
-``vertex-async`` for min/max and h-index systems (``docs/benchmarks.md``); a round of either reads
+``vertex-async`` for min/max and h-index systems (``docs/history/benchmarks-notebook.md``); a round of either reads
 each arc at most once and is bandwidth-bound on large graphs, so splitting the arcs over GPUs
 divides a round's time, and what crosses between GPUs is one vector slice per GPU and round.
 The path dispatcher, whose walks need more rounds and host book-keeping, serves the path modes.
@@ -110,7 +110,7 @@ __all__ = ["solve", "parse_devices", "shard_ranges", "make_shards", "EXCHANGES",
 class MultiGpuSettings:
     """How the sharded engine splits a graph over GPUs, lays out and exchanges its shards and
     queues its rounds.  Each default is the faster side of the measurement it cites: the tables
-    are in docs/benchmarks.md, "Measurements behind the GPU engines' settings" (with their
+    are in docs/history/benchmarks-notebook.md, "Measurements behind the GPU engines' settings" (with their
     commands and machines), taken from the multi-GPU sessions of
     docs/history/benchmarks-lab-notebook.md.  The fields marked *ablation* keep a measured loser
     reachable only for the benchmark or test that compares both sides: pass
@@ -248,22 +248,17 @@ class MultiGpuSettings:
 DEFAULT = MultiGpuSettings()
 
 def parse_devices(device):
-    """The list of ``"cuda:N"`` devices named by ``"cuda:0,1,..."`` (several, distinct)."""
-    ids = device[5:] if device.startswith("cuda:") else ""
-    parts = [p for p in ids.split(",") if p != ""]
-    if len(parts) < 2:
-        raise InvalidParameterError(f"device {device!r}: several GPUs are named 'cuda:0,1,...'")
-    nums = [int(p) for p in parts]
-    if len(set(nums)) != len(nums):
-        raise InvalidParameterError(f"device {device!r} names a GPU twice")
-    return [f"cuda:{i}" for i in nums]
+    """The list of ``"cuda:N"`` devices named by ``"cuda:0,1,..."`` (several, distinct;
+    :func:`digraph.dispatch.placement.several`)."""
+    from .placement import several
+    return list(several(device))
 
 
 def gpus_to_use(graph, system, devices, min_arcs_per_gpu=None, settings=None):
     """How many of ``devices`` a sharded run of ``system`` uses: no more GPUs than the graph has
     arcs per ``min_arcs_per_gpu`` (default ``settings.min_arcs_per_gpu``; 0: every GPU named),
     and one for families outside ``settings.shard_families`` unless ``min_arcs_per_gpu`` is given
-    (measured: sharded min/max pushes lose to one GPU, docs/benchmarks.md).  ``digraph.run``
+    (measured: sharded min/max pushes lose to one GPU, docs/history/benchmarks-notebook.md).  ``digraph.run``
     runs the one-GPU engine when this is 1 and the default applies."""
     settings = DEFAULT if settings is None else settings
     per = settings.min_arcs_per_gpu if min_arcs_per_gpu is None else int(min_arcs_per_gpu)

@@ -19,7 +19,7 @@ Modes
     email-Eu-core and cit-HepPh in one call each, within the calls' noise; with Anderson in its
     sweeps and heavy rounds, 0.80–1.9× on six graphs (below 1 on cit-HepPh in each of three
     calls, dblp-2010 1.09×, cnr-2000 1.2–1.5×): no share of the condensation marks a graph
-    where ``scc`` wins; docs/benchmarks.md, "When would ``scc`` pay on a GPU?", "Waits, atomics
+    where ``scc`` wins; docs/history/benchmarks-notebook.md, "When would ``scc`` pay on a GPU?", "Waits, atomics
     and hub sums" and "Anderson in the heavy rounds").
 ``"power"``
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
@@ -43,7 +43,7 @@ Modes
     Batagelj–Zaversnik's buckets or Kabir & Madduri's parallel PKC, by thread count and graph
     size (:mod:`digraph.dispatch.peel`).  The CPU default for k-core.
 
-Automatic choice (``mode=None``), each from a measurement in ``docs/benchmarks.md``; the
+Automatic choice (``mode=None``), each from a measurement in ``docs/history/benchmarks-notebook.md``; the
 thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, default
 :data:`DEFAULT`), each citing its measurement:
 
@@ -80,11 +80,13 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Plan", "route", "after_probe", "RouteSettings", "DEFAULT", "MODES", "PATH_MODES"]
+__all__ = ["Plan", "route", "place", "after_probe", "restricts", "RouteSettings", "DEFAULT",
+           "MODES", "PATH_MODES", "PATH_OPTIONS", "CODES"]
 
 MODES = ("scc", "power", "path", "path-nopriority", "vertex-async", "bsp", "peel", "cluster")
 
@@ -100,7 +102,7 @@ class RouteSettings:
         power iteration (``"power"``, as a probe: ``probe_share``) when the largest strongly
         connected component may hold at least this share of the arcs (nothing much for the DAG to
         order, and the rank-one term makes the error fall at α·|λ2| a round).  Measured at tol
-        1e-8 on 2 quiet cores (docs/benchmarks.md, "PageRank: two formulations on the CPU, against
+        1e-8 on 2 quiet cores (docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, against
         scipy and igraph PRPACK"): R-MAT 2^18 and 2^20 (98% of the arcs in the largest component)
         12 power rounds, 165 and 713 ms, against the SCC engine's 1,216 and 5,725 ms; dblp-2010
         (89%) 609 ms against 666 (on the shared 2-core machine 299 against 273: the crossover
@@ -113,7 +115,7 @@ class RouteSettings:
         above, the condensation is built to look (the bound is loose on web graphs: cnr-2000 93%
         against 51%) and kept for the SCC engine.  Measured (adsorption, seeds of high and of low
         degree, tol 1e-4/1e-8/1e-12, shared 2-core machine,
-        ``benchmarks/results/adsorption_cpu2_quiet.json``; docs/benchmarks.md, "Adsorption on the
+        ``benchmarks/results/adsorption_cpu2_quiet.json``; docs/history/benchmarks-notebook.md, "Adsorption on the
         CPU and on one GPU"): R-MAT 2^18 (98%) bsp 448–1,551 ms against the SCC engine's
         544–1,604 (low seeds, 1e-12: 732 against 1,344); dblp-2010 (89%) within 10% either way;
         cnr-2000 (51%) the SCC engine 192–642 ms against bsp's 137–911 (2x faster with high
@@ -132,7 +134,7 @@ class RouteSettings:
         cnr-2000 383 against 765; email-Eu-core, 97%, 2.1 against 9.4 ms on the shared machine).
         The Anderson-accelerated power iteration beats it on dblp-2010 (259 against 310 ms,
         2026-11-28) but loses on a random giant component with a closed ring (120 against 51 ms),
-        with a similar share and ratio, so the hand-over stays (docs/benchmarks.md, "PageRank:
+        with a similar share and ratio, so the hand-over stays (docs/history/benchmarks-notebook.md, "PageRank:
         two formulations on the CPU, against scipy and igraph PRPACK", which also has how the
         probes went on the benchmark graphs).
     delegate_threads : int
@@ -140,7 +142,7 @@ class RouteSettings:
         (at least the SCC engine's :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`
         inside arcs) hold more than ``delegate_share`` of the arcs (one giant component: nothing
         for the DAG to order) runs ``bsp``'s dense rounds instead of the SCC engine (``mode=None``
-        only; the reason is in ``stats["route"]``).  Measured on 16 cores (docs/benchmarks.md,
+        only; the reason is in ``stats["route"]``).  Measured on 16 cores (docs/history/benchmarks-notebook.md,
         "Threads: splitting the large components, and when ``bsp`` is better (16 cores)"): with 8
         and 16 threads ``bsp`` beats the vertex state on R-MAT 2^20 (98% of the arcs in one
         component) and dblp-2010 (89%), not on cnr-2000 (62% in split components); with 2 and 4
@@ -155,7 +157,7 @@ class RouteSettings:
         least this share of their arcs inside
         (:func:`~digraph.preprocess.clusters.internal_share_sample`, 32 balls, a few
         milliseconds) and no in-degree exceeds ``cluster_max_in_degree``: road-like graphs.
-        Measured on an H200 (docs/benchmarks.md, "SSSP on road-like graphs on one GPU"), time
+        Measured on an H200 (docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"), time
         by clusters / by ``vertex-async`` (its worklist on the GPU): the 1000 × 1000 grid (share
         0.94) 29.8 / 94.4 ms, the 2000 × 2000 grid and a geometric graph of 4 M vertices (0.94)
         102 / 2,159 and 106 / 1,916 ms (``vertex-async`` with host-driven rounds then).  Below
@@ -174,7 +176,7 @@ class RouteSettings:
         graph of 2^18 vertices and 16 arcs each with a closed part of the given share of the
         arcs, adsorption seeded in it, part against whole): on 2 quiet cores 0.10× at 2%,
         0.35× at 12.5%, 0.68× at 25%, 1.25× at 50%, 1.6× at 90%; on an H200 0.22× at 2%, 0.62×
-        at 12.5%, 2.8× at 50%: an eighth is below both crossovers.  Measured (docs/benchmarks.md, "Small reach: solving
+        at 12.5%, 2.8× at 50%: an eighth is below both crossovers.  Measured (docs/history/benchmarks-notebook.md, "Small reach: solving
         where the seeds reach"; 10 seeds of smallest out-degree, tol 1e-8): on 2 quiet cores,
         adsorption on cnr-2000 197.5 → 7.4 ms, on cit-HepPh 24.0 → 1.4, personalised PageRank
         34.9 → 7.9 and 8.0 → 1.7; on an H200, adsorption (`bsp`) 124.6 → 21.0 and 54.3 → 7.5 ms,
@@ -190,7 +192,7 @@ class RouteSettings:
         holds its PathSet (an earlier path run with the default ``preprocess=``: the walk's
         preprocessing is paid) and has at least this many arcs; otherwise ``"vertex-async"``.
         Measured on an H200 (SSSP from the vertex of largest out-degree, unit weights, warm
-        runs, ``bench_gpu_path_rounds.py``; docs/benchmarks.md, "The walk's fixed costs"),
+        runs, ``bench_gpu_path_rounds.py``; docs/history/benchmarks-notebook.md, "The walk's fixed costs"),
         ``path`` / ``vertex-async``: cnr-2000 6.06 / 10.9 ms, dblp-2010 5.90 / 6.82, cit-HepPh
         4.75 / 5.90, R-MAT 2^18 (compact) 5.14 / 5.39, wiki-Vote (103,689 arcs) 1.99 / 2.33;
         below, its fixed part shows: p2p-Gnutella25 (54,705 arcs) 2.40 / 1.98, p2p-Gnutella04
@@ -213,20 +215,50 @@ DEFAULT = RouteSettings()
 
 PATH_MODES = ("path", "path-nopriority")
 
+#: ``digraph.run``'s options that only the path modes take (``priority`` the ``scc`` mode too)
+PATH_OPTIONS = ("cache", "preprocess", "short_path_push", "layer_window", "priority")
+#: those of them that only the CPU's path modes take
+CPU_PATH_OPTIONS = ("short_path_push", "layer_window")
+
+
+def restricts(mode, system, device):
+    """Whether a run solves its system where the constant term reaches, when that is a small part
+    (:mod:`digraph.dispatch.reach`, :attr:`RouteSettings.reach_share`): the automatic choice of a
+    linear system, on the CPU, or on GPUs for systems that are not normalised (PageRank's power
+    rounds on a small part cost their launches all the same)."""
+    return mode is None and system.family == "linear" and (device == "cpu" or not system.normalize)
+
 _CPU_DEFAULT = {"linear": "scc", "monotone": "vertex-async", "hindex": "peel"}
 _GPU_DEFAULT = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
 _WHY_DEFAULT = {
-    ("cpu", "linear"): "the SCC engine is the fastest measured for sums on the CPU "
-                       "(cnr-2000: 0.21x bsp's arc updates)",
-    ("cpu", "monotone"): "vertex-async is the fastest measured for min/max systems (2-3x bsp)",
-    ("cpu", "hindex"): "one peeling pass is the fastest measured for k-core on the CPU (2 threads: "
-                       "cnr-2000 30 ms against vertex-async's 92 and igraph coreness's 83; "
-                       "dblp-2010 24 against 35 and 94)",
+    ("cpu", "linear"): "the SCC engine is the fastest measured for sums on the CPU",
+    ("cpu", "monotone"): "vertex-async is the fastest measured for min/max systems on the CPU",
+    ("cpu", "hindex"): "one peeling pass is the fastest measured for k-core on the CPU",
     ("gpu", "linear"): "dense bsp rounds are the fastest measured for sums on GPUs",
     ("gpu", "monotone"): "vertex-async (its worklist on the GPU) is the fastest measured for "
-                         "min/max systems on GPUs but on road-like graphs (cnr-2000 12.5 ms "
-                         "against the cluster engine's 31.8, H200)",
+                         "min/max systems on GPUs but on road-like graphs",
     ("gpu", "hindex"): "vertex-async is the fastest measured for k-core on GPUs",
+}
+"""The reasons of the defaults; the figures behind them are in ``docs/benchmarks.md``."""
+
+#: the reason codes of ``stats["route"]["code"]`` (a plan) and of its ``placed`` and ``steps``
+CODES = {
+    "asked": "the mode was named (mode=)",
+    "default": "the family's default on this placement",
+    "dag-orders-the-rest": "the largest component holds less than the threshold: the SCC engine",
+    "giant-component-probe": "PageRank, one component may hold most arcs: a power-iteration probe",
+    "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
+    "giant-component-threads": "many threads and one giant component split over them: bsp",
+    "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",
+    "road-like": "min/max on one GPU, BFS balls keep most arcs inside: clusters",
+    "pathset-held": "min/max on one GPU, the graph holds its PathSet: the path walk",
+    "power-on-gpus": "PageRank on GPUs: the power iteration",
+    "dangling": "dangling= is answered by the power iteration only",
+    "one-shard": "one GPU: bsp run by the sharded engine as one shard",
+    "sharded": "several GPUs: sharded over the GPUs used",
+    "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",
+    "too-big": "the graph does not fit in one GPU: sharded over every GPU named",
+    "hand-over": "an engine went on in another from the state reached",
 }
 
 
@@ -244,13 +276,39 @@ class Plan:
     """For an automatic ``"power"``: :attr:`RouteSettings.probe_share`, the share of γ above which
     a round's ratio of differences hands the run over to :func:`after_probe` (None: run to the
     end)."""
+    placement: object = None
+    """Where it runs (:class:`~digraph.dispatch.placement.Placement`): set by :func:`place`."""
+    as_shard: bool = False
+    """One GPU, ``bsp`` on a large linear system: the sharded engine as one shard."""
+    gpus_named: int = None
+    """GPUs named by ``device=`` when several were (the placement may use fewer)."""
+    code: str = "asked"
+    """Why, as a code of :data:`CODES`."""
+    considered: tuple = ()
+    """The engines the automatic choice tested: dicts of ``engine``, ``test``, ``value``,
+    ``threshold`` and ``held``."""
+    placed: tuple = ()
+    """The placement's decisions (:func:`place`): dicts of ``code`` and ``why``."""
 
     def record(self, stats):
-        """Write the plan into a run's ``stats``."""
+        """Write the plan into a run's ``stats``: ``mode``, ``engine``, ``requested_mode`` and
+        ``route``, a dict of ``engine``, ``mode``, ``placement`` (in words), ``requested``,
+        ``code`` (:data:`CODES`), ``reason`` (one sentence), ``considered``, ``placed``,
+        ``restricted`` (the reach, set by ``digraph.run``) and ``steps`` (hand-overs:
+        :func:`digraph.dispatch.driver.hand_over`)."""
         stats["mode"] = self.mode
         stats["engine"] = self.engine
-        stats["route"] = self.reason
         stats["requested_mode"] = self.requested
+        stats["route"] = {
+            "engine": self.engine, "mode": self.mode,
+            "placement": None if self.placement is None else self.placement.describe(),
+            "requested": self.requested, "code": self.code, "reason": self.reason,
+            "considered": [dict(c) for c in self.considered],
+            "placed": [dict(p) for p in self.placed], "restricted": None, "steps": []}
+        if self.gpus_named is not None:
+            stats["gpus_named"] = self.gpus_named
+            if self.placement is not None and self.placement.kind == "gpu":
+                stats["gpus"] = 1
 
 
 def check_mode(mode):
@@ -296,7 +354,7 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     settings = DEFAULT if settings is None else settings
     mode = check_mode(mode)
     where = "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu")
-    path_options = sorted(path_options)
+    path_options = sorted(o for o in path_options if not (o == "priority" and mode == "scc"))
     if system is not None and getattr(system, "dangling", None) is not None:
         return _dangling_plan(mode, device, where, graph, system, path_options)
     if mode is None:
@@ -304,67 +362,7 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             raise InvalidParameterError(
                 f"{_apply(path_options)} to the path modes, which walk the PathSet; pass mode='path' to "
                 "run one (the automatic choice does not change engine because of an option)")
-        chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
-        reason = _WHY_DEFAULT[("cpu" if where == "cpu" else "gpu", family)]
-        probe = None
-        if chosen == "scc" and graph is not None:
-            power, share, is_bound = _power(graph, system, settings)
-            delegate = None if power else _delegation(graph, threads, settings, scc_settings)
-            if power == "tripped":
-                ratio, k = graph._cache[_TRIPPED]
-                delegate = _delegation(graph, threads, settings, scc_settings)
-                chosen = "bsp" if delegate else "scc"
-                reason = (f"an earlier power probe on this graph tripped (its differences fell by "
-                          f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
-                          f"nothing){'; ' + delegate if delegate else ''}")
-            elif power == "probe":
-                chosen, probe = "power", settings.probe_share
-                reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
-                          f"Google-matrix power iteration, as a probe that continues while its "
-                          f"differences fall by {settings.probe_share}*alpha a round or faster")
-            elif delegate:
-                chosen, reason = "bsp", delegate
-            elif (share is None and system is not None and graph.num_arcs
-                  and not getattr(system, "normalize", False)):
-                share, is_bound = _largest_share(graph)
-                if is_bound and share >= settings.bsp_share:  # the bound is loose on web graphs
-                    from ..paths.condensation import condensation_for
-                    condensation_for(graph)
-                    share, is_bound = _largest_share(graph)
-                bsp_share = settings.bsp_share
-                if share >= bsp_share:
-                    chosen = "bsp"
-                    reason = (f"{share_words(share, is_bound)} (>= {bsp_share:.0%}): a system without "
-                              "the rank-one term runs bsp's dense rounds, as fast as the SCC engine "
-                              "there or faster")
-                else:
-                    reason += f"; {share_words(share, is_bound)} (< {bsp_share:.0%}: the DAG orders the rest)"
-            elif share is not None:
-                power_share = settings.power_share
-                reason += f"; {share_words(share, is_bound)} (< {power_share:.0%}: the DAG orders the rest)"
-        elif where == "gpu" and family == "monotone" and graph is not None:
-            cut = _cluster_cut(graph, settings)
-            if cut is not None:
-                chosen, reason = "cluster", cut
-            elif graph._cache.get(pathset_key()) is not None and \
-                    graph.num_arcs >= settings.path_min_arcs:
-                chosen = "path"
-                reason = (f"the graph holds its PathSet (an earlier path run) and "
-                          f"{graph.num_arcs:,} arcs (>= {settings.path_min_arcs:,}): paths walked "
-                          "a thread each are the fastest measured for min/max systems on one GPU "
-                          "there (cnr-2000 6.1 ms against vertex-async's 10.9, H200)")
-        elif where != "cpu" and family == "linear" and graph is not None and system is not None:
-            from .power import applies
-            if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
-                chosen = "power"
-                reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
-                          "one GPU (H200, tol 1e-8: cnr-2000 16.5 ms against bsp's 26.8, dblp-2010 "
-                          "9.4 against 20.0, R-MAT 2^22 26.6 against 95.6; the scc engine "
-                          "took 0.80-1.9x its time on six graphs, 1.4x on cnr-2000)")
-                if where == "multi-gpu":
-                    reason += ("; sharded over the GPUs named when the graph has enough arcs a "
-                               "GPU (PowerGpuSettings.shard_arcs), else on the first")
-        return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe)
+        return _automatic(family, where, threads, graph, system, settings, scc_settings)
     if mode == "power" and system is not None:
         from .power import applies
         why = applies(graph, system) if graph is not None else None
@@ -376,7 +374,186 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
             raise InvalidParameterError(f"{why}; {_valid_modes(family, where)}")
     if path_options and mode not in PATH_MODES:
         raise InvalidParameterError(f"{_apply(path_options)} to the path modes, not mode={mode!r}")
+    if where != "cpu" and set(path_options) & set(CPU_PATH_OPTIONS):
+        raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
+                                    "the GPU path engine walks every path (docs/gpu.md)")
     return Plan(mode, f"{where}-{mode}", "asked for", mode)
+
+
+def place(plan, graph, system, placement, batch_arcs=None):
+    """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
+
+    On the CPU and on one GPU the placement is the one asked for (one GPU: ``bsp`` on a linear
+    system of :attr:`~digraph.dispatch.gpu.GpuSettings.shard_arcs` arcs or more that fits in the
+    GPU's memory runs the sharded engine as one shard, :attr:`Plan.as_shard`: a leaner set-up and
+    fused dense rounds).  With several GPUs named:
+
+    * ``power``: sharded over as many as the graph has
+      :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU when that is
+      two or more, else on the first GPU when the graph fits in its memory, else over all;
+    * ``scc``, ``bsp``, ``vertex-async``: over as many as
+      :func:`~digraph.dispatch.multi_gpu.gpus_to_use` says (arcs per GPU, families that shard),
+      on the first GPU's one-GPU engine when that is one (the simple method it could have used;
+      for ``bsp`` and ``vertex-async`` only while
+      :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.min_arcs_per_gpu` is positive);
+    * the path modes: the path dispatcher with one worker per GPU named.
+
+    Parameters
+    ----------
+    plan : Plan
+        From :func:`route`.
+    graph : digraph.Graph
+    system : LinearSystem, MonotoneSystem or HIndexSystem
+    placement : digraph.dispatch.placement.Placement
+        As asked for (:func:`digraph.dispatch.placement.of`).
+    batch_arcs : int, optional
+        ``digraph.run``'s ``batch_arcs=`` (streamed arcs: never as one shard).
+
+    Returns
+    -------
+    Plan
+        With :attr:`Plan.placement`, and ``engine`` and ``reason`` for the GPUs used.
+
+    Raises
+    ------
+    NotAvailableError
+        A GPU named is missing (CUDA, the device).
+    """
+    if placement.kind == "cpu":
+        return dataclasses.replace(plan, placement=placement)
+    from . import gpu
+    if placement.kind == "gpus" and plan.mode not in PATH_MODES:
+        plan = _narrow(plan, graph, system, placement)
+    else:
+        plan = dataclasses.replace(plan, placement=placement)
+    if plan.placement.kind == "gpu" and system.family == "linear" and plan.mode == "bsp" \
+            and batch_arcs is None and graph.num_arcs >= gpu.DEFAULT.shard_arcs \
+            and not gpu._too_big(gpu.backend(plan.placement.device), graph):
+        plan = dataclasses.replace(plan, as_shard=True, placed=plan.placed + (
+            {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
+                                         "shard_arcs arcs or more, and the graph fits)"},))
+    return plan
+
+
+def _narrow(plan, graph, system, placement):
+    """The GPUs of ``placement`` (several named) that ``plan`` uses: see :func:`place`."""
+    from . import gpu, gpu_power, multi_gpu
+    devices = placement.devices
+    for d in devices[1:] + devices[:1]:
+        be = gpu.backend(d)  # NotAvailableError naming a GPU that is missing; the first last
+    n, mode = len(devices), plan.mode
+    if mode == "power":
+        per = gpu_power.DEFAULT.shard_arcs
+        k = n if per <= 0 else min(n, graph.num_arcs // per)
+        if k >= 2:
+            code, why = "sharded", (f"sharded over {k} of the {n} GPUs named (at least {per:,} "
+                                    f"arcs a GPU)" if k < n else f"sharded over the {k} GPUs named")
+        elif not gpu._too_big(be, graph):  # the first GPU's memory
+            k, code, why = 1, "first-gpu", (
+                f"on the first GPU named: fewer than {per:,} arcs a GPU for two (the sharded "
+                "rounds' exchange would cost more than they split)")
+        else:
+            k, code, why = n, "too-big", ("the graph does not fit in one GPU's memory: sharded "
+                                          "over every GPU named")
+    else:
+        per = multi_gpu.DEFAULT.min_arcs_per_gpu
+        k = multi_gpu.gpus_to_use(graph, system, devices)
+        if mode == "scc" and k > 1:
+            code, why = "sharded", (f"each unit's components dealt over {k} GPUs (DAG "
+                                    f"dispatcher, at least {per:,} arcs a GPU)")
+        elif mode == "scc":
+            code, why = "first-gpu", (f"on the first GPU named: fewer than {per:,} arcs a GPU for "
+                                      "two (the sharded engines would use one GPU too)")
+        elif k == 1 and per > 0:
+            code, why = "first-gpu", "on the first GPU named: the sharded engine would use one GPU"
+        else:  # the sharded engine cuts its own shards among the GPUs named
+            k, code, why = n, "sharded", "sharded over the GPUs named"
+    used = placement.take(k)
+    return dataclasses.replace(plan, placement=used, engine=f"{used.where}-{mode}", gpus_named=n,
+                               placed=plan.placed + ({"code": code, "why": why},))
+
+
+def _candidate(engine, test, value, threshold, held):
+    """One engine the automatic choice considered: the test that decides it, the graph's value,
+    the threshold (a :class:`RouteSettings` field), and whether the test held."""
+    return {"engine": engine, "test": test, "value": value, "threshold": threshold,
+            "held": bool(held)}
+
+
+def _automatic(family, where, threads, graph, system, settings, scc_settings):
+    """The :class:`Plan` of ``mode=None`` (see the module text)."""
+    kind = "cpu" if where == "cpu" else "gpu"
+    chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
+    code, reason = "default", _WHY_DEFAULT[(kind, family)]
+    probe, considered = None, []
+    share_test = "largest component's share of the arcs"
+    if chosen == "scc" and graph is not None:
+        power, share, is_bound = _power(graph, system, settings)
+        if share is not None:
+            considered.append(_candidate("cpu-power", share_test + (" (one-pass bound)" if is_bound
+                                                                     else ""),
+                                         share, settings.power_share, power == "probe"))
+        delegate = None if power == "probe" else _delegation(graph, threads, settings, scc_settings,
+                                                             considered)
+        if power == "tripped":
+            ratio, k = graph._cache[_TRIPPED]
+            chosen = "bsp" if delegate else "scc"
+            code = "probe-tripped"
+            reason = (f"an earlier power probe on this graph tripped (its differences fell by "
+                      f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
+                      f"nothing){'; ' + delegate if delegate else ''}")
+        elif power == "probe":
+            chosen, probe, code = "power", settings.probe_share, "giant-component-probe"
+            reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
+                      f"Google-matrix power iteration, as a probe that continues while its "
+                      f"differences fall by {settings.probe_share}*alpha a round or faster")
+        elif delegate:
+            chosen, code, reason = "bsp", "giant-component-threads", delegate
+        elif (share is None and system is not None and graph.num_arcs
+              and not getattr(system, "normalize", False)):
+            share, is_bound = _largest_share(graph)
+            if is_bound and share >= settings.bsp_share:  # the bound is loose on web graphs
+                from ..paths.condensation import condensation_for
+                condensation_for(graph)
+                share, is_bound = _largest_share(graph)
+            held = share >= settings.bsp_share
+            considered.append(_candidate("cpu-bsp", share_test + (" (one-pass bound)" if is_bound
+                                                                   else ""),
+                                         share, settings.bsp_share, held))
+            if held:
+                chosen, code = "bsp", "giant-component-bsp"
+                reason = (f"{share_words(share, is_bound)} (>= {settings.bsp_share:.0%}): a system "
+                          "without the rank-one term runs bsp's dense rounds, as fast as the SCC "
+                          "engine there or faster")
+            else:
+                code = "dag-orders-the-rest"
+                reason += (f"; {share_words(share, is_bound)} (< {settings.bsp_share:.0%}: the DAG "
+                           "orders the rest)")
+        elif share is not None:
+            code = "dag-orders-the-rest"
+            reason += (f"; {share_words(share, is_bound)} (< {settings.power_share:.0%}: the DAG "
+                       "orders the rest)")
+    elif where == "gpu" and family == "monotone" and graph is not None:
+        cut = _cluster_cut(graph, settings, considered)
+        if cut is not None:
+            chosen, code, reason = "cluster", "road-like", cut
+        elif graph._cache.get(pathset_key()) is not None:
+            held = graph.num_arcs >= settings.path_min_arcs
+            considered.append(_candidate("gpu-path", "arcs, the graph holding its PathSet",
+                                         graph.num_arcs, settings.path_min_arcs, held))
+            if held:
+                chosen, code = "path", "pathset-held"
+                reason = (f"the graph holds its PathSet (an earlier path run) and "
+                          f"{graph.num_arcs:,} arcs (>= {settings.path_min_arcs:,}): paths walked "
+                          "a thread each are the fastest measured for min/max systems on one GPU "
+                          "there")
+    elif where != "cpu" and family == "linear" and graph is not None and system is not None:
+        from .power import applies
+        if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
+            chosen, code = "power", "power-on-gpus"
+            reason = "the Google-matrix power iteration is the fastest measured for PageRank on GPUs"
+    return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe, code=code,
+                considered=tuple(considered))
 
 
 def _refusal(mode, family, where):
@@ -434,11 +611,11 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
             raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
     if mode is None:
         return Plan("power", "cpu-power", "automatic: dangling= is answered by the Google-matrix "
-                                          "power iteration only")
+                                          "power iteration only", code="dangling")
     return Plan("power", "cpu-power", "asked for", "power")
 
 
-def _cluster_cut(graph, settings):
+def _cluster_cut(graph, settings, considered):
     """The reason to run a min/max system by clusters on one GPU, or None: a road-like graph (BFS
     balls keeping ``settings.cluster_share`` of their arcs inside) with no in-degree above
     ``settings.cluster_max_in_degree`` (a cluster's thread walks its vertex's in-arcs alone,
@@ -450,12 +627,16 @@ def _cluster_cut(graph, settings):
     if not graph.num_arcs:
         return None
     top = int(graph.in_degree.max())
+    considered.append(_candidate("gpu-cluster", "largest in-degree (at most)", top,
+                                 settings.cluster_max_in_degree, top <= settings.cluster_max_in_degree))
     if top > settings.cluster_max_in_degree:
         return None
     key = ("cluster-share-sample", size)
     share = graph._cache.get(key)
     if share is None:
         share = graph._cache[key] = internal_share_sample(graph, size)
+    considered.append(_candidate("gpu-cluster", f"share of arcs inside BFS balls of {size} vertices",
+                                 share, settings.cluster_share, share >= settings.cluster_share))
     if share < settings.cluster_share:
         return None
     return (f"BFS balls of {size} vertices keep {share:.0%} of their arcs inside (>= "
@@ -534,10 +715,11 @@ def after_probe(plan, graph, threads, stats, settings=None, scc_settings=None):
     delegate = _delegation(graph, threads, settings, scc_settings)
     mode = "bsp" if delegate else "scc"
     why = f"; {delegate}" if delegate else ""
-    return Plan(mode, f"cpu-{mode}", f"automatic: {seen}{why}: {mode} from the start")
+    return Plan(mode, f"cpu-{mode}", f"automatic: {seen}{why}: {mode} from the start",
+                code="probe-tripped", placement=plan.placement)
 
 
-def _delegation(graph, threads, settings, scc_settings):
+def _delegation(graph, threads, settings, scc_settings, considered=None):
     """The reason to run ``bsp`` instead of ``scc`` (many threads, one giant component), or None;
     ``scc_settings`` None: the SCC engine's defaults."""
     if threads < settings.delegate_threads or not graph.num_arcs:
@@ -549,6 +731,11 @@ def _delegation(graph, threads, settings, scc_settings):
     cond = condensation_for(graph)[0]
     split = cond.comp_arcs >= scc_settings.split_arcs
     giant = int(cond.comp_arcs[split].sum())
+    if considered is not None:
+        considered.append(_candidate(
+            "cpu-bsp", f"share of the arcs in components split over {threads} threads",
+            giant / graph.num_arcs, settings.delegate_share,
+            giant > settings.delegate_share * graph.num_arcs))
     if giant <= settings.delegate_share * graph.num_arcs:
         return None
     return (f"{giant / graph.num_arcs:.0%} of the arcs lie in components split over {threads} threads "

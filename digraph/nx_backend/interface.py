@@ -12,7 +12,9 @@ networkx (>= 3.2) dispatches a call such as ``nx.pagerank(G, backend="digraph")`
    keyed by the original node objects, with networkx's value types and exceptions.
 
 This is a thin layer (graphblas-algorithms' and nx-cugraph's habit): every answer comes from
-:func:`digraph.run`; only the translation of arguments, results and errors lives here.
+:func:`digraph.run` (paths from its result's shortest-path tree, :meth:`digraph.Result.path`),
+:mod:`digraph.components`, :mod:`digraph.traversal` or :mod:`digraph.bfs`; only the translation of arguments,
+results and errors lives here.
 
 Keywords of :func:`digraph.run` pass through: ``mode=``, ``device=``, ``threads=``; their defaults
 come from ``nx.config.backends.digraph`` when the backend is installed through its entry points.
@@ -40,6 +42,11 @@ __all__ = [
     "single_source_dijkstra_path_length",
     "single_source_shortest_path_length",
     "shortest_path_length",
+    "single_source_dijkstra",
+    "single_source_dijkstra_path",
+    "strongly_connected_components",
+    "weakly_connected_components",
+    "bfs_layers",
     "pagerank_error_bound",
     "pagerank_extra_rounds",
 ]
@@ -327,6 +334,21 @@ def _check_bfs(G, a):
     return True
 
 
+def _check_scc(G, a):
+    try:
+        kw = _run_kwargs("strongly_connected_components", a.get("backend_kwargs", {}))
+    except TypeError as e:
+        return str(e)
+    if kw.get("device", "cpu") != "cpu":
+        return ("digraph labels strongly connected components on the CPU only (Tarjan), not on "
+                f"device {kw['device']!r}")
+    return True
+
+
+def _check_any(G, a):
+    return True
+
+
 def _check_spl(G, a):
     method = a.get("method", "dijkstra")
     if method not in ("dijkstra", "bellman-ford"):
@@ -342,6 +364,11 @@ _CHECKS = {
     "core_number": _check_core_number,
     "single_source_dijkstra_path_length": _check_dijkstra,
     "single_source_shortest_path_length": _check_bfs,
+    "single_source_dijkstra": _check_dijkstra,
+    "single_source_dijkstra_path": _check_dijkstra,
+    "strongly_connected_components": _check_scc,
+    "weakly_connected_components": _check_any,
+    "bfs_layers": _check_any,
 }
 
 
@@ -518,6 +545,38 @@ def _distances(g, s, values, cutoff, reach_limit):
     return idx, values[idx]
 
 
+def _dijkstra_source(name, G, source, weight, backend_kwargs):
+    """(run keywords, converted graph, source index) of a Dijkstra call, or networkx's errors."""
+    kw = _run_kwargs(name, backend_kwargs)
+    if callable(weight):
+        raise NotImplementedError("the digraph backend reads a numeric edge attribute, not a function")
+    g = _as_graph(G, weight)
+    s = g.index(source)
+    if s is None:
+        raise nx.NodeNotFound(f"Node {source} not found in graph")
+    return kw, g, s
+
+
+def _dijkstra_run(kw, g, s, weight):
+    import digraph
+
+    return digraph.run(g.graph, "sssp", source=s, weights=weight is not None, **kw)
+
+
+def _dijkstra_lengths(g, s, r, cutoff, weight):
+    """(reached indices nearest first, their lengths with networkx's value types)."""
+    idx, d = _distances(g, s, r.values, cutoff, lambda v: v <= cutoff)
+    if _int_lengths(g, weight):
+        return idx, d.astype(np.int64).tolist()
+    lengths = d.tolist()
+    lengths[int(np.flatnonzero(idx == s)[0])] = 0
+    return idx, lengths
+
+
+def _int_lengths(g, weight):
+    return g.weight_kind == "int" or weight is None
+
+
 def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight", **backend_kwargs):
     """networkx's ``single_source_dijkstra_path_length`` computed by digraph (exact).
 
@@ -532,23 +591,77 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight", 
     networkx.NodeNotFound
         ``source`` is not a node.
     """
-    import digraph
+    kw, g, s = _dijkstra_source("single_source_dijkstra_path_length", G, source, weight,
+                                backend_kwargs)
+    idx, lengths = _dijkstra_lengths(g, s, _dijkstra_run(kw, g, s, weight), cutoff, weight)
+    return _keyed(g, idx, lengths)
 
-    kw = _run_kwargs("single_source_dijkstra_path_length", backend_kwargs)
-    if callable(weight):
-        raise NotImplementedError("the digraph backend reads a numeric edge attribute, not a function")
-    g = _as_graph(G, weight)
-    s = g.index(source)
-    if s is None:
-        raise nx.NodeNotFound(f"Node {source} not found in graph")
-    r = digraph.run(g.graph, "sssp", source=s, weights=weight is not None, **kw)
-    idx, d = _distances(g, s, r.values, cutoff, lambda v: v <= cutoff)
-    if g.weight_kind == "int" or weight is None:
-        out = _keyed(g, idx, d.astype(np.int64).tolist())
-    else:
-        out = _keyed(g, idx, d.tolist())
-        out[g.nodes[s]] = 0
-    return out
+
+def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight",
+                           **backend_kwargs):
+    """networkx's ``single_source_dijkstra`` computed by digraph: lengths (exact) and paths.
+
+    Lengths are those of :func:`single_source_dijkstra_path_length`.  Each path is the one of
+    digraph's canonical shortest-path tree (:meth:`digraph.Result.path`: the tree over the tight
+    arcs ``d(u) + w == d(v)``, each vertex's parent the smallest-index node, in the graph's node
+    order, one tree arc closer to the source).  It is a shortest path — its edges exist and
+    their weights, added in order, give the length — with the fewest edges among the shortest
+    paths, but where several of those exist it may differ from the one networkx's heap order
+    picks.  The tree is built on the run's device.
+
+    Returns
+    -------
+    (dict, dict), or (length, list) when ``target`` is given
+        Node -> length (nearest first) and node -> path ``[source, ..., node]``; with a
+        ``target``, its length and path (``(0, [source])`` when ``target == source``).
+
+    Raises
+    ------
+    networkx.NodeNotFound
+        ``source`` is not a node.
+    networkx.NetworkXNoPath
+        ``target`` is not reached from ``source`` within ``cutoff`` (or is not a node).
+    """
+    kw, g, s = _dijkstra_source("single_source_dijkstra", G, source, weight, backend_kwargs)
+    if target in {source}:
+        return (0, [target])
+    r = _dijkstra_run(kw, g, s, weight)
+    pred, hops = r._tree(None)
+    if target is not None:
+        t = g.index(target)
+        d = r.values[t] if t is not None else np.inf
+        if not (np.isfinite(d) and (cutoff is None or d <= cutoff)):
+            raise nx.NetworkXNoPath(f"No path to {target}.")
+        from ..traversal import tree_path
+        length = int(d) if _int_lengths(g, weight) else float(d)
+        return length, g.nodes[tree_path(pred, hops, t)].tolist()
+    idx, lengths = _dijkstra_lengths(g, s, r, cutoff, weight)
+    return _keyed(g, idx, lengths), _tree_paths(g, idx, pred, hops)
+
+
+def _tree_paths(g, idx, pred, hops):
+    """{node: [source, ..., node]} for the reached indices ``idx`` (in that order): each path
+    is its parent's plus the node, parents first (by tree depth)."""
+    nodes = g.nodes.tolist()
+    order = idx[np.argsort(hops[idx], kind="stable")].tolist()
+    paths = {}
+    root = order[0]
+    paths[root] = [nodes[root]]
+    for v, p in zip(order[1:], pred[order[1:]].tolist()):
+        paths[v] = paths[p] + [nodes[v]]
+    return {nodes[v]: paths[v] for v in idx.tolist()}
+
+
+def single_source_dijkstra_path(G, source, cutoff=None, weight="weight", **backend_kwargs):
+    """networkx's ``single_source_dijkstra_path`` computed by digraph: node -> a shortest path
+    ``[source, ..., node]`` (the paths of :func:`single_source_dijkstra`).
+
+    Raises
+    ------
+    networkx.NodeNotFound
+        ``source`` is not a node.
+    """
+    return single_source_dijkstra(G, source, cutoff=cutoff, weight=weight, **backend_kwargs)[1]
 
 
 def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs):
@@ -616,3 +729,116 @@ def shortest_path_length(G, source=None, target=None, weight=None, method="dijks
     if target not in lengths:
         raise nx.NetworkXNoPath(f"Node {target} not reachable from {source}")
     return lengths[target]
+
+
+# ---------------------------------------------------------------------------- components, BFS
+
+def strongly_connected_components(G, **backend_kwargs):
+    """networkx's ``strongly_connected_components`` computed by digraph (Tarjan; exact).
+
+    Returns
+    -------
+    generator of sets
+        One set of nodes per component, in the order Tarjan's search completes them (its roots
+        and each node's successors taken in ``G``'s node order): a reverse topological order of
+        the condensation — every component comes after the components it reaches — as
+        networkx's own search yields them; networkx scans successors in adjacency order, so
+        unrelated components may come in another order.
+
+    Raises
+    ------
+    networkx.NetworkXNotImplemented
+        ``G`` is undirected (networkx's message).
+    digraph.errors.NotAvailableError
+        ``device`` names a GPU (``can_run`` says so first): digraph labels SCCs on the CPU only.
+    """
+    from ..components import scc_labels
+
+    kw = _run_kwargs("strongly_connected_components", backend_kwargs)
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+    g = _as_graph(G, None)
+    return _component_sets(g, scc_labels(g.graph, order="reverse-topological",
+                                         device=kw.get("device", "cpu")))
+
+
+def weakly_connected_components(G, **backend_kwargs):
+    """networkx's ``weakly_connected_components`` computed by digraph (hook and jump; exact).
+
+    Runs on the CPU or, with ``device="cuda"``, on a GPU.
+
+    Returns
+    -------
+    generator of sets
+        One set of nodes per component, in the order of each component's first node in
+        ``G``'s node order (networkx's order).
+
+    Raises
+    ------
+    networkx.NetworkXNotImplemented
+        ``G`` is undirected (networkx's message).
+    """
+    from ..components import wcc_labels
+
+    kw = _run_kwargs("weakly_connected_components", backend_kwargs)
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+    g = _as_graph(G, None)
+    return _component_sets(g, wcc_labels(g.graph, device=kw.get("device", "cpu"),
+                                         threads=kw.get("threads")))
+
+
+def _component_sets(g, labels):
+    from ..components import component_members
+    nodes = g.nodes
+    return (set(nodes[m].tolist()) for m in component_members(labels))
+
+
+def bfs_layers(G, sources, **backend_kwargs):
+    """networkx's ``bfs_layers`` computed by digraph (exact layers).
+
+    ``sources`` is a node or an iterable of nodes, as in networkx.  One source runs digraph's
+    SSSP on unit weights (``mode``, ``device``, ``threads`` pass through); several run one
+    breadth-first search from all of them (on the CPU, or the GPU of ``device``).
+
+    Returns
+    -------
+    generator of lists
+        The first layer is networkx's (``list(set(sources))``); each later one holds the same
+        nodes as networkx's, in ``G``'s node order (networkx lists them in its search's order).
+
+    Raises
+    ------
+    networkx.NetworkXError
+        A source is not a node (raised when the generator is first advanced, as networkx does).
+    """
+    from ..bfs import bfs_levels, layers_of
+
+    kw = _run_kwargs("bfs_layers", backend_kwargs)
+    g = _as_graph(G, None)
+    if sources in g:
+        sources = [sources]
+    first = list(set(sources))
+    for x in first:
+        if x not in g:
+            return _raising(nx.NetworkXError(f"The node {x} is not in the graph."))
+    if not first:
+        return iter(())
+    idx = [g.index(x) for x in first]
+    if len(idx) == 1:
+        levels = bfs_levels(g.graph, idx[0], **kw)
+    else:
+        levels = bfs_levels(g.graph, idx, device=kw.get("device", "cpu"))
+    nodes = g.nodes
+    return _layers(first, [nodes[layer].tolist() for layer in layers_of(levels)[1:]])
+
+
+def _layers(first, rest):
+    yield first
+    yield from rest
+
+
+def _raising(err):
+    """A generator that raises ``err`` when first advanced, as networkx's generators do."""
+    raise err
+    yield

@@ -1,0 +1,98 @@
+"""The checks of :func:`digraph.run`'s parameters: each returns the value as the run uses it, or
+raises :class:`~digraph.errors.InvalidParameterError` naming the parameter and the value."""
+
+import math
+
+import numpy as np
+
+from .errors import InvalidParameterError, short_repr
+
+__all__ = ["check_device", "check_threads", "check_positive", "check_path_options", "MAX_COUNT"]
+
+
+def check_device(device):
+    """``device`` as ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"cuda:0,1,..."`` (lower case, no
+    blanks)."""
+    if device is None:
+        return "cpu"
+    if not isinstance(device, str):
+        raise InvalidParameterError(f"device must be a string such as 'cpu' or 'cuda:0', got {device!r}")
+    d = device.strip().lower()
+    if d == "cpu":
+        return d
+    if d == "cuda" or d.startswith("cuda:"):
+        ids = d[5:]
+        if ids and not all(p.strip().isdigit() for p in ids.split(",")):
+            raise InvalidParameterError(f"device {device!r}: expected 'cuda', 'cuda:N' or 'cuda:0,1,...'")
+        return d.replace(" ", "")
+    raise InvalidParameterError(f"unknown device {device!r}; use 'cpu' or 'cuda[:N]'")
+
+
+def check_threads(threads):
+    """``threads`` (None: Numba's count) as an int within the threads Numba was started with."""
+    if threads is None:
+        return None
+    import numba
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise InvalidParameterError(f"threads must be a positive integer, got {threads!r}")
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        raise InvalidParameterError(
+            f"threads={threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba was started "
+            "with (set NUMBA_NUM_THREADS before importing digraph to allow more)")
+    return int(threads)
+
+
+MAX_COUNT = 2**63 - 1
+"""The largest round limit, batch or other count a run accepts: what the engines' int64
+counters hold."""
+
+
+def check_positive(name, value, kind):
+    """``value`` as a positive ``kind``: an ``int`` of at most :data:`MAX_COUNT` (a float that is
+    a whole number is taken), or a finite ``float``.  Text, bools, NaN, infinities and values
+    too large raise :class:`InvalidParameterError` naming ``name`` and the value."""
+    what = "integer (at most 2**63 - 1)" if kind is int else "finite number"
+    try:
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            raise TypeError
+        v = kind(value)
+        ok = v > 0 and (math.isfinite(v) if kind is float else (v == value and v <= MAX_COUNT))
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InvalidParameterError(f"{name} must be a positive {what}, got {short_repr(value)}")
+    return v
+
+
+def check_path_options(cache, preprocess):
+    """``cache`` (None, or a folder: a str or path) and ``preprocess`` (None, or a dict of
+    :func:`digraph.preprocess` parameters and ``jobs``, each checked), as given, or
+    :class:`InvalidParameterError` naming the option and the value."""
+    import os
+    from collections.abc import Mapping
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise InvalidParameterError(f"cache must be a folder path (str or os.PathLike), got "
+                                    f"{short_repr(cache)}")
+    if preprocess is None:
+        return cache, None
+    from .preprocess import DEFAULTS, _check_params
+    if not isinstance(preprocess, Mapping):
+        raise InvalidParameterError(
+            f"preprocess must be a dict of digraph.preprocess parameters ({', '.join(DEFAULTS)}, "
+            f"jobs), got {short_repr(preprocess)}")
+    unknown = [k for k in preprocess if k not in DEFAULTS and k != "jobs"]
+    if unknown:
+        raise InvalidParameterError(
+            f"preprocess: unknown parameter {short_repr(unknown[0])}; accepted: "
+            f"{', '.join(DEFAULTS)}, jobs")
+    params = dict(preprocess)
+    try:
+        _check_params(**dict(DEFAULTS, **{k: v for k, v in params.items() if k != "jobs"}))
+    except InvalidParameterError as e:
+        raise InvalidParameterError(f"preprocess: {e}") from None
+    jobs = params.get("jobs")
+    if jobs is not None and (isinstance(jobs, (bool, np.bool_)) or not isinstance(
+            jobs, (int, np.integer)) or not (jobs == -1 or 1 <= jobs <= MAX_COUNT)):
+        raise InvalidParameterError(f"preprocess: jobs must be -1 (every core) or an integer "
+                                    f"from 1 to 2**63 - 1, got {short_repr(jobs)}")
+    return cache, params
