@@ -281,8 +281,8 @@ def harness_tables(results=RESULTS):
     out = []
     for path in sorted(Path(results).glob("*.json")):
         meta, rows = load(path.name, results)
-        if meta.get("schema") != SCHEMA or not rows:
-            continue
+        if meta.get("schema") != SCHEMA or not rows or "side" in rows[0]:
+            continue  # before_after.py's files: comparison_tables
         methods = list(dict.fromkeys(r["method"] for r in rows))
         algos = ", ".join(dict.fromkeys(r["algorithm"] for r in rows))
         out.append(Table(f"{algos}: `{path.stem}`", path.name,
@@ -290,6 +290,31 @@ def harness_tables(results=RESULTS):
                          f" ({meta.get('note') or 'see the file for each row'}).",
                          [(m, method(m)) for m in methods],
                          key=lambda r: f"{r['graph']}, {r['algorithm']}, {r['device']}"))
+    return out
+
+
+def comparison_tables(results=RESULTS, commands=None):
+    """The text of a table for each file of :mod:`before_after` (its ``comparisons``: base and
+    new medians pooled over the alternated rounds, their ratio and verdict)."""
+    out = []
+    for path in sorted(Path(results).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not data.get("comparisons"):
+            continue
+        meta = data.get("meta", {})
+        lines = ["| graph | algorithm | method | device | base | new | ratio | verdict |",
+                 "|---|---|---|---|---:|---:|---:|---|"]
+        for comp in data["comparisons"]:
+            for c in comp["cases"]:
+                lines.append(f"| {c['graph']} | {c['algorithm']} | {c['method']} | {c['device']} "
+                             f"| {fmt(c['base_ms'])} | {fmt(c['new_ms'])} | {c['ratio']:.2f} "
+                             f"| {c['verdict']} |")
+        command, machine = (commands or listed(results)).get(path.name, ("not listed", "not listed"))
+        out.append(f"## Before and after: `{path.stem}`\n\n{meta.get('note', '')}\n\n"
+                   + "\n".join(lines) + "\n\n"
+                   + f"*File* `benchmarks/results/{path.name}` · *date* "
+                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
+                   f"*Command* {command}\n")
     return out
 
 
@@ -357,7 +382,8 @@ preprocessing, loading, cache validation and first-run compilation. To measure t
 def render_doc(results=RESULTS):
     """The text of ``docs/benchmarks.md``."""
     commands = listed(results)
-    parts = [HEAD] + [t.render(results, commands) for t in TABLES + harness_tables(results)] + [TAIL]
+    parts = ([HEAD] + [t.render(results, commands) for t in TABLES + harness_tables(results)]
+             + comparison_tables(results, commands) + [TAIL])
     return "\n".join(parts)
 
 
