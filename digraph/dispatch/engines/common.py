@@ -2,7 +2,6 @@
 mode, and the steps around a solve (the dual rescaling, compile time moved apart, the PathSet,
 the priority)."""
 
-import time
 from dataclasses import dataclass, field
 
 from ... import compiling
@@ -130,11 +129,3 @@ def pathset(graph, cache, params):
     if ps is None:
         ps = graph._cache[key] = preprocess(graph, **params)
     return ps
-
-
-def timed(stats, key, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, its wall time added to ``stats[key]``."""
-    t0 = time.perf_counter()
-    out = fn(*args, **kwargs)
-    stats[key] += time.perf_counter() - t0
-    return out

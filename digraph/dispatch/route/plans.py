@@ -1,0 +1,75 @@
+"""What the router decides: a :class:`Plan` (mode, engine, placement, why), and the reason
+codes (:data:`CODES`) it records in ``stats["route"]``."""
+
+from dataclasses import dataclass
+
+__all__ = ["Plan", "CODES"]
+
+#: the reason codes of ``stats["route"]["code"]`` (a plan) and of its ``placed`` and ``steps``
+CODES = {
+    "asked": "the mode was named (mode=)",
+    "default": "the family's default on this placement",
+    "dag-orders-the-rest": "the largest component holds less than the threshold: the SCC engine",
+    "giant-component-probe": "PageRank, one component may hold most arcs: a power-iteration probe",
+    "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
+    "giant-component-threads": "many threads and one giant component split over them: bsp",
+    "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",
+    "road-like": "min/max on one GPU, BFS balls keep most arcs inside: clusters",
+    "pathset-held": "min/max on one GPU, the graph holds its PathSet: the path walk",
+    "power-on-gpus": "PageRank on GPUs: the power iteration",
+    "dangling": "dangling= is answered by the power iteration only",
+    "one-shard": "one GPU: bsp run by the sharded engine as one shard",
+    "sharded": "several GPUs: sharded over the GPUs used",
+    "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",
+    "too-big": "the graph does not fit in one GPU: sharded over every GPU named",
+    "hand-over": "an engine went on in another from the state reached",
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What will run: ``mode`` (one of :data:`MODES`), ``engine`` (``"<where>-<mode>"``, e.g.
+    ``"cpu-scc"``, ``"gpu-bsp"``, ``"multi-gpu-path"``), ``reason`` (one sentence) and the mode
+    asked for (``requested``; None when automatic)."""
+
+    mode: str
+    engine: str
+    reason: str
+    requested: str = None
+    probe: float = None
+    """For an automatic ``"power"``: :attr:`RouteSettings.probe_share`, the share of γ above which
+    a round's ratio of differences hands the run over to :func:`after_probe` (None: run to the
+    end)."""
+    placement: object = None
+    """Where it runs (:class:`~digraph.dispatch.placement.Placement`): set by :func:`place`."""
+    as_shard: bool = False
+    """One GPU, ``bsp`` on a large linear system: the sharded engine as one shard."""
+    gpus_named: int = None
+    """GPUs named by ``device=`` when several were (the placement may use fewer)."""
+    code: str = "asked"
+    """Why, as a code of :data:`CODES`."""
+    considered: tuple = ()
+    """The engines the automatic choice tested: dicts of ``engine``, ``test``, ``value``,
+    ``threshold`` and ``held``."""
+    placed: tuple = ()
+    """The placement's decisions (:func:`place`): dicts of ``code`` and ``why``."""
+
+    def record(self, stats):
+        """Write the plan into a run's ``stats``: ``mode``, ``engine``, ``requested_mode`` and
+        ``route``, a dict of ``engine``, ``mode``, ``placement`` (in words), ``requested``,
+        ``code`` (:data:`CODES`), ``reason`` (one sentence), ``considered``, ``placed``,
+        ``restricted`` (the reach, set by ``digraph.run``) and ``steps`` (hand-overs:
+        :func:`digraph.dispatch.driver.hand_over`)."""
+        stats["mode"] = self.mode
+        stats["engine"] = self.engine
+        stats["requested_mode"] = self.requested
+        stats["route"] = {
+            "engine": self.engine, "mode": self.mode,
+            "placement": None if self.placement is None else self.placement.describe(),
+            "requested": self.requested, "code": self.code, "reason": self.reason,
+            "considered": [dict(c) for c in self.considered],
+            "placed": [dict(p) for p in self.placed], "restricted": None, "steps": []}
+        if self.gpus_named is not None:
+            stats["gpus_named"] = self.gpus_named
+            if self.placement is not None and self.placement.kind == "gpu":
+                stats["gpus"] = 1
