@@ -7,7 +7,9 @@ kernels of :mod:`digraph.traversal`), and the vertices at each distance (network
 import numpy as np
 
 from .errors import InvalidParameterError
-from .traversal import as_graph, checked_device, source_indices, tree_arrays
+from .checks import check_device
+from .io import load
+from .traversal import source_indices, tree_arrays
 
 __all__ = ["bfs_levels", "bfs_layers", "layers_of"]
 
@@ -45,8 +47,8 @@ def bfs_levels(graph, sources, *, device="cpu", mode=None, threads=None):
     NotAvailableError
         A GPU was named and none is available.
     """
-    graph = as_graph(graph)
-    device = checked_device(device)
+    graph = load(graph)
+    device = check_device(device)
     src, several = source_indices(graph, sources)
     if not several:
         from .run import run
@@ -91,6 +93,6 @@ def bfs_layers(graph, sources, *, device="cpu", mode=None, threads=None):
         graph's vertex order (``layers[0]``: the sources, each once).  Empty when no source
         was given.
     """
-    graph = as_graph(graph)
+    graph = load(graph)
     levels = bfs_levels(graph, sources, device=device, mode=mode, threads=threads)
     return [graph.vertex_ids[idx] for idx in layers_of(levels)]

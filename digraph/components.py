@@ -19,16 +19,9 @@ import numpy as np
 from numba import njit
 
 from .errors import NotAvailableError
-from .graph import Graph
+from .io import load
 
 __all__ = ["scc_labels", "wcc_labels", "component_members"]
-
-
-def _graph(graph):
-    if isinstance(graph, Graph):
-        return graph
-    from .io import load
-    return load(graph)
 
 
 @njit(cache=True, nogil=True)
@@ -85,7 +78,7 @@ def scc_labels(graph, *, order="index", device="cpu"):
             f"scc_labels: strongly connected components are labelled on the CPU only (Tarjan), "
             f"not on device {device!r}; call digraph.components.scc_labels(g, device='cpu') "
             "(weakly connected components run on GPUs: wcc_labels)")
-    graph = _graph(graph)
+    graph = load(graph)
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -122,7 +115,7 @@ def wcc_labels(graph, *, device="cpu", threads=None):
     from .checks import check_device as _check_device, check_threads as _check_threads
     device = _check_device(device)
     threads = _check_threads(threads)
-    graph = _graph(graph)
+    graph = load(graph)
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0, dtype=np.int64)

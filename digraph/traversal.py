@@ -16,24 +16,14 @@ Breadth-first levels and layers are :mod:`digraph.bfs`, on the same tree kernels
 import numpy as np
 
 from .errors import InvalidParameterError, VertexNotFoundError
-from .graph import Graph
+from .checks import check_device
+from .io import load
 
-__all__ = ["shortest_path_tree", "tree_path", "one_vertex", "as_graph", "checked_device",
-           "source_indices", "tree_arrays"]
+__all__ = ["shortest_path_tree", "tree_path", "one_vertex", "source_indices", "tree_arrays"]
 
 
 # ---------------------------------------------------------------------------- arguments
 
-def as_graph(graph):
-    if isinstance(graph, Graph):
-        return graph
-    from .io import load
-    return load(graph)
-
-
-def checked_device(device):
-    from .checks import check_device as _check_device
-    return _check_device(device)
 
 
 def one_vertex(graph, vertex, what):
@@ -110,8 +100,8 @@ def shortest_path_tree(graph, distances, source, *, weights=True, device="cpu"):
     the path's weights, added in order in float64, is ``d(v)``.  The same tree comes out of every
     device (the parent is chosen by index, not by which thread was first).
     """
-    graph = as_graph(graph)
-    device = checked_device(device)
+    graph = load(graph)
+    device = check_device(device)
     dist = np.asarray(distances, dtype=np.float64)
     n = graph.num_vertices
     if dist.shape != (n,):
