@@ -6,7 +6,7 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table"]
+__all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table", "flat_items"]
 
 _COUNTERS = ("rounds", "vertex_updates", "arc_updates", "dense_rounds", "sparse_rounds",
              "paths_processed", "partitions_processed", "bytes_h2d", "bytes_d2h")
@@ -354,7 +354,7 @@ class RunStats(dict):
 
     def __str__(self):
         rows = []
-        for k, v in self.items():
+        for k, v in flat_items(self):
             if isinstance(v, float) and k.startswith("time"):
                 rows.append(f"  {k:<22}{v * 1e3:>14.2f} ms")
             elif isinstance(v, float):
@@ -364,6 +364,23 @@ class RunStats(dict):
             else:
                 rows.append(f"  {k:<22}{str(v):>14}")
         return "\n".join(rows)
+
+
+def flat_items(stats):
+    """``(key, value)`` pairs of a stats dict for a two-column table: a dict value (the route
+    record) as one ``key.field`` pair a field that is given (not None, ``[]`` or ``""``), a list
+    (the route's steps, hand-overs) as one string ``k=v, k=v; k=v, ...``."""
+    def text(x):
+        return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+    for k, v in stats.items():
+        for f, x in (v.items() if isinstance(v, dict) else [(None, v)]):
+            if f is not None and x in (None, [], ""):
+                continue
+            if isinstance(x, list):
+                x = "; ".join(", ".join(f"{a}={text(b)}" for a, b in e.items())
+                              if isinstance(e, dict) else text(e) for e in x)
+            yield (k if f is None else f"{k}.{f}"), x
 
 
 _DEFAULT = object()

@@ -121,24 +121,14 @@ def _fmt(v):
     return escaped(v)
 
 
-def _fmt_list(items):
-    """A list of dicts (the route's steps, hand-overs) as ``k=v, k=v; k=v, ...``."""
-    return "; ".join(", ".join(f"{escaped(k)}={_fmt(v)}" for k, v in x.items())
-                     if isinstance(x, dict) else _fmt(x) for x in items)
-
-
 def format_table(stats, params=None):
     """Two-column text table of a stats dict (parameters first); keys and values are
     :func:`escaped`."""
     rows = []
     if params:
         rows += [(f"param {escaped(k)}", _fmt(v)) for k, v in params.items()]
-    for k, v in stats.items():
-        if isinstance(v, dict):  # the route: one row a field given, ``route.code``
-            rows += [(f"{escaped(k)}.{escaped(f)}", _fmt_list(x) if isinstance(x, list) else _fmt(x))
-                     for f, x in v.items() if x not in (None, [], "")]
-        else:
-            rows.append((escaped(k), _fmt_list(v) if isinstance(v, list) else _fmt(v)))
+    from ..result import flat_items
+    rows += [(escaped(k), _fmt(v)) for k, v in flat_items(stats)]
     w = max((len(k) for k, _ in rows), default=0)
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
 
