@@ -19,6 +19,10 @@ if not any(Path("/dev").glob("nvidia[0-9]*")):
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import numba  # noqa: E402
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    import cuda_simulator  # noqa: E402
+    cuda_simulator.install()
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
