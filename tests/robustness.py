@@ -16,7 +16,7 @@ networkx or an exact solve; Ctrl-C must end with ``digraph: interrupted`` and st
 signal came before any of digraph's code ran (the interpreter's own start on a loaded machine),
 where only CPython's handling exists.
 
-The pytest suite checks each behaviour once (tests/test_no_data_loss.py, test_interrupts.py,
+The pytest suite checks each behaviour once (tests/paths/test_no_data_loss.py, test_interrupts.py,
 test_input_limits.py, test_bad_parameters.py, test_cache_untrusted.py); this script sweeps many
 more inputs and is too slow for CI (a few minutes on two cores).
 """
@@ -662,7 +662,7 @@ def _(tmp):
 def _(tmp):
     rc, out, err, _ = api(f"""
         import sys, numpy as np, digraph
-        sys.path.insert(0, {str(ROOT / 'tests')!r})
+        sys.path.insert(0, {str(ROOT / 'tests' / 'paths')!r})
         from test_cache_untrusted import _reversed_layers
         rng = np.random.default_rng(0); n = 400
         chord = rng.integers(0, n - 5, 300)

@@ -280,11 +280,11 @@ def test_modes(g):
     with pytest.raises(InvalidParameterError, match="unknown mode 'fast'"):
         digraph.run(g, "pagerank", mode="fast")
     for mode in run_module.MODES:
-        if mode == "cluster":  # SSSP-like systems on one GPU only (tests/test_gpu_cluster.py)
+        if mode == "cluster":  # SSSP-like systems on one GPU only (tests/dispatch/cuda/test_gpu_cluster.py)
             with pytest.raises(InvalidParameterError, match="mode='cluster' relaxes min/max"):
                 digraph.run(g, "pagerank", mode=mode)
             continue
-        if mode == "peel":  # k-core only; PageRank is refused (tests/test_kcore_peel.py)
+        if mode == "peel":  # k-core only; PageRank is refused (tests/dispatch/test_kcore_peel.py)
             r = digraph.run(g, "kcore", mode=mode)
         else:
             r = digraph.run(g, "pagerank", mode=mode, tol=1e-10)

@@ -184,7 +184,7 @@ def test_every_multi_gpu_run_writes_documented_keys(monkeypatch):
     if gpu_count() < 2:
         pytest.skip("one GPU: the multi-GPU engines need two")
     from digraph.dispatch import gpu_power, multi_gpu
-    # shard even this tiny graph over both GPUs, every family (as tests/test_multi_gpu.py)
+    # shard even this tiny graph over both GPUs, every family (as tests/dispatch/cuda/test_multi_gpu.py)
     monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(
         multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex")))
     monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(gpu_power.DEFAULT, shard_arcs=0))

@@ -20,7 +20,7 @@ parallelism) whose :meth:`Algorithm.prepare` turns a graph and parameters into o
 
 Every mode and device (``bsp`` now; the path modes and GPU kernels later) consumes these systems,
 so an algorithm is written once.  A user-defined algorithm subclasses :class:`Algorithm`; see
-``docs`` and ``tests/test_user_algorithm.py`` for a complete widest-path example.
+``docs`` and ``tests/algorithms/test_user_algorithm.py`` for a complete widest-path example.
 """
 
 from dataclasses import dataclass

@@ -51,7 +51,7 @@ class MultiSettings:
     steal_ratio : float
         A worker walking more than this times the mean arcs of a round gives a partition of a
         split SCC-vertex away (:func:`rebalance`).  Not measured: chosen by hand, and no
-        benchmark varies it (``solve(steal=False)`` turns stealing off; tests/test_multi.py
+        benchmark varies it (``solve(steal=False)`` turns stealing off; tests/dispatch/test_multi.py
         checks that stealing does not change the answer).
     """
 

@@ -188,7 +188,7 @@ class MultiGpuSettings:
     balance_min_rounds : int
         Runs of fewer rounds teach nothing (their times are mostly set-up).  Not measured.
     keep_work : bool
-        *Ablation* (``tests/test_multi_gpu_work.py``, ``ab_multi_gpu.py``).  A sharded linear run
+        *Ablation* (``tests/dispatch/cuda/test_multi_gpu_work.py``, ``ab_multi_gpu.py``).  A sharded linear run
         keeps its per-run device vectors (``x``, ``δ``, the sends, the residual, ``b`` and the
         scales, the round statistics) for the next run on the same graph and GPUs, which refills
         them in place; the launches prepared for them
@@ -206,12 +206,12 @@ class MultiGpuSettings:
         four and two H200s, R-MAT 2^25 PageRank, interleaved: four GPUs 374–377 ms against
         401–410 without, two 493–497 against 538–541 (``balance_multi_gpu.py``).
     pipeline : bool
-        *Ablation* (``profile_multi_gpu.py``, ``tests/test_multi_gpu.py``).  Sharded linear
+        *Ablation* (``profile_multi_gpu.py``, ``tests/dispatch/cuda/test_multi_gpu.py``).  Sharded linear
         rounds run one ahead of the host: round t+1 is queued before round t's statistics are
         read, so no GPU waits for the host to launch (False: every round waits).  Measured on two
         H200s, R-MAT 2^24 PageRank: 293 ms pipelined against 338 ms with prepared launches alone.
     overlap : bool
-        *Ablation* (``ab_multi_gpu.py``, ``tests/test_multi_gpu_overlap.py``).  Sharded linear
+        *Ablation* (``ab_multi_gpu.py``, ``tests/dispatch/cuda/test_multi_gpu_overlap.py``).  Sharded linear
         rounds exchange the sends while each GPU sums its targets' arcs from its own range (the
         layout puts those arcs first, :func:`shard_layout`); the arcs from other ranges are
         summed once the exchange is done.  NCCL runs on a second, high-priority stream; peer

@@ -57,7 +57,7 @@ class VertexAsyncSettings:
         docs/history/benchmarks-notebook.md, "SSSP: chains, grids and web graphs against scipy's Dijkstra" (the
         chain is one queue phase, the 700x700 grid relaxes each arc once).  The value 1/32 itself
         was not compared with others.  ``1.0`` sends every frontier short of all the vertices to
-        a queue phase, ``0.0`` none (tests/test_vertex_async_queue.py forces each side; the
+        a queue phase, ``0.0`` none (tests/dispatch/test_vertex_async_queue.py forces each side; the
         warm-up of :mod:`digraph.compiling` uses ``1.0`` to compile the queue kernels).
     queue_grow : int
         A queue phase hands back to parallel passes once its queue holds ``queue_grow`` times the

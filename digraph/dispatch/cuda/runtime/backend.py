@@ -45,7 +45,7 @@ class BackendSettings:
         dblp-2010's 2.5 MB answers back pageable, as in the run before it.  Sizes between were
         not timed.
     fast_launch : bool
-        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/test_gpu.py`` checks both sides
+        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/dispatch/cuda/test_gpu.py`` checks both sides
         give the same answers).  Launch kernels whose arrays are all registered through
         :class:`_PreparedLaunch` (False: every launch through Numba's dispatcher, whose argument
         marshalling cost ~0.15 ms a launch).  Measured on two H200s, R-MAT 2^24 PageRank

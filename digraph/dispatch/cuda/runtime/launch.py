@@ -1,5 +1,5 @@
 """The prepared-launch fast path of the GPU backends: the one module of digraph that relies on
-Numba's and ``cuda.core``'s internals (``tests/test_cuda_runtime_layout.py`` checks that no other
+Numba's and ``cuda.core``'s internals (``tests/dispatch/cuda/test_cuda_runtime_layout.py`` checks that no other
 module names them).
 
 A kernel launch through Numba's dispatcher marshals every argument at every launch (~0.15 ms a
@@ -134,7 +134,7 @@ def hold_modules_at_exit():
     ``cuLibraryUnload`` and the queue is flushed past ``NUMBA_CUDA_DEALLOCS_COUNT`` items.  With
     numba-cuda 0.30 and cuda.core that unload crashed the interpreter after every result was
     returned (``double free or corruption`` or a segmentation fault, exit status 134 or 139;
-    ``tests/test_cuda_residency.py`` alone on an H200, 2026-11-28), an upstream defect
+    ``tests/dispatch/cuda/test_cuda_residency.py`` alone on an H200, 2026-11-28), an upstream defect
     (NVIDIA/cuda-python#1670).  The hook, which runs before ``weakref``'s (exit hooks run last
     registered first, and ``weakref``'s is made sure to be registered before it), enters
     ``deallocations.disable()`` on every context Numba made: the queue is never flushed, and the

@@ -337,7 +337,7 @@ def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
 
 def test_a_process_of_many_gpu_runs_exits_cleanly():
     """A process of many GPU runs exits with status 0.  ``pytest -m gpu
-    tests/test_cuda_residency.py`` in a process of its own exited with status 139 (three times
+    tests/dispatch/cuda/test_cuda_residency.py`` in a process of its own exited with status 139 (three times
     of three, two H200s, 2026-11-28) from Numba's unloads of its kernels' libraries at exit
     (NVIDIA/cuda-python#1670), and with 0 after
     :func:`digraph.dispatch.cuda.runtime.launch.hold_modules_at_exit` (real GPU only: the
@@ -352,5 +352,5 @@ def test_a_process_of_many_gpu_runs_exits_cleanly():
     here = Path(__file__).parent
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
                         str(here / "test_cuda_residency.py")], capture_output=True, text=True,
-                       timeout=600, cwd=here.parent)
+                       timeout=600, cwd=here.parents[2])
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

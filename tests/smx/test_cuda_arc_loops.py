@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SMX = Path(__file__).resolve().parents[1] / "digraph" / "smx"
+SMX = Path(__file__).resolve().parents[2] / "digraph" / "smx"
 
 PAIRS = {
     "cuda_linear": {"linear_push": "_push_arcs", "linear_async_push": "_push_arcs",

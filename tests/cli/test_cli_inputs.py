@@ -19,7 +19,7 @@ from digraph import cli
 from digraph.errors import GraphFormatError, InvalidParameterError, NotAvailableError
 from digraph.io import FORMATS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = "src,dst,weight\nalice,bob,2.5\nbob,carol,1\ncarol,alice,0.5\ndave,alice,4\n"
 
 

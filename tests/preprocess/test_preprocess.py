@@ -18,7 +18,7 @@ from digraph.preprocess.decompose import decompose
 from digraph.preprocess.partition import hot_labels
 from digraph.preprocess.scc import scc_two_phase, tarjan_scc
 
-DATASETS = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+DATASETS = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 
 # ---------------------------------------------------------------------------- helpers

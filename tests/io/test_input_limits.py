@@ -33,7 +33,7 @@ from digraph.io.edgelist import _read_arcs, is_header, parse_edgelist
 from digraph.io.mtx import _parse_blocks
 from digraph.memory import BYTES_PER_ARC, memory_limit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MiB = 2**20
 MM = "%%MatrixMarket matrix coordinate pattern general\n"
 

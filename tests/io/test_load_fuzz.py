@@ -15,7 +15,7 @@ lists whose first data line has a vertex name): a valid input must run, an inval
 refused naming the file and, for a bad line, its number.
 
 Starting Python and importing numba costs 1-2 s, so the cases run in ONE child process
-(``python tests/test_load_fuzz.py --child ...``) that calls :func:`digraph.cli.main` in-process for
+(``python tests/io/test_load_fuzz.py --child ...``) that calls :func:`digraph.cli.main` in-process for
 each, under an address-space limit (``RLIMIT_AS``) so that a huge allocation fails fast instead of
 eating the machine, and measures each case's peak RSS (``/proc/self/clear_refs`` resets the high
 water mark between cases).  A few true ``python -m digraph.cli`` runs check the worst headers end
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MiB = 2**20
 I64 = 2**63
 AS_LIMIT = 3 * 2**30          # address-space cap of the child processes

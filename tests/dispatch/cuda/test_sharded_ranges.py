@@ -13,7 +13,7 @@ import pytest
 
 from digraph.dispatch.cuda.sharded.ranges import recut_ranges, shard_ranges
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 # a hub (vertex 2, 40 arcs) among light vertices, one vertex without arcs
 DEGREES = [3, 1, 40, 0, 2, 5, 1, 1, 4, 2, 6, 3]

@@ -39,7 +39,7 @@ def direction(request, monkeypatch):
 
 
 def run_bsp(g, name, **kw):
-    """One thread unless told otherwise (see tests/test_algorithms.py::run1)."""
+    """One thread unless told otherwise (see tests/algorithms/test_algorithms.py::run1)."""
     kw.setdefault("threads", 1)
     return digraph.run(g, name, mode="bsp", **kw)
 

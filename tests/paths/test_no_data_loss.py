@@ -26,7 +26,7 @@ from digraph.paths import pathset as pathset_mod
 from digraph.preprocess import load_or_build, preprocess
 from digraph.preprocess.errors import CacheError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -378,7 +378,7 @@ def test_scc_on_the_gpu_refuses_other_families():
 def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monkeypatch):
     """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
     (here: a smaller share a GPU) runs the DAG dispatcher over the GPUs named
-    (tests/test_gpu_scc_multi.py tests it further)."""
+    (tests/dispatch/cuda/test_gpu_scc_multi.py tests it further)."""
     from digraph.dispatch import multi_gpu
     g = _cycles_dag(12, 6, seed=6, big=10)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PKG = ROOT / "digraph"
 RUNTIME = PKG / "dispatch" / "cuda" / "runtime"
 SHARDED = PKG / "dispatch" / "cuda" / "sharded"

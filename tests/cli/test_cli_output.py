@@ -12,7 +12,7 @@ import pytest
 
 import digraph
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, cwd=None, pythonpath=(), stderr_tty=False):

@@ -28,7 +28,7 @@ from digraph.paths.pathset import ARRAYS
 from digraph.preprocess import load_or_build
 from digraph.preprocess.errors import CacheError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FUZZ_CASES = int(os.environ.get("DIGRAPH_FUZZ_CASES", "500"))
 
 

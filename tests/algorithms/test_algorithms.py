@@ -272,8 +272,8 @@ def test_threads_on_a_larger_graph_dense_rounds():
 
 RUN = __import__("sys").modules["digraph.run"]
 def _modes():
-    # "peel" answers k-core only (every other family is refused): tests/test_kcore_peel.py;
-    # "cluster" runs on one GPU only: tests/test_gpu_cluster.py
+    # "peel" answers k-core only (every other family is refused): tests/dispatch/test_kcore_peel.py;
+    # "cluster" runs on one GPU only: tests/dispatch/cuda/test_gpu_cluster.py
     return [m for m in RUN.MODES if m not in ("peel", "cluster")]
 
 
@@ -322,7 +322,7 @@ try:
     from conftest import dataset_path  # tests/conftest.py: skips when ../shared/datasets is absent
 except ImportError:  # pragma: no cover - a checkout without the shared helper
     def dataset_path(name):
-        path = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / name
+        path = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / name
         if not path.is_file():
             pytest.skip(f"dataset {path} is absent")
         return path

@@ -21,7 +21,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SMALL_PARTS = {"partition_arcs": 4, "hot_ratio": 0.2}
 VARIANTS = [(0, True), (1, True), (2, False), (16, True), (16, False)]  # (short_path_push, fuse)
 
-# A graph after the DiGraph paper's Figure 3 (as in tests/test_gpu.py): 13 vertices on six paths,
+# A graph after the DiGraph paper's Figure 3 (as in tests/dispatch/cuda/test_gpu.py): 13 vertices on six paths,
 # p1 = v0..v5, a hot vertex v6 on three paths, p6 closing a cycle back to v1.
 FIG3 = [[0, 1, 2, 3, 4, 5], [5, 6, 7, 8], [8, 9, 10, 11, 12], [1, 6, 3], [2, 6, 9], [12, 1]]
 FIG3_SRC = np.array([a for p in FIG3 for a in p[:-1]])
