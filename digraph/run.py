@@ -12,6 +12,7 @@ from .dispatch.engines import Request, execute
 from .dispatch.placement import of as placement_of
 from .dispatch import route as router
 from .dispatch.route import MODES, PATH_OPTIONS, check_mode, place, restricts, route
+from .dispatch.settings import check as check_settings, current, using
 from .errors import ConvergenceError, InvalidParameterError, short_repr
 from .graph import Graph
 from .interrupts import deferring
@@ -66,7 +67,7 @@ def _last_round(bar, result):
 @_with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, progress=False, **params):
+        layer_window=None, progress=False, settings=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -145,6 +146,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``callback(rounds, bound, **info)`` each round instead (a ``RoundBar`` of your own
         stream, delay or description, closed at the end; see :mod:`digraph.progress`).
         Default ``False``: nothing is shown.
+    settings : settings object or list of them, optional
+        Engine settings for this run instead of the engines' defaults: for example
+        ``[dataclasses.replace(digraph.dispatch.multi_gpu.DEFAULT, min_arcs_per_gpu=0)]`` shards
+        even a small graph over the GPUs named.  Each is an instance of an engine's settings
+        class (``BspSettings``, ``MultiGpuSettings``, ...; :mod:`digraph.dispatch.settings`), at
+        most one per class; the fields are documented, with their measurements, on each class.
     **params
         The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
         ``source``, ``weights``); see each algorithm's docstring.
@@ -179,6 +186,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     device = check_device(device)
     threads = check_threads(threads)
     cache, preprocess = check_path_options(cache, preprocess)
+    settings = check_settings(settings)
     t0 = time.perf_counter()
     if not isinstance(graph, Graph):
         from .io import load
@@ -198,43 +206,44 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         max_iter = algo.default_max_iter if system.family == "linear" else graph.num_vertices + 1
     max_iter = check_positive("max_iter", max_iter, int)
 
-    whole, restricted, t_reach = graph, None, 0.0
-    if restricts(mode, system, device):  # the part b reaches: the answer is 0 elsewhere
-        from .dispatch.reach import restrict
-        t0 = time.perf_counter()
-        restricted = restrict(graph, system, router.DEFAULT.reach_share)
-        t_reach = time.perf_counter() - t0
-        if restricted is not None:
-            graph, system = restricted.graph, restricted.system
+    with using(settings):  # the run's engine settings, if it passed some
+        whole, restricted, t_reach = graph, None, 0.0
+        if restricts(mode, system, device):  # the part b reaches: the answer is 0 elsewhere
+            from .dispatch.reach import restrict
+            t0 = time.perf_counter()
+            restricted = restrict(graph, system, current(router.DEFAULT).reach_share)
+            t_reach = time.perf_counter() - t0
+            if restricted is not None:
+                graph, system = restricted.graph, restricted.system
 
-    import numba
-    nthreads = threads or numba.get_num_threads()
-    options = {"priority": priority, "cache": cache, "preprocess": preprocess,
-               "short_path_push": short_path_push, "layer_window": layer_window,
-               "batch_arcs": batch_arcs, "threads": threads}
-    t0 = time.perf_counter()
-    c0 = compiling.seconds()
-    plan = route(system.family, mode, device, threads=nthreads,
-                 graph=graph if system.family == "linear" or (
-                     system.family == "monotone" and device != "cpu") else None,
-                 path_options=[k for k in PATH_OPTIONS if options[k] is not None],
-                 system=system if system.family == "linear" else None)
-    plan = place(plan, graph, system, placement_of(device, nthreads), batch_arcs)
-    c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install
-    t_route = time.perf_counter() - t0 - c_route  # the condensation, when the choice needed it
-    stats = RunStats.new(algorithm=algo.name, mode=plan.mode, device=device, threads=nthreads,
-                         converged=False)
-    plan.record(stats)
-    stats["time_load"] = t_load
-    stats["time_route"] = stats["time_preprocess"] = t_route + t_reach
-    stats["time_compile"] = c_route
-    if restricted is not None:
-        stats["route"]["restricted"] = restricted.why(whole)
-        stats["reach_vertices"] = int(restricted.vertices.size)
-        stats["reach_arcs"] = restricted.arcs
-    x, converged, mode = execute(Request(graph, algo, system, plan, tol, max_iter, stats, options))
-    return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode,
-                   plan.placement.device, stats, t_start)
+        import numba
+        nthreads = threads or numba.get_num_threads()
+        options = {"priority": priority, "cache": cache, "preprocess": preprocess,
+                   "short_path_push": short_path_push, "layer_window": layer_window,
+                   "batch_arcs": batch_arcs, "threads": threads}
+        t0 = time.perf_counter()
+        c0 = compiling.seconds()
+        plan = route(system.family, mode, device, threads=nthreads,
+                     graph=graph if system.family == "linear" or (
+                         system.family == "monotone" and device != "cpu") else None,
+                     path_options=[k for k in PATH_OPTIONS if options[k] is not None],
+                     system=system if system.family == "linear" else None)
+        plan = place(plan, graph, system, placement_of(device, nthreads), batch_arcs)
+        c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install
+        t_route = time.perf_counter() - t0 - c_route  # the condensation, when the choice needed it
+        stats = RunStats.new(algorithm=algo.name, mode=plan.mode, device=device, threads=nthreads,
+                             converged=False)
+        plan.record(stats)
+        stats["time_load"] = t_load
+        stats["time_route"] = stats["time_preprocess"] = t_route + t_reach
+        stats["time_compile"] = c_route
+        if restricted is not None:
+            stats["route"]["restricted"] = restricted.why(whole)
+            stats["reach_vertices"] = int(restricted.vertices.size)
+            stats["reach_arcs"] = restricted.arcs
+        x, converged, mode = execute(Request(graph, algo, system, plan, tol, max_iter, stats, options))
+        return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode,
+                       plan.placement.device, stats, t_start)
 
 
 def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, device, stats, t_start):

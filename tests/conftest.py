@@ -133,3 +133,23 @@ def unprivileged(cmd):
     if unshare is None or subprocess.run([unshare, "--user", "true"], capture_output=True).returncode:
         pytest.skip("running as root without unshare: a read-only folder cannot be simulated")
     return [unshare, "--user", *cmd]
+
+
+@pytest.fixture
+def engine_settings():
+    """``engine_settings(settings, **fields)``: run the rest of the test with ``settings`` (an
+    engine's settings object; with ``fields``, the settings of its class in force with those
+    fields changed) as every run's engine settings, through :func:`digraph.dispatch.settings.using`
+    (as ``digraph.run(..., settings=)`` does for one run; no module default is replaced).
+    Changes add up, and end with the test."""
+    import contextlib
+    import dataclasses
+
+    from digraph.dispatch.settings import current, using
+    with contextlib.ExitStack() as stack:
+        def change(settings, **fields):
+            if fields:
+                settings = dataclasses.replace(current(settings), **fields)
+            stack.enter_context(using([settings]))
+            return settings
+        yield change

@@ -13,18 +13,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "digraph"
 
-#: Import cycles that exist today, by their modules: the settings lookups of the one-GPU and
-#: sharded engines (``defaults.py``: tests replace module defaults) and the bsp / vertex-async
-#: hand-overs.  Settings passed to the engines and hand-overs planned by the router remove them.
+#: Import cycles that exist today, by their modules: the bsp / vertex-async hand-overs (hand-overs
+#: planned by the router remove it).
 KNOWN_CYCLES = [
     {"digraph.dispatch.bsp", "digraph.dispatch.vertex_async"},
-    {"digraph.dispatch.cuda.one_gpu.defaults", "digraph.dispatch.cuda.one_gpu.paths",
-     "digraph.dispatch.cuda.one_gpu.scc", "digraph.dispatch.gpu", "digraph.dispatch.gpu_power"},
-    {"digraph.dispatch.cuda.sharded.defaults", "digraph.dispatch.cuda.sharded.exchange",
-     "digraph.dispatch.cuda.sharded.layout", "digraph.dispatch.cuda.sharded.linear",
-     "digraph.dispatch.cuda.sharded.monotone", "digraph.dispatch.cuda.sharded.ranges",
-     "digraph.dispatch.cuda.sharded.rounds", "digraph.dispatch.cuda.sharded.shards",
-     "digraph.dispatch.multi_gpu"},
 ]
 
 #: Modules every layer may import: they import nothing of digraph.

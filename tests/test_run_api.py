@@ -379,3 +379,50 @@ def test_sssp_takes_one_source():
         digraph.run(g, "sssp", source=[0, 1])
     grid = digraph.load(nx.grid_2d_graph(3, 3).to_directed())  # tuple ids: a tuple is one vertex
     assert digraph.run(grid, "sssp", source=(0, 1)).to_dict()[(2, 2)] == 3.0
+
+
+# ---------------------------------------------------------------------------- settings=
+
+def test_settings_change_one_run_and_nothing_after():
+    """``settings=`` gives one run its engine settings; the defaults are untouched after it."""
+    import dataclasses
+
+    from digraph.dispatch import bsp
+    from digraph.dispatch.settings import current
+    rng = np.random.default_rng(3)
+    g = digraph.load((rng.integers(0, 300, 3000), rng.integers(0, 300, 3000)), num_vertices=300)
+    sparse = dataclasses.replace(bsp.DEFAULT, dense_divisor=0)  # never pulls
+    dense = dataclasses.replace(bsp.DEFAULT, dense_divisor=10**9)  # pulls whenever it can
+    a = digraph.run(g, "pagerank", mode="bsp", tol=1e-9, settings=[sparse])
+    b = digraph.run(g, "pagerank", mode="bsp", tol=1e-9, settings=dense)
+    assert a.stats["dense_rounds"] == 0 < b.stats["dense_rounds"]
+    assert np.abs(a.values - b.values).sum() <= 2e-9
+    assert current(bsp.DEFAULT) is bsp.DEFAULT
+
+
+def test_bad_settings_are_refused_by_name():
+    import dataclasses
+
+    from digraph.dispatch import bsp
+    g = digraph.load(([0, 1], [1, 0]))
+    with pytest.raises(InvalidParameterError, match="not an engine's settings object"):
+        digraph.run(g, "pagerank", settings=[{"dense_divisor": 0}])
+    with pytest.raises(InvalidParameterError, match="settings must be"):
+        digraph.run(g, "pagerank", settings=3)
+    with pytest.raises(InvalidParameterError, match="two BspSettings"):
+        digraph.run(g, "pagerank", settings=[bsp.DEFAULT, dataclasses.replace(bsp.DEFAULT)])
+
+
+def test_worker_threads_run_with_the_run_settings():
+    """An engine's worker threads (settings.executor) see the settings of the run that made them."""
+    import dataclasses
+
+    from digraph.dispatch import bsp
+    from digraph.dispatch.settings import current, executor, using
+    mine = dataclasses.replace(bsp.DEFAULT, dense_divisor=7)
+    with using([mine]):
+        with executor(2) as pool:
+            seen = list(pool.map(lambda _: current(bsp.DEFAULT), range(4)))
+    assert all(s is mine for s in seen)
+    with executor(2) as pool:
+        assert list(pool.map(lambda _: current(bsp.DEFAULT), range(2))) == [bsp.DEFAULT] * 2

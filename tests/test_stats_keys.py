@@ -163,7 +163,7 @@ GPU_ALGORITHMS = {"pagerank": {"tol": 0.05}, "adsorption": {"seeds": [0], "tol":
 
 
 @pytest.mark.gpu
-def test_every_gpu_run_writes_documented_keys(monkeypatch):
+def test_every_gpu_run_writes_documented_keys(engine_settings):
     gpu_count()
     tiny = digraph.load(TINY)
     ran = _every_mode(tiny, GPU_ALGORITHMS, "cuda")
@@ -173,21 +173,20 @@ def test_every_gpu_run_writes_documented_keys(monkeypatch):
     _check("pagerank bsp batch_arcs=4 on cuda", r.stats)
     from digraph.dispatch import gpu
     # one GPU's bsp as one shard of multi_gpu
-    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
+    engine_settings(gpu.DEFAULT, shard_arcs=0)
     r = digraph.run(tiny, "pagerank", mode="bsp", device="cuda", tol=0.05)
     assert [p["code"] for p in r.stats["route"]["placed"]] == ["one-shard"]
     _check("pagerank bsp as one shard on cuda", r.stats)
 
 
 @pytest.mark.gpu
-def test_every_multi_gpu_run_writes_documented_keys(monkeypatch):
+def test_every_multi_gpu_run_writes_documented_keys(engine_settings):
     if gpu_count() < 2:
         pytest.skip("one GPU: the multi-GPU engines need two")
     from digraph.dispatch import gpu_power, multi_gpu
     # shard even this tiny graph over both GPUs, every family (as tests/dispatch/cuda/test_multi_gpu.py)
-    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(
-        multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex")))
-    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(gpu_power.DEFAULT, shard_arcs=0))
+    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+    engine_settings(gpu_power.DEFAULT, shard_arcs=0)
     tiny = digraph.load(TINY)
     # The sharded linear rounds are one code path for bsp, vertex-async and the automatic choice,
     # and for PageRank and adsorption alike (the dual-bound keys come from the CPU-side wrapper

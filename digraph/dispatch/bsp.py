@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .settings import current, register
 from ..errors import InvalidParameterError
 from ..smx import cpu_bsp as K
 from . import driver
@@ -70,14 +71,14 @@ class BspSettings:
     set_min: int = 1024
 
 
-DEFAULT = BspSettings()
+DEFAULT = register(BspSettings())
 
 
 def solve(graph, system, *, tol, max_iter, stats, settings=None):
     """Run ``system`` to convergence (or ``max_iter`` rounds); returns (state, converged).
 
     ``settings``: a :class:`BspSettings` (default :data:`DEFAULT`)."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     fam = system.family
     if fam == "linear":
         return _solve_linear(graph, system, tol, max_iter, stats, settings)

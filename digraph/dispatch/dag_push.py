@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .settings import current, register
 from ..errors import InvalidParameterError
 from ..paths.condensation import ORDERS, condensation_for
 from ..smx import cpu_scc as K
@@ -127,7 +128,7 @@ class DagPushSettings:
     direct_vertices: int = 32
 
 
-DEFAULT = DagPushSettings()
+DEFAULT = register(DagPushSettings())
 
 
 def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
@@ -145,7 +146,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     run is converged when the certified bound is within ``tol``.
     ``settings``: a :class:`DagPushSettings` (default :data:`DEFAULT`).
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     if system.family != "linear":
         raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
                                     "user-defined LinearSystem)")

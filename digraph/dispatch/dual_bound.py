@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from .settings import current, register
 from ..numeric import neumaier_add
 from .systems import linear_factors
 from ..interrupts import check as _check_interrupt
@@ -57,7 +58,7 @@ class DualSettings:
     max_sweeps: int = 500
 
 
-DEFAULT = DualSettings()
+DEFAULT = register(DualSettings())
 
 _EPS = np.finfo(np.float64).eps
 """The rounding of the verification sweep: each ``(Aᵀ w)_u`` is a compensated sum of products of
@@ -96,7 +97,7 @@ def cached_dual_weights(graph, system, settings=None):
     """(ẑ, sweeps, reused): :func:`dual_weights`, kept on ``graph`` for the next run with the same
     coefficients and settings (``A`` depends on the factors only: adsorption with other seeds
     reuses it).  ``settings``: a :class:`DualSettings` (default :data:`DEFAULT`)."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     key = _factors_key(system, settings)
     hit = graph._cache.get(key)
     if hit is not None:
@@ -116,7 +117,7 @@ def dual_weights(graph, system, *, settings=None):
     on dblp-2010, 34 on R-MAT 2^18 and 38 on cnr-2000 (0.07–0.2 s at 2 threads), with
     ``ẑ / z`` between 1.65 and 1.87.
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     slack, max_sweeps = float(settings.slack), int(settings.max_sweeps)
     n = graph.num_vertices
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)

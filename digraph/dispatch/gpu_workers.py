@@ -13,6 +13,7 @@ several GPUs each worker takes its own ``device="cuda:N"``.
 
 import numpy as np
 
+from .settings import current
 from . import gpu
 from .cuda.common import index_dtype
 from .cuda.runtime.backend import backend
@@ -32,7 +33,7 @@ class GpuWorker:
         self.ps = ps
         off = np.asarray(ps.partition_offsets)
         part_of_path = np.repeat(np.arange(off.size - 1), np.diff(off))
-        self.unit_offsets_h, starts = gpu._units(ps, gpu.DEFAULT.unit_arcs, part_of_path)
+        self.unit_offsets_h, starts = gpu._units(ps, current(gpu.DEFAULT).unit_arcs, part_of_path)
         self.part_units = np.searchsorted(starts, off)  # units of partition k: [k], [k+1]
         src, dst = ps.arc_ends()
         it = index_dtype(max(ps.num_vertices, ps.num_arcs))

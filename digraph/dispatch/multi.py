@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .settings import current, executor, register
 from ..errors import InvalidParameterError
 from ..smx.cpu_bsp import relax
 from ..smx.cpu_paths import path_arc_coefficients
@@ -58,7 +59,7 @@ class MultiSettings:
     steal_ratio: float = 1.5
 
 
-DEFAULT = MultiSettings()
+DEFAULT = register(MultiSettings())
 
 
 # ---------------------------------------------------------------------------- planning
@@ -165,7 +166,7 @@ def rebalance(owner, split, walked, stats, steal_ratio=None):
     """Stealing: when the busiest worker walked more than ``steal_ratio`` (default
     ``DEFAULT.steal_ratio``) × the mean arcs, its last partition of a split SCC-vertex moves to
     the least loaded worker.  Returns (partition, from, to), or None when nothing moved."""
-    steal_ratio = DEFAULT.steal_ratio if steal_ratio is None else steal_ratio
+    steal_ratio = current(DEFAULT).steal_ratio if steal_ratio is None else steal_ratio
     W = walked.size
     if W < 2 or walked.max() <= steal_ratio * max(walked.mean(), 1.0):
         return None
@@ -265,7 +266,7 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
     overloaded worker (:func:`rebalance`); ``settings``: a :class:`MultiSettings` (default
     :data:`DEFAULT`).
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     ps = pathset
     if ps.num_arcs != graph.num_arcs or ps.num_vertices != graph.num_vertices:
         raise InvalidParameterError("the PathSet was built from another graph")
@@ -295,10 +296,9 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
         def make_worker(w, ps, fam, arrays):
             return CpuWorker(ps, fam, arrays)
     pool = [make_worker(w, ps, fam, arrays) for w in range(workers)]
-    from concurrent.futures import ThreadPoolExecutor
     # the CUDA simulator's kernels cannot be launched from several host threads at once
     safe = all(getattr(w, "threadsafe", True) for w in pool)
-    threads = ThreadPoolExecutor(max_workers=workers) if concurrent and workers > 1 and safe \
+    threads = executor(workers) if concurrent and workers > 1 and safe \
         else None
     try:
         return _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split,

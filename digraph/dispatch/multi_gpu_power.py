@@ -81,6 +81,7 @@ all importable from here as before.
 
 import time
 
+from .settings import current
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from .cuda.runtime.backend import _gpu_name
@@ -114,7 +115,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     cost of 6 arcs a vertex, the kernel times are 18.8–20.9 ms and the run 39.3 → 37.7 ms
     (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     from ..smx import cuda_power as K
     from ..smx.cuda_kernels import HB
     g1, why = _gamma(graph, system, dangling_ok=True)

@@ -72,6 +72,7 @@ which reads :data:`DEFAULT` at each call and passes the settings on (replacing
 ``paths._representation``, ...: the same objects).
 """
 
+from .settings import current, register
 from ..errors import InvalidParameterError
 from . import vertex_async
 from .cpu_path.settings import (PRIORITIES, STATES, PathSettings, check_layer_window,
@@ -87,7 +88,7 @@ from .cpu_path.monotone import _solve_monotone
 __all__ = ["solve", "PathSettings", "DEFAULT", "PRIORITIES", "STATES", "check_short_path_push",
            "check_layer_window", "resolve_state"]
 
-DEFAULT = PathSettings()
+DEFAULT = register(PathSettings())
 
 
 def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pending", dag=True,
@@ -122,7 +123,7 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     locally), or every path of the scheduled partitions is walked every round with every arc
     transmitted (linear systems).
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     if priority not in PRIORITIES:
         raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
     state = resolve_state(state, system.family, short_path_push=short_path_push,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numba
 
+from .settings import current, register
 from ..errors import InvalidParameterError
 from ..smx import cpu_peel as K
 
@@ -75,14 +76,14 @@ class PeelSettings:
     pkc_serial_tail: int = 0
 
 
-DEFAULT = PeelSettings()
+DEFAULT = register(PeelSettings())
 
 
 def schedule(graph, threads=None, settings=None):
     """The schedule :func:`solve` runs on ``graph`` by default with ``threads`` (default: Numba's
     current thread count) and ``settings`` (a :class:`PeelSettings`, default :data:`DEFAULT`):
     ``"pkc"`` from ``pkc_threads`` threads and ``pkc_min_arcs`` arcs on, else ``"bz"``."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     if threads is None:
         threads = numba.get_num_threads()
     return ("pkc" if threads >= settings.pkc_threads and graph.num_arcs >= settings.pkc_min_arcs
@@ -122,7 +123,7 @@ def solve(graph, system, *, tol=None, max_iter=None, stats, peel=None, settings=
         raise InvalidParameterError(
             f"mode='peel' peels k-cores (the hindex family), not the {system.family} family; use "
             "'scc', 'power', 'vertex-async' or 'bsp'")
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     threads = numba.get_num_threads()
     if peel is None:
         peel = schedule(graph, threads, settings)

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from .settings import current, register
 from ..algorithms.base import SumNormalized
 from ..errors import InvalidParameterError
 from . import driver
@@ -119,7 +120,7 @@ class PowerSettings:
     anderson_from_ratio: float = 0.5
 
 
-DEFAULT = PowerSettings()
+DEFAULT = register(PowerSettings())
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -277,7 +278,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     g1, why = _gamma(graph, system, dangling_ok=True)
     if why is not None:
         raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     n = graph.num_vertices
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has_arc else arc

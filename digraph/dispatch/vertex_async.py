@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .settings import current, register
 from ..errors import InvalidParameterError
 from ..smx import cpu_async as A
 from ..smx import cpu_bsp as K
@@ -86,7 +87,7 @@ class VertexAsyncSettings:
     serial_arcs: int = 1024
 
 
-DEFAULT = VertexAsyncSettings()
+DEFAULT = register(VertexAsyncSettings())
 
 
 @contextmanager
@@ -103,7 +104,7 @@ def solve(graph, system, *, tol, max_iter, stats, settings=None):
     """Run ``system`` asynchronously to convergence; returns (state, converged).
 
     ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     fam = system.family
     with _dynamic_chunks(settings.chunk):
         if fam == "linear":
@@ -122,7 +123,7 @@ def finish_linear(graph, system, tol, max_iter, stats, *, x0, delta0, fallback=T
     returns (state, converged).  ``fallback=False``: a stall here is not handed on to ``bsp``.
 
     ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     with _dynamic_chunks(settings.chunk):
         return _solve_linear(graph, system, tol, max_iter, stats, x0=x0, delta0=delta0,
                              fallback=fallback, settings=settings)
@@ -192,7 +193,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, fallba
     """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``); a
     stalled run is finished by ``bsp``'s Jacobi rounds from the state it reached (unless
     ``fallback`` is False)."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     gammas = linear_contraction(graph, sys)
     eng = _LinearRounds(graph, sys, gammas, stats, settings, x0, delta0)
     outcome = driver.linear(eng, n=graph.num_vertices, gammas=gammas, normalize=sys.normalize,
@@ -200,7 +201,7 @@ def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, fallba
     if outcome == "stalled" and fallback:
         from . import bsp
         driver.hand_over(stats, "bsp", "vertex-async's bound stopped falling")
-        return bsp._solve_linear(graph, sys, tol, max_iter, stats, bsp.DEFAULT, x0=eng.x,
+        return bsp._solve_linear(graph, sys, tol, max_iter, stats, current(bsp.DEFAULT), x0=eng.x,
                                  delta0=eng.delta, fallback=False)
     return eng.x, outcome == "converged"
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.dispatch import bsp
+from digraph.dispatch.settings import current, using
 from digraph.graph import Graph
 from digraph.smx import cpu_bsp
 
@@ -31,10 +32,10 @@ DIRECTIONS = {"dense": forced(10**9), "sparse": forced(0), "auto": bsp.DEFAULT}
 
 
 @pytest.fixture(params=["dense", "sparse"])
-def direction(request, monkeypatch):
+def direction(request, engine_settings):
     """Force every round into one direction: dense_divisor = 0 never pulls, 10**9 always pulls
     (except a frontier without out-arcs, which has nothing to pull and takes the push path)."""
-    monkeypatch.setattr(bsp, "DEFAULT", DIRECTIONS[request.param])
+    engine_settings(DIRECTIONS[request.param])
     return request.param
 
 
@@ -90,7 +91,7 @@ def test_sssp_on_a_path_graph(k, direction):
 def test_sssp_path_graph_default_direction():
     # frontier volume 1 against m = k: pull while 1 * monotone_dense_divisor > k, else push (by
     # default never: docs/history/benchmarks-notebook.md, "bsp: the direction switch")
-    div = bsp.DEFAULT.monotone_dense_divisor
+    div = current(bsp.DEFAULT).monotone_dense_divisor
     for k in (5, div + 5):
         s = run_bsp(path_graph(k), "sssp", source=0).stats
         dense = k if div > k else 0
@@ -134,11 +135,8 @@ def test_sssp_weighted_directions_agree_exactly(g, data):
     src = data.draw(st.integers(0, g.num_vertices - 1))
     out = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DEFAULT = bsp.DEFAULT, div
-        try:
+        with using([div]):
             out[name] = run_bsp(g, "sssp", source=src)
-        finally:
-            bsp.DEFAULT = old
     ref = out["auto"]
     reachable = int(np.isfinite(ref.values).sum())
     for r in out.values():
@@ -180,9 +178,10 @@ def test_pagerank_without_arcs_takes_one_round():
 @pytest.mark.parametrize("name, params", [("pagerank", {"tol": 1e-9}),
                                           ("pagerank", {"tol": 1e-3, "alpha": 0.95}),
                                           ("adsorption", {"seeds": [0, 5], "tol": 1e-9})])
-def test_linear_counters_match_the_rounds_run(monkeypatch, divisor, name, params):
+def test_linear_counters_match_the_rounds_run(engine_settings, monkeypatch, divisor, name,
+                                              params):
     if divisor is not None:
-        monkeypatch.setattr(bsp, "DEFAULT", forced(divisor))
+        engine_settings(forced(divisor))
     rng = np.random.default_rng(11)
     n, m = 400, 2400
     src = rng.integers(0, n, m)
@@ -197,7 +196,7 @@ def test_linear_counters_match_the_rounds_run(monkeypatch, divisor, name, params
     assert len(scans) == s["rounds"] + 1  # one scan before every round and the final one
     rounds = scans[:-1]
     assert s["vertex_updates"] == sum(nf for nf, _ in rounds)
-    div = bsp.DEFAULT.dense_divisor
+    div = current(bsp.DEFAULT).dense_divisor
     dense = [vol * div > m for _, vol in rounds]
     assert s["dense_rounds"] == sum(dense)
     check_directions_sum(s)
@@ -217,12 +216,9 @@ def test_linear_directions_agree(g, data, alpha):
     exact_ad = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     res = {}
     for name, div in DIRECTIONS.items():
-        old, bsp.DEFAULT = bsp.DEFAULT, div
-        try:
+        with using([div]):
             res[name] = (run_bsp(g, "pagerank", alpha=alpha, tol=1e-10),
                          run_bsp(g, "adsorption", seeds=seeds, tol=1e-10))
-        finally:
-            bsp.DEFAULT = old
     for pr, ad in res.values():
         assert np.abs(pr.values - exact_pr).sum() <= 1e-10 * (1 + 1e-9)
         assert np.abs(ad.values - exact_ad).sum() <= 1e-10 * (1 + 1e-9) + 1e-15

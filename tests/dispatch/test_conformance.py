@@ -95,14 +95,12 @@ PARAMS = {"pagerank": {"alpha": ALPHA, "tol": TOL}, "adsorption": {"seeds": SEED
 
 
 @pytest.fixture
-def sharded(monkeypatch):
+def sharded(engine_settings):
     """Several GPUs shard even these tiny graphs (by default a graph needs
     ``MultiGpuSettings.min_arcs_per_gpu`` arcs a GPU and stays on one below)."""
     from digraph.dispatch import gpu_power, multi_gpu
-    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(
-        multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex")))
-    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(gpu_power.DEFAULT,
-                                                                  shard_arcs=1))
+    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+    engine_settings(gpu_power.DEFAULT, shard_arcs=1)
 
 
 def _check(placement, mode, cases, graphs):

@@ -144,11 +144,11 @@ def test_adsorption_converges_in_every_mode_on_rmat(scale, seed, low, tol, mode)
     check_adsorption(g, seeds, tol, mode)
 
 
-def test_dual_weights_are_reused_for_other_seeds(monkeypatch):
+def test_dual_weights_are_reused_for_other_seeds(engine_settings):
     import dataclasses
     from digraph.dispatch import route
     # on the whole graph, however few vertices a seed reaches (dispatch/reach.py)
-    monkeypatch.setattr(route, "DEFAULT", dataclasses.replace(route.DEFAULT, reach_share=0.0))
+    engine_settings(route.DEFAULT, reach_share=0.0)
     src, dst = rmat(11, 8, seed=2)
     g = digraph.load((src, dst))
     a = digraph.run(g, "adsorption", seeds=[g.vertex_ids[0]], tol=1e-8)

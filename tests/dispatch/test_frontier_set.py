@@ -21,6 +21,7 @@ from digraph import compiling
 from digraph.algorithms import Adsorption, PageRank
 from digraph.algorithms._reference import coefficient_matrix
 from digraph.dispatch import bsp, vertex_async
+from digraph.dispatch.settings import using
 from digraph.graph import Graph
 from digraph.smx import cpu_bsp
 
@@ -31,15 +32,11 @@ MODULES = {"bsp": bsp, "vertex-async": vertex_async}
 def frontier_set(mode, share, least=None):
     """``mode``'s engine with the residual set's ``set_share`` (and ``set_min``) set."""
     mod = MODULES[mode]
-    old = mod.DEFAULT
     kw = {"set_share": share}
     if least is not None:
         kw["set_min"] = least
-    mod.DEFAULT = dataclasses.replace(old, **kw)
-    try:
+    with using([dataclasses.replace(mod.DEFAULT, **kw)]):
         yield
-    finally:
-        mod.DEFAULT = old
 
 
 def run_both(g, name, mode, **params):

@@ -61,12 +61,11 @@ def _networkx_core(g):
 
 
 @pytest.fixture
-def force(monkeypatch):
+def force(engine_settings):
     """``force(schedule, threads)``: the threads= that makes ``mode="peel"`` run ``schedule``."""
     def _force(schedule, threads):
-        monkeypatch.setattr(peel, "DEFAULT", dataclasses.replace(
-            peel.DEFAULT, pkc_threads=threads if schedule == "pkc" else threads + 1,
-            pkc_min_arcs=0))
+        engine_settings(peel.DEFAULT, pkc_threads=threads if schedule == "pkc" else threads + 1,
+                        pkc_min_arcs=0)
         return threads
     return _force
 

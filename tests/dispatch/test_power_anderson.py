@@ -80,8 +80,8 @@ def _nx_pagerank(g, **kw):
     return np.array([pr[v] for v in range(g.num_vertices)])
 
 
-def test_dangling_variant_matches_networkx_within_the_bound(monkeypatch):
-    monkeypatch.setattr(power, "DEFAULT", ALWAYS)  # what digraph.run's engine reads
+def test_dangling_variant_matches_networkx_within_the_bound(engine_settings):
+    engine_settings(ALWAYS)  # what digraph.run's engine reads
     g = random_graph(4, 400, 1200)  # about a third of the vertices dangling
     rng = np.random.default_rng(4)
     dangling = {int(v): float(rng.random()) for v in rng.choice(400, 40, replace=False)}

@@ -79,7 +79,7 @@ def test_personalised_pagerank_from_seeds_of_small_reach():
     assert r.values.sum() == pytest.approx(1.0, abs=1e-12)
 
 
-def test_a_wide_reach_a_named_mode_or_a_dangling_vector_run_whole(monkeypatch):
+def test_a_wide_reach_a_named_mode_or_a_dangling_vector_run_whole(engine_settings):
     g = _two_parts()
     wide = digraph.run(g, "adsorption", seeds=[0], tol=1e-8)  # the big part: most arcs
     assert "reach_vertices" not in wide.stats
@@ -88,7 +88,7 @@ def test_a_wide_reach_a_named_mode_or_a_dangling_vector_run_whole(monkeypatch):
     dangling = digraph.run(g, "pagerank", personalization={3000: 1.0}, dangling={3001: 1.0},
                            tol=1e-8)  # the dangling vertex's mass goes to 3001: a rank-one term
     assert "reach_vertices" not in dangling.stats
-    monkeypatch.setattr(route, "DEFAULT", dataclasses.replace(route.DEFAULT, reach_share=0.0))
+    engine_settings(route.DEFAULT, reach_share=0.0)
     off = digraph.run(g, "adsorption", seeds=[3000], tol=1e-8)
     assert "reach_vertices" not in off.stats
     on = digraph.run(g, "adsorption", seeds=[3000], tol=1e-8, mode=None)

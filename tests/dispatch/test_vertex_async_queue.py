@@ -44,8 +44,8 @@ def test_sssp_on_a_long_chain_is_one_queue_phase():
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("share", [1.0, VA.DEFAULT.queue_share, 0.0])
-def test_sssp_matches_dijkstra_whatever_the_phase(monkeypatch, seed, share):
-    monkeypatch.setattr(VA, "DEFAULT", dataclasses.replace(VA.DEFAULT, queue_share=share))
+def test_sssp_matches_dijkstra_whatever_the_phase(engine_settings, seed, share):
+    engine_settings(VA.DEFAULT, queue_share=share)
     g, src, dst = _random(seed)
     u, v, w = g.arc_sources, g.out_targets, g.arc_weights()
     first = np.lexsort((w, v, u))  # parallel arcs: the lightest one (csr_matrix would add them)
@@ -63,8 +63,8 @@ def test_sssp_matches_dijkstra_whatever_the_phase(monkeypatch, seed, share):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("share", [1.0, 0.0])
-def test_widest_path_fifo_matches_bsp(monkeypatch, seed, share):
-    monkeypatch.setattr(VA, "DEFAULT", dataclasses.replace(VA.DEFAULT, queue_share=share))
+def test_widest_path_fifo_matches_bsp(engine_settings, seed, share):
+    engine_settings(VA.DEFAULT, queue_share=share)
     g, _, _ = _random(seed + 10)
     r = digraph.run(g, Widest(), source=5, mode="vertex-async")
     ref = digraph.run(g, Widest(), source=5, mode="bsp")

@@ -52,23 +52,23 @@ class Scaled(Algorithm):
 
 
 @pytest.fixture(params=["serial", "serial-sweeps", "level", "level-sweeps", "accumulate", "outbox"])
-def split(request, monkeypatch):
+def split(request, engine_settings):
     """How the components run: thin levels one after another on one thread (small graphs), every
     level's components in parallel, or every component with an arc split over the threads (each
     exchange between the chunks).  ``-sweeps``: the small components swept too, not solved
     exactly (``direct_vertices=0``: the test graphs' components are all small)."""
     if not request.param.startswith("serial"):
-        _scc_settings(monkeypatch, thin_arcs=0)
+        _scc_settings(engine_settings, thin_arcs=0)
     if request.param.endswith("-sweeps"):
-        _scc_settings(monkeypatch, direct_vertices=0)
+        _scc_settings(engine_settings, direct_vertices=0)
     if request.param in ("accumulate", "outbox"):
-        _scc_settings(monkeypatch, split_arcs=1, split_kind=request.param)
+        _scc_settings(engine_settings, split_arcs=1, split_kind=request.param)
     return request.param
 
 
-def _scc_settings(monkeypatch, **fields):
+def _scc_settings(engine_settings, **fields):
     """The SCC engine's default settings with ``fields`` changed, for this test."""
-    monkeypatch.setattr(dag_push, "DEFAULT", dataclasses.replace(dag_push.DEFAULT, **fields))
+    engine_settings(dag_push.DEFAULT, **fields)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])
@@ -92,10 +92,10 @@ def test_linear_algorithms_match_their_references(threads, split, g, data):
 
 @pytest.mark.parametrize("kind", ["accumulate", "outbox"])
 @pytest.mark.parametrize("threads", [2, 4])
-def test_no_lost_update_across_chunks(threads, kind, monkeypatch):
+def test_no_lost_update_across_chunks(threads, kind, engine_settings):
     # one SCC: a hub and 20,000 leaves in both directions, split over the threads; every leaf
     # pushes into the hub, most of them from another thread's chunk
-    _scc_settings(monkeypatch, split_arcs=1, split_kind=kind)
+    _scc_settings(engine_settings, split_arcs=1, split_kind=kind)
     g, exact = _hub_and_leaves(20_000)
     r = digraph.run(g, "pagerank", mode="scc", threads=threads, tol=1e-12)
     assert r.stats["scc_split"] == 1
@@ -116,12 +116,12 @@ def _hub_and_leaves(k):
     return g, exact / exact.sum()
 
 
-def test_accumulators_stay_small_at_tight_tolerance(monkeypatch):
+def test_accumulators_stay_small_at_tight_tolerance(engine_settings):
     # the hub's accumulator used to grow to the hub's whole rank (~0.46); the leaves' tiny pushes
     # into it were then rounded to its ulp, which made mass each sweep: at tol 1e-13 the run was
     # stopped by max_iter in most tries (2000 rounds, residual ~6e-10). Reset between calls it
     # converges in ~110 rounds.
-    _scc_settings(monkeypatch, split_arcs=1, split_kind="accumulate")
+    _scc_settings(engine_settings, split_arcs=1, split_kind="accumulate")
     g, exact = _hub_and_leaves(20_000)
     for _ in range(3):
         r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-13, max_iter=1000)
@@ -327,13 +327,13 @@ def test_quick_contraction_is_the_column_bound(g):
         assert quick_contraction(g, weighted) == linear_contraction(g, weighted)
 
 
-def test_auto_split_kind_and_delegation(monkeypatch):
+def test_auto_split_kind_and_delegation(engine_settings):
     from digraph.dispatch.dag_push import _split_plan
     rng = np.random.default_rng(11)
     n = 4000
     g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
     exact = digraph.algorithms.PageRank().reference(g)
-    _scc_settings(monkeypatch, split_arcs=1000)
+    _scc_settings(engine_settings, split_arcs=1000)
     r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-10)
     assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
@@ -346,7 +346,7 @@ def test_auto_split_kind_and_delegation(monkeypatch):
     assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]["reason"]
     assert np.abs(r.values - exact).sum() <= 1e-10
     # with enough threads, a linear system that is no PageRank runs bsp's dense rounds
-    monkeypatch.setattr(route, "DEFAULT", dataclasses.replace(route.DEFAULT, delegate_threads=2))
+    engine_settings(route.DEFAULT, delegate_threads=2)
     seeds = [int(g.vertex_ids[0])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)
@@ -355,7 +355,7 @@ def test_auto_split_kind_and_delegation(monkeypatch):
 
 
 @pytest.mark.parametrize("route", ["pagerank", "weighted", "adsorption"])
-def test_small_components_are_solved_exactly(route, monkeypatch):
+def test_small_components_are_solved_exactly(route, engine_settings):
     """Components of at most ``direct_vertices`` vertices (here 2-cycles, 3-cycles with a chord
     and vertices with a loop, in a chain of components) are solved by elimination in one pass:
     no sweep, the answer within tol of the reference, as the sweeps' (L1 route: PageRank, with
@@ -386,7 +386,7 @@ def test_small_components_are_solved_exactly(route, monkeypatch):
     r = run()
     assert r.stats["scc_direct"] == 300 and r.stats["sweeps"] == 0
     assert r.stats["converged"] and np.abs(r.values - ref).sum() <= 1e-12
-    _scc_settings(monkeypatch, direct_vertices=0)
+    _scc_settings(engine_settings, direct_vertices=0)
     swept = run()
     assert swept.stats["scc_direct"] == 0 and swept.stats["sweeps"] > 300
     assert np.abs(swept.values - ref).sum() <= 1e-12

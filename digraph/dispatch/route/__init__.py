@@ -76,6 +76,7 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
 """
 
+from ..settings import current, register
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS
 from .placing import place
@@ -86,7 +87,7 @@ __all__ = ["Plan", "route", "place", "after_probe", "restricts", "RouteSettings"
            "MODES", "PATH_MODES", "PATH_OPTIONS", "CODES"]
 
 
-DEFAULT = RouteSettings()
+DEFAULT = register(RouteSettings())
 
 
 def restricts(mode, system, device):
@@ -149,7 +150,7 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     InvalidParameterError
         A mode that does not apply to the family or the device, or path options without a path mode.
     """
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     mode = check_mode(mode)
     where = "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu")
     path_options = sorted(o for o in path_options if not (o == "priority" and mode == "scc"))
@@ -328,7 +329,7 @@ def _cluster_cut(graph, settings, considered):
     from ...preprocess.clusters import internal_share_sample
     from ...smx.cuda_clusters import CT
     from ..cuda.one_gpu.cluster import DEFAULT as CLUSTER
-    size = min(CLUSTER.size, CT)
+    size = min(current(CLUSTER).size, CT)
     if not graph.num_arcs:
         return None
     top = int(graph.in_degree.max())
@@ -412,7 +413,7 @@ def after_probe(plan, graph, threads, stats, settings=None, scc_settings=None):
     ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine from the start, or ``bsp`` where
     :func:`route` would delegate to it (many threads, one giant component).  ``settings`` (a
     :class:`RouteSettings`, default :data:`DEFAULT`) and ``scc_settings`` as for :func:`route`."""
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} at round "
             f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one term "
             "buys nothing)")
@@ -431,7 +432,7 @@ def _delegation(graph, threads, settings, scc_settings, considered=None):
         return None
     if scc_settings is None:
         from .. import dag_push
-        scc_settings = dag_push.DEFAULT
+        scc_settings = current(dag_push.DEFAULT)
     from ...paths.condensation import condensation_for
     cond = condensation_for(graph)[0]
     split = cond.comp_arcs >= scc_settings.split_arcs

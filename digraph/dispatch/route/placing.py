@@ -3,6 +3,7 @@ one GPU's large ``bsp`` run as one shard."""
 
 import dataclasses
 
+from ..settings import current
 from .modes import PATH_MODES
 
 __all__ = ["place"]
@@ -55,7 +56,7 @@ def place(plan, graph, system, placement, batch_arcs=None):
     else:
         plan = dataclasses.replace(plan, placement=placement)
     if plan.placement.kind == "gpu" and system.family == "linear" and plan.mode == "bsp" \
-            and batch_arcs is None and graph.num_arcs >= gpu.DEFAULT.shard_arcs \
+            and batch_arcs is None and graph.num_arcs >= current(gpu.DEFAULT).shard_arcs \
             and not gpu._too_big(gpu.backend(plan.placement.device), graph):
         plan = dataclasses.replace(plan, as_shard=True, placed=plan.placed + (
             {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
@@ -71,7 +72,7 @@ def _narrow(plan, graph, system, placement):
         be = gpu.backend(d)  # NotAvailableError naming a GPU that is missing; the first last
     n, mode = len(devices), plan.mode
     if mode == "power":
-        per = gpu_power.DEFAULT.shard_arcs
+        per = current(gpu_power.DEFAULT).shard_arcs
         k = n if per <= 0 else min(n, graph.num_arcs // per)
         if k >= 2:
             code, why = "sharded", (f"sharded over {k} of the {n} GPUs named (at least {per:,} "
@@ -84,7 +85,7 @@ def _narrow(plan, graph, system, placement):
             k, code, why = n, "too-big", ("the graph does not fit in one GPU's memory: sharded "
                                           "over every GPU named")
     else:
-        per = multi_gpu.DEFAULT.min_arcs_per_gpu
+        per = current(multi_gpu.DEFAULT).min_arcs_per_gpu
         k = multi_gpu.gpus_to_use(graph, system, devices)
         if mode == "scc" and k > 1:
             code, why = "sharded", (f"each unit's components dealt over {k} GPUs (DAG "

@@ -174,7 +174,7 @@ def _sharded_names():
     from digraph.dispatch import multi_gpu
     out = {}
     for p in _sources(SHARDED):
-        if p.name in ("__init__.py", "power_work.py", "defaults.py"):
+        if p.name in ("__init__.py", "power_work.py", "settings.py"):
             continue
         mod = importlib.import_module(f"digraph.dispatch.cuda.sharded.{p.stem}")
         for name, value in vars(mod).items():
@@ -224,7 +224,7 @@ def _one_gpu_names():
     from digraph.dispatch import gpu
     out = {}
     for p in _sources(ONE_GPU):
-        if p.name in ("__init__.py", "defaults.py"):
+        if p.name in ("__init__.py", "settings.py"):
             continue
         mod = importlib.import_module(f"digraph.dispatch.cuda.one_gpu.{p.stem}")
         for name, value in vars(mod).items():
@@ -248,15 +248,15 @@ def test_gpu_reexports_the_one_gpu_parts():
         assert name in names, name
     for name, mod in names.items():
         assert getattr(gpu, name) is getattr(mod, name), name
-    # the settings stay in gpu and are read there at each call
-    from digraph.dispatch.cuda.one_gpu import defaults
-    assert defaults.default() is gpu.DEFAULT and defaults.path_default() is gpu.PATH_DEFAULT
+    # the settings live in cuda/one_gpu/settings.py and gpu re-exports them
+    from digraph.dispatch.cuda.one_gpu import settings
+    assert settings.DEFAULT is gpu.DEFAULT and settings.PATH_DEFAULT is gpu.PATH_DEFAULT
 
 
 def test_one_gpu_parts_are_not_replaced_through_gpu():
     """No test or benchmark replaces a name :mod:`digraph.dispatch.gpu` re-exports from
-    cuda/one_gpu/ (the parts read their own module's names; ``gpu.DEFAULT`` and
-    ``gpu.PATH_DEFAULT``, which stay there, are read at each call)."""
+    cuda/one_gpu/ (the parts read their own module's names; settings are passed to a run, never
+    replaced, :mod:`digraph.dispatch.settings`)."""
     assert not _replacing("gpu(_mod)?", _one_gpu_names())
 
 
@@ -366,8 +366,8 @@ def test_paths_reexports_the_cpu_path_parts():
 
 
 def test_gpu_power_reexports_its_parts():
-    """:mod:`digraph.dispatch.gpu_power` keeps ``PowerGpuSettings``, ``DEFAULT`` and ``solve`` and
-    re-exports the set-up and device work (the same objects: :mod:`digraph.dispatch.multi_gpu_power`
+    """:mod:`digraph.dispatch.gpu_power` keeps ``solve``, re-exports ``PowerGpuSettings`` and
+    ``DEFAULT`` (defined with the one-GPU settings) and the set-up and device work (the same objects: :mod:`digraph.dispatch.multi_gpu_power`
     and ``cuda/sharded/power_work.py`` import them from it)."""
     from digraph.dispatch import gpu_power
     from digraph.dispatch.cuda.one_gpu import power_work
@@ -379,7 +379,9 @@ def test_gpu_power_reexports_its_parts():
     for name, mod in names.items():
         assert getattr(gpu_power, name) is getattr(mod, name), name
     assert gpu_power._KEPT_GRAPHS is power_work._KEPT_GRAPHS
-    assert gpu_power.PowerGpuSettings.__module__ == gpu_power.__name__
+    from digraph.dispatch.cuda.one_gpu import settings
+    assert gpu_power.PowerGpuSettings is settings.PowerGpuSettings
+    assert gpu_power.DEFAULT is settings.POWER_DEFAULT
     assert not _replacing("gpu_power", set(names) | {"_KEPT_GRAPHS"})
 
 
@@ -398,5 +400,5 @@ def test_relax_codes_are_defined_once():
              if p.name != "relax_codes.py"
              and any(literal.search(line) for line in p.read_text().splitlines()
                      if not line.startswith("COMBINE_OPS"))]  # min/max combine: other codes
-    # digraph/io/_kernels.py's _PLUS is the character '+' of a number's parser, not a relax code
-    assert found == ["digraph/io/_kernels.py"], found
+    # digraph/io/_scan.py's _PLUS is the character '+' of a number's parser, not a relax code
+    assert found == ["digraph/io/_scan.py"], found

@@ -253,13 +253,13 @@ def test_contraction_factors_on_the_gpu(be, small, algo, params, weights):
     np.testing.assert_allclose(got, linear_contraction(g, sys), rtol=1e-14)
 
 
-def test_large_bsp_runs_as_one_shard(be, small, monkeypatch):
+def test_large_bsp_runs_as_one_shard(be, small, engine_settings):
     """``bsp`` on a linear system of at least ``GpuSettings.shard_arcs`` arcs runs as one shard of
     the multi-GPU engine, with the same certified answer."""
     import dataclasses
     from digraph.dispatch import gpu
     ref = digraph.run(small, "pagerank", tol=1e-12)
-    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
+    engine_settings(gpu.DEFAULT, shard_arcs=0)
     r = digraph.run(small, "pagerank", mode="bsp", device="cuda", tol=1e-8)
     assert _placed(r.stats) == ["one-shard"] and r.stats.gpus == 1 and r.stats.converged
     assert r.stats.bytes_between_gpus == 0 and r.stats.error_bound <= 1e-8
@@ -309,7 +309,7 @@ def test_prepared_launch_reuses_marshalled_arrays():
     assert not be._prepared and not be._views
 
 
-def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
+def test_prepared_launch_gives_the_dispatcher_answer():
     """PageRank and SSSP on one GPU: the same answers with and without prepared launches
     (PageRank within its tolerance: the round statistics are summed with atomics, so their last
     bits, and with them the frontier threshold, vary from run to run; SSSP exactly)."""
@@ -324,12 +324,11 @@ def test_prepared_launch_gives_the_dispatcher_answer(monkeypatch):
     import dataclasses
     default = runtime_backend.BACKEND
     for fast in (True, False):
-        # the backends read BACKEND from digraph.dispatch.cuda.runtime.backend at each launch
-        monkeypatch.setattr(runtime_backend, "BACKEND",
-                            dataclasses.replace(default, fast_launch=fast))
-        got[fast] = [digraph.run(g, "pagerank", device="cuda", mode=m, tol=1e-9).values
-                     for m in ("bsp", "vertex-async", "path")]
-        got[fast].append(digraph.run(g, "sssp", device="cuda", source=src).values)
+        backend = [dataclasses.replace(default, fast_launch=fast)]  # read at each launch
+        got[fast] = [digraph.run(g, "pagerank", device="cuda", mode=m, tol=1e-9,
+                                 settings=backend).values for m in ("bsp", "vertex-async", "path")]
+        got[fast].append(digraph.run(g, "sssp", device="cuda", source=src,
+                                     settings=backend).values)
     for a, b in zip(got[True][:-1], got[False][:-1]):
         assert np.abs(a - b).sum() <= 2e-9
     np.testing.assert_array_equal(got[True][-1], got[False][-1])

@@ -190,7 +190,7 @@ def test_router_sends_road_like_graphs_to_clusters_and_others_not():
     assert np.array_equal(r.values, _dijkstra(src, dst, w, g.num_vertices, 0))
 
 
-def test_router_walks_paths_for_min_max_when_the_graph_holds_its_pathset(monkeypatch):
+def test_router_walks_paths_for_min_max_when_the_graph_holds_its_pathset():
     from digraph.dispatch import route as R
     src, dst = gen.rmat(10, 8, a=0.25, b=0.25, c=0.25, seed=3)  # no locality: not road-like
     w = np.random.default_rng(3).integers(1, 9, src.size).astype(np.float64)
@@ -203,8 +203,8 @@ def test_router_walks_paths_for_min_max_when_the_graph_holds_its_pathset(monkeyp
     assert route_mode(g, R.RouteSettings(path_min_arcs=g.num_arcs + 1)) == "vertex-async"
     assert R.route("monotone", None, "cpu", graph=g, settings=low).mode == "vertex-async"
     assert R.route("linear", None, "cuda", graph=g, settings=low).mode != "path"
-    monkeypatch.setattr(R, "DEFAULT", low)  # a whole run: the PathSet kept is the one walked
-    r = digraph.run(g, "sssp", source=1, device="cuda")
+    # a whole run: the PathSet kept is the one walked
+    r = digraph.run(g, "sssp", source=1, device="cuda", settings=[low])
     assert r.stats["mode"] == "path" and r.stats["requested_mode"] is None
     assert np.array_equal(r.values, cpu.values)
     # R-MAT repeats arcs (scipy's matrix would add their weights): the CPU's default engine

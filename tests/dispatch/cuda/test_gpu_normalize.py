@@ -51,14 +51,13 @@ def test_solve_divides_on_the_gpus(k):
                         min_arcs_per_gpu=0, divide_by_sum=True, settings=pinned)
 
 
-def test_pagerank_run_divides_on_the_gpus(monkeypatch):
+def test_pagerank_run_divides_on_the_gpus(engine_settings):
     """``digraph.run`` asks for it on one GPU routed to one shard and on several: the answer
     sums to 1 and matches the CPU's, and comes back as a plain array."""
     shard_devices(2)
-    monkeypatch.setattr(multi_gpu, "DEFAULT",
-                        dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=0))
+    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0)
     # route even this graph to one shard
-    monkeypatch.setattr(gpu, "DEFAULT", dataclasses.replace(gpu.DEFAULT, shard_arcs=0))
+    engine_settings(gpu.DEFAULT, shard_arcs=0)
     g = _graph()
     ref = digraph.run(g, "pagerank", alpha=0.3, tol=1e-10)
     for dev in ("cuda", "cuda:0,1"):  # the simulator takes any device numbers

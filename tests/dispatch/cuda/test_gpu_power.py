@@ -85,8 +85,8 @@ def test_group_size_follows_the_mean_in_degree():
     assert gpu_power.group_size(Graph.from_arrays(src, dst, num_vertices=10)) == 16  # mean 40
 
 
-def test_the_binned_pull_gives_the_same_answer(monkeypatch):
-    monkeypatch.setattr(gpu_power, "DEFAULT", gpu_power.PowerGpuSettings(
+def test_the_binned_pull_gives_the_same_answer(engine_settings):
+    engine_settings(gpu_power.PowerGpuSettings(
         bin_arcs=0, bins=((0, 2, 1), (2, 4, 2), (4, 8, 4))))  # hubs from 8
     g = _graph(4)
     assert (g.in_degree >= 8).any() and (g.in_degree < 2).any()

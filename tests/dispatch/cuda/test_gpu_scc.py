@@ -375,7 +375,7 @@ def test_scc_on_the_gpu_refuses_other_families():
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu", "ngpu")
-def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monkeypatch):
+def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(engine_settings):
     """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
     (here: a smaller share a GPU) runs the DAG dispatcher over the GPUs named
     (tests/dispatch/cuda/test_gpu_scc_multi.py tests it further)."""
@@ -387,8 +387,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(monke
     assert [p["code"] for p in res.stats["route"]["placed"]] == ["first-gpu"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"]
     import dataclasses
-    monkeypatch.setattr(multi_gpu, "DEFAULT",
-                        dataclasses.replace(multi_gpu.DEFAULT, min_arcs_per_gpu=4))
+    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=4)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
     assert res.stats["gpus_named"] == 2

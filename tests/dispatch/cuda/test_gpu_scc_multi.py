@@ -19,26 +19,25 @@ from test_gpu_scc import _cycles_dag, _pagerank_exact
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 
-def _settings(monkeypatch, heavy_arcs, min_arcs_per_gpu):
+def _settings(engine_settings, heavy_arcs, min_arcs_per_gpu):
     """Small heavy components (many heavy groups to deal) and the sharded engines' arcs a GPU."""
     from digraph.dispatch import multi_gpu
     from digraph.dispatch.cuda.one_gpu import scc
-    monkeypatch.setattr(scc, "DEFAULT", dataclasses.replace(scc.DEFAULT, heavy_arcs=heavy_arcs))
-    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(
-        multi_gpu.DEFAULT, min_arcs_per_gpu=min_arcs_per_gpu))
+    engine_settings(scc.DEFAULT, heavy_arcs=heavy_arcs)
+    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=min_arcs_per_gpu)
 
 
 def _devices(k):
     return "cuda:" + ",".join(str(i) for i in range(k))
 
 
-def test_dealt_components_and_exchange_give_the_answer(ngpu, monkeypatch):
+def test_dealt_components_and_exchange_give_the_answer(ngpu, engine_settings):
     """Light pieces and heavy components dealt to 2 and 3 GPUs, no giant: the answer is within
     its certified bound of the exact one with no hand-over, and what crossed is at least every
     crossing position's value once."""
     g = _cycles_dag(24, 7, seed=2, big=12, extra=3)
     m = g.num_arcs
-    _settings(monkeypatch, heavy_arcs=6, min_arcs_per_gpu=m // 3)  # giants need 2m/3 arcs
+    _settings(engine_settings, heavy_arcs=6, min_arcs_per_gpu=m // 3)  # giants need 2m/3 arcs
     exact = _pagerank_exact(g)
     for k in sorted({2, min(3, ngpu)}):
         r = digraph.run(g, "pagerank", mode="scc", device=_devices(k), tol=1e-10)
@@ -59,17 +58,17 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, monkeypatch):
     again = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-10)
     assert again.stats["gpu_work_kept"] and "finished_by" not in again.stats  # reset, reused
     assert np.abs(again.values - exact).sum() <= again.stats["error_bound"] <= 1e-10
-    _settings(monkeypatch, heavy_arcs=6, min_arcs_per_gpu=m // 2)  # two GPUs' worth of arcs
+    _settings(engine_settings, heavy_arcs=6, min_arcs_per_gpu=m // 2)  # two GPUs' worth of arcs
     r = digraph.run(g, "pagerank", mode="scc", device=_devices(min(3, ngpu)), tol=1e-10)
     assert r.stats["gpus"] == 2 and r.stats["gpus_named"] == min(3, ngpu)
     assert np.abs(r.values - exact).sum() <= r.stats["error_bound"] <= 1e-10
 
 
-def test_a_giant_runs_sharded_over_the_gpus(ngpu, monkeypatch):
+def test_a_giant_runs_sharded_over_the_gpus(ngpu, engine_settings):
     """A strongly connected block holding most arcs is a giant: solved by the sharded engine
     over every GPU from its inputs, the rest dealt; the answer is right and certified."""
     g = _cycles_dag(16, 5, seed=4, big=40, extra=2)
-    _settings(monkeypatch, heavy_arcs=6, min_arcs_per_gpu=0)
+    _settings(engine_settings, heavy_arcs=6, min_arcs_per_gpu=0)
     r = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-6)
     s = r.stats
     assert s["engine"] == "multi-gpu-scc" and len(s["scc_giants"]) >= 1
@@ -79,9 +78,9 @@ def test_a_giant_runs_sharded_over_the_gpus(ngpu, monkeypatch):
     assert np.abs(r.values - _pagerank_exact(g)).sum() <= s["error_bound"] <= 1e-6
 
 
-def test_adsorption_over_several_gpus_matches_the_cpu(ngpu, monkeypatch):
+def test_adsorption_over_several_gpus_matches_the_cpu(ngpu, engine_settings):
     g = _cycles_dag(20, 6, seed=9, big=10, extra=2)
-    _settings(monkeypatch, heavy_arcs=6, min_arcs_per_gpu=0)
+    _settings(engine_settings, heavy_arcs=6, min_arcs_per_gpu=0)
     seeds = [0, 30]
     cpu = digraph.run(g, "adsorption", seeds=seeds, tol=1e-12, device="cpu")
     r = digraph.run(g, "adsorption", seeds=seeds, mode="scc", device=_devices(2), tol=1e-9)

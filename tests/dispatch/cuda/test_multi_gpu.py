@@ -25,17 +25,17 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(autouse=True)
-def every_gpu(monkeypatch):
+def every_gpu(engine_settings):
     """Shard even these tiny graphs over every GPU named (by default a graph needs
     ``MultiGpuSettings.min_arcs_per_gpu`` arcs per GPU): ``digraph.run`` takes the engine's
-    :data:`~digraph.dispatch.multi_gpu.DEFAULT`, replaced for the test."""
-    _defaults(monkeypatch, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+    :data:`~digraph.dispatch.multi_gpu.DEFAULT` with these fields changed for the test."""
+    _defaults(engine_settings, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
 
 
-def _defaults(monkeypatch, **fields):
+def _defaults(engine_settings, **fields):
     """The sharded engine's defaults with ``fields`` changed, for the rest of the test."""
     from digraph.dispatch import multi_gpu
-    monkeypatch.setattr(multi_gpu, "DEFAULT", dataclasses.replace(multi_gpu.DEFAULT, **fields))
+    engine_settings(multi_gpu.DEFAULT, **fields)
 
 
 @pytest.fixture(scope="module")
@@ -206,12 +206,12 @@ def test_exchange_bytes_are_counted(ngpu):
                     reason="minutes under the CUDA simulator (a GPU thread per Python thread); "
                            "passed on two H100s, 2026-11-26")
 @pytest.mark.parametrize("weighted", [False, True])
-def test_layouts_give_one_gpu_answer(ngpu, weighted, monkeypatch):
+def test_layouts_give_one_gpu_answer(ngpu, weighted, engine_settings):
     """Every numbering of the shards gives the rounds and the answer of one shard in vertex
     order, and of the one-GPU engine up to rounding."""
     from digraph.dispatch import gpu, multi_gpu
     from digraph.algorithms import get
-    _defaults(monkeypatch, balance=False)  # the same ranges in every run
+    _defaults(engine_settings, balance=False)  # the same ranges in every run
     g = _skewed()
     if weighted:
         g = digraph.load((np.asarray(g.arc_sources), np.asarray(g.out_targets),
@@ -265,11 +265,11 @@ def test_transports_agree(ngpu, small):
         np.testing.assert_allclose(outs[0], outs[1], rtol=0, atol=1e-13)
 
 
-def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
+def test_small_graphs_stay_on_one_gpu(ngpu, small, engine_settings):
     """By default a graph with fewer than ``min_arcs_per_gpu`` arcs per GPU runs the one-GPU
     engine (the simple method it could have used), with the same answer."""
     from digraph.dispatch import multi_gpu
-    _defaults(monkeypatch, min_arcs_per_gpu=32 << 20)
+    _defaults(engine_settings, min_arcs_per_gpu=32 << 20)
     r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 1 and r.stats.gpus_named == 2 and "bytes_between_gpus" not in r.stats
     one = digraph.run(small, "pagerank", device="cuda", mode="bsp", tol=1e-6)
@@ -282,15 +282,15 @@ def test_small_graphs_stay_on_one_gpu(ngpu, small, monkeypatch):
         ("power", "gpu-power", 1, 2)
     assert [p["code"] for p in auto.stats.route["placed"]] == ["first-gpu"]
     np.testing.assert_array_equal(auto.values, one.values)
-    _defaults(monkeypatch, min_arcs_per_gpu=small.num_arcs // 2)
+    _defaults(engine_settings, min_arcs_per_gpu=small.num_arcs // 2)
     r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 2  # two GPUs' worth of arcs
-    _defaults(monkeypatch, shard_families=multi_gpu.MultiGpuSettings.shard_families)
+    _defaults(engine_settings, shard_families=multi_gpu.MultiGpuSettings.shard_families)
     r = digraph.run(small, "sssp", source=0, device=devices(2))
     assert r.stats.gpus == 1  # min/max systems stay on one GPU by default
 
 
-def test_pagerank_vectors_made_on_the_gpus(ngpu, monkeypatch):
+def test_pagerank_vectors_made_on_the_gpus(ngpu, engine_settings):
     """Unweighted PageRank without personalization hands the GPUs recipes for ``b`` and the
     source factors: the shards make them from the out-degrees they hold, never on the host, and
     the rounds and answer are those of the same vectors uploaded as arrays."""
@@ -298,7 +298,7 @@ def test_pagerank_vectors_made_on_the_gpus(ngpu, monkeypatch):
     from digraph.algorithms.base import DegreeScaledSystem, LinearSystem
     from digraph.dispatch import multi_gpu
     # the same ranges in both runs: split rows sum in an order that depends on the ranges
-    _defaults(monkeypatch, balance=False)
+    _defaults(engine_settings, balance=False)
     g = digraph.load((SRC, DST)) if _sim() else _skewed()  # the simulator: a small graph
     A = get("pagerank")
     lazy = A.prepare(g, **A.bind(g, {"alpha": 0.8}))

@@ -78,12 +78,11 @@ def test_packed_and_whole_range_exchanges_agree(ngpu):
     assert outs[1][2] < outs[0][2]
 
 
-def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):
+def test_run_shards_power_by_the_arcs_per_gpu(ngpu, engine_settings):
     g = _graph(5)
     exact = digraph.algorithms.PageRank().reference(g)
     dev = "cuda:0,1"
-    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(
-        gpu_power.DEFAULT, shard_arcs=g.num_arcs // 2))
+    engine_settings(gpu_power.DEFAULT, shard_arcs=g.num_arcs // 2)
     r = digraph.run(g, "pagerank", device=dev, tol=1e-9)
     s = r.stats
     assert (s["mode"], s["engine"], s["gpus"], s["gpus_named"]) == \
@@ -92,8 +91,7 @@ def test_run_shards_power_by_the_arcs_per_gpu(ngpu, monkeypatch):
     assert s["converged"] and np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-9
     named = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert named.stats["engine"] == "multi-gpu-power" and named.stats["requested_mode"] == "power"
-    monkeypatch.setattr(gpu_power, "DEFAULT", dataclasses.replace(
-        gpu_power.DEFAULT, shard_arcs=g.num_arcs))  # one GPU's worth: the first alone
+    engine_settings(gpu_power.DEFAULT, shard_arcs=g.num_arcs)  # one GPU's worth: the first alone
     r = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert (r.stats["engine"], r.stats["gpus"]) == ("gpu-power", 1)
     assert [p["code"] for p in r.stats["route"]["placed"]] == ["first-gpu"]

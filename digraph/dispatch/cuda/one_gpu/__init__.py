@@ -14,7 +14,7 @@ names of the modules below):
   nearby vertices relaxed to its local fixpoint in one thread block per round;
 * :mod:`.scc` — ``mode="scc"``: linear systems component by component of the DAG sketch;
 * :mod:`.queued` — the device-side queues of :mod:`.worklist` and :mod:`.cluster`;
-* :mod:`.defaults` — ``gpu.DEFAULT`` and ``gpu.PATH_DEFAULT`` read at each call.
+* :mod:`.settings` — the settings classes of the one-GPU engines and their defaults.
 
 The one-GPU power iteration still lives in :mod:`digraph.dispatch.gpu_power`.
 """

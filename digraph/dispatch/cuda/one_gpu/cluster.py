@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...settings import current, register
 from ....errors import InvalidParameterError
 from ....preprocess.clusters import cluster_layout, clusters_for
 from ...systems import monotone_arrays, monotone_start
@@ -83,7 +84,7 @@ class ClusterSettings:
     priority_hops: float = 64.0
 
 
-DEFAULT = ClusterSettings()
+DEFAULT = register(ClusterSettings())
 
 
 def _size(settings, ct):
@@ -142,7 +143,7 @@ def solve(be, graph, system, *, max_iter, stats, settings=None):
     """Run the min/max ``system`` on the GPU of backend ``be`` by clusters; returns (the state on
     the device in the graph's own vertex order, converged)."""
     from ....smx.cuda_clusters import CT, cluster_round
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     size = _size(settings, CT)
     if system.family != "monotone":
         raise InvalidParameterError(f"mode='cluster' runs min/max systems (SSSP, ...), not the "

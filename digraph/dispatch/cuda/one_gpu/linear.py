@@ -6,6 +6,7 @@ certified error bound; PageRank's vectors made on the device from the out-degree
 
 import numpy as np
 
+from ...settings import current
 from ... import driver
 from ...convergence import ROUNDING_MARGIN, checked_contraction, linear_error_bound, rounding_floor
 from ...systems import linear_factors
@@ -181,7 +182,7 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=N
     a stalled run is finished by the other of the two from the state it reached (unless
     ``fallback`` is False)."""
     from ...bsp import DEFAULT
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     L = state[2] if state is not None and len(state) > 2 else _Linear(be, graph, sys)
     eng = _LinearRounds(be, L, stats, jacobi, settings, state)
     outcome = driver.linear(eng, n=L.n, gammas=L.gammas, normalize=sys.normalize, tol=tol,

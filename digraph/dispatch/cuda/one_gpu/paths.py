@@ -4,8 +4,8 @@ layers of linear systems (:func:`_path_linear`, with the proxies of high in-degr
 :func:`_proxies`) and of min/max systems (:func:`_path_monotone`), queued on the GPU two launches
 a round with the priority threshold, the layers' progress and the counters kept there
 (:class:`_Rounds`, :mod:`digraph.smx.cuda_path_rounds`).  The settings
-(:class:`~digraph.dispatch.gpu.GpuPathSettings`, :data:`~digraph.dispatch.gpu.DEFAULT`) stay in
-:mod:`digraph.dispatch.gpu` and are read there at each call (:mod:`.defaults`)."""
+(:class:`~digraph.dispatch.gpu.GpuPathSettings`, :data:`~digraph.dispatch.gpu.DEFAULT`) are read
+at each call from the run's settings (:mod:`digraph.dispatch.settings`)."""
 
 import numpy as np
 from numba import njit
@@ -16,7 +16,8 @@ from ...convergence import certified, pending_budget
 from ...systems import monotone_arrays, monotone_start
 from ..common import hb as _hb, index_dtype as _index_dtype
 from ..runtime.residency import residency
-from .defaults import default, path_default
+from ...settings import current
+from .settings import DEFAULT as GPU_SETTINGS, PATH_DEFAULT as GPU_PATH_SETTINGS, POWER_DEFAULT
 from .linear import _Linear, _linear
 from .power_work import _Work
 from .scc_work import kept_work
@@ -52,7 +53,7 @@ def _group_paths(lengths, key, unit_arcs):
 def _device_paths(be, ps, unit_arcs=None):
     """A PathSet's walk arrays on the GPU (once per path set, device and ``unit_arcs``, default
     ``gpu.DEFAULT.unit_arcs``)."""
-    unit_arcs = default().unit_arcs if unit_arcs is None else int(unit_arcs)
+    unit_arcs = current(GPU_SETTINGS).unit_arcs if unit_arcs is None else int(unit_arcs)
     key = ("cuda", be.device_id, be.sim, unit_arcs)
     cache = getattr(ps, "_device", None)
     if cache is None:
@@ -162,10 +163,10 @@ def _path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, sett
     pending mass is within the budget or every layer is finished, then certified from the exact
     residual; a sweep that fails lowers the budget 4× (at most ``settings.max_sweeps``), a
     stalled one hands over to vertex-level push."""
-    settings = path_default() if settings is None else settings
-    gpu_settings = default() if gpu_settings is None else gpu_settings
+    settings = current(GPU_PATH_SETTINGS) if settings is None else settings
+    gpu_settings = current(GPU_SETTINGS) if gpu_settings is None else gpu_settings
     from ....smx import cuda_path_rounds as R
-    from ...gpu_power import DEFAULT as POWER
+    POWER = current(POWER_DEFAULT)
     from . import path_work as PW
     xp = be.xp
     _check_pathset(graph, ps)
@@ -272,7 +273,7 @@ def _proxies(be, graph, proxy, min_in_degree=None):
     vertices, of in-degree ``min_in_degree`` (default ``gpu.DEFAULT.proxy_min_in_degree``) or
     more; made once a graph and device and kept in its residency (``"cuda-proxies"``: the host's
     stable sort of the in-degrees took 4–8 ms a run on cnr-2000)."""
-    min_in_degree = default().proxy_min_in_degree if min_in_degree is None else min_in_degree
+    min_in_degree = current(GPU_SETTINGS).proxy_min_in_degree if min_in_degree is None else min_in_degree
     from ....smx.cuda_kernels import PROXY_SLOTS
     n = graph.num_vertices
 
@@ -311,7 +312,7 @@ def _check_pathset(graph, ps):
 def _path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings=None):
     """The path modes on a min/max system: rounds queued on the GPU over the unfinished layers
     (every unit walked), the control words read every ``settings.rounds_per_check`` rounds."""
-    settings = path_default() if settings is None else settings
+    settings = current(GPU_PATH_SETTINGS) if settings is None else settings
     from ....smx import cuda_path_rounds as R
     xp = be.xp
     _check_pathset(graph, ps)

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...settings import current, register
+from .settings import POWER_DEFAULT
 from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
 from ....paths.scc_schedule import scc_schedule
@@ -145,7 +147,7 @@ class GpuSccSettings:
     trace_heavy: bool = False
 
 
-DEFAULT = GpuSccSettings()
+DEFAULT = register(GpuSccSettings())
 
 
 def check_settings(settings, system):
@@ -195,7 +197,7 @@ def run_arrays(be, graph, system, cond, sch, d, settings, key):
         w["unit_b"] = (be.get(xp.bincount(d["unit"], weights=w["b"], minlength=d["units"]))
                        if n else np.zeros(2))
         return be.keep_all(_Work(w))  # a dict the backend can hold weakly (retain)
-    from ...gpu_power import DEFAULT as POWER
+    POWER = current(POWER_DEFAULT)
     w, reused, kept = kept_work(be, graph, system, key, work_bytes(n, cond.num_components),
                                 POWER.keep_work_bytes, make)
     if reused:
@@ -220,7 +222,7 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` on the GPU of backend ``be`` component by component; returns
     (the state on the device in the graph's vertex order, converged)."""
     from ....smx import cuda_scc as K
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     check_settings(settings, system)
     xp = be.xp
     t_last = time.perf_counter()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...settings import current, register
 from ....errors import InvalidParameterError
 from ...systems import monotone_arrays, monotone_start
 from .queued import Queues
@@ -43,7 +44,7 @@ class WorklistSettings:
     blocks_per_sm: int = 8
 
 
-DEFAULT = WorklistSettings()
+DEFAULT = register(WorklistSettings())
 
 
 def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
@@ -52,7 +53,7 @@ def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
     converged)."""
     from ....smx.cuda_kernels import HB, HEAVY
     from ....smx.cuda_worklist import queue_push, queue_push_heavy
-    settings = DEFAULT if settings is None else settings
+    settings = current(DEFAULT) if settings is None else settings
     if settings.rounds_per_check < 1 or settings.blocks_per_sm < 1:
         raise InvalidParameterError("WorklistSettings.rounds_per_check and blocks_per_sm must be "
                                     ">= 1")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....errors import NotAvailableError
+from ...settings import current, register
 from .launch import _SCALARS, _PreparedLaunch, dispatch_capturing, hold_modules_at_exit
 
 __all__ = ["backend", "device_index", "BackendSettings", "BACKEND"]
@@ -27,11 +28,9 @@ __all__ = ["backend", "device_index", "BackendSettings", "BACKEND"]
 @dataclass(frozen=True)
 class BackendSettings:
     """How every GPU's backend (:class:`_Backend`, the runtime below the engines) copies and
-    launches.  The backends read :data:`BACKEND` at each call: one object for the process, never
-    assigned by the library; a test or benchmark that compares both sides of ``fast_launch``
-    swaps in ``dataclasses.replace(BACKEND, ...)`` for the run and puts it back, as this
-    module's global (``digraph.dispatch.cuda.runtime.backend.BACKEND``: replacing the name that
-    :mod:`digraph.dispatch.gpu` re-exports does not reach the backends).
+    launches.  The backends read it at each call (:func:`digraph.dispatch.settings.current`): a
+    run's own when it passed ``settings=[dataclasses.replace(BACKEND, ...)]``, else
+    :data:`BACKEND`.
 
     Attributes
     ----------
@@ -58,7 +57,7 @@ class BackendSettings:
     fast_launch: bool = True
 
 
-BACKEND = BackendSettings()
+BACKEND = register(BackendSettings())
 
 
 class _Backend:
@@ -143,7 +142,7 @@ class _Backend:
             kernel[grid, block](*args)
             return
         key = None
-        if BACKEND.fast_launch:
+        if current(BACKEND).fast_launch:
             key = (kernel, grid, block, 0 if stream is None else stream.ptr,
                    tag if tag is not None else
                    tuple(type(a) if isinstance(a, _SCALARS) else id(a) for a in args))
@@ -237,7 +236,7 @@ class _Backend:
             self.cuda.synchronize()  # the kernels before it are compute, not transfer
             t0 = time.perf_counter()
             if isinstance(a, self.xp.ndarray) and a.flags.c_contiguous and \
-                    a.nbytes >= BACKEND.pinned_copy_bytes:
+                    a.nbytes >= current(BACKEND).pinned_copy_bytes:
                 # into page-locked memory from CuPy's pool: one DMA, no page faults on a fresh
                 # pageable buffer (R-MAT 2^22's answer, 32 MB: 13 ms pageable, BackendSettings)
                 import cupyx

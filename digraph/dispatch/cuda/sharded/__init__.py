@@ -7,7 +7,7 @@
   (peer copies and NCCL), :mod:`.timer` (per-GPU kernel time), :mod:`.layout` (a linear
   system's renumbered layout and upload), :mod:`.rounds` (the linear round pipeline),
   :mod:`.linear` and :mod:`.monotone` (the linear, min/max and h-index engines), and
-  :mod:`.defaults` (``multi_gpu.DEFAULT`` read at each call);
+  :mod:`.settings` (:class:`MultiGpuSettings` and its default);
 * the sharded power iteration, whose entry point and rounds stay in
   :mod:`digraph.dispatch.multi_gpu_power` (which re-exports the names below):
   :mod:`.power_arrays` (a shard's arrays, its pull, what stays registered between runs),

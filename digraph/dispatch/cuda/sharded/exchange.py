@@ -6,7 +6,8 @@ set of GPUs (``_NCCL``) and the streams an overlapped exchange runs on (:func:`_
 import numpy as np
 
 from ....errors import InvalidParameterError, NotAvailableError
-from .defaults import default
+from ...settings import current
+from .settings import DEFAULT as MULTI_GPU
 from .shards import _sync_all
 
 __all__ = ["EXCHANGES"]
@@ -235,7 +236,7 @@ def _comm_stream(xp, priority=None):
     """A non-blocking CuPy stream for the exchange, of ``priority`` (default
     :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.comm_priority` of
     :data:`~digraph.dispatch.multi_gpu.DEFAULT`)."""
-    priority = default().comm_priority if priority is None else priority
+    priority = current(MULTI_GPU).comm_priority if priority is None else priority
     try:
         return xp.cuda.Stream(non_blocking=True, priority=priority)
     except TypeError:  # a CuPy without stream priorities

@@ -9,7 +9,8 @@ from ....errors import InvalidParameterError
 from ...systems import ones_or
 from ..common import index_dtype
 from ..runtime.residency import residency
-from .defaults import default
+from ...settings import current
+from .settings import DEFAULT as MULTI_GPU
 from .shards import _parallel
 
 __all__ = ["LAYOUTS", "shard_layout", "linear_shards"]
@@ -46,7 +47,7 @@ def shard_layout(shards, graph, order=None, split=None, settings=None):
     position in the range → old), ``counts`` = (class 0, classes 0–1, classes 0–2) and, when
     split, ``mid`` (where each target's arcs from other ranges begin, indexed ``v - v0``),
     ``heavy_local`` and ``heavy_rest`` (the vertices with >= HEAVY arcs in each part)."""
-    settings = default() if settings is None else settings
+    settings = current(MULTI_GPU) if settings is None else settings
     order = settings.layout if order is None else order
     order = None if order == "none" else order
     if order not in LAYOUTS:

@@ -13,7 +13,8 @@ from ...convergence import checked_contraction, linear_error_bound
 from ...convergence import ROUNDING_MARGIN, rounding_floor
 from ...host_pages import prefaulted
 from ..common import column_sums_known, contraction_sums, count_dense_round, hb, kernels
-from .defaults import default
+from ...settings import current
+from .settings import DEFAULT as MULTI_GPU
 from .layout import linear_shards
 from .rounds import _Rounds
 from .shards import _parallel, _sync_all
@@ -74,7 +75,7 @@ class _ShardedRounds:
 
 def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
             divide_by_sum=False, settings=None):
-    settings = default() if settings is None else settings
+    settings = current(MULTI_GPU) if settings is None else settings
     K = kernels()
     HB = hb()
     n = graph.num_vertices

@@ -10,7 +10,8 @@ importable and tested without CUDA or its simulator."""
 import numpy as np
 
 from ....errors import InvalidParameterError
-from .defaults import default
+from ...settings import current
+from .settings import DEFAULT as MULTI_GPU
 
 __all__ = ["shard_ranges", "recut_ranges", "balanced_ranges", "learn_balance"]
 
@@ -98,7 +99,7 @@ def balanced_ranges(graph, key, offsets, k, vertex_cost, stats, settings=None):
     time, so that a noisy measurement later never costs a new layout (1–4 s on R-MAT
     2^24–2^25).
     ``stats["gpu_recuts"]`` counts the re-cuts made."""
-    settings = default() if settings is None else settings
+    settings = current(MULTI_GPU) if settings is None else settings
     st = graph._cache.get(key)
     if st is None:
         bounds = shard_ranges(offsets, k, vertex_cost)
@@ -122,7 +123,7 @@ def balanced_ranges(graph, key, offsets, k, vertex_cost, stats, settings=None):
 def learn_balance(graph, key, bounds, busy, rounds, settings=None):
     """Keep the kernel time per round of each range of ``bounds`` for the next run's ranges
     (nothing from a run of fewer than ``settings.balance_min_rounds`` rounds)."""
-    settings = default() if settings is None else settings
+    settings = current(MULTI_GPU) if settings is None else settings
     if rounds < settings.balance_min_rounds:
         return
     per = np.asarray(busy, np.float64) / rounds

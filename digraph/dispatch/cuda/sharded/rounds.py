@@ -7,7 +7,8 @@ import time
 import numpy as np
 
 from ..common import hb, kernels
-from .defaults import default
+from ...settings import current
+from .settings import DEFAULT as MULTI_GPU
 from .exchange import _comm_stream
 
 __all__ = ["linear_round"]
@@ -28,7 +29,7 @@ def linear_round(s, has, theta, stage, scan=None, settings=None):
         be.launch(K.linear_frontier, be.grid(s.n_read), be.block, s.v0, s.v0 + s.n_read, s.delta,
                   s.src_scale, theta, s.send, tag=(tag, 0))
         return
-    per_sm = (default() if settings is None else settings).pull_blocks_per_sm
+    per_sm = (current(MULTI_GPU) if settings is None else settings).pull_blocks_per_sm
     blocks = be.grid_hb(s.v1 - s.v0)
     if per_sm:
         blocks = min(blocks, per_sm * be.sms)
@@ -67,7 +68,7 @@ class _Rounds:
 
     def __init__(self, shards, ex, has, timer, settings=None):
         self.shards, self.ex, self.has, self.timer = shards, ex, has, timer
-        self.settings = settings = default() if settings is None else settings
+        self.settings = settings = current(MULTI_GPU) if settings is None else settings
         self.sim = shards[0].be.sim
         self.overlap = (settings.overlap and not self.sim and len(shards) > 1 and
                         all(s.split for s in shards))

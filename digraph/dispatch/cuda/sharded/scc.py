@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from ...settings import current
 from ....paths.condensation import condensation_for
 from ....paths.scc_deal import crossings, deal, restricted
 from ....paths.scc_schedule import scc_schedule
@@ -53,7 +54,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     order, converged).  ``settings``: a
     :class:`~digraph.dispatch.cuda.one_gpu.scc.GpuSccSettings` (default its ``DEFAULT``)."""
     from ....smx import cuda_scc as K
-    settings = one_gpu_scc.DEFAULT if settings is None else settings
+    settings = current(one_gpu_scc.DEFAULT) if settings is None else settings
     check_settings(settings, system)
     t_last = time.perf_counter()
     n = graph.num_vertices
@@ -61,7 +62,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     cond, t_build = condensation_for(graph, "vertex")
     sch = scc_schedule(cond, settings.heavy_arcs, K.SH)
     from ... import multi_gpu
-    per = multi_gpu.DEFAULT.min_arcs_per_gpu
+    per = current(multi_gpu.DEFAULT).min_arcs_per_gpu
     owner, giant = deal(cond, sch, k, giant_arcs=2 * per)
     cross = _crossings(cond, sch, owner, k)
     P = sch.num_phases

@@ -6,10 +6,10 @@ one on the same graph and GPUs (``_WORK``, :func:`drop_work`,
 
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...settings import executor
 from ..runtime.backend import backend
 from ..runtime.residency import residency
 from .ranges import shard_ranges
@@ -84,7 +84,7 @@ def _parallel(shards, fn):
             return fn(s)
     if shards[0].be.sim or len(shards) == 1:
         return [run(s) for s in shards]
-    with ThreadPoolExecutor(len(shards)) as pool:
+    with executor(len(shards)) as pool:
         return list(pool.map(run, shards))
 
 
