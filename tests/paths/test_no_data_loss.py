@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import digraph
-from digraph import cli as cli_mod
+from digraph import cli_run
 from digraph.atomic_file import atomic_file
 from conftest import random_graph
 from digraph.paths import PathSet
@@ -530,9 +530,9 @@ def test_cli_interrupted_write_keeps_the_old_file(tmp_path, graph, monkeypatch):
         yield next(it)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_mod, "zip", half_zip, raising=False)
+    monkeypatch.setattr(cli_run, "zip", half_zip, raising=False)
     with pytest.raises(KeyboardInterrupt):
-        cli_mod._write_values(str(out), result)
+        cli_run._write_values(str(out), result)
     assert out.read_text() == "old\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["r.csv"]
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
+# the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2     (results under $OUT)
+# Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
+set -euo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
+export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 DIGRAPH_DATASETS=$PWD/.data
+OUT=${OUT:-/tmp/device-check}
+mkdir -p "$OUT"
+GRAPHS="wiki-Vote dblp-2010 cnr-2000"
+AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms pagerank adsorption sssp kcore --repeat 5 --rounds 2"
+case "${1:?tests, gpu, cpu16 or cpu2}" in
+  tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
+  gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
+  cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
+  cpu2)  NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 $AB --threads 2 --out "$OUT/before_after_cpu2.json" ;;
+esac
