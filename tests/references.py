@@ -12,6 +12,7 @@ import scipy.sparse.linalg as spla
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import dijkstra
 
+import digraph
 from digraph.graph import Graph
 
 
@@ -162,3 +163,37 @@ def core_peeling(n, src, dst):
             if not removed[u]:
                 deg[u] -= 1
     return np.array(core, dtype=np.int64)
+
+
+def cycles_dag(k, size, seed=0, big=0, extra=2):
+    """``k`` cycles of 2…``size`` vertices chained by random forward arcs (a DAG of cycles),
+    plus one strongly connected block of ``big`` vertices at the front when ``big``."""
+    rng = np.random.default_rng(seed)
+    src, dst = [], []
+    starts = []
+    v = 0
+    if big:
+        p = rng.permutation(big)
+        src += p.tolist()
+        dst += np.roll(p, 1).tolist()  # a cycle through all of them
+        for _ in range(2 * big):
+            a, b = rng.integers(0, big, 2)
+            src.append(int(a))
+            dst.append(int(b))
+        starts.append((0, big))
+        v = big
+    for _ in range(k):
+        s = int(rng.integers(1, size + 1))
+        members = list(range(v, v + s))
+        if s > 1:
+            src += members
+            dst += members[1:] + members[:1]
+        starts.append((v, v + s))
+        v += s
+    n = v
+    for i, (a, b) in enumerate(starts[1:], 1):  # arcs from earlier groups only: a DAG of groups
+        for _ in range(extra):
+            j = int(rng.integers(0, i))
+            src.append(int(rng.integers(*starts[j])))
+            dst.append(int(rng.integers(a, b)))
+    return digraph.Graph.from_arrays(np.array(src), np.array(dst), num_vertices=n)

@@ -41,6 +41,7 @@ from ..interrupts import deferring
 from ..version import __version__
 from ..preprocess.errors import CacheError
 from . import cache_folder, validate
+from .pathset_stats import decomposition_stats
 
 __all__ = ["PathSet", "FORMAT_VERSION", "PREPROCESS_VERSION"]
 
@@ -210,64 +211,7 @@ class PathSet:
         ``partition_max_arcs``, ``partition_mean_arcs``, ``partition_balance`` (max / mean), and
         ``time_<stage>`` for each timed stage plus ``time_total``.
         """
-        P = self.num_paths
-        m = self.num_arcs
-        n = self.num_vertices
-        lengths = self.path_lengths
-        aoff = self.path_arc_offsets
-        out = {"num_paths": P, "num_arcs": m, "num_vertices": n}
-        out["mean_length"] = m / P if P else 0.0
-        out["max_length"] = int(lengths.max()) if P else 0
-        out["arc_weighted_mean_length"] = float((lengths.astype(np.float64) ** 2).sum() / m) if m else 0.0
-        lb = self.info.get("path_count_lower_bound")
-        out["path_count_lower_bound"] = lb
-        out["mean_length_upper_bound"] = (m / lb) if lb else None
-        hot = np.asarray(self.path_hot)
-        out["hot_paths"] = int(hot.sum())
-        out["hot_share"] = float(hot.mean()) if P else 0.0
-        out["hot_arc_share"] = float(lengths[hot].sum() / m) if m else 0.0
-        S = self.num_scc
-        out["num_scc"] = S
-        out["num_junctions"] = self.num_junctions
-        if S:
-            scc_paths = np.diff(self.scc_path_offsets)
-            so = np.asarray(self.scc_path_offsets)
-            scc_arcs = aoff[so[1:]] - aoff[so[:-1]]
-            g = int(np.argmax(scc_arcs))
-            out["giant_scc_paths"] = int(scc_paths[g])
-            out["giant_scc_path_share"] = float(scc_paths[g] / P)
-            out["giant_scc_arc_share"] = float(scc_arcs[g] / m)
-        else:
-            out["giant_scc_paths"] = 0
-            out["giant_scc_path_share"] = 0.0
-            out["giant_scc_arc_share"] = 0.0
-        out["num_layers"] = self.num_layers
-        if self.num_layers and m:
-            s1 = int(self.layer_scc_offsets[1])
-            out["layer0_arc_share"] = float(aoff[self.scc_path_offsets[s1]] / m)
-        else:
-            out["layer0_arc_share"] = 0.0
-        out["dep_graph_vertices"] = P
-        out["dep_graph_vertex_ratio"] = P / n if n else 0.0
-        dga = self.info.get("dep_graph_arcs")
-        out["dep_graph_arcs"] = dga
-        out["dep_graph_arc_ratio"] = (dga / m) if (dga is not None and m) else None
-        out["dag_arcs"] = int(self.dag_targets.size)
-        K = self.num_partitions
-        out["num_partitions"] = K
-        if K:
-            po = np.asarray(self.partition_offsets)
-            parts = aoff[po[1:]] - aoff[po[:-1]]
-            out["partition_max_arcs"] = int(parts.max())
-            out["partition_mean_arcs"] = float(parts.mean())
-            out["partition_balance"] = float(parts.max() / parts.mean()) if parts.mean() else 0.0
-        else:
-            out["partition_max_arcs"] = 0
-            out["partition_mean_arcs"] = 0.0
-            out["partition_balance"] = 0.0
-        for k, v in self.timings.items():
-            out[f"time_{k}"] = float(v)
-        return out
+        return decomposition_stats(self)
 
     def __repr__(self):
         return (f"<digraph.PathSet: {self.num_paths} paths over {self.num_arcs} arcs, "

@@ -11,7 +11,7 @@ from digraph.paths.condensation import condensation_for
 from digraph.paths.scc_deal import crossings, deal, restricted
 from digraph.paths.scc_schedule import scc_schedule
 
-from test_gpu_scc import _cycles_dag
+from references import cycles_dag as _cycles_dag
 
 
 def _graphs():
