@@ -8,8 +8,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/
 export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 DIGRAPH_DATASETS=$PWD/.data
 OUT=${OUT:-/tmp/device-check}
 mkdir -p "$OUT"
-GRAPHS="wiki-Vote dblp-2010 cnr-2000"
-AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms pagerank adsorption sssp kcore --repeat 5 --rounds 2"
+GRAPHS=${GRAPHS:-wiki-Vote dblp-2010 cnr-2000}
+ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
+AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGORITHMS --repeat 5 --rounds 2"
 case "${1:?tests, gpu, cpu16 or cpu2}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
