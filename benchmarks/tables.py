@@ -360,6 +360,7 @@ Xeon host of a GPU machine; the 2-core development machine is shared, and its fi
 | `benchmarks/bench_load.py` | `digraph.load` of edge-list files |
 | `benchmarks/before_after.py` | the same cases on two checkouts: every default within 5%, every answer within its bound |
 | `benchmarks/tables.py` | this page and the README's figures, from the results files |
+| `benchmarks/device_check.sh` | one call on the GPU machine (device tool): the GPU tests on the card, or `before_after.py` on one GPU, 16 or 2 CPU threads |
 
 Each writes one JSON row per measurement (machine, card, commit, date, command, graph, algorithm,
 mode, parameters, accuracy reached, timings and the run's counters) with `--out
