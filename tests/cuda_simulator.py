@@ -10,11 +10,9 @@ Here a block's threads are greenlets of the launching thread when ``greenlet`` i
 test dependency): the block runs each live thread in turn until it reaches a barrier or ends,
 then starts the next round, and the launching thread plays each CUDA thread while it runs
 (``threadIdx``, ``blockIdx``, ``syncthreads`` are read from ``threading.current_thread()`` by
-the simulator).  Without ``greenlet`` the threads stay Python threads that wait on a condition
-variable: a thread reaching ``syncthreads`` counts itself and sleeps, and the last live thread to
-arrive (or one ending while all the others wait) wakes them all.  Either way the semantics are
-the simulator's: a barrier counts the threads still alive, and an exception in one thread is
-raised by the launch, naming the thread and block.
+the simulator).  The semantics are the simulator's: a barrier counts the threads still alive,
+and an exception in one thread is raised by the launch, naming the thread and block.  Without
+``greenlet`` the simulator is left as it is.
 """
 import threading
 
@@ -83,75 +81,11 @@ def _green_run(self, grid_point, *args):
 
 
 def install():
-    """Patch numba-cuda's simulator (once per process)."""
+    """Patch numba-cuda's simulator (once per process); without ``greenlet`` it stays as it is
+    (correct, only slower)."""
     from numba.cuda.simulator import kernel as K
-    if getattr(K.BlockManager, "_digraph_fast", False):
-        return
     try:
         import greenlet  # noqa: F401
     except ImportError:
-        pass
-    else:
-        K.BlockManager.run = _green_run
-        K.BlockManager._digraph_fast = True
         return
-    plain_thread_run = K.BlockThread.run
-
-    def release(m):  # under m.cond: every live thread waits at the barrier
-        m.blocked = 0
-        m.generation += 1
-        m.cond.notify_all()
-
-    def syncthreads(self):
-        if self.abort:
-            raise RuntimeError("abort flag set on syncthreads call")
-        m = self._manager
-        with m.cond:
-            gen = m.generation
-            m.blocked += 1
-            if m.blocked == m.live:
-                release(m)
-            else:
-                while m.generation == gen and not self.abort:
-                    m.cond.wait()
-        if self.abort:
-            raise RuntimeError("abort flag set on syncthreads clear")
-
-    def thread_run(self):
-        try:
-            plain_thread_run(self)
-        finally:
-            m = self._manager
-            with m.cond:
-                m.live -= 1
-                if self.exception is not None and m.failed is None:
-                    m.failed = self
-                    for t in m.threads:
-                        t.abort = True
-                    m.cond.notify_all()
-                elif m.live and m.blocked == m.live:
-                    release(m)
-
-    def run(self, grid_point, *args):
-        f = self._f
-
-        def target():
-            f(*args)
-        self.cond = threading.Condition()
-        self.generation = self.blocked = 0
-        self.failed = None
-        self.threads = [K.BlockThread(target, self, grid_point, p, self._debug)
-                        for p in np.ndindex(*self._block_dim)]
-        self.live = len(self.threads)
-        for t in self.threads:
-            t.start()
-        for t in self.threads:
-            t.join()
-        first = self.failed or next((t for t in self.threads if t.exception), None)
-        if first is not None:
-            raise first.exception[0].with_traceback(first.exception[1])
-
-    K.BlockThread.syncthreads = syncthreads
-    K.BlockThread.run = thread_run
-    K.BlockManager.run = run
-    K.BlockManager._digraph_fast = True
+    K.BlockManager.run = _green_run
