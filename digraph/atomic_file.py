@@ -72,7 +72,7 @@ def atomic_file(path, mode="w", encoding=None):
     except OSError:
         perms = 0o666 & ~_umask()
     kw = {} if "b" in mode else {"encoding": encoding or "utf-8", "newline": ""}
-    fd = _anonymous(p.parent if str(p.parent) else Path("."))
+    fd = anonymous(p.parent if str(p.parent) else Path("."))
     named = fd is None
     f = open(tmp, mode.replace("w", "x"), **kw) if named else os.fdopen(fd, mode, **kw)
     try:
@@ -103,7 +103,7 @@ def _name(fd, path):
         os.close(dfd)
 
 
-def _anonymous(folder):
+def anonymous(folder):
     """A descriptor of a new nameless file in ``folder`` (``O_TMPFILE``), or None where the system
     or the file system has none (then a hidden named temporary file is used)."""
     flag = getattr(os, "O_TMPFILE", 0)

@@ -24,7 +24,7 @@ def bfs_levels(graph, sources, *, device="cpu", mode=None, threads=None):
         One source runs ``digraph.run(graph, "sssp", source=..., weights=False, mode=mode,
         device=device, threads=threads)``; several (a tuple is one vertex when the graph's ids
         are objects, several otherwise) run one breadth-first search from all of them
-        (:mod:`digraph.smx.cpu_tree`, or :mod:`digraph.smx.cuda_tree` on a GPU).  An empty list
+        (:mod:`digraph.smx.cpu.tree`, or :mod:`digraph.smx.cuda.tree` on a GPU).  An empty list
         reaches nothing.
     device : str
         ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"cuda:0,1,..."`` (several sources: the first GPU).

@@ -75,7 +75,7 @@ def check_path_options(cache, preprocess):
                                     f"{short_repr(cache)}")
     if preprocess is None:
         return cache, None
-    from .preprocess import DEFAULTS, _check_params
+    from .preprocess import DEFAULTS, check_params
     if not isinstance(preprocess, Mapping):
         raise InvalidParameterError(
             f"preprocess must be a dict of digraph.preprocess parameters ({', '.join(DEFAULTS)}, "
@@ -87,7 +87,7 @@ def check_path_options(cache, preprocess):
             f"{', '.join(DEFAULTS)}, jobs")
     params = dict(preprocess)
     try:
-        _check_params(**dict(DEFAULTS, **{k: v for k, v in params.items() if k != "jobs"}))
+        check_params(**dict(DEFAULTS, **{k: v for k, v in params.items() if k != "jobs"}))
     except InvalidParameterError as e:
         raise InvalidParameterError(f"preprocess: {e}") from None
     jobs = params.get("jobs")

@@ -31,9 +31,9 @@ command line's spelling of errors).
 import sys
 import time
 
-from .cli_errors import _first_line, cli_spelling
-from .cli_progress import BAR_DELAY, Progress, _add_progress_options, _isatty
-from .cli_run import _Null, _run
+from .cli_errors import first_line, cli_spelling
+from .cli_progress import BAR_DELAY, Progress, add_progress_options, _isatty
+from .cli_run import Null, _run
 
 __all__ = ["main", "build_parser", "cli_spelling"]
 
@@ -103,7 +103,7 @@ def build_parser():
                         "(exit 0) instead of failing")
     r.add_argument("--debug", action="store_true", help="show tracebacks")
     for parser in (r, sub.choices["preprocess"]):
-        _add_progress_options(parser)
+        add_progress_options(parser)
     w = sub.add_parser("warmup", help="compile every kernel ahead (for images and clusters)",
                        description="Compile the Numba kernels ahead, so that no run compiles (a "
                                    "fresh install compiles a run's kernels on its first call); "
@@ -138,7 +138,7 @@ def _preprocess_with_progress(args, out, progress):
     from .preprocess import cli as pre
 
     progress.start(f"preprocessing {args.input} (load, decompose, merge, label, scc, dag, order)")
-    pre._preprocess(args, _Null() if args.quiet else out)
+    pre._preprocess(args, Null() if args.quiet else out)
     timings = PathSet.read_manifest(args.output).get("timings", {})
     progress.end(", ".join(f"{k} {v:.2f} s" for k, v in timings.items() if k != "total"))
 
@@ -177,7 +177,7 @@ def _main(argv):
         elif args.command == "preprocess":
             _preprocess_with_progress(args, sys.stdout, progress)
         elif args.command == "warmup":
-            _warmup(args, _Null() if args.quiet else sys.stdout)
+            _warmup(args, Null() if args.quiet else sys.stdout)
         else:
             pre._info(args, sys.stdout)
         sys.stdout.flush()
@@ -190,9 +190,9 @@ def _main(argv):
         _quiet_stdout()
         return 0
     except MemoryError as e:  # GraphTooLargeError names the size; a bare one says where it struck
-        return _stop(args, progress, f"digraph: error: out of memory: {_first_line(e, 'no memory left')}", 2)
+        return _stop(args, progress, f"digraph: error: out of memory: {first_line(e, 'no memory left')}", 2)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
-        line = _first_line(cli_spelling(e), type(e).__name__)
+        line = first_line(cli_spelling(e), type(e).__name__)
         return _stop(args, progress, f"digraph: error: {line}", 2)
     finally:
         compiling.set_sink(old_sink)

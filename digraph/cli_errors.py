@@ -1,5 +1,5 @@
 """How the ``digraph`` command line (:mod:`digraph.cli`) words an error: :func:`cli_spelling`
-(the library's parameter names as the command line's options) and :func:`_first_line` (the one
+(the library's parameter names as the command line's options) and :func:`first_line` (the one
 line it prints, escaped)."""
 
 import re
@@ -59,7 +59,7 @@ def cli_spelling(error):
     return _REQUIRED.sub(lambda m: _OPTIONS[m.group(1)], text)
 
 
-def _first_line(e, default):
+def first_line(e, default):
     """The first line of an error's message, :func:`~digraph.preprocess.cli.escaped` (it may
     quote a file's content or name)."""
     from .preprocess.cli import escaped

@@ -6,7 +6,7 @@ import threading
 import time
 
 
-def _add_progress_options(parser):
+def add_progress_options(parser):
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="show progress on stderr even when it is not a terminal")

@@ -165,7 +165,7 @@ def _run(args, out, progress):
         with atomic_file(args.stats, "w") as f:
             json.dump(dict(result.stats), f, indent=1, default=str)
     if args.quiet:
-        out = _Null()
+        out = Null()
     from .preprocess.cli import escaped
     if args.top > 0:
         largest = result.algorithm != "sssp"
@@ -215,7 +215,7 @@ def _check_paths(args):
         check_writable(args.cache)
 
 
-class _Null:
+class Null:
     """A stream that drops what is written (--quiet)."""
 
     def write(self, text):

@@ -5,7 +5,7 @@
   preprocessor (:func:`digraph.preprocess.scc.tarjan_scc`), O(n + m) on the CPU.
 * :func:`wcc_labels` — weakly connected components (arc directions ignored) by hooking to the
   smaller root with pointer jumping (Shiloach–Vishkin), in parallel on the CPU
-  (:mod:`digraph.smx.cpu_wcc`) or on a GPU (:mod:`digraph.smx.cuda_wcc`).
+  (:mod:`digraph.smx.cpu.wcc`) or on a GPU (:mod:`digraph.smx.cuda.wcc`).
 
 Labels are canonical by default, so that every device and run gives the same array: components
 are numbered ``0, 1, 2, ...`` in the order of their smallest vertex index (component 0 holds
@@ -121,7 +121,7 @@ def wcc_labels(graph, *, device="cpu", threads=None):
         return np.zeros(0, dtype=np.int64)
     if device != "cpu":
         return _gpu_wcc(graph, device.split(",")[0])
-    from .smx.cpu_wcc import wcc_roots
+    from .smx.cpu.wcc import wcc_roots
     import numba
     before = numba.get_num_threads()
     if threads is not None:
@@ -135,17 +135,18 @@ def wcc_labels(graph, *, device="cpu", threads=None):
 
 
 def _gpu_wcc(graph, device):
-    """Hook and jump passes of :mod:`digraph.smx.cuda_wcc` until a hook changes nothing; the
+    """Hook and jump passes of :mod:`digraph.smx.cuda.wcc` until a hook changes nothing; the
     canonical numbering by a prefix sum over the roots, on the GPU."""
-    from .dispatch import gpu
+    from .dispatch.runtime.cuda import backend
+    from .dispatch.runtime.cuda import device_graph
     from .result import RunStats
-    from .smx.cuda_wcc import wcc_hook, wcc_jump
-    be = gpu.backend(device)
+    from .smx.cuda.wcc import wcc_hook, wcc_jump
+    be = backend.backend(device)
     with be.current():
         old, be.stats = be.stats, RunStats.new()
         try:
             xp = be.xp
-            dg = gpu._device_graph(be, graph)
+            dg = device_graph._device_graph(be, graph)
             n, m = graph.num_vertices, graph.num_arcs
             comp = xp.arange(n, dtype=np.int64)
             changed = xp.zeros(1, dtype=np.int32)

@@ -8,10 +8,13 @@ import numpy as np
 from . import compiling
 from .algorithms import get as get_algorithm
 from .checks import check_device, check_path_options, check_positive, check_threads
-from .dispatch.engines import Request, execute
+from .dispatch.engines.common import Request
+from .dispatch.engines import execute
 from .dispatch.placement import of as placement_of
 from .dispatch import route as router
-from .dispatch.route import MODES, PATH_OPTIONS, check_mode, place, restricts, route
+from .dispatch.route.modes import MODES, PATH_OPTIONS
+from .dispatch.route import check_mode, restricts, route
+from .dispatch.route.placing import place
 from .dispatch.settings import check as check_settings, current, using
 from .errors import ConvergenceError, InvalidParameterError, short_repr
 from .graph import Graph
@@ -95,17 +98,17 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         default for SSSP and other min/max systems, and for k-core on GPUs), ``"bsp"``
         (bulk-synchronous rounds over a frontier, Gunrock-like; the default for linear systems
         on GPUs), ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
-        the parallel PKC, see :mod:`digraph.dispatch.peel`; the CPU default for k-core) or
+        the parallel PKC, see :mod:`digraph.dispatch.engines.peel.cpu`; the CPU default for k-core) or
         ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters of nearby vertices each
         relaxed to its local fixpoint in one thread block per round; the GPU default on
-        road-like graphs, see :mod:`digraph.dispatch.cuda.one_gpu.cluster`).
+        road-like graphs, see :mod:`digraph.dispatch.engines.cluster.gpu`).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
-        :mod:`digraph.dispatch.gpu`).  ``"cuda:0,1,..."``: several GPUs of one host; ``bsp``
-        and ``vertex-async`` shard the graph over them (:mod:`digraph.dispatch.multi_gpu`), the
+        :mod:`digraph.dispatch.engines.one_gpu`).  ``"cuda:0,1,..."``: several GPUs of one host; ``bsp``
+        and ``vertex-async`` shard the graph over them (:mod:`digraph.dispatch.engines.push.gpus`), the
         path modes run the path dispatcher with one worker per GPU
-        (:mod:`digraph.dispatch.multi`).
+        (:mod:`digraph.dispatch.engines.path.gpus`).
     threads : int, optional
         CPU threads for the Numba kernels (default: all of Numba's threads).
     max_iter : int, optional
@@ -116,7 +119,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         (default 1e-6).  Ignored by the exact algorithms.
     priority : {"pending", "paper", "none"}, optional
         Path modes: which active paths run first (default ``"pending"`` for ``mode="path"``,
-        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.paths`.  ``"scc"``:
+        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.engines.path.cpu`.  ``"scc"``:
         ``"pending"`` (a soft priority by pending mass, the default) or ``"none"``.
     cache : path, optional
         Path modes: a preprocessing cache folder, reused when it fits the graph and parameters and
@@ -128,12 +131,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         CPU path modes: cold paths of at most this many arcs are not walked with per-arc mirrors
         but pushed at vertex level, one mirror per (partition, source vertex) group of their arcs
         (default 2, chosen by measurement; ``0`` walks every path with per-arc mirrors); hot paths
-        and longer paths are always walked.  See :mod:`digraph.dispatch.paths`.
+        and longer paths are always walked.  See :mod:`digraph.dispatch.engines.path.cpu`.
     layer_window : int, optional
         CPU path modes, linear algorithms: each round walks the lowest unfinished DAG layer and
         runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
         layer by layer); a layer still finishes only as the lowest one.  Default
-        :attr:`digraph.dispatch.paths.PathSettings.layer_window` (1), chosen by measurement.
+        :attr:`digraph.dispatch.engines.path.settings.PathSettings.layer_window` (1), chosen by measurement.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -148,7 +151,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         Default ``False``: nothing is shown.
     settings : settings object or list of them, optional
         Engine settings for this run instead of the engines' defaults: for example
-        ``[dataclasses.replace(digraph.dispatch.multi_gpu.DEFAULT, min_arcs_per_gpu=0)]`` shards
+        ``[dataclasses.replace(digraph.dispatch.runtime.cuda.shard_settings.DEFAULT, min_arcs_per_gpu=0)]`` shards
         even a small graph over the GPUs named.  Each is an instance of an engine's settings
         class (``BspSettings``, ``MultiGpuSettings``, ...; :mod:`digraph.dispatch.settings`), at
         most one per class; the fields are documented, with their measurements, on each class.

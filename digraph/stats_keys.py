@@ -9,12 +9,12 @@ __all__ = ["STATS_KEYS", "STATS_GROUPS", "stats_table"]
 STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
     ("Every run", {
         "algorithm": "the algorithm's name (`Algorithm.name`)",
-        "mode": "the mode that ran (`digraph.dispatch.route.MODES`): after a power probe handed "
+        "mode": "the mode that ran (`digraph.dispatch.route.modes.MODES`): after a power probe handed "
                 "over, the mode it handed to; an engine's own fallback is in `finished_by`",
         "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
         "route": "the router's plan, a dict: `engine` and `mode` planned, `placement` (in "
                  "words: `cpu, 2 threads`, `cuda:0`, `cuda:0,1 (2 GPUs)`), `requested` (the "
-                 "`mode=` asked for), `code` (why, one of `digraph.dispatch.route.CODES`), "
+                 "`mode=` asked for), `code` (why, one of `digraph.dispatch.route.plans.CODES`), "
                  "`reason` (one sentence), `considered` (the tests of the automatic choice: "
                  "`engine`, `test`, `value`, `threshold`, `held`), `placed` (the placement's "
                  "decisions: `code`, `why`), `restricted` (the reach the system was solved on, "
@@ -88,7 +88,7 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "scc_ran_once": "SCC-vertices done in one sweep (`scc`) or that ran in one round only (CPU "
                         "path modes)",
         "scc_split": "`scc`: components split over the threads "
-                     "(`dag_push.DagPushSettings.split_arcs` inside arcs or more)",
+                     "(`engines.scc.cpu.DagPushSettings.split_arcs` inside arcs or more)",
         "layers": "`scc`: levels of the condensation's DAG",
         "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
                         "component; path modes: rounds in which the layer sent)",
@@ -104,8 +104,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                               "with (0: the plain rounds; `GpuSccSettings.heavy_anderson`, "
                               "`heavy_anderson_arcs`), a list",
         "scc_direct": "`scc`: small components solved exactly by elimination in one pass "
-                      "(`dag_push.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
-                      "`smx.cuda_scc.DK` on a GPU)",
+                      "(`engines.scc.cpu.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
+                      "`smx.cuda.scc.DK` on a GPU)",
         "scc_giants": "`scc` over several GPUs: the giant components run sharded over the GPUs "
                       "(component, arcs inside, rounds, GPUs, the sharded run's error bound), a "
                       "list of dicts",

@@ -2,7 +2,7 @@
 expect beside the distances.
 
 * :func:`shortest_path_tree` — predecessors (and tree depths) from the distances of an SSSP run,
-  on the CPU (:mod:`digraph.smx.cpu_tree`) or the GPU (:mod:`digraph.smx.cuda_tree`).  An arc
+  on the CPU (:mod:`digraph.smx.cpu.tree`) or the GPU (:mod:`digraph.smx.cuda.tree`).  An arc
   ``u → v`` of weight ``w`` is *tight* when ``d(v) < inf`` and ``d(u) + w == d(v)`` in float64;
   the tree is the breadth-first tree over tight arcs from the source, each vertex's parent the
   smallest-index tight in-neighbour one level up.  Exact: the engines compute every ``d(v)`` as
@@ -132,24 +132,25 @@ def _id(graph, i):
 
 def tree_arrays(graph, w, unit, tight, dist, sources, device):
     if device == "cpu":
-        from .smx.cpu_tree import tight_tree
+        from .smx.cpu.tree import tight_tree
         return tight_tree(graph.out_offsets, graph.out_targets, w, unit, tight,
                           dist if tight else np.zeros(0, np.float64), sources)
     return _gpu_tree(graph, w, unit, tight, dist, sources, _first_gpu(device))
 
 
 def _gpu_tree(graph, w, unit, tight, dist, sources, device):
-    """:func:`digraph.smx.cuda_tree.tree_level` once per level, the frontier kept on the GPU."""
+    """:func:`digraph.smx.cuda.tree.tree_level` once per level, the frontier kept on the GPU."""
     from collections import defaultdict
 
-    from .dispatch import gpu
-    from .smx.cuda_tree import tree_level
-    be = gpu.backend(device)
+    from .dispatch.runtime.cuda import backend
+    from .dispatch.runtime.cuda import device_graph
+    from .smx.cuda.tree import tree_level
+    be = backend.backend(device)
     with be.current():
         old, be.stats = be.stats, defaultdict(float)  # the copies' bytes and time: not a run's
         try:
             xp = be.xp
-            dg = gpu._device_graph(be, graph)
+            dg = device_graph._device_graph(be, graph)
             n = graph.num_vertices
             dw = be.put(w) if tight and not unit else be.put(np.zeros(1))
             dd = be.put(dist) if tight else be.put(np.zeros(1))
@@ -183,5 +184,5 @@ def _gpu_tree(graph, w, unit, tight, dist, sources, device):
 
 def tree_path(pred, hops, t):
     """Internal indices of the tree path from the root to ``t`` (empty when unreached)."""
-    from .smx.cpu_tree import tree_path as walk
+    from .smx.cpu.tree import tree_path as walk
     return walk(pred, hops, np.int64(t))

@@ -46,7 +46,7 @@ def test_warmup_checks_its_arguments():
 
 
 def test_kcore_warms_the_schedule_it_runs():
-    from digraph.dispatch import peel
+    from digraph.dispatch.engines.peel import cpu as peel
     from digraph.dispatch.engines import warm
     g = _graph()
     warm.WARM.difference_update({k for k in warm.WARM if k[0] == "peel"})
@@ -107,7 +107,7 @@ def test_lazy_compilation_is_time_compile_not_compute(monkeypatch):
     """A kernel first called inside the compute phase counts in time_compile."""
     import importlib
     R = importlib.import_module("digraph.run")
-    from digraph.dispatch import power
+    from digraph.dispatch.engines.power import cpu as power
     kernel = _fresh_kernel()
     solve = power.solve
 

@@ -391,9 +391,9 @@ def test_real_graphs(name):
 
 @pytest.fixture(scope="module")
 def be():
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend
     try:
-        return gpu.backend("cuda")
+        return backend.backend("cuda")
     except NotAvailableError as e:
         pytest.skip(str(e))
 

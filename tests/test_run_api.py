@@ -387,7 +387,7 @@ def test_settings_change_one_run_and_nothing_after():
     """``settings=`` gives one run its engine settings; the defaults are untouched after it."""
     import dataclasses
 
-    from digraph.dispatch import bsp
+    from digraph.dispatch.engines.push import cpu_bsp as bsp
     from digraph.dispatch.settings import current
     rng = np.random.default_rng(3)
     g = digraph.load((rng.integers(0, 300, 3000), rng.integers(0, 300, 3000)), num_vertices=300)
@@ -403,7 +403,7 @@ def test_settings_change_one_run_and_nothing_after():
 def test_bad_settings_are_refused_by_name():
     import dataclasses
 
-    from digraph.dispatch import bsp
+    from digraph.dispatch.engines.push import cpu_bsp as bsp
     g = digraph.load(([0, 1], [1, 0]))
     with pytest.raises(InvalidParameterError, match="not an engine's settings object"):
         digraph.run(g, "pagerank", settings=[{"dense_divisor": 0}])
@@ -417,7 +417,7 @@ def test_worker_threads_run_with_the_run_settings():
     """An engine's worker threads (settings.executor) see the settings of the run that made them."""
     import dataclasses
 
-    from digraph.dispatch import bsp
+    from digraph.dispatch.engines.push import cpu_bsp as bsp
     from digraph.dispatch.settings import current, executor, using
     mine = dataclasses.replace(bsp.DEFAULT, dense_divisor=7)
     with using([mine]):

@@ -171,9 +171,9 @@ def test_every_gpu_run_writes_documented_keys(engine_settings):
     r = digraph.run(tiny, "pagerank", mode="bsp", device="cuda", tol=0.05, batch_arcs=4)
     assert r.stats["streamed_batches"] > 1
     _check("pagerank bsp batch_arcs=4 on cuda", r.stats)
-    from digraph.dispatch import gpu
+    from digraph.dispatch.engines.path import gpu_settings
     # one GPU's bsp as one shard of multi_gpu
-    engine_settings(gpu.DEFAULT, shard_arcs=0)
+    engine_settings(gpu_settings.DEFAULT, shard_arcs=0)
     r = digraph.run(tiny, "pagerank", mode="bsp", device="cuda", tol=0.05)
     assert [p["code"] for p in r.stats["route"]["placed"]] == ["one-shard"]
     _check("pagerank bsp as one shard on cuda", r.stats)
@@ -183,10 +183,11 @@ def test_every_gpu_run_writes_documented_keys(engine_settings):
 def test_every_multi_gpu_run_writes_documented_keys(engine_settings):
     if gpu_count() < 2:
         pytest.skip("one GPU: the multi-GPU engines need two")
-    from digraph.dispatch import gpu_power, multi_gpu
+    from digraph.dispatch.engines.power import gpu_settings as power_settings
+    from digraph.dispatch.runtime.cuda import shard_settings
     # shard even this tiny graph over both GPUs, every family (as tests/dispatch/cuda/test_multi_gpu.py)
-    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
-    engine_settings(gpu_power.DEFAULT, shard_arcs=0)
+    engine_settings(shard_settings.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+    engine_settings(power_settings.POWER_DEFAULT, shard_arcs=0)
     tiny = digraph.load(TINY)
     # The sharded linear rounds are one code path for bsp, vertex-async and the automatic choice,
     # and for PageRank and adsorption alike (the dual-bound keys come from the CPU-side wrapper

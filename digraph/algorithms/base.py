@@ -74,7 +74,7 @@ class LinearSystem:
         ``dangling ≥ 0`` summing to 1 and ``dangling_scale ≥ 0`` (PageRank's ``dangling=``: α on
         the vertices without out-weight, 0 elsewhere, so their mass follows ``dangling`` instead
         of the teleport vector).  Only the power iteration runs it (``mode="power"``,
-        :mod:`digraph.dispatch.power`; the router refuses every other mode and the GPUs), and
+        :mod:`digraph.dispatch.engines.power.cpu`; the router refuses every other mode and the GPUs), and
         only with ``normalize=True``.  None (default): no such term.
     """
 

@@ -18,7 +18,7 @@ of positive weight) follows ``d`` instead of ``p``: networkx's iteration
 
 a :class:`LinearSystem` with ``dangling = d`` and ``dangling_scale = α·1_D``, which only the
 Google-matrix power iteration runs (``mode="power"``, chosen automatically;
-:mod:`digraph.dispatch.power`).  When the graph has no dangling vertex, or ``d`` equals ``p``,
+:mod:`digraph.dispatch.engines.power.cpu`).  When the graph has no dangling vertex, or ``d`` equals ``p``,
 the term changes nothing and the system is the plain one (every mode runs it).
 
 The native ``tol`` bounds the L1 distance of the returned vector to the exact answer (default

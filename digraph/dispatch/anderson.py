@@ -23,7 +23,7 @@ This module holds the small dense part: the Gram matrix ``ΔFᵀΔF`` (one new r
 the dots the engine's record pass computes), the least-squares solve, and the safeguard: a round
 whose ``‖f‖₁`` grew restarts the history and takes the plain step.  The engine supplies the two
 vector passes (record the differences and their dots; mix ``x_{k+1}``), e.g.
-:mod:`digraph.smx.cuda_anderson` on a GPU.
+:mod:`digraph.smx.cuda.anderson` on a GPU.
 """
 
 import numpy as np

@@ -2,7 +2,7 @@
 
 A placement is one of three kinds: CPU threads (``"cpu"``), one GPU (``"gpu"``) or several GPUs
 of one host (``"gpus"``).  :func:`of` reads the ``device=``/``threads=`` a user passed;
-:func:`digraph.dispatch.route.place` narrows a placement of several GPUs to those a run uses
+:func:`digraph.dispatch.route.placing.place` narrows a placement of several GPUs to those a run uses
 (:meth:`Placement.take`).  This module imports nothing of the engine, so that every layer may
 use it.
 """

@@ -6,7 +6,7 @@ A caller changes them for one run by passing settings objects, never by replacin
 default::
 
     from dataclasses import replace
-    from digraph.dispatch.multi_gpu import DEFAULT as MULTI_GPU
+    from digraph.dispatch.engines.push.gpus import DEFAULT as MULTI_GPU
     digraph.run(g, "pagerank", device="cuda:0,1", settings=[replace(MULTI_GPU, min_arcs_per_gpu=0)])
 
 :func:`digraph.run` makes them the run's settings (:func:`using`) and an engine reads its own with
@@ -62,7 +62,7 @@ def check(settings):
     except TypeError:
         raise InvalidParameterError(
             f"settings must be a settings object or a list of them (such as "
-            f"dataclasses.replace(digraph.dispatch.bsp.DEFAULT, ...)), not {settings!r}") from None
+            f"dataclasses.replace(digraph.dispatch.engines.push.cpu_bsp.DEFAULT, ...)), not {settings!r}") from None
     seen = set()
     for s in objs:
         if type(s) not in _KNOWN:

@@ -16,7 +16,7 @@ from ..interrupts import check as check_interrupt
 from ..memory import BYTES_PER_VERTEX, available_bytes, check_arcs
 from . import _kernels as K
 from ._files import line_text, token_text
-from ._header import _fields, _names_line, _raw_line, _split, is_header
+from ._header import _fields, names_line, raw_line, _split, is_header
 from ._kernels import next_data_line, parse_arcs, parse_named_arcs
 from ._names import intern_names, new_name_table
 
@@ -138,14 +138,14 @@ class ArcScanner:
             first = next_data_line(arr, start)
             if first < end:
                 self.header = False
-                if header == "always" or is_header(_split(_raw_line(data, first), self.comma)):
+                if header == "always" or is_header(_split(raw_line(data, first), self.comma)):
                     nl = data.find(b"\n", first, end)
                     start = end if nl < 0 else nl + 1
         if self.names is None:
             first = next_data_line(arr, start)
             if first < end:
-                raw = _raw_line(data, first)
-                name = _names_line(raw, self.comma)
+                raw = raw_line(data, first)
+                name = names_line(raw, self.comma)
                 self.names = name is not None
                 if self.names:
                     self.first_name = (first_line + data.count(b"\n", 0, first), raw, name)
@@ -276,7 +276,7 @@ class ArcScanner:
                 what = "a vertex id" if self.names else "an integer vertex id"
             tokq = f"{tok!r}" if tok else "an empty field"
             hint = ""
-            if not comma and b"," in _raw_line(data, eline):
+            if not comma and b"," in raw_line(data, eline):
                 hint = " (for comma-separated values use a .csv name or format='csv')"
             elif ecol < 3 and tok and self.names is False and self.limit < 0 and self.base == 0:
                 hint = (f" (the first data line, line {self.first_data_line}, has integer ids, and "
@@ -300,11 +300,11 @@ class ArcScanner:
             msg = (f"malformed line {quoted}: column {ecol}: vertex id {tok!r} is outside the "
                    f"int64 range")
         elif err == K.E_COLUMNS:
-            found = len(_fields(_raw_line(data, eline), comma))
+            found = len(_fields(raw_line(data, eline), comma))
             want = (f"{self.expect_cols}" if self.expect_cols
                     else "2 (src dst) or 3 (src dst weight)")
             hint = ""
-            if not comma and found < 2 and b"," in _raw_line(data, eline):
+            if not comma and found < 2 and b"," in raw_line(data, eline):
                 hint = " (for comma-separated values use a .csv name or format='csv')"
             msg = f"malformed line {quoted}: expected {want} fields, found {found}{hint}"
         elif err == K.E_MISMATCH:

@@ -18,7 +18,7 @@ def _is_number(field):
     return True
 
 
-def _raw_line(data, offset):
+def raw_line(data, offset):
     end = data.find(b"\n", offset)
     return data[offset:end if end >= 0 else len(data)].rstrip(b"\r")
 
@@ -37,7 +37,7 @@ def _fields(raw, comma):
     return _BLANKS.split(raw) if raw else []
 
 
-def _names_line(raw, comma):
+def names_line(raw, comma):
     """The first of the two id fields of a line that is not a decimal integer, or None."""
     for f in _fields(raw, comma)[:2]:
         if not _DECIMAL.fullmatch(f):

@@ -21,9 +21,9 @@ Both walk the bytes once; nothing is done per line in Python.
 import numpy as np
 from numba import njit
 
-from ._names import _is_decimal, _text_status
-from ._scan import (_COMMA, _LF, E_CAPACITY, E_COLUMNS, E_CONTROL, E_MISMATCH, E_NAN, E_OVERFLOW,
-                    E_RANGE, E_TEXT, E_TOKEN, OK, _is_blank, _parse_float, _parse_int, _separator,
+from ._names import is_decimal, text_status
+from ._scan import (COMMA, LF, E_CAPACITY, E_COLUMNS, E_CONTROL, E_MISMATCH, E_NAN, E_OVERFLOW,
+                    E_RANGE, E_TEXT, E_TOKEN, OK, is_blank, parse_float, parse_int, separator,
                     next_data_line)
 
 __all__ = ["parse_arcs", "parse_named_arcs", "next_data_line", "OK", "E_TOKEN", "E_OVERFLOW",
@@ -96,7 +96,7 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, b
         if line_start >= n:
             break
         pos = line_start
-        while _is_blank(buf[pos]):  # the line holds a byte that is not blank
+        while is_blank(buf[pos]):  # the line holds a byte that is not blank
             pos += 1
         if count >= capacity:
             err = E_CAPACITY
@@ -107,24 +107,24 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, b
             first_line = line_start
         # column 1: source
         tok = pos
-        u, pos, st = _parse_int(buf, pos, n)
+        u, pos, st = parse_int(buf, pos, n)
         if st != 0:
             err = E_TOKEN if st == 1 else E_OVERFLOW
             err_line, err_tok, err_col = line_start, tok, 1
             break
-        pos, kind = _separator(buf, pos, n, comma)
+        pos, kind = separator(buf, pos, n, comma)
         if kind != 0:
             err = E_TOKEN if kind < 0 else E_COLUMNS
             err_line, err_tok, err_col = line_start, tok, 1
             break
         # column 2: target
         tok2 = pos
-        v, pos, st = _parse_int(buf, pos, n)
+        v, pos, st = parse_int(buf, pos, n)
         if st != 0:
             err = E_TOKEN if st == 1 else E_OVERFLOW
             err_line, err_tok, err_col = line_start, tok2, 2
             break
-        pos, kind = _separator(buf, pos, n, comma)
+        pos, kind = separator(buf, pos, n, comma)
         if kind < 0:
             err = E_TOKEN
             err_line, err_tok, err_col = line_start, tok2, 2
@@ -134,13 +134,13 @@ def parse_arcs(buf, start, capacity, comma, expect_cols, ncols0, keep_weights, b
         if kind == 0:
             # column 3: weight
             tok3 = pos
-            w, pos, st = _parse_float(buf, pos, n)
+            w, pos, st = parse_float(buf, pos, n)
             if st == 1:
                 err = E_TOKEN
                 err_line, err_tok, err_col = line_start, tok3, 3
                 break
             tok3_end = pos
-            pos, kind = _separator(buf, pos, n, comma)
+            pos, kind = separator(buf, pos, n, comma)
             if kind < 0:
                 err = E_TOKEN
                 err_line, err_tok, err_col = line_start, tok3, 3
@@ -235,7 +235,7 @@ def parse_named_arcs(buf, start, capacity, comma, ncols0, keep_weights):
         if line_start >= n:
             break
         pos = line_start
-        while _is_blank(buf[pos]):  # the line holds a byte that is not blank
+        while is_blank(buf[pos]):  # the line holds a byte that is not blank
             pos += 1
         if count >= capacity:
             err = E_CAPACITY
@@ -254,13 +254,13 @@ def parse_named_arcs(buf, start, capacity, comma, ncols0, keep_weights):
             tok = pos
             q = pos
             if comma:
-                while q < n and buf[q] != _COMMA and buf[q] != _LF:
+                while q < n and buf[q] != COMMA and buf[q] != LF:
                     q += 1
                 e = q
-                while e > tok and _is_blank(buf[e - 1]):
+                while e > tok and is_blank(buf[e - 1]):
                     e -= 1
             else:
-                while q < n and buf[q] != _LF and not _is_blank(buf[q]):
+                while q < n and buf[q] != LF and not is_blank(buf[q]):
                     q += 1
                 e = q
             cols += 1
@@ -273,17 +273,17 @@ def parse_named_arcs(buf, start, capacity, comma, ncols0, keep_weights):
                 err_tok, err_col = tok, cols
                 break
             if cols <= 2:
-                status = _text_status(buf, tok, e)
+                status = text_status(buf, tok, e)
                 if status != OK:
                     err = status
                     err_tok, err_col = tok, cols
                     break
-                if not is_named and not _is_decimal(buf, tok, e):
+                if not is_named and not is_decimal(buf, tok, e):
                     is_named = True
                 toks[4 * count + 2 * cols - 2] = tok
                 toks[4 * count + 2 * cols - 1] = e
             else:
-                w, p3, st = _parse_float(buf, tok, e)
+                w, p3, st = parse_float(buf, tok, e)
                 if st == 1 or p3 != e:
                     err = E_TOKEN
                     err_tok, err_col = tok, 3
@@ -291,20 +291,20 @@ def parse_named_arcs(buf, start, capacity, comma, ncols0, keep_weights):
                 tok3, tok3_end = tok, e
             # to the next field, or past the line end
             if comma:
-                if q < n and buf[q] == _COMMA:
+                if q < n and buf[q] == COMMA:
                     pos = q + 1
-                    while pos < n and _is_blank(buf[pos]):
+                    while pos < n and is_blank(buf[pos]):
                         pos += 1
                     continue
                 pos = q + 1 if q < n else n
                 break
             p = q
-            while p < n and _is_blank(buf[p]):
+            while p < n and is_blank(buf[p]):
                 p += 1
             if p >= n:
                 pos = n
                 break
-            if buf[p] == _LF:
+            if buf[p] == LF:
                 pos = p + 1
                 break
             pos = p

@@ -8,7 +8,7 @@ file can be made to collide on purpose), its texts kept in one growing byte arra
 import numpy as np
 from numba import njit
 
-from ._scan import _MINUS, _PLUS, E_CONTROL, E_TEXT, OK
+from ._scan import MINUS, PLUS, E_CONTROL, E_TEXT, OK
 
 _FNV_PRIME = np.uint64(1099511628211)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
@@ -16,7 +16,7 @@ _S33 = np.uint64(33)
 
 
 @njit(cache=True, nogil=True)
-def _text_status(buf, s, e):
+def text_status(buf, s, e):
     """``OK`` when ``buf[s:e]`` is UTF-8 text without control characters, else ``E_TEXT`` (not
     UTF-8: a stray continuation byte, an overlong form, a surrogate, a code point above U+10FFFF,
     a sequence cut short) or ``E_CONTROL`` (U+0000-U+001F, U+007F or U+0080-U+009F)."""
@@ -61,9 +61,9 @@ def _text_status(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
-def _is_decimal(buf, s, e):
+def is_decimal(buf, s, e):
     """Whether ``buf[s:e]`` is an optional sign and one or more ASCII digits."""
-    if s < e and (buf[s] == _PLUS or buf[s] == _MINUS):
+    if s < e and (buf[s] == PLUS or buf[s] == MINUS):
         s += 1
     if s >= e:
         return False

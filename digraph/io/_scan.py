@@ -37,17 +37,17 @@ _I64MIN_DIV10 = -922337203685477580  # -2**63 == _I64MIN_DIV10 * 10 - 8
 _SP = 32
 _TAB = 9
 _CR = 13
-_LF = 10
-_COMMA = 44
+LF = 10
+COMMA = 44
 _HASH = 35
 _PCT = 37
-_PLUS = 43
-_MINUS = 45
+PLUS = 43
+MINUS = 45
 _DOT = 46
 
 
 @njit(cache=True, nogil=True)
-def _is_blank(c):
+def is_blank(c):
     return c == _SP or c == _TAB or c == _CR
 
 
@@ -58,16 +58,16 @@ def next_data_line(buf, pos):
     n = buf.size
     while pos < n:
         line_start = pos
-        while pos < n and _is_blank(buf[pos]):
+        while pos < n and is_blank(buf[pos]):
             pos += 1
         if pos >= n:
             return n
         c = buf[pos]
-        if c == _LF:
+        if c == LF:
             pos += 1
             continue
         if c == _HASH or c == _PCT:
-            while pos < n and buf[pos] != _LF:
+            while pos < n and buf[pos] != LF:
                 pos += 1
             pos += 1
             continue
@@ -76,21 +76,21 @@ def next_data_line(buf, pos):
 
 
 @njit(cache=True, nogil=True)
-def _separator(buf, pos, n, comma):
+def separator(buf, pos, n, comma):
     """After a token: (new pos, kind) with kind 0 = another field follows, 1 = end of line
     (pos is past the newline), -1 = a byte that cannot follow a number."""
     p = pos
-    while p < n and _is_blank(buf[p]):
+    while p < n and is_blank(buf[p]):
         p += 1
     if p >= n:
         return p, 1
     c = buf[p]
-    if c == _LF:
+    if c == LF:
         return p + 1, 1
     if comma:
-        if c == _COMMA:
+        if c == COMMA:
             p += 1
-            while p < n and _is_blank(buf[p]):
+            while p < n and is_blank(buf[p]):
                 p += 1
             return p, 0
         return p, -1
@@ -100,13 +100,13 @@ def _separator(buf, pos, n, comma):
 
 
 @njit(cache=True, nogil=True)
-def _parse_int(buf, pos, n):
+def parse_int(buf, pos, n):
     """Signed decimal integer at ``pos``: (value, new pos, status) with status 0 = ok,
     1 = not an integer, 2 = outside int64.  Digits are accumulated as a negative number so that
     -2**63 is representable."""
     neg = False
-    if pos < n and (buf[pos] == _PLUS or buf[pos] == _MINUS):
-        neg = buf[pos] == _MINUS
+    if pos < n and (buf[pos] == PLUS or buf[pos] == MINUS):
+        neg = buf[pos] == MINUS
         pos += 1
     v = 0
     nd = 0
@@ -136,12 +136,12 @@ def _low(buf, p, n):
 
 
 @njit(cache=True, nogil=True)
-def _parse_float(buf, pos, n):
+def parse_float(buf, pos, n):
     """Decimal float at ``pos``: (value, new pos, status) with status 0 = ok, 1 = not a number,
     2 = valid but needs the slow path (value undefined)."""
     neg = False
-    if pos < n and (buf[pos] == _PLUS or buf[pos] == _MINUS):
-        neg = buf[pos] == _MINUS
+    if pos < n and (buf[pos] == PLUS or buf[pos] == MINUS):
+        neg = buf[pos] == MINUS
         pos += 1
     if pos < n and ((buf[pos] | 32) == 105 or (buf[pos] | 32) == 110):  # 'i' or 'n'
         c0, c1, c2 = _low(buf, pos, n), _low(buf, pos + 1, n), _low(buf, pos + 2, n)
@@ -196,8 +196,8 @@ def _parse_float(buf, pos, n):
     if pos < n and (buf[pos] | 32) == 101:  # 'e'
         pos += 1
         eneg = False
-        if pos < n and (buf[pos] == _PLUS or buf[pos] == _MINUS):
-            eneg = buf[pos] == _MINUS
+        if pos < n and (buf[pos] == PLUS or buf[pos] == MINUS):
+            eneg = buf[pos] == MINUS
             pos += 1
         e = 0
         ed = 0

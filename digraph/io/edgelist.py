@@ -149,7 +149,7 @@ def _named(src, dst, w, names):
     return src, dst, w
 
 
-def _scan_file(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES, header=None):
+def scan_file(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES, header=None):
     """``(src, dst, weight, names)`` of the edge list file ``path`` (:func:`_finish`), read
     ``chunk_bytes`` at a time; ``header`` as for :func:`read_edgelist`."""
     scanner = _scanner(path, fmt, num_vertices, weighted, header)
@@ -158,10 +158,10 @@ def _scan_file(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES, heade
     return _finish(scanner, path, weighted)
 
 
-def _read_arcs(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES):
+def read_arcs(path, fmt, num_vertices, weighted, chunk_bytes=CHUNK_BYTES):
     """``(src, dst, weight)`` of the edge list file ``path`` as :func:`parse_edgelist` returns
     them, read ``chunk_bytes`` at a time."""
-    return _named(*_scan_file(path, fmt, num_vertices, weighted, chunk_bytes))
+    return _named(*scan_file(path, fmt, num_vertices, weighted, chunk_bytes))
 
 
 def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, directed=None,
@@ -213,7 +213,7 @@ def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, dir
     GraphTooLargeError
         The arcs read so far need more memory to load than is available (file and line).
     """
-    src, dst, w, names = _scan_file(path, fmt, num_vertices, weighted, header=header)
+    src, dst, w, names = scan_file(path, fmt, num_vertices, weighted, header=header)
     return Graph.from_arrays(src, dst, w, num_vertices=num_vertices, vertex_ids=names,
                              directed=True if directed is None else bool(directed),
                              name=default_name(path) if name is None else name)

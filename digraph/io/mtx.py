@@ -105,7 +105,7 @@ def _size_line(data, at, line, path):
     return rows, nnz
 
 
-def _parse_blocks(blocks, path, weighted, num_vertices):
+def parse_blocks(blocks, path, weighted, num_vertices):
     """:func:`parse_mtx` on the blocks of whole lines of :func:`digraph.io._files.text_blocks`."""
     blocks = iter(blocks)
     empty = np.zeros(0, dtype=np.int64)
@@ -205,7 +205,7 @@ def parse_mtx(data, path="<bytes>", *, weighted=None, num_vertices=None):
     InvalidWeightError
         A NaN value.
     """
-    return _parse_blocks([(data, len(data), 1, data.count(b"\n"))], path, weighted,
+    return parse_blocks([(data, len(data), 1, data.count(b"\n"))], path, weighted,
                          num_vertices)
 
 
@@ -242,7 +242,7 @@ def read_mtx(path, *, num_vertices=None, weighted=None, directed=None, name=None
     InvalidParameterError
         ``num_vertices`` differs from the order of the matrix.
     """
-    src, dst, w, n, symmetric = _parse_blocks(
+    src, dst, w, n, symmetric = parse_blocks(
         text_blocks(path), path, weighted, None if num_vertices is None else int(num_vertices))
     if n is None:
         n = 0 if num_vertices is None else int(num_vertices)

@@ -1,5 +1,5 @@
 """What ``can_run`` checks, per function: whether digraph computes networkx's exact answer for
-the arguments given (``True``), or a string saying why not.  ``_CHECKS`` maps each function's
+the arguments given (``True``), or a string saying why not.  ``CHECKS`` maps each function's
 networkx name to its check.
 """
 
@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .common import _run_kwargs
+from .common import run_kwargs
 from .convert import DigraphGraph
 
 
@@ -52,7 +52,7 @@ def _check_pagerank(G, a):
         if not all(_number(v) and v >= 0 for v in dangling.values()):
             return "dangling values must be finite and non-negative"
         try:
-            kw = _run_kwargs("pagerank", a.get("backend_kwargs", {}))
+            kw = run_kwargs("pagerank", a.get("backend_kwargs", {}))
         except TypeError as e:
             return str(e)
         if kw.get("mode") not in (None, "power") or kw.get("device", "cpu") != "cpu":
@@ -110,7 +110,7 @@ def _check_bfs(G, a):
 
 def _check_scc(G, a):
     try:
-        kw = _run_kwargs("strongly_connected_components", a.get("backend_kwargs", {}))
+        kw = run_kwargs("strongly_connected_components", a.get("backend_kwargs", {}))
     except TypeError as e:
         return str(e)
     if kw.get("device", "cpu") != "cpu":
@@ -132,7 +132,7 @@ def _check_spl(G, a):
     return _weights_ok(G, a.get("weight"))
 
 
-_CHECKS = {
+CHECKS = {
     "pagerank": _check_pagerank,
     "shortest_path_length": _check_spl,
     "core_number": _check_core_number,

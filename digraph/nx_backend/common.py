@@ -9,7 +9,7 @@ BACKEND = "digraph"
 RUN_KEYWORDS = ("mode", "device", "threads")
 
 
-def _run_kwargs(name, backend_kwargs):
+def run_kwargs(name, backend_kwargs):
     """The keywords for :func:`digraph.run`: given ones, else ``nx.config.backends.digraph``."""
     unknown = sorted(set(backend_kwargs) - set(RUN_KEYWORDS))
     if unknown:
@@ -27,6 +27,6 @@ def _run_kwargs(name, backend_kwargs):
     return out
 
 
-def _keyed(g, idx, values):
+def keyed(g, idx, values):
     """{node: value} for internal indices ``idx`` (original node objects as keys)."""
     return dict(zip(g.nodes[idx].tolist(), values))

@@ -5,8 +5,8 @@
 import networkx as nx
 import numpy as np
 
-from .common import _keyed, _run_kwargs
-from .convert import _as_graph
+from .common import keyed, run_kwargs
+from .convert import as_graph
 
 _SELF_LOOP_MSG = ("Input graph has self loops which is not permitted; "
                   "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
@@ -27,8 +27,8 @@ def core_number(G, **backend_kwargs):
     """
     import digraph
 
-    kw = _run_kwargs("core_number", backend_kwargs)
-    g = _as_graph(G, None)
+    kw = run_kwargs("core_number", backend_kwargs)
+    g = as_graph(G, None)
     if g.is_multigraph():
         raise nx.NetworkXNotImplemented("not implemented for multigraph type")
     gr = g.graph
@@ -37,7 +37,7 @@ def core_number(G, **backend_kwargs):
     if len(g) == 0:
         return {}
     r = digraph.run(gr, "kcore", **kw)
-    return _keyed(g, slice(None), r.values.tolist())
+    return keyed(g, slice(None), r.values.tolist())
 
 
 def strongly_connected_components(G, **backend_kwargs):
@@ -61,10 +61,10 @@ def strongly_connected_components(G, **backend_kwargs):
     """
     from ..components import scc_labels
 
-    kw = _run_kwargs("strongly_connected_components", backend_kwargs)
+    kw = run_kwargs("strongly_connected_components", backend_kwargs)
     if not G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for undirected type")
-    g = _as_graph(G, None)
+    g = as_graph(G, None)
     return _component_sets(g, scc_labels(g.graph, order="reverse-topological",
                                          device=kw.get("device", "cpu")))
 
@@ -87,10 +87,10 @@ def weakly_connected_components(G, **backend_kwargs):
     """
     from ..components import wcc_labels
 
-    kw = _run_kwargs("weakly_connected_components", backend_kwargs)
+    kw = run_kwargs("weakly_connected_components", backend_kwargs)
     if not G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for undirected type")
-    g = _as_graph(G, None)
+    g = as_graph(G, None)
     return _component_sets(g, wcc_labels(g.graph, device=kw.get("device", "cpu"),
                                          threads=kw.get("threads")))
 

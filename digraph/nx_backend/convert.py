@@ -1,6 +1,6 @@
 """The converted graph and the conversions networkx calls: :class:`DigraphGraph` (a
 :class:`digraph.Graph` plus the node list), ``convert_from_nx``, ``convert_to_nx``, and
-``_as_graph``, through which every function accepts a networkx graph as well as a converted one.
+``as_graph``, through which every function accepts a networkx graph as well as a converted one.
 """
 
 import networkx as nx
@@ -156,7 +156,7 @@ def convert_to_nx(obj, *, name=None):
     return obj
 
 
-def _as_graph(G, weight):
+def as_graph(G, weight):
     """The :class:`DigraphGraph` of ``G`` (converted here when called directly)."""
     if isinstance(G, DigraphGraph):
         if weight is not None and G.weight != weight:

@@ -32,7 +32,7 @@ import networkx as nx
 
 from .info import FUNCTIONS
 # networkx finds the backend's functions on this module by name
-from .checks import _CHECKS
+from .checks import CHECKS
 from .common import RUN_KEYWORDS
 from .components import core_number, strongly_connected_components, weakly_connected_components
 from .convert import DigraphGraph, convert_from_nx, convert_to_nx
@@ -84,7 +84,7 @@ def can_run(name, args, kwargs):
     G = a["G"]
     if not isinstance(G, (nx.Graph, DigraphGraph)):
         return "the input is not a graph"
-    return _CHECKS[name](G, a)
+    return CHECKS[name](G, a)
 
 
 def should_run(name, args, kwargs):

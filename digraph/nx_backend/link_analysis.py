@@ -9,8 +9,8 @@ import networkx as nx
 import numpy as np
 
 from ..errors import ConvergenceError
-from .common import _keyed, _run_kwargs
-from .convert import _as_graph
+from .common import keyed, run_kwargs
+from .convert import as_graph
 
 
 def pagerank_error_bound(n, alpha, tol):
@@ -74,8 +74,8 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         raise NotImplementedError(
             "pagerank: the digraph backend does not support nstart= (digraph starts from its own "
             "state; the answer does not depend on it); call networkx's own pagerank for it")
-    kw = _run_kwargs("pagerank", backend_kwargs)
-    g = _as_graph(G, weight)
+    kw = run_kwargs("pagerank", backend_kwargs)
+    g = as_graph(G, weight)
     n = len(g)
     if n == 0:
         return {}
@@ -107,4 +107,4 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
                         max_iter=int(max_iter) + pagerank_extra_rounds(alpha, bound), **kw)
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
-    return _keyed(g, slice(None), r.values.tolist())
+    return keyed(g, slice(None), r.values.tolist())

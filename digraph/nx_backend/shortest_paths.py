@@ -6,8 +6,8 @@
 import networkx as nx
 import numpy as np
 
-from .common import _keyed, _run_kwargs
-from .convert import _as_graph
+from .common import keyed, run_kwargs
+from .convert import as_graph
 
 
 def _distances(g, s, values, cutoff, reach_limit):
@@ -23,10 +23,10 @@ def _distances(g, s, values, cutoff, reach_limit):
 
 def _dijkstra_source(name, G, source, weight, backend_kwargs):
     """(run keywords, converted graph, source index) of a Dijkstra call, or networkx's errors."""
-    kw = _run_kwargs(name, backend_kwargs)
+    kw = run_kwargs(name, backend_kwargs)
     if callable(weight):
         raise NotImplementedError("the digraph backend reads a numeric edge attribute, not a function")
-    g = _as_graph(G, weight)
+    g = as_graph(G, weight)
     s = g.index(source)
     if s is None:
         raise nx.NodeNotFound(f"Node {source} not found in graph")
@@ -70,7 +70,7 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight", 
     kw, g, s = _dijkstra_source("single_source_dijkstra_path_length", G, source, weight,
                                 backend_kwargs)
     idx, lengths = _dijkstra_lengths(g, s, _dijkstra_run(kw, g, s, weight), cutoff, weight)
-    return _keyed(g, idx, lengths)
+    return keyed(g, idx, lengths)
 
 
 def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight",
@@ -112,7 +112,7 @@ def single_source_dijkstra(G, source, target=None, cutoff=None, weight="weight",
         length = int(d) if _int_lengths(g, weight) else float(d)
         return length, g.nodes[tree_path(pred, hops, t)].tolist()
     idx, lengths = _dijkstra_lengths(g, s, r, cutoff, weight)
-    return _keyed(g, idx, lengths), _tree_paths(g, idx, pred, hops)
+    return keyed(g, idx, lengths), _tree_paths(g, idx, pred, hops)
 
 
 def _tree_paths(g, idx, pred, hops):
@@ -153,14 +153,14 @@ def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs)
     """
     import digraph
 
-    kw = _run_kwargs("single_source_shortest_path_length", backend_kwargs)
-    g = _as_graph(G, None)
+    kw = run_kwargs("single_source_shortest_path_length", backend_kwargs)
+    g = as_graph(G, None)
     s = g.index(source)
     if s is None:
         raise nx.NodeNotFound(f"Source {source} is not in G")
     r = digraph.run(g.graph, "sssp", source=s, weights=False, **kw)
     idx, d = _distances(g, s, r.values, cutoff, lambda v: v - 1 < cutoff)  # exact: no cutoff + 1 rounding
-    return _keyed(g, idx, d.astype(np.int64).tolist())
+    return keyed(g, idx, d.astype(np.int64).tolist())
 
 
 def shortest_path_length(G, source=None, target=None, weight=None, method="dijkstra",
@@ -190,7 +190,7 @@ def shortest_path_length(G, source=None, target=None, weight=None, method="dijks
         raise NotImplementedError("lengths from every node (source=None) run in networkx")
     if weight is None:
         if target is not None:
-            g = _as_graph(G, None)
+            g = as_graph(G, None)
             if g.index(source) is None or g.index(target) is None:
                 raise nx.NodeNotFound(f"Either source {source} or target {target} is not in G")
         lengths = single_source_shortest_path_length(G, source, **backend_kwargs)
@@ -227,8 +227,8 @@ def bfs_layers(G, sources, **backend_kwargs):
     """
     from ..bfs import bfs_levels, layers_of
 
-    kw = _run_kwargs("bfs_layers", backend_kwargs)
-    g = _as_graph(G, None)
+    kw = run_kwargs("bfs_layers", backend_kwargs)
+    g = as_graph(G, None)
     if sources in g:
         sources = [sources]
     first = list(set(sources))

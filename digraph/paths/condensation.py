@@ -1,5 +1,5 @@
 """The vertex condensation of a graph, laid out for SCC-by-SCC processing (the vertex state of the
-CPU path modes, :mod:`digraph.dispatch.dag_push`).
+CPU path modes, :mod:`digraph.dispatch.engines.scc.cpu`).
 
 The strongly connected components of the graph (iterative Tarjan, :func:`digraph.preprocess.scc.
 tarjan_scc`) form a DAG; the *level* of a component is the longest chain of components above it
@@ -59,7 +59,7 @@ def _levels(in_offsets, in_sources, n, ncomp, by_topo, comp_start):
 
 
 @njit(cache=True, nogil=True)
-def _stable_argsort(keys, nkeys):
+def stable_argsort(keys, nkeys):
     """``np.argsort(keys, kind="stable")`` for integer keys in ``[0, nkeys)``, by counting in
     O(n + nkeys) (numpy's stable sort of 1 M keys took 73–84 ms, three times a build)."""
     start = np.zeros(nkeys + 1, np.int64)
@@ -175,12 +175,12 @@ class Condensation:
         n = graph.num_vertices
         lab, ncomp = tarjan_scc(graph.out_offsets, graph.out_targets, n)
         topo = ncomp - 1 - lab  # Tarjan numbers components in reverse topological order
-        by_topo = _stable_argsort(topo, np.int64(ncomp))
+        by_topo = stable_argsort(topo, np.int64(ncomp))
         start = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(topo, minlength=ncomp), out=start[1:])
         level = _levels(graph.in_offsets, graph.in_sources, np.int64(n), np.int64(ncomp), by_topo,
                         start)
-        by_level = _stable_argsort(level, np.int64(level.max() + 1 if ncomp else 0))
+        by_level = stable_argsort(level, np.int64(level.max() + 1 if ncomp else 0))
         rank = np.empty(ncomp, np.int64)
         rank[by_level] = np.arange(ncomp)
         comp = rank[topo]
@@ -190,7 +190,7 @@ class Condensation:
             key = _path_keys(np.int64(n), pathset.path_offsets, pathset.path_vertices)
             self.order = np.lexsort((key, comp)).astype(np.int64)
         else:
-            self.order = _stable_argsort(comp, np.int64(ncomp))
+            self.order = stable_argsort(comp, np.int64(ncomp))
         idx = np.int32 if n < 2**31 else np.int64
         pos = np.empty(n, idx)
         pos[self.order] = np.arange(n, dtype=idx)

@@ -1,5 +1,5 @@
 """The SCC engine's components dealt to several GPUs (the DAG dispatcher,
-:mod:`digraph.dispatch.cuda.sharded.scc`), and what then crosses between them.
+:mod:`digraph.dispatch.engines.scc.gpus`), and what then crosses between them.
 
 The one-GPU schedule (:mod:`digraph.paths.scc_schedule`) runs *units* in order, ``P0, G0, P1,
 G1, …``: a phase's light components, a block each from a device-side ready queue, then its heavy

@@ -1,9 +1,9 @@
-"""The schedule of the SCC engine on one GPU (:mod:`digraph.dispatch.cuda.one_gpu.scc`): which
+"""The schedule of the SCC engine on one GPU (:mod:`digraph.dispatch.engines.scc.gpu`): which
 components run in the persistent queue kernel and which over the whole GPU, and in what phases.
 
 A component is *heavy* when it has at least ``heavy_arcs`` arcs inside or more vertices than a
 block holds (``light_size``); heavy components run in rounds over the whole GPU, light ones a
-block each from a device-side ready queue (:mod:`digraph.smx.cuda_scc`).  The two alternate in
+block each from a device-side ready queue (:mod:`digraph.smx.cuda.scc`).  The two alternate in
 phases ``P0, G0, P1, G1, …``: a component's *phase* is the largest number of heavy components on
 a chain of components above it (itself not counted), so a light component of phase ``k`` runs in
 ``Pk`` after every heavy component it depends on (phases below ``k``, run in ``G0 … G(k−1)``),

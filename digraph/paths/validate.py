@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..preprocess.errors import CacheError
-from .validate_structure import _PathCheck, _check_small
+from .validate_structure import PathCheck, check_small
 
 __all__ = ["DTYPES", "check_manifest", "load_checked", "read_arrays", "check_structure",
            "crc32_file_parts", "open_regular"]
@@ -304,13 +304,13 @@ def load_checked(gdir, spec, names, sizes, graph=None, mmap=True, threads=None):
     order = sorted(names, key=lambda a: -arrays[a].nbytes)
     tasks = [(("crc", name), lambda name=name: crc32_file_parts(headers[name], arrays[name]))
              for name in order]
-    paths = _PathCheck(arrays, sizes, graph, chunks=2 * threads if threads > 1 else 1)
+    paths = PathCheck(arrays, sizes, graph, chunks=2 * threads if threads > 1 else 1)
     tasks += [(("paths", i), f) for i, f in enumerate(paths.tasks)] + [("layers", paths.layers_task)]
     small = {}
 
     def main():  # meanwhile, on this thread: the small arrays (sizes S, J, K)
         try:
-            _check_small(arrays, sizes, gdir)
+            check_small(arrays, sizes, gdir)
         except CacheError as e:
             small["error"] = e
 
@@ -332,8 +332,8 @@ def check_structure(arrays, sizes, gdir, graph=None, threads=None):
     if graph is not None and (graph.num_vertices != sizes["n"] or graph.num_arcs != sizes["m"]):
         raise CacheError(f"{gdir.parent}: manifest says {sizes['n']} vertices and {sizes['m']} arcs, "
                          f"the graph has {graph.num_vertices} and {graph.num_arcs}")
-    _check_small(arrays, sizes, gdir)
+    check_small(arrays, sizes, gdir)
     threads = threads or min(os.cpu_count() or 1, 8)
-    paths = _PathCheck(arrays, sizes, graph, chunks=threads)
+    paths = PathCheck(arrays, sizes, graph, chunks=threads)
     results = _run_tasks(list(enumerate(paths.tasks)) + [("layers", paths.layers_task)], threads)
     paths.finish([results[i] for i in range(len(paths.tasks))], gdir, results["layers"])

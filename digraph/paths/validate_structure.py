@@ -138,7 +138,7 @@ def _fail(gdir, name, what):
     raise CacheError(f"{gdir / (name + '.npy')}: {what}")
 
 
-def _check_small(arrays, sizes, gdir):
+def check_small(arrays, sizes, gdir):
     """SCC-vertices, layers, DAG sketch, junctions, partitions (arrays of sizes S, J, K)."""
     def fail(name, what):
         _fail(gdir, name, what)
@@ -168,7 +168,7 @@ def _check_small(arrays, sizes, gdir):
     _offsets(po[[0, -1]], 0, A["path_vertices"].size, False, "path_offsets", fail)
 
 
-class _PathCheck:
+class PathCheck:
     """The paths' pass: ``tasks`` (nogil kernel calls, one range of paths each), then ``finish``."""
 
     def __init__(self, arrays, sizes, graph, chunks):

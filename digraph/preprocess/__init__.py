@@ -52,7 +52,7 @@ def __getattr__(name):  # PathSet lives in digraph.paths, which imports this pac
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs):
+def check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs):
     """The preprocessing parameters, checked: a dict of them (``max_path_length`` 0 becomes None),
     or :class:`InvalidParameterError` naming the parameter and the value.
 
@@ -142,7 +142,7 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     from .merge import merge_paths
     from .partition import hot_labels, partitions, path_heat, storage_layout
 
-    params = _check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs)
+    params = check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgraph_arcs)
     jobs = resolve_jobs(jobs)
     timings = {}
     t_all = time.perf_counter()
@@ -232,7 +232,7 @@ def load_or_build(graph, cache_dir, rebuild=False, *, jobs=None, **params):
 
     full = dict(DEFAULTS)
     full.update(params)
-    checked = _check_params(**full)
+    checked = check_params(**full)
     if not rebuild:
         try:
             return PathSet.load(cache_dir, graph=graph, expect_params=checked)

@@ -3,7 +3,7 @@
 DiGraph's argument is that a new value should cross a whole *path* in one round.  On road-like
 graphs (grids, geometric graphs: low degree, high diameter, every arc local) the same holds for a
 small *region*: :func:`clusters_for` cuts the graph into clusters of ``size``
-vertices, and the GPU's cluster engine (:mod:`digraph.dispatch.cuda.one_gpu.cluster`) relaxes each
+vertices, and the GPU's cluster engine (:mod:`digraph.dispatch.engines.cluster.gpu`) relaxes each
 one to its local fixpoint in a thread block's shared memory within a single round, so a value
 crosses a whole cluster (tens of hops) per round instead of one hop.
 

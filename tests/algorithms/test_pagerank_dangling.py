@@ -1,6 +1,6 @@
 """PageRank's ``dangling=`` (networkx's semantics): the mass of the vertices without out-weight
 follows ``d`` instead of the personalization.  Only the Google-matrix power iteration runs it
-(``mode="power"``, dispatch/power.py); the router refuses every other mode and the GPUs."""
+(``mode="power"``, dispatch/engines/power/cpu.py); the router refuses every other mode and the GPUs."""
 
 import networkx as nx
 import numpy as np

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import digraph
-from digraph.dispatch import bsp
+from digraph.dispatch.engines.push import cpu_bsp as bsp
 from digraph.dispatch.settings import current, using
 from digraph.graph import Graph
-from digraph.smx import cpu_bsp
+from digraph.smx.cpu import bsp as cpu_bsp
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                        HealthCheck.function_scoped_fixture])

@@ -98,9 +98,10 @@ PARAMS = {"pagerank": {"alpha": ALPHA, "tol": TOL}, "adsorption": {"seeds": SEED
 def sharded(engine_settings):
     """Several GPUs shard even these tiny graphs (by default a graph needs
     ``MultiGpuSettings.min_arcs_per_gpu`` arcs a GPU and stays on one below)."""
-    from digraph.dispatch import gpu_power, multi_gpu
-    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
-    engine_settings(gpu_power.DEFAULT, shard_arcs=1)
+    from digraph.dispatch.engines.power import gpu_settings as power_settings
+    from digraph.dispatch.runtime.cuda import shard_settings
+    engine_settings(shard_settings.DEFAULT, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
+    engine_settings(power_settings.POWER_DEFAULT, shard_arcs=1)
 
 
 def _check(placement, mode, cases, graphs):

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 import digraph
 from digraph import progress
 from digraph.algorithms import LinearSystem
-from digraph.dispatch import bsp, driver, vertex_async
+from digraph.dispatch.engines.push import cpu_bsp as bsp, cpu_vertex_async as vertex_async
+from digraph.dispatch import driver
 from digraph.dispatch.convergence import certified_bound, linear_contraction
 from digraph.graph import Graph
 from digraph.result import RunStats

@@ -1,6 +1,6 @@
 """Work proportional to what is active (issue 17, item 6) for the CPU linear push engines:
 ``bsp`` and ``vertex-async`` keep the vertices whose residual is non-zero in a residual set while
-they are few (:class:`digraph.dispatch.bsp.Touched`), and their scans read only those.
+they are few (:class:`digraph.dispatch.engines.push.cpu_bsp.Touched`), and their scans read only those.
 
 The set must change the work, never the answer: every run here is compared with the same run
 with the set switched off (``set_share=0``: every scan reads every vertex, the engines as they
@@ -20,10 +20,10 @@ import digraph
 from digraph import compiling
 from digraph.algorithms import Adsorption, PageRank
 from digraph.algorithms._reference import coefficient_matrix
-from digraph.dispatch import bsp, vertex_async
+from digraph.dispatch.engines.push import cpu_bsp as bsp, cpu_vertex_async as vertex_async
 from digraph.dispatch.settings import using
 from digraph.graph import Graph
-from digraph.smx import cpu_bsp
+from digraph.smx.cpu import bsp as cpu_bsp
 
 MODULES = {"bsp": bsp, "vertex-async": vertex_async}
 

@@ -1,8 +1,8 @@
-"""Host arrays faulted in on a background thread (digraph.dispatch.host_pages)."""
+"""Host arrays faulted in on a background thread (digraph.dispatch.runtime.cuda.host_pages)."""
 import numpy as np
 
-from digraph.dispatch import host_pages
-from digraph.dispatch.host_pages import prefaulted
+from digraph.dispatch.runtime.cuda import host_pages
+from digraph.dispatch.runtime.cuda.host_pages import prefaulted
 
 
 def test_large_array_is_touched_in_the_background_and_writable():

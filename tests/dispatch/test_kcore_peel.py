@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 import digraph
 from digraph.algorithms import KCore
 from digraph.algorithms.base import HIndexSystem, LinearSystem
-from digraph.dispatch import peel
+from digraph.dispatch.engines.peel import cpu as peel
 from digraph.dispatch.route import route
 from digraph.errors import InvalidParameterError
 from digraph.graph import Graph
 from digraph.result import RunStats
-from digraph.smx import cpu_peel
+from digraph.smx.cpu import peel as cpu_peel
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

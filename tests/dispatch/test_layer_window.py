@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import digraph
-from digraph.dispatch import paths
+from digraph.dispatch.engines.path import cpu as paths
 from digraph.graph import Graph
 from digraph.result import RunStats
 from test_short_paths import (FIG3_DST, FIG3_SRC, FIG3_W, SETTINGS, SMALL_PARTS, Katz, WidestPath,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.algorithms import get as get_algorithm
-from digraph.dispatch import multi
+from digraph.dispatch.engines.path import gpus as multi
 from digraph.preprocess import preprocess
 from digraph.result import RunStats
 from conftest import dataset_path
@@ -174,8 +174,8 @@ def test_real_graph_four_workers():
 @pytest.mark.parametrize("workers", [1, 2])
 def test_gpu_workers_match_cpu_workers(workers):
     """Workers on a GPU (the CUDA simulator without one) give the CPU workers' answers."""
-    from digraph.dispatch.gpu import backend
-    from digraph.dispatch.gpu_workers import gpu_worker_factory
+    from digraph.dispatch.runtime.cuda.backend import backend
+    from digraph.dispatch.engines.path.gpus_worker import gpu_worker_factory
     from digraph.errors import NotAvailableError
     try:
         backend("cuda")

@@ -145,7 +145,7 @@ def test_path_options_refused_where_they_do_not_apply(kw):
 
 @pytest.mark.parametrize("dag,skip", [(False, True), (True, False), (False, False)])
 def test_ablation_switches_keep_the_answer(dag, skip):
-    from digraph.dispatch import paths
+    from digraph.dispatch.engines.path import cpu as paths
     from digraph.result import RunStats
     rng = np.random.default_rng(5)
     g = Graph.from_arrays(rng.integers(0, 400, 3000), rng.integers(0, 400, 3000), num_vertices=400)

@@ -1,4 +1,4 @@
-"""The mass-preserving (Google-matrix) power iteration, ``mode="power"`` (dispatch/power.py), and
+"""The mass-preserving (Google-matrix) power iteration, ``mode="power"`` (dispatch/engines/power/cpu.py), and
 the router's choice between it and the SCC engine."""
 
 import networkx as nx

@@ -1,5 +1,5 @@
 """Anderson acceleration of the CPU power iteration (``mode="power"``,
-:class:`digraph.dispatch.power.PowerSettings`, kernels in :mod:`digraph.smx.cpu_anderson`):
+:class:`digraph.dispatch.engines.power.cpu.PowerSettings`, kernels in :mod:`digraph.smx.cpu.anderson`):
 the answer stays a power step within its sound bound, memory 0 is the plain iteration round for
 round, and the router's probe judges plain rounds only."""
 
@@ -9,10 +9,11 @@ import pytest
 
 import digraph
 from digraph.algorithms import PageRank
-from digraph.dispatch import anderson, power
+from digraph.dispatch import anderson
+from digraph.dispatch.engines.power import cpu as power
 from digraph.generators import rmat
 from digraph.result import RunStats
-from digraph.smx import cpu_anderson
+from digraph.smx.cpu import anderson as cpu_anderson
 
 from conftest import dataset_path, random_graph
 

@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 
 import digraph
 from digraph.algorithms import REQUIRED, Algorithm, LinearSystem, MonotoneSystem
-from digraph.dispatch import paths
+from digraph.dispatch.engines.path import cpu as paths
+from digraph.dispatch.engines.path import cpu_schedule
 from digraph.errors import InvalidParameterError
 from digraph.graph import Graph
 from digraph.result import RunStats
-from digraph.smx import cpu_paths
+from digraph.smx.cpu import paths_setup
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # small partitions: SCC-vertices split over several partitions, groups cut at their borders
@@ -162,7 +163,7 @@ def test_figure3_graph(threads, k, fuse, prep):
     ps = digraph.preprocess(g, **prep)
     check_all(g, ps, threads, 0, k, fuse)
     if k >= 5:  # every path of the figure is at most 5 arcs long: only hot multi-arc ones walked
-        rep = paths._representation(ps, k, {})
+        rep = cpu_schedule.representation(ps, k, {})
         walked = ps.path_lengths[rep.walk_paths]
         assert np.all(np.asarray(ps.path_hot)[rep.walk_paths] & (walked > 1))
 
@@ -203,7 +204,7 @@ def test_short_arc_groups_structure(k):
     n = 300
     g = Graph.from_arrays(rng.integers(0, n, 3000), rng.integers(0, n, 3000), num_vertices=n)
     ps = digraph.preprocess(g, partition_arcs=64)
-    rep = paths._Representation(ps, k)
+    rep = cpu_schedule._Representation(ps, k)
     lengths = ps.path_lengths
     hot = np.asarray(ps.path_hot)
     pushed = np.ones(ps.num_paths, bool)
@@ -302,4 +303,4 @@ def test_pushing_reads_fewer_arcs_than_mirrors():
     _, pushed = solve(g, ps, algo, {}, 1, False, 1, tol=1e-9)
     assert pushed["push_groups"] < pushed["pushed_arcs"]
     assert pushed["arcs_examined"] < mirrors["arcs_examined"]
-    assert cpu_paths.short_arc_groups is not None
+    assert paths_setup.short_arc_groups is not None

@@ -1,4 +1,4 @@
-"""Small frontiers of min/max systems on one thread (dispatch/vertex_async.py): a FIFO phase, or a
+"""Small frontiers of min/max systems on one thread (dispatch/engines/push/cpu_vertex_async.py): a FIFO phase, or a
 heap (Dijkstra's order) when pushes never better the value they came from; answers against scipy
 and the BSP engine, and the work they save on chains and grids."""
 
@@ -11,7 +11,7 @@ import scipy.sparse.csgraph as cg
 
 import digraph
 from digraph.algorithms import REQUIRED, Algorithm, MonotoneSystem
-from digraph.dispatch import vertex_async as VA
+from digraph.dispatch.engines.push import cpu_vertex_async as VA
 
 
 class Widest(Algorithm):

@@ -1,4 +1,4 @@
-"""The SCC engine (``mode="scc"``, dispatch/dag_push.py): linear systems
+"""The SCC engine (``mode="scc"``, dispatch/engines/scc/cpu.py): linear systems
 SCC by SCC of the vertex condensation, one residual per vertex."""
 
 import dataclasses
@@ -12,7 +12,8 @@ from scipy.sparse.csgraph import connected_components
 
 import digraph
 from digraph.algorithms import REQUIRED, Algorithm, LinearSystem
-from digraph.dispatch import dag_push, route
+from digraph.dispatch.engines.scc import cpu as dag_push
+from digraph.dispatch import route
 from digraph.errors import ConvergenceError, InvalidParameterError
 from digraph.graph import Graph
 from digraph.paths.condensation import Condensation, condensation_for
@@ -160,7 +161,7 @@ def test_linf_route_pushes_every_sweep(threads, split):
 
 
 def test_chunk_pending_folds_and_resets_the_accumulators():
-    from digraph.smx import cpu_scc_split as K
+    from digraph.smx.cpu import scc_split as K
     rng = np.random.default_rng(0)
     bounds = np.array([5, 9, 12, 20], np.int64)  # three chunks of positions 5:20
     rl = rng.random(25)
@@ -328,7 +329,7 @@ def test_quick_contraction_is_the_column_bound(g):
 
 
 def test_auto_split_kind_and_delegation(engine_settings):
-    from digraph.dispatch.dag_push import _split_plan
+    from digraph.dispatch.engines.scc.cpu import split_plan
     rng = np.random.default_rng(11)
     n = 4000
     g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
@@ -338,7 +339,7 @@ def test_auto_split_kind_and_delegation(engine_settings):
     assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
     c = int(np.argmax(cond.comp_arcs))
-    bounds, cap, cross = _split_plan(cond, c, 2)
+    bounds, cap, cross = split_plan(cond, c, 2)
     assert cap.sum() == cap[0, 1] + cap[1, 0] and 0.3 < cross < 0.7  # a random graph: about half
     assert np.abs(r.values - exact).sum() <= 1e-10
     # one giant component: PageRank goes to the Google-matrix power iteration

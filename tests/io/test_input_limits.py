@@ -29,8 +29,8 @@ import pytest
 import digraph
 from digraph.errors import GraphFormatError, GraphTooLargeError, InvalidParameterError
 from digraph.io._files import read_bytes, text_blocks
-from digraph.io.edgelist import _read_arcs, is_header, parse_edgelist
-from digraph.io.mtx import _parse_blocks
+from digraph.io.edgelist import read_arcs, is_header, parse_edgelist
+from digraph.io.mtx import parse_blocks
 from digraph.memory import BYTES_PER_ARC, memory_limit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -262,7 +262,7 @@ def test_blocks_give_the_same_arcs(tmp_path, chunk, gz):
     raw = text.encode()
     path.write_bytes(_members(raw[:1000], 1) + _members(raw[1000:], 1) if gz else raw)
     want = parse_edgelist(raw, "b.csv", "csv")
-    got = _read_arcs(path, "csv", None, None, chunk_bytes=chunk)
+    got = read_arcs(path, "csv", None, None, chunk_bytes=chunk)
     for a, b in zip(got, want):
         assert np.array_equal(a, b)
     assert got[0].size == 300
@@ -281,7 +281,7 @@ def test_errors_name_the_right_line_across_blocks(tmp_path, chunk):
     for name, text, line, words in cases:
         path = write(tmp_path, name, text)
         with pytest.raises((GraphFormatError, ValueError)) as info:
-            _read_arcs(path, "edgelist", None, None, chunk_bytes=chunk)
+            read_arcs(path, "edgelist", None, None, chunk_bytes=chunk)
         assert f"{name}, line {line}: " in str(info.value) and words in str(info.value)
 
 
@@ -290,16 +290,16 @@ def test_mtx_across_blocks(tmp_path, chunk):
     body = "".join(f"{i} {i % 7 + 1} {i}.5\n" for i in range(1, 41))
     head = "%%MatrixMarket matrix coordinate real general\n% c\n%\n"
     path = write(tmp_path, "m.mtx", head + "40 40 40\n" + body)
-    src, dst, w, n, sym = _parse_blocks(text_blocks(path, chunk), path, None, None)
+    src, dst, w, n, sym = parse_blocks(text_blocks(path, chunk), path, None, None)
     assert n == 40 and not sym and src.tolist() == list(range(40))
     assert dst.tolist() == [i % 7 for i in range(1, 41)] and w[3] == 4.5
     # one entry too many: refused at its line; one too few: at the size line
     path = write(tmp_path, "x.mtx", head + "40 40 39\n" + body)
     with pytest.raises(GraphFormatError, match=r"x.mtx, line 44: entry 40 .* announces 39 entries"):
-        _parse_blocks(text_blocks(path, chunk), path, None, None)
+        parse_blocks(text_blocks(path, chunk), path, None, None)
     path = write(tmp_path, "y.mtx", head + "40 40 41\n" + body)
     with pytest.raises(GraphFormatError, match=r"y.mtx, line 4: the size line announces 41 "):
-        _parse_blocks(text_blocks(path, chunk), path, None, None)
+        parse_blocks(text_blocks(path, chunk), path, None, None)
 
 
 # ====================================================================== special files

@@ -10,7 +10,7 @@ import pytest
 
 import digraph
 from digraph.errors import GraphFormatError, InvalidParameterError, VertexNotFoundError
-from digraph.io.edgelist import _scan_file, parse_edgelist
+from digraph.io.edgelist import scan_file, parse_edgelist
 from conftest import write
 
 
@@ -127,9 +127,9 @@ def test_names_across_blocks_equal_one_pass(tmp_path):
     lines = ["# a comment", "   ", f"{rng.choice(pool)}q {rng.choice(pool)} 1.5"]
     lines += [f"{rng.choice(pool)} {rng.choice(pool)} {rng.randint(0, 9)}" for _ in range(300)]
     path = write(tmp_path, "blocks.txt", "\n".join(lines) + "\n")
-    one = _scan_file(path, "edgelist", None, None)
+    one = scan_file(path, "edgelist", None, None)
     for chunk in (7, 64, 1000):
-        got = _scan_file(path, "edgelist", None, None, chunk_bytes=chunk)
+        got = scan_file(path, "edgelist", None, None, chunk_bytes=chunk)
         assert got[3].tolist() == one[3].tolist()
         for a, b in zip(got[:3], one[:3]):
             assert np.array_equal(a, b)

@@ -476,9 +476,9 @@ def digraph_errors():
 
 @pytest.mark.gpu
 def test_new_functions_on_the_gpu():
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend
     try:
-        gpu.backend("cuda")
+        backend.backend("cuda")
     except digraph_errors().NotAvailableError as e:
         pytest.skip(str(e))
     G = nx.gnm_random_graph(25, 50, seed=3, directed=True)

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from digraph.graph import Graph
-from digraph.paths.condensation import Condensation, _stable_argsort
+from digraph.paths.condensation import Condensation, stable_argsort
 
 
 @pytest.mark.parametrize("n, nkeys", [(0, 0), (1, 1), (1000, 7), (5000, 5000)])
 def test_the_counting_sort_is_numpys_stable_argsort(n, nkeys):
     keys = np.random.default_rng(n).integers(0, max(nkeys, 1), n).astype(np.int64)
-    assert np.array_equal(_stable_argsort(keys, np.int64(nkeys)), np.argsort(keys, kind="stable"))
+    assert np.array_equal(stable_argsort(keys, np.int64(nkeys)), np.argsort(keys, kind="stable"))
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -431,8 +431,8 @@ def test_atomic_file_keeps_the_old_content_when_interrupted(tmp_path):
 def test_a_writer_killed_outright_leaves_no_temporary_file(tmp_path):
     """SIGKILL in the middle of a write: the old file stays and nothing else appears (the data
     went into a nameless file, where the system has them)."""
-    from digraph.atomic_file import _anonymous
-    fd = _anonymous(tmp_path)
+    from digraph.atomic_file import anonymous
+    fd = anonymous(tmp_path)
     if fd is None:
         pytest.skip("no O_TMPFILE here: a killed writer leaves a hidden .tmp file")
     os.close(fd)

@@ -1,4 +1,4 @@
-"""Anderson's state on the GPU (:mod:`digraph.smx.cuda_anderson_state`, the sharded power
+"""Anderson's state on the GPU (:mod:`digraph.smx.cuda.anderson_state`, the sharded power
 iteration's rounds queued with no host wait): the one-thread solve takes the host's
 :class:`digraph.dispatch.anderson.Anderson` decisions step for step — the record slots, the
 third-round probe, the restarts (a growing difference, a zero pivot, a coefficient too large),
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from digraph.dispatch.anderson import Anderson
-from digraph.smx import cuda_anderson_state as AS
+from digraph.smx.cuda import anderson_state as AS
+from digraph.smx.cuda import anderson
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
@@ -52,7 +53,7 @@ def test_the_device_solve_follows_the_host(one_gpu, start_ratio, diffs, seen):
     rng = np.random.default_rng(7)
     host = Anderson(mem, start_ratio=start_ratio)
     ctl = _device(be, AS.ctl_start(mem))
-    gram = _device(be, np.zeros(AS.MAX_MEMORY ** 2))
+    gram = _device(be, np.zeros(anderson.MAX_MEMORY ** 2))
     for r, diff in enumerate(diffs):
         slot = host.record_slot() if host.memory else None
         c = _host(be, ctl)
@@ -85,7 +86,7 @@ def test_a_singular_or_wild_solve_restarts(one_gpu):
     mem, k = 2, 2
     for scale, why in ((0.0, "zero pivot"), (1e-200, "coefficients too large")):
         ctl = _device(be, AS.ctl_start(mem))
-        gram = _device(be, np.zeros(AS.MAX_MEMORY ** 2))
+        gram = _device(be, np.zeros(anderson.MAX_MEMORY ** 2))
         host = Anderson(mem, reg=0.0 if scale == 0.0 else 1e-10)
         for r, diff in enumerate([1.0, 0.5, 0.25]):
             slot = host.record_slot()
@@ -108,7 +109,7 @@ def test_a_singular_or_wild_solve_restarts(one_gpu):
 
 def test_the_mix_uses_the_solve_and_keeps_the_power_step(one_gpu):
     be = one_gpu
-    from digraph.smx.cuda_kernels import HB
+    from digraph.smx.cuda.common import HB
     rng = np.random.default_rng(3)
     n, mem = 100, 4
     g = rng.random(n)

@@ -53,7 +53,7 @@ def test_each_kernel_pair_shares_its_arc_loop(module):
 
 
 def test_the_shared_loops_are_inline_device_functions():
-    K = importlib.import_module("digraph.smx.cuda_kernels")
+    K = importlib.import_module("digraph.smx.cuda.kernels")
     for module, pairs in PAIRS.items():
         for loop in set(pairs.values()) | ({"_count_at_least"} if module == "cuda_monotone"
                                            else set()):

@@ -1,4 +1,4 @@
-"""The GPU path modes' round control (:mod:`digraph.smx.cuda_path_rounds`) kernel by kernel, against
+"""The GPU path modes' round control (:mod:`digraph.smx.cuda.path_rounds`) kernel by kernel, against
 numpy: the priority threshold the control kernel takes from the histogram (a suffix scan over its
 threads, then one thread's search of its chunk), a sweep's start, and the per-layer sums.  The
 path modes' answers are tested in ``test_gpu.py``; these check the bookkeeping that only shows
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from digraph.smx import cuda_path_rounds as R
+from digraph.smx.cuda import path_rounds as R
+from digraph.smx.cuda import common
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
@@ -85,7 +86,7 @@ def test_sweep_start_and_layer_sums():
     unit_total = rng.integers(0, 9, 41).astype(np.int64)
     rounds = np.array([4, 0, 9, 1], np.int64)
     out = cuda.to_device(np.zeros(8))
-    R.path_layer_sums[2, R.HB](cuda.to_device(layer_units), cuda.to_device(unit_total),
+    R.path_layer_sums[2, common.HB](cuda.to_device(layer_units), cuda.to_device(unit_total),
                                cuda.to_device(rounds), out)
     o = out.copy_to_host()
     assert np.array_equal(o[:4], rounds)

@@ -1,17 +1,17 @@
-"""The engines' runners, by placement: what executes a :class:`~digraph.dispatch.route.Plan`.
+"""The engines' runners, by placement: what executes a :class:`~digraph.dispatch.route.plans.Plan`.
 
 ``digraph.run`` validates its parameters, asks the router for a plan
-(:func:`digraph.dispatch.route.route`, then :func:`~digraph.dispatch.route.place` for the
+(:func:`digraph.dispatch.route.route`, then :func:`~digraph.dispatch.route.placing.place` for the
 placement), and hands a :class:`~.common.Request` to :func:`execute`, which calls the runner of
 the plan's placement:
 
 ========  ==========================================  ===========================================
 kind      runner                                       engines
 ========  ==========================================  ===========================================
-``cpu``   :func:`digraph.dispatch.engines.cpu.run`     every CPU mode (``cpu-<mode>``)
-``gpu``   :func:`digraph.dispatch.engines.gpu.run`     ``gpu-power`` and the modes of
-                                                       :mod:`digraph.dispatch.gpu`
-``gpus``  :func:`digraph.dispatch.engines.gpus.run`    ``multi-gpu-power``, ``-scc``, ``-bsp``,
+``cpu``   :func:`digraph.dispatch.engines.on_cpu.run`     every CPU mode (``cpu-<mode>``)
+``gpu``   :func:`digraph.dispatch.engines.on_gpu.run`     ``gpu-power`` and the modes of
+                                                       :mod:`digraph.dispatch.engines.one_gpu`
+``gpus``  :func:`digraph.dispatch.engines.on_gpus.run`    ``multi-gpu-power``, ``-scc``, ``-bsp``,
                                                        ``-vertex-async``, ``-path``
 ========  ==========================================  ===========================================
 
@@ -26,17 +26,17 @@ __all__ = ["Request", "execute", "RUNNERS"]
 
 
 def _cpu(req):
-    from . import cpu
+    from . import on_cpu as cpu
     return cpu.run(req)
 
 
 def _gpu(req):
-    from . import gpu
+    from . import on_gpu as gpu
     return gpu.run(req)
 
 
 def _gpus(req):
-    from . import gpus
+    from . import on_gpus as gpus
     return gpus.run(req)
 
 

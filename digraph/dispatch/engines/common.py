@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from ... import compiling
 from ...errors import InvalidParameterError
-from ..route import PATH_MODES, pathset_key
+from ..route.modes import PATH_MODES
+from ..route import pathset_key
 
 __all__ = ["Request", "cpu_solver", "solve_dual_or", "move_compile", "pathset", "priority"]
 
@@ -21,8 +22,8 @@ class Request:
         The graph the engine solves (the part the constant term reaches, when restricted).
     algo : digraph.algorithms.Algorithm
     system : LinearSystem, MonotoneSystem or HIndexSystem
-    plan : digraph.dispatch.route.Plan
-        Mode, engine and placement (:attr:`~digraph.dispatch.route.Plan.placement`).
+    plan : digraph.dispatch.route.plans.Plan
+        Mode, engine and placement (:attr:`~digraph.dispatch.route.plans.Plan.placement`).
     tol, max_iter : float, int
     stats : digraph.RunStats
         Filled by the runner: the engine's counters, ``time_compile``, ``time_preprocess``,
@@ -54,21 +55,21 @@ def cpu_solver(mode):
     """The CPU engine of ``mode``: a module whose ``solve(graph, system, tol, max_iter, stats,
     ...)`` runs it."""
     if mode == "scc":
-        from .. import dag_push
+        from .scc import cpu as dag_push
         return dag_push
     if mode == "power":
-        from .. import power
+        from .power import cpu as power
         return power
     if mode == "bsp":
-        from .. import bsp
+        from .push import cpu_bsp as bsp
         return bsp
     if mode == "peel":
-        from .. import peel
+        from .peel import cpu as peel
         return peel
     if mode in PATH_MODES:
-        from .. import paths
+        from .path import cpu as paths
         return paths
-    from .. import vertex_async
+    from .push import cpu_vertex_async as vertex_async
     return vertex_async
 
 
@@ -103,7 +104,7 @@ def solve_dual_or(solve, graph, system, tol, max_iter, stats, extra):
 def priority(mode, given):
     """The priority a path mode (or ``scc``) runs with: ``given``, checked, or the mode's
     default."""
-    from ..paths import PRIORITIES
+    from .path.settings import PRIORITIES
     if mode == "path-nopriority":
         if given not in (None, "none"):
             raise InvalidParameterError(f"mode='path-nopriority' runs without priority, got priority={given!r}")

@@ -11,7 +11,7 @@ import numpy as np
 from ...graph import Graph
 from ...progress import listening
 from ...result import RunStats
-from ..route import PATH_MODES
+from ..route.modes import PATH_MODES
 from .common import cpu_solver
 
 __all__ = ["WARM", "cpu", "gpu", "run_tiny", "tiny_graph", "numba_threads", "has_factors"]
@@ -35,14 +35,14 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
 
     Only what the run needs: the variant with or without arc factors that ``system`` has (both when
     ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), and for
-    ``peel`` the schedule :func:`digraph.dispatch.peel.schedule` picks for ``graph`` (both when
+    ``peel`` the schedule :func:`digraph.dispatch.engines.peel.cpu.schedule` picks for ``graph`` (both when
     ``variants="all"``, as :func:`digraph.warmup` asks).  Anything a run still compiles later is
     counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the same.
     ``settings``: the engine's settings object for the tiny runs (``scc``, ``vertex-async``; the
     warm-up of :mod:`digraph.compiling` passes thresholds that switch kernels inside an engine)."""
     itype = graph.out_targets.dtype
     if mode == "peel":
-        from .. import peel
+        from .peel import cpu as peel
         wanted = peel.SCHEDULES if variants == "all" else (peel.schedule(graph),)
     elif system is None or variants == "all":
         wanted = (False, True)
@@ -66,7 +66,7 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
             engine.solve(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
     elif mode == "power":  # normalised systems only
         import dataclasses
-        from ...smx import cpu_anderson
+        from ...smx.cpu import anderson as cpu_anderson
         cpu_anderson.warm_up()
         run_tiny(family, lambda sys, _: engine.solve(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
@@ -97,10 +97,10 @@ def tiny_graph():
 def run_tiny(family, solve, factors=(False, True), divisors=(10**9, 0)):
     """``solve(system, settings)`` a tiny system of ``family`` without and/or with arc factors
     (``factors``), every round dense and then every round sparse (a
-    :class:`~digraph.dispatch.bsp.BspSettings` of each ``dense_divisor`` in ``divisors``;
+    :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` of each ``dense_divisor`` in ``divisors``;
     ``None``: the defaults), so that the kernels those variants use are compiled."""
     from ...algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
-    from ..bsp import BspSettings
+    from .push.cpu_bsp import BspSettings
     n, m = 3, 4
     for arc in (np.ones(m) if f else None for f in factors):
         if family == "linear":
@@ -130,15 +130,16 @@ def gpu(be, mode, family, device):
         extra = {"pathset": preprocess(tiny), "priority": "pending" if mode == "path" else "none"}
     if mode == "power":  # normalised systems only
         import dataclasses
-        from .. import gpu_power
+        from .power import gpu as gpu_power
+        from .power.gpu_settings import POWER_DEFAULT
         for forced in (dict(anderson_arcs=0, anderson_ratio=0.0),  # Anderson's passes too
                        dict(cusparse_arcs=0)):  # the pull by cuSPARSE and its sums kernel
             run_tiny(family, lambda sys, _: gpu_power.solve(
                 tiny, dataclasses.replace(sys, normalize=True), tol=1e-8, max_iter=100,
                 stats=RunStats.new(), device=device,
-                settings=dataclasses.replace(gpu_power.DEFAULT, **forced)), divisors=(None,))
+                settings=dataclasses.replace(POWER_DEFAULT, **forced)), divisors=(None,))
     else:
-        from .. import gpu as one_gpu
+        from . import one_gpu
         run_tiny(family, lambda sys, settings: one_gpu.solve(
             tiny, sys, mode=mode, tol=1e-3, max_iter=100, stats=RunStats.new(), device=device,
             settings=settings, **extra))

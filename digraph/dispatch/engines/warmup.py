@@ -73,7 +73,7 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
     import numpy as np
 
     from ...checks import check_device
-    from ..route import MODES
+    from ..route.modes import MODES
     from ...errors import InvalidParameterError
 
     gpu = check_device(device) != "cpu"
@@ -204,9 +204,10 @@ def _warm_cpu(mode, family, itype):
     weights of adsorption-like systems, the certified bound)."""
     import dataclasses
 
-    from .. import dag_push, vertex_async
+    from .scc import cpu as dag_push
+    from .push import cpu_vertex_async as vertex_async
     from . import warm
-    from ..route import PATH_MODES
+    from ..route.modes import PATH_MODES
     from ...errors import ConvergenceError
     R = _run_module()
     g = _tiny(itype)
@@ -237,6 +238,6 @@ def _threads():
 
 
 def _warm_gpu(mode, family, device):
-    from .. import gpu
+    from ..runtime.cuda import backend
     from . import warm
-    warm.gpu(gpu.backend(device), mode, family, device)
+    warm.gpu(backend.backend(device), mode, family, device)

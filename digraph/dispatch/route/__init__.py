@@ -12,23 +12,23 @@ Modes
 -----
 ``"scc"``
     Linear systems, CPU or one GPU: the graph's strongly connected components solved one after
-    another in the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.dag_push`;
-    on a GPU :mod:`digraph.dispatch.cuda.one_gpu.scc`); no paths are built.  The CPU default for
+    another in the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.engines.scc.cpu`;
+    on a GPU :mod:`digraph.dispatch.engines.scc.gpu`); no paths are built.  The CPU default for
     linear algorithms; on a GPU only when asked for (``power`` measured faster there on every
     graph tried; no share of the condensation marks a graph where ``scc`` wins:
     docs/history/benchmarks-notebook.md, "When would ``scc`` pay on a GPU?").
 ``"power"``
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
-    iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.power`,
-    :mod:`digraph.dispatch.gpu_power`, :mod:`digraph.dispatch.multi_gpu_power`).
+    iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.engines.power.cpu`,
+    :mod:`digraph.dispatch.engines.power.gpu`, :mod:`digraph.dispatch.engines.power.gpus`).
 ``"path"``, ``"path-nopriority"``
     DiGraph: paths walked one per thread, SCC-vertices of the DAG sketch in layer order, with or
-    without priority (:mod:`digraph.dispatch.paths`, :mod:`digraph.dispatch.gpu`); they need the
+    without priority (:mod:`digraph.dispatch.engines.path.cpu`, :mod:`digraph.dispatch.engines.one_gpu`); they need the
     PathSet (``cache=``, ``preprocess=``).  Directed dependencies only: not k-core.
 ``"cluster"``
     Min/max systems (SSSP), one GPU: the graph cut into clusters of nearby vertices
     (:mod:`digraph.preprocess.clusters`), each queued cluster relaxed to its local fixpoint in one
-    thread block per round (:mod:`digraph.dispatch.cuda.one_gpu.cluster`): a value crosses a whole
+    thread block per round (:mod:`digraph.dispatch.engines.cluster.gpu`): a value crosses a whole
     cluster in a round, for road-like graphs (grids, geometric graphs) where a frontier advances
     one hop a round.
 ``"vertex-async"``, ``"bsp"``
@@ -37,7 +37,7 @@ Modes
 ``"peel"``
     k-core (the ``"hindex"`` family) only, CPU: the core numbers in one peeling pass,
     Batagelj–Zaversnik's buckets or Kabir & Madduri's parallel PKC, by thread count and graph
-    size (:mod:`digraph.dispatch.peel`).  The CPU default for k-core.
+    size (:mod:`digraph.dispatch.engines.peel.cpu`).  The CPU default for k-core.
 
 Automatic choice (``mode=None``), each from a measurement in ``docs/history/benchmarks-notebook.md``; the
 thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, default
@@ -58,14 +58,14 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   :attr:`RouteSettings.bsp_share` of the arcs, else as below.
 * CPU, linear: ``"scc"``, except with at least :attr:`RouteSettings.delegate_threads` threads on a
   graph whose components too large for one thread (the SCC engine's
-  :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`) hold more than
+  :attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs`) hold more than
   :attr:`RouteSettings.delegate_share` of the arcs (one giant component: nothing for the DAG to
   order), where ``"bsp"``'s dense rounds scale better.
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
-* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.gpu_power`); with
+* GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.engines.power.gpu`); with
   several GPUs named, sharded over as many as the graph has
-  :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU
-  (:mod:`digraph.dispatch.multi_gpu_power`), else on the first of them when the graph fits
+  :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per GPU
+  (:mod:`digraph.dispatch.engines.power.gpus`), else on the first of them when the graph fits
   there; other linear systems: ``"bsp"``; k-core: ``"vertex-async"``; min/max (SSSP):
   ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
   :attr:`RouteSettings.cluster_share` of their arcs inside
@@ -141,9 +141,9 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         The system (the automatic choice of ``"power"`` needs it, with ``graph``).
     settings : RouteSettings, optional
         The thresholds of the automatic choice (default :data:`DEFAULT`).
-    scc_settings : digraph.dispatch.dag_push.DagPushSettings, optional
+    scc_settings : digraph.dispatch.engines.scc.cpu.DagPushSettings, optional
         The SCC engine's settings the run will use, for its ``split_arcs`` (default
-        :data:`digraph.dispatch.dag_push.DEFAULT`).
+        :data:`digraph.dispatch.engines.scc.cpu.DEFAULT`).
 
     Raises
     ------
@@ -163,7 +163,7 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                 "run one (the automatic choice does not change engine because of an option)")
         return _automatic(family, where, threads, graph, system, settings, scc_settings)
     if mode == "power" and system is not None:
-        from ..power import applies
+        from ..engines.power.cpu import applies
         why = applies(graph, system) if graph is not None else None
         if why:
             raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
@@ -254,7 +254,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                           "a thread each are the fastest measured for min/max systems on one GPU "
                           "there")
     elif where != "cpu" and family == "linear" and graph is not None and system is not None:
-        from ..power import applies
+        from ..engines.power.cpu import applies
         if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
             chosen, code = "power", "power-on-gpus"
             reason = "the Google-matrix power iteration is the fastest measured for PageRank on GPUs"
@@ -265,7 +265,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
 def _refusal(mode, family, where):
     """Why ``mode`` cannot run a system of ``family`` on ``where`` (``"cpu"``, ``"gpu"``,
     ``"multi-gpu"``), or None when it can (whether the power iteration fits the system itself is
-    checked apart: :func:`digraph.dispatch.power.applies`)."""
+    checked apart: :func:`digraph.dispatch.engines.power.cpu.applies`)."""
     if mode == "scc" and family != "linear":
         return (f"mode='scc' solves linear systems (PageRank, adsorption, a LinearSystem), not the "
                 f"{family} family")
@@ -311,7 +311,7 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
         raise InvalidParameterError(f"{_apply(path_options)} to the path modes; dangling= runs "
                                     "mode='power'")
     if graph is not None:
-        from ..power import applies
+        from ..engines.power.cpu import applies
         why = applies(graph, system)
         if why:
             raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
@@ -327,8 +327,8 @@ def _cluster_cut(graph, settings, considered):
     ``settings.cluster_max_in_degree`` (a cluster's thread walks its vertex's in-arcs alone,
     every sweep)."""
     from ...preprocess.clusters import internal_share_sample
-    from ...smx.cuda_clusters import CT
-    from ..cuda.one_gpu.cluster import DEFAULT as CLUSTER
+    from ...smx.cuda.clusters import CT
+    from ..engines.cluster.gpu import DEFAULT as CLUSTER
     size = min(current(CLUSTER).size, CT)
     if not graph.num_arcs:
         return None
@@ -386,7 +386,7 @@ def _power(graph, system, settings):
     the bound."""
     if system is None or not graph.num_arcs:
         return None, None, False
-    from ..power import applies
+    from ..engines.power.cpu import applies
     if applies(graph, system):
         return None, None, False
     if _TRIPPED in graph._cache:
@@ -431,7 +431,7 @@ def _delegation(graph, threads, settings, scc_settings, considered=None):
     if threads < settings.delegate_threads or not graph.num_arcs:
         return None
     if scc_settings is None:
-        from .. import dag_push
+        from ..engines.scc import cpu as dag_push
         scc_settings = current(dag_push.DEFAULT)
     from ...paths.condensation import condensation_for
     cond = condensation_for(graph)[0]

@@ -13,18 +13,18 @@ def place(plan, graph, system, placement, batch_arcs=None):
     """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
 
     On the CPU and on one GPU the placement is the one asked for (one GPU: ``bsp`` on a linear
-    system of :attr:`~digraph.dispatch.gpu.GpuSettings.shard_arcs` arcs or more that fits in the
+    system of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or more that fits in the
     GPU's memory runs the sharded engine as one shard, :attr:`Plan.as_shard`: a leaner set-up and
     fused dense rounds).  With several GPUs named:
 
     * ``power``: sharded over as many as the graph has
-      :attr:`~digraph.dispatch.gpu_power.PowerGpuSettings.shard_arcs` arcs per GPU when that is
+      :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per GPU when that is
       two or more, else on the first GPU when the graph fits in its memory, else over all;
     * ``scc``, ``bsp``, ``vertex-async``: over as many as
-      :func:`~digraph.dispatch.multi_gpu.gpus_to_use` says (arcs per GPU, families that shard),
+      :func:`~digraph.dispatch.engines.push.gpus.gpus_to_use` says (arcs per GPU, families that shard),
       on the first GPU's one-GPU engine when that is one (the simple method it could have used;
       for ``bsp`` and ``vertex-async`` only while
-      :attr:`~digraph.dispatch.multi_gpu.MultiGpuSettings.min_arcs_per_gpu` is positive);
+      :attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.min_arcs_per_gpu` is positive);
     * the path modes: the path dispatcher with one worker per GPU named.
 
     Parameters
@@ -50,14 +50,16 @@ def place(plan, graph, system, placement, batch_arcs=None):
     """
     if placement.kind == "cpu":
         return dataclasses.replace(plan, placement=placement)
-    from .. import gpu
+    from ..runtime.cuda import backend
+    from ..runtime.cuda import device_graph
+    from ..engines.path import gpu_settings
     if placement.kind == "gpus" and plan.mode not in PATH_MODES:
         plan = _narrow(plan, graph, system, placement)
     else:
         plan = dataclasses.replace(plan, placement=placement)
     if plan.placement.kind == "gpu" and system.family == "linear" and plan.mode == "bsp" \
-            and batch_arcs is None and graph.num_arcs >= current(gpu.DEFAULT).shard_arcs \
-            and not gpu._too_big(gpu.backend(plan.placement.device), graph):
+            and batch_arcs is None and graph.num_arcs >= current(gpu_settings.DEFAULT).shard_arcs \
+            and not device_graph.too_big(backend.backend(plan.placement.device), graph):
         plan = dataclasses.replace(plan, as_shard=True, placed=plan.placed + (
             {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
                                          "shard_arcs arcs or more, and the graph fits)"},))
@@ -66,18 +68,22 @@ def place(plan, graph, system, placement, batch_arcs=None):
 
 def _narrow(plan, graph, system, placement):
     """The GPUs of ``placement`` (several named) that ``plan`` uses: see :func:`place`."""
-    from .. import gpu, gpu_power, multi_gpu
+    from ..engines.push import gpus as multi_gpu
+    from ..engines.power.gpu_settings import POWER_DEFAULT
+    from ..runtime.cuda import backend
+    from ..runtime.cuda import device_graph
+    from ..runtime.cuda import shard_settings
     devices = placement.devices
     for d in devices[1:] + devices[:1]:
-        be = gpu.backend(d)  # NotAvailableError naming a GPU that is missing; the first last
+        be = backend.backend(d)  # NotAvailableError naming a GPU that is missing; the first last
     n, mode = len(devices), plan.mode
     if mode == "power":
-        per = current(gpu_power.DEFAULT).shard_arcs
+        per = current(POWER_DEFAULT).shard_arcs
         k = n if per <= 0 else min(n, graph.num_arcs // per)
         if k >= 2:
             code, why = "sharded", (f"sharded over {k} of the {n} GPUs named (at least {per:,} "
                                     f"arcs a GPU)" if k < n else f"sharded over the {k} GPUs named")
-        elif not gpu._too_big(be, graph):  # the first GPU's memory
+        elif not device_graph.too_big(be, graph):  # the first GPU's memory
             k, code, why = 1, "first-gpu", (
                 f"on the first GPU named: fewer than {per:,} arcs a GPU for two (the sharded "
                 "rounds' exchange would cost more than they split)")
@@ -85,7 +91,7 @@ def _narrow(plan, graph, system, placement):
             k, code, why = n, "too-big", ("the graph does not fit in one GPU's memory: sharded "
                                           "over every GPU named")
     else:
-        per = current(multi_gpu.DEFAULT).min_arcs_per_gpu
+        per = current(shard_settings.DEFAULT).min_arcs_per_gpu
         k = multi_gpu.gpus_to_use(graph, system, devices)
         if mode == "scc" and k > 1:
             code, why = "sharded", (f"each unit's components dealt over {k} GPUs (DAG "

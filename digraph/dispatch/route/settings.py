@@ -54,7 +54,7 @@ class RouteSettings:
         probes went on the benchmark graphs).
     delegate_threads : int
         With at least this many threads, a linear system whose components split over the threads
-        (at least the SCC engine's :attr:`~digraph.dispatch.dag_push.DagPushSettings.split_arcs`
+        (at least the SCC engine's :attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs`
         inside arcs) hold more than ``delegate_share`` of the arcs (one giant component: nothing
         for the DAG to order) runs ``bsp``'s dense rounds instead of the SCC engine (``mode=None``
         only; the reason is in ``stats["route"]``).  Measured on 16 cores (docs/history/benchmarks-notebook.md,
@@ -68,7 +68,7 @@ class RouteSettings:
         dblp-2010's 89%.
     cluster_share : float
         Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
-        :attr:`~digraph.dispatch.cuda.one_gpu.cluster.ClusterSettings.size` vertices keep at
+        :attr:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings.size` vertices keep at
         least this share of their arcs inside
         (:func:`~digraph.preprocess.clusters.internal_share_sample`, 32 balls, a few
         milliseconds) and no in-degree exceeds ``cluster_max_in_degree``: road-like graphs.

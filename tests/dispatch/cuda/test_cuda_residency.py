@@ -1,16 +1,16 @@
-"""The graph's residency (:mod:`digraph.dispatch.cuda.runtime.residency`, issue 18, item 5): one
+"""The graph's residency (:mod:`digraph.dispatch.runtime.cuda.residency`, issue 18, item 5): one
 object per graph that owns the device arrays the GPU engines keep between runs.
 
 The class is tested on numpy arrays without CUDA; the tests marked ``gpu`` run the engines (on a
 GPU, or in Numba's CUDA simulator, ``conftest.py``) and check what they keep there, that a second
-run reuses it, and that re-cut shard ranges drop their arrays (``_forget_ranges``).
+run reuses it, and that re-cut shard ranges drop their arrays (``forget_ranges``).
 """
 import numpy as np
 import pytest
 
 import digraph
-from digraph.dispatch.cuda.runtime import residency as R
-from digraph.dispatch.cuda.runtime.residency import Residency, residency
+from digraph.dispatch.runtime.cuda import residency as R
+from digraph.dispatch.runtime.cuda.residency import Residency, residency
 from digraph.result import RunStats
 
 
@@ -103,9 +103,9 @@ def test_one_residency_per_graph_in_one_place():
 
 
 def test_forget_ranges_drops_the_recut_ranges_arrays():
-    from digraph.dispatch.cuda.sharded.ranges import _forget_ranges
+    from digraph.dispatch.runtime.cuda.ranges import forget_ranges
     g = _G()
-    _forget_ranges(g, np.array([0, 5, 10]), np.array([0, 6, 10]))  # nothing kept: no residency
+    forget_ranges(g, np.array([0, 5, 10]), np.array([0, 6, 10]))  # nothing kept: no residency
     assert residency(g, create=False) is None
     res = residency(g)
     old, new = np.array([0, 5, 10]), np.array([0, 6, 10])
@@ -124,9 +124,9 @@ def test_forget_ranges_drops_the_recut_ranges_arrays():
     res.put("multi-gpu-layout", mixed, "mixed")
     res.put("cuda", (0, True), "csr")
     res.put("multi-gpu-power-work", None, "work")
-    _forget_ranges(g, old, keep=old)  # the same ranges: nothing dropped
+    forget_ranges(g, old, keep=old)  # the same ranges: nothing dropped
     assert len(res) == 14
-    _forget_ranges(g, old, keep=new)
+    forget_ranges(g, old, keep=new)
     assert sorted(e for _, _, e in res.entries("multi-gpu")) == ["new"] * 4 + ["one shard"]
     assert sorted(e for _, _, e in res.entries("multi-gpu-layout")) == ["new"]
     assert res.peek("cuda", (0, True)) == "csr" and res.peek("multi-gpu-power-work", None) == "work"
@@ -177,8 +177,8 @@ def test_one_gpu_power_keeps_its_work(one_gpu):
 @pytest.mark.gpu
 def test_sharded_runs_keep_ranges_and_layouts_then_drop_recut_ones(one_gpu):
     from digraph.algorithms import get
-    from digraph.dispatch import multi_gpu
-    from digraph.dispatch.cuda.sharded.ranges import _forget_ranges
+    from digraph.dispatch.engines.push import gpus as multi_gpu
+    from digraph.dispatch.runtime.cuda.ranges import forget_ranges
     devs = ["cuda:0"] * 2 if one_gpu.sim else None
     if devs is None:
         from numba import cuda
@@ -218,33 +218,33 @@ def test_sharded_runs_keep_ranges_and_layouts_then_drop_recut_ones(one_gpu):
         other = b.copy()
         other[1] += 1 if other[1] < g.num_vertices else -1
         return other
-    _forget_ranges(g, out_bounds, keep=moved(out_bounds))  # re-cut away: their arrays go
+    forget_ranges(g, out_bounds, keep=moved(out_bounds))  # re-cut away: their arrays go
     assert res.entries("multi-gpu") == []
     assert res.entries("multi-gpu-layout") == (lays if set(out_bounds) != set(lay_bounds) else [])
-    _forget_ranges(g, lay_bounds, keep=moved(lay_bounds))
+    forget_ranges(g, lay_bounds, keep=moved(lay_bounds))
     assert res.entries("multi-gpu-layout") == []
 
 
 @pytest.mark.gpu
 def test_sharded_power_work_is_one_entry(one_gpu):
-    from digraph.dispatch.cuda.sharded.power_work import _forget_work, _kept_work
-    from digraph.dispatch.cuda.sharded.shards import make_shards
-    from digraph.dispatch.gpu_power import DEFAULT
+    from digraph.dispatch.engines.power.gpus_work import forget_work, kept_work
+    from digraph.dispatch.runtime.cuda.shards import make_shards
+    from digraph.dispatch.engines.power.gpu_settings import POWER_DEFAULT as DEFAULT
     g = _graph()
     shards = make_shards(["cuda:0"] * 2, g.in_offsets, RunStats.new())
-    works, kept, reused = _kept_work(g, shards, "sig", DEFAULT, 0)
+    works, kept, reused = kept_work(g, shards, "sig", DEFAULT, 0)
     assert kept and not reused and len(works) == 2
     res = residency(g)
     assert res.entries("multi-gpu-power-work") == [
         ("multi-gpu-power-work", None, {"sig": "sig", "works": works})]
-    again, kept, reused = _kept_work(g, shards, "sig", DEFAULT, 0)
+    again, kept, reused = kept_work(g, shards, "sig", DEFAULT, 0)
     assert again is works and kept and reused
-    other, kept, reused = _kept_work(g, shards, "other", DEFAULT, 0)  # the old work dropped
+    other, kept, reused = kept_work(g, shards, "other", DEFAULT, 0)  # the old work dropped
     assert other is not works and kept and not reused
     assert res.peek("multi-gpu-power-work", None)["works"] is other
-    _forget_work(g, works)  # not the kept work: it stays
+    forget_work(g, works)  # not the kept work: it stays
     assert res.peek("multi-gpu-power-work", None)["works"] is other
-    _forget_work(g, other)
+    forget_work(g, other)
     assert res.entries("multi-gpu-power-work") == []
 
 

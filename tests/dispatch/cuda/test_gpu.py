@@ -26,9 +26,9 @@ def _placed(stats):
 
 
 def _backend():
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend as cuda_backend
     try:
-        return gpu.backend("cuda")
+        return cuda_backend.backend("cuda")
     except NotAvailableError as e:  # numba-cuda present but no GPU and no simulator
         pytest.skip(str(e))
 
@@ -39,9 +39,9 @@ def be():
 
 
 def real_gpu():
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend as cuda_backend
     try:
-        return not gpu.backend("cuda").sim
+        return not cuda_backend.backend("cuda").sim
     except NotAvailableError:
         return False
 
@@ -151,14 +151,14 @@ def test_device_strings(small):
         digraph.run(small, "pagerank", device="cuda:x")
     with pytest.raises(InvalidParameterError, match="twice"):
         digraph.run(small, "pagerank", device="cuda:1,1")
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend as cuda_backend
     with pytest.raises(NotAvailableError, match="several GPUs"):
-        gpu.backend("cuda:0,1")  # one GPU's backend; several go through multi_gpu
+        cuda_backend.backend("cuda:0,1")  # one GPU's backend; several go through multi_gpu
 
 
 def test_missing_gpu_message(small, monkeypatch):
     """Without the simulator and without a GPU the error says why; the CPU keeps working."""
-    from digraph.dispatch.cuda.runtime import backend as runtime_backend
+    from digraph.dispatch.runtime.cuda import backend as runtime_backend
     if real_gpu():
         pytest.skip("a GPU is present")
     monkeypatch.setattr(runtime_backend, "_BACKENDS", {})  # backend() reads it there
@@ -242,14 +242,14 @@ def test_streamed_hub_gets_a_block(be):
 def test_contraction_factors_on_the_gpu(be, small, algo, params, weights):
     """γ1, γ∞ summed on the GPU (with or without per-arc atomics) equal the host's."""
     from digraph.algorithms import get
-    from digraph.dispatch import gpu
+    from digraph.dispatch.engines.push import gpu_linear
     from digraph.dispatch.convergence import linear_contraction
     from digraph.result import RunStats
     A = get(algo)
     g = small if weights else digraph.load((SRC, DST))
     sys = A.prepare(g, **A.bind(g, {**params, **({"weights": True} if weights and algo == "pagerank" else {})}))
     be.stats = RunStats.new()
-    got = gpu._Linear(be, g, sys).gammas
+    got = gpu_linear.Linear(be, g, sys).gammas
     np.testing.assert_allclose(got, linear_contraction(g, sys), rtol=1e-14)
 
 
@@ -257,9 +257,9 @@ def test_large_bsp_runs_as_one_shard(be, small, engine_settings):
     """``bsp`` on a linear system of at least ``GpuSettings.shard_arcs`` arcs runs as one shard of
     the multi-GPU engine, with the same certified answer."""
     import dataclasses
-    from digraph.dispatch import gpu
+    from digraph.dispatch.engines.path import gpu_settings
     ref = digraph.run(small, "pagerank", tol=1e-12)
-    engine_settings(gpu.DEFAULT, shard_arcs=0)
+    engine_settings(gpu_settings.DEFAULT, shard_arcs=0)
     r = digraph.run(small, "pagerank", mode="bsp", device="cuda", tol=1e-8)
     assert _placed(r.stats) == ["one-shard"] and r.stats.gpus == 1 and r.stats.converged
     assert r.stats.bytes_between_gpus == 0 and r.stats.error_bound <= 1e-8
@@ -315,7 +315,7 @@ def test_prepared_launch_gives_the_dispatcher_answer():
     bits, and with them the frontier threshold, vary from run to run; SSSP exactly)."""
     if not real_gpu():
         pytest.skip("prepared launches need a real GPU")
-    from digraph.dispatch.cuda.runtime import backend as runtime_backend
+    from digraph.dispatch.runtime.cuda import backend as runtime_backend
     rng = np.random.default_rng(5)
     g = digraph.load((rng.integers(0, 3000, 40000), rng.integers(0, 3000, 40000)),
                      num_vertices=3000)
@@ -339,14 +339,14 @@ def test_a_process_of_many_gpu_runs_exits_cleanly():
     tests/dispatch/cuda/test_cuda_residency.py`` in a process of its own exited with status 139 (three times
     of three, two H200s, 2026-11-28) from Numba's unloads of its kernels' libraries at exit
     (NVIDIA/cuda-python#1670), and with 0 after
-    :func:`digraph.dispatch.cuda.runtime.launch.hold_modules_at_exit` (real GPU only: the
+    :func:`digraph.dispatch.runtime.cuda.launch.hold_modules_at_exit` (real GPU only: the
     simulator loads no library)."""
     import subprocess
     import sys
     from pathlib import Path
     if not real_gpu():
         pytest.skip("the simulator loads no library")
-    from digraph.dispatch.cuda.runtime import launch
+    from digraph.dispatch.runtime.cuda import launch
     assert getattr(launch.hold_modules_at_exit, "done", False)  # registered by the backend
     here = Path(__file__).parent
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",

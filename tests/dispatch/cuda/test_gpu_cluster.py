@@ -2,7 +2,7 @@
 Dijkstra / BFS and the other modes exactly, the router's choice, the refusals.
 
 Under Numba's CUDA simulator (no GPU) a cluster holds at most 64 vertices
-(:data:`digraph.smx.cuda_clusters.CT`), so the small graphs here still have many clusters and
+(:data:`digraph.smx.cuda.clusters.CT`), so the small graphs here still have many clusters and
 many rounds; ``pytest -m gpu`` on a GPU runs the same tests with blocks of 1,024.
 """
 
@@ -126,7 +126,7 @@ def test_cluster_sssp_on_a_grid_equals_dijkstra_in_fewer_rounds(weights):
     bsp = digraph.run(g, "sssp", source=0, device="cuda", mode="bsp")
     assert np.array_equal(bsp.values, ref)
     assert r.stats["rounds"] * 2 < bsp.stats["rounds"]
-    from digraph.smx.cuda_clusters import CT
+    from digraph.smx.cuda.clusters import CT
     size = min(512, CT)  # ClusterSettings.size, at most the simulator's 64
     assert r.stats["cluster_size"] == size
     assert r.stats["clusters"] == -(-g.num_vertices // size)
@@ -160,9 +160,10 @@ def test_cluster_sssp_matches_dijkstra_on_random_graphs(n, data):
 
 
 def test_router_sends_road_like_graphs_to_clusters_and_others_not():
-    from digraph.dispatch.cuda.one_gpu.cluster import DEFAULT as CLUSTER
-    from digraph.dispatch.route import DEFAULT, RouteSettings, route
-    from digraph.smx.cuda_clusters import CT
+    from digraph.dispatch.engines.cluster.gpu import DEFAULT as CLUSTER
+    from digraph.dispatch.route import DEFAULT, route
+    from digraph.dispatch.route.settings import RouteSettings
+    from digraph.smx.cuda.clusters import CT
     g, src, dst, w = _grid(30, 30, seed=1)
     share = internal_share_sample(g, min(CLUSTER.size, CT))
     # the simulator's clusters hold 64 vertices: a grid keeps ~85% of a ball's arcs inside (94%
@@ -192,15 +193,16 @@ def test_router_sends_road_like_graphs_to_clusters_and_others_not():
 
 def test_router_walks_paths_for_min_max_when_the_graph_holds_its_pathset():
     from digraph.dispatch import route as R
+    from digraph.dispatch.route import settings as route_settings
     src, dst = gen.rmat(10, 8, a=0.25, b=0.25, c=0.25, seed=3)  # no locality: not road-like
     w = np.random.default_rng(3).integers(1, 9, src.size).astype(np.float64)
     g = digraph.Graph.from_arrays(src, dst, w, num_vertices=1 << 10)
-    low = R.RouteSettings(path_min_arcs=1)
+    low = route_settings.RouteSettings(path_min_arcs=1)
     assert route_mode(g, low) == "vertex-async"  # no PathSet yet: preprocessing is not free
     cpu = digraph.run(g, "sssp", source=1, mode="path")  # keeps the PathSet with the graph
     plan = R.route("monotone", None, "cuda", graph=g, settings=low)
     assert plan.mode == "path" and "PathSet" in plan.reason
-    assert route_mode(g, R.RouteSettings(path_min_arcs=g.num_arcs + 1)) == "vertex-async"
+    assert route_mode(g, route_settings.RouteSettings(path_min_arcs=g.num_arcs + 1)) == "vertex-async"
     assert R.route("monotone", None, "cpu", graph=g, settings=low).mode == "vertex-async"
     assert R.route("linear", None, "cuda", graph=g, settings=low).mode != "path"
     # a whole run: the PathSet kept is the one walked
@@ -227,8 +229,8 @@ def test_cluster_mode_is_refused_where_it_does_not_run():
 
 
 def test_cluster_settings_are_checked():
-    from digraph.dispatch import gpu
-    from digraph.dispatch.cuda.one_gpu.cluster import ClusterSettings
+    from digraph.dispatch.engines import one_gpu as gpu
+    from digraph.dispatch.engines.cluster.gpu import ClusterSettings
     from digraph.algorithms import get
     from digraph.result import RunStats
     g, *_ = _grid(4, 4)

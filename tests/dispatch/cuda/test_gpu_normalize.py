@@ -7,7 +7,9 @@ import pytest
 import digraph
 from digraph.algorithms import get
 from digraph.algorithms.base import SumNormalized, normalized
-from digraph.dispatch import gpu, multi_gpu
+from digraph.dispatch.engines.push import gpus as multi_gpu
+from digraph.dispatch.engines.path import gpu_settings
+from digraph.dispatch.runtime.cuda import shard_settings
 from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
 
@@ -30,7 +32,7 @@ def _graph():
 @pytest.mark.parametrize("k", [1, 2])
 def test_solve_divides_on_the_gpus(k):
     devs = shard_devices(k)
-    pinned = dataclasses.replace(multi_gpu.DEFAULT, balance=False)
+    pinned = dataclasses.replace(shard_settings.DEFAULT, balance=False)
     g = _graph()
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))
@@ -55,9 +57,9 @@ def test_pagerank_run_divides_on_the_gpus(engine_settings):
     """``digraph.run`` asks for it on one GPU routed to one shard and on several: the answer
     sums to 1 and matches the CPU's, and comes back as a plain array."""
     shard_devices(2)
-    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=0)
+    engine_settings(shard_settings.DEFAULT, min_arcs_per_gpu=0)
     # route even this graph to one shard
-    engine_settings(gpu.DEFAULT, shard_arcs=0)
+    engine_settings(gpu_settings.DEFAULT, shard_arcs=0)
     g = _graph()
     ref = digraph.run(g, "pagerank", alpha=0.3, tol=1e-10)
     for dev in ("cuda", "cuda:0,1"):  # the simulator takes any device numbers

@@ -1,12 +1,14 @@
 """The Google-matrix power iteration on one GPU (``mode="power"``, ``device="cuda"``,
-dispatch/gpu_power.py): the same answers and bounds as the CPU twin, in Numba's CUDA simulator
+dispatch/engines/power/gpu.py): the same answers and bounds as the CPU twin, in Numba's CUDA simulator
 when there is no GPU (``conftest.py``)."""
 
 import numpy as np
 import pytest
 
 import digraph
-from digraph.dispatch import gpu_power
+from digraph.dispatch.engines.power import gpu as gpu_power
+from digraph.dispatch.engines.power import gpu_settings as power_settings
+from digraph.dispatch.engines.power import gpu_setup
 from digraph.errors import InvalidParameterError
 from digraph.graph import Graph
 from digraph.result import RunStats
@@ -35,7 +37,7 @@ def test_gpu_power_matches_the_exact_answer_within_its_bound(seed, weighted):
     assert s["error_bound"] <= 1e-9
     assert np.abs(r.values - exact).sum() <= s["error_bound"]
     assert s["power_anderson"] == 0  # below PowerGpuSettings.anderson_arcs: the plain iteration
-    from digraph.dispatch import power
+    from digraph.dispatch.engines.power import cpu as power
     algo = digraph.algorithms.PageRank()
     cpu = RunStats.new()
     power.solve(g, algo.prepare(g, **algo.bind(g, kw)), tol=1e-9, max_iter=500, stats=cpu,
@@ -79,14 +81,14 @@ def test_below_the_rounding_floor_it_stops_floor_limited_not_at_once():
 
 
 def test_group_size_follows_the_mean_in_degree():
-    assert gpu_power.group_size(Graph.from_arrays([0], [1], num_vertices=2)) == 1
+    assert gpu_setup.group_size(Graph.from_arrays([0], [1], num_vertices=2)) == 1
     src = np.repeat(np.arange(10), 40)
     dst = np.tile(np.arange(10), 40)
-    assert gpu_power.group_size(Graph.from_arrays(src, dst, num_vertices=10)) == 16  # mean 40
+    assert gpu_setup.group_size(Graph.from_arrays(src, dst, num_vertices=10)) == 16  # mean 40
 
 
 def test_the_binned_pull_gives_the_same_answer(engine_settings):
-    engine_settings(gpu_power.PowerGpuSettings(
+    engine_settings(power_settings.PowerGpuSettings(
         bin_arcs=0, bins=((0, 2, 1), (2, 4, 2), (4, 8, 4))))  # hubs from 8
     g = _graph(4)
     assert (g.in_degree >= 8).any() and (g.in_degree < 2).any()
@@ -114,7 +116,7 @@ def test_anderson_matches_the_exact_answer_within_its_bound(seed, weighted):
     algo = digraph.algorithms.PageRank()
     system = algo.prepare(g, **algo.bind(g, kw))
     exact = algo.reference(g, **kw)
-    on = gpu_power.PowerGpuSettings(anderson=4, anderson_arcs=0)
+    on = power_settings.PowerGpuSettings(anderson=4, anderson_arcs=0)
     st = RunStats.new()
     x, ok = gpu_power.solve(g, system, tol=1e-8, max_iter=500, stats=st, settings=on)
     assert ok and st["power_anderson"] == 4 and st["anderson_mixes"] > 0
@@ -131,7 +133,7 @@ def test_anderson_takes_fewer_rounds_where_a_slow_mode_is():
     for mem in (0, 4):
         st = RunStats.new()
         x, ok = gpu_power.solve(g, system, tol=1e-6, max_iter=500, stats=st,
-                                settings=gpu_power.PowerGpuSettings(anderson=mem, anderson_arcs=0))
+                                settings=power_settings.PowerGpuSettings(anderson=mem, anderson_arcs=0))
         assert ok and np.abs(x - algo.reference(g)).sum() <= st["error_bound"] <= 1e-6
         rounds[mem] = st["rounds"]
     assert rounds[4] < 0.75 * rounds[0]
@@ -152,8 +154,8 @@ def test_small_graphs_run_plain_and_keep_their_vectors_for_the_next_run():
 
 
 def test_the_cusparse_pull_gives_the_same_answer():
-    from digraph.dispatch import gpu
-    if gpu.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda import backend
+    if backend.backend("cuda").sim:
         pytest.skip("cuSPARSE needs a real GPU (the simulator runs the Numba pull)")
     g = _graph(8, weighted=True)
     for weighted in (False, True, False):  # back to ones after a weighted run
@@ -161,7 +163,7 @@ def test_the_cusparse_pull_gives_the_same_answer():
         system = algo.prepare(g, **algo.bind(g, {"weights": weighted}))
         st = RunStats.new()
         x, ok = gpu_power.solve(g, system, tol=1e-10, max_iter=500, stats=st,
-                                settings=gpu_power.PowerGpuSettings(cusparse_arcs=0))
+                                settings=power_settings.PowerGpuSettings(cusparse_arcs=0))
         assert ok and st["power_pull"] == "cusparse"
         exact = algo.reference(g, weights=weighted)
         assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-10
@@ -177,7 +179,7 @@ def test_anderson_stays_off_where_the_plain_rounds_converge_fast():
     for mem in (0, 4):
         st = RunStats.new()
         x, ok = gpu_power.solve(g, system, tol=1e-8, max_iter=500, stats=st,
-                                settings=gpu_power.PowerGpuSettings(anderson=mem, anderson_arcs=0))
+                                settings=power_settings.PowerGpuSettings(anderson=mem, anderson_arcs=0))
         runs[mem] = (x, st)
     st = runs[4][1]
     assert st["power_anderson"] == 0 and st["anderson_mixes"] == 0
@@ -187,8 +189,8 @@ def test_anderson_stays_off_where_the_plain_rounds_converge_fast():
 
 
 def test_cuda_graph_rounds_give_the_same_iterate():
-    from digraph.dispatch import gpu
-    if gpu.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda import backend
+    if backend.backend("cuda").sim:
         pytest.skip("CUDA graphs need a real GPU (the simulator launches each kernel)")
     g = _graph(12)
     algo = digraph.algorithms.PageRank()
@@ -197,7 +199,7 @@ def test_cuda_graph_rounds_give_the_same_iterate():
     for on in (False, True, True):  # the second run with graphs launches the kept graphs
         st = RunStats.new()
         x, ok = gpu_power.solve(g, system, tol=1e-10, max_iter=500, stats=st,
-                                settings=gpu_power.PowerGpuSettings(graph_rounds=on))
+                                settings=power_settings.PowerGpuSettings(graph_rounds=on))
         assert ok and "power_graph_failed" not in st
         out.setdefault(on, []).append((x, st))
     (plain, sp), = out[False]
@@ -213,7 +215,7 @@ def test_a_mix_losing_mass_widens_the_bound_but_is_no_rounding_floor():
     mix pulled in round 4 summed to 1 + 6.8e-5 (clipped at 0) and its difference rose from 0.31
     to 0.61.  The bound counts the defect; the stop rule must not read it as the rounding floor
     (it did, and the run ended "floor-limited" at a bound of 3.4)."""
-    from digraph.dispatch.cuda.one_gpu.power_setup import round_bound
+    from digraph.dispatch.engines.power.gpu_setup import round_bound
     from digraph.dispatch.convergence import power_stop as stop
     g1, tol = 0.85, 1e-8
     args = dict(g1=g1, s=0.85, e=1e-9, diff=0.6128, sy=1.0, sx=1.0 + 6.75e-5, sx_err=1e-12,

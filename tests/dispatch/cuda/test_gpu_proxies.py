@@ -41,13 +41,14 @@ def _pagerank_exact(src, dst, n, alpha):
 @pytest.mark.parametrize("proxy", [True, False])
 def test_path_mode_with_and_without_proxies_equals_the_exact_solve(proxy):
     from digraph.algorithms import get
-    from digraph.dispatch import gpu
+    from digraph.dispatch.engines import one_gpu as gpu
+    from digraph.dispatch.engines.path import gpu_settings
     from digraph.preprocess import preprocess
     from digraph.result import RunStats
     src, dst, n = _hub_graph()
     g = digraph.Graph.from_arrays(src, dst, num_vertices=n)
     # proxies from in-degree 64 (the default waits for larger hubs than a CI graph can hold)
-    settings = dataclasses.replace(gpu.DEFAULT, proxy_min_in_degree=64)
+    settings = dataclasses.replace(gpu_settings.DEFAULT, proxy_min_in_degree=64)
     assert (g.in_degree >= settings.proxy_min_in_degree).sum() == 3
     algo = get("pagerank")
     system = algo.prepare(g, **algo.bind(g, {}))

@@ -3,7 +3,7 @@ within the certified bound of an exact solve, light and heavy components both re
 schedule's phases and queue counts, the refusals.
 
 Under Numba's CUDA simulator a light component holds at most 16 vertices
-(:data:`digraph.smx.cuda_scc.SH`), so small graphs of short cycles reach the queue kernel and a
+(:data:`digraph.smx.cuda.scc_blocks.SH`), so small graphs of short cycles reach the queue kernel and a
 component of more vertices the heavy rounds; ``pytest -m gpu`` on a GPU runs the same tests.
 """
 
@@ -96,8 +96,8 @@ def test_swept_in_arcs_list_each_arc_into_a_swept_component_once_by_target(seed,
 
 def _solve(g, tol, **settings):
     from digraph.algorithms import get
-    from digraph.dispatch import gpu
-    from digraph.dispatch.cuda.one_gpu.scc import GpuSccSettings
+    from digraph.dispatch.engines import one_gpu as gpu
+    from digraph.dispatch.engines.scc.gpu import GpuSccSettings
     from digraph.result import RunStats
     algo = get("pagerank")
     system = algo.prepare(g, **algo.bind(g, {}))
@@ -134,7 +134,7 @@ def test_pagerank_within_its_bound_light_and_heavy(heavy_arcs, tol, one_launch):
         assert len(s["heavy_rounds"]) == s["scc_phases"] >= 2 and min(s["heavy_rounds"]) >= 1
         assert s["sweeps"] >= sum(s["heavy_rounds"])  # the heavy components' sweeps: their rounds
     else:  # only components of more vertices than a block holds
-        from digraph.smx.cuda_scc import DK, SH
+        from digraph.smx.cuda.scc_blocks import DK, SH
         sizes = np.diff(cond.comp_offsets)
         assert s["scc_heavy"] == int((sizes > SH).sum())
         # the small cycles solved directly, the larger light ones swept
@@ -152,7 +152,7 @@ def _hubs_graph():
     ``HUB_PUSH + 1`` others: both have more in-arcs inside than HUB_PUSH), ``HUB_PULL + 6``
     sources pointing into it and into a 2-cycle (more in-arcs from other components than
     HUB_PULL), and a tail."""
-    from digraph.smx.cuda_scc import DK, HUB_PULL, HUB_PUSH
+    from digraph.smx.cuda.scc_blocks import DK, HUB_PULL, HUB_PUSH
     k = DK + 4
     src, dst = list(range(k)), [(i + 1) % k for i in range(k)]
     src += [0] * (k - 2) + list(range(2, k))
@@ -174,7 +174,8 @@ def _hubs_graph():
 @pytest.mark.usefixtures("one_gpu")
 @pytest.mark.parametrize("one_launch", [True, False])
 def test_heavy_vertices_of_many_out_arcs_pushed_by_a_block_give_the_exact_answer(one_launch):
-    from digraph.smx.cuda_scc import BIG_OUT, SH
+    from digraph.smx.cuda.scc_heavy import BIG_OUT
+    from digraph.smx.cuda.scc_blocks import SH
     # one strongly connected block of 3 SH vertices (heavy: more than a block holds) where
     # vertices 0..2 link to BIG_OUT + 1 others or more (pushed by a whole block each), the rest
     # to a few (pushed by a few threads each), then a tail of small cycles
@@ -201,7 +202,8 @@ def test_heavy_vertices_of_many_out_arcs_pushed_by_a_block_give_the_exact_answer
 @pytest.mark.gpu
 @pytest.mark.usefixtures("one_gpu")
 def test_hubs_pulled_and_gathered_by_warps_give_the_exact_answer_and_a_trace():
-    from digraph.smx.cuda_scc import DK, HUB_PULL, HUB_PUSH, SH, TRACE
+    from digraph.smx.cuda.scc_blocks import DK, HUB_PULL, HUB_PUSH, SH
+    from digraph.smx.cuda.scc import TRACE
     g = _hubs_graph()
     cond = Condensation(g)
     sizes = np.diff(cond.comp_offsets)
@@ -233,7 +235,7 @@ def test_light_anderson_sweeps_give_the_exact_answer_in_fewer_sweeps():
     """Every memory of the swept components' Anderson acceleration (0: the soft priority's
     sweeps) gives the exact answer within its bound, each sweep gathering every arc inside; the
     accelerated sweeps need fewer of them on this nearly closed component."""
-    from digraph.smx.cuda_scc import DK, SH
+    from digraph.smx.cuda.scc_blocks import DK, SH
     g = _hubs_graph()
     cond = Condensation(g)
     sizes = np.diff(cond.comp_offsets)
@@ -259,8 +261,9 @@ def test_heavy_anderson_rounds_give_the_exact_answer(mem):
     """The Anderson-accelerated heavy rounds: every cyclic component heavy (several groups), and
     a heavy component with a vertex whose in-arcs a whole block gathers; each group's rounds
     reported, and every arc inside gathered once a round."""
-    from digraph.smx.cuda_scc import BIG_OUT, SH
-    from digraph.smx.cuda_scc_heavy_anderson import BIG_IN
+    from digraph.smx.cuda.scc_heavy import BIG_OUT
+    from digraph.smx.cuda.scc_blocks import SH
+    from digraph.smx.cuda.scc_heavy_anderson import BIG_IN
     g = _cycles_dag(24, 14, seed=2, big=18)
     exact = _pagerank_exact(g)
     cond = Condensation(g)
@@ -346,7 +349,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(engin
     """A graph the sharded engines would run on one GPU runs there, and says so; a larger one
     (here: a smaller share a GPU) runs the DAG dispatcher over the GPUs named
     (tests/dispatch/cuda/test_gpu_scc_multi.py tests it further)."""
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch.runtime.cuda import shard_settings
     g = _cycles_dag(12, 6, seed=6, big=10)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "gpu-scc" and res.stats["mode"] == "scc"
@@ -354,7 +357,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(engin
     assert [p["code"] for p in res.stats["route"]["placed"]] == ["first-gpu"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"]
     import dataclasses
-    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=4)
+    engine_settings(shard_settings.DEFAULT, min_arcs_per_gpu=4)
     res = digraph.run(g, "pagerank", mode="scc", device="cuda:0,1", tol=1e-10)
     assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
     assert res.stats["gpus_named"] == 2
@@ -406,7 +409,7 @@ def test_split_by_degree_keeps_each_slice_and_its_order(limit):
 
 def test_persistent_kernels_launch_no_more_blocks_than_the_occupancy_calculator_allows():
     from types import SimpleNamespace
-    from digraph.dispatch.cuda.one_gpu.scc_grid import _per_sm
+    from digraph.dispatch.engines.scc.gpu_grid import per_sm
 
     class Overload:
         def __init__(self, total):
@@ -417,12 +420,12 @@ def test_persistent_kernels_launch_no_more_blocks_than_the_occupancy_calculator_
 
     be = SimpleNamespace(sms=132)
     uncompiled = SimpleNamespace(overloads={})
-    assert _per_sm(be, uncompiled, 128, 8, 3) == 3  # before it is compiled: the caller's guess
+    assert per_sm(be, uncompiled, 128, 8, 3) == 3  # before it is compiled: the caller's guess
     two = SimpleNamespace(overloads={"a": Overload(132 * 6), "b": Overload(132 * 5)})
-    assert _per_sm(be, two, 128, 8, 1) == 5  # the tightest signature's room
-    assert _per_sm(be, two, 128, 4, 1) == 4  # no more than wanted
-    assert _per_sm(be, SimpleNamespace(overloads={"a": Overload(10)}), 128, 8, 1) == 1  # one at least
+    assert per_sm(be, two, 128, 8, 1) == 5  # the tightest signature's room
+    assert per_sm(be, two, 128, 4, 1) == 4  # no more than wanted
+    assert per_sm(be, SimpleNamespace(overloads={"a": Overload(10)}), 128, 8, 1) == 1  # one at least
 
     class Old:
         overloads = {"a": object()}  # no occupancy query
-    assert _per_sm(be, Old(), 128, 8, 2) == 2
+    assert per_sm(be, Old(), 128, 8, 2) == 2

@@ -1,5 +1,5 @@
 """The DAG dispatcher over several GPUs (``mode="scc"``, ``device="cuda:0,1,..."``,
-:mod:`digraph.dispatch.cuda.sharded.scc`): each unit's components dealt to the GPUs, what
+:mod:`digraph.dispatch.engines.scc.gpus`): each unit's components dealt to the GPUs, what
 crosses exchanged, giants sharded.  Without GPUs the GPUs are Numba's simulated device named
 several times (each with arrays of its own, so a value not exchanged is missing); on a machine
 with several GPUs the same tests run on them."""
@@ -21,10 +21,10 @@ pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("one_gpu")]
 
 def _settings(engine_settings, heavy_arcs, min_arcs_per_gpu):
     """Small heavy components (many heavy groups to deal) and the sharded engines' arcs a GPU."""
-    from digraph.dispatch import multi_gpu
-    from digraph.dispatch.cuda.one_gpu import scc
+    from digraph.dispatch.runtime.cuda import shard_settings
+    from digraph.dispatch.engines.scc import gpu as scc
     engine_settings(scc.DEFAULT, heavy_arcs=heavy_arcs)
-    engine_settings(multi_gpu.DEFAULT, min_arcs_per_gpu=min_arcs_per_gpu)
+    engine_settings(shard_settings.DEFAULT, min_arcs_per_gpu=min_arcs_per_gpu)
 
 
 def _devices(k):
@@ -46,7 +46,7 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, engine_settings):
         assert s["scc_giants"] == [] and "finished_by" not in s
         assert np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-10
         cond, _ = condensation_for(g, "vertex")
-        from digraph.smx.cuda_scc import SH
+        from digraph.smx.cuda.scc_blocks import SH
         sch = scc_schedule(cond, 6, SH)
         owner, giant = deal(cond, sch, k, giant_arcs=2 * (m // 3))
         assert not giant.any() and len(set(owner.tolist())) == k  # every GPU got components

@@ -1,5 +1,5 @@
 """``vertex-async`` on min/max systems on one GPU, its worklist kept on the GPU
-(:mod:`digraph.dispatch.cuda.one_gpu.worklist`): answers equal scipy's and the CPU's, hubs (a
+(:mod:`digraph.dispatch.engines.push.gpu_worklist`): answers equal scipy's and the CPU's, hubs (a
 block each) included, and the counters and the round limit."""
 
 import numpy as np
@@ -22,7 +22,7 @@ def _random(n, m, seed, hubs=()):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_sssp_with_hubs_equals_dijkstra(seed):
-    from digraph.smx.cuda_kernels import HEAVY
+    from digraph.smx.cuda.common import HEAVY
     n = 120
     src, dst, w = _random(n, 360, seed, hubs=(3, 50))
     g = digraph.Graph.from_arrays(src, dst, w, num_vertices=n)

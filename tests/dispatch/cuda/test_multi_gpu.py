@@ -1,4 +1,4 @@
-"""The sharded multi-GPU engine (``device="cuda:0,1,..."``, :mod:`digraph.dispatch.multi_gpu`).
+"""The sharded multi-GPU engine (``device="cuda:0,1,..."``, :mod:`digraph.dispatch.engines.push.gpus`).
 
 Without GPUs the shards share Numba's simulated device and exchange by host copies (the byte
 counts are those of the real transports); on a machine with several GPUs the same tests run on
@@ -28,14 +28,14 @@ pytestmark = pytest.mark.gpu
 def every_gpu(engine_settings):
     """Shard even these tiny graphs over every GPU named (by default a graph needs
     ``MultiGpuSettings.min_arcs_per_gpu`` arcs per GPU): ``digraph.run`` takes the engine's
-    :data:`~digraph.dispatch.multi_gpu.DEFAULT` with these fields changed for the test."""
+    :data:`~digraph.dispatch.runtime.cuda.shard_settings.DEFAULT` with these fields changed for the test."""
     _defaults(engine_settings, min_arcs_per_gpu=0, shard_families=("linear", "monotone", "hindex"))
 
 
 def _defaults(engine_settings, **fields):
     """The sharded engine's defaults with ``fields`` changed, for the rest of the test."""
-    from digraph.dispatch import multi_gpu
-    engine_settings(multi_gpu.DEFAULT, **fields)
+    from digraph.dispatch.runtime.cuda import shard_settings
+    engine_settings(shard_settings.DEFAULT, **fields)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_answers_match_cpu(ngpu, small, algo, params, mode):
 def test_same_counters_as_one_gpu_for_dense_pagerank(ngpu, small):
     """Dense Jacobi rounds are the same rounds on 1 or k shards: same round count and answer up
     to rounding."""
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch.engines.push import gpus as multi_gpu
     from digraph.algorithms import get
     A = get("pagerank")
     sys = A.prepare(small, **A.bind(small, {}))
@@ -93,8 +93,8 @@ def test_same_counters_as_one_gpu_for_dense_pagerank(ngpu, small):
 
 
 def _sim():
-    from digraph.dispatch import gpu
-    return gpu.backend("cuda").sim
+    from digraph.dispatch.runtime.cuda import backend
+    return backend.backend("cuda").sim
 
 
 def test_weighted_sssp_unreachable_and_user_algorithm(ngpu, small):
@@ -122,7 +122,7 @@ def test_hypothesis_graphs(g, mode, k):
 
 
 def test_shard_ranges_balance_arcs():
-    from digraph.dispatch.multi_gpu import shard_ranges
+    from digraph.dispatch.runtime.cuda.ranges import shard_ranges
     rng = np.random.default_rng(1)
     deg = rng.integers(0, 50, size=1000)
     deg[17] = 5000  # a hub: its range holds it alone
@@ -145,7 +145,7 @@ def test_shard_ranges_balance_arcs():
 
 
 def test_device_list_errors(small, request):
-    from digraph.dispatch.multi_gpu import parse_devices
+    from digraph.dispatch.engines.push.gpus import parse_devices
     assert parse_devices("cuda:0,2") == ["cuda:0", "cuda:2"]
     with pytest.raises(InvalidParameterError, match="twice"):
         digraph.run(small, "pagerank", device="cuda:0,0")
@@ -169,7 +169,8 @@ def _skewed():
 def _send_classes(g, k):
     """(vertices read by another shard with in-arcs, all vertices read by another shard) per
     shard, found from the arcs alone."""
-    from digraph.dispatch.multi_gpu import shard_ranges, DEFAULT
+    from digraph.dispatch.runtime.cuda.ranges import shard_ranges
+    from digraph.dispatch.runtime.cuda.shard_settings import DEFAULT
     n = g.num_vertices
     b = shard_ranges(g.in_offsets, k, DEFAULT.vertex_cost)
     owner = np.searchsorted(b, np.arange(n), side="right") - 1
@@ -209,7 +210,9 @@ def test_exchange_bytes_are_counted(ngpu):
 def test_layouts_give_one_gpu_answer(ngpu, weighted, engine_settings):
     """Every numbering of the shards gives the rounds and the answer of one shard in vertex
     order, and of the one-GPU engine up to rounding."""
-    from digraph.dispatch import gpu, multi_gpu
+    from digraph.dispatch.engines import one_gpu as gpu
+    from digraph.dispatch.engines.push import gpus as multi_gpu
+    from digraph.dispatch.runtime.cuda import shard_settings
     from digraph.algorithms import get
     _defaults(engine_settings, balance=False)  # the same ranges in every run
     g = _skewed()
@@ -225,7 +228,7 @@ def test_layouts_give_one_gpu_answer(ngpu, weighted, engine_settings):
         devs = ["cuda:0"] * k if _sim() else [f"cuda:{i}" for i in range(k)]
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-7, max_iter=10_000,
                                 stats=st_, min_arcs_per_gpu=0, layout=layout,
-                                settings=dataclasses.replace(multi_gpu.DEFAULT, **fields))
+                                settings=dataclasses.replace(shard_settings.DEFAULT, **fields))
         assert ok
         return x, st_["rounds"], st_["arc_updates"]
     ref = run(1, "none")
@@ -250,13 +253,14 @@ def test_transports_agree(ngpu, small):
     """Peer-to-peer copies and NCCL give the same answers (real GPUs only)."""
     if _sim():
         pytest.skip("transports need real GPUs")
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch.engines.push import gpus as multi_gpu
+    from digraph.dispatch.runtime.cuda import exchange
     from digraph.algorithms import get
     for name, params in (("pagerank", {}), ("sssp", {"source": 0}), ("kcore", {})):
         A = get(name)
         sys = A.prepare(small, **A.bind(small, params))
         outs = []
-        for ex in multi_gpu.EXCHANGES:
+        for ex in exchange.EXCHANGES:
             st_ = RunStats.new()
             x, ok = multi_gpu.solve(small, sys, devices=["cuda:0", "cuda:1"], mode="bsp",
                                     tol=1e-10, max_iter=10_000, stats=st_, exchange=ex)
@@ -268,7 +272,7 @@ def test_transports_agree(ngpu, small):
 def test_small_graphs_stay_on_one_gpu(ngpu, small, engine_settings):
     """By default a graph with fewer than ``min_arcs_per_gpu`` arcs per GPU runs the one-GPU
     engine (the simple method it could have used), with the same answer."""
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch.runtime.cuda import shard_settings
     _defaults(engine_settings, min_arcs_per_gpu=32 << 20)
     r = digraph.run(small, "pagerank", device=devices(2), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 1 and r.stats.gpus_named == 2 and "bytes_between_gpus" not in r.stats
@@ -285,7 +289,7 @@ def test_small_graphs_stay_on_one_gpu(ngpu, small, engine_settings):
     _defaults(engine_settings, min_arcs_per_gpu=small.num_arcs // 2)
     r = digraph.run(small, "pagerank", device=devices(min(ngpu, 3)), tol=1e-6, mode="bsp")
     assert r.stats.gpus == 2  # two GPUs' worth of arcs
-    _defaults(engine_settings, shard_families=multi_gpu.MultiGpuSettings.shard_families)
+    _defaults(engine_settings, shard_families=shard_settings.MultiGpuSettings.shard_families)
     r = digraph.run(small, "sssp", source=0, device=devices(2))
     assert r.stats.gpus == 1  # min/max systems stay on one GPU by default
 
@@ -296,7 +300,7 @@ def test_pagerank_vectors_made_on_the_gpus(ngpu, engine_settings):
     the rounds and answer are those of the same vectors uploaded as arrays."""
     from digraph.algorithms import get
     from digraph.algorithms.base import DegreeScaledSystem, LinearSystem
-    from digraph.dispatch import multi_gpu
+    from digraph.dispatch.engines.push import gpus as multi_gpu
     # the same ranges in both runs: split rows sum in an order that depends on the ranges
     _defaults(engine_settings, balance=False)
     g = digraph.load((SRC, DST)) if _sim() else _skewed()  # the simulator: a small graph

@@ -1,15 +1,16 @@
 """Shard ranges re-cut from measured per-GPU kernel time (:func:`recut_ranges`,
-:func:`balanced_ranges`, :func:`learn_balance` in :mod:`digraph.dispatch.multi_gpu`)."""
+:func:`balanced_ranges`, :func:`learn_balance` in :mod:`digraph.dispatch.engines.push.gpus`)."""
 import dataclasses
 
 import numpy as np
 import pytest
 
 import digraph
-from digraph.dispatch import multi_gpu
-from digraph.dispatch.cuda.runtime.residency import residency
-from digraph.dispatch.multi_gpu import (balanced_ranges, learn_balance, recut_ranges,
-                                        shard_ranges)
+from digraph.dispatch.engines.push import gpus as multi_gpu
+from digraph.dispatch.runtime.cuda import shard_settings
+from digraph.dispatch.runtime.cuda.residency import residency
+from digraph.dispatch.runtime.cuda.ranges import (balanced_ranges, learn_balance, recut_ranges,
+                                                  shard_ranges)
 from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
 
@@ -71,7 +72,7 @@ class _G:  # a graph's cache is all balanced_ranges and learn_balance touch
 
 
 def test_learning_recuts_then_keeps_the_best():
-    cfg = dataclasses.replace(multi_gpu.DEFAULT, balance_recuts=2)
+    cfg = dataclasses.replace(shard_settings.DEFAULT, balance_recuts=2)
     off, _ = _offsets()
     g, key, st = _G(), ("multi-gpu-balance", "linear", ("a", "b", "c"), 0), RunStats.new()
     first = balanced_ranges(g, key, off, 3, 0, st, cfg)
@@ -135,7 +136,7 @@ def test_recut_ranges_give_the_same_answer():
         assert ok
         return x, st
     x0, st0 = run()
-    cost = multi_gpu.DEFAULT.vertex_cost
+    cost = shard_settings.DEFAULT.vertex_cost
     key = ("multi-gpu-balance", "linear", tuple(devs), cost)
     b0 = shard_ranges(g.in_offsets, 2, cost)
     g._cache[key] = {"recuts": 0, "settled": False, "best": (np.inf, b0), "bounds": b0,

@@ -1,4 +1,4 @@
-"""Own-range arcs first (:func:`digraph.dispatch.multi_gpu.shard_layout` with ``split``): a
+"""Own-range arcs first (:func:`digraph.dispatch.engines.push.gpus_layout.shard_layout` with ``split``): a
 round sums them while the other ranges' sends are exchanged (``MultiGpuSettings.overlap``)."""
 import dataclasses
 
@@ -7,8 +7,12 @@ import pytest
 
 import digraph
 from digraph.algorithms import get
-from digraph.dispatch import gpu, multi_gpu
-from digraph.dispatch.multi_gpu import _own_first
+from digraph.dispatch.engines.push import gpus as multi_gpu
+from digraph.dispatch.runtime.cuda import backend
+from digraph.dispatch.engines.push import gpus_layout
+from digraph.dispatch.runtime.cuda import shard_settings
+from digraph.dispatch.runtime.cuda import shards
+from digraph.dispatch.engines.push.gpus_layout import own_first
 from digraph.errors import NotAvailableError
 from digraph.result import RunStats
 
@@ -19,7 +23,7 @@ def test_own_first_keeps_each_part_in_order():
     deg[[0, 57, 199]] = 0
     off = np.concatenate([[0], np.cumsum(deg)])
     own = rng.random(off[-1]) < 0.4
-    mid, order = _own_first(np, off, own)
+    mid, order = own_first(np, off, own)
     assert np.array_equal(np.sort(order), np.arange(off[-1]))  # a permutation
     for r in range(deg.size):
         a, b = off[r], off[r + 1]
@@ -33,7 +37,7 @@ def shard_devices(k):
     """``k`` device names for ``multi_gpu.solve``: ``cuda:0`` k times under the simulator, k
     GPUs otherwise (the test is skipped without them)."""
     try:
-        be = gpu.backend("cuda")
+        be = backend.backend("cuda")
     except NotAvailableError as e:
         pytest.skip(str(e))
     if be.sim:
@@ -59,10 +63,10 @@ def test_split_layout_puts_own_range_arcs_first():
     devs = shard_devices(2)
     g = _graph()
     st = RunStats.new()
-    sh = multi_gpu.make_shards(devs, g.in_offsets, st, bounds=np.array([0, 30, 60]))
-    plain = multi_gpu.shard_layout(sh, g, "out-degree", split=False)
-    split = multi_gpu.shard_layout(sh, g, "out-degree", split=True)
-    host = gpu.backend(devs[0]).get if gpu.backend(devs[0]).sim else (lambda a: a.get())
+    sh = shards.make_shards(devs, g.in_offsets, st, bounds=np.array([0, 30, 60]))
+    plain = gpus_layout.shard_layout(sh, g, "out-degree", split=False)
+    split = gpus_layout.shard_layout(sh, g, "out-degree", split=True)
+    host = backend.backend(devs[0]).get if backend.backend(devs[0]).sim else (lambda a: a.get())
     for s, p, d in zip(sh, plain, split):
         assert "mid" not in p and p["counts"] == d["counts"]
         off, src, mid = host(d["off"]), host(d["src"]), host(d["mid"])
@@ -76,7 +80,7 @@ def test_split_layout_puts_own_range_arcs_first():
         head = off[s.v0:s.v1]
         local = np.flatnonzero(mid - head >= 4) + s.v0
         rest = np.flatnonzero(off[s.v0 + 1:s.v1 + 1] - mid >= 4) + s.v0
-        from digraph.smx.cuda_kernels import HEAVY
+        from digraph.smx.cuda.common import HEAVY
         if HEAVY == 4:
             np.testing.assert_array_equal(host(d["heavy_local"]), local)
             np.testing.assert_array_equal(host(d["heavy_rest"]), rest)
@@ -95,10 +99,10 @@ def test_split_rounds_give_the_unsplit_answer(weighted):
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))  # few rounds: the simulator is slow
     assert (sys.arc_scale is not None) == weighted
-    sim = gpu.backend(devs[0]).sim
+    sim = backend.backend(devs[0]).sim
 
     def run(overlap, exchange):
-        settings = dataclasses.replace(multi_gpu.DEFAULT, balance=False, overlap=overlap)
+        settings = dataclasses.replace(shard_settings.DEFAULT, balance=False, overlap=overlap)
         st = RunStats.new()
         x, ok = multi_gpu.solve(g, sys, devices=devs, mode="bsp", tol=1e-9, max_iter=10_000,
                                 stats=st, min_arcs_per_gpu=0, exchange=exchange,

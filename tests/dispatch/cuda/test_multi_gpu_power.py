@@ -1,5 +1,5 @@
 """The Google-matrix power iteration sharded over several GPUs (``mode="power"``,
-``device="cuda:0,1,..."``, dispatch/multi_gpu_power.py): the answers and bounds of the one-GPU
+``device="cuda:0,1,..."``, dispatch/engines/power/gpus.py): the answers and bounds of the one-GPU
 engine.  Without GPUs the shards share Numba's simulated device and the copies of ``z`` are host
 copies with the byte counts of the real ones."""
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import digraph
-from digraph.dispatch import gpu_power, multi_gpu_power
+from digraph.dispatch.engines.power import gpu as gpu_power, gpus as multi_gpu_power
+from digraph.dispatch.engines.power import gpu_settings as power_settings
 from digraph.errors import InvalidParameterError
 from digraph.result import RunStats
 
@@ -34,7 +35,7 @@ def test_sharded_power_matches_the_exact_answer_within_its_bound(ngpu, k, weight
     kw = dict(personalization=pers, weights=weighted)
     system = algo.prepare(g, **algo.bind(g, kw))
     exact = algo.reference(g, **kw)
-    settings = dataclasses.replace(gpu_power.DEFAULT, bin_arcs=0, bins=SIM_BINS) if binned \
+    settings = dataclasses.replace(power_settings.POWER_DEFAULT, bin_arcs=0, bins=SIM_BINS) if binned \
         else None
     st = RunStats.new()
     x, ok = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-9, max_iter=500,
@@ -71,7 +72,7 @@ def test_packed_and_whole_range_exchanges_agree(ngpu):
         st = RunStats.new()
         x, ok = multi_gpu_power.solve(g, system, devices=_devices(2), tol=1e-10, max_iter=500,
                                       stats=st, settings=dataclasses.replace(
-                                          gpu_power.DEFAULT, pack_share=share))
+                                          power_settings.POWER_DEFAULT, pack_share=share))
         assert ok and st["power_packed"] == (share == 1.0)
         outs.append((x, st["rounds"], st["bytes_between_gpus"]))
     assert outs[0][1] == outs[1][1] and np.array_equal(outs[0][0], outs[1][0])
@@ -82,7 +83,7 @@ def test_run_shards_power_by_the_arcs_per_gpu(ngpu, engine_settings):
     g = _graph(5)
     exact = digraph.algorithms.PageRank().reference(g)
     dev = "cuda:0,1"
-    engine_settings(gpu_power.DEFAULT, shard_arcs=g.num_arcs // 2)
+    engine_settings(power_settings.POWER_DEFAULT, shard_arcs=g.num_arcs // 2)
     r = digraph.run(g, "pagerank", device=dev, tol=1e-9)
     s = r.stats
     assert (s["mode"], s["engine"], s["gpus"], s["gpus_named"]) == \
@@ -91,7 +92,7 @@ def test_run_shards_power_by_the_arcs_per_gpu(ngpu, engine_settings):
     assert s["converged"] and np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-9
     named = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert named.stats["engine"] == "multi-gpu-power" and named.stats["requested_mode"] == "power"
-    engine_settings(gpu_power.DEFAULT, shard_arcs=g.num_arcs)  # one GPU's worth: the first alone
+    engine_settings(power_settings.POWER_DEFAULT, shard_arcs=g.num_arcs)  # one GPU's worth: the first alone
     r = digraph.run(g, "pagerank", device=dev, mode="power", tol=1e-9)
     assert (r.stats["engine"], r.stats["gpus"]) == ("gpu-power", 1)
     assert [p["code"] for p in r.stats["route"]["placed"]] == ["first-gpu"]
@@ -115,7 +116,7 @@ def test_sharded_anderson_gives_the_one_gpu_iteration(ngpu):
     g = _slow_mode_graph(3)
     algo = digraph.algorithms.PageRank()
     system = algo.prepare(g, **algo.bind(g, {}))
-    on = dataclasses.replace(gpu_power.DEFAULT, anderson_arcs=0)
+    on = dataclasses.replace(power_settings.POWER_DEFAULT, anderson_arcs=0)
     st = RunStats.new()
     x, ok = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-6, max_iter=500,
                                   stats=st, settings=on)
@@ -136,8 +137,8 @@ def test_sharded_anderson_gives_the_one_gpu_iteration(ngpu):
 
 
 def test_sharded_cusparse_pull_gives_the_same_answer(ngpu):
-    from digraph.dispatch import gpu
-    if gpu.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda import backend
+    if backend.backend("cuda").sim:
         pytest.skip("cuSPARSE needs a real GPU (the simulator runs the Numba pull)")
     k = min(2, ngpu)
     g = _graph(11, weighted=True)
@@ -147,7 +148,7 @@ def test_sharded_cusparse_pull_gives_the_same_answer(ngpu):
         st = RunStats.new()
         x, ok = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-10, max_iter=500,
                                       stats=st, settings=dataclasses.replace(
-                                          gpu_power.DEFAULT, cusparse_arcs=0))
+                                          power_settings.POWER_DEFAULT, cusparse_arcs=0))
         assert ok and st["power_pull"] == "cusparse"
         exact = algo.reference(g, weights=weighted)
         assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-10
@@ -212,9 +213,9 @@ def test_kept_work_follows_the_system(ngpu):
     # other settings: made again; nothing kept when it does not fit
     st = RunStats.new()
     multi_gpu_power.solve(g, base, devices=_devices(k), tol=1e-10, max_iter=500, stats=st,
-                          settings=dataclasses.replace(gpu_power.DEFAULT, pack_share=0.0))
+                          settings=dataclasses.replace(power_settings.POWER_DEFAULT, pack_share=0.0))
     assert not st["gpu_work_kept"] and not st["power_packed"]
-    tight = dataclasses.replace(gpu_power.DEFAULT, shard_keep_work_bytes=0)
+    tight = dataclasses.replace(power_settings.POWER_DEFAULT, shard_keep_work_bytes=0)
     for _ in range(2):
         st = RunStats.new()
         x, ok = multi_gpu_power.solve(g, base, devices=_devices(k), tol=1e-10, max_iter=500,
@@ -237,7 +238,7 @@ def test_dealt_blocks_give_the_ranges_answer(ngpu, k, weighted):
     kw = dict(personalization=pers, weights=weighted)
     system = algo.prepare(g, **algo.bind(g, kw))
     exact = algo.reference(g, **kw)
-    settings = dataclasses.replace(gpu_power.DEFAULT, shard_layout="dealt", shard_block=3)
+    settings = dataclasses.replace(power_settings.POWER_DEFAULT, shard_layout="dealt", shard_block=3)
     for again in (False, True):
         st = RunStats.new()
         x, ok = multi_gpu_power.solve(g, system, devices=_devices(k), tol=1e-9, max_iter=500,
@@ -247,8 +248,8 @@ def test_dealt_blocks_give_the_ranges_answer(ngpu, k, weighted):
         assert sum(st["gpu_arcs"]) == g.num_arcs and sum(st["gpu_vertices"]) == n
         assert np.abs(x - exact).sum() <= st["error_bound"] <= 1e-9
     owner = (np.arange(n) // 3) % k  # not what _deal gives: recomputed from the layout below
-    from digraph.dispatch.cuda.sharded.power_layout import dealt_layout
-    lay = dealt_layout(g.in_offsets, k, 3, gpu_power.DEFAULT.shard_vertex_cost)
+    from digraph.dispatch.engines.power.gpus_layout import dealt_layout
+    lay = dealt_layout(g.in_offsets, k, 3, power_settings.POWER_DEFAULT.shard_vertex_cost)
     for h in range(k):
         owner[lay.vertices(h)] = h
     assert [int(c) for c in np.bincount(owner, minlength=k)] == st["gpu_vertices"]
@@ -273,11 +274,11 @@ def test_one_gpu_run_after_other_gpus_uses_its_own_device(ngpu):
         pytest.skip("two real GPUs")
     import warnings
     from cupy._util import PerformanceWarning
-    from digraph.dispatch import gpu
+    from digraph.dispatch.runtime.cuda import backend
     g = _graph(41, n=3000, m=30000)
     exact = digraph.algorithms.PageRank().reference(g)
     digraph.run(g, "pagerank", mode="power", device="cuda:0", tol=1e-9)
-    gpu.backend("cuda:1")
+    backend.backend("cuda:1")
     import cupy
     cupy.cuda.Device(1).use()  # what making a backend for GPU 1 first did
     with warnings.catch_warnings():

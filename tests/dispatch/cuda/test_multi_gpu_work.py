@@ -7,7 +7,11 @@ import pytest
 
 import digraph
 from digraph.algorithms import get
-from digraph.dispatch import gpu, multi_gpu
+from digraph.dispatch.engines.push import gpus as multi_gpu
+from digraph.dispatch.runtime.cuda import backend
+from digraph.dispatch.runtime.cuda import common
+from digraph.dispatch.runtime.cuda import shard_settings
+from digraph.dispatch.runtime.cuda import shards
 from digraph.result import RunStats
 
 from test_multi_gpu_overlap import shard_devices
@@ -19,7 +23,7 @@ def _graph(seed=5):
 
 
 # split sums round per range: the ranges are pinned (no re-cuts from measured time)
-PINNED = dataclasses.replace(multi_gpu.DEFAULT, balance=False)
+PINNED = dataclasses.replace(shard_settings.DEFAULT, balance=False)
 
 
 def _solve(g, devs, alpha=0.3, algorithm="pagerank", keep_work=True):
@@ -39,7 +43,7 @@ def test_kept_vectors_give_the_fresh_answers():
     """A second run reuses the first run's vectors and gives its answer bit for bit; a run of
     another system (another damping, arc factors) on them gives that system's fresh answer."""
     devs = shard_devices(2)
-    multi_gpu.drop_work()
+    shards.drop_work()
     g = _graph()
     x1, st1 = _solve(g, devs)
     x2, st2 = _solve(g, devs)
@@ -53,34 +57,34 @@ def test_kept_vectors_give_the_fresh_answers():
         fresh, st = _solve(g, devs, alpha, algorithm, keep_work=False)
         assert st["gpu_work_kept"] is False
         np.testing.assert_array_equal(kept, fresh)
-    multi_gpu.drop_work()
+    shards.drop_work()
 
 
 def test_work_is_dropped_for_another_graph_engine_or_when_collected():
     devs = shard_devices(2)
-    multi_gpu.drop_work()
+    shards.drop_work()
     g, h = _graph(5), _graph(6)
     _solve(g, devs)
-    assert multi_gpu._WORK["graph"]() is g
+    assert shards._WORK["graph"]() is g
     assert _solve(h, devs)[1]["gpu_work_kept"] is False  # another graph: new vectors
-    assert multi_gpu._WORK["graph"]() is h
-    other = devs[:1] * 3 if gpu.backend("cuda").sim else devs[::-1]
+    assert shards._WORK["graph"]() is h
+    other = devs[:1] * 3 if backend.backend("cuda").sim else devs[::-1]
     assert _solve(h, other)[1]["gpu_work_kept"] is False  # other GPUs: new vectors
     # a min/max system frees them
     s = get("sssp")
     multi_gpu.solve(h, s.prepare(h, **s.bind(h, {"source": 0})), devices=devs, mode="bsp",
                     tol=None, max_iter=100, stats=RunStats.new(), min_arcs_per_gpu=0,
                     settings=PINNED)
-    assert multi_gpu._WORK == {}
+    assert shards._WORK == {}
     _solve(h, devs)
-    assert multi_gpu._WORK
+    assert shards._WORK
     digraph.run(h, "sssp", source=0, mode="bsp", device="cuda")  # so does one GPU's engine
-    assert multi_gpu._WORK == {}
+    assert shards._WORK == {}
     _solve(h, devs)
-    assert multi_gpu._WORK
+    assert shards._WORK
     del h
     gc.collect()
-    assert multi_gpu._WORK == {}  # the graph was collected: so are its vectors
+    assert shards._WORK == {}  # the graph was collected: so are its vectors
 
 
 @pytest.fixture
@@ -89,7 +93,7 @@ def real_be():
     from test_gpu import real_gpu
     if not real_gpu():
         pytest.skip("needs a real GPU")
-    return gpu.backend("cuda")
+    return backend.backend("cuda")
 
 
 def test_backend_retain_keeps_only_the_named_arrays(real_be):
@@ -107,12 +111,12 @@ def test_backend_retain_keeps_each_engines_arrays(real_be):
     two sharded runs on the same GPU made the second register and prepare everything again."""
     be = real_be
     xp = be.xp
-    K = gpu._kernels()
+    K = common.kernels()
     be.release("all")
     a, b, c = (be.keep(xp.zeros(8)) for _ in range(3))
     be.launch(K.linear_frontier, 1, 32, 0, 8, a, a, 0.5, a, tag="ta")
     prepared = {k for k in be._prepared if k[-1] == "ta"}
-    from digraph.dispatch.cuda.runtime.backend import BACKEND
+    from digraph.dispatch.runtime.cuda.backend import BACKEND
     assert prepared or not BACKEND.fast_launch
     be.retain([a], "one")
     b, c = be.keep(b), be.keep(c)
@@ -128,8 +132,8 @@ def test_backend_retain_keeps_each_engines_arrays(real_be):
     be.release("two")
     assert id(b) not in be._views and id(c) in be._views
     # a set whose holder (the work kept on the graph) is gone goes at the next end of any run
-    from digraph.dispatch.gpu_power import _Work
-    holder = _Work(b=be.keep(b))
+    from digraph.dispatch.engines.power.gpu_work import Work
+    holder = Work(b=be.keep(b))
     be.retain([b], "two", holder=holder)
     assert id(b) in be._views
     del holder
@@ -145,15 +149,15 @@ def test_backend_kept_sets_follow_their_engines_and_holders():
     """The bookkeeping of :meth:`_Backend.retain` on any backend (the simulator registers no
     views, so entries are put in by hand): a set stays while its engine keeps it and its holder
     lives, unowned entries go at every end of run."""
-    from digraph.dispatch.gpu_power import _Work
-    be = gpu.backend("cuda")
+    from digraph.dispatch.engines.power.gpu_work import Work
+    be = backend.backend("cuda")
     be.release("all")
 
     def reg(a):
         be._views[id(a)] = (a, None)
         return a
     a = reg(np.zeros(2))
-    holder = _Work(a=a)
+    holder = Work(a=a)
     be.retain([a], "one", holder=holder)
     b = reg(np.zeros(2))
     be.retain([b], "two")
@@ -171,7 +175,7 @@ def test_a_tagged_launch_runs_on_the_arrays_it_is_given(real_be):
     """``_Backend.launch(..., tag=)`` finds a prepared launch by its tag, and uses it only for
     the arrays it was prepared for: the same tag on other arrays writes those."""
     be = real_be
-    K = gpu._kernels()
+    K = common.kernels()
     xp = be.xp
 
     def arrays(scale):

@@ -1,5 +1,5 @@
 """Which vertices each GPU holds in the sharded power iteration
-(:mod:`digraph.dispatch.cuda.sharded.power_layout`), as pure numpy: every vertex held once, the
+(:mod:`digraph.dispatch.engines.power.gpus_layout`), as pure numpy: every vertex held once, the
 engine's numbering a bijection that keeps each GPU's vertices consecutive, the arcs gathered in
 the engine's order, the dealt blocks balanced in vertices and arcs, and the choice between ranges
 and dealt blocks on graphs with and without locality."""
@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from digraph.dispatch.cuda.sharded import power_layout as L
-from digraph.dispatch.gpu_power import DEFAULT
+from digraph.dispatch.engines.power import gpus_layout as L
+from digraph.dispatch.engines.power.gpu_settings import POWER_DEFAULT as DEFAULT
 from digraph.errors import InvalidParameterError
 
 
@@ -121,18 +121,18 @@ def test_choose_deals_blocks_only_where_ranges_have_no_locality():
 
 def test_work_arrays_follow_the_works_entries():
     """The device arrays of a sharded run's kept work, listed once and listed again when an
-    entry is replaced or added (:func:`power_work._work_arrays`)."""
-    from digraph.dispatch.cuda.sharded.power_work import _work_arrays
-    from digraph.dispatch.gpu_power import _Work
+    entry is replaced or added (:func:`power_work.work_arrays`)."""
+    from digraph.dispatch.engines.power.gpus_work import work_arrays
+    from digraph.dispatch.engines.power.gpu_work import Work
 
     class Dev:  # anything with a CUDA array interface counts as a device array
         __cuda_array_interface__ = {}
 
     a, b, c = Dev(), Dev(), Dev()
-    w = _Work(x=a, acc=[b], tele_sum=1.0)
-    assert _work_arrays(w) == [a, b]
-    assert _work_arrays(w) is _work_arrays(w)  # kept while the entries are the same objects
+    w = Work(x=a, acc=[b], tele_sum=1.0)
+    assert work_arrays(w) == [a, b]
+    assert work_arrays(w) is work_arrays(w)  # kept while the entries are the same objects
     w["acc"] = [c]
-    assert _work_arrays(w) == [a, c]
+    assert work_arrays(w) == [a, c]
     w["queued"] = {"tables": [[a, b]]}
-    assert _work_arrays(w) == [a, c, a, b]
+    assert work_arrays(w) == [a, c, a, b]

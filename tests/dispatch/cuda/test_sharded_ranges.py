@@ -1,4 +1,4 @@
-"""The sharded engine's vertex ranges (:mod:`digraph.dispatch.cuda.sharded.ranges`) as pure numpy:
+"""The sharded engine's vertex ranges (:mod:`digraph.dispatch.runtime.cuda.ranges`) as pure numpy:
 imported without CUDA or its simulator, and the properties of :func:`shard_ranges` and
 :func:`recut_ranges` on small offsets (bounds from 0 to n, never decreasing, each range holding
 its share of the weight within one vertex)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from digraph.dispatch.cuda.sharded.ranges import recut_ranges, shard_ranges
+from digraph.dispatch.runtime.cuda.ranges import recut_ranges, shard_ranges
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -48,12 +48,12 @@ def test_ranges_import_without_cuda():
     interpreter without ``NUMBA_ENABLE_CUDASIM`` imports it alone and gets the same bounds."""
     script = (
         "import json, sys\n"
-        "from digraph.dispatch.cuda.sharded.ranges import shard_ranges, recut_ranges\n"
+        "from digraph.dispatch.runtime.cuda.ranges import shard_ranges, recut_ranges\n"
         f"off = {_offsets(DEGREES).tolist()}\n"
         "b = shard_ranges(off, 3, 1)\n"
         "r = recut_ranges(off, b, [2.0, 1.0, 1.0], 1)\n"
-        "heavy = ('numba.cuda', 'cupy', 'digraph.dispatch.cuda.runtime',\n"
-        "         'digraph.dispatch.multi_gpu', 'digraph.dispatch.gpu')\n"
+        "heavy = ('numba.cuda', 'cupy', 'digraph.dispatch.runtime.cuda',\n"
+        "         'digraph.dispatch.engines.push.gpus', 'digraph.dispatch.engines.one_gpu')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
         "print(json.dumps({'b': b.tolist(), 'r': r.tolist(), 'loaded': loaded}))\n")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

@@ -1,0 +1,105 @@
+"""The CPU runner: every mode on CPU threads (:class:`~digraph.dispatch.placement.Placement` of
+kind ``"cpu"``).
+
+The run is warm-up (``time_compile``) → the mode's preparation (the condensation of ``scc``, the
+PathSet of the path modes: ``time_preprocess``) → the engine (``time_compute``).  An automatic
+``power`` run starts as a probe, and hands over to the plan
+:func:`~digraph.dispatch.route.after_probe` makes when the probe trips.
+"""
+
+import time
+
+from ... import compiling
+from ...errors import InvalidParameterError
+from . import warm
+from .common import cpu_solver, move_compile, pathset, priority, solve_dual_or
+
+__all__ = ["run"]
+
+
+def _scc(req, extra):
+    from ...paths.condensation import condensation_for
+    condensation_for(req.graph)
+    extra["priority"] = priority("scc", req.option("priority"))
+
+
+def _paths(req, extra):
+    from .path.settings import check_layer_window, check_short_path_push
+    extra["priority"] = priority(req.mode, req.option("priority"))
+    extra["state"] = "arc"
+    extra["pathset"] = pathset(req.graph, req.option("cache"), req.option("preprocess"))
+    extra["short_path_push"] = check_short_path_push(req.option("short_path_push"))
+    extra["layer_window"] = check_layer_window(req.option("layer_window"))
+
+
+#: what a mode prepares before its rounds (``time_preprocess``), into the engine's keywords
+PREPARE = {"scc": _scc, "path": _paths, "path-nopriority": _paths}
+
+
+def run(req):
+    """Run ``req`` on the CPU; returns (x, converged, mode that answered)."""
+    if req.option("batch_arcs") is not None:
+        raise InvalidParameterError("batch_arcs= applies to device='cuda' only")
+    graph, system, stats, mode = req.graph, req.system, req.stats, req.mode
+    with warm.numba_threads(req.option("threads")):
+        t0 = time.perf_counter()
+        warm.cpu(mode, system.family, graph, system)
+        stats["time_compile"] += time.perf_counter() - t0
+        extra = {}
+        prepare = PREPARE.get(mode)
+        if prepare is not None:
+            t0 = time.perf_counter()
+            c0 = compiling.seconds()
+            prepare(req, extra)
+            stats["time_preprocess"] += time.perf_counter() - t0
+            move_compile(stats, c0, "time_preprocess")  # the condensation's or PathSet's kernels
+        t0 = time.perf_counter()
+        c0 = compiling.seconds()
+        if req.plan.probe is not None:
+            x, converged, mode, aside, c_aside = _probe_then(req)
+        else:
+            x, converged = solve_dual_or(cpu_solver(mode).solve, graph, system, req.tol,
+                                         req.max_iter, stats, extra)
+            aside = c_aside = 0.0
+        stats["time_compute"] = time.perf_counter() - t0 - aside
+        move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
+    return x, converged, mode
+
+
+def _probe_then(req):
+    """The automatic power probe (:attr:`digraph.dispatch.route.settings.RouteSettings.probe_share`): (x,
+    converged, mode that answered, seconds spent routing and compiling, Numba's compile seconds
+    among them).  A probe that trips hands over to :func:`~digraph.dispatch.route.after_probe`,
+    whose plan is recorded in ``stats``; its compilation counts in ``time_compile``, the
+    condensation the SCC engine builds in ``time_preprocess``, the probe's rounds in the counters
+    (and ``probe_rounds``)."""
+    from .power import cpu as power
+    from ..route import after_probe
+    graph, system, stats, plan = req.graph, req.system, req.stats, req.plan
+    x, converged = power.solve(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
+                               trip=plan.probe)
+    if converged is not None:
+        return x, converged, plan.mode, 0.0, 0.0
+    t0 = time.perf_counter()
+    c0 = compiling.seconds()
+    new = after_probe(plan, graph, plan.placement.threads, stats)
+    stats["mode"], stats["engine"] = new.mode, new.engine
+    stats["route"]["steps"].append({"to": new.mode, "code": new.code, "why": new.reason,
+                                    "round": int(stats["probe_rounds"])})
+    warm.cpu(new.mode, system.family, graph, system)
+    t_compile = time.perf_counter() - t0
+    stats["time_compile"] += t_compile
+    extra = {}
+    if new.mode == "scc":
+        from ...paths.condensation import condensation_for
+        t0 = time.perf_counter()
+        c1 = compiling.seconds()
+        condensation_for(graph)
+        t_compile += time.perf_counter() - t0
+        stats["time_preprocess"] += time.perf_counter() - t0
+        move_compile(stats, c1, "time_preprocess")
+        extra["priority"] = "pending"
+    c_aside = compiling.seconds() - c0
+    x, converged = cpu_solver(new.mode).solve(graph, system, tol=req.tol, max_iter=req.max_iter,
+                                              stats=stats, **extra)
+    return x, converged, new.mode, t_compile, c_aside

@@ -1,0 +1,66 @@
+"""The one-GPU runner (:class:`~digraph.dispatch.placement.Placement` of kind ``"gpu"``): the
+power iteration (:mod:`digraph.dispatch.engines.power.gpu`), the other modes of
+:mod:`digraph.dispatch.engines.one_gpu`, or ``bsp`` by the sharded engine as one shard where the plan says
+so (:attr:`~digraph.dispatch.route.plans.Plan.as_shard`)."""
+
+import time
+
+from ...errors import InvalidParameterError
+from . import warm
+from .common import pathset, priority, solve_dual_or
+from ..route.modes import PATH_MODES
+
+__all__ = ["run"]
+
+
+def run(req):
+    """Run ``req`` on its GPU; returns (x, converged, mode)."""
+    from . import one_gpu as gpu
+    from ..runtime.cuda import backend
+    device = req.plan.placement.device
+    be = backend.backend(device)  # NotAvailableError with the reason when there is no GPU
+    with be.current():  # its device current for the run, whichever a run before left current
+        return _run(gpu, be, req, device)
+
+
+def _run(gpu, be, req, device):
+    graph, system, stats, mode, algo = req.graph, req.system, req.stats, req.mode, req.algo
+    stats["threads"] = 0
+    t0 = time.perf_counter()
+    warm.gpu(be, mode, system.family, device)
+    stats["time_compile"] += time.perf_counter() - t0
+    extra = {}
+    if mode in PATH_MODES and system.family != "hindex":
+        t0 = time.perf_counter()
+        extra["pathset"] = pathset(graph, req.option("cache"), req.option("preprocess"))
+        extra["priority"] = priority(mode, req.option("priority"))
+        stats["time_preprocess"] += time.perf_counter() - t0
+    elif mode not in PATH_MODES and any(req.option(k) is not None
+                                        for k in ("priority", "cache", "preprocess")):
+        raise InvalidParameterError(
+            f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+    t0 = time.perf_counter()
+    batch_arcs = req.option("batch_arcs")
+    if batch_arcs is not None:
+        if mode != "bsp" or system.family != "linear":
+            raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
+                                        f"(linear) algorithms, not mode={mode!r} on {algo.name}")
+        from ...checks import check_positive
+        extra["batch_arcs"] = check_positive("batch_arcs", batch_arcs, int)
+    if mode == "power":
+        from .power import gpu as gpu_power
+        x, converged = gpu_power.solve(graph, system, tol=req.tol, max_iter=req.max_iter,
+                                       stats=stats, device=device)
+    else:
+        from .push import gpus as multi_gpu
+        from ..runtime.cuda import shards
+        if req.plan.as_shard:  # a leaner set-up and fused dense rounds (the plan's reason)
+            x, converged = solve_dual_or(multi_gpu.solve, graph, system, req.tol, req.max_iter,
+                                         stats, dict(devices=[device], mode=mode, min_arcs_per_gpu=0,
+                                                     divide_by_sum=getattr(algo, "divides_by_sum", False)))
+        else:
+            shards.drop_work()  # another engine runs: free what the sharded one kept
+            x, converged = solve_dual_or(gpu.solve, graph, system, req.tol, req.max_iter, stats,
+                                         dict(extra, mode=mode, device=device))
+    stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
+    return x, converged, mode

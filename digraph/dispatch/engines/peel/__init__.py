@@ -1,0 +1,1 @@
+"""``mode="peel"``: k-core by one exact peeling pass on CPU threads (:mod:`.cpu`)."""

@@ -1,0 +1,419 @@
+"""The mass-preserving power iteration (``mode="power"``): PageRank's Google-matrix iteration, for
+every normalised linear system (``LinearSystem(normalize=True)``, ``b ≥ 0``, column sums ≤ γ1 < 1).
+
+For ``x = b + A x`` answered as ``π = x* / Σx*``, with ``v = b / Σb`` (PageRank: the teleport and
+personalisation vector), one round is
+
+    x ← M x = A x + (1 − Σ(A x)) · v                       (Σx = 1 is kept)
+
+— for PageRank ``A = α Pᵀ`` and the rank-one term puts back the teleport mass ``1 − α`` and the
+mass that reached dangling vertices, i.e. the Google matrix (Page et al. 1999; Langville and Meyer,
+*Google's PageRank and Beyond*, 2006, §4.5: the normalised linear system and the Google matrix
+have the same answer when the dangling mass follows ``v``).  ``M`` is column-stochastic and
+``π = M π``.  On vectors that sum to 0, ``M y = A y − (1ᵀ A y) v = γ1 · S y`` with ``S``
+column-stochastic and non-negative (column sums of ``A`` at most ``γ1``), so ``‖M y‖₁ ≤ γ1 ‖y‖₁``
+and, for the computed ``x_{k+1} = M x_k + δ``,
+
+    ‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ + ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1),
+
+the stop used here (the one scipy and CuPy power iterations use, ``α/(1 − α)·‖Δ‖₁``, plus the
+rounding).  Why it pays: without the rank-one term the linear system's error falls by about α a
+round; with it, by about α·|λ2|, far less on expander-like graphs (R-MAT 2^20: 12 rounds against
+the SCC engine's 66 at tol 1e-8), while it erases the DAG structure the SCC engine exploits on web
+graphs (cnr-2000: 99 rounds against a few sweeps per component).  The router picks it from the
+condensation (:mod:`digraph.dispatch.route`).
+
+Rounding: the pull is a compensated (Neumaier) sum of non-negative terms, so each entry of
+``A x_k`` is exact to a few ulps: ``‖δ‖₁ ≤ 8u (Σ(A x_k) + |c| + Σx_{k+1})``.  When that floor
+alone, ``‖δ‖₁ / (1 − γ1)``, exceeds ``tol / 2``, the run goes on until its differences are down
+to the rounding (``γ1 ‖x_{k+1} − x_k‖₁ ≤ ‖δ‖₁``) or stop falling, then stops ``floor_limited``
+with the bound it reached (about twice the floor; it used to stop at the first round, with a
+bound of order 1, whenever ``tol`` was below the floor, e.g. ``tol < 4e-13`` at α = 0.99).
+
+A dangling vector (``LinearSystem.dangling = d``, ``dangling_scale = g``; PageRank's
+``dangling=``, networkx's semantics: Langville and Meyer 2006 §4.5, where the dangling mass may
+follow any distribution ``d``, not only ``v``) adds the rank-one term ``d gᵀ`` to ``A``: with
+``A' = A + d gᵀ`` (``d`` scaled to sum 1 and ``g`` by the same factor, which leaves ``d gᵀ`` as
+it was) one round is
+
+    x ← A x + σ · d + (1 − Σ(A x) − σ) · v,      σ = gᵀ x,
+
+— PageRank: ``g = α`` on the dangling vertices, so ``α Σ_{dangling} x_u`` goes to ``d`` and the
+teleport ``1 − α`` to ``v``, networkx's ``x ← α (Pᵀx + (Σ_{dangling} x_u) d) + (1 − α) v``.  The
+bound is the one above with ``A'`` for ``A``: ``A'`` is non-negative and its column sums
+``colsum(A)_u + g_u`` are at most ``γ1`` (now their maximum, PageRank's ``α``), so on vectors
+``y`` that sum to 0 the update ``A' y − (1ᵀA' y) v = (A' + v (γ1·1 − colsum(A'))ᵀ) y`` is a
+non-negative matrix with every column summing to γ1 applied to ``y``: ``‖·‖₁ ≤ γ1 ‖y‖₁``.  The
+fixed point is ``π ∝ (I − A')⁻¹ b`` (``π = A'π + c v``).  Rounding: ``σ`` is a Neumaier sum of
+non-negative terms, and ``σ d`` loses ``u`` twice more per entry; the scale factor of ``d`` and
+``g`` cancels in ``σ d`` and moves ``c`` by a few ulps of ``σ``: ``‖δ‖₁`` gains ``12u σ``.
+
+Anderson acceleration (:class:`PowerSettings`, :mod:`digraph.dispatch.anderson`, the vector
+passes in :mod:`digraph.smx.cpu.anderson`): once the differences fall slowly, the iterate fed to
+a round may be Anderson's mix of the last power steps instead of the last one.  The bound above
+holds for any non-negative ``x_k``, so the stop is unchanged: the answer is always a power step
+``G(x_k)``, and the mix (clipped at 0, divided by its sum when the clip removed mass) enters
+through ``2 |Σx_k − 1|``, with its computed sum's rounding added.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ...settings import current, register
+from ....algorithms.base import SumNormalized
+from ....errors import InvalidParameterError
+from ... import driver
+from ...anderson import Anderson
+from ....numeric import neumaier_add
+from ...convergence import ROUNDING_MARGIN, quick_contraction
+from ...systems import linear_factors, stored_field
+
+__all__ = ["solve", "applies", "PowerSettings", "DEFAULT"]
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """The CPU power iteration's settings (``solve(settings=)``, default :data:`DEFAULT`).
+
+    Attributes
+    ----------
+    anderson_memory : int
+        Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
+        many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
+        rounds and values it gave before).  Measured at tol 1e-8, α = 0.85, rounds of the plain
+        iteration → with memory 4 (a numpy prototype with the same sound stop): dblp-2010 96 →
+        43, cnr-2000 99 → 68, wiki-Vote 25 → 18; memory 6 gave dblp-2010 35 and cnr-2000 69
+        rounds here, no faster.  This engine, 2 threads of a shared 2-core machine, interleaved
+        runs, fastest of 7 at the quieter of two sittings
+        (``benchmarks/results/pagerank_anderson_cpu2.json``, ``ab_interleaved``): dblp-2010 96 →
+        42 rounds, 294 → 189 ms (the SCC engine 271); cnr-2000 99 → 69 rounds, 446 → 387 ms
+        (the SCC engine 187); R-MAT 2^18 12 rounds either way (Anderson does not start:
+        ``anderson_from_ratio``).
+    probe_rounds : int
+        With Anderson on, a router's probe (``solve(trip=)``) judges the ratio of differences on
+        plain rounds 3 … ``probe_rounds`` only; Anderson mixes from the round after (its
+        differences do not fall at the plain rate, which is what the probe measures).  Measured
+        (plain iteration, α = 0.85, the first round whose ratio exceeds 0.7·α): cnr-2000 round
+        5, dblp-2010 and email-Eu-core 6, the tests' two closed halves (``_two_giants``) 8–9,
+        cit-HepPh 12 (33% of its arcs in the largest component: not probed today); wiki-Vote,
+        p2p-Gnutella04/25 and R-MAT 2^16–2^18 never (ratios 0.17–0.4·α).  12 keeps every one of
+        these decisions (8 lost ``_two_giants(4000)``'s); a probe that does not trip has then
+        done most of its rounds (R-MAT: 12 in all), so Anderson matters little there.  With
+        memory 0 the probe judges every round, as before.
+    anderson_from_ratio : float
+        Anderson starts (records, then mixes two rounds later) at the first round from the third
+        on whose ``‖x_{k+1} − x_k‖₁`` exceeds this share of γ1 times the previous one; before,
+        the rounds are plain and cost nothing extra.  Where the plain iteration already
+        contracts fast, Anderson's two extra vector passes a round (about 40% of a pull round on
+        R-MAT 2^18, more on sparser graphs) cost more than the rounds it saves.  Measured
+        (α = 0.85, tol 1e-8, ratios of the plain differences / α, rounds plain → memory 4 from
+        round 1): R-MAT 2^18 0.17–0.19, 12 → 12; p2p-Gnutella04 0.27–0.36, 16 → 16; wiki-Vote
+        0.26–0.37, 25 → 18 but 3.8 → 6.0 ms; dblp-2010 0.47, 0.52, 0.64 … 0.93, 96 → 43;
+        cnr-2000 0.53, 0.61 … 0.93, 99 → 68; email-Eu-core 0.28, 0.33, 0.51 … 0.99, 94 → 30.
+        0 starts at once (the ablation of this rule).
+    """
+
+    anderson_memory: int = 4
+    probe_rounds: int = 12
+    anderson_from_ratio: float = 0.5
+
+
+DEFAULT = register(PowerSettings())
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+    """``out = diag(dst_scale) · Aᵀ-pull of z`` (``z = src_scale ∘ x``); returns ``Σ out``."""
+    n = out.size
+    total = 0.0
+    for v in prange(n):
+        acc = 0.0
+        comp = 0.0
+        for k in range(in_offsets[v], in_offsets[v + 1]):
+            acc, comp = neumaier_add(acc, comp, (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
+        y = dst_scale[v] * (acc + comp)
+        out[v] = y
+        total += y
+    return total
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _teleport(y, v, c, d, sd, x):
+    """``y += c·v + sd·d``; returns (‖y − x‖₁, Σy).  Without a dangling vector ``d`` is ``v`` and
+    ``sd`` is 0 (adding ``0.0`` leaves every entry as ``y += c·v`` had it)."""
+    diff = 0.0
+    total = 0.0
+    for i in prange(y.size):
+        yi = y[i] + c * v[i] + sd * d[i]
+        y[i] = yi
+        diff += abs(yi - x[i])
+        total += yi
+    return diff, total
+
+
+@njit(cache=True, nogil=True)
+def _gather_sum(idx, w, x):
+    """``Σ_k w[k]·x[idx[k]]``, a Neumaier sum (0.0 for no terms)."""
+    acc = 0.0
+    comp = 0.0
+    for k in range(idx.size):
+        acc, comp = neumaier_add(acc, comp, w[k] * x[idx[k]])
+    return acc + comp
+
+
+def applies(graph, system):
+    """Why the power iteration cannot run ``system`` (a sentence), or None when it can."""
+    return _gamma(graph, system, dangling_ok=True)[1]
+
+
+def _gamma(graph, system, dangling_ok=False):
+    """(γ1, None) when the power iteration can run ``system``, else (None, why).  A system with a
+    dangling vector is refused unless ``dangling_ok`` (this CPU engine runs it; its GPU twin does
+    not yet); γ1 then bounds the column sums of ``A + d gᵀ``.  Kept on the system object for the
+    run (the router asks first, the engine next: 37 ms each on R-MAT 2^22 before)."""
+    key = (id(graph), dangling_ok) + tuple(id(stored_field(system, f)) for f in _FIELDS)
+    memo = getattr(system, "_power_gamma", None)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    out = _gamma_uncached(graph, system, dangling_ok)
+    try:
+        system._power_gamma = (key, out)
+    except AttributeError:  # a system class with __slots__ or frozen: no memo
+        pass
+    return out
+
+
+_FIELDS = ("b", "src_scale", "dst_scale", "arc_scale", "normalize", "dangling", "dangling_scale")
+
+
+def _gamma_uncached(graph, system, dangling_ok):
+    if system.family != "linear" or not system.normalize:
+        return None, "it answers normalised linear systems (PageRank-like: normalize=True)"
+    bc = getattr(system, "b_constant", None)
+    if bc is not None:  # a recipe (DegreeScaledSystem): b is not made on the host to be checked
+        bad = graph.num_vertices and not bc > 0
+    else:
+        b = np.asarray(system.b, np.float64)
+        bad = b.size and (b.min() < 0 or not b.sum() > 0)
+    if bad:
+        return None, "it needs b >= 0 with a positive sum (b / Σb is the teleport vector)"
+    dangling = _dangling(graph, system) if getattr(system, "dangling", None) is not None else None
+    if isinstance(dangling, str):
+        return None, dangling
+    if dangling is not None and not dangling_ok:
+        return None, "a dangling vector (dangling=) is run by the CPU power iteration only"
+    g1 = quick_contraction(graph, system)[0]
+    if dangling is not None and dangling[0].size:
+        idx, g = dangling[0], dangling[2]
+        g1 = max(g1, float((_column_sums(graph, system)[idx] + g).max()))
+    if g1 >= 1.0:
+        return None, "it needs column sums below 1" + (
+            " (those of A + dangling·dangling_scaleᵀ)" if dangling is not None else "")
+    return g1, None
+
+
+def _dangling(graph, system):
+    """The dangling term in the form a round uses: (indices u with ``g_u > 0``, ``d / Σd``,
+    ``g_u·Σd`` at those indices), or why it is refused (a sentence)."""
+    n = graph.num_vertices
+    d = np.asarray(system.dangling, np.float64)
+    g = np.asarray(system.dangling_scale if system.dangling_scale is not None else np.zeros(n),
+                   np.float64)
+    if d.shape != (n,) or g.shape != (n,):
+        return f"dangling and dangling_scale need one value per vertex ({n})"
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(g))) or d.min(initial=0) < 0 or \
+            g.min(initial=0) < 0:
+        return "dangling and dangling_scale must be finite and non-negative"
+    nz = np.flatnonzero(d)
+    total = _gather_sum(nz, np.ones(nz.size), d)
+    if n and not total > 0:
+        return "dangling sums to 0"
+    idx = np.flatnonzero(g)
+    return idx, (d / total if n else d), g[idx] * total
+
+
+def _column_sums(graph, system):
+    """Every column sum of ``A`` (one pass over the arcs, none without arc or target factors)."""
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
+    if not has_arc and system.dst_scale is None:
+        return src_scale * graph.out_degree
+    coef = src_scale[graph.arc_sources] * dst_scale[graph.out_targets]
+    if has_arc:
+        coef *= arc
+    return np.bincount(graph.arc_sources, weights=coef, minlength=graph.num_vertices)
+
+
+def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **unused):
+    """Run the mass-preserving power iteration; returns (x summing to 1, converged).
+
+    Counters as ``bsp``'s dense rounds: each round reads every arc once (``arc_updates``,
+    ``dense_rounds``) and updates every vertex (``vertex_updates``).
+
+    ``trip`` makes the run a *probe* (the router's automatic choice, :mod:`digraph.dispatch.route`):
+    from the third round on, a round whose ``‖x_{k+1} − x_k‖₁`` is more than ``trip`` × γ1 times
+    the previous one ends the run with ``converged=None`` (handed back undecided) and
+    ``stats["probe_ratio"]``, ``stats["probe_rounds"]`` set; with Anderson on, only rounds up to
+    :attr:`PowerSettings.probe_rounds` are judged (all of them plain).
+
+    ``settings``: a :class:`PowerSettings` (default :data:`DEFAULT`).  With
+    ``anderson_memory > 0`` the iterate fed to a round may be Anderson's mix (see
+    :func:`_anderson_rounds`); the answer is always a power step ``G(x)``, and the stop and the
+    bound are the ones above, with the mixed iterate's computed sum (and that sum's rounding) in
+    the ``2 |Σx − 1|`` term.  ``stats``: ``power_anderson`` (the memory of the acceleration that
+    ran, i.e. that kept a history; 0 when the run stayed the plain iteration: the rates never
+    slowed down, or ``tol`` lies near the rounding floor, where the plain iteration's floor
+    detection takes over), ``anderson_mixes``, ``anderson_restarts``.
+    """
+    g1, why = _gamma(graph, system, dangling_ok=True)
+    if why is not None:
+        raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
+    settings = current(DEFAULT) if settings is None else settings
+    n = graph.num_vertices
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
+    in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has_arc else arc
+    b = np.asarray(system.b, np.float64)
+    v = b / b.sum() if n else b
+    if getattr(system, "dangling", None) is not None:
+        d_idx, d, d_g = _dangling(graph, system)
+        stats["dangling_vertices"] = int(d_idx.size)
+    else:  # the same kernels, with no dangling term (σ = 0, d = v)
+        d_idx, d, d_g = np.empty(0, np.int64), v, np.empty(0, np.float64)
+    x = v.copy()
+    y = np.empty(n, np.float64)
+    u = np.finfo(np.float64).eps / 2
+    stats["gamma"] = float(g1)
+    stats.setdefault("dense_rounds", 0)
+    state = [x, y]
+
+    def power_round(x, y, sx, z=None, record=None):
+        """``y ← G(x)``: (bound, delta, diff, rounding floor of the round); ``z``: ``src_scale ∘
+        x`` when made already; ``record(y, c, sd) → (diff, Σy)``: the last pass fused with
+        Anderson's record (instead of :func:`_teleport`)."""
+        s = _pull(graph.in_offsets, graph.in_sources, in_coef, has_arc,
+                  src_scale * x if z is None else z, dst_scale, y)
+        sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
+        c = 1.0 - s - sd
+        diff, sy = _teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
+        floor = 8 * u * (s + abs(c) + sy) + 12 * u * sd
+        delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
+        return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff, floor
+
+    def step():
+        x, y = state
+        bound, delta, diff, _ = power_round(x, y, float(x.sum()))
+        state[0], state[1] = y, x
+        return bound, delta, diff
+
+    memory = max(int(settings.anderson_memory), 0) if n else 0
+    window = settings.probe_rounds if (trip is not None and memory) else None
+    stats["power_anderson"] = 0  # the memory once Anderson starts recording (_anderson_rounds)
+    stats["anderson_mixes"] = 0
+    stats["anderson_restarts"] = 0
+    if memory:
+        src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
+        step = _anderson_rounds(state, power_round, memory, window or 0, g1, tol, n, stats, v,
+                                d, src, settings.anderson_from_ratio)
+
+    if n == 0:
+        rounds, converged = 0, True
+    else:
+        rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
+                                         trip=trip, probe_window=window)
+    x = state[0]
+    stats["rounds"] += rounds
+    stats["dense_rounds"] += rounds
+    stats["arc_updates"] += rounds * graph.num_arcs
+    stats["vertex_updates"] += rounds * n
+    if n == 0:
+        stats["error_bound"] = 0.0
+    # x sums to 1 up to rounding that the bound counts (the |Σx − 1| terms): no division after
+    return x.view(SumNormalized), converged
+
+
+def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d, src_scale,
+                     from_ratio):
+    """The round function of the Anderson-accelerated iteration (``driver.power``'s ``step``).
+
+    Round ``k`` (from 1): when the previous round recorded, the host solve
+    (:meth:`Anderson.solve`, lazily here: the round that converged never solves nor mixes) gives
+    γ, and ``x ← max(g_{k−1} − Σ γ_i ΔG_i, 0)`` (:func:`digraph.smx.cpu.anderson.mix`), divided
+    by its sum when the clip removed mass (so ``Σx = 1`` up to rounding); without γ, ``x =
+    g_{k−1}`` as in the plain iteration.  Then the power round ``g_k = G(x)`` and its bound, with
+    the mix's computed sum and :func:`~digraph.smx.cpu.anderson.sum_rounding` in the ``2|Σx −
+    1|`` term, and the record pass (``f_k = g_k − x``, the ring's new column and its dots).
+
+    Recording starts at the first round ``k ≥ 3`` whose difference exceeds ``from_ratio · γ1``
+    times the previous one (:attr:`PowerSettings.anderson_from_ratio`; that round stores ``f``),
+    and not before round ``start − 1``; mixing after round ``start`` (a probe judges rounds ≤
+    ``start`` on plain rounds).  When the first round's rounding floor alone exceeds ``tol / 8``
+    (of the ``tol / 2`` at which :func:`stop` starts looking for the floor), Anderson is off for
+    the run: the floor detection reads ``diff ≥ last_diff``, which a mix's differences need not
+    keep.  Three vectors rotate: the last ``g`` (the answer, and ``g_prev`` of the next record),
+    the iterate and the next ``g``."""
+    from ....smx.cpu import anderson as aa
+
+    acc = Anderson(memory)
+    fp = np.empty(n)
+    dF = np.empty((memory, n))
+    dG = np.empty((memory, n))
+    rec_parts = np.empty((aa.chunks(n), 2 * memory + 2))
+    mix_parts = np.empty((aa.chunks(n), 3))
+    z = np.empty(n)
+    bufs = [state[0], state[1], np.empty(n)]
+    record_from = max(1, start - 1)
+    rnd = {"k": 0, "on": True, "pending": None, "recording": False, "last": None}
+
+    def step():
+        rnd["k"] += 1
+        k = rnd["k"]
+        gprev = bufs[0]
+        x = gprev
+        mixed = False
+        pending, rnd["pending"] = rnd["pending"], None
+        if pending is not None:
+            gamma = acc.solve(*pending)
+            if gamma is not None and k > start:
+                xm = bufs[1]
+                total, clipped = aa.mix(gprev, dG, gamma, src_scale, xm, z, mix_parts)
+                if clipped > 0.0 and np.isfinite(total) and total > 0.0:
+                    total = aa.rescale(xm, z, src_scale, total, mix_parts)
+                if np.isfinite(total) and total > 0.0:
+                    x, mixed, sx = xm, True, total
+                    stats["anderson_mixes"] += 1
+        y = bufs[2] if mixed else bufs[1]
+        record = None
+        if rnd["recording"]:
+            slot = acc.record_slot()
+            j, cnt = (-1, 0) if slot is None else slot
+
+            def record(y, c, sd):
+                diff, sy, a, b = aa.record(x, y, v, c, d, sd, gprev, fp, dF, dG, j, cnt,
+                                           rec_parts)
+                rnd["pending"] = (diff, a, b)
+                return diff, sy
+        if mixed:
+            bound, delta, diff, floor = power_round(x, y, sx, z, record)
+            extra = 2.0 * aa.sum_rounding(sx, n)
+            delta += extra
+            bound += extra / (1.0 - g1)
+            bufs[0], bufs[1], bufs[2] = y, gprev, x
+        else:
+            bound, delta, diff, floor = power_round(x, y, float(x.sum()), None, record)
+            bufs[0], bufs[1] = y, gprev
+        state[0], state[1] = bufs[0], bufs[1]
+        if k == 1 and floor / (1.0 - g1) > tol / 8:
+            rnd["on"] = False
+        last, rnd["last"] = rnd["last"], diff
+        if rnd["on"] and not rnd["recording"] and k >= max(record_from, 3 if from_ratio > 0 else 1) \
+                and (from_ratio <= 0 or diff > from_ratio * g1 * last):
+            rnd["recording"] = True  # this round stores f (the fused pass ran without a record)
+            stats["power_anderson"] = memory  # it runs: the stat says so, as on the GPU
+            np.subtract(y, x, out=fp)
+            acc.record_slot()
+            rnd["pending"] = (diff, None, None)
+        stats["anderson_restarts"] = acc.restarts
+        return bound, delta, diff
+
+    return step

@@ -1,0 +1,387 @@
+"""The SCC engine (``mode="scc"``, the default for linear algorithms on the CPU): linear systems
+solved SCC by SCC in the order of the DAG sketch, with one residual per vertex.
+
+DiGraph's model (§3.2.2): an SCC-vertex runs once its predecessors have converged, and one whose
+inputs are final never runs again (Observation 2).  Here the SCC-vertices are the strongly
+connected components of the graph itself (:mod:`digraph.paths.condensation`) and a component is
+never revisited at all: it starts when every component of the lower levels is done, pulls its
+inputs from them once, and converges on its own (:mod:`digraph.smx.cpu.scc`):
+
+* a component of one vertex (every acyclic vertex) is exact after that one evaluation;
+* a small component is swept by one thread, Gauss–Seidel style, with a soft priority by pending
+  mass per arc; the components of one level run in parallel (dynamic chunks: idle threads take
+  the next one);
+* a large component (at least :attr:`DagPushSettings.split_arcs` inside arcs) is split into one
+  chunk per thread by inside arcs; a push into another thread's chunk goes to the pusher's own
+  accumulator, which the owner drains (:func:`digraph.smx.cpu.scc_split.sweep_chunks`: no atomics, no
+  lost update).
+
+Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.engines.path.cpu`)?  On a CPU a mirror per
+arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
+residual is one value to test.  On cnr-2000 PageRank the vertex state sends about as few arcs
+(0.21× ``bsp``'s) at a fraction of the time (docs/history/benchmarks-notebook.md, "Vertex state").
+
+Error budget.  Linear systems ``x = b + A x`` with ``A ≥ 0``.  When a component is done its
+residual is exactly its pending mass (its inputs are final), so the answer's residual is the sum
+over components; the L1 budget of :func:`~.convergence.pending_budget` is shared by inside arcs
+(a component of ``k`` arcs may leave ``budget · k / (arcs inside all components)``).  For a
+normalised answer the budget scales with ``Σx``, which is not known yet: a lower bound is used,
+``Σx`` of the finished levels plus ``Σb`` of the rest (a state that only grows from 0 ends at
+least at ``b``).  The L∞ route (adsorption) bounds every vertex's residual instead.  The result
+is certified on the residual recomputed from the state; if that fails (rounding), the run is
+finished by vertex-level push from the exact residual, as in the arc state.
+"""
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ...settings import current, register
+from ....errors import InvalidParameterError
+from ....paths.condensation import ORDERS, condensation_for
+from ....smx.cpu import scc as K
+from ....smx.cpu import scc_split as KS
+from ... import driver
+from ..push import cpu_vertex_async as vertex_async
+from ...convergence import certified, certified_bound, pending_budget, quick_contraction
+from ...systems import linear_factors
+from ....interrupts import check as _check_interrupt
+
+__all__ = ["solve", "DagPushSettings", "DEFAULT"]
+
+
+@dataclass(frozen=True)
+class DagPushSettings:
+    """How the SCC engine (``mode="scc"``) schedules its components and sweeps.
+
+    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines' thresholds"
+    (subsections "Vertex state: the SCC engine's variants (2 cores)" and "Threads: splitting the
+    large components, and when ``bsp`` is better (16 cores)"); earlier ones in
+    docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many threads, one
+    giant component) is decided by :class:`~digraph.dispatch.route.settings.RouteSettings`
+    (``delegate_threads``, ``delegate_share``) with this ``split_arcs``.
+
+    Attributes
+    ----------
+    split_arcs : int
+        Components with at least this many inside arcs are split over the threads (below: one
+        thread per component, components of a level in parallel).  Splitting was measured against
+        not splitting ("no split" column of "Threads", 2 to 16 threads: splitting wins on every
+        graph from 4 threads on, e.g. cnr-2000 at 16 threads 129 ms against 272; "no component
+        split" row of "Vertex state", 2 threads: within 5%); the threshold 100,000 itself was not
+        measured against other values: chosen by hand.  ``1`` splits every component with an arc
+        (the tests and the warm-up of :mod:`digraph.compiling`).
+    priority_share : float
+        ``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its
+        residual per out-arc exceeds this share of its component's mean pending mass per arc
+        (``< 1``, so every sweep pushes something); ``priority="none"`` pushes every vertex above
+        the budget's per-arc share.  The priority was measured against none ("Vertex state": on
+        cnr-2000 167 ms and 0.208x ``bsp``'s arc updates against 217 ms and 0.339x; on dblp-2010
+        level); the share 0.5 itself was not measured against other values: chosen by hand.
+    inner_sweeps : int
+        Sweeps of a split component per kernel call between global checks of its pending mass
+        (the accumulator exchange).  Not measured: chosen by hand.
+    level_chunk : int
+        Components per dynamically scheduled chunk of a level.  Not measured: chosen by hand.
+    split_kind : {"auto", "outbox", "accumulate"}
+        How a split component's chunks exchange pushes: ``"outbox"`` (per-pair outboxes, added
+        one sweep late; fastest where few arcs cross the chunks: cnr-2000's giant, 18–42% from 2
+        to 16 threads), ``"accumulate"`` (each thread's own running sums, drained by the owner at
+        once; keeps Gauss–Seidel order where most arcs cross: R-MAT), or ``"auto"`` (the
+        default): outbox when at most ``outbox_cross`` of the component's inside arcs cross its
+        chunks.  Measured in "Threads" (the "auto", "accumulators" and "outboxes" columns):
+        outboxes are the faster exchange on cnr-2000 and dblp-2010 (cnr-2000, 8 threads: 140 ms
+        against 205), accumulators on R-MAT 2^20 (2 threads: 4,853 against 9,002).  An ablation
+        switch: ``"outbox"`` and ``"accumulate"`` force one exchange, as
+        ``benchmarks/bench_cpu_threads.py`` does for those columns (and the tests and the warm-up,
+        to reach both kernels).
+    outbox_cross : float
+        ``split_kind="auto"`` takes outboxes when at most this share of a split component's inside
+        arcs cross its chunks, accumulators above.  Measured ("Threads"; the crossing shares are
+        in the history's "Threads" section): outboxes won on cnr-2000 (18–42% crossing from 2 to
+        16 chunks) and dblp-2010 (11–22%), accumulators on R-MAT 2^20 (50–94%); 0.45 lies between.
+    thin_arcs : int
+        A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel
+        call with its thin neighbours: a deep DAG then costs no call per level.  Not measured:
+        chosen by hand.  ``0`` runs every level in parallel (the tests and the warm-up).
+    direct_vertices : int
+        Cyclic components of at most this many vertices are solved exactly, by Gaussian
+        elimination on ``I − A`` restricted to them (:func:`digraph.smx.cpu.scc._direct`, about
+        k³/3 operations), instead of being swept until their residual is within budget (about 70
+        sweeps each on dblp-2010, 134 for cnr-2000's vertices with a loop).  Measured on the
+        2-core dev machine (loaded), all components on one thread (``serial_pass``), PageRank tol
+        1e-8, fastest of 5, for 0 / 4 / 8 / 16 / 32 / 64: dblp-2010 418 / 360 / 359 / 357 / 349 /
+        350 ms (sweeps 1.65 M → 413 at 32), cnr-2000 242 / 206 / 213 / 220 / 225 / 202 (1.46 M →
+        23.7 k), cit-HepPh 6.9 / 6.5 / 6.4 / 6.7 / 6.2 / 6.4 (median 11.1 → 6.7); the
+        peer-to-peer graphs and wiki-Vote have no such component, email-Eu-core within noise.
+        32 is the GPU engine's bound too (:data:`digraph.smx.cuda.scc_blocks.DK`).  ``0`` sweeps every
+        component.
+    """
+
+    split_arcs: int = 100_000
+    priority_share: float = 0.5
+    inner_sweeps: int = 8
+    level_chunk: int = 16
+    split_kind: str = "auto"
+    outbox_cross: float = 0.45
+    thin_arcs: int = 20_000
+    direct_vertices: int = 32
+
+
+DEFAULT = register(DagPushSettings())
+
+
+def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
+          pathset=None, settings=None):
+    """Solve the linear ``system`` component by component; returns (state, converged).
+
+    ``priority``: ``"pending"`` (soft priority, :attr:`DagPushSettings.priority_share`) or
+    ``"none"``.
+    ``order``: the vertex order inside a component, ``"vertex"`` (ids) or ``"path"`` (the
+    PathSet's storage order: each path's vertices in sequence; needs ``pathset``).
+    ``max_iter`` bounds the sweeps of each component (a power iteration's rounds, per
+    SCC-vertex); ``stats["rounds"]`` counts the sweeps on the DAG's critical path (a level as
+    long as its slowest component; a component solved exactly, ``direct_vertices``, counts one;
+    an acyclic one none), so it may exceed ``max_iter`` on a deep DAG of cyclic components.  The
+    run is converged when the certified bound is within ``tol``.
+    ``settings``: a :class:`DagPushSettings` (default :data:`DEFAULT`).
+    """
+    settings = current(DEFAULT) if settings is None else settings
+    if system.family != "linear":
+        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
+                                    "user-defined LinearSystem)")
+    if priority not in ("pending", "none"):
+        raise InvalidParameterError(f"mode='scc' takes priority 'pending' or 'none', got {priority!r}")
+    if order not in ORDERS:
+        raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")
+    n = graph.num_vertices
+    cond, t_build = condensation_for(graph, order, pathset)
+    stats["state"] = "vertex"
+    stats["priority"] = priority
+    stats["vertex_order"] = order
+    stats["time_condensation"] = t_build
+    stats.setdefault("arcs_examined", 0)
+    gammas = quick_contraction(graph, system)
+    linf = gammas[0] >= 1.0  # only the L∞ route bounds the error
+    src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
+    has_coef = has_arc or system.dst_scale is not None
+    o = cond.order
+    if has_coef:
+        icoef = np.empty(cond.iout_targets.size, np.float64)
+        ecoef = np.empty(cond.ein_sources.size, np.float64)
+        K.coefficients(o, cond.iout_offsets, cond.iout_targets, cond.iout_arcs, cond.ein_offsets,
+                       cond.ein_sources, cond.ein_arcs, src_scale, arc if has_arc else src_scale,
+                       has_arc, dst_scale, icoef, ecoef)
+        vscale = np.zeros(1, np.float64)
+    else:
+        icoef = ecoef = np.zeros(1, np.float64)
+        vscale = np.ascontiguousarray(src_scale[o])
+    b = np.ascontiguousarray(np.asarray(system.b, np.float64)[o])
+    x = np.zeros(n, np.float64)
+    r = np.zeros(n, np.float64)
+    prio = settings.priority_share if priority == "pending" else 0.0
+    T = numba.get_num_threads()
+    cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
+    C = cond.num_components
+    comp_sweeps = np.zeros(C, np.int64)
+    comp_sent = np.zeros(C, np.int64)
+    inside = max(int(cond.comp_arcs.sum()), 1)
+    b_left = float(b.sum())
+    sum_done = 0.0
+    split = cond.comp_arcs >= settings.split_arcs if T > 1 else np.zeros(C, bool)
+    rounds = 0
+    layer_rounds = np.zeros(cond.num_levels, np.int64)
+    old_chunk = numba.get_parallel_chunksize()
+    for kind, L0, L1 in _steps(cond, split, settings.thin_arcs):
+        c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
+        a, z = int(cond.comp_offsets[c0]), int(cond.comp_offsets[c1])
+        budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
+        per_arc = budget / inside
+        vmax = budget if linf else 0.0
+        args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
+                cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
+                vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent,
+                int(settings.direct_vertices))
+        if kind == "serial":
+            K.serial_pass(c0, c1, *args)
+            # levels one after another, each as long as its slowest component
+            layer_rounds[L0:L1] = np.maximum.reduceat(comp_sweeps[c0:c1],
+                                                      cond.level_offsets[L0:L1] - c0)
+        else:
+            comps = np.arange(c0, c1, dtype=np.int64)
+            small = comps[~split[c0:c1]]
+            if small.size:
+                numba.set_parallel_chunksize(settings.level_chunk)
+                try:
+                    K.level_pass(small, *args)
+                finally:
+                    numba.set_parallel_chunksize(old_chunk)
+            # the small components side by side, then each split one with every thread
+            layer_rounds[L0] = int(comp_sweeps[small].max(initial=0))
+            for c in comps[split[c0:c1]]:
+                comp_sweeps[c], comp_sent[c] = _split_component(
+                    c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r,
+                    per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt, settings)
+                layer_rounds[L0] += comp_sweeps[c]
+        rounds += int(layer_rounds[L0:L1].sum())
+        sum_done += float(x[a:z].sum())
+        b_left -= float(b[a:z].sum())
+    out_of_rounds = bool(cnt[:, K.CAPPED].any())  # a component stopped by max_iter
+    stats["rounds"] += rounds
+    layer_arcs = (np.add.reduceat(comp_sent, cond.level_offsets[:-1]) if C
+                  else np.zeros(0, np.int64))
+    tot = cnt.sum(axis=0)
+    stats["arc_updates"] += int(tot[K.PULLS] + tot[K.PUSHES])
+    stats["vertex_updates"] += int(tot[K.VERTEX_PUSHES])
+    stats["arcs_examined"] += int(tot[K.PULLS] + tot[K.PUSHES])
+    stats["sweeps"] = int(tot[K.SWEEPS])
+    stats["scc_vertices"] = cond.num_components
+    stats["scc_ran"] = int(tot[K.RAN])
+    stats["scc_ran_once"] = int(tot[K.ONCE])
+    stats["scc_split"] = int(split.sum())
+    stats["scc_direct"] = int(tot[K.DIRECT])
+    stats["layers"] = cond.num_levels
+    stats["layer_rounds"] = layer_rounds.tolist()
+    stats["layer_arc_updates"] = layer_arcs.tolist()
+    xo = np.empty(n, np.float64)
+    xo[o] = x
+    rvec = np.empty(n, np.float64)
+    bound, r1, floor = certified_bound(graph, system, xo, gammas, rvec)
+    stats["error_bound"] = float(bound)
+    stats["residual_l1"] = float(r1)
+    if certified(bound, r1, floor, tol, stats):
+        return xo, True
+    if out_of_rounds:
+        return xo, False
+    # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
+    driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
+                     "(a lower bound of Σx, or rounding, fell short)")
+    return vertex_async.finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+
+
+def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
+                     prio, max_sweeps, cnt, settings):
+    """A large component over ``T`` threads (``settings.split_kind`` says how the chunks exchange);
+    returns (its rounds: sweeps of the slowest chunk, arcs pulled and pushed)."""
+    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+    KS.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
+    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
+    cnt[0, K.PULLS] += pulled
+    cnt[0, K.RAN] += 1
+    pushed = int(cnt[:, K.PUSHES].sum())
+    kind = settings.split_kind
+    if kind == "auto":
+        kind = "outbox" if split_plan(cond, c, T)[2] <= settings.outbox_cross else "accumulate"
+    sweep = _sweep_outbox if kind == "outbox" else _sweep_accumulate
+    rounds = sweep(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                   max_sweeps, cnt, settings)
+    if rounds <= 1:
+        cnt[0, K.ONCE] += 1
+    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+
+
+def split_plan(cond, c, T):
+    """(chunk bounds, inside arcs between each pair of chunks, share of the inside arcs that
+    cross chunks) of component ``c`` over ``T`` threads, kept on the condensation."""
+    plans = cond.__dict__.setdefault("_split_plans", {})
+    if (c, T) not in plans:
+        a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
+        cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
+        bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
+        bounds[0], bounds[-1] = a, z
+        cap = np.zeros((T, T), np.int64)
+        KS.box_capacity(bounds, cond.iout_offsets, cond.iout_targets, cap)
+        plans[c, T] = (bounds, cap, float(cap.sum()) / max(int(cond.comp_arcs[c]), 1))
+    return plans[c, T]
+
+
+def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                      max_sweeps, cnt, settings):
+    """Sweeps of a split component, a kernel call per ``settings.inner_sweeps``, the chunks
+    exchanging through per-thread accumulators (:func:`digraph.smx.cpu.scc_split.sweep_chunks`); returns
+    the sweeps of the slowest chunk."""
+    bounds = split_plan(cond, c, T)[0]
+    acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
+    seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
+    pending = np.zeros((T, 2), np.float64)
+    rounds = 0
+    while True:
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        KS.chunk_pending(bounds, r, acc, seen, pending)
+        if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
+            break
+        if rounds >= max_sweeps:
+            cnt[0, K.CAPPED] += 1
+            break
+        cnt[:, K.MAX_SWEEPS] = 0
+        KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x,
+                        r, acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
+                       linf, prio, cnt)
+        swept = int(cnt[:, K.MAX_SWEEPS].max())
+        if swept == 0:  # every chunk within its share: only rounding keeps the sum above
+            break
+        rounds += swept
+    return rounds
+
+
+def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
+                  max_sweeps, cnt, settings):
+    """Sweeps of a split component, a sweep per kernel call, the chunks exchanging through
+    outboxes (:func:`digraph.smx.cpu.scc_split.sweep_boxes`); returns the sweeps."""
+    arcs = int(cond.comp_arcs[c])
+    bounds, cap, _ = split_plan(cond, c, T)
+    box_off = np.zeros(T * T + 1, np.int64)
+    np.cumsum(cap.ravel(), out=box_off[1:])
+    box_tgt = np.empty(2 * box_off[-1], cond.iout_targets.dtype)
+    box_val = np.empty(2 * box_off[-1], np.float64)
+    box_len = np.zeros((2, T * T), np.int64)
+    out = np.zeros((T, 4), np.float64)
+    mass = float(np.abs(r[a:z]).sum())
+    top = float(np.abs(r[a:z]).max()) if z > a else 0.0
+    above = np.abs(r[a:z]) > vmax  # L∞ route: the residuals that may push (cpu_scc._pushable)
+    pmass = float(np.abs(r[a:z])[above].sum())
+    parcs = float(np.diff(cond.iout_offsets[a:z + 1])[above].sum())
+    parity = 0
+    rounds = 0
+    args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
+            box_tgt, box_val, box_len)
+    while not ((top <= vmax) if linf else (mass <= budget)):
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        if rounds >= max_sweeps:
+            cnt[0, K.CAPPED] += 1
+            break
+        theta = prio * pmass / max(parcs, 1.0) if linf else max(prio * mass / arcs, budget / arcs)
+        KS.sweep_boxes(*args, parity, theta, vmax, cnt, out)
+        mass, top = float(out[:, 0].sum()), float(out[:, 1].max())
+        pmass, parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
+        parity ^= 1
+        rounds += 1
+    KS.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
+    return rounds
+
+
+def _steps(cond, split, thin_arcs):
+    """(kind, first level, end level) in order: a run of consecutive *thin* levels (fewer than
+    ``thin_arcs`` arcs in all, none split) is one ``"serial"`` step on one thread; every other
+    level is a ``"level"`` step, its components in parallel."""
+    L = cond.num_levels
+    if L == 0:
+        return []
+    lo = cond.level_offsets
+    work = cond.comp_arcs + np.diff(cond.ein_offsets[cond.comp_offsets])
+    level_work = np.add.reduceat(work, lo[:-1])
+    level_split = np.add.reduceat(split.astype(np.int64), lo[:-1]) > 0
+    thin = (level_work < thin_arcs) & ~level_split
+    steps = []
+    L0 = 0
+    while L0 < L:
+        L1 = L0 + 1
+        if thin[L0]:
+            while L1 < L and thin[L1]:
+                L1 += 1
+            steps.append(("serial", L0, L1))
+        else:
+            steps.append(("level", L0, L1))
+        L0 = L1
+    return steps
