@@ -32,8 +32,8 @@ import sys
 import time
 
 from .cli_errors import first_line, cli_spelling
-from .cli_progress import BAR_DELAY, Progress, add_progress_options, _isatty
-from .cli_run import Null, _run
+from .cli_progress import BAR_DELAY, Progress, add_progress_options, stream_isatty
+from .cli_run import Null, run_command
 
 __all__ = ["main", "build_parser", "cli_spelling"]
 
@@ -128,7 +128,7 @@ def _progress(args):
     that ``digraph.cli.BAR_DELAY`` stays the command line's setting: tests set it to 0)."""
     if getattr(args, "quiet", False):
         return Progress(sys.stderr, False)
-    return Progress(sys.stderr, getattr(args, "progress", False) or _isatty(sys.stderr),
+    return Progress(sys.stderr, getattr(args, "progress", False) or stream_isatty(sys.stderr),
                     bar_delay=BAR_DELAY)
 
 
@@ -173,7 +173,7 @@ def _main(argv):
                                   else _drop)
     try:
         if args.command == "run":
-            _run(args, sys.stdout, progress)
+            run_command(args, sys.stdout, progress)
         elif args.command == "preprocess":
             _preprocess_with_progress(args, sys.stdout, progress)
         elif args.command == "warmup":

@@ -30,7 +30,7 @@ class Progress:
     def __init__(self, stream, enabled, interval=0.2, bar_delay=None):
         self.stream = stream
         self.enabled = bool(enabled)
-        self.live = self.enabled and _isatty(stream)
+        self.live = self.enabled and stream_isatty(stream)
         self.interval = interval
         self.bar_delay = bar_delay  # the round bar's default delay; None: BAR_DELAY
         self._stop = None
@@ -143,7 +143,7 @@ class _OnFirstWrite:
         return getattr(self._stream, name)
 
 
-def _isatty(stream):
+def stream_isatty(stream):
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from .cli_progress import _isatty
+from .cli_progress import stream_isatty
 
 
 def _vertex(text, graph):
@@ -100,7 +100,7 @@ def _write_parquet(f, path, ids, values):
     pq.write_table(table, f)
 
 
-def _run(args, out, progress):
+def run_command(args, out, progress):
     import digraph
 
     from .preprocess.cli import load_input
@@ -114,7 +114,7 @@ def _run(args, out, progress):
         params["beta"] = args.beta
     _check_paths(args)  # before any work, not after the run
     stdin = args.input == "-"
-    if stdin and _isatty(sys.stdin):
+    if stdin and stream_isatty(sys.stdin):
         progress.note("reading the graph from the terminal: type its lines, then Ctrl-D")
     progress.start(f"loading {'standard input' if stdin else args.input}")
     t0 = time.perf_counter()

@@ -146,7 +146,7 @@ def _gpu_wcc(graph, device):
         old, be.stats = be.stats, RunStats.new()
         try:
             xp = be.xp
-            dg = device_graph._device_graph(be, graph)
+            dg = device_graph.resident_graph(be, graph)
             n, m = graph.num_vertices, graph.num_arcs
             comp = xp.arange(n, dtype=np.int64)
             changed = xp.zeros(1, dtype=np.int32)

@@ -20,7 +20,11 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["report", "listening", "target", "RoundBar"]
+import numpy as np
+
+from .errors import ConvergenceError, InvalidParameterError, short_repr
+
+__all__ = ["report", "listening", "target", "RoundBar", "with_progress"]
 
 _LISTENER = ContextVar("digraph_progress_listener", default=None)
 _STEPS = 100  # RoundBar's units: hundredths of a decade of the error bound
@@ -239,3 +243,40 @@ def _tqdm_class(file):
         return tqdm
     from tqdm.std import tqdm
     return tqdm
+
+
+def with_progress(run):
+    """``run(..., progress=)``: the whole call reports its rounds (:mod:`digraph.progress`) to a
+    :class:`~digraph.progress.RoundBar` (``True``) or to the listener given, and a RoundBar is
+    closed when the run ends, however it ends."""
+    @functools.wraps(run)
+    def with_progress(*args, progress=False, **kwargs):
+        if isinstance(progress, np.bool_):
+            progress = bool(progress)
+        if progress is False or progress is None:
+            return run(*args, **kwargs)
+        if progress is True:
+            progress = RoundBar()
+        elif not callable(progress):
+            raise InvalidParameterError(f"progress must be True, False or a listener "
+                                        f"(a digraph.progress.RoundBar), got {short_repr(progress)}")
+        bar = progress if isinstance(progress, RoundBar) else None
+        try:
+            with listening(progress):
+                result = run(*args, **kwargs)
+            last_round(bar, result)
+            return result
+        except ConvergenceError as e:
+            last_round(bar, e.result)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+    return with_progress
+
+
+def last_round(bar, result):
+    """A RoundBar's last state: the run's rounds and certified bound, which its last report may
+    precede (a final certificate)."""
+    if bar is not None and result is not None:
+        bar(result.stats.get("rounds", 0), result.stats.get("error_bound"))

@@ -1,6 +1,5 @@
 """``digraph.run``: one entry point for every algorithm, mode and device."""
 
-import functools
 import time
 
 import numpy as np
@@ -16,10 +15,10 @@ from .dispatch.route.modes import MODES, PATH_OPTIONS
 from .dispatch.route import check_mode, restricts, route
 from .dispatch.route.placing import place
 from .dispatch.settings import check as check_settings, current, using
-from .errors import ConvergenceError, InvalidParameterError, short_repr
+from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
 from .interrupts import deferring
-from .progress import listening, target as _progress_target
+from .progress import target as progress_target, with_progress
 from .result import Result, RunStats
 
 __all__ = ["run", "MODES"]
@@ -28,46 +27,8 @@ __all__ = ["run", "MODES"]
 # (digraph.dispatch.engines) -> finish: every choice is the router's.
 
 
-def _with_progress(run):
-    """``run(..., progress=)``: the whole call reports its rounds (:mod:`digraph.progress`) to a
-    :class:`~digraph.progress.RoundBar` (``True``) or to the listener given, and a RoundBar is
-    closed when the run ends, however it ends."""
-    @functools.wraps(run)
-    def with_progress(*args, progress=False, **kwargs):
-        if isinstance(progress, np.bool_):
-            progress = bool(progress)
-        if progress is False or progress is None:
-            return run(*args, **kwargs)
-        from .progress import RoundBar
-        if progress is True:
-            progress = RoundBar()
-        elif not callable(progress):
-            raise InvalidParameterError(f"progress must be True, False or a listener "
-                                        f"(a digraph.progress.RoundBar), got {short_repr(progress)}")
-        bar = progress if isinstance(progress, RoundBar) else None
-        try:
-            with listening(progress):
-                result = run(*args, **kwargs)
-            _last_round(bar, result)
-            return result
-        except ConvergenceError as e:
-            _last_round(bar, e.result)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-    return with_progress
-
-
-def _last_round(bar, result):
-    """A RoundBar's last state: the run's rounds and certified bound, which its last report may
-    precede (a final certificate)."""
-    if bar is not None and result is not None:
-        bar(result.stats.get("rounds", 0), result.stats.get("error_bound"))
-
-
 @deferring
-@_with_progress
+@with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
         layer_window=None, progress=False, settings=None, **params):
@@ -204,7 +165,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     system = algo.prepare(graph, **bound)
     tol = check_positive("tol", algo.default_tol if tol is None else tol, float)
     if system.family == "linear":
-        _progress_target(tol)  # a progress bar's 100 % (progress= is handled by @_with_progress)
+        progress_target(tol)  # a progress bar's 100 % (progress= is handled by @_with_progress)
     if max_iter is None:
         max_iter = algo.default_max_iter if system.family == "linear" else graph.num_vertices + 1
     max_iter = check_positive("max_iter", max_iter, int)

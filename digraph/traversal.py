@@ -150,7 +150,7 @@ def _gpu_tree(graph, w, unit, tight, dist, sources, device):
         old, be.stats = be.stats, defaultdict(float)  # the copies' bytes and time: not a run's
         try:
             xp = be.xp
-            dg = device_graph._device_graph(be, graph)
+            dg = device_graph.resident_graph(be, graph)
             n = graph.num_vertices
             dw = be.put(w) if tight and not unit else be.put(np.zeros(1))
             dd = be.put(dist) if tight else be.put(np.zeros(1))

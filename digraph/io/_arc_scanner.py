@@ -16,7 +16,7 @@ from ..interrupts import check as check_interrupt
 from ..memory import BYTES_PER_VERTEX, available_bytes, check_arcs
 from . import _kernels as K
 from ._files import line_text, token_text
-from ._header import _fields, names_line, raw_line, _split, is_header
+from ._header import header_fields, names_line, raw_line, split_fields, is_header
 from ._kernels import next_data_line, parse_arcs, parse_named_arcs
 from ._names import intern_names, new_name_table
 
@@ -138,7 +138,7 @@ class ArcScanner:
             first = next_data_line(arr, start)
             if first < end:
                 self.header = False
-                if header == "always" or is_header(_split(raw_line(data, first), self.comma)):
+                if header == "always" or is_header(split_fields(raw_line(data, first), self.comma)):
                     nl = data.find(b"\n", first, end)
                     start = end if nl < 0 else nl + 1
         if self.names is None:
@@ -249,7 +249,7 @@ class ArcScanner:
         quoted = f"{line_text(raw, 0)!r}"
         tok = name.decode("utf-8", errors="backslashreplace")
         what = f"{tok!r}" if tok else "an empty field"
-        col = 1 + _fields(raw, self.comma)[:2].index(name)
+        col = 1 + header_fields(raw, self.comma)[:2].index(name)
         if self.headed:
             hint = ("a header needs a name in every field, as in 'src,dst'" if self.comma
                     else "a header needs a name in every field, as in 'src dst'")
@@ -300,7 +300,7 @@ class ArcScanner:
             msg = (f"malformed line {quoted}: column {ecol}: vertex id {tok!r} is outside the "
                    f"int64 range")
         elif err == K.E_COLUMNS:
-            found = len(_fields(raw_line(data, eline), comma))
+            found = len(header_fields(raw_line(data, eline), comma))
             want = (f"{self.expect_cols}" if self.expect_cols
                     else "2 (src dst) or 3 (src dst weight)")
             hint = ""

@@ -23,12 +23,12 @@ def raw_line(data, offset):
     return data[offset:end if end >= 0 else len(data)].rstrip(b"\r")
 
 
-def _split(raw, comma):
+def split_fields(raw, comma):
     text = raw.decode("utf-8", errors="replace")
     return [f.strip() for f in text.split(",")] if comma else text.split()
 
 
-def _fields(raw, comma):
+def header_fields(raw, comma):
     """The fields of a line as the parsers split it (bytes): at commas, blanks around them
     removed, or at runs of blanks (space, tab, CR)."""
     raw = raw.strip(b" \t\r")
@@ -39,7 +39,7 @@ def _fields(raw, comma):
 
 def names_line(raw, comma):
     """The first of the two id fields of a line that is not a decimal integer, or None."""
-    for f in _fields(raw, comma)[:2]:
+    for f in header_fields(raw, comma)[:2]:
         if not _DECIMAL.fullmatch(f):
             return f
     return None

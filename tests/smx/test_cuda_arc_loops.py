@@ -1,5 +1,5 @@
 """A vertex's arc loop is written once (issue 18, item 5): each thread-per-vertex kernel of
-``digraph/smx/`` and its block-per-hub ``*_heavy`` twin call the same inline device function
+``digraph/smx/cuda/`` and its block-per-hub ``*_heavy`` twin call the same inline device function
 for it (a thread alone: step 1; a block's threads: step ``HB``), and neither kernel walks the
 arcs itself."""
 
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-SMX = Path(__file__).resolve().parents[2] / "digraph" / "smx"
+SMX = Path(__file__).resolve().parents[2] / "digraph" / "smx" / "cuda"
 
 PAIRS = {
-    "cuda_linear": {"linear_push": "_push_arcs", "linear_async_push": "_push_arcs",
-                    "linear_sums": "_row_sum", "linear_residual": "_residual_in",
-                    "linear_dense_batch": "_pull_in"},
-    "cuda_linear_pull": {"linear_pull": "_sum_sent", "linear_pull_local": "_sum_sent"},
-    "cuda_monotone": {"monotone_push": "_relax_out", "monotone_async_push": "_relax_out",
-                      "hindex_round": "_mark_all"},
+    "linear": {"linear_push": "push_arcs", "linear_async_push": "push_arcs",
+               "linear_sums": "row_sum", "linear_residual": "residual_in",
+               "linear_dense_batch": "pull_in"},
+    "linear_pull": {"linear_pull": "sum_sent", "linear_pull_local": "sum_sent"},
+    "monotone": {"monotone_push": "relax_out", "monotone_async_push": "relax_out",
+                 "hindex_round": "mark_all"},
 }
 
 
@@ -47,15 +47,15 @@ def test_each_kernel_pair_shares_its_arc_loop(module):
             assert not _loops_over_arcs(fns[name]), name
     # the h-index probe counts through one device function too (the thread's binary search
     # calls it; the heavy kernel's block-wide search calls it directly)
-    if module == "cuda_monotone":
-        assert "_count_at_least" in _calls(fns["_hindex"])
-        assert "_count_at_least" in _calls(fns["hindex_round_heavy"])
+    if module == "monotone":
+        assert "count_at_least" in _calls(fns["hindex"])
+        assert "count_at_least" in _calls(fns["hindex_round_heavy"])
 
 
 def test_the_shared_loops_are_inline_device_functions():
     K = importlib.import_module("digraph.smx.cuda.kernels")
     for module, pairs in PAIRS.items():
-        for loop in set(pairs.values()) | ({"_count_at_least"} if module == "cuda_monotone"
+        for loop in set(pairs.values()) | ({"count_at_least"} if module == "monotone"
                                            else set()):
             deco = _functions(module)[loop].decorator_list
             assert any("device=True" in ast.unparse(d) and "inline=True" in ast.unparse(d)

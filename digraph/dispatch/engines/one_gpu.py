@@ -43,11 +43,11 @@ device arrays) is :mod:`digraph.dispatch.runtime.cuda`.  Settings are passed to 
 
 from ...errors import InvalidParameterError
 from ..runtime.cuda.backend import backend, gpu_name
-from ..runtime.cuda.device_graph import auto_batch, _device_graph, too_big
+from ..runtime.cuda.device_graph import auto_batch, resident_graph, too_big
 from ..settings import current
 from .path.gpu import path_linear, path_monotone
 from .path.gpu_settings import DEFAULT
-from .push.gpu_linear import _linear
+from .push.gpu_linear import solve_linear
 from .push.gpu_monotone import hindex, monotone_bsp
 from .push.gpu_streamed import linear_streamed
 
@@ -98,7 +98,7 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
             batch = int(batch_arcs or auto_batch(be, graph))
             x, ok = linear_streamed(be, graph, system, tol, max_iter, stats, batch)
         else:
-            x, ok = _linear(be, graph, system, tol, max_iter, stats, mode == "bsp",
+            x, ok = solve_linear(be, graph, system, tol, max_iter, stats, mode == "bsp",
                             settings=settings)
     elif mode == "cluster":
         from .cluster import gpu as cluster
@@ -110,7 +110,7 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=N
                                    gpu_settings.unit_arcs, path_settings)
         elif mode == "vertex-async":  # the worklist kept on the GPU
             from .push import gpu_worklist as worklist
-            x, ok = worklist.solve(be, graph, system, _device_graph(be, graph),
+            x, ok = worklist.solve(be, graph, system, resident_graph(be, graph),
                                    max_iter=max_iter, stats=stats)
         else:
             x, ok = monotone_bsp(be, graph, system, max_iter, stats)

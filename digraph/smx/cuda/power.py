@@ -26,7 +26,7 @@ __all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sum
 
 if SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
     @cuda.jit(device=True, inline=True)
-    def _group_sum(gbuf, s, group):
+    def group_sum(gbuf, s, group):
         tid = cuda.threadIdx.x
         gbuf[tid] = s
         cuda.syncthreads()
@@ -41,7 +41,7 @@ if SIM:  # the simulator has no warp shuffles: a shared-memory tree over each gr
         return out
 else:
     @cuda.jit(device=True, inline=True)
-    def _group_sum(gbuf, s, group):
+    def group_sum(gbuf, s, group):
         off = group // 2
         while off > 0:
             s += cuda.shfl_xor_sync(0xFFFFFFFF, s, off)
@@ -94,7 +94,7 @@ def power_pull(group, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, y
             light = deg < HEAVY
             if light:
                 s = _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v, lane, group)
-        s = _group_sum(buf, s, group)
+        s = group_sum(buf, s, group)
         if light and lane == 0:
             yv = dst_scale[v] * s
             y[v] = yv
@@ -123,7 +123,7 @@ def power_pull_list(group, verts, in_offsets, in_sources, in_coef, has_coef, z, 
             v = verts[i]
             deg = in_offsets[v + 1] - in_offsets[v]
             s = _in_sum(in_offsets, in_sources, in_coef, has_coef, z, v, lane, group)
-        s = _group_sum(buf, s, group)
+        s = group_sum(buf, s, group)
         if i < nv and lane == 0:
             yv = dst_scale[v] * s
             y[v] = yv

@@ -63,8 +63,8 @@ from .scc_blocks import (CAPPED,
     VERTEX_PUSHES,
     WL,
     G,
-    _coef,
-    _direct,
+    arc_coef,
+    direct_solve,
     _lanes_sum,
     _sum_max)
 from .scc_sweeps import ACC as _ACC, anderson_sweeps, priority_sweeps
@@ -166,7 +166,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             s = 0.0
             for q in range(ein_off[a] + tid, ein_off[a + 1], QB):
                 u = ein_src[q]
-                s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
+                s += arc_coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
             s, _t = _sum_max(rbuf, s, 0.0)
             if tid == 0:
                 sh[base] = b[a] + s
@@ -178,7 +178,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 if hi - lo <= HUB_PULL:  # else a warp's, below
                     for q in range(lo, hi):
                         u = ein_src[q]
-                        s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
+                        s += arc_coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
                 sh[base + j] = s
             h0 = hub_off[c]
             h1 = hub_off[c + 1]
@@ -189,7 +189,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     s = 0.0
                     for q in range(ein_off[p] + lane, ein_off[p + 1], WL):
                         u = ein_src[q]
-                        s += _coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
+                        s += arc_coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
                     s = _lanes_sum(rbuf, s)
                     if lane == 0:
                         sh[base + p - a] += s
@@ -202,7 +202,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                 once += 1
         elif small:  # exact by elimination, the first warp
             if tid < DK:
-                _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale)
+                direct_solve(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale)
                 if tid < k:
                     x[a + tid] = sh[R + tid]
             if tid == 0:

@@ -41,7 +41,7 @@ _NW = max(QB // 32, 1)
 
 if SIM:  # no warp shuffles in the simulator: shared-memory trees
     @cuda.jit(device=True, inline=True)
-    def _sum_max(rbuf, s, t):
+    def sum_max(rbuf, s, t):
         """(Σ s, max t) over the queue kernel's block (every thread gets them)."""
         tid = cuda.threadIdx.x
         rbuf[tid] = s
@@ -64,13 +64,13 @@ if SIM:  # no warp shuffles in the simulator: shared-memory trees
         cuda.syncthreads()
 
     @cuda.jit(device=True, inline=True)
-    def _lanes_sum(rbuf, v):
+    def lanes_sum(rbuf, v):
         """Σ v over a hub's lanes (the block here: :data:`WL` is the block, of ``QB`` = ``HB``
         threads), every lane gets it; ``rbuf[:QB]`` is scratch."""
         return block_sum(rbuf, v)
 
     @cuda.jit(device=True, inline=True)
-    def _from_leader(gbuf, v):
+    def from_leader(gbuf, v):
         """The value of the first thread of each group of ``G`` (every thread of the group)."""
         tid = cuda.threadIdx.x
         if tid % G == 0:
@@ -81,7 +81,7 @@ if SIM:  # no warp shuffles in the simulator: shared-memory trees
         return out
 else:
     @cuda.jit(device=True, inline=True)
-    def _sum_max(rbuf, s, t):
+    def sum_max(rbuf, s, t):
         """(Σ s, max t) over the queue kernel's block (every thread gets them)."""
         off = 16
         while off > 0:
@@ -106,7 +106,7 @@ else:
         cuda.syncwarp()
 
     @cuda.jit(device=True, inline=True)
-    def _lanes_sum(rbuf, v):
+    def lanes_sum(rbuf, v):
         """Σ v over a hub's lanes (a warp), every lane gets it: shuffles, where one atomic add
         a lane into the hub's shared slot made 32 float64 atomics on one address (a hub's
         gather: about 2 µs of a sweep's time a hub on cnr-2000)."""
@@ -117,19 +117,19 @@ else:
         return v
 
     @cuda.jit(device=True, inline=True)
-    def _from_leader(gbuf, v):
+    def from_leader(gbuf, v):
         """The value of the first thread of each group of ``G`` (every thread of the group)."""
         lane = cuda.threadIdx.x % 32
         return cuda.shfl_sync(0xFFFFFFFF, v, lane - lane % G)
 
 
 @cuda.jit(device=True, inline=True)
-def _coef(k, coef, has_coef, vscale, s):
+def arc_coef(k, coef, has_coef, vscale, s):
     return coef[k] if has_coef else vscale[s]
 
 
 @cuda.jit(device=True, inline=True)
-def _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
+def direct_solve(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
     """Solve ``(I − A) x = r`` on the ``k ≤ DK`` vertices from position ``a`` (``r`` in
     ``sh[DK·DK:]``, ``x`` left there): the matrix in ``sh[i·DK + j]``, Gaussian elimination
     without pivoting, a lane per row (the block's first ``DK`` threads)."""
@@ -142,7 +142,7 @@ def _direct(sh, a, k, iout_off, iout_tgt, icoef, has_coef, vscale):
         sh[lane * DK + lane] = 1.0
         for e in range(iout_off[a + lane], iout_off[a + lane + 1]):
             t = iout_tgt[e] - a
-            sh[t * DK + lane] -= _coef(e, icoef, has_coef, vscale, a + lane)
+            sh[t * DK + lane] -= arc_coef(e, icoef, has_coef, vscale, a + lane)
     _wsync()
     for p in range(k):
         if lane > p and lane < k:

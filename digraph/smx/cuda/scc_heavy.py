@@ -30,7 +30,7 @@ import math
 from numba import cuda, float64, int64
 
 from .common import SIM, HB, block_sum
-from .scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, _coef, _from_leader
+from .scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, arc_coef, _from_leader
 from .common import block_max
 from .timers import globaltimer, load_relaxed
 
@@ -56,7 +56,7 @@ def scc_pull_list(pos, ein_off, ein_src, ecoef, has_coef, vscale, b, x, r):
         s = b[j]
         for k in range(ein_off[j], ein_off[j + 1]):
             u = ein_src[k]
-            s += _coef(k, ecoef, has_coef, vscale, u) * x[u]
+            s += arc_coef(k, ecoef, has_coef, vscale, u) * x[u]
         r[j] = s
 
 
@@ -74,7 +74,7 @@ def _push_vertex(j, d, lane, width, theta, vmax, iout_off, iout_tgt, icoef, has_
         x[j] += d
         cuda.atomic.add(r, j, -d)
     for e in range(lo + lane, hi, width):
-        cuda.atomic.add(r, iout_tgt[e], _coef(e, icoef, has_coef, vscale, j) * d)
+        cuda.atomic.add(r, iout_tgt[e], arc_coef(e, icoef, has_coef, vscale, j) * d)
     return hi - lo
 
 

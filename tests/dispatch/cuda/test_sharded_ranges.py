@@ -52,8 +52,9 @@ def test_ranges_import_without_cuda():
         f"off = {_offsets(DEGREES).tolist()}\n"
         "b = shard_ranges(off, 3, 1)\n"
         "r = recut_ranges(off, b, [2.0, 1.0, 1.0], 1)\n"
-        "heavy = ('numba.cuda', 'cupy', 'digraph.dispatch.runtime.cuda',\n"
-        "         'digraph.dispatch.engines.push.gpus', 'digraph.dispatch.engines.one_gpu')\n"
+        "heavy = ('numba.cuda', 'cupy', 'digraph.dispatch.runtime.cuda.backend',\n"
+        "         'digraph.dispatch.runtime.cuda.shards', 'digraph.dispatch.engines.push',\n"
+        "         'digraph.dispatch.engines.one_gpu')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
         "print(json.dumps({'b': b.tolist(), 'r': r.tolist(), 'loaded': loaded}))\n")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

@@ -13,7 +13,7 @@ from ... import driver
 from ..push import cpu_vertex_async as vertex_async
 from ...convergence import certified, certified_bound, linear_contraction, pending_budget
 from ...systems import linear_factors
-from .cpu_schedule import _aging, chunks, count, count_check, _min_score, walk_arrays
+from .cpu_schedule import aging_due, chunks, count, count_check, _min_score, walk_arrays
 from ....interrupts import check as _check_interrupt
 
 __all__ = []
@@ -111,7 +111,7 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
                         stalled = True
                         break
                 min_score = 0.0
-                aging = _aging(rule, sched.layer_rounds[L], settings)
+                aging = aging_due(rule, sched.layer_rounds[L], settings)
                 counts = hist.sum(axis=0)
                 if rule and counts.sum() >= settings.min_priority_paths and not aging:
                     min_score = _min_score(counts, settings.select_share)
@@ -214,7 +214,7 @@ def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef,
             if since_best >= settings.stall_rounds:
                 return parts, False, True
         min_score = 0.0
-        aging = _aging(rule, sched.layer_rounds[L], settings)
+        aging = aging_due(rule, sched.layer_rounds[L], settings)
         counts = hist.sum(axis=0)
         if rule and counts.sum() >= settings.min_priority_paths and not aging:
             min_score = _min_score(counts, settings.select_share)
@@ -334,7 +334,7 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
         a = 0
         for L, q in segs:
             h = hist3[:, L % W, :].sum(axis=0)
-            aging = _aging(rule, sched.layer_rounds[L], settings)
+            aging = aging_due(rule, sched.layer_rounds[L], settings)
             min_sc[L % W] = (_min_score(h, settings.select_share)
                              if rule and h.sum() >= settings.min_priority_paths and not aging
                              else 0.0)

@@ -175,7 +175,7 @@ def _min_score(hist, share):
     return 0.0
 
 
-def _aging(rule, layer_rounds, settings):
+def aging_due(rule, layer_rounds, settings):
     """Whether this round of a layer (``layer_rounds`` run so far) walks every active path:
     every :attr:`PathSettings.aging_rounds`-th round under the paper's priority (``rule`` 2)."""
     return rule == 2 and layer_rounds % settings.aging_rounds == settings.aging_rounds - 1

@@ -19,7 +19,7 @@ from ...runtime.cuda.residency import residency
 from ...settings import current
 from .gpu_settings import DEFAULT as GPU_SETTINGS, PATH_DEFAULT as GPU_PATH_SETTINGS
 from ..power.gpu_settings import POWER_DEFAULT
-from ..push.gpu_linear import Linear, _linear
+from ..push.gpu_linear import Linear, solve_linear
 from ..power.gpu_work import Work
 from ..scc.gpu_work import kept_work
 
@@ -254,7 +254,7 @@ def path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, setti
                              "floor" if stalled else "the sweeps ran out")
             Q.per_layer(stats)
             be.release("path")
-            return _linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
+            return solve_linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     Q.per_layer(stats)

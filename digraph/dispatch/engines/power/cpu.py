@@ -165,10 +165,10 @@ def _gather_sum(idx, w, x):
 
 def applies(graph, system):
     """Why the power iteration cannot run ``system`` (a sentence), or None when it can."""
-    return _gamma(graph, system, dangling_ok=True)[1]
+    return power_gamma(graph, system, dangling_ok=True)[1]
 
 
-def _gamma(graph, system, dangling_ok=False):
+def power_gamma(graph, system, dangling_ok=False):
     """(γ1, None) when the power iteration can run ``system``, else (None, why).  A system with a
     dangling vector is refused unless ``dangling_ok`` (this CPU engine runs it; its GPU twin does
     not yet); γ1 then bounds the column sums of ``A + d gᵀ``.  Kept on the system object for the
@@ -266,7 +266,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     slowed down, or ``tol`` lies near the rounding floor, where the plain iteration's floor
     detection takes over), ``anderson_mixes``, ``anderson_restarts``.
     """
-    g1, why = _gamma(graph, system, dangling_ok=True)
+    g1, why = power_gamma(graph, system, dangling_ok=True)
     if why is not None:
         raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
     settings = current(DEFAULT) if settings is None else settings

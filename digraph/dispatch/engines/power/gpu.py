@@ -34,10 +34,10 @@ from ....errors import InvalidParameterError
 from ...runtime.cuda.backend import backend, gpu_name
 from ... import driver
 from ...convergence import power_stop
-from .cpu import _gamma
+from .cpu import power_gamma
 from ...systems import linear_factors
-from .gpu_setup import _bins, anderson_for, anderson_stats, group_size, round_bound, vertex_vectors
-from .gpu_work import cusparse_matrix, graph_round, graphs, _spmv, work
+from .gpu_setup import degree_bins, anderson_for, anderson_stats, group_size, round_bound, vertex_vectors
+from .gpu_work import cusparse_matrix, graph_round, graphs, spmv_into, work
 
 __all__ = ["solve"]
 
@@ -58,7 +58,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     from ....smx.cuda import power as K
     from ....smx.cuda import anderson as A
     from ....smx.cuda.common import HB
-    g1, why = _gamma(graph, system, dangling_ok=True)  # the router's call: kept on the system
+    g1, why = power_gamma(graph, system, dangling_ok=True)  # the router's call: kept on the system
     if why is None and getattr(system, "dangling", None) is not None:
         why = "a dangling vector (dangling=) is run by the CPU power iteration only"
     if why is not None:
@@ -73,12 +73,12 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     if G & (G - 1) or not 1 <= G <= min(32, HB):
         raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     stats["power_group"] = G
-    dg = device_graph._device_graph(be, graph)
+    dg = device_graph.resident_graph(be, graph)
     has = system.arc_scale is not None
     sparse = None
     if group is None and not be.sim and m >= settings.cusparse_arcs:
         sparse = cusparse_matrix(be, graph, dg, settings)
-    bins = (_bins(be, graph, settings) if group is None and sparse is None and
+    bins = (degree_bins(be, graph, settings) if group is None and sparse is None and
             m >= settings.bin_arcs else None)
     stats["power_pull"] = ("cusparse" if sparse is not None else
                            "binned" if bins is not None else "grouped")
@@ -118,7 +118,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     def pull_teleport(x, y, acc, nxt, stream):
         """Queue the pull into ``y`` and the teleport (the part of a round a CUDA graph holds)."""
         if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
-            _spmv(sparse, z, y)
+            spmv_into(sparse, z, y)
             be.launch(K.power_scale_sums, grid_tel, HB, y, dst_scale, dg["in_offsets"], acc)
         elif bins is None:
             be.launch(K.power_pull, grid_pull, HB, G, dg["in_offsets"], dg["in_sources"], in_coef,

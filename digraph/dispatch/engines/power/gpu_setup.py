@@ -69,7 +69,7 @@ def _part(a, rows):
     return None if a is None else np.asarray(a, np.float64)[rows]
 
 
-def _bins(be, graph, settings):
+def degree_bins(be, graph, settings):
     """:func:`degree_classes` of ``settings.bins`` for the graph's in-degrees, kept in the
     graph's residency (kind ``"cuda-power-bins"``)."""
     got = _residency.residency(graph).get(

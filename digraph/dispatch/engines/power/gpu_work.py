@@ -49,7 +49,7 @@ def cusparse_matrix(be, graph, dg, settings):
     return got
 
 
-def _spmv(sparse, x, y):
+def spmv_into(sparse, x, y):
     """``y = mat · x`` into ``y`` (cuSPARSE's generic SpMV, its descriptors and buffer made once:
     :class:`~digraph.dispatch.runtime.cuda.spmv.SpMV`) for ``sparse`` of
     :func:`cusparse_matrix`."""

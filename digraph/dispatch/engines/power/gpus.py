@@ -91,9 +91,9 @@ from .gpus_layout import choose as choose_layout
 from ...runtime.cuda.shards import parallel, make_shards
 from ...runtime.cuda.common import same_vectors, vector_key
 from .gpus_work import forget_work, kept_work
-from .gpus_arrays import _retain, shard_arrays
+from .gpus_arrays import retain_arrays, shard_arrays
 from .gpus_queued import rounds_queued
-from .cpu import _gamma
+from .cpu import power_gamma
 
 __all__ = ["solve"]
 
@@ -115,7 +115,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     settings = current(DEFAULT) if settings is None else settings
     from ....smx.cuda import power as K
     from ....smx.cuda.common import HB
-    g1, why = _gamma(graph, system, dangling_ok=True)
+    g1, why = power_gamma(graph, system, dangling_ok=True)
     if why is None and getattr(system, "dangling", None) is not None:
         why = "a dangling vector (dangling=) is run by the CPU power iteration only"
     if why is not None:
@@ -191,4 +191,4 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
         if kept and not ok:  # the kept work may be half made: made again by the next run
             forget_work(graph, works)
             kept = False
-        _retain(shards, kept)
+        retain_arrays(shards, kept)

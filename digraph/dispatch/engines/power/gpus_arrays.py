@@ -137,7 +137,7 @@ def pull(be, K, HB, s, has, acc):
              s.dst_scale, s.y, acc, tag=(tag, "hubs", id(acc)))
 
 
-def _retain(shards, keep):
+def retain_arrays(shards, keep):
     """End of a run: each GPU keeps the kept work's arrays and the shards' graph arrays
     registered, with the launches prepared for them (``keep``), or forgets every array and
     launch."""

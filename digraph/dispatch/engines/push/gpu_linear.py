@@ -12,7 +12,7 @@ from ...convergence import ROUNDING_MARGIN, checked_contraction, linear_error_bo
 from ...systems import linear_factors
 from ...runtime.cuda.common import (column_sums_known, contraction_sums, count_dense_round,
                                     hb as _hb, kernels as _kernels)
-from ...runtime.cuda.device_graph import _device_graph
+from ...runtime.cuda.device_graph import resident_graph
 
 __all__ = []
 
@@ -35,7 +35,7 @@ class Linear:
     def __init__(self, be, graph, sys):
         xp = be.xp
         self.be = be
-        self.g = _device_graph(be, graph)
+        self.g = resident_graph(be, graph)
         self.n, self.m = graph.num_vertices, graph.num_arcs
         g = self.g
         made = _degree_scaled(sys)
@@ -176,7 +176,7 @@ class _LinearRounds:
         stats["vertex_updates"] += int(self.nf)
 
 
-def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=None,
+def solve_linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=None,
             fallback=True):
     """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ[, L])``);
     a stalled run is finished by the other of the two from the state it reached (unless
@@ -191,6 +191,6 @@ def _linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=N
         other = "vertex-async" if jacobi else "bsp"
         driver.hand_over(stats, other, f"{'bsp' if jacobi else 'vertex-async'}'s bound stopped "
                          "falling")
-        return _linear(be, graph, sys, tol, max_iter, stats, not jacobi,
+        return solve_linear(be, graph, sys, tol, max_iter, stats, not jacobi,
                        (eng.x, eng.delta, L), settings, fallback=False)
     return eng.x, outcome == "converged"

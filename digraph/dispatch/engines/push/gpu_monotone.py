@@ -9,7 +9,7 @@ import numpy as np
 from ... import driver
 from ...systems import monotone_arrays, monotone_start
 from ...runtime.cuda.common import kernels as _kernels
-from ...runtime.cuda.device_graph import _device_graph, device_undirected
+from ...runtime.cuda.device_graph import resident_graph, device_undirected
 
 __all__ = []
 
@@ -19,7 +19,7 @@ def monotone_bsp(be, graph, sys, max_iter, stats):
     the improved targets marked); ``vertex-async`` is :mod:`~digraph.dispatch.engines.push.gpu_worklist`."""
     K = _kernels()
     xp = be.xp
-    g = _device_graph(be, graph)
+    g = resident_graph(be, graph)
     n = graph.num_vertices
     op, combine, has, value = monotone_arrays(graph, sys)
     x0, active0 = monotone_start(sys, n)

@@ -84,10 +84,10 @@ from ...runtime.cuda.backend import gpu_name
 from ...runtime.cuda.shard_settings import DEFAULT
 from ...settings import current
 from ...runtime.cuda.exchange import EXCHANGES, Exchange
-from .gpus_linear import _linear
+from .gpus_linear import solve_sharded_linear
 from .gpus_monotone import hindex, monotone
 from ...runtime.cuda.ranges import balanced_ranges, learn_balance, shard_ranges
-from ...runtime.cuda.shards import kept_work, _retain, drop_work, make_shards
+from ...runtime.cuda.shards import kept_work, retain_shards, drop_work, make_shards
 from ...runtime.cuda.timer import Timer
 
 __all__ = ["solve", "parse_devices", "gpus_to_use"]
@@ -207,7 +207,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     timer = Timer(shards, stats["gpu_arcs"])
     try:
         if fam == "linear":
-            x, ok = _linear(shards, ex, timer, graph, system, tol, max_iter, stats, layout,
+            x, ok = solve_sharded_linear(shards, ex, timer, graph, system, tol, max_iter, stats, layout,
                             divide_by_sum, settings)
         elif fam == "monotone":
             x, ok = monotone(shards, ex, timer, graph, system, max_iter, stats, mode == "bsp")
@@ -215,7 +215,7 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
             x, ok = hindex(shards, ex, timer, graph, und, max_iter, stats, mode == "bsp")
     finally:
         ex.close()
-        _retain(shards, settings.keep_work and fam == "linear")
+        retain_shards(shards, settings.keep_work and fam == "linear")
     timer.report(stats)
     # the simulator has no clocks; a process's first run on these GPUs loads the kernels while
     # its rounds are timed, which a GPU's events count as kernel time

@@ -74,7 +74,7 @@ class _ShardedRounds:
         return None if got is None else (self.r1, self.rmax, self.sx)
 
 
-def _linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
+def solve_sharded_linear(shards, ex, timer, graph, sys, tol, max_iter, stats, layout=None,
             divide_by_sum=False, settings=None):
     settings = current(MULTI_GPU) if settings is None else settings
     K = kernels()

@@ -42,7 +42,7 @@ from ....paths.scc_schedule import scc_schedule
 from ... import driver
 from ...convergence import certified, pending_budget
 from ..power.gpu_work import Work
-from .gpu_layout import _coefficients, device_layout, heavy_gathers
+from .gpu_layout import unit_coefficients, device_layout, heavy_gathers
 from .gpu_units import CTL, TRACE_ROUNDS, Units, record
 from .gpu_work import kept_work, reset, work_arrays, work_bytes
 
@@ -180,7 +180,7 @@ def run_arrays(be, graph, system, cond, sch, d, settings, key):
 
     def make():  # the run's arrays (scc_work: kept for the next run where they can be)
         L = Linear(be, graph, system)
-        has_coef, icoef, ecoef = _coefficients(be, graph, system, cond, L.has)
+        has_coef, icoef, ecoef = unit_coefficients(be, graph, system, cond, L.has)
         ctl0 = np.zeros(2 * max(P, 1), np.int32)
         ctl0[1::2][:P] = sch.first_count
         w = {"L": L, "has_coef": has_coef, "icoef": icoef, "ecoef": ecoef,
@@ -301,11 +301,11 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
 def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, capped):
     """(state, converged) of a run whose answer ``out`` has the certificate (bound, r1, floor):
     certified, capped, or finished by ``bsp`` from the exact residual."""
-    from ..push.gpu_linear import _linear
+    from ..push.gpu_linear import solve_linear
     if certified(bound, r1, floor, tol, stats):
         return out, True
     if capped:
         return out, False
     driver.hand_over(stats, "bsp", "the components left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    return _linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
+    return solve_linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))

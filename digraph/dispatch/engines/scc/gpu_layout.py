@@ -93,7 +93,7 @@ def slice(a, lo, hi):
     return a[lo:hi] if hi > lo else a[:1]
 
 
-def _coefficients(be, graph, system, cond, has_arc):
+def unit_coefficients(be, graph, system, cond, has_arc):
     """(has_coef, icoef, ecoef) on the GPU: per-arc coefficients when the system has arc or
     target factors, else placeholders (the kernels then use ``vscale``)."""
     from ....smx.cpu import scc as cpu_scc

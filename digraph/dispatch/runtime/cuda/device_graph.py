@@ -13,7 +13,7 @@ from . import residency as _residency
 __all__ = []
 
 
-def _device_graph(be, graph):
+def resident_graph(be, graph):
     """The graph's arrays on the GPU, uploaded once per graph and device (kept in the graph's
     residency, kind ``"cuda"``)."""
     res = _residency.residency(graph)

@@ -167,7 +167,7 @@ def _arrays(d):
     return out
 
 
-def _retain(shards, keep):
+def retain_shards(shards, keep):
     """End of a run: each GPU keeps the shards' work vectors and layouts registered, with the
     launches prepared for them (``keep``), or forgets them (and what no engine keeps)."""
     by = {}
