@@ -18,7 +18,9 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                  "`reason` (one sentence), `considered` (the tests of the automatic choice: "
                  "`engine`, `test`, `value`, `threshold`, `held`), `placed` (the placement's "
                  "decisions: `code`, `why`), `restricted` (the reach the system was solved on, "
-                 "or None) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
+                 "or None), `after_stall` (the mode a stalled linear run goes on in, from the "
+                 "state reached: `digraph.dispatch.engines.registry.Engine.after_stall`; None: "
+                 "none) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
         "threads": "Numba threads the CPU run used; 0 on GPUs",

@@ -1,6 +1,5 @@
 """The package's import graph keeps its layers: leaves import nothing of digraph, kernels never reach
-up into the engines, and no import cycle exists beyond the ones listed here (each to be removed by
-the engines-by-mode redesign; none may be added).
+up into the engines, and no import cycle exists.
 
 The graph is read from the sources (every ``import`` and ``from ... import``, at module level or
 inside functions, within ``digraph``); a package's ``__init__`` counts as a module.
@@ -13,11 +12,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "digraph"
 
-#: Import cycles that exist today, by their modules: the bsp / vertex-async hand-overs (hand-overs
-#: planned by the router remove it).
-KNOWN_CYCLES = [
-    {"digraph.dispatch.engines.push.cpu_bsp", "digraph.dispatch.engines.push.cpu_vertex_async"},
-]
+#: Import cycles that exist today, by their modules (none: a new one fails the test below).
+KNOWN_CYCLES = []
 
 #: Modules every layer may import: they import nothing of digraph.
 LEAVES = ["digraph.errors", "digraph.numeric", "digraph.interrupts", "digraph.version"]

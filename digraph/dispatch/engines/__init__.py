@@ -1,43 +1,44 @@
-"""The engines' runners, by placement: what executes a :class:`~digraph.dispatch.route.plans.Plan`.
+"""The engines, one package a mode, and the runners that execute a
+:class:`~digraph.dispatch.route.Plan` on its placement.
 
 ``digraph.run`` validates its parameters, asks the router for a plan
-(:func:`digraph.dispatch.route.route`, then :func:`~digraph.dispatch.route.placing.place` for the
+(:func:`digraph.dispatch.route.route`, then :func:`~digraph.dispatch.route.place` for the
 placement), and hands a :class:`~.common.Request` to :func:`execute`, which calls the runner of
 the plan's placement:
 
-========  ==========================================  ===========================================
-kind      runner                                       engines
-========  ==========================================  ===========================================
-``cpu``   :func:`digraph.dispatch.engines.on_cpu.run`     every CPU mode (``cpu-<mode>``)
-``gpu``   :func:`digraph.dispatch.engines.on_gpu.run`     ``gpu-power`` and the modes of
-                                                       :mod:`digraph.dispatch.engines.one_gpu`
-``gpus``  :func:`digraph.dispatch.engines.on_gpus.run`    ``multi-gpu-power``, ``-scc``, ``-bsp``,
-                                                       ``-vertex-async``, ``-path``
-========  ==========================================  ===========================================
+========  ============================================  =========================================
+kind      runner                                         what it owns
+========  ============================================  =========================================
+``cpu``   :func:`digraph.dispatch.engines.on_cpu.run`    Numba's threads, warm-up, the mode's
+                                                         preparation, the automatic power probe
+``gpu``   :func:`digraph.dispatch.engines.on_gpu.run`    the GPU's backend, warm-up, the PathSet,
+                                                         ``bsp`` as one shard
+``gpus``  :func:`digraph.dispatch.engines.on_gpus.run`   the GPUs' backends, the engine's
+                                                         warm-up and structures
+========  ============================================  =========================================
 
-A runner takes every decision from the plan: it tests no graph and counts no GPU.  It returns
-``(x, converged, mode)``, the state for the algorithm's ``finalize``, whether the engine
-certified it, and the mode that answered (an automatic power probe may hand over).
+A runner finds the plan's engine in :mod:`.registry` (which mode runs which families where, and
+the function to call) and takes every decision from the plan: it tests no graph and counts no
+GPU.  It returns ``(x, converged, mode)``, the state for the algorithm's ``finalize``, whether the
+engine certified it, and the mode that answered (an automatic power probe may hand over).
 """
 
-from .common import Request
-
-__all__ = ["Request", "execute", "RUNNERS"]
+__all__ = ["execute", "RUNNERS"]
 
 
 def _cpu(req):
-    from . import on_cpu as cpu
-    return cpu.run(req)
+    from . import on_cpu
+    return on_cpu.run(req)
 
 
 def _gpu(req):
-    from . import on_gpu as gpu
-    return gpu.run(req)
+    from . import on_gpu
+    return on_gpu.run(req)
 
 
 def _gpus(req):
-    from . import on_gpus as gpus
-    return gpus.run(req)
+    from . import on_gpus
+    return on_gpus.run(req)
 
 
 #: placement kind -> runner
@@ -45,5 +46,6 @@ RUNNERS = {"cpu": _cpu, "gpu": _gpu, "gpus": _gpus}
 
 
 def execute(req):
-    """Run ``req`` (a :class:`Request`) by its plan's placement; returns (x, converged, mode)."""
+    """Run ``req`` (a :class:`~.common.Request`) by its plan's placement; returns (x, converged,
+    mode)."""
     return RUNNERS[req.plan.placement.kind](req)

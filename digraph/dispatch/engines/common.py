@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 from ... import compiling
 from ...errors import InvalidParameterError
-from ..route.modes import PATH_MODES
-from ..route import pathset_key
+from ..route.modes import pathset_key
 
 __all__ = ["Request", "cpu_solver", "solve_dual_or", "move_compile", "pathset", "priority"]
 
@@ -52,25 +51,10 @@ class Request:
 
 
 def cpu_solver(mode):
-    """The CPU engine of ``mode``: a module whose ``solve(graph, system, tol, max_iter, stats,
-    ...)`` runs it."""
-    if mode == "scc":
-        from .scc import cpu as dag_push
-        return dag_push
-    if mode == "power":
-        from .power import cpu as power
-        return power
-    if mode == "bsp":
-        from .push import cpu_bsp as bsp
-        return bsp
-    if mode == "peel":
-        from .peel import cpu as peel
-        return peel
-    if mode in PATH_MODES:
-        from .path import cpu as paths
-        return paths
-    from .push import cpu_vertex_async as vertex_async
-    return vertex_async
+    """The CPU engine of ``mode``: its ``solve(graph, system, *, tol, max_iter, stats, ...)``
+    (:mod:`digraph.dispatch.engines.registry`)."""
+    from .registry import find
+    return find(mode, "cpu").load()
 
 
 def move_compile(stats, c0, key):

@@ -12,28 +12,28 @@ import time
 from ... import compiling
 from ...errors import InvalidParameterError
 from . import warm
-from .common import cpu_solver, move_compile, pathset, priority, solve_dual_or
+from .common import move_compile, pathset, priority, solve_dual_or
+from .registry import find
 
 __all__ = ["run"]
 
 
-def _scc(req, extra):
+def prepare_scc(req, extra):
+    """``scc``'s preparation: the graph's condensation, the priority."""
     from ...paths.condensation import condensation_for
     condensation_for(req.graph)
     extra["priority"] = priority("scc", req.option("priority"))
 
 
-def _paths(req, extra):
+def prepare_paths(req, extra):
+    """The path modes' preparation: the PathSet (from the cache folder, or built and kept with
+    the graph) and the options only they take."""
     from .path.settings import check_layer_window, check_short_path_push
     extra["priority"] = priority(req.mode, req.option("priority"))
     extra["state"] = "arc"
     extra["pathset"] = pathset(req.graph, req.option("cache"), req.option("preprocess"))
     extra["short_path_push"] = check_short_path_push(req.option("short_path_push"))
     extra["layer_window"] = check_layer_window(req.option("layer_window"))
-
-
-#: what a mode prepares before its rounds (``time_preprocess``), into the engine's keywords
-PREPARE = {"scc": _scc, "path": _paths, "path-nopriority": _paths}
 
 
 def run(req):
@@ -46,11 +46,11 @@ def run(req):
         warm.cpu(mode, system.family, graph, system)
         stats["time_compile"] += time.perf_counter() - t0
         extra = {}
-        prepare = PREPARE.get(mode)
-        if prepare is not None:
+        engine = find(mode, "cpu")
+        if engine.prepare is not None:
             t0 = time.perf_counter()
             c0 = compiling.seconds()
-            prepare(req, extra)
+            engine.load("prepare")(req, extra)
             stats["time_preprocess"] += time.perf_counter() - t0
             move_compile(stats, c0, "time_preprocess")  # the condensation's or PathSet's kernels
         t0 = time.perf_counter()
@@ -58,7 +58,7 @@ def run(req):
         if req.plan.probe is not None:
             x, converged, mode, aside, c_aside = _probe_then(req)
         else:
-            x, converged = solve_dual_or(cpu_solver(mode).solve, graph, system, req.tol,
+            x, converged = solve_dual_or(engine.load(), graph, system, req.tol,
                                          req.max_iter, stats, extra)
             aside = c_aside = 0.0
         stats["time_compute"] = time.perf_counter() - t0 - aside
@@ -90,16 +90,15 @@ def _probe_then(req):
     t_compile = time.perf_counter() - t0
     stats["time_compile"] += t_compile
     extra = {}
-    if new.mode == "scc":
-        from ...paths.condensation import condensation_for
+    engine = find(new.mode, "cpu")
+    if engine.prepare is not None:  # the condensation of scc
         t0 = time.perf_counter()
         c1 = compiling.seconds()
-        condensation_for(graph)
+        engine.load("prepare")(req, extra)
         t_compile += time.perf_counter() - t0
         stats["time_preprocess"] += time.perf_counter() - t0
         move_compile(stats, c1, "time_preprocess")
-        extra["priority"] = "pending"
     c_aside = compiling.seconds() - c0
-    x, converged = cpu_solver(new.mode).solve(graph, system, tol=req.tol, max_iter=req.max_iter,
-                                              stats=stats, **extra)
+    x, converged = engine.load()(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
+                                 **extra)
     return x, converged, new.mode, t_compile, c_aside

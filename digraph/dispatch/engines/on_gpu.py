@@ -8,7 +8,7 @@ import time
 from ...errors import InvalidParameterError
 from . import warm
 from .common import pathset, priority, solve_dual_or
-from ..route.modes import PATH_MODES
+from .registry import find
 
 __all__ = ["run"]
 
@@ -23,22 +23,29 @@ def run(req):
         return _run(gpu, be, req, device)
 
 
+def prepare_paths(req, extra):
+    """The path modes' preparation: the PathSet (from the cache folder, or built and kept with
+    the graph) and the priority."""
+    extra["pathset"] = pathset(req.graph, req.option("cache"), req.option("preprocess"))
+    extra["priority"] = priority(req.mode, req.option("priority"))
+
+
 def _run(gpu, be, req, device):
     graph, system, stats, mode, algo = req.graph, req.system, req.stats, req.mode, req.algo
+    engine = find(mode, "gpu")
     stats["threads"] = 0
     t0 = time.perf_counter()
     warm.gpu(be, mode, system.family, device)
     stats["time_compile"] += time.perf_counter() - t0
     extra = {}
-    if mode in PATH_MODES and system.family != "hindex":
+    if engine.prepare is None:
+        if any(req.option(k) is not None for k in ("priority", "cache", "preprocess")):
+            raise InvalidParameterError(
+                f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
+    elif system.family in engine.families:
         t0 = time.perf_counter()
-        extra["pathset"] = pathset(graph, req.option("cache"), req.option("preprocess"))
-        extra["priority"] = priority(mode, req.option("priority"))
+        engine.load("prepare")(req, extra)
         stats["time_preprocess"] += time.perf_counter() - t0
-    elif mode not in PATH_MODES and any(req.option(k) is not None
-                                        for k in ("priority", "cache", "preprocess")):
-        raise InvalidParameterError(
-            f"priority=, cache= and preprocess= apply to the path modes, not mode={mode!r}")
     t0 = time.perf_counter()
     batch_arcs = req.option("batch_arcs")
     if batch_arcs is not None:
@@ -47,20 +54,18 @@ def _run(gpu, be, req, device):
                                         f"(linear) algorithms, not mode={mode!r} on {algo.name}")
         from ...checks import check_positive
         extra["batch_arcs"] = check_positive("batch_arcs", batch_arcs, int)
-    if mode == "power":
-        from .power import gpu as gpu_power
-        x, converged = gpu_power.solve(graph, system, tol=req.tol, max_iter=req.max_iter,
-                                       stats=stats, device=device)
+    if req.plan.as_shard:  # a leaner set-up and fused dense rounds (the plan's reason)
+        from .push import gpus as sharded
+        x, converged = solve_dual_or(sharded.solve, graph, system, req.tol, req.max_iter, stats,
+                                     dict(devices=[device], mode=mode, min_arcs_per_gpu=0,
+                                          divide_by_sum=getattr(algo, "divides_by_sum", False)))
+    elif not engine.resident:  # the power iteration: its own set-up
+        x, converged = engine.load()(graph, system, tol=req.tol, max_iter=req.max_iter,
+                                     stats=stats, device=device)
     else:
-        from .push import gpus as multi_gpu
         from ..runtime.cuda import shards
-        if req.plan.as_shard:  # a leaner set-up and fused dense rounds (the plan's reason)
-            x, converged = solve_dual_or(multi_gpu.solve, graph, system, req.tol, req.max_iter,
-                                         stats, dict(devices=[device], mode=mode, min_arcs_per_gpu=0,
-                                                     divide_by_sum=getattr(algo, "divides_by_sum", False)))
-        else:
-            shards.drop_work()  # another engine runs: free what the sharded one kept
-            x, converged = solve_dual_or(gpu.solve, graph, system, req.tol, req.max_iter, stats,
-                                         dict(extra, mode=mode, device=device))
+        shards.drop_work()  # another engine runs: free what the sharded one kept
+        x, converged = solve_dual_or(gpu.solve, graph, system, req.tol, req.max_iter, stats,
+                                     dict(extra, mode=mode, device=device))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return x, converged, mode

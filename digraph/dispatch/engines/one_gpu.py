@@ -43,79 +43,39 @@ device arrays) is :mod:`digraph.dispatch.runtime.cuda`.  Settings are passed to 
 
 from ...errors import InvalidParameterError
 from ..runtime.cuda.backend import backend, gpu_name
-from ..runtime.cuda.device_graph import auto_batch, resident_graph, too_big
-from ..settings import current
-from .path.gpu import path_linear, path_monotone
-from .path.gpu_settings import DEFAULT
-from .push.gpu_linear import solve_linear
-from .push.gpu_monotone import hindex, monotone_bsp
-from .push.gpu_streamed import linear_streamed
+from .registry import find
 
 __all__ = ["solve"]
 
 
-def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", pathset=None,
-          priority="pending", proxy=True, batch_arcs=None, settings=None,
-          path_settings=None, gpu_settings=None, cluster_settings=None, scc_settings=None):
+def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", **options):
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
-    ``settings``: a :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` for ``bsp``'s direction switch
-    (default: the CPU's); ``path_settings``: a :class:`GpuPathSettings` for the path modes;
-    ``gpu_settings``: a :class:`GpuSettings` (default :data:`DEFAULT`: the path modes' units and
-    proxies); ``cluster_settings``: a
-    :class:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings` for ``"cluster"``;
-    ``scc_settings``: a :class:`~digraph.dispatch.engines.scc.gpu.GpuSccSettings` for ``"scc"``.
-
-    ``batch_arcs``: stream the in-arcs from host memory in batches of at most this many arcs
-    (``bsp`` on linear systems; chosen automatically when the arcs do not fit in free GPU memory).
+    ``options``, each taken by the modes it names: ``settings`` (a
+    :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` for ``bsp``'s direction switch,
+    default the CPU's); ``batch_arcs`` (``bsp`` on linear systems: stream the in-arcs from host
+    memory in batches of at most this many arcs, chosen automatically when the arcs do not fit in
+    free GPU memory); ``pathset``, ``priority``, ``proxy``, ``path_settings`` (a
+    :class:`~digraph.dispatch.engines.path.gpu_settings.GpuPathSettings`) and ``gpu_settings`` (a
+    :class:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings`: units and proxies) for the
+    path modes; ``cluster_settings`` (a
+    :class:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings`) for ``"cluster"``;
+    ``scc_settings`` (a :class:`~digraph.dispatch.engines.scc.gpu.GpuSccSettings`) for ``"scc"``.
     ``digraph.run`` sends ``bsp`` on large linear systems to the sharded engine as one shard
-    instead (:attr:`GpuSettings.shard_arcs`); this function does not.
+    instead (:attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs`); this
+    function does not.
     """
-    if mode not in ("bsp", "vertex-async", "path", "path-nopriority", "cluster", "scc"):
+    engine = find(mode, "gpu")
+    if engine is None or mode == "power":
         raise InvalidParameterError(
             f"the GPU engine runs 'bsp', 'vertex-async', 'scc', 'cluster' and the path modes, not "
             f"mode={mode!r}"
             + (" (mode='power' is digraph.dispatch.engines.power.gpu)" if mode == "power" else ""))
-    gpu_settings = current(DEFAULT) if gpu_settings is None else gpu_settings
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else gpu_name(be)
-    fam = system.family
-    streamed = fam == "linear" and mode == "bsp" and bool(batch_arcs or too_big(be, graph))
-    if fam == "hindex":
-        if mode in ("path", "path-nopriority"):
-            stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
-        x, ok = hindex(be, graph, mode == "bsp", max_iter, stats)
-    elif fam == "linear":
-        if mode == "scc":
-            from .scc import gpu as scc
-            x, ok = scc.solve(be, graph, system, tol=tol, max_iter=max_iter, stats=stats,
-                              settings=scc_settings)
-        elif mode in ("path", "path-nopriority"):
-            x, ok = path_linear(be, graph, system, tol, max_iter, stats, pathset, priority, proxy,
-                                 path_settings, gpu_settings)
-        elif streamed:
-            batch = int(batch_arcs or auto_batch(be, graph))
-            x, ok = linear_streamed(be, graph, system, tol, max_iter, stats, batch)
-        else:
-            x, ok = solve_linear(be, graph, system, tol, max_iter, stats, mode == "bsp",
-                            settings=settings)
-    elif mode == "cluster":
-        from .cluster import gpu as cluster
-        x, ok = cluster.solve(be, graph, system, max_iter=max_iter, stats=stats,
-                              settings=cluster_settings)
-    elif fam == "monotone":
-        if mode in ("path", "path-nopriority"):
-            x, ok = path_monotone(be, graph, system, max_iter, stats, pathset,
-                                   gpu_settings.unit_arcs, path_settings)
-        elif mode == "vertex-async":  # the worklist kept on the GPU
-            from .push import gpu_worklist as worklist
-            x, ok = worklist.solve(be, graph, system, resident_graph(be, graph),
-                                   max_iter=max_iter, stats=stats)
-        else:
-            x, ok = monotone_bsp(be, graph, system, max_iter, stats)
-    else:
-        raise InvalidParameterError(f"unknown system family {fam!r}")
+    x, ok = engine.load()(be, graph, system, mode=mode, tol=tol, max_iter=max_iter, stats=stats,
+                          options=options)
     be.sync()
     out = be.get(x)
     be.release()

@@ -14,7 +14,8 @@ from ...result import RunStats
 from ..route.modes import PATH_MODES
 from .common import cpu_solver
 
-__all__ = ["WARM", "cpu", "gpu", "run_tiny", "tiny_graph", "numba_threads", "has_factors"]
+__all__ = ["WARM", "cpu", "gpu", "run_tiny", "tiny_graph", "numba_threads", "has_factors",
+           "timed"]
 
 WARM = set()
 
@@ -63,18 +64,18 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     if mode == "peel":  # the schedules asked for (k-core only)
         from ...algorithms.base import HIndexSystem
         for schedule in wanted:
-            engine.solve(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
+            engine(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
     elif mode == "power":  # normalised systems only
         import dataclasses
         from ...smx.cpu import anderson as cpu_anderson
         cpu_anderson.warm_up()
-        run_tiny(family, lambda sys, _: engine.solve(
+        run_tiny(family, lambda sys, _: engine(
             tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
             stats=RunStats.new()), wanted, (None,))
     else:
         def solve(sys, bsp_settings):
             s = settings if bsp_settings is None else bsp_settings
-            return engine.solve(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
+            return engine(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
                                 **(extra if s is None else dict(extra, settings=s)))
         run_tiny(family, solve, wanted, divisors)
     WARM.update((mode, family, itype.str, w) for w in wanted)
@@ -159,3 +160,11 @@ def numba_threads(threads):
         yield
     finally:
         numba.set_num_threads(old)
+
+
+def timed(stats, fn):
+    """``fn()``, its time in ``stats["time_compile"]`` (a warm-up)."""
+    import time
+    t0 = time.perf_counter()
+    fn()
+    stats["time_compile"] += time.perf_counter() - t0

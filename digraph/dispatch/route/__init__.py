@@ -78,7 +78,7 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
 
 from ..settings import current, register
 from ...errors import InvalidParameterError
-from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS
+from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
 from .placing import place
 from .plans import CODES, Plan
 from .settings import RouteSettings
@@ -262,30 +262,14 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                 considered=tuple(considered))
 
 
+_KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus"}
+
+
 def _refusal(mode, family, where):
     """Why ``mode`` cannot run a system of ``family`` on ``where`` (``"cpu"``, ``"gpu"``,
-    ``"multi-gpu"``), or None when it can (whether the power iteration fits the system itself is
-    checked apart: :func:`digraph.dispatch.engines.power.cpu.applies`)."""
-    if mode == "scc" and family != "linear":
-        return (f"mode='scc' solves linear systems (PageRank, adsorption, a LinearSystem), not the "
-                f"{family} family")
-    if mode == "cluster":
-        if family != "monotone":
-            return (f"mode='cluster' relaxes min/max systems (SSSP and the like), not the {family} "
-                    "family")
-        if where != "gpu":
-            return "mode='cluster' runs on one GPU (device='cuda' or 'cuda:N')"
-    if mode == "power" and family != "linear":
-        return f"mode='power' answers normalised linear systems, not the {family} family"
-    if mode == "peel":
-        if family != "hindex":
-            return f"mode='peel' peels k-cores (the hindex family), not the {family} family"
-        if where != "cpu":
-            return "mode='peel' runs on the CPU"
-    if mode in PATH_MODES and family == "hindex":
-        return (f"mode={mode!r} walks directed paths, but k-core depends on in- and "
-                "out-neighbours alike: no DAG orders it")
-    return None
+    ``"multi-gpu"``), or None when an engine does (:func:`digraph.dispatch.engines.registry.refusal`)."""
+    from ..engines.registry import refusal
+    return refusal(mode, family, _KIND[where])
 
 
 _WHERE = {"cpu": "on the CPU", "gpu": "on one GPU", "multi-gpu": "on several GPUs"}
@@ -349,12 +333,6 @@ def _cluster_cut(graph, settings, considered):
             f"{settings.cluster_share:.0%}: a road-like graph) and no in-degree above "
             f"{settings.cluster_max_in_degree:,}: clusters relaxed in shared memory, a value "
             "crossing a whole cluster a round")
-
-
-def pathset_key(params=None):
-    """The key of the PathSet a graph keeps for the path modes' ``preprocess=`` parameters
-    (``jobs`` does not change it; :func:`digraph.run`'s ``_pathset``)."""
-    return ("pathset", repr(sorted((k, v) for k, v in (params or {}).items() if k != "jobs")))
 
 
 def _apply(options):

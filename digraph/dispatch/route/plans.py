@@ -54,12 +54,21 @@ class Plan:
     placed: tuple = ()
     """The placement's decisions (:func:`place`): dicts of ``code`` and ``why``."""
 
+    def after_stall(self):
+        """The mode a stalled linear run of this plan goes on in, from the state it reached (the
+        engine's :attr:`~digraph.dispatch.engines.registry.Engine.after_stall`), or None."""
+        if self.placement is None:
+            return None
+        from ..engines.registry import find
+        engine = find(self.mode, self.placement.kind)
+        return None if engine is None else engine.after_stall
+
     def record(self, stats):
         """Write the plan into a run's ``stats``: ``mode``, ``engine``, ``requested_mode`` and
         ``route``, a dict of ``engine``, ``mode``, ``placement`` (in words), ``requested``,
         ``code`` (:data:`CODES`), ``reason`` (one sentence), ``considered``, ``placed``,
-        ``restricted`` (the reach, set by ``digraph.run``) and ``steps`` (hand-overs:
-        :func:`digraph.dispatch.driver.hand_over`)."""
+        ``restricted`` (the reach, set by ``digraph.run``), ``after_stall`` (:meth:`after_stall`)
+        and ``steps`` (hand-overs: :func:`digraph.dispatch.driver.hand_over`)."""
         stats["mode"] = self.mode
         stats["engine"] = self.engine
         stats["requested_mode"] = self.requested
@@ -68,7 +77,8 @@ class Plan:
             "placement": None if self.placement is None else self.placement.describe(),
             "requested": self.requested, "code": self.code, "reason": self.reason,
             "considered": [dict(c) for c in self.considered],
-            "placed": [dict(p) for p in self.placed], "restricted": None, "steps": []}
+            "placed": [dict(p) for p in self.placed], "restricted": None,
+            "after_stall": self.after_stall(), "steps": []}
         if self.gpus_named is not None:
             stats["gpus_named"] = self.gpus_named
             if self.placement is not None and self.placement.kind == "gpu":

@@ -65,8 +65,8 @@ from .scc_blocks import (CAPPED,
     G,
     arc_coef,
     direct_solve,
-    _lanes_sum,
-    _sum_max)
+    lanes_sum,
+    sum_max)
 from .scc_sweeps import ACC as _ACC, anderson_sweeps, priority_sweeps
 from .scc_heavy import BIG_OUT, HEAVY_BLOCKS_PER_SM, TB, scc_heavy_rounds, scc_pull_list, scc_round
 from .timers import globaltimer, load_relaxed, smid
@@ -167,7 +167,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             for q in range(ein_off[a] + tid, ein_off[a + 1], QB):
                 u = ein_src[q]
                 s += arc_coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
-            s, _t = _sum_max(rbuf, s, 0.0)
+            s, _t = sum_max(rbuf, s, 0.0)
             if tid == 0:
                 sh[base] = b[a] + s
         else:
@@ -190,7 +190,7 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
                     for q in range(ein_off[p] + lane, ein_off[p + 1], WL):
                         u = ein_src[q]
                         s += arc_coef(q, ecoef, has_coef, vscale, u) * load_relaxed(x, u)
-                    s = _lanes_sum(rbuf, s)
+                    s = lanes_sum(rbuf, s)
                     if lane == 0:
                         sh[base + p - a] += s
         cuda.syncthreads()
@@ -256,9 +256,9 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     # a block's counts summed first: one atomic a block, where one a thread (528 blocks of 256
     # on three addresses as the blocks leave) held up the last components of every light phase
     # on an H200 (cnr-2000: components of one vertex and arc taking 100-200 µs)
-    pushes_b, _t = _sum_max(rbuf, float64(pushes), 0.0)
-    vpushes_b, _t = _sum_max(rbuf, float64(vpushes), 0.0)
-    reads_b, _t = _sum_max(rbuf, float64(reads), 0.0)
+    pushes_b, _t = sum_max(rbuf, float64(pushes), 0.0)
+    vpushes_b, _t = sum_max(rbuf, float64(vpushes), 0.0)
+    reads_b, _t = sum_max(rbuf, float64(reads), 0.0)
     if tid == 0:
         cuda.atomic.add(cnt, PUSHES, int64(pushes_b))
         cuda.atomic.add(cnt, VERTEX_PUSHES, int64(vpushes_b))

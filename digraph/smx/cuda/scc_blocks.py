@@ -1,6 +1,6 @@
 """Block-level helpers of the SCC engine's CUDA kernels (:mod:`digraph.smx.cuda.scc`): the
 sizes of its blocks and shared arrays, the reductions over a block or a warp, a group leader's
-value, and the exact solve of a small component (:func:`_direct`), the GPU twin of
+value, and the exact solve of a small component (:func:`direct_solve`), the GPU twin of
 :func:`digraph.smx.cpu.scc._direct`.  Under Numba's CUDA simulator (no warp shuffles) the warp
 operations are shared-memory trees.
 """

@@ -30,7 +30,7 @@ import math
 from numba import cuda, float64, int64
 
 from .common import SIM, HB, block_sum
-from .scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, arc_coef, _from_leader
+from .scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G, arc_coef, from_leader
 from .common import block_max
 from .timers import globaltimer, load_relaxed
 
@@ -138,7 +138,7 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
             j = pos[v]
             if sub == 0:
                 d = load_relaxed(r, j)
-        d = _from_leader(buf, d)  # one read of r[j] for the group
+        d = from_leader(buf, d)  # one read of r[j] for the group
         if v < npos:
             arcs = _push_vertex(j, d, sub, G, theta, vmax, iout_off, iout_tgt, icoef, has_coef,
                                 vscale, x, r)

@@ -31,7 +31,7 @@ import math
 from numba import cuda, float64, int64
 
 from .common import SIM, HB, block_sum
-from .power import _group_sum
+from .power import group_sum
 from .scc_blocks import CAPPED, PUSHES, ROUNDS, VERTEX_PUSHES, G
 from .scc_heavy import HEAVY_BLOCKS_PER_SM, TB, grid_barrier
 from .scc_sweeps import coefficients
@@ -175,7 +175,7 @@ def scc_heavy_anderson(spos, nspos, bpos, nbpos, hin_off, hin_src, hin_arc, icoe
                 j = spos[v]
                 if k > 0:
                     g = _gathered(j, sub, G, hin_off, hin_src, hin_arc, icoef, has_coef, dpos)
-            g = _group_sum(buf, g, G)
+            g = group_sum(buf, g, G)
             if v < nspos and sub == 0:
                 u0, u1, u2, u3, u4, u5 = _observe(j, v, k, mem, cnt_h, g, r, hist)
                 t0 += u0

@@ -33,7 +33,7 @@ from numba import cuda, float64
 
 from .common import block_sum
 from .common import SIM
-from .scc_blocks import HUB_PUSH, QB, SH, WL, _lanes_sum, _sum_max
+from .scc_blocks import HUB_PUSH, QB, SH, WL, lanes_sum, sum_max
 
 __all__ = ["AM", "ACC"]
 
@@ -93,7 +93,7 @@ def _gather(sh, rbuf, a, k, i0, i1, iin_off, iin_src, iin_arc, icoef, has_coef, 
             u = iin_src[e] - a
             g += (icoef[iin_arc[e]] * sh[SH + u]) if has_coef else sh[SH + u]
             e += WL
-        g = _lanes_sum(rbuf, g)
+        g = lanes_sum(rbuf, g)
         if lane == 0:  # the hub's slot is this warp's alone
             sh[p - a] += g
             reads += iin_off[p + 1] - iin_off[p]
@@ -113,12 +113,12 @@ else:
         """The six values summed over the block (every thread gets the sums, added in the same
         order: the same values; ``rbuf[:6·warps]`` is scratch)."""
         tid = cuda.threadIdx.x
-        s0 = _lanes_sum(rbuf, s0)  # a warp's shuffles
-        s1 = _lanes_sum(rbuf, s1)  # a warp's shuffles
-        s2 = _lanes_sum(rbuf, s2)  # a warp's shuffles
-        s3 = _lanes_sum(rbuf, s3)  # a warp's shuffles
-        s4 = _lanes_sum(rbuf, s4)  # a warp's shuffles
-        s5 = _lanes_sum(rbuf, s5)  # a warp's shuffles
+        s0 = lanes_sum(rbuf, s0)  # a warp's shuffles
+        s1 = lanes_sum(rbuf, s1)  # a warp's shuffles
+        s2 = lanes_sum(rbuf, s2)  # a warp's shuffles
+        s3 = lanes_sum(rbuf, s3)  # a warp's shuffles
+        s4 = lanes_sum(rbuf, s4)  # a warp's shuffles
+        s5 = lanes_sum(rbuf, s5)  # a warp's shuffles
         if tid % 32 == 0:
             w = tid // 32
             rbuf[w] = s0
@@ -191,7 +191,7 @@ def anderson_sweeps(sh, rbuf, acc, a, k, arcs, mem, budget, max_sweeps, vscale, 
         j = tid + m * QB
         if j < k:
             mass += abs(sh[j])
-    mass, _t = _sum_max(rbuf, mass, 0.0)
+    mass, _t = sum_max(rbuf, mass, 0.0)
     while mass > budget:
         if sweeps >= max_sweeps:
             capped = 1
@@ -277,7 +277,7 @@ def priority_sweeps(sh, rbuf, acc, a, k, arcs, per_arc, vmax, linf, prio, max_sw
             v = abs(sh[j])
             mass += v
             top = max(top, v)
-        mass, top = _sum_max(rbuf, mass, top)
+        mass, top = sum_max(rbuf, mass, top)
         if (top <= vmax) if linf else (mass <= budget):
             break
         if sweeps >= max_sweeps:

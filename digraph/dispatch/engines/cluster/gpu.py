@@ -199,3 +199,10 @@ def solve(be, graph, system, *, max_iter, stats, settings=None):
     out = xp.empty(n, np.float64)
     out[d["order"]] = x
     return out, converged
+
+
+def run_on(be, graph, system, *, mode, tol, max_iter, stats, options):
+    """:func:`solve` with the ``cluster_settings`` of
+    :func:`digraph.dispatch.engines.one_gpu.solve`."""
+    return solve(be, graph, system, max_iter=max_iter, stats=stats,
+                 settings=options.get("cluster_settings"))

@@ -10,7 +10,7 @@ import numpy as np
 from ....smx.cpu import paths as P
 from ....smx.cpu import paths_setup
 from ... import driver
-from ..push import cpu_vertex_async as vertex_async
+from ..push.cpu import finish_linear
 from ...convergence import certified, certified_bound, linear_contraction, pending_budget
 from ...systems import linear_factors
 from .cpu_schedule import aging_due, chunks, count, count_check, _min_score, walk_arrays
@@ -146,8 +146,7 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
             # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
             driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
                              "floor" if stalled or r1 > 2.0 * tracked else "the sweeps ran out")
-            return vertex_async.finish_linear(graph, sys, tol, max_iter, stats, x0=x,
-                                              delta0=rvec)
+            return finish_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     return _linear_done(stats, bound, r1, x, converged)

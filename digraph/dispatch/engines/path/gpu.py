@@ -351,3 +351,21 @@ def path_monotone(be, graph, sys, max_iter, stats, ps, unit_arcs=None, settings=
     Q.counted(stats, c)
     Q.per_layer(stats)
     return x, bool(c[R.LO] >= D["num_layers"])
+
+
+def run_on(be, graph, system, *, mode, tol, max_iter, stats, options):
+    """Run ``system`` in a path mode on the GPU of ``be``; returns (device state, converged).
+    ``options``: ``pathset``, ``priority``, ``proxy``, ``path_settings`` and ``gpu_settings`` of
+    :func:`digraph.dispatch.engines.one_gpu.solve`.  k-core runs vertex-async: its dependencies
+    are undirected, so no DAG of paths orders them."""
+    gpu_settings = options.get("gpu_settings") or current(GPU_SETTINGS)
+    if system.family == "hindex":
+        from ..push.gpu_monotone import hindex
+        stats["note"] = "k-core runs vertex-async: its dependencies are undirected"
+        return hindex(be, graph, False, max_iter, stats)
+    if system.family == "linear":
+        return path_linear(be, graph, system, tol, max_iter, stats, options.get("pathset"),
+                           options.get("priority", "pending"), options.get("proxy", True),
+                           options.get("path_settings"), gpu_settings)
+    return path_monotone(be, graph, system, max_iter, stats, options.get("pathset"),
+                         gpu_settings.unit_arcs, options.get("path_settings"))

@@ -40,7 +40,7 @@ from .cpu_schedule import Schedule
 from ...systems import linear_factors, monotone_arrays, monotone_start
 from ....interrupts import check as _check_interrupt
 
-__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT"]
+__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -402,3 +402,21 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
     stats["worker_arcs"] = worker_arcs.tolist()
     stats["worker_idle_share"] = (idle / max(stats["rounds"], 1)).tolist()
     return master, converged
+
+
+def prepare(req, devices):
+    """The placement's entry (:mod:`digraph.dispatch.engines.registry`): the sharded engine's
+    ``vertex-async`` kernels warm (the workers' finishing pushes), the PathSet
+    (``time_preprocess``), then a function that solves ``req`` with one worker a GPU."""
+    import time
+    from ..common import pathset, solve_dual_or
+    from ..push.gpus import warm_up
+    from .gpus_worker import gpu_worker_factory
+    warm_up(req, devices, "vertex-async")
+    t0 = time.perf_counter()
+    ps = pathset(req.graph, req.option("cache"), req.option("preprocess"))
+    req.stats["time_preprocess"] += time.perf_counter() - t0
+    req.stats["gpus"] = len(devices)
+    return lambda: solve_dual_or(solve, req.graph, req.system, req.tol, req.max_iter, req.stats,
+                                 dict(pathset=ps, workers=len(devices),
+                                      make_worker=gpu_worker_factory(devices, req.stats)))

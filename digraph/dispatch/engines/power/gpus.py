@@ -95,7 +95,7 @@ from .gpus_arrays import retain_arrays, shard_arrays
 from .gpus_queued import rounds_queued
 from .cpu import power_gamma
 
-__all__ = ["solve"]
+__all__ = ["solve", "prepare"]
 
 
 def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None,
@@ -192,3 +192,24 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
             forget_work(graph, works)
             kept = False
         retain_arrays(shards, kept)
+
+
+def prepare(req, devices):
+    """The placement's entry (:mod:`digraph.dispatch.engines.registry`): the kernels warm on
+    ``devices`` (``time_compile``), then a function that solves ``req``."""
+    import dataclasses
+    from .. import warm
+    from ....result import RunStats
+    key = ("multi-gpu-power", req.plan.placement.device)
+
+    def warm_up():
+        tiny = warm.tiny_graph()
+        warm.run_tiny("linear", lambda sys, _: solve(
+            tiny, dataclasses.replace(sys, normalize=True), devices=devices, tol=1e-3,
+            max_iter=100, stats=RunStats.new()), divisors=(None,))
+        warm.WARM.add(key)
+
+    if key not in warm.WARM:
+        warm.timed(req.stats, warm_up)
+    return lambda: solve(req.graph, req.system, devices=devices, tol=req.tol,
+                         max_iter=req.max_iter, stats=req.stats)

@@ -74,14 +74,18 @@ class BspSettings:
 DEFAULT = register(BspSettings())
 
 
-def solve(graph, system, *, tol, max_iter, stats, settings=None):
+def solve(graph, system, *, tol, max_iter, stats, settings=None, x0=None, delta0=None,
+          on_stall=None):
     """Run ``system`` to convergence (or ``max_iter`` rounds); returns (state, converged).
 
-    ``settings``: a :class:`BspSettings` (default :data:`DEFAULT`)."""
+    ``settings``: a :class:`BspSettings` (default :data:`DEFAULT`).  Linear systems: from the
+    state ``x0`` with residual ``delta0`` when given (a run handed over), and a run whose bound
+    stops falling returns ``on_stall(x, delta)`` when given (the hand-over of
+    :mod:`digraph.dispatch.engines.push.cpu`), else its state, not converged."""
     settings = current(DEFAULT) if settings is None else settings
     fam = system.family
     if fam == "linear":
-        return _solve_linear(graph, system, tol, max_iter, stats, settings)
+        return _solve_linear(graph, system, tol, max_iter, stats, settings, x0, delta0, on_stall)
     if fam == "monotone":
         return _solve_monotone(graph, system, max_iter, stats, settings)
     if fam == "hindex":
@@ -245,18 +249,15 @@ class _LinearRounds:
         stats["vertex_updates"] += int(self.nf)
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, settings, x0=None, delta0=None, fallback=True):
+def _solve_linear(graph, sys, tol, max_iter, stats, settings, x0=None, delta0=None, on_stall=None):
     """Jacobi rounds from ``x = 0, δ = b`` (or from ``x0`` with residual ``delta0``); a stalled
-    run is finished by vertex-async from the state it reached (unless ``fallback`` is False)."""
+    run returns ``on_stall(x, δ)`` when given."""
     gammas = linear_contraction(graph, sys)
     eng = _LinearRounds(graph, sys, gammas, stats, settings, x0, delta0)
     outcome = driver.linear(eng, n=graph.num_vertices, gammas=gammas, normalize=sys.normalize,
                             tol=tol, max_iter=max_iter, stats=stats)
-    if outcome == "stalled" and fallback:
-        from . import cpu_vertex_async as vertex_async
-        driver.hand_over(stats, "vertex-async", "bsp's bound stopped falling")
-        return vertex_async.finish_linear(graph, sys, tol, max_iter, stats, x0=eng.x,
-                                          delta0=eng.delta, fallback=False)
+    if outcome == "stalled" and on_stall is not None:
+        return on_stall(eng.x, eng.delta)
     return eng.x, outcome == "converged"
 
 

@@ -33,7 +33,7 @@ from .cpu_bsp import Touched
 from ...convergence import certified_bound, linear_contraction
 from ...systems import linear_factors, monotone_arrays, monotone_start, undirected_adjacency
 
-__all__ = ["solve", "finish_linear", "VertexAsyncSettings", "DEFAULT"]
+__all__ = ["solve", "VertexAsyncSettings", "DEFAULT"]
 
 
 @dataclass(frozen=True)
@@ -100,33 +100,25 @@ def _dynamic_chunks(chunk):
         numba.set_parallel_chunksize(old)
 
 
-def solve(graph, system, *, tol, max_iter, stats, settings=None):
+def solve(graph, system, *, tol, max_iter, stats, settings=None, x0=None, delta0=None,
+          on_stall=None):
     """Run ``system`` asynchronously to convergence; returns (state, converged).
 
-    ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
+    ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`).  Linear systems: from
+    the state ``x0`` with residual ``delta0`` when given (a run handed over), and a run whose
+    bound stops falling returns ``on_stall(x, delta)`` when given (the hand-over of
+    :mod:`digraph.dispatch.engines.push.cpu`), else its state, not converged."""
     settings = current(DEFAULT) if settings is None else settings
     fam = system.family
     with _dynamic_chunks(settings.chunk):
         if fam == "linear":
-            return _solve_linear(graph, system, tol, max_iter, stats, settings=settings)
+            return _solve_linear(graph, system, tol, max_iter, stats, x0=x0, delta0=delta0,
+                                 on_stall=on_stall, settings=settings)
         if fam == "monotone":
             return _solve_monotone(graph, system, max_iter, stats, settings)
         if fam == "hindex":
             return _solve_hindex(graph, system, max_iter, stats)
     raise InvalidParameterError(f"unknown system family {fam!r}")
-
-
-def finish_linear(graph, system, tol, max_iter, stats, *, x0, delta0, fallback=True,
-                  settings=None):
-    """Finish a linear run that another engine handed over (``bsp``, ``scc`` and the path modes
-    when their bound stops falling): push passes from the state ``x0`` with residual ``delta0``;
-    returns (state, converged).  ``fallback=False``: a stall here is not handed on to ``bsp``.
-
-    ``settings``: a :class:`VertexAsyncSettings` (default :data:`DEFAULT`)."""
-    settings = current(DEFAULT) if settings is None else settings
-    with _dynamic_chunks(settings.chunk):
-        return _solve_linear(graph, system, tol, max_iter, stats, x0=x0, delta0=delta0,
-                             fallback=fallback, settings=settings)
 
 
 class _LinearRounds:
@@ -188,21 +180,17 @@ class _LinearRounds:
         self.stats["vertex_updates"] += int(w.size)
 
 
-def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, fallback=True,
+def _solve_linear(graph, sys, tol, max_iter, stats, x0=None, delta0=None, on_stall=None,
                   settings=None):
     """Push passes from ``x = 0, δ = b`` (or from a state ``x0`` with residual ``delta0``); a
-    stalled run is finished by ``bsp``'s Jacobi rounds from the state it reached (unless
-    ``fallback`` is False)."""
+    stalled run returns ``on_stall(x, δ)`` when given."""
     settings = current(DEFAULT) if settings is None else settings
     gammas = linear_contraction(graph, sys)
     eng = _LinearRounds(graph, sys, gammas, stats, settings, x0, delta0)
     outcome = driver.linear(eng, n=graph.num_vertices, gammas=gammas, normalize=sys.normalize,
                             tol=tol, max_iter=max_iter, stats=stats)
-    if outcome == "stalled" and fallback:
-        from . import cpu_bsp as bsp
-        driver.hand_over(stats, "bsp", "vertex-async's bound stopped falling")
-        return bsp._solve_linear(graph, sys, tol, max_iter, stats, current(bsp.DEFAULT), x0=eng.x,
-                                 delta0=eng.delta, fallback=False)
+    if outcome == "stalled" and on_stall is not None:
+        return on_stall(eng.x, eng.delta)
     return eng.x, outcome == "converged"
 
 

@@ -90,7 +90,7 @@ from ...runtime.cuda.ranges import balanced_ranges, learn_balance, shard_ranges
 from ...runtime.cuda.shards import kept_work, retain_shards, drop_work, make_shards
 from ...runtime.cuda.timer import Timer
 
-__all__ = ["solve", "parse_devices", "gpus_to_use"]
+__all__ = ["solve", "parse_devices", "gpus_to_use", "prepare", "warm_up"]
 
 
 
@@ -228,3 +228,32 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
 
 
 _RAN = set()  # (family, devices) of the runs of this process
+
+
+def prepare(req, devices):
+    """The placement's entry (:mod:`digraph.dispatch.engines.registry`): vertex shards, one a
+    GPU, for ``bsp`` and ``vertex-async`` (k-core in every mode): the kernels warm, then a
+    function that solves ``req``."""
+    from ..common import solve_dual_or
+    warm_up(req, devices, req.mode)
+    divide = getattr(req.algo, "divides_by_sum", False) and req.system.family == "linear"
+    return lambda: solve_dual_or(solve, req.graph, req.system, req.tol, req.max_iter, req.stats,
+                                 dict(devices=devices, mode=req.mode, divide_by_sum=divide))
+
+
+def warm_up(req, devices, shard_mode):
+    """The sharded engine's kernels of ``shard_mode`` warm on ``devices``, once a process
+    (``time_compile``)."""
+    from .. import warm
+    from ....result import RunStats
+    key = ("multi-gpu", req.plan.placement.device, shard_mode, req.system.family)
+
+    def run_tiny():
+        tiny = warm.tiny_graph()
+        warm.run_tiny(req.system.family, lambda sys, _: solve(
+            tiny, sys, devices=devices, mode=shard_mode, tol=1e-3, max_iter=100,
+            stats=RunStats.new(), min_arcs_per_gpu=0), divisors=(None,))
+        warm.WARM.add(key)
+
+    if key not in warm.WARM:
+        warm.timed(req.stats, run_tiny)

@@ -43,7 +43,7 @@ from ....paths.condensation import ORDERS, condensation_for
 from ....smx.cpu import scc as K
 from ....smx.cpu import scc_split as KS
 from ... import driver
-from ..push import cpu_vertex_async as vertex_async
+from ..push.cpu import finish_linear
 from ...convergence import certified, certified_bound, pending_budget, quick_contraction
 from ...systems import linear_factors
 from ....interrupts import check as _check_interrupt
@@ -257,7 +257,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
     driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
-    return vertex_async.finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+    return finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 
 
 def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,

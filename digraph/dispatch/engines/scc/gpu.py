@@ -309,3 +309,9 @@ def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, ca
     driver.hand_over(stats, "bsp", "the components left more residual than the budget "
                      "(a lower bound of Σx, or rounding, fell short)")
     return solve_linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
+
+
+def run_on(be, graph, system, *, mode, tol, max_iter, stats, options):
+    """:func:`solve` with the ``scc_settings`` of :func:`digraph.dispatch.engines.one_gpu.solve`."""
+    return solve(be, graph, system, tol=tol, max_iter=max_iter, stats=stats,
+                 settings=options.get("scc_settings"))

@@ -45,7 +45,7 @@ from .gpu_units import Units, record
 from .gpu_work import work_arrays
 from ...runtime.cuda.backend import backend, gpu_name
 
-__all__ = ["solve_dag"]
+__all__ = ["solve_dag", "prepare"]
 
 
 def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
@@ -289,3 +289,26 @@ def _send(gpus, todo, stats):
             be_d.xp.cuda.runtime.memcpyPeer(buf.data.ptr, be_d.device_id, vals.data.ptr,
                                             be_s.device_id, pos.size * 8)
             dst["w"]["x"][ih] = buf
+
+
+def prepare(req, devices):
+    """The placement's entry (:mod:`digraph.dispatch.engines.registry`): the one-GPU ``scc``
+    kernels warm on each of ``devices`` (``time_compile``), then a function that solves ``req``,
+    each unit's components dealt over them."""
+    from .. import warm
+    from ..common import solve_dual_or
+    from ...runtime.cuda.backend import backend
+
+    def warm_up():
+        for d in dict.fromkeys(devices):
+            b = backend(d)
+            with b.current():
+                warm.gpu(b, "scc", req.system.family, d)
+
+    def run():
+        with backend(devices[0]).current():
+            return solve_dual_or(solve_dag, req.graph, req.system, req.tol, req.max_iter,
+                                 req.stats, dict(devices=devices))
+
+    warm.timed(req.stats, warm_up)
+    return run
