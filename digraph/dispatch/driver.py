@@ -33,10 +33,11 @@ import numpy as np
 
 from .. import progress
 from ..interrupts import check as _check_interrupt
-from .convergence import linear_error_bound, power_stop, residual_threshold, tightened, verdict
+from .convergence import (certified, linear_error_bound, power_stop, residual_threshold,
+                          tightened, verdict)
 
 __all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
-           "power", "hand_over"]
+           "power", "hand_over", "ending"]
 
 
 @dataclass(frozen=True)
@@ -209,3 +210,22 @@ def hand_over(stats, to, why):
     route = stats.get("route")
     if isinstance(route, dict):
         route.setdefault("steps", []).append(dict(step, code="hand-over"))
+
+
+def ending(stats, certificate, tol, *, capped, then, why, retry=False):
+    """How a linear run with its own rounds ends, once its answer has the ``certificate``
+    ``(bound, r1, floor)`` of :func:`~digraph.dispatch.convergence.certified_bound`:
+    ``"converged"`` when :func:`~digraph.dispatch.convergence.certified`; ``"capped"`` when
+    ``max_iter`` stopped it; ``"retry"`` when ``retry`` (the engine tries again, tighter);
+    else ``"hand-over"``: the run goes on in mode ``then`` (its engine's
+    :attr:`~digraph.dispatch.engines.registry.Engine.after_stall`) from the state reached, for
+    reason ``why`` (recorded by :func:`hand_over`)."""
+    bound, r1, floor = certificate
+    if certified(bound, r1, floor, tol, stats):
+        return "converged"
+    if capped:
+        return "capped"
+    if retry:
+        return "retry"
+    hand_over(stats, then, why)
+    return "hand-over"

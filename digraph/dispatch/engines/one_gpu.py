@@ -66,11 +66,12 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", **options
     function does not.
     """
     engine = find(mode, "gpu")
-    if engine is None or mode == "power":
+    if engine is None or not engine.resident:
         raise InvalidParameterError(
             f"the GPU engine runs 'bsp', 'vertex-async', 'scc', 'cluster' and the path modes, not "
-            f"mode={mode!r}"
-            + (" (mode='power' is digraph.dispatch.engines.power.gpu)" if mode == "power" else ""))
+            f"mode={mode!r}" + ("" if engine is None else
+                                f" (mode={mode!r} is digraph.dispatch.engines."
+                                f"{engine.entry.split(':')[0]})"))
     be = backend(device)
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else gpu_name(be)

@@ -11,6 +11,7 @@ from ....smx.cpu import paths as P
 from ....smx.cpu import paths_setup
 from ... import driver
 from ..push.cpu import finish_linear
+from ..registry import find
 from ...convergence import certified, certified_bound, linear_contraction, pending_budget
 from ...systems import linear_factors
 from .cpu_schedule import aging_due, chunks, count, count_check, _min_score, walk_arrays
@@ -131,21 +132,29 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
         # final check: the sound bound, from the residual recomputed from the state
         with chunks(0):
             bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
-        if certified(bound, r1, floor, tol, stats):
+        capped = out_of_rounds or stats["rounds"] >= max_iter
+        tracked = np.inf
+        if not capped and not certified(bound, r1, floor, tol, stats):
+            allp = np.arange(sched.num_parts, dtype=np.int64)
+            tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
+                                       np.zeros(allp.size, np.int64), 0, heat, hist, residual,
+                                       False, *groups, rep.gheat, gt, gscore, gact)
+        floored = stalled or r1 > 2.0 * tracked
+        # The mirrors hit their rounding floor: a pending change is a difference of two close
+        # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
+        # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
+        end = driver.ending(stats, (bound, r1, floor), tol, capped=capped,
+                            then=find("path", "cpu").after_stall,
+                            why="the walk's mirrors reached their rounding floor" if floored
+                            else "the sweeps ran out",
+                            retry=not floored
+                            and stats.get("path_sweeps", 1) < settings.max_sweeps)
+        if end == "converged":
             converged = True
             break
-        if out_of_rounds or stats["rounds"] >= max_iter:
+        if end == "capped":
             break
-        allp = np.arange(sched.num_parts, dtype=np.int64)
-        tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
-                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual, False,
-                                   *groups, rep.gheat, gt, gscore, gact)
-        if stalled or r1 > 2.0 * tracked or stats.get("path_sweeps", 1) >= settings.max_sweeps:
-            # The mirrors hit their rounding floor: a pending change is a difference of two close
-            # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
-            # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
-            driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
-                             "floor" if stalled or r1 > 2.0 * tracked else "the sweeps ran out")
+        if end == "hand-over":
             return finish_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1

@@ -12,7 +12,7 @@ from numba import njit
 
 from ....errors import InvalidParameterError
 from ... import driver
-from ...convergence import certified, pending_budget
+from ...convergence import pending_budget
 from ...systems import monotone_arrays, monotone_start
 from ...runtime.cuda.common import hb as _hb, index_dtype as _index_dtype
 from ...runtime.cuda.residency import residency
@@ -22,6 +22,7 @@ from ..power.gpu_settings import POWER_DEFAULT
 from ..push.gpu_linear import Linear, solve_linear
 from ..power.gpu_work import Work
 from ..scc.gpu_work import kept_work
+from ..registry import find
 
 __all__ = []
 
@@ -243,18 +244,23 @@ def path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, setti
             stalled = bool(c[R.STALLED])
         bound, r1, floor = L.certify(x)
         sx = L.x_total
-        if certified(bound, r1, floor, tol, stats):
+        # the mirrors' rounding floor (see digraph.dispatch.engines.path.cpu): finish by vertex push
+        then = find("path", "gpu").after_stall
+        end = driver.ending(stats, (bound, r1, floor), tol, capped=stats["rounds"] >= max_iter,
+                            then=then, why="the walk's mirrors reached their rounding floor"
+                            if stalled else "the sweeps ran out",
+                            retry=not stalled
+                            and stats.get("path_sweeps", 1) < settings.max_sweeps)
+        if end == "converged":
             converged = True
             break
-        if stats["rounds"] >= max_iter:
+        if end == "capped":
             break
-        if stalled or stats.get("path_sweeps", 1) >= settings.max_sweeps:
-            # the mirrors' rounding floor (see digraph.dispatch.engines.path.cpu): finish by vertex push
-            driver.hand_over(stats, "vertex-async", "the walk's mirrors reached their rounding "
-                             "floor" if stalled else "the sweeps ran out")
+        if end == "hand-over":
             Q.per_layer(stats)
             be.release("path")
-            return solve_linear(be, graph, sys, tol, max_iter, stats, False, (x, L.r.copy(), L))
+            return solve_linear(be, graph, sys, tol, max_iter, stats, then == "bsp",
+                                (x, L.r.copy(), L))
         factor /= 4.0
         stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
     Q.per_layer(stats)

@@ -44,7 +44,8 @@ from ....smx.cpu import scc as K
 from ....smx.cpu import scc_split as KS
 from ... import driver
 from ..push.cpu import finish_linear
-from ...convergence import certified, certified_bound, pending_budget, quick_contraction
+from ..registry import find
+from ...convergence import certified_bound, pending_budget, quick_contraction
 from ...systems import linear_factors
 from ....interrupts import check as _check_interrupt
 
@@ -250,13 +251,13 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     bound, r1, floor = certified_bound(graph, system, xo, gammas, rvec)
     stats["error_bound"] = float(bound)
     stats["residual_l1"] = float(r1)
-    if certified(bound, r1, floor, tol, stats):
-        return xo, True
-    if out_of_rounds:
-        return xo, False
-    # the budget's lower bound of Σx or rounding fell short: finish from the exact residual
-    driver.hand_over(stats, "vertex-async", "the sweeps left more residual than the budget "
-                     "(a lower bound of Σx, or rounding, fell short)")
+    # the budget's lower bound of Σx or rounding falling short, finish from the exact residual
+    end = driver.ending(stats, (bound, r1, floor), tol, capped=out_of_rounds,
+                        then=find("scc", "cpu").after_stall,
+                        why="the sweeps left more residual than the budget (a lower bound of Σx, "
+                            "or rounding, fell short)")
+    if end != "hand-over":
+        return xo, end == "converged"
     return finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
 
 

@@ -40,7 +40,7 @@ from ....errors import InvalidParameterError
 from ....paths.condensation import condensation_for
 from ....paths.scc_schedule import scc_schedule
 from ... import driver
-from ...convergence import certified, pending_budget
+from ...convergence import pending_budget
 from ..power.gpu_work import Work
 from .gpu_layout import unit_coefficients, device_layout, heavy_gathers
 from .gpu_units import CTL, TRACE_ROUNDS, Units, record
@@ -302,13 +302,15 @@ def finish(be, graph, system, tol, max_iter, stats, out, L, bound, r1, floor, ca
     """(state, converged) of a run whose answer ``out`` has the certificate (bound, r1, floor):
     certified, capped, or finished by ``bsp`` from the exact residual."""
     from ..push.gpu_linear import solve_linear
-    if certified(bound, r1, floor, tol, stats):
-        return out, True
-    if capped:
-        return out, False
-    driver.hand_over(stats, "bsp", "the components left more residual than the budget "
-                     "(a lower bound of Σx, or rounding, fell short)")
-    return solve_linear(be, graph, system, tol, max_iter, stats, True, state=(out, L.r.copy(), L))
+    from ..registry import find
+    then = find("scc", "gpu").after_stall
+    end = driver.ending(stats, (bound, r1, floor), tol, capped=capped, then=then,
+                        why="the components left more residual than the budget (a lower bound "
+                            "of Σx, or rounding, fell short)")
+    if end != "hand-over":
+        return out, end == "converged"
+    return solve_linear(be, graph, system, tol, max_iter, stats, then == "bsp",
+                        state=(out, L.r.copy(), L))
 
 
 def run_on(be, graph, system, *, mode, tol, max_iter, stats, options):
