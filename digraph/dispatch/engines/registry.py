@@ -71,8 +71,16 @@ class Engine:
 
     def load(self, what="entry"):
         """The function ``entry`` (or ``prepare``) names, imported on first use."""
-        module, function = getattr(self, what).split(":")
-        return getattr(importlib.import_module(f"{__package__}.{module}"), function)
+        key = (self.mode, self.kind, what)
+        fn = _LOADED.get(key)
+        if fn is None:
+            module, function = getattr(self, what).split(":")
+            fn = _LOADED[key] = getattr(importlib.import_module(f"{__package__}.{module}"),
+                                        function)
+        return fn
+
+
+_LOADED = {}  # (mode, kind, "entry" or "prepare") -> the function
 
 
 def _each(modes, kind, families, entry, **kw):

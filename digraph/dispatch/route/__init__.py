@@ -76,6 +76,7 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
 """
 
+from ..engines.registry import refusal
 from ..settings import current, register
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
@@ -268,7 +269,6 @@ _KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus"}
 def _refusal(mode, family, where):
     """Why ``mode`` cannot run a system of ``family`` on ``where`` (``"cpu"``, ``"gpu"``,
     ``"multi-gpu"``), or None when an engine does (:func:`digraph.dispatch.engines.registry.refusal`)."""
-    from ..engines.registry import refusal
     return refusal(mode, family, _KIND[where])
 
 

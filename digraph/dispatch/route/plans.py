@@ -3,6 +3,8 @@ codes (:data:`CODES`) it records in ``stats["route"]``."""
 
 from dataclasses import dataclass
 
+from ..engines.registry import find
+
 __all__ = ["Plan", "CODES"]
 
 #: the reason codes of ``stats["route"]["code"]`` (a plan) and of its ``placed`` and ``steps``
@@ -59,7 +61,6 @@ class Plan:
         engine's :attr:`~digraph.dispatch.engines.registry.Engine.after_stall`), or None."""
         if self.placement is None:
             return None
-        from ..engines.registry import find
         engine = find(self.mode, self.placement.kind)
         return None if engine is None else engine.after_stall
 
