@@ -23,6 +23,7 @@ that finish by vertex-level push).
 """
 
 import importlib
+import sys
 from dataclasses import dataclass
 
 from ..placement import KINDS
@@ -70,17 +71,11 @@ class Engine:
         return f"{KINDS[self.kind]}-{self.mode}"
 
     def load(self, what="entry"):
-        """The function ``entry`` (or ``prepare``) names, imported on first use."""
-        key = (self.mode, self.kind, what)
-        fn = _LOADED.get(key)
-        if fn is None:
-            module, function = getattr(self, what).split(":")
-            fn = _LOADED[key] = getattr(importlib.import_module(f"{__package__}.{module}"),
-                                        function)
-        return fn
-
-
-_LOADED = {}  # (mode, kind, "entry" or "prepare") -> the function
+        """The function ``entry`` (or ``prepare``) names, its module imported on first use (and
+        read from ``sys.modules`` after: no import machinery on a run's path)."""
+        module, function = getattr(self, what).split(":")
+        name = f"{__package__}.{module}"
+        return getattr(sys.modules.get(name) or importlib.import_module(name), function)
 
 
 def _each(modes, kind, families, entry, **kw):
