@@ -1,5 +1,5 @@
 """The checks of :func:`digraph.run`'s parameters: each returns the value as the run uses it, or
-raises :class:`~digraph.errors.InvalidParameterError` naming the parameter and the value."""
+raises :class:`~.errors.InvalidParameterError` naming the parameter and the value."""
 
 import math
 

@@ -60,7 +60,7 @@ def cli_spelling(error):
 
 
 def first_line(e, default):
-    """The first line of an error's message, :func:`~digraph.preprocess.cli.escaped` (it may
+    """The first line of an error's message, :func:`~.preprocess.cli.escaped` (it may
     quote a file's content or name)."""
     from .preprocess.cli import escaped
     return escaped(str(e).splitlines()[0]) if str(e) else default

@@ -51,7 +51,7 @@ def scc_labels(graph, *, order="index", device="cpu"):
         out-arcs taken in index order), so that ``label[u] > label[v]`` for every arc
         ``u → v`` between two components.
     device : str
-        ``"cpu"`` only; a GPU device raises :class:`~digraph.errors.NotAvailableError`.
+        ``"cpu"`` only; a GPU device raises :class:`~.errors.NotAvailableError`.
 
     Returns
     -------

@@ -1,9 +1,9 @@
 """How much memory a graph of a declared or growing size needs, checked before it is allocated.
 
-A :class:`~digraph.Graph` of ``n`` vertices holds about :data:`BYTES_PER_VERTEX` bytes per vertex
+A :class:`~.Graph` of ``n`` vertices holds about :data:`BYTES_PER_VERTEX` bytes per vertex
 while it is built (ids, CSR and CSC offsets, the renumbering; 38.4 B measured for 10^7 isolated
 vertices), so a file that *declares* 10^9 rows asks for ~40 GB before a single arc is read.
-:func:`check_vertices` refuses such a size with :class:`~digraph.errors.GraphTooLargeError`
+:func:`check_vertices` refuses such a size with :class:`~.errors.GraphTooLargeError`
 naming where it came from, instead of letting the kernel kill the process.
 
 Loading ``m`` arcs from a file peaks at :data:`BYTES_PER_ARC` bytes per arc or more (the arc

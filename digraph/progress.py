@@ -247,7 +247,7 @@ def _tqdm_class(file):
 
 def with_progress(run):
     """``run(..., progress=)``: the whole call reports its rounds (:mod:`digraph.progress`) to a
-    :class:`~digraph.progress.RoundBar` (``True``) or to the listener given, and a RoundBar is
+    :class:`~.progress.RoundBar` (``True``) or to the listener given, and a RoundBar is
     closed when the run ends, however it ends."""
     @functools.wraps(run)
     def with_progress(*args, progress=False, **kwargs):

@@ -4,7 +4,7 @@ import numpy as np
 
 
 def coefficient_matrix(graph, system):
-    """``A`` of a :class:`~digraph.algorithms.base.LinearSystem` as a scipy CSR matrix (row = target)."""
+    """``A`` of a :class:`~.base.LinearSystem` as a scipy CSR matrix (row = target)."""
     import scipy.sparse as sp
     n, m = graph.num_vertices, graph.num_arcs
     src, dst = graph.arc_sources, graph.out_targets

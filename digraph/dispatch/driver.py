@@ -9,10 +9,10 @@ Linear systems (:func:`linear`), ``x = b + A x``, for every push engine (CPU ``b
 
 1. ``scan(theta)`` → the tracked residual's ``(‖r‖₁, ‖r‖∞, Σx, active)``, ``active`` the vertices
    whose residual exceeds ``theta``;
-2. the bound :func:`~digraph.dispatch.convergence.linear_error_bound` of those; when it reaches
+2. the bound :func:`~.convergence.linear_error_bound` of those; when it reaches
    the (tightened) tolerance, or nothing is active, ``certify()`` recomputes the residual exactly
    from the state (the engine carries on from that one) and
-   :func:`~digraph.dispatch.convergence.verdict` decides: converged, a retry towards a tighter
+   :func:`~.convergence.verdict` decides: converged, a retry towards a tighter
    target, or stop;
 3. ``max_iter``; a stall (:class:`Stall`: the bound has not fallen for :func:`stall_rounds`
    rounds while above ``tol``) ends the run as ``"stalled"``, after a last certificate, for the
@@ -214,11 +214,11 @@ def hand_over(stats, to, why):
 
 def ending(stats, certificate, tol, *, capped, then, why, retry=False):
     """How a linear run with its own rounds ends, once its answer has the ``certificate``
-    ``(bound, r1, floor)`` of :func:`~digraph.dispatch.convergence.certified_bound`:
-    ``"converged"`` when :func:`~digraph.dispatch.convergence.certified`; ``"capped"`` when
+    ``(bound, r1, floor)`` of :func:`~.convergence.certified_bound`:
+    ``"converged"`` when :func:`~.convergence.certified`; ``"capped"`` when
     ``max_iter`` stopped it; ``"retry"`` when ``retry`` (the engine tries again, tighter);
     else ``"hand-over"``: the run goes on in mode ``then`` (its engine's
-    :attr:`~digraph.dispatch.engines.registry.Engine.after_stall`) from the state reached, for
+    :attr:`~.engines.registry.Engine.after_stall`) from the state reached, for
     reason ``why`` (recorded by :func:`hand_over`)."""
     bound, r1, floor = certificate
     if certified(bound, r1, floor, tol, stats):

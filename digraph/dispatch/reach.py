@@ -12,7 +12,7 @@ mass-preserving power iteration (teleport and dangling mass both sent along ``b`
 ``R`` as well.
 
 :func:`restrict` finds ``R`` by a breadth-first search over out-arcs that gives up once it has
-read :attr:`~digraph.dispatch.route.settings.RouteSettings.reach_share` of the arcs, and builds the
+read :attr:`~.route.settings.RouteSettings.reach_share` of the arcs, and builds the
 restricted graph and system; ``digraph.run`` (``mode=None``; on GPUs, systems that are not
 normalised only) solves that with the automatic choice and puts the answer back
 (``stats["reach_vertices"]``, ``stats["reach_arcs"]``, the reason in ``stats["route"]``).

@@ -9,7 +9,7 @@ its argument and, for files, by the file name or ``format=``:
 * :mod:`digraph.io.mtx` -- Matrix Market coordinate files (``.mtx``, optionally ``.gz``);
 * :mod:`digraph.io.objects` -- networkx graphs, ``(src, dst[, w])`` arrays, scipy sparse matrices;
 * :mod:`digraph.io._files` -- format detection, reading and gunzipping (a file, or standard input
-  through :class:`~digraph.io._files.InputStream` for the command line's ``-``), line numbers for
+  through :class:`~._files.InputStream` for the command line's ``-``), line numbers for
   errors.
 """
 

@@ -205,7 +205,7 @@ def read_edgelist(path, fmt="edgelist", *, num_vertices=None, weighted=None, dir
         The file does not exist.
     GraphFormatError
         Not a regular file (a FIFO, a device, a directory), malformed line (file, line number,
-        text), a line running on past :data:`~digraph.io._files.MAX_LINE_BYTES`, truncated gzip,
+        text), a line running on past :data:`~._files.MAX_LINE_BYTES`, truncated gzip,
         missing weight column, an id outside ``num_vertices``, a vertex name that is not UTF-8
         text or holds a control character.
     InvalidWeightError

@@ -238,7 +238,7 @@ def read_mtx(path, *, num_vertices=None, weighted=None, directed=None, name=None
     ------
     FileNotFoundError, GraphFormatError, GraphTooLargeError, InvalidWeightError
         See :func:`parse_mtx`; also a file that is not a regular file (a FIFO, a device), a line
-        running on past :data:`~digraph.io._files.MAX_LINE_BYTES`, truncated or corrupt gzip data.
+        running on past :data:`~._files.MAX_LINE_BYTES`, truncated or corrupt gzip data.
     InvalidParameterError
         ``num_vertices`` differs from the order of the matrix.
     """

@@ -9,7 +9,7 @@ barrier and an exchange between two; inside a unit every GPU runs the components
 * a phase's light components in *pieces*: the weakly connected sets of its same-phase arcs (the
   queue's dependencies), so a GPU's queue never waits for another GPU's component;
 * a phase's heavy components one by one (two heavy components of one phase never lie on a chain,
-  :mod:`~digraph.paths.scc_schedule`), except a *giant*: one that costs more than its unit's
+  :mod:`~.scc_schedule`), except a *giant*: one that costs more than its unit's
   fair share (``1/k`` of it) and has at least ``giant_arcs`` arcs inside.  A giant runs sharded
   over every GPU (the dispatcher hands it to the sharded engine); it counts as GPU 0's for what
   crosses (its inputs are gathered there, its values sent from there).
@@ -111,7 +111,7 @@ def deal(cond, sch, k, giant_arcs=None):
 
 class _Restricted(SccSchedule):
     """A schedule's view for one GPU (:func:`restricted`): the attributes of
-    :class:`~digraph.paths.scc_schedule.SccSchedule`, its queues and heavy lists holding only
+    :class:`~.scc_schedule.SccSchedule`, its queues and heavy lists holding only
     that GPU's components."""
 
     def __init__(self, sch):  # a copy of the whole schedule's attributes, not a new schedule

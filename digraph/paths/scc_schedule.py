@@ -12,7 +12,7 @@ predecessor of ``Pk`` finishes: ``pending`` counts those arcs, ``eout_*`` lists 
 arcs to light components of its own phase (one entry per arc: a successor is queued when its
 count reaches 0).
 
-Built in O(n + m) on the host from the :class:`~digraph.paths.condensation.Condensation`, kept
+Built in O(n + m) on the host from the :class:`~.condensation.Condensation`, kept
 on it per ``(heavy_arcs, light_size)``.  :func:`swept_in_arcs` lists the arcs inside the swept
 light components by target (the sweeps' gathers), :func:`hubs_by_component` the positions a warp
 serves, :func:`split_by_degree` the heavy vertices a block pushes.

@@ -14,7 +14,7 @@ successor paths), inside an SCC-vertex hot paths first, and inside each of those
 vertex, so that short paths writing the same (high in-degree) vertex sit next to each other and land
 in the same partition (one proxy accumulator per partition instead of one atomic per path).
 :func:`storage_order` gives this order as a permutation (applied by :func:`permute_paths`);
-:func:`~digraph.preprocess.layout.storage_layout` (:mod:`.layout`, re-exported here) lays the paths
+:func:`~.layout.storage_layout` (:mod:`.layout`, re-exported here) lays the paths
 out in it directly, by sorts, without gathering by path.
 
 Partitions

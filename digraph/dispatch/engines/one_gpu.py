@@ -17,7 +17,7 @@ spent copying.
 Modes, as on the CPU (same counters, same convergence rules):
 
 * ``bsp`` — Jacobi rounds, dense pull when the frontier's out-arcs exceed ``m / dense_divisor``
-  (:class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings`, shared with the CPU), sparse push otherwise;
+  (:class:`~.push.cpu_bsp.BspSettings`, shared with the CPU), sparse push otherwise;
 * ``vertex-async`` — passes over the worklist of active vertices with atomic pushes;
 * ``path`` / ``path-nopriority`` — rounds over *units* (a long path alone, several short
   consecutive paths together, at least ``unit_arcs`` arcs: :class:`GpuSettings`) of the DAG
@@ -52,17 +52,17 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", **options
     """Run ``system`` on one GPU in ``mode``; returns (host state, converged).
 
     ``options``, each taken by the modes it names: ``settings`` (a
-    :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` for ``bsp``'s direction switch,
+    :class:`~.push.cpu_bsp.BspSettings` for ``bsp``'s direction switch,
     default the CPU's); ``batch_arcs`` (``bsp`` on linear systems: stream the in-arcs from host
     memory in batches of at most this many arcs, chosen automatically when the arcs do not fit in
     free GPU memory); ``pathset``, ``priority``, ``proxy``, ``path_settings`` (a
-    :class:`~digraph.dispatch.engines.path.gpu_settings.GpuPathSettings`) and ``gpu_settings`` (a
-    :class:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings`: units and proxies) for the
+    :class:`~.path.gpu_settings.GpuPathSettings`) and ``gpu_settings`` (a
+    :class:`~.path.gpu_settings.GpuSettings`: units and proxies) for the
     path modes; ``cluster_settings`` (a
-    :class:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings`) for ``"cluster"``;
-    ``scc_settings`` (a :class:`~digraph.dispatch.engines.scc.gpu.GpuSccSettings`) for ``"scc"``.
+    :class:`~.cluster.gpu.ClusterSettings`) for ``"cluster"``;
+    ``scc_settings`` (a :class:`~.scc.gpu.GpuSccSettings`) for ``"scc"``.
     ``digraph.run`` sends ``bsp`` on large linear systems to the sharded engine as one shard
-    instead (:attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs`); this
+    instead (:attr:`~.path.gpu_settings.GpuSettings.shard_arcs`); this
     function does not.
     """
     engine = find(mode, "gpu")

@@ -98,7 +98,7 @@ def tiny_graph():
 def run_tiny(family, solve, factors=(False, True), divisors=(10**9, 0)):
     """``solve(system, settings)`` a tiny system of ``family`` without and/or with arc factors
     (``factors``), every round dense and then every round sparse (a
-    :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` of each ``dense_divisor`` in ``divisors``;
+    :class:`~.push.cpu_bsp.BspSettings` of each ``dense_divisor`` in ``divisors``;
     ``None``: the defaults), so that the kernels those variants use are compiled."""
     from ...algorithms.base import HIndexSystem, LinearSystem, MonotoneSystem
     from .push.cpu_bsp import BspSettings

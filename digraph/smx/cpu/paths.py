@@ -27,10 +27,10 @@ walk_offsets[q + 1]]`` (all its paths when nothing is pushed).
 The kernels live in modules by part; this module holds the linear rounds, the others are
 beside it:
 
-* :mod:`~digraph.smx.cpu.paths_monotone` — the monotone rounds (``monotone_pending``, ``monotone_walk``);
-* :mod:`~digraph.smx.cpu.paths_setup` — what runs before the rounds: the short-arc groups
+* :mod:`~.paths_monotone` — the monotone rounds (``monotone_pending``, ``monotone_walk``);
+* :mod:`~.paths_setup` — what runs before the rounds: the short-arc groups
   (``short_arc_groups``), the coefficients ``c_j`` / ``c_e`` and the monotone mirrors' first values;
-* :mod:`~digraph.smx.cpu.paths_book` — the walks' book-keeping (SCC-vertex runs, path-length histogram).
+* :mod:`~.paths_book` — the walks' book-keeping (SCC-vertex runs, path-length histogram).
 """
 
 import math

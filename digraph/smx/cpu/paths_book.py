@@ -1,4 +1,4 @@
-"""Book-keeping of the path walks (:mod:`~digraph.smx.cpu.paths`, :mod:`~digraph.smx.cpu.paths_monotone`), inlined in
+"""Book-keeping of the path walks (:mod:`~.paths`, :mod:`~.paths_monotone`), inlined in
 their kernels: the rounds (``stamp``) in which each SCC-vertex ran (``scc_runs``) and the lengths of
 the paths each thread walked (``length_hist``)."""
 

@@ -1,5 +1,5 @@
 """Numba CPU kernels of the path engine's monotone rounds (min / max systems;
-:mod:`~digraph.smx.cpu.paths` gives the mirrors and the arc numbering): an arc is pending
+:mod:`~.paths` gives the mirrors and the arc numbering): an arc is pending
 while its source differs from its mirror (``x_u ≠ s_j``, ``x_u ≠ gt[g]`` for a short-arc group),
 and a walk relaxes it into its target, ``x_v = combine(x_v, relax(x_u, a_j))``."""
 

@@ -1,4 +1,4 @@
-"""Numba CPU kernels that prepare the path engine's rounds (beside :mod:`~digraph.smx.cpu.paths`):
+"""Numba CPU kernels that prepare the path engine's rounds (beside :mod:`~.paths`):
 the short-arc groups of the vertex-level push (:func:`short_arc_groups`), the coefficients
 ``c_j`` of the path arcs and ``c_e`` of the group arcs, and the first mirrors of a monotone
 system's walked arcs."""

@@ -19,7 +19,7 @@ and never end (adsorption on R-MAT: a hub holding the largest residual, 1,921 id
 2,000).
 
 A component too large for one thread is split over the threads by the kernels of
-:mod:`~digraph.smx.cpu.scc_split` (its pull, and its sweeps exchanging through accumulators or outboxes).
+:mod:`~.scc_split` (its pull, and its sweeps exchanging through accumulators or outboxes).
 
 Counters per thread (``cnt[t]``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`VERTEX_PUSHES`,
 :data:`SWEEPS`, :data:`MAX_SWEEPS` (of one chunk of a split component, this call), :data:`ONCE`

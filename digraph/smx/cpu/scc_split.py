@@ -5,7 +5,7 @@ chunk a thread, exchanging the pushes that cross chunks either through per-threa
 that each owner drains at once (:func:`sweep_chunks`, :func:`chunk_pending`: Gauss–Seidel order
 kept where most arcs cross) or through per-pair outboxes added one sweep late (:func:`sweep_boxes`,
 sized by :func:`box_capacity`: cheaper where few arcs cross).  Positions, counters and the soft
-priority are those of :mod:`~digraph.smx.cpu.scc`.
+priority are those of :mod:`~.scc`.
 """
 
 import numba

@@ -71,7 +71,7 @@ def ctl_start(memory):
 
 @cuda.jit(cache=True)
 def anderson_record_ctl(x, g, fprev, gprev, dF, dG, ctl, acc, base):
-    """:func:`~digraph.smx.cuda.anderson.anderson_record` with ``(record, j, cnt)`` from
+    """:func:`~.anderson.anderson_record` with ``(record, j, cnt)`` from
     ``ctl``; nothing once the acceleration is off."""
     if ctl[MEMORY] == 0.0:
         return

@@ -32,17 +32,17 @@ Per-arc mirror state ``s_j`` (docs/design.md §3): linear ``d = c_j (x_u − s_j
 The kernels live in modules by family; this module names them all (the same objects), an index
 by name for the code that looks a kernel up (``K.linear_dense_batch``):
 
-* :mod:`~digraph.smx.cuda.common` — ``HEAVY``, ``HB``, the simulator's shared-array lock and the device
+* :mod:`~.common` — ``HEAVY``, ``HB``, the simulator's shared-array lock and the device
   helpers (``block_sum``, ``_neumaier``, ``relax``, ``improve``);
-* :mod:`~digraph.smx.cuda.linear` — the linear family on one GPU (sparse, vertex-async, contraction sums,
+* :mod:`~.linear` — the linear family on one GPU (sparse, vertex-async, contraction sums,
   residual, scan, fused dense rounds);
-* :mod:`~digraph.smx.cuda.linear_pull` — the sharded engine's linear rounds (``linear_frontier``,
+* :mod:`~.linear_pull` — the sharded engine's linear rounds (``linear_frontier``,
   ``linear_pull``, ``linear_pull_local``);
-* :mod:`~digraph.smx.cuda.monotone` — the min/max and h-index families;
-* :mod:`~digraph.smx.cuda.walks` — the path walks (``path_linear_walk``, ``path_monotone_walk``, the
+* :mod:`~.monotone` — the min/max and h-index families;
+* :mod:`~.walks` — the path walks (``path_linear_walk``, ``path_monotone_walk``, the
   sharded path workers' rounds, over a unit's arcs ``walk_linear_unit``, ``walk_monotone_unit``)
   and ``PROXY_SLOTS``; the one-GPU path modes' rounds queued on the device are in
-  :mod:`~digraph.smx.cuda.path_rounds`.
+  :mod:`~.path_rounds`.
 """
 
 from ..relax_codes import (FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS,  # noqa: F401

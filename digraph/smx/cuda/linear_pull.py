@@ -5,8 +5,8 @@ the part of that pull over a target's own range that runs while the exchange bri
 (:func:`linear_pull_local`), each with its ``*_heavy`` companion.  A target's arc loop is one
 device function, :func:`sum_sent`, shared by all four (a thread alone: step 1; a block's
 threads: step ``HB``); the target's own part and the statistics are those of the one-GPU dense
-round (:func:`~digraph.smx.cuda.linear.absorb`, :func:`~digraph.smx.cuda.linear.own`,
-:func:`~digraph.smx.cuda.linear.flush_stats`)."""
+round (:func:`~.linear.absorb`, :func:`~.linear.own`,
+:func:`~.linear.flush_stats`)."""
 
 
 from numba import cuda, float64
@@ -45,7 +45,7 @@ def sum_sent(src_buf, coef_buf, has_coef, send, a, b, step, acc):
 
 @cuda.jit(device=True, inline=True)
 def own_add(v, delta, x, theta, dst_scale, acc, out_degree, st):
-    """:func:`~digraph.smx.cuda.linear.absorb` with δ updated in place and the statistics
+    """:func:`~.linear.absorb` with δ updated in place and the statistics
     added into ``st`` (st[4]: the max of |δ'|), for a thread that takes several targets."""
     dn, absorbed = absorb(v, delta, delta, x, theta, dst_scale, acc)
     if absorbed != 0.0:

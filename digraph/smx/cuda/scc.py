@@ -103,10 +103,10 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
     launch; ``ctl[c0]`` is the next slot to take, ``ctl[c0 + 1]`` the next to fill.  ``mem``: the
     memory of the swept components' Anderson acceleration (0: the soft priority's sweeps).
     ``hub_pos[hub_off[c]:hub_off[c + 1]]``: the positions of component ``c`` with more than
-    :data:`~digraph.smx.cuda.scc_blocks.HUB_PULL` in-arcs from other components (a warp each).
+    :data:`~.scc_blocks.HUB_PULL` in-arcs from other components (a warp each).
     ``iin_off``, ``iin_src``, ``iin_arc``: the arcs inside swept components by target position
     (source position, index of the arc in ``iout_*``); ``ihub_pos[ihub_off[c]:ihub_off[c + 1]]``:
-    the positions of ``c`` with more than :data:`~digraph.smx.cuda.scc_blocks.HUB_PUSH` of them
+    the positions of ``c`` with more than :data:`~.scc_blocks.HUB_PUSH` of them
     (a warp each gathers them in a sweep).
 
     ``trace`` (int64, :data:`TRACE` entries a component, or one entry: off) receives, for each

@@ -129,7 +129,7 @@ def scc_heavy_anderson(spos, nspos, bpos, nbpos, hin_off, hin_src, hin_arc, icoe
     """All the rounds of a heavy group in one launch (module docstring; ``bar[0]`` and ``sums``
     zero, ``r`` the group's pulled inputs; every block resident at once), Anderson memory
     ``mem`` (1 or 2).  The ``nspos`` positions ``spos`` gather with
-    :data:`~digraph.smx.cuda.scc_blocks.G` lanes each, the ``nbpos`` positions ``bpos`` (more
+    :data:`~.scc_blocks.G` lanes each, the ``nbpos`` positions ``bpos`` (more
     than :data:`BIG_IN` in-arcs inside, ``hin_*`` by target position) with a block each.  Sets
     ``ctl[6]`` to 1 when done, −1 when ``max_rounds`` ran first, ``ctl[7]`` to the rounds run;
     adds the rounds, the arcs gathered (``arcs`` a round) and the vertices stepped to ``cnt``."""

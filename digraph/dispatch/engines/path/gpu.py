@@ -4,7 +4,7 @@ layers of linear systems (:func:`path_linear`, with the proxies of high in-degre
 :func:`_proxies`) and of min/max systems (:func:`path_monotone`), queued on the GPU two launches
 a round with the priority threshold, the layers' progress and the counters kept there
 (:class:`_Rounds`, :mod:`digraph.smx.cuda.path_rounds`).  The settings
-(:class:`~digraph.dispatch.engines.path.gpu_settings.GpuPathSettings`, :data:`~digraph.dispatch.engines.path.gpu_settings.DEFAULT`) are read
+(:class:`~.gpu_settings.GpuPathSettings`, :data:`~.gpu_settings.DEFAULT`) are read
 at each call from the run's settings (:mod:`digraph.dispatch.settings`)."""
 
 import numpy as np
@@ -161,7 +161,7 @@ def path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, setti
     """The path modes on a linear system: sweeps over the layers, each a run of rounds queued on
     the GPU (:mod:`digraph.smx.cuda.path_rounds`: a walk and a control launch a round, the
     control words read every ``settings.rounds_per_check`` rounds; a kept work replays them as
-    a CUDA graph, :mod:`~digraph.dispatch.engines.path.gpu_work`) at the send threshold of the sweep's budget, until the
+    a CUDA graph, :mod:`~.gpu_work`) at the send threshold of the sweep's budget, until the
     pending mass is within the budget or every layer is finished, then certified from the exact
     residual; a sweep that fails lowers the budget 4× (at most ``settings.max_sweeps``), a
     stalled one hands over to vertex-level push."""

@@ -31,7 +31,7 @@ class GpuSettings:
         on one GPU").  The crossover between 3.2 M and 268 M arcs was not looked for.
     unit_arcs : int
         Arcs per thread of the path kernels: consecutive short paths of one layer (one partition,
-        for :mod:`~digraph.dispatch.engines.path.gpus_worker`) are grouped into a unit of at least this many
+        for :mod:`~.gpus_worker`) are grouped into a unit of at least this many
         (DiGraph's Figure 5).  Measured on an H200 (``bench_gpu_path_rounds.py``,
         docs/history/benchmarks-notebook.md, "Rounds queued on the device"): 8 against 1, 2 and 16 arcs,
         cnr-2000 43.8 ms against 70.3 / 53.5 / 44.5, dblp-2010 37.6 against 70.1 / 54.3 / 34.7
@@ -65,7 +65,7 @@ DEFAULT = register(GpuSettings())
 class GpuPathSettings:
     """How the GPU path modes schedule their units.  ``select_share``, ``aging_rounds``,
     ``max_sweeps`` and ``stall_rounds`` mean what they mean for the CPU path modes and take their
-    defaults from :class:`~digraph.dispatch.engines.path.settings.PathSettings` (one value for both devices).
+    defaults from :class:`~.settings.PathSettings` (one value for both devices).
     ``select_share`` was measured on an H200 (docs/history/benchmarks-notebook.md, "Rounds queued on the
     device"): 0.2 is best on cnr-2000 (22.8 ms against 25.3 / 26.6 at 0.5 / 0.8) and worst on
     dblp-2010 (16.2 against 13.3 / 12.6) and wiki-Vote, so no value wins everywhere and the

@@ -2,7 +2,7 @@
 priority rules (:data:`PRIORITIES`), the states a path mode keeps (:data:`STATES`,
 :func:`resolve_state`) and the checks of ``layer_window`` and ``short_path_push``.  The default
 settings (:data:`digraph.dispatch.engines.path.cpu.DEFAULT`) stay in :mod:`digraph.dispatch.engines.path.cpu`, read
-there at each call of :func:`~digraph.dispatch.engines.path.cpu.solve`, which passes them on."""
+there at each call of :func:`~.cpu.solve`, which passes them on."""
 
 from dataclasses import dataclass
 

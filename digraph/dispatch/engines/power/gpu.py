@@ -20,7 +20,7 @@ launches its pull and teleport as one.
 The set-up (degree classes, vertex vectors, Anderson's state) is in
 :mod:`digraph.dispatch.engines.power.gpu_setup`, the device work (the run's vectors, cuSPARSE's
 matrix, the CUDA graphs) in :mod:`digraph.dispatch.engines.power.gpu_work`; its settings are
-:class:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings`; this module keeps
+:class:`~.gpu_settings.PowerGpuSettings`; this module keeps
 :func:`solve`, which reads the run's settings at each call and passes them on.
 """
 

@@ -5,7 +5,7 @@ same sound stop, same counters.
 Layout.  Each GPU ``g`` holds a set of vertices
 (:mod:`digraph.dispatch.engines.power.gpus_layout`, chosen once for the graph): ``k``
 consecutive ranges of about equal in-arcs (a vertex counting as
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_vertex_cost` arcs besides its own,
+:attr:`~.gpu_settings.PowerGpuSettings.shard_vertex_cost` arcs besides its own,
 :func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`), or, where in-degree follows the
 vertex number and the ranges keep no locality, blocks of vertices dealt so that every GPU holds
 the same vertices and about the same arcs (``stats["power_layout"]`` says which and why).  The
@@ -13,7 +13,7 @@ engine numbers the vertices GPU by GPU, so each GPU holds one consecutive range 
 that numbering: its in-arcs (offsets rebased, sources in the engine's numbering) and its range of
 ``x``, ``y``, the teleport vector and the scales, plus the vector a pull reads, ``z = src_scale ∘
 x``: with the packed exchange a compact one (the entries its in-arcs read, its own range among
-them, :func:`~digraph.dispatch.engines.power.gpus_exchange._compact`), else a full-length
+them, :func:`~.gpus_exchange._compact`), else a full-length
 replica; the answer is written back in the graph's numbering.
 
 A round ``k`` (Page et al. 1999; Langville and Meyer 2006, §4.5), on every GPU at once, queued
@@ -29,14 +29,14 @@ with no host wait (:mod:`digraph.dispatch.engines.power.gpus_queued`):
    ``z[range] = src_scale ∘ y``, ``Σ|y − x|`` and ``Σy``; with Anderson, the record pass's dots;
    the row copied into a second table, which the host reads for the round's bound;
 3. with Anderson (:mod:`digraph.dispatch.anderson`, graphs of
-   :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.anderson_arcs` arcs or more), once every
+   :attr:`~.gpu_settings.PowerGpuSettings.anderson_arcs` arcs or more), once every
    GPU's second row is there, each GPU runs the same one-thread solve on the same numbers
    (:mod:`digraph.smx.cuda.anderson_state`) and mixes its range into ``x`` (and its ``z``);
 4. its range of ``z`` goes to every other GPU: when packed, only the entries each other GPU's
-   in-arcs read (:func:`~digraph.dispatch.engines.power.gpus_exchange._pack`), written by its
+   in-arcs read (:func:`~.gpus_exchange._pack`), written by its
    own kernel into their compact ``z`` through peer access
-   (:func:`~digraph.dispatch.engines.power.gpus_exchange._packed_push`,
-   :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_push`), or packed and copied by
+   (:func:`~.gpus_exchange._packed_push`,
+   :attr:`~.gpu_settings.PowerGpuSettings.shard_push`), or packed and copied by
    the receivers; else the whole range by peer copies (one stream per source on each
    destination, queued on events).
 
@@ -49,9 +49,9 @@ ends the run, the next round is not queued ahead (``stats["power_rounds_past_sto
 queued past the stop, 0 when foretold right).  The answer is the stopping round's power step
 (the pulls alternate between two vectors ``y``), copied to the host range by range, every GPU's
 copy queued before any is waited for
-(:func:`~digraph.dispatch.engines.power.gpus_exchange._gather`), behind the round itself when
+(:func:`~.gpus_exchange._gather`), behind the round itself when
 its end was foretold (``stats["power_answer_early"]``).  On graphs of
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.cusparse_arcs` arcs a GPU or more each shard
+:attr:`~.gpu_settings.PowerGpuSettings.cusparse_arcs` arcs a GPU or more each shard
 pulls by cuSPARSE's SpMV on its own in-arcs.
 
 Kept between runs (:mod:`digraph.dispatch.engines.power.gpus_work`).  A run's device vectors on
@@ -59,8 +59,8 @@ each GPU (``x``, ``y``, ``z``, the teleport vector and the scales, the
 accumulators, Anderson's rings), the packed exchange's lists and buffers, and the rounds'
 streams, events and
 page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings
-(:func:`~digraph.dispatch.engines.power.gpus_work.kept_work`), when they take at most
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
+(:func:`~.gpus_work.kept_work`), when they take at most
+:attr:`~.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU; the launches
 prepared for them stay valid (:meth:`~digraph.dispatch.runtime.cuda.backend._Backend.retain`).
 The start's ``z`` crosses as a round's does (the packed entries, queued on the GPUs) instead of
 an all-gather with a host wait on each side.
@@ -105,7 +105,7 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
 
     ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.engines.power.gpu.solve`; the
     binned pull is chosen per shard, from the arcs the shard holds.  The ranges follow a cost
-    model (:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_vertex_cost`), not the
+    model (:attr:`~.gpu_settings.PowerGpuSettings.shard_vertex_cost`), not the
     measured kernel times the sharded ``bsp`` re-cuts them from: on four H200s (R-MAT 2^25,
     rounds waiting for the host) a re-cut from kernel times evened them (17.2–23.3 →
     19.5–20.4 ms) but slowed the run (41.0 → 44.3 ms); with the rounds queued and the model's

@@ -24,7 +24,7 @@ __all__ = []
 
 def shard_arrays(s, graph, system, has, settings, group, mem, vkey):
     """Upload shard ``s``'s arcs and set up its vectors for a run (its device current); returns Σ
-    of its teleport.  The vectors are those of ``s.w`` (:func:`~digraph.dispatch.engines.power.gpus_work._kept_work`), made on
+    of its teleport.  The vectors are those of ``s.w`` (:func:`~.gpus_work._kept_work`), made on
     first use; the teleport vector and the scales are made again only when ``vkey``
     (:func:`~digraph.dispatch.runtime.cuda.common._vector_key`) is not the one they were made for.
 
@@ -102,7 +102,7 @@ def shard_arrays(s, graph, system, has, settings, group, mem, vkey):
 def _cusparse_matrix(be, off, src, rows, cols, arcs, settings):
     """{mat, coef, ones}: a shard's in-arcs as a CSR matrix for cuSPARSE (rows: its range,
     columns: every vertex, the shard's own index arrays, values of ones), or None where the
-    values do not fit (:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.cusparse_arcs`,
+    values do not fit (:attr:`~.gpu_settings.PowerGpuSettings.cusparse_arcs`,
     ``cusparse_memory_share``) or cuSPARSE is missing."""
     xp = be.xp
     try:

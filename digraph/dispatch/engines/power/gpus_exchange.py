@@ -3,7 +3,7 @@
 
 A GPU's pull reads ``z`` only at the sources of its in-arcs.  When the pairs (vertex of range
 ``g``, another GPU ``h`` whose in-arcs read it) are few enough
-(:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.pack_share`), a round copies to each GPU
+(:attr:`~.gpu_settings.PowerGpuSettings.pack_share`), a round copies to each GPU
 only the entries of the other ranges it reads: :func:`pack` makes the lists (on each GPU ``h``,
 from its in-arcs' sources, the local indices of each other range it reads, copied once to the
 range's GPU and concatenated into its send list) and keeps them with the work.  The GPU then
@@ -216,7 +216,7 @@ def gather(shards, n, after, streams):
     thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
     4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms).
 
-    With dealt blocks (:mod:`~digraph.dispatch.engines.power.gpus_layout`) a GPU's range is spread over the answer: each GPU
+    With dealt blocks (:mod:`~.gpus_layout`) a GPU's range is spread over the answer: each GPU
     writes its entries where they belong in the graph's numbering straight into the page-locked
     answer (which every GPU can address), one scatter a GPU over its own link."""
     return gather_wait(shards, *gather_queue(shards, n, after, streams), streams)

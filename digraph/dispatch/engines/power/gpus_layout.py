@@ -5,14 +5,14 @@ A round of the sharded iteration has two phases separated by waits for every GPU
 (its time follows a GPU's in-arcs) and the vertex passes (teleport, Anderson's record and mix,
 the pack of ``z``: their time follows a GPU's vertices).  A round therefore lasts about
 ``max_g arcs_g + c · max_g vertices_g`` (``c``:
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_vertex_cost`), not ``max_g (arcs_g +
+:attr:`~.gpu_settings.PowerGpuSettings.shard_vertex_cost`), not ``max_g (arcs_g +
 c · vertices_g)``, which is what consecutive ranges can balance.  Where in-degree follows the
 vertex number (R-MAT: the low numbers hold the hubs), no cut into consecutive ranges balances
 both: on R-MAT 2^25 over four GPUs the ranges hold 174 / 144 / 130 / 88 M arcs and 1.7 / 6.7 /
 9.1 / 16.0 M vertices, so one GPU leads the pull and another the vertex passes.
 
 :class:`Layout` ``"dealt"`` cuts the vertices into blocks of
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_block` consecutive vertices and deals
+:attr:`~.gpu_settings.PowerGpuSettings.shard_block` consecutive vertices and deals
 them to the GPUs by cost, largest first, in rounds of one block a GPU, each round's largest to
 the GPU of least cost so far: every GPU gets the same number of blocks (so the same vertices,
 ±1 block) and about the same arcs.  The engine then numbers the vertices GPU by GPU (each GPU's blocks in

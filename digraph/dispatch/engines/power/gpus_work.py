@@ -7,7 +7,7 @@ the scales, the accumulators, Anderson's rings), the packed exchange's lists (wh
 page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings (:func:`kept_work`; one entry of
 kind ``"multi-gpu-power-work"`` in the graph's
 :class:`~digraph.dispatch.runtime.cuda.residency.Residency`), when they take at most
-:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
+:attr:`~.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
 vector and the scales are made again only when the system's vectors are not those of the last
 run (:func:`~digraph.dispatch.runtime.cuda.common._vector_key`).
 """
@@ -25,7 +25,7 @@ __all__ = []
 
 def allocate(be, w, n, v0, v1, mem):
     """A shard's run vectors into ``w``: ``x``, ``y``, the vertex factors and Anderson's rings of
-    its range and the accumulators (``z``: :func:`~digraph.dispatch.engines.power.gpus_exchange._z_vectors`)."""
+    its range and the accumulators (``z``: :func:`~.gpus_exchange._z_vectors`)."""
     xp = be.xp
     nl = v1 - v0
     for name in ("x", "y", "tele", "src_scale", "dst_scale"):
@@ -43,7 +43,7 @@ def allocate(be, w, n, v0, v1, mem):
 
 def _work_bytes(n, nl, mem, k):
     """An upper bound of the bytes :func:`allocate`, the packed exchange
-    (:func:`~digraph.dispatch.engines.power.gpus_exchange._pack`) and the queued rounds (:mod:`~digraph.dispatch.engines.power.gpus_queued`) take for a
+    (:func:`~.gpus_exchange._pack`) and the queued rounds (:mod:`~.gpus_queued`) take for a
     shard of ``nl`` of the ``n`` vertices among ``k``: ``z``; six vectors of the range (five,
     the queued rounds' second ``y``); Anderson's ``2m + 2``; the lists and buffers of the entries
     it reads from the other ranges (12 bytes a vertex at most) and of those it sends (12 bytes a
@@ -84,7 +84,7 @@ def _drop_cuda(w):
 
 
 def kept_work(graph, shards, sig, settings, mem):
-    """(a :class:`~digraph.dispatch.engines.power.gpu_work.Work` per shard, kept, reused): the work the last
+    """(a :class:`~.gpu_work.Work` per shard, kept, reused): the work the last
     run on ``graph`` kept when it ran with the same signature ``sig`` (GPUs, ranges, settings,
     Anderson's memory), else new ones, kept on the graph for the next run when every GPU's share
     takes at most :attr:`PowerGpuSettings.shard_keep_work_bytes` (what was kept before is dropped

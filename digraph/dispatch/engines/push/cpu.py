@@ -1,8 +1,8 @@
 """The push modes on CPU threads, and the hand-over between them.
 
 :func:`solve_bsp` and :func:`solve_vertex_async` run ``bsp``
-(:mod:`~digraph.dispatch.engines.push.cpu_bsp`) and ``vertex-async``
-(:mod:`~digraph.dispatch.engines.push.cpu_vertex_async`) on every family.  On a linear system a
+(:mod:`~.cpu_bsp`) and ``vertex-async``
+(:mod:`~.cpu_vertex_async`) on every family.  On a linear system a
 run whose bound stops falling goes on, once, in the mode its engine's
 :attr:`~digraph.dispatch.engines.registry.Engine.after_stall` names, from the state it reached (:func:`digraph.dispatch.driver.hand_over` records it in ``stats``): Jacobi
 rounds that stall are finished by in-place pushes, and pushes that stall by Jacobi rounds.
@@ -31,7 +31,7 @@ def _go_on(mode, graph, system, tol, max_iter, stats, why):
 
 
 def solve_bsp(graph, system, *, tol, max_iter, stats, settings=None):
-    """``bsp`` (:func:`~digraph.dispatch.engines.push.cpu_bsp.solve`), a stalled linear run
+    """``bsp`` (:func:`~.cpu_bsp.solve`), a stalled linear run
     finished by ``vertex-async``; returns (state, converged)."""
     return cpu_bsp.solve(graph, system, tol=tol, max_iter=max_iter, stats=stats, settings=settings,
                          on_stall=_go_on("bsp", graph, system, tol, max_iter, stats,
@@ -39,7 +39,7 @@ def solve_bsp(graph, system, *, tol, max_iter, stats, settings=None):
 
 
 def solve_vertex_async(graph, system, *, tol, max_iter, stats, settings=None):
-    """``vertex-async`` (:func:`~digraph.dispatch.engines.push.cpu_vertex_async.solve`), a stalled
+    """``vertex-async`` (:func:`~.cpu_vertex_async.solve`), a stalled
     linear run finished by ``bsp``; returns (state, converged)."""
     return cpu_vertex_async.solve(
         graph, system, tol=tol, max_iter=max_iter, stats=stats, settings=settings,

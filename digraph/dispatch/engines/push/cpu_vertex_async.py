@@ -15,7 +15,7 @@ the same pass, and pushes into shared masters are atomic (:mod:`digraph.smx.cpu.
 Counters: ``vertex_updates`` = worklist vertices processed, ``arc_updates`` = arcs pushed along,
 ``vertices_scanned`` (linear) = vertices whose residual the scans read: every vertex, or, while
 the residual is non-zero on few vertices, only those (a residual set,
-:class:`~digraph.dispatch.engines.push.cpu_bsp.Touched`; the worklist then comes from it, in vertex order).
+:class:`~.cpu_bsp.Touched`; the worklist then comes from it, in vertex order).
 """
 
 from contextlib import contextmanager
@@ -67,9 +67,9 @@ class VertexAsyncSettings:
     set_share, set_min : float, int
         Linear systems: while the residual is non-zero on at most ``max(set_share · n,
         set_min)`` vertices, the scans read a residual set of those vertices only
-        (:class:`~digraph.dispatch.engines.push.cpu_bsp.Touched`); ``set_share = 0`` never does (the ablation).
+        (:class:`~.cpu_bsp.Touched`); ``set_share = 0`` never does (the ablation).
         The same cost model and values as ``bsp``
-        (:class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings`): a full scan here is numpy's (about 1 ns a
+        (:class:`~.cpu_bsp.BspSettings`): a full scan here is numpy's (about 1 ns a
         vertex on 2 cores: cnr-2000 250–400 µs with its worklist), the set's 2–12 ns a flagged
         vertex.
     serial_arcs : int
@@ -124,7 +124,7 @@ def solve(graph, system, *, tol, max_iter, stats, settings=None, x0=None, delta0
 class _LinearRounds:
     """Push passes for :func:`digraph.dispatch.driver.linear`: the worklist of a pass is every
     vertex whose residual exceeds θ, in vertex order, pushed in place with atomic adds.  While
-    the residual is non-zero on few vertices (:class:`~digraph.dispatch.engines.push.cpu_bsp.Touched`), the scan
+    the residual is non-zero on few vertices (:class:`~.cpu_bsp.Touched`), the scan
     reads only those, and a pass of fewer than ``serial_arcs`` arcs runs on one thread."""
 
     def __init__(self, graph, sys, gammas, stats, settings, x0=None, delta0=None):

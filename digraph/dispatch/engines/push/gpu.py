@@ -1,11 +1,11 @@
 """The push modes on one GPU: ``bsp`` and ``vertex-async`` by family, their state resident.
 
-Linear systems run :func:`~digraph.dispatch.engines.push.gpu_linear.solve_linear` (or, for
+Linear systems run :func:`~.gpu_linear.solve_linear` (or, for
 ``bsp`` when the arcs do not fit in free GPU memory or ``batch_arcs`` is given,
-:func:`~digraph.dispatch.engines.push.gpu_streamed.linear_streamed`); min/max systems
-``vertex-async``'s worklist kept on the GPU (:mod:`~digraph.dispatch.engines.push.gpu_worklist`)
-or ``bsp``'s rounds (:mod:`~digraph.dispatch.engines.push.gpu_monotone`); h-index systems
-(k-core) :func:`~digraph.dispatch.engines.push.gpu_monotone.hindex`.
+:func:`~.gpu_streamed.linear_streamed`); min/max systems
+``vertex-async``'s worklist kept on the GPU (:mod:`~.gpu_worklist`)
+or ``bsp``'s rounds (:mod:`~.gpu_monotone`); h-index systems
+(k-core) :func:`~.gpu_monotone.hindex`.
 """
 
 from ...runtime.cuda.device_graph import auto_batch, resident_graph, too_big
@@ -19,7 +19,7 @@ __all__ = ["run_on"]
 def run_on(be, graph, system, *, mode, tol, max_iter, stats, options):
     """Run ``system`` in ``mode`` (``"bsp"`` or ``"vertex-async"``) on the GPU of ``be``;
     returns (device state, converged).  ``options``: ``batch_arcs`` and ``settings`` (a
-    :class:`~digraph.dispatch.engines.push.cpu_bsp.BspSettings` for ``bsp``'s direction switch)
+    :class:`~.cpu_bsp.BspSettings` for ``bsp``'s direction switch)
     of :func:`digraph.dispatch.engines.one_gpu.solve`."""
     fam = system.family
     if fam == "hindex":

@@ -2,7 +2,7 @@
 :func:`monotone_bsp` (Jacobi rounds over the frontier from a snapshot of the values) and
 :func:`hindex` (rounds recomputing the h-index of the frontier over the undirected adjacency),
 both as worklist rounds of :func:`digraph.dispatch.driver.worklist`.  ``vertex-async`` on min/max
-systems is :mod:`~digraph.dispatch.engines.push.gpu_worklist`."""
+systems is :mod:`~.gpu_worklist`."""
 
 import numpy as np
 
@@ -16,7 +16,7 @@ __all__ = []
 
 def monotone_bsp(be, graph, sys, max_iter, stats):
     """``bsp`` on a min/max system: Jacobi rounds over the frontier (a snapshot of the values,
-    the improved targets marked); ``vertex-async`` is :mod:`~digraph.dispatch.engines.push.gpu_worklist`."""
+    the improved targets marked); ``vertex-async`` is :mod:`~.gpu_worklist`."""
     K = _kernels()
     xp = be.xp
     g = resident_graph(be, graph)

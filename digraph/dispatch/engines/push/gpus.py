@@ -22,7 +22,7 @@ vector a kernel reads.  Per round:
   sends that other GPUs read are *all-gathered*; every GPU then absorbs and pulls its targets in
   one dense pass (:func:`~digraph.smx.cuda.linear_pull.linear_pull`: one random read per arc, δ kept
   for its own range only).  Each range is renumbered so that the vertices other ranges read come
-  first (:func:`~digraph.dispatch.engines.push.gpus_layout.shard_layout`): a round all-gathers only
+  first (:func:`~.gpus_layout.shard_layout`): a round all-gathers only
   those, and a pull's random reads crowd
   into the ranges' heads.  With ``overlap`` (:class:`MultiGpuSettings`), each target's arcs
   from its own range come first in its in-arc list, and a round sums them while the sends of

@@ -25,7 +25,7 @@ __all__ = []
 
 class _ShardedRounds:
     """The sharded linear rounds for :func:`digraph.dispatch.driver.linear`: a step launches a
-    round on every GPU (:class:`~digraph.dispatch.engines.push.gpus_rounds.Rounds`, one round ahead of the host with
+    round on every GPU (:class:`~.gpus_rounds.Rounds`, one round ahead of the host with
     ``pipeline``) and takes in the statistics of the oldest one in flight, which a scan reports;
     a certificate first drains the rounds in flight, so the state certified is the state left."""
 

@@ -77,12 +77,12 @@ class GpuSccSettings:
         Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda.scc_blocks.QB`
         threads each).  They must all be resident at once (a block waits for components that
         others queue), so fewer run when the compiled kernel's registers or shared memory allow
-        fewer (:func:`~digraph.dispatch.engines.scc.gpu_grid.resident`; the kernel is compiled
+        fewer (:func:`~.gpu_grid.resident`; the kernel is compiled
         to fit :data:`digraph.smx.cuda.scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
         blocks: cit20-0 32.0 / 16.9 / 9.5 ms (a wide DAG: bound by blocks), dblp-2010 2.3 / 1.9 /
         1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
         not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
-        said: see :func:`~digraph.dispatch.engines.scc.gpu_grid.resident`.)
+        said: see :func:`~.gpu_grid.resident`.)
     heavy_blocks_per_sm : int
         Blocks of :data:`digraph.smx.cuda.scc_heavy.TB` threads per multiprocessor for a heavy round
         (fewer when the group has fewer vertices; :data:`digraph.smx.cuda.scc_blocks.G` threads a
@@ -168,7 +168,7 @@ def check_settings(settings, system):
 def run_arrays(be, graph, system, cond, sch, d, settings, key):
     """(the run's arrays on ``be``'s GPU, reused, kept) for the schedule ``sch`` laid out as
     ``d``: the ones a last run kept for ``key`` (reset), else new
-    (:mod:`~digraph.dispatch.engines.scc.gpu_work`), with the Anderson rounds' arrays; and the
+    (:mod:`~.gpu_work`), with the Anderson rounds' arrays; and the
     phases whose heavy group runs Anderson rounds."""
     from ....smx.cuda import scc_blocks
     from ....smx.cuda import scc_heavy_anderson as HA

@@ -22,7 +22,7 @@ the outcome, the rounds run)."""
 
 class Units:
     """The launches of one GPU's units for a run: ``be`` its backend, ``d`` its device layout
-    (:func:`~digraph.dispatch.engines.scc.gpu_layout._device_layout` of ``sch``), ``w`` its run
+    (:func:`~.gpu_layout._device_layout` of ``sch``), ``w`` its run
     arrays, ``anderson`` the phases whose heavy group runs Anderson rounds."""
 
     def __init__(self, be, settings, cond, sch, d, w, anderson, linf, prio, max_iter):

@@ -3,7 +3,7 @@
 each unit dealt to the GPUs (:mod:`digraph.paths.scc_deal`).
 
 The units run in the one-GPU order, ``P0, G0, P1, G1, …``.  In a unit every GPU runs what was
-dealt to it with the one-GPU launches (:class:`~digraph.dispatch.engines.scc.gpu_units.Units`
+dealt to it with the one-GPU launches (:class:`~.gpu_units.Units`
 over a restricted schedule): its light pieces from its own ready queue, its heavy components in
 rounds over that GPU.  At the unit's end the GPUs wait for each other, and each sends each other
 GPU the values of its vertices finished in the unit that the other's components read
@@ -52,7 +52,7 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
     """Solve the linear ``system`` component by component over the GPUs ``devices``
     (``["cuda:0", "cuda:1", ...]``); returns (the state on the first GPU in the graph's vertex
     order, converged).  ``settings``: a
-    :class:`~digraph.dispatch.engines.scc.gpu.GpuSccSettings` (default its ``DEFAULT``)."""
+    :class:`~.gpu.GpuSccSettings` (default its ``DEFAULT``)."""
     from ....smx.cuda import scc_blocks
     settings = current(one_gpu_scc.DEFAULT) if settings is None else settings
     check_settings(settings, system)

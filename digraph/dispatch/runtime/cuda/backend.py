@@ -186,7 +186,7 @@ class _Backend:
         """End of a run of the engine ``owner`` (a name: ``"power"``, ``"sharded-power"``, …):
         its kept ``arrays`` stay registered, with the prepared launches that read only them and
         other engines' kept arrays (a run's kept vectors,
-        :attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.keep_work`); what it kept before and
+        :attr:`~.shard_settings.MultiGpuSettings.keep_work`); what it kept before and
         every array no engine keeps are forgotten.  One set an engine: a run of one engine no
         longer drops another's, which made the next run register its arrays and prepare its
         launches again (one and four GPUs alternated, R-MAT 2^25 on four H200s: the four-GPU

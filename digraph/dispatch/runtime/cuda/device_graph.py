@@ -1,6 +1,6 @@
 """A graph's arrays on one GPU: the CSR and CSC uploaded once per graph and device and kept in the
 graph's residency (:func:`_device_graph`, kind ``"cuda"`` of
-:class:`~digraph.dispatch.runtime.cuda.residency.Residency`, with its heavy vertices:
+:class:`~.residency.Residency`, with its heavy vertices:
 :func:`_heavy`), the undirected adjacency of k-core (:func:`device_undirected`, kind
 ``"cuda-undirected"``), and whether ``bsp`` must stream the arcs instead (:func:`too_big`) in
 batches of what size (:func:`auto_batch`)."""

@@ -234,8 +234,8 @@ def _nccl_type(nc, dtype):
 
 def comm_stream(xp, priority=None):
     """A non-blocking CuPy stream for the exchange, of ``priority`` (default
-    :attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.comm_priority` of
-    :data:`~digraph.dispatch.runtime.cuda.shard_settings.DEFAULT`)."""
+    :attr:`~.shard_settings.MultiGpuSettings.comm_priority` of
+    :data:`~.shard_settings.DEFAULT`)."""
     priority = current(MULTI_GPU).comm_priority if priority is None else priority
     try:
         return xp.cuda.Stream(non_blocking=True, priority=priority)

@@ -4,7 +4,7 @@ kernel time measured per range (:func:`recut_ranges`), and the balance learnt ov
 graph (:func:`balanced_ranges`, :func:`learn_balance`; host state in ``graph._cache``), dropping
 the device arrays of the ranges re-cut away from the graph's residency (:func:`forget_ranges`).
 Pure numpy on host arrays, the graph's cache and its
-:class:`~digraph.dispatch.runtime.cuda.residency.Residency` (imported only to drop arrays):
+:class:`~.residency.Residency` (imported only to drop arrays):
 importable and tested without CUDA or its simulator."""
 
 import numpy as np
@@ -93,8 +93,8 @@ def balanced_ranges(graph, key, offsets, k, vertex_cost, stats, settings=None):
     :func:`recut_ranges` from the per-GPU kernel time :func:`learn_balance` kept (cached on the
     graph under ``key``) in the following runs while that time is uneven (by more than
     ``settings.balance_tol``), at most ``settings.balance_recuts`` times
-    (:class:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings`, default
-    :data:`~digraph.dispatch.runtime.cuda.shard_settings.DEFAULT`).  The first run found even (or the last re-cut)
+    (:class:`~.shard_settings.MultiGpuSettings`, default
+    :data:`~.shard_settings.DEFAULT`).  The first run found even (or the last re-cut)
     settles the ranges for good: from then on the ranges that gave the smallest busiest-GPU
     time, so that a noisy measurement later never costs a new layout (1–4 s on R-MAT
     2^24–2^25).

@@ -96,7 +96,7 @@ class MultiGpuSettings:
         keeps its per-run device vectors (``x``, ``δ``, the sends, the residual, ``b`` and the
         scales, the round statistics) for the next run on the same graph and GPUs, which refills
         them in place; the launches prepared for them
-        (:class:`~digraph.dispatch.runtime.cuda.launch._PreparedLaunch`) stay valid, so that
+        (:class:`~.launch._PreparedLaunch`) stay valid, so that
         run's first round does not marshal its arguments through Numba's dispatcher again (at
         four GPUs, 44 such launches and 76 array registrations a run).  The vectors occupy what
         CuPy's memory pool would keep anyway; they are freed (:func:`drop_work`) when another
@@ -106,7 +106,7 @@ class MultiGpuSettings:
     prefault : bool
         *Ablation* (``balance_multi_gpu.py``).  Sharded linear runs fault in the pages of the
         host array for ``x`` on a background thread while the rounds run
-        (:mod:`~digraph.dispatch.runtime.cuda.host_pages`; False: a fresh array at the end).  Measured on
+        (:mod:`~.host_pages`; False: a fresh array at the end).  Measured on
         four and two H200s, R-MAT 2^25 PageRank, interleaved: four GPUs 374–377 ms against
         401–410 without, two 493–497 against 538–541 (``balance_multi_gpu.py``).
     pipeline : bool

@@ -2,7 +2,7 @@
 device arrays), :func:`make_shards`, the helpers that run over every shard (:func:`parallel`,
 :func:`gather_host`, :func:`sync_all`), and the work a sharded linear run keeps for the next
 one on the same graph and GPUs (``_WORK``, :func:`drop_work`,
-:attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.keep_work`)."""
+:attr:`~.shard_settings.MultiGpuSettings.keep_work`)."""
 
 import time
 import weakref
@@ -56,7 +56,7 @@ class _Shard:
     def resident(self, graph, family, build):
         """The shard's graph arrays (a dict built by ``build()`` on first use), kept on the graph
         for later runs as one GPU keeps its CSR/CSC (the graph's
-        :class:`~digraph.dispatch.runtime.cuda.residency.Residency`, kind ``"multi-gpu"``, key
+        :class:`~.residency.Residency`, kind ``"multi-gpu"``, key
         ``(family, device, sim, v0, v1)``)."""
         be = self.be
         d = residency(graph).get("multi-gpu", (family, be.device_id, be.sim, self.v0, self.v1),
@@ -128,7 +128,7 @@ _WORK = {}  # the kept work: {"graph": weakref, "devices": tuple, "shards": [dic
 def kept_work(graph, devices, keep=True):
     """(the per-shard work dicts kept by the last sharded linear run on ``graph`` and
     ``devices``, True), or (new ones, False); what was kept for another graph or GPUs is dropped
-    first.  ``keep`` (:attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.keep_work`): the new
+    first.  ``keep`` (:attr:`~.shard_settings.MultiGpuSettings.keep_work`): the new
     ones are kept for the next run; False drops what was kept and keeps nothing."""
     devices = tuple(devices)
     ref = _WORK.get("graph")
@@ -146,7 +146,7 @@ def kept_work(graph, devices, keep=True):
 
 def drop_work():
     """Free the device vectors kept by the last sharded linear run
-    (:attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.keep_work`) and forget the prepared
+    (:attr:`~.shard_settings.MultiGpuSettings.keep_work`) and forget the prepared
     launches of its GPUs."""
     devices = _WORK.get("devices", ())
     _WORK.clear()
