@@ -49,7 +49,7 @@ def _run(gpu, be, req, device):
     t0 = time.perf_counter()
     batch_arcs = req.option("batch_arcs")
     if batch_arcs is not None:
-        if mode != "bsp" or system.family != "linear":
+        if "batch_arcs" not in engine.takes or system.family != "linear":
             raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
                                         f"(linear) algorithms, not mode={mode!r} on {algo.name}")
         from ...checks import check_positive

@@ -55,6 +55,9 @@ class Engine:
     resident : bool
         One GPU: the entry runs on the backend :func:`digraph.dispatch.engines.one_gpu.solve` sets
         up (False: it sets up its own).
+    takes : tuple of str
+        The options of :func:`digraph.run` only this engine takes besides the path modes' (one
+        GPU's ``bsp``: ``batch_arcs``, linear systems).
     """
 
     mode: str
@@ -64,6 +67,7 @@ class Engine:
     prepare: str = None
     after_stall: str = None
     resident: bool = True
+    takes: tuple = ()
 
     @property
     def name(self):
@@ -95,7 +99,8 @@ ENGINES = (
     # one GPU
     Engine("power", "gpu", ("linear",), "power.gpu:solve", resident=False),
     Engine("scc", "gpu", ("linear",), "scc.gpu:run_on", after_stall="bsp"),
-    Engine("bsp", "gpu", _ALL, "push.gpu:run_on", after_stall="vertex-async"),
+    Engine("bsp", "gpu", _ALL, "push.gpu:run_on", after_stall="vertex-async",
+           takes=("batch_arcs",)),
     Engine("vertex-async", "gpu", _ALL, "push.gpu:run_on", after_stall="bsp"),
     *_each(("path", "path-nopriority"), "gpu", _SUMS_AND_MINMAX, "path.gpu:run_on",
            prepare="on_gpu:prepare_paths", after_stall="vertex-async"),
