@@ -137,11 +137,11 @@ def wcc_labels(graph, *, device="cpu", threads=None):
 def _gpu_wcc(graph, device):
     """Hook and jump passes of :mod:`digraph.smx.cuda.wcc` until a hook changes nothing; the
     canonical numbering by a prefix sum over the roots, on the GPU."""
-    from .dispatch.runtime.cuda import backend
+    from .dispatch.runtime.cuda.backend import backend
     from .dispatch.runtime.cuda import device_graph
     from .result import RunStats
     from .smx.cuda.wcc import wcc_hook, wcc_jump
-    be = backend.backend(device)
+    be = backend(device)
     with be.current():
         old, be.stats = be.stats, RunStats.new()
         try:

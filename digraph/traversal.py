@@ -142,10 +142,10 @@ def _gpu_tree(graph, w, unit, tight, dist, sources, device):
     """:func:`digraph.smx.cuda.tree.tree_level` once per level, the frontier kept on the GPU."""
     from collections import defaultdict
 
-    from .dispatch.runtime.cuda import backend
+    from .dispatch.runtime.cuda.backend import backend
     from .dispatch.runtime.cuda import device_graph
     from .smx.cuda.tree import tree_level
-    be = backend.backend(device)
+    be = backend(device)
     with be.current():
         old, be.stats = be.stats, defaultdict(float)  # the copies' bytes and time: not a run's
         try:

@@ -61,10 +61,10 @@ def dataset_path(name):
 def gpu_count():
     """GPUs a multi-GPU test may shard over: the machine's, or 3 under Numba's CUDA simulator
     (any number of shards share its device); skips the test when there is no GPU at all."""
-    from digraph.dispatch.runtime.cuda import backend
+    from digraph.dispatch.runtime.cuda.backend import backend
     from digraph.errors import NotAvailableError
     try:
-        be = backend.backend("cuda")
+        be = backend("cuda")
     except NotAvailableError as e:  # numba-cuda present but no GPU and no simulator
         pytest.skip(str(e))
     if be.sim:
@@ -77,10 +77,10 @@ def gpu_count():
 def one_gpu():
     """One GPU's backend (``"cuda"``: the card, or Numba's CUDA simulator); skips the module's
     tests when neither is there.  ``pytestmark = pytest.mark.usefixtures("one_gpu")``."""
-    from digraph.dispatch.runtime.cuda import backend
+    from digraph.dispatch.runtime.cuda.backend import backend
     from digraph.errors import NotAvailableError
     try:
-        return backend.backend("cuda")
+        return backend("cuda")
     except NotAvailableError as e:
         pytest.skip(str(e))
 

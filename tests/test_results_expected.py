@@ -391,9 +391,9 @@ def test_real_graphs(name):
 
 @pytest.fixture(scope="module")
 def be():
-    from digraph.dispatch.runtime.cuda import backend
+    from digraph.dispatch.runtime.cuda.backend import backend
     try:
-        return backend.backend("cuda")
+        return backend("cuda")
     except NotAvailableError as e:
         pytest.skip(str(e))
 

@@ -476,9 +476,9 @@ def digraph_errors():
 
 @pytest.mark.gpu
 def test_new_functions_on_the_gpu():
-    from digraph.dispatch.runtime.cuda import backend
+    from digraph.dispatch.runtime.cuda.backend import backend
     try:
-        backend.backend("cuda")
+        backend("cuda")
     except digraph_errors().NotAvailableError as e:
         pytest.skip(str(e))
     G = nx.gnm_random_graph(25, 50, seed=3, directed=True)

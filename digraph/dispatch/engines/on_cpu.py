@@ -42,9 +42,7 @@ def run(req):
         raise InvalidParameterError("batch_arcs= applies to device='cuda' only")
     graph, system, stats, mode = req.graph, req.system, req.stats, req.mode
     with warm.numba_threads(req.option("threads")):
-        t0 = time.perf_counter()
-        warm.cpu(mode, system.family, graph, system)
-        stats["time_compile"] += time.perf_counter() - t0
+        warm.timed(stats, lambda: warm.cpu(mode, system.family, graph, system))
         extra = {}
         engine = find(mode, "cpu")
         if engine.prepare is not None:

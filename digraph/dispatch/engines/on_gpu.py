@@ -6,7 +6,8 @@ so (:attr:`~digraph.dispatch.route.plans.Plan.as_shard`)."""
 import time
 
 from ...errors import InvalidParameterError
-from . import warm
+from ..runtime.cuda.backend import backend
+from . import one_gpu, warm
 from .common import pathset, priority, solve_dual_or
 from .registry import find
 
@@ -15,12 +16,10 @@ __all__ = ["run"]
 
 def run(req):
     """Run ``req`` on its GPU; returns (x, converged, mode)."""
-    from . import one_gpu as gpu
-    from ..runtime.cuda import backend
     device = req.plan.placement.device
-    be = backend.backend(device)  # NotAvailableError with the reason when there is no GPU
+    be = backend(device)  # NotAvailableError with the reason when there is no GPU
     with be.current():  # its device current for the run, whichever a run before left current
-        return _run(gpu, be, req, device)
+        return _run(be, req, device)
 
 
 def prepare_paths(req, extra):
@@ -30,13 +29,11 @@ def prepare_paths(req, extra):
     extra["priority"] = priority(req.mode, req.option("priority"))
 
 
-def _run(gpu, be, req, device):
+def _run(be, req, device):
     graph, system, stats, mode, algo = req.graph, req.system, req.stats, req.mode, req.algo
     engine = find(mode, "gpu")
     stats["threads"] = 0
-    t0 = time.perf_counter()
-    warm.gpu(be, mode, system.family, device)
-    stats["time_compile"] += time.perf_counter() - t0
+    warm.timed(stats, lambda: warm.gpu(be, mode, system.family, device))
     extra = {}
     if engine.prepare is None:
         if any(req.option(k) is not None for k in ("priority", "cache", "preprocess")):
@@ -65,7 +62,7 @@ def _run(gpu, be, req, device):
     else:
         from ..runtime.cuda import shards
         shards.drop_work()  # another engine runs: free what the sharded one kept
-        x, converged = solve_dual_or(gpu.solve, graph, system, req.tol, req.max_iter, stats,
+        x, converged = solve_dual_or(one_gpu.solve, graph, system, req.tol, req.max_iter, stats,
                                      dict(extra, mode=mode, device=device))
     stats["time_compute"] = time.perf_counter() - t0 - stats["time_transfer"]
     return x, converged, mode

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ..placement import KINDS
 
-__all__ = ["Engine", "ENGINES", "find", "engines_of", "refusal", "FAMILIES"]
+__all__ = ["Engine", "ENGINES", "find", "refusal", "FAMILIES"]
 
 FAMILIES = ("linear", "monotone", "hindex")
 _ALL = FAMILIES
@@ -118,11 +118,6 @@ _BY_KEY = {(e.mode, e.kind): e for e in ENGINES}
 def find(mode, kind):
     """The :class:`Engine` of ``mode`` on placement ``kind``, or None."""
     return _BY_KEY.get((mode, kind))
-
-
-def engines_of(family, kind):
-    """The engines that run ``family`` on placement ``kind``, in :data:`ENGINES` order."""
-    return [e for e in ENGINES if e.kind == kind and family in e.families]
 
 
 #: what a mode runs, in words, for refusals of another family

@@ -4,6 +4,7 @@ run, so that ``time_compile`` and ``time_compute`` are reported apart, and by
 a process (:data:`WARM`)."""
 
 import functools
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -164,7 +165,6 @@ def numba_threads(threads):
 
 def timed(stats, fn):
     """``fn()``, its time in ``stats["time_compile"]`` (a warm-up)."""
-    import time
     t0 = time.perf_counter()
     fn()
     stats["time_compile"] += time.perf_counter() - t0

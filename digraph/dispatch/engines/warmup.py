@@ -238,6 +238,6 @@ def _threads():
 
 
 def _warm_gpu(mode, family, device):
-    from ..runtime.cuda import backend
+    from ..runtime.cuda.backend import backend
     from . import warm
-    warm.gpu(backend.backend(device), mode, family, device)
+    warm.gpu(backend(device), mode, family, device)

@@ -50,7 +50,7 @@ def place(plan, graph, system, placement, batch_arcs=None):
     """
     if placement.kind == "cpu":
         return dataclasses.replace(plan, placement=placement)
-    from ..runtime.cuda import backend
+    from ..runtime.cuda.backend import backend
     from ..runtime.cuda import device_graph
     from ..engines.path import gpu_settings
     if placement.kind == "gpus" and plan.mode not in PATH_MODES:
@@ -59,7 +59,7 @@ def place(plan, graph, system, placement, batch_arcs=None):
         plan = dataclasses.replace(plan, placement=placement)
     if plan.placement.kind == "gpu" and system.family == "linear" and plan.mode == "bsp" \
             and batch_arcs is None and graph.num_arcs >= current(gpu_settings.DEFAULT).shard_arcs \
-            and not device_graph.too_big(backend.backend(plan.placement.device), graph):
+            and not device_graph.too_big(backend(plan.placement.device), graph):
         plan = dataclasses.replace(plan, as_shard=True, placed=plan.placed + (
             {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
                                          "shard_arcs arcs or more, and the graph fits)"},))
@@ -70,12 +70,12 @@ def _narrow(plan, graph, system, placement):
     """The GPUs of ``placement`` (several named) that ``plan`` uses: see :func:`place`."""
     from ..engines.push import gpus as multi_gpu
     from ..engines.power.gpu_settings import POWER_DEFAULT
-    from ..runtime.cuda import backend
+    from ..runtime.cuda.backend import backend
     from ..runtime.cuda import device_graph
     from ..runtime.cuda import shard_settings
     devices = placement.devices
     for d in devices[1:] + devices[:1]:
-        be = backend.backend(d)  # NotAvailableError naming a GPU that is missing; the first last
+        be = backend(d)  # NotAvailableError naming a GPU that is missing; the first last
     n, mode = len(devices), plan.mode
     if mode == "power":
         per = current(POWER_DEFAULT).shard_arcs

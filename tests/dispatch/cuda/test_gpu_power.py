@@ -154,8 +154,8 @@ def test_small_graphs_run_plain_and_keep_their_vectors_for_the_next_run():
 
 
 def test_the_cusparse_pull_gives_the_same_answer():
-    from digraph.dispatch.runtime.cuda import backend
-    if backend.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda.backend import backend
+    if backend("cuda").sim:
         pytest.skip("cuSPARSE needs a real GPU (the simulator runs the Numba pull)")
     g = _graph(8, weighted=True)
     for weighted in (False, True, False):  # back to ones after a weighted run
@@ -189,8 +189,8 @@ def test_anderson_stays_off_where_the_plain_rounds_converge_fast():
 
 
 def test_cuda_graph_rounds_give_the_same_iterate():
-    from digraph.dispatch.runtime.cuda import backend
-    if backend.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda.backend import backend
+    if backend("cuda").sim:
         pytest.skip("CUDA graphs need a real GPU (the simulator launches each kernel)")
     g = _graph(12)
     algo = digraph.algorithms.PageRank()

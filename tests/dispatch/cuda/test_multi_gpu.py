@@ -93,8 +93,8 @@ def test_same_counters_as_one_gpu_for_dense_pagerank(ngpu, small):
 
 
 def _sim():
-    from digraph.dispatch.runtime.cuda import backend
-    return backend.backend("cuda").sim
+    from digraph.dispatch.runtime.cuda.backend import backend
+    return backend("cuda").sim
 
 
 def test_weighted_sssp_unreachable_and_user_algorithm(ngpu, small):

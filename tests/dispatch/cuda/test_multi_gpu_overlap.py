@@ -8,7 +8,7 @@ import pytest
 import digraph
 from digraph.algorithms import get
 from digraph.dispatch.engines.push import gpus as multi_gpu
-from digraph.dispatch.runtime.cuda import backend
+from digraph.dispatch.runtime.cuda.backend import backend
 from digraph.dispatch.engines.push import gpus_layout
 from digraph.dispatch.runtime.cuda import shard_settings
 from digraph.dispatch.runtime.cuda import shards
@@ -37,7 +37,7 @@ def shard_devices(k):
     """``k`` device names for ``multi_gpu.solve``: ``cuda:0`` k times under the simulator, k
     GPUs otherwise (the test is skipped without them)."""
     try:
-        be = backend.backend("cuda")
+        be = backend("cuda")
     except NotAvailableError as e:
         pytest.skip(str(e))
     if be.sim:
@@ -66,7 +66,7 @@ def test_split_layout_puts_own_range_arcs_first():
     sh = shards.make_shards(devs, g.in_offsets, st, bounds=np.array([0, 30, 60]))
     plain = gpus_layout.shard_layout(sh, g, "out-degree", split=False)
     split = gpus_layout.shard_layout(sh, g, "out-degree", split=True)
-    host = backend.backend(devs[0]).get if backend.backend(devs[0]).sim else (lambda a: a.get())
+    host = backend(devs[0]).get if backend(devs[0]).sim else (lambda a: a.get())
     for s, p, d in zip(sh, plain, split):
         assert "mid" not in p and p["counts"] == d["counts"]
         off, src, mid = host(d["off"]), host(d["src"]), host(d["mid"])
@@ -99,7 +99,7 @@ def test_split_rounds_give_the_unsplit_answer(weighted):
     A = get("pagerank")
     sys = A.prepare(g, **A.bind(g, {"alpha": 0.3}))  # few rounds: the simulator is slow
     assert (sys.arc_scale is not None) == weighted
-    sim = backend.backend(devs[0]).sim
+    sim = backend(devs[0]).sim
 
     def run(overlap, exchange):
         settings = dataclasses.replace(shard_settings.DEFAULT, balance=False, overlap=overlap)

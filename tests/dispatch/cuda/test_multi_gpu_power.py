@@ -137,8 +137,8 @@ def test_sharded_anderson_gives_the_one_gpu_iteration(ngpu):
 
 
 def test_sharded_cusparse_pull_gives_the_same_answer(ngpu):
-    from digraph.dispatch.runtime.cuda import backend
-    if backend.backend("cuda").sim:
+    from digraph.dispatch.runtime.cuda.backend import backend
+    if backend("cuda").sim:
         pytest.skip("cuSPARSE needs a real GPU (the simulator runs the Numba pull)")
     k = min(2, ngpu)
     g = _graph(11, weighted=True)
@@ -274,11 +274,11 @@ def test_one_gpu_run_after_other_gpus_uses_its_own_device(ngpu):
         pytest.skip("two real GPUs")
     import warnings
     from cupy._util import PerformanceWarning
-    from digraph.dispatch.runtime.cuda import backend
+    from digraph.dispatch.runtime.cuda.backend import backend
     g = _graph(41, n=3000, m=30000)
     exact = digraph.algorithms.PageRank().reference(g)
     digraph.run(g, "pagerank", mode="power", device="cuda:0", tol=1e-9)
-    backend.backend("cuda:1")
+    backend("cuda:1")
     import cupy
     cupy.cuda.Device(1).use()  # what making a backend for GPU 1 first did
     with warnings.catch_warnings():

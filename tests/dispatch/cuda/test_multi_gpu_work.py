@@ -8,7 +8,7 @@ import pytest
 import digraph
 from digraph.algorithms import get
 from digraph.dispatch.engines.push import gpus as multi_gpu
-from digraph.dispatch.runtime.cuda import backend
+from digraph.dispatch.runtime.cuda.backend import backend
 from digraph.dispatch.runtime.cuda import common
 from digraph.dispatch.runtime.cuda import shard_settings
 from digraph.dispatch.runtime.cuda import shards
@@ -68,7 +68,7 @@ def test_work_is_dropped_for_another_graph_engine_or_when_collected():
     assert shards._WORK["graph"]() is g
     assert _solve(h, devs)[1]["gpu_work_kept"] is False  # another graph: new vectors
     assert shards._WORK["graph"]() is h
-    other = devs[:1] * 3 if backend.backend("cuda").sim else devs[::-1]
+    other = devs[:1] * 3 if backend("cuda").sim else devs[::-1]
     assert _solve(h, other)[1]["gpu_work_kept"] is False  # other GPUs: new vectors
     # a min/max system frees them
     s = get("sssp")
@@ -93,7 +93,7 @@ def real_be():
     from test_gpu import real_gpu
     if not real_gpu():
         pytest.skip("needs a real GPU")
-    return backend.backend("cuda")
+    return backend("cuda")
 
 
 def test_backend_retain_keeps_only_the_named_arrays(real_be):
@@ -150,7 +150,7 @@ def test_backend_kept_sets_follow_their_engines_and_holders():
     views, so entries are put in by hand): a set stays while its engine keeps it and its holder
     lives, unowned entries go at every end of run."""
     from digraph.dispatch.engines.power.gpu_work import Work
-    be = backend.backend("cuda")
+    be = backend("cuda")
     be.release("all")
 
     def reg(a):

@@ -7,6 +7,7 @@ certified error bound; PageRank's vectors made on the device from the out-degree
 import numpy as np
 
 from ...settings import current
+from ..registry import find
 from ... import driver
 from ...convergence import ROUNDING_MARGIN, checked_contraction, linear_error_bound, rounding_floor
 from ...systems import linear_factors
@@ -179,8 +180,8 @@ class _LinearRounds:
 def solve_linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, settings=None,
             fallback=True):
     """BSP (``jacobi``) or vertex-async rounds from ``x = 0, δ = b`` (or ``state = (x, δ[, L])``);
-    a stalled run is finished by the other of the two from the state it reached (unless
-    ``fallback`` is False)."""
+    a stalled run is finished by the mode its registry row names (``after_stall``: the other
+    of the two) from the state it reached (unless ``fallback`` is False)."""
     from .cpu_bsp import DEFAULT
     settings = current(DEFAULT) if settings is None else settings
     L = state[2] if state is not None and len(state) > 2 else Linear(be, graph, sys)
@@ -188,9 +189,9 @@ def solve_linear(be, graph, sys, tol, max_iter, stats, jacobi, state=None, setti
     outcome = driver.linear(eng, n=L.n, gammas=L.gammas, normalize=sys.normalize, tol=tol,
                             max_iter=max_iter, stats=stats)
     if outcome == "stalled" and fallback:
-        other = "vertex-async" if jacobi else "bsp"
-        driver.hand_over(stats, other, f"{'bsp' if jacobi else 'vertex-async'}'s bound stopped "
-                         "falling")
-        return solve_linear(be, graph, sys, tol, max_iter, stats, not jacobi,
-                       (eng.x, eng.delta, L), settings, fallback=False)
+        mode = "bsp" if jacobi else "vertex-async"
+        then = find(mode, "gpu").after_stall
+        driver.hand_over(stats, then, f"{mode}'s bound stopped falling")
+        return solve_linear(be, graph, sys, tol, max_iter, stats, then == "bsp",
+                            (eng.x, eng.delta, L), settings, fallback=False)
     return eng.x, outcome == "converged"
