@@ -24,7 +24,8 @@ with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exi
     from .graph import Graph
     from .io import load
     from .paths import PathSet
-    from .preprocess import preprocess  # the function; the package stays importable as digraph.preprocess.*
+    # the function; the package stays importable as digraph.preprocess.*
+    from .preprocess import preprocess
     from .result import Result, RunStats
     from .dispatch.engines.warmup import warmup
     from .run import run

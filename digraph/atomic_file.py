@@ -10,8 +10,9 @@ was (absent, or its old content); on success the data is flushed to disk, then `
 swaps it in, so a reader sees the old file or the new one, never a part.  Where the system has
 anonymous files (Linux's ``O_TMPFILE``) the data is written into one, which has no name until it
 is complete: a process killed outright (SIGKILL, power loss) leaves nothing behind, not even a
-hidden temporary file; it is given its temporary name only for the instant of the swap.  A new file gets the
-permissions ``open`` would give it (``0o666`` less the umask); a replaced file keeps its own.
+hidden temporary file; it is given its temporary name only for the instant of the swap.  A new
+file gets the permissions ``open`` would give it (``0o666`` less the umask); a replaced file keeps
+its own.
 """
 
 import contextlib
@@ -96,9 +97,11 @@ def atomic_file(path, mode="w", encoding=None):
 
 def _name(fd, path):
     """Link the anonymous file ``fd`` at ``path`` (``linkat`` following ``/proc/self/fd/N``)."""
-    dfd = os.open(path.parent if str(path.parent) else ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    dfd = os.open(path.parent if str(path.parent) else ".",
+                  os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:  # a directory descriptor makes os.link call linkat(..., AT_SYMLINK_FOLLOW)
-        os.link(f"/proc/self/fd/{fd}", path.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=True)
+        os.link(f"/proc/self/fd/{fd}", path.name, src_dir_fd=dfd, dst_dir_fd=dfd,
+                follow_symlinks=True)
     finally:
         os.close(dfd)
 

@@ -16,14 +16,16 @@ def check_device(device):
     if device is None:
         return "cpu"
     if not isinstance(device, str):
-        raise InvalidParameterError(f"device must be a string such as 'cpu' or 'cuda:0', got {device!r}")
+        raise InvalidParameterError(f"device must be a string such as 'cpu' or 'cuda:0', "
+                                    f"got {device!r}")
     d = device.strip().lower()
     if d == "cpu":
         return d
     if d == "cuda" or d.startswith("cuda:"):
         ids = d[5:]
         if ids and not all(p.strip().isdigit() for p in ids.split(",")):
-            raise InvalidParameterError(f"device {device!r}: expected 'cuda', 'cuda:N' or 'cuda:0,1,...'")
+            raise InvalidParameterError(f"device {device!r}: expected 'cuda', 'cuda:N' or "
+                                        "'cuda:0,1,...'")
         return d.replace(" ", "")
     raise InvalidParameterError(f"unknown device {device!r}; use 'cpu' or 'cuda[:N]'")
 
@@ -37,8 +39,8 @@ def check_threads(threads):
         raise InvalidParameterError(f"threads must be a positive integer, got {threads!r}")
     if threads > numba.config.NUMBA_NUM_THREADS:
         raise InvalidParameterError(
-            f"threads={threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba was started "
-            "with (set NUMBA_NUM_THREADS before importing digraph to allow more)")
+            f"threads={threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba was "
+            "started with (set NUMBA_NUM_THREADS before importing digraph to allow more)")
     return int(threads)
 
 

@@ -17,10 +17,10 @@ on stderr and exits with status 2, in the command line's spelling (``--mode peel
 library's ``mode='peel'``: :func:`cli_spelling`; ``--debug`` shows the traceback instead);
 Ctrl-C prints ``digraph: interrupted`` and exits with 130.  Every path
 is checked before any work; files are written whole or not at all (:mod:`digraph.atomic_file`), and
-a cache path is written only where that loses nothing (:mod:`digraph.paths.cache_folder`).  Progress (stage names and elapsed seconds, rounds at the end) goes
-to stderr when it is a terminal, or always with ``--progress``; never with ``--quiet``.  On a
-terminal, a run that goes on for over a second shows a bar of its rounds and error bound instead
-(:class:`digraph.progress.RoundBar`).
+a cache path is written only where that loses nothing (:mod:`digraph.paths.cache_folder`).  Progress
+(stage names and elapsed seconds, rounds at the end) goes to stderr when it is a terminal, or always
+with ``--progress``; never with ``--quiet``.  On a terminal, a run that goes on for over a second
+shows a bar of its rounds and error bound instead (:class:`digraph.progress.RoundBar`).
 
 This module parses the command line, dispatches each sub-command and turns its errors into one
 line and a status; the work is in :mod:`digraph.cli_run` (``digraph run`` and its ``--out``
@@ -87,20 +87,25 @@ def build_parser():
                                    "one per line")
     r.add_argument("--alpha", type=float, help="PageRank damping (default 0.85)")
     r.add_argument("--beta", type=float, help="adsorption continuation probability (default 0.8)")
-    r.add_argument("--tol", type=float, help="bound on the L1 error (pagerank, adsorption; default 1e-6)")
+    r.add_argument("--tol", type=float,
+                   help="bound on the L1 error (pagerank, adsorption; default 1e-6)")
     r.add_argument("--max-iter", type=int, help="round limit")
-    r.add_argument("--mode", choices=MODES, help="execution mode (default: the fastest for the algorithm)")
-    r.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs)")
+    r.add_argument("--mode", choices=MODES,
+                   help="execution mode (default: the fastest for the algorithm)")
+    r.add_argument("--device", default="cpu",
+                   help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs)")
     r.add_argument("--threads", type=int, help="CPU threads")
     r.add_argument("--cache", help="path modes: preprocessing cache folder (reused or built)")
     r.add_argument("--num-vertices", type=int, help="keep vertices 0..N-1 (isolated ones included)")
-    r.add_argument("--top", type=int, default=10, help="vertices to print (default %(default)s; 0: none)")
-    r.add_argument("--out", help="write every vertex's value: .csv (vertex,value), .npy, or .parquet "
-                                 "(needs pyarrow)")
+    r.add_argument("--top", type=int, default=10,
+                   help="vertices to print (default %(default)s; 0: none)")
+    r.add_argument("--out",
+                   help="write every vertex's value: .csv (vertex,value), .npy, or .parquet "
+                        "(needs pyarrow)")
     r.add_argument("--stats", help="write the run statistics as JSON")
     r.add_argument("--allow-unconverged", action="store_true",
-                   help="when max_iter rounds do not reach tol, write the partial answer with a warning "
-                        "(exit 0) instead of failing")
+                   help="when max_iter rounds do not reach tol, write the partial answer with a "
+                        "warning (exit 0) instead of failing")
     r.add_argument("--debug", action="store_true", help="show tracebacks")
     for parser in (r, sub.choices["preprocess"]):
         add_progress_options(parser)
@@ -190,7 +195,8 @@ def _main(argv):
         _quiet_stdout()
         return 0
     except MemoryError as e:  # GraphTooLargeError names the size; a bare one says where it struck
-        return _stop(args, progress, f"digraph: error: out of memory: {first_line(e, 'no memory left')}", 2)
+        return _stop(args, progress,
+                     f"digraph: error: out of memory: {first_line(e, 'no memory left')}", 2)
     except (DigraphError, OSError, ValueError, NotImplementedError) as e:
         line = first_line(cli_spelling(e), type(e).__name__)
         return _stop(args, progress, f"digraph: error: {line}", 2)

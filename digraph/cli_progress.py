@@ -87,7 +87,8 @@ class Progress:
         except ImportError:
             return None
         from .progress import RoundBar
-        return RoundBar(desc=f"digraph: {self._stage}", file=_OnFirstWrite(self.stream, self._pause),
+        return RoundBar(desc=f"digraph: {self._stage}",
+                        file=_OnFirstWrite(self.stream, self._pause),
                         delay=BAR_DELAY if delay is None else delay, leave=False)
 
     def _pause(self):

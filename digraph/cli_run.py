@@ -48,7 +48,8 @@ def _check_out(path):
     from .atomic_file import check_output_path
     from .errors import InvalidParameterError
     if not path.endswith((".csv", ".npy", ".parquet")):
-        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name (or .parquet, with pyarrow)")
+        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name "
+                                    "(or .parquet, with pyarrow)")
     if path.endswith(".parquet"):
         _check_pyarrow(path)
     check_output_path(path, "--out")
@@ -81,7 +82,8 @@ def _write_values(path, result):
         with atomic_file(path, "wb") as f:
             _write_parquet(f, path, ids, values)
     else:
-        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name (or .parquet, with pyarrow)")
+        raise InvalidParameterError(f"--out {path!r}: use a .csv or .npy file name "
+                                    "(or .parquet, with pyarrow)")
 
 
 def _write_parquet(f, path, ids, values):
@@ -94,8 +96,8 @@ def _write_parquet(f, path, ids, values):
     try:
         vertex = pa.array(ids) if ids.dtype != object else pa.array(ids.tolist())
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise InvalidParameterError(f"--out {path!r}: vertex ids of mixed types cannot be a parquet "
-                                    f"column ({e}); use .csv") from None
+        raise InvalidParameterError(f"--out {path!r}: vertex ids of mixed types cannot be a "
+                                    f"parquet column ({e}); use .csv") from None
     table = pa.table({"vertex": vertex, "value": pa.array(values)})
     pq.write_table(table, f)
 
@@ -128,7 +130,9 @@ def run_command(args, out, progress):
     if seeds is not None:
         params["seeds"] = [_vertex(s, graph) for s in seeds]
     what = args.algorithm + (f" (mode {args.mode})" if args.mode else "")
-    progress.start(f"running {what}" + (", preprocessing paths first" if args.mode in ("path", "path-nopriority") else ""))
+    progress.start(f"running {what}"
+                   + (", preprocessing paths first" if args.mode in ("path", "path-nopriority")
+                      else ""))
     try:
         # on a terminal, a run that goes on shows its rounds and error bound (digraph.progress)
         result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
@@ -142,8 +146,8 @@ def run_command(args, out, progress):
             why += f": error bound {st['error_bound']:.3g} > tol {e.result.params['tol']:.3g}"
         if not args.allow_unconverged:
             raise digraph.errors.ConvergenceError(
-                f"{why}; raise --max-iter or --tol, or pass --allow-unconverged to write the partial "
-                "answer", e.result) from None
+                f"{why}; raise --max-iter or --tol, or pass --allow-unconverged to write the "
+                "partial answer", e.result) from None
         progress.abort()
         print(f"digraph: warning: {why}; writing the partial answer (--allow-unconverged)",
               file=sys.stderr)
@@ -179,7 +183,8 @@ def run_command(args, out, progress):
     for k in keys:
         if k in result.stats:
             v = result.stats[k]
-            text = f"{v * 1e3:.1f} ms" if k.startswith("time") else (f"{v:.3g}" if isinstance(v, float) else v)
+            text = (f"{v * 1e3:.1f} ms" if k.startswith("time")
+                    else (f"{v:.3g}" if isinstance(v, float) else v))
             print(f"  {k:<16}{text}", file=out)
 
 
@@ -194,7 +199,8 @@ def _check_numbers(args):
     check_int_option("--max-iter", args.max_iter, 1)
     check_int_option("--threads", args.threads, 1)
     check_int_option("--top", args.top, 0)
-    check_int_option("--num-vertices", args.num_vertices, 0)  # its size against memory: the loader's
+    # its size against memory: the loader's
+    check_int_option("--num-vertices", args.num_vertices, 0)
 
 
 def _check_paths(args):

@@ -72,7 +72,8 @@ def ensure_cache_location():
             return None
         import atexit
         import shutil
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # this process's only: removed at exit
+        # this process's only: removed at exit
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
     numba.config.CACHE_DIR = folder
     try:
         sys.stderr.write(f"digraph: warning: neither the package folder nor {user} is writable; "
@@ -84,7 +85,8 @@ def ensure_cache_location():
 
 
 def _private_folder(folder):
-    """Whether ``folder`` is (made, if absent) a folder of this user's that no one else may write."""
+    """Whether ``folder`` is (made, if absent) a folder of this user's that no one else may
+    write."""
     import stat
     try:
         os.mkdir(folder, 0o700)

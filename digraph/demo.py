@@ -16,7 +16,8 @@ def main(argv=None):
         epilog="examples:\n  digraph-demo\n  digraph-demo --scale 20 --algorithm sssp --threads 2\n"
                "  digraph-demo --algorithm kcore --top 5",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scale", type=int, default=16, help="log2 of the number of vertex ids (default 16)")
+    p.add_argument("--scale", type=int, default=16,
+                   help="log2 of the number of vertex ids (default 16)")
     p.add_argument("--edge-factor", type=int, default=16, help="arcs per vertex id (default 16)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--algorithm", default="pagerank",

@@ -51,7 +51,8 @@ class UnknownFormatError(GraphFormatError):
 
 
 class InvalidWeightError(DigraphError, ValueError):
-    """An arc weight is not allowed (NaN anywhere; negative or infinite where an algorithm forbids it)."""
+    """An arc weight is not allowed (NaN anywhere; negative or infinite where an algorithm forbids
+    it)."""
 
 
 class VertexNotFoundError(DigraphError, LookupError):
@@ -66,11 +67,13 @@ class VertexNotFoundError(DigraphError, LookupError):
 
 
 class InvalidParameterError(DigraphError, ValueError):
-    """A parameter of ``digraph.run``, ``digraph.load`` or an algorithm has a value it cannot take."""
+    """A parameter of ``digraph.run``, ``digraph.load`` or an algorithm has a value it cannot
+    take."""
 
 
 class NotAvailableError(DigraphError, NotImplementedError):
-    """The requested mode or device exists in the design but is not available in this build or machine."""
+    """The requested mode or device exists in the design but is not available in this build or
+    machine."""
 
 
 class ConvergenceError(DigraphError, RuntimeError):

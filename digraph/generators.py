@@ -50,9 +50,11 @@ def rmat(scale, edge_factor=16, a=0.57, b=0.19, c=0.19, seed=0):
     """
     from .errors import InvalidParameterError
     if not (0 <= int(scale) <= 40) or int(edge_factor) < 0:
-        raise InvalidParameterError(f"rmat: need 0 <= scale <= 40 and edge_factor >= 0, got {scale}, {edge_factor}")
+        raise InvalidParameterError(f"rmat: need 0 <= scale <= 40 and edge_factor >= 0, "
+                                    f"got {scale}, {edge_factor}")
     if min(a, b, c) < 0 or a + b + c > 1:
-        raise InvalidParameterError(f"rmat: a, b, c must be >= 0 with a + b + c <= 1, got {a}, {b}, {c}")
+        raise InvalidParameterError(f"rmat: a, b, c must be >= 0 with a + b + c <= 1, "
+                                    f"got {a}, {b}, {c}")
     scale = int(scale)
     n = 1 << scale
     m = int(edge_factor) * n

@@ -138,21 +138,24 @@ class Graph:
         dst = np.asarray(dst)
         if src.ndim != 1 or dst.ndim != 1 or src.shape != dst.shape:
             raise InvalidParameterError(
-                f"src and dst must be 1-d arrays of equal length (got shapes {src.shape} and {dst.shape})")
+                f"src and dst must be 1-d arrays of equal length "
+                f"(got shapes {src.shape} and {dst.shape})")
         for a, nm in ((src, "src"), (dst, "dst")):
             if a.size and not np.issubdtype(a.dtype, np.integer):
-                if np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a)) and np.all(a == np.floor(a)):
+                if (np.issubdtype(a.dtype, np.floating) and np.all(np.isfinite(a))
+                        and np.all(a == np.floor(a))):
                     out = np.flatnonzero((a < -2.0**63) | (a >= 2.0**63))
                     if out.size:
-                        raise InvalidParameterError(f"{nm}[{out[0]}] = {a[out[0]]!r} is outside the int64 "
-                                                    "range of vertex ids")
+                        raise InvalidParameterError(f"{nm}[{out[0]}] = {a[out[0]]!r} is outside "
+                                                    "the int64 range of vertex ids")
                     continue
-                raise InvalidParameterError(f"{nm} must hold integer vertex ids (got dtype {a.dtype})")
+                raise InvalidParameterError(f"{nm} must hold integer vertex ids "
+                                            f"(got dtype {a.dtype})")
             if a.size and a.dtype.kind == "u" and a.dtype.itemsize == 8:
                 out = np.flatnonzero(a >= np.uint64(2**63))
                 if out.size:  # would wrap to a negative id
-                    raise InvalidParameterError(f"{nm}[{out[0]}] = {int(a[out[0]])} is outside the int64 range "
-                                                "of vertex ids (2**63 and above)")
+                    raise InvalidParameterError(f"{nm}[{out[0]}] = {int(a[out[0]])} is outside "
+                                                "the int64 range of vertex ids (2**63 and above)")
         src = src.astype(np.int64, copy=False)
         dst = dst.astype(np.int64, copy=False)
         if weight is not None:
@@ -165,7 +168,8 @@ class Graph:
                 e = bad[0]
                 raise InvalidWeightError(f"arc {src[e]} -> {dst[e]} has a NaN weight")
         if vertex_ids is not None:
-            vertex_ids = np.asarray(vertex_ids) if not isinstance(vertex_ids, np.ndarray) else vertex_ids
+            vertex_ids = (np.asarray(vertex_ids) if not isinstance(vertex_ids, np.ndarray)
+                          else vertex_ids)
             num_vertices = len(vertex_ids)
         if num_vertices is not None:
             n = int(num_vertices)
@@ -177,7 +181,8 @@ class Graph:
                 bad = np.flatnonzero((a < 0) | (a >= n))
                 if bad.size:
                     raise InvalidParameterError(
-                        f"vertex id {a[bad[0]]} (arc {bad[0]}) is outside 0..{n - 1} given by num_vertices={n}")
+                        f"vertex id {a[bad[0]]} (arc {bad[0]}) is outside 0..{n - 1} "
+                        f"given by num_vertices={n}")
             s, d = src, dst
             if vertex_ids is None:
                 vertex_ids = np.arange(n, dtype=np.int64)
@@ -240,7 +245,8 @@ class Graph:
         """A hex digest of the structure and weights, for checking that a cache fits this graph."""
         def make():
             h = hashlib.blake2b(digest_size=16)
-            h.update(np.array([self.num_vertices, self.num_arcs, int(self.directed)], np.int64).tobytes())
+            h.update(np.array([self.num_vertices, self.num_arcs, int(self.directed)],
+                              np.int64).tobytes())
             h.update(np.ascontiguousarray(self.out_offsets).tobytes())
             h.update(np.ascontiguousarray(self.out_targets).tobytes())
             if self.weights is not None:
@@ -282,14 +288,16 @@ class Graph:
                 out[k] = lookup[x]
         else:
             arr = np.asarray(seq)
-            if arr.size and not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+            if arr.size and not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
                 bad = next((x for x in seq if isinstance(x, (str, bytes, np.str_, np.bytes_))
                             or not np.isscalar(x)), seq[0])
                 raise self._not_found(bad, what, None)
             # vertex_ids are sorted after renumbering, but not always (networkx node order)
             sorter = self._cached("id_sorter", lambda: None if np.all(vid[:-1] < vid[1:])
                                   else np.argsort(vid, kind="stable"))
-            pos = np.searchsorted(vid, arr, sorter=sorter) if vid.size else np.zeros(arr.size, np.int64)
+            pos = (np.searchsorted(vid, arr, sorter=sorter) if vid.size
+                   else np.zeros(arr.size, np.int64))
             out = np.minimum(pos, max(vid.size - 1, 0))
             if sorter is not None:
                 out = sorter[out]
@@ -322,7 +330,8 @@ class Graph:
 
     # ------------------------------------------------------------------ conversions
     def to_networkx(self):
-        """A ``networkx.MultiDiGraph`` with the original ids (and a ``weight`` attribute if weighted)."""
+        """A ``networkx.MultiDiGraph`` with the original ids (and a ``weight`` attribute if
+        weighted)."""
         import networkx as nx
         g = nx.MultiDiGraph()
         g.add_nodes_from(self.vertex_ids.tolist())
@@ -335,7 +344,8 @@ class Graph:
         return g
 
     def to_scipy(self, weights=True):
-        """The adjacency matrix as ``scipy.sparse.csr_array`` (row = source; parallel arcs summed)."""
+        """The adjacency matrix as ``scipy.sparse.csr_array`` (row = source; parallel arcs
+        summed)."""
         import scipy.sparse as sp
         data = self.arc_weights() if weights else np.ones(self.num_arcs)
         # copies: scipy may share the index arrays, and sum_duplicates() rewrites them in place

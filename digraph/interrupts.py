@@ -41,7 +41,8 @@ def _handler(signum, frame):
 
 
 def pending():
-    """True when a Ctrl-C arrived inside the current :func:`deferred` block and is not yet raised."""
+    """True when a Ctrl-C arrived inside the current :func:`deferred` block and is not yet
+    raised."""
     return _state["pending"]
 
 

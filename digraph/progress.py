@@ -259,7 +259,8 @@ def with_progress(run):
             progress = RoundBar()
         elif not callable(progress):
             raise InvalidParameterError(f"progress must be True, False or a listener "
-                                        f"(a digraph.progress.RoundBar), got {short_repr(progress)}")
+                                        f"(a digraph.progress.RoundBar), "
+                                        f"got {short_repr(progress)}")
         bar = progress if isinstance(progress, RoundBar) else None
         try:
             with listening(progress):

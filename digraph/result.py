@@ -249,7 +249,8 @@ class Result:
         part = idx[np.argpartition(key, k - 1)[:k]] if k < idx.size else idx
         part = part[np.lexsort((part, -v[part] if largest else v[part]))]
         ids = self.graph.vertex_ids
-        return [(ids[i].item() if hasattr(ids[i], "item") else ids[i], self.values[i].item()) for i in part]
+        return [(ids[i].item() if hasattr(ids[i], "item") else ids[i], self.values[i].item())
+                for i in part]
 
     def __repr__(self):
         return (f"<digraph.Result {self.algorithm} on {self.graph.num_vertices} vertices: "

@@ -59,17 +59,17 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         default for SSSP and other min/max systems, and for k-core on GPUs), ``"bsp"``
         (bulk-synchronous rounds over a frontier, Gunrock-like; the default for linear systems
         on GPUs), ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
-        the parallel PKC, see :mod:`digraph.dispatch.engines.peel.cpu`; the CPU default for k-core) or
-        ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters of nearby vertices each
+        the parallel PKC, see :mod:`digraph.dispatch.engines.peel.cpu`; the CPU default for k-core)
+        or ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters of nearby vertices each
         relaxed to its local fixpoint in one thread block per round; the GPU default on
         road-like graphs, see :mod:`digraph.dispatch.engines.cluster.gpu`).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
-        :mod:`digraph.dispatch.engines.one_gpu`).  ``"cuda:0,1,..."``: several GPUs of one host; ``bsp``
-        and ``vertex-async`` shard the graph over them (:mod:`digraph.dispatch.engines.push.gpus`), the
-        path modes run the path dispatcher with one worker per GPU
-        (:mod:`digraph.dispatch.engines.path.gpus`).
+        :mod:`digraph.dispatch.engines.one_gpu`).  ``"cuda:0,1,..."``: several GPUs of one host;
+        ``bsp`` and ``vertex-async`` shard the graph over them
+        (:mod:`digraph.dispatch.engines.push.gpus`), the path modes run the path dispatcher with one
+        worker per GPU (:mod:`digraph.dispatch.engines.path.gpus`).
     threads : int, optional
         CPU threads for the Numba kernels (default: all of Numba's threads).
     max_iter : int, optional
@@ -80,8 +80,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         (default 1e-6).  Ignored by the exact algorithms.
     priority : {"pending", "paper", "none"}, optional
         Path modes: which active paths run first (default ``"pending"`` for ``mode="path"``,
-        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.engines.path.cpu`.  ``"scc"``:
-        ``"pending"`` (a soft priority by pending mass, the default) or ``"none"``.
+        ``"none"`` for ``"path-nopriority"``); see :mod:`digraph.dispatch.engines.path.cpu`.
+        ``"scc"``: ``"pending"`` (a soft priority by pending mass, the default) or ``"none"``.
     cache : path, optional
         Path modes: a preprocessing cache folder, reused when it fits the graph and parameters and
         (re)built otherwise.
@@ -97,7 +97,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         CPU path modes, linear algorithms: each round walks the lowest unfinished DAG layer and
         runs ahead into the next ``layer_window − 1`` layers (``0``: every higher layer; ``1``:
         layer by layer); a layer still finishes only as the lowest one.  Default
-        :attr:`digraph.dispatch.engines.path.settings.PathSettings.layer_window` (1), chosen by measurement.
+        :attr:`digraph.dispatch.engines.path.settings.PathSettings.layer_window` (1), chosen by
+        measurement.
     batch_arcs : int, optional
         GPU, ``mode="bsp"``, linear algorithms: stream the in-arcs from host memory in batches of
         at most this many arcs, copy and compute overlapped on two CUDA streams (done
@@ -112,10 +113,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         Default ``False``: nothing is shown.
     settings : settings object or list of them, optional
         Engine settings for this run instead of the engines' defaults: for example
-        ``[dataclasses.replace(digraph.dispatch.runtime.cuda.shard_settings.DEFAULT, min_arcs_per_gpu=0)]`` shards
-        even a small graph over the GPUs named.  Each is an instance of an engine's settings
-        class (``BspSettings``, ``MultiGpuSettings``, ...; :mod:`digraph.dispatch.settings`), at
-        most one per class; the fields are documented, with their measurements, on each class.
+        ``[dataclasses.replace(S.DEFAULT, min_arcs_per_gpu=0)]``, ``S`` being
+        :mod:`digraph.dispatch.runtime.cuda.shard_settings`, shards even a small graph over the
+        GPUs named.  Each is an instance of an engine's settings class (``BspSettings``,
+        ``MultiGpuSettings``, ...; :mod:`digraph.dispatch.settings`), at most one per class; the
+        fields are documented on each class, with where their measurements are.
     **params
         The algorithm's parameters (``alpha``, ``personalization``, ``seeds``, ``beta``,
         ``source``, ``weights``); see each algorithm's docstring.
@@ -159,8 +161,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
     if "state" in params:
         raise InvalidParameterError(
-            "state= was removed: mode='scc' is the SCC engine with one residual per vertex (the old "
-            "state='vertex'), mode='path' walks the paths (the old state='arc')")
+            "state= was removed: mode='scc' is the SCC engine with one residual per vertex (the "
+            "old state='vertex'), mode='path' walks the paths (the old state='arc')")
     bound = algo.bind(graph, params)
     system = algo.prepare(graph, **bound)
     tol = check_positive("tol", algo.default_tol if tol is None else tol, float)
@@ -205,7 +207,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             stats["route"]["restricted"] = restricted.why(whole)
             stats["reach_vertices"] = int(restricted.vertices.size)
             stats["reach_arcs"] = restricted.arcs
-        x, converged, mode = execute(Request(graph, algo, system, plan, tol, max_iter, stats, options))
+        x, converged, mode = execute(Request(graph, algo, system, plan, tol, max_iter, stats,
+                                             options))
         return _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode,
                        plan.placement.device, stats, t_start)
 

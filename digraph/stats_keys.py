@@ -9,8 +9,9 @@ __all__ = ["STATS_KEYS", "STATS_GROUPS", "stats_table"]
 STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
     ("Every run", {
         "algorithm": "the algorithm's name (`Algorithm.name`)",
-        "mode": "the mode that ran (`digraph.dispatch.route.modes.MODES`): after a power probe handed "
-                "over, the mode it handed to; an engine's own fallback is in `finished_by`",
+        "mode": "the mode that ran (`digraph.dispatch.route.modes.MODES`): after a power probe "
+                "handed over, the mode it handed to; an engine's own fallback is in "
+                "`finished_by`",
         "engine": "`\"<where>-<mode>\"` (`cpu-scc`, `gpu-power`, `multi-gpu-bsp`, ...)",
         "route": "the router's plan, a dict: `engine` and `mode` planned, `placement` (in "
                  "words: `cpu, 2 threads`, `cuda:0`, `cuda:0,1 (2 GPUs)`), `requested` (the "
@@ -106,8 +107,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                               "with (0: the plain rounds; `GpuSccSettings.heavy_anderson`, "
                               "`heavy_anderson_arcs`), a list",
         "scc_direct": "`scc`: small components solved exactly by elimination in one pass "
-                      "(`engines.scc.cpu.DagPushSettings.direct_vertices` vertices or fewer on the CPU, "
-                      "`smx.cuda.scc.DK` on a GPU)",
+                      "(`engines.scc.cpu.DagPushSettings.direct_vertices` vertices or fewer on "
+                      "the CPU, `smx.cuda.scc.DK` on a GPU)",
         "scc_giants": "`scc` over several GPUs: the giant components run sharded over the GPUs "
                       "(component, arcs inside, rounds, GPUs, the sharded run's error bound), a "
                       "list of dicts",
@@ -259,8 +260,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "gpu_recuts": "linear: re-cuts of the shard ranges from earlier runs' kernel times on "
                       "this graph and these GPUs",
         "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
-                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; `scc` and "
-                         "the path modes on one GPU)",
+                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; "
+                         "`scc` and the path modes on one GPU)",
         "gpu_sends": "linear: vertices of each GPU's range whose sends are exchanged every round, "
                      "a list",
         "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "

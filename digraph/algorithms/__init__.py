@@ -20,7 +20,8 @@ _ALIASES = {"k-core": "kcore", "core_number": "kcore", "pr": "pagerank",
 
 
 def get(algorithm):
-    """The algorithm object for a name (case-insensitive, a few aliases) or an Algorithm instance."""
+    """The algorithm object for a name (case-insensitive, a few aliases) or an Algorithm
+    instance."""
     if isinstance(algorithm, Algorithm):
         return algorithm
     if isinstance(algorithm, type) and issubclass(algorithm, Algorithm):

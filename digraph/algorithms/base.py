@@ -57,7 +57,8 @@ COMBINE_OPS = {"min": 0, "max": 1}
 
 @dataclass
 class LinearSystem:
-    """``x = b + A x``; ``A[v, u] = src_scale[u] * arc_scale[e] * dst_scale[v]`` summed over arcs e = (u→v).
+    """``x = b + A x``; ``A[v, u] = src_scale[u] * arc_scale[e] * dst_scale[v]`` summed over arcs
+    e = (u→v).
 
     Parameters
     ----------
@@ -70,12 +71,13 @@ class LinearSystem:
     normalize : bool
         The answer is ``x / sum(x)`` (PageRank); the error bound is then on the normalised answer.
     dangling, dangling_scale : float64 array (n), optional
-        A rank-one term: the system becomes ``x = b + A x + dangling · (dangling_scaleᵀ x)``, with
-        ``dangling ≥ 0`` summing to 1 and ``dangling_scale ≥ 0`` (PageRank's ``dangling=``: α on
-        the vertices without out-weight, 0 elsewhere, so their mass follows ``dangling`` instead
-        of the teleport vector).  Only the power iteration runs it (``mode="power"``,
-        :mod:`digraph.dispatch.engines.power.cpu`; the router refuses every other mode and the GPUs), and
-        only with ``normalize=True``.  None (default): no such term.
+        A rank-one term: the system becomes ``x = b + A x + dangling · (dangling_scaleᵀ x)``,
+        with ``dangling ≥ 0`` summing to 1 and ``dangling_scale ≥ 0`` (PageRank's
+        ``dangling=``: α on the vertices without out-weight, 0 elsewhere, so their mass follows
+        ``dangling`` instead of the teleport vector).  Only the power iteration runs it
+        (``mode="power"``, :mod:`digraph.dispatch.engines.power.cpu`; the router refuses every
+        other mode and the GPUs), and only with ``normalize=True``.  None (default): no such
+        term.
     """
 
     b: np.ndarray
@@ -171,7 +173,8 @@ class MonotoneSystem:
 
     def __post_init__(self):
         if self.relax not in RELAX_OPS:
-            raise InvalidParameterError(f"relax must be one of {sorted(RELAX_OPS)}, got {self.relax!r}")
+            raise InvalidParameterError(
+                f"relax must be one of {sorted(RELAX_OPS)}, got {self.relax!r}")
         if self.combine not in COMBINE_OPS:
             raise InvalidParameterError(f"combine must be 'min' or 'max', got {self.combine!r}")
 
@@ -226,7 +229,8 @@ class Algorithm:
         return bound
 
     def prepare(self, graph, **params):
-        """Return a system (:class:`LinearSystem`, :class:`MonotoneSystem`, :class:`HIndexSystem`)."""
+        """Return a system (:class:`LinearSystem`, :class:`MonotoneSystem`,
+        :class:`HIndexSystem`)."""
         raise NotImplementedError
 
     def finalize(self, graph, x, **params):
@@ -261,7 +265,8 @@ def check_probability(name, value, algo, open_interval=True):
         raise InvalidParameterError(
             f"{algo}: {name} must be a number in {interval}, got {short_repr(value)}") from None
     if not (0.0 < v < 1.0) if open_interval else not (0.0 <= v <= 1.0):
-        raise InvalidParameterError(f"{algo}: {name} must lie in {interval}, got {short_repr(value)}")
+        raise InvalidParameterError(
+            f"{algo}: {name} must lie in {interval}, got {short_repr(value)}")
     return v
 
 
@@ -292,7 +297,8 @@ def check_weights(graph, algo, *, allow_inf=False):
     if bad.size:
         e = int(bad[0])
         u, v = (x.item() if isinstance(x, np.generic) else x  # 20, not np.int64(20)
-                for x in (graph.vertex_ids[graph.arc_sources[e]], graph.vertex_ids[graph.out_targets[e]]))
+                for x in (graph.vertex_ids[graph.arc_sources[e]],
+                          graph.vertex_ids[graph.out_targets[e]]))
         raise InvalidWeightError(
             f"{algo}: arc {u!r} -> {v!r} has weight {float(w[e])!r}; {algo} needs non-negative"
             f"{'' if allow_inf else ', finite'} weights ({bad.size} such arc(s))")
@@ -336,10 +342,10 @@ def scaled_inverse(weights, scale):
 
 SCALED_INVERSE_PARALLEL = 1 << 16
 """Vectors of at least this many entries get :func:`scaled_inverse`'s parallel Numba pass,
-smaller ones numpy's.  Measured on the shared 2-core dev machine (loaded, 2 threads, medians of
-30 calls each after 2 ms idle, as between runs): 6,301 entries 2,629 µs parallel against 91 µs
-numpy (profiled on p2p-Gnutella08, quiet: 0.2 ms of a 1.1 ms PageRank run); 10^5 356 against
-536 µs; 10^6 2.0 against 6.5 ms.  The crossover lies between 10^4 and 10^5."""
+smaller ones numpy's (the parallel pass's start-up outweighs its gain on small vectors; the
+crossover lies between 10^4 and 10^5).  Measured: docs/history/docstring-measurements.md,
+"digraph.algorithms.base.SCALED_INVERSE_PARALLEL"."""
+
 
 
 @njit(parallel=True, cache=True)
@@ -352,7 +358,8 @@ def _scaled_inverse(w, scale, out):
 
 PARALLEL_NORMALIZE = 1 << 20
 """Vectors of at least this many entries are normalised by :func:`normalized` in one parallel
-Numba pass per step (smaller ones by numpy: the same rounding as before for the tests' graphs)."""
+Numba pass per step (smaller ones by numpy, whose rounding the tests' graphs keep)."""
+
 
 
 class SumNormalized(np.ndarray):
@@ -364,10 +371,11 @@ def normalized(x):
     """``x / Σx`` (``x`` itself when Σx <= 0), in place when ``x`` is a writeable float64 array;
     a :class:`SumNormalized` ``x`` is returned as a plain array, undivided.
 
-    PageRank's final step; on R-MAT 2^25 (33.5 M vertices) numpy's sum and division took 40–87
-    ms of each GPU run, one host thread at a time; above :data:`PARALLEL_NORMALIZE` entries both
-    are parallel Numba loops (18 ms on a 64-core host, which is why the GPU engines divide on
-    the GPUs when asked)."""
+    PageRank's final step; above :data:`PARALLEL_NORMALIZE` entries the sum and the division
+    are parallel Numba loops (numpy's take one host thread; the GPU engines divide on the GPUs
+    when asked).  Measured: docs/history/benchmarks-lab-notebook.md, "Four GPUs: ranges re-cut
+    from measured kernel time, prefaulted host array, parallel finalize"."""
+
     if isinstance(x, SumNormalized):
         return x.view(np.ndarray)
     in_place = x.dtype == np.float64 and x.flags.writeable and x.flags.c_contiguous

@@ -18,8 +18,8 @@ of positive weight) follows ``d`` instead of ``p``: networkx's iteration
 
 a :class:`LinearSystem` with ``dangling = d`` and ``dangling_scale = α·1_D``, which only the
 Google-matrix power iteration runs (``mode="power"``, chosen automatically;
-:mod:`digraph.dispatch.engines.power.cpu`).  When the graph has no dangling vertex, or ``d`` equals ``p``,
-the term changes nothing and the system is the plain one (every mode runs it).
+:mod:`digraph.dispatch.engines.power.cpu`).  When the graph has no dangling vertex, or ``d`` equals
+``p``, the term changes nothing and the system is the plain one (every mode runs it).
 
 The native ``tol`` bounds the L1 distance of the returned vector to the exact answer (default
 1e-6): the engine stops when ``2 R / ((1 − α) Σx) ≤ tol``, with ``R`` the L1 norm of the pending
@@ -79,8 +79,8 @@ def personalization_vector(graph, personalization, algo="pagerank", what="person
             ndim = None
         if isinstance(personalization, (str, bytes, set, frozenset)) or ndim != 1:
             raise InvalidParameterError(
-                f"{algo}: {what} must be a dict {{vertex id: weight}} or an array of one weight per "
-                f"vertex ({n}), got {short_repr(personalization)}")
+                f"{algo}: {what} must be a dict {{vertex id: weight}} or an array of one weight "
+                f"per vertex ({n}), got {short_repr(personalization)}")
         if len(personalization) != n:
             raise InvalidParameterError(
                 f"{algo}: {what} must be a dict or an array of one value per vertex ({n}), got "
@@ -210,6 +210,6 @@ class PageRank(Algorithm):
         """Exact answer by a sparse direct solve of ``(I − α Pᵀ) x = (1 − α) p`` (with
         ``dangling``: ``(I − α Pᵀ − α d 1_Dᵀ) x = (1 − α) p``), normalised."""
         from ._reference import solve_linear_system
-        sys = self.prepare(graph, **self.bind(graph, dict(alpha=alpha, personalization=personalization,
-                                                         weights=weights, dangling=dangling)))
+        sys = self.prepare(graph, **self.bind(graph, dict(
+            alpha=alpha, personalization=personalization, weights=weights, dangling=dangling)))
         return self.finalize(graph, solve_linear_system(graph, sys))

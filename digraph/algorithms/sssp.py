@@ -34,7 +34,8 @@ class SSSP(Algorithm):
     def prepare(self, graph, source, weights):
         weights = check_bool("weights", weights, self.name)
         s = _one_source(graph, source)
-        w = check_weights(graph, self.name, allow_inf=True) if (weights and graph.weighted) else None
+        w = (check_weights(graph, self.name, allow_inf=True) if (weights and graph.weighted)
+             else None)
         init = np.full(graph.num_vertices, np.inf)
         init[s] = 0.0
         return MonotoneSystem(init=init, relax="plus", combine="min", arc_value=w,

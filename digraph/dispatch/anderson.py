@@ -9,10 +9,11 @@ Numer. Anal.* 49(4), 2011) replaces the next iterate ``g_k = G(x_k)`` by
 where ``f_k = g_k − x_k`` and ``ΔF_i``, ``ΔG_i`` are the differences of consecutive ``f`` and ``g``
 of the last ``m`` rounds.  The columns of ``ΔG`` sum to zero, so ``x_{k+1}`` keeps ``Σx = 1``; the
 engines clip it at zero (measured: no entry was negative on the graphs of the benchmarks) and
-count any change of its sum in the bound (the CPU engine divides by the sum after a clip), so **the stop is unchanged and stays sound**: the power
-bound holds for any non-negative iterate, ``‖G(x) − π‖₁ ≤ (γ1 ‖G(x) − x‖₁ + rounding + 2 |Σx − 1|)
-/ (1 − γ1)`` (:func:`digraph.dispatch.convergence.power_stop`), and the answer returned is always a power
-step ``G(x_k)``.
+count any change of its sum in the bound (the CPU engine divides by the sum after a clip), so
+**the stop is unchanged and stays sound**: the power bound holds for any non-negative iterate,
+``‖G(x) − π‖₁ ≤ (γ1 ‖G(x) − x‖₁ + rounding + 2 |Σx − 1|) / (1 − γ1)``
+(:func:`digraph.dispatch.convergence.power_stop`), and the answer returned is always a power step
+``G(x_k)``.
 
 Measured (tol 1e-8, α = 0.85, ``benchmarks/proto_anderson_gpu.py``, one H200, rounds of the
 plain iteration → with ``m = 4``): R-MAT 2^22 25 → 11, R-MAT 2^24 27 → 11, dblp-2010 96 → 43,

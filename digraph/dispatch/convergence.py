@@ -9,9 +9,9 @@ from ..errors import InvalidParameterError
 from ..numeric import neumaier_add
 from .systems import linear_factors
 
-__all__ = ["linear_contraction", "quick_contraction", "linear_error_bound", "residual_threshold", "pending_budget",
-           "residual_norms", "certified_bound", "certified", "verdict", "tightened",
-           "rounding_floor", "checked_contraction"]
+__all__ = ["linear_contraction", "quick_contraction", "linear_error_bound", "residual_threshold",
+           "pending_budget", "residual_norms", "certified_bound", "certified", "verdict",
+           "tightened", "rounding_floor", "checked_contraction"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -82,7 +82,8 @@ def quick_contraction(graph, system):
     if system.arc_scale is not None or system.dst_scale is not None or graph.num_arcs == 0:
         return linear_contraction(graph, system)
     sds = getattr(system, "src_degree_scale", None)
-    if sds is not None and 0.0 <= sds < 1.0:  # src_scale = sds / out-degree: every column sums to sds
+    # src_scale = sds / out-degree: every column sums to sds
+    if sds is not None and 0.0 <= sds < 1.0:
         return float(sds), np.inf
     n = graph.num_vertices
     src_scale = (np.ones(n) if system.src_scale is None
@@ -156,8 +157,8 @@ def pending_budget(tol, sum_x, n, gammas, normalize):
 
 @njit(parallel=True, cache=True, nogil=True)
 def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, out):
-    """(‖r‖₁, ‖r‖∞) of ``r = b + A x − x``, recomputed from the state alone (one pull over the arcs);
-    ``r`` itself is written to ``out``.
+    """(‖r‖₁, ‖r‖∞) of ``r = b + A x − x``, recomputed from the state alone (one pull over the
+    arcs); ``r`` itself is written to ``out``.
 
     Engines that track the residual incrementally (per-arc mirrors) drift from it by rounding; this
     is the value their final error bound must use.

@@ -16,9 +16,7 @@ read :attr:`~.route.settings.RouteSettings.reach_share` of the arcs, and builds 
 restricted graph and system; ``digraph.run`` (``mode=None``; on GPUs, systems that are not
 normalised only) solves that with the automatic choice and puts the answer back
 (``stats["reach_vertices"]``, ``stats["reach_arcs"]``, the reason in ``stats["route"]``).
-Measured (docs/history/benchmarks-notebook.md, "Small reach: solving where the seeds reach"): adsorption on
-cnr-2000 from its 10 seeds of smallest out-degree (333 vertices reached), 2 quiet cores,
-197.5 → 7.4 ms.
+Measured: docs/history/benchmarks-notebook.md, "Small reach: solving where the seeds reach".
 """
 
 import numpy as np

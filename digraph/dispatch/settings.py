@@ -62,7 +62,8 @@ def check(settings):
     except TypeError:
         raise InvalidParameterError(
             f"settings must be a settings object or a list of them (such as "
-            f"dataclasses.replace(digraph.dispatch.engines.push.cpu_bsp.DEFAULT, ...)), not {settings!r}") from None
+            f"dataclasses.replace(digraph.dispatch.engines.push.cpu_bsp.DEFAULT, ...)), "
+            f"not {settings!r}") from None
     seen = set()
     for s in objs:
         if type(s) not in _KNOWN:

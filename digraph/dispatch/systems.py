@@ -5,8 +5,8 @@ import numpy as np
 from ..algorithms.base import RELAX_OPS
 from ..errors import InvalidParameterError
 
-__all__ = ["ones_or", "linear_factors", "monotone_arrays", "monotone_start", "stored_field", "undirected_adjacency",
-           "RELAX_CODES"]
+__all__ = ["ones_or", "linear_factors", "monotone_arrays", "monotone_start", "stored_field",
+           "undirected_adjacency", "RELAX_CODES"]
 
 RELAX_CODES = dict(RELAX_OPS)
 """Kernel codes of :data:`digraph.algorithms.base.RELAX_OPS` (defined once, in
@@ -40,7 +40,8 @@ def monotone_start(system, n):
     """(initial values, initially active mask) of a monotone system, checked."""
     x = np.ascontiguousarray(system.init, dtype=np.float64).copy()
     if x.shape != (n,):
-        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape {x.shape}")
+        raise InvalidParameterError(f"init must have one value per vertex ({n}), got shape "
+                                    f"{x.shape}")
     active = np.zeros(n, dtype=np.bool_)
     if system.frontier is None:
         identity = np.inf if system.combine == "min" else -np.inf
@@ -52,15 +53,16 @@ def monotone_start(system, n):
 
 def stored_field(system, name):
     """``system.<name>`` as stored: a :class:`~digraph.algorithms.base.DegreeScaledSystem`'s
-    vector not yet made stays unmade (reading it would build ``b`` and ``src_scale`` on the host:
-    9 ms a run on R-MAT 2^22, in a GPU run that makes them on the device)."""
+    vector not yet made stays unmade (reading it would build ``b`` and ``src_scale`` on the host,
+    in a GPU run that makes them on the device)."""
     stored = vars(system).get("_" + name, vars(system).get(name)) if hasattr(system, "__dict__") \
         else None
     return stored if stored is not None else getattr(system, name, None)
 
 
 def undirected_adjacency(graph):
-    """(offsets, neighbours) of the undirected multigraph of the arcs, self-loops removed (cached)."""
+    """(offsets, neighbours) of the undirected multigraph of the arcs, self-loops removed
+    (cached)."""
     from ..smx.cpu.bsp import undirected_neighbours
     return graph._cached("undirected", lambda: undirected_neighbours(
         graph.out_offsets, graph.out_targets, graph.in_offsets, graph.in_sources))

@@ -127,7 +127,8 @@ class ArcScanner:
         GraphTooLargeError
             The arcs read so far need more memory to load than is available.
         """
-        check_interrupt()  # a Ctrl-C is raised between blocks, never inside the parser (digraph.interrupts)
+        # a Ctrl-C is raised between blocks, never inside the parser (digraph.interrupts)
+        check_interrupt()
         arr = np.frombuffer(data, dtype=np.uint8, count=end)
         if first_line == 1 and self.base == 0 and _MM_BANNER.match(data, start):
             raise GraphFormatError(  # a comment line to an edge list, which would read on

@@ -20,10 +20,10 @@ Then::
 Implemented: ``pagerank``, ``core_number``, ``single_source_dijkstra_path_length``,
 ``single_source_shortest_path_length`` and ``shortest_path_length`` (one source),
 ``single_source_dijkstra`` and ``single_source_dijkstra_path``, ``strongly_connected_components``,
-``weakly_connected_components`` and ``bfs_layers``.  Each returns exactly what networkx returns (same keys,
-value types and exceptions); where digraph's semantics differ, ``can_run`` says no and networkx
-runs instead.  ``docs/networkx.md`` has the details, the PageRank tolerance mapping and the results
-of networkx's own tests run against this backend.
+``weakly_connected_components`` and ``bfs_layers``.  Each returns exactly what networkx returns
+(same keys, value types and exceptions); where digraph's semantics differ, ``can_run`` says no and
+networkx runs instead.  ``docs/networkx.md`` has the details, the PageRank tolerance mapping and the
+results of networkx's own tests run against this backend.
 """
 
 from .info import get_info

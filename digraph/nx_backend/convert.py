@@ -77,7 +77,8 @@ class DigraphGraph:
         attributes other than the weight are not kept)."""
         g = self.graph
         cls = {(True, True): nx.MultiDiGraph, (True, False): nx.DiGraph,
-               (False, True): nx.MultiGraph, (False, False): nx.Graph}[(self.directed, self.multigraph)]
+               (False, True): nx.MultiGraph,
+               (False, False): nx.Graph}[(self.directed, self.multigraph)]
         out = cls()
         out.graph.update(self.graph_attrs)
         out.add_nodes_from(self.nodes.tolist())
@@ -123,15 +124,18 @@ def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=Fal
 
     if isinstance(G, DigraphGraph):
         return G
-    if preserve_edge_attrs is True or (isinstance(preserve_edge_attrs, dict) and preserve_edge_attrs):
+    if preserve_edge_attrs is True or (isinstance(preserve_edge_attrs, dict)
+                                       and preserve_edge_attrs):
         raise NotImplementedError("the digraph backend keeps one numeric edge attribute, not all")
     weight = None
     if edge_attrs:
         if len(edge_attrs) > 1:
-            raise NotImplementedError(f"the digraph backend keeps one edge attribute, got {sorted(edge_attrs)}")
+            raise NotImplementedError("the digraph backend keeps one edge attribute, got "
+                                      f"{sorted(edge_attrs)}")
         (weight, default), = edge_attrs.items()
         if default != 1:
-            raise NotImplementedError(f"the digraph backend reads missing weights as 1, not {default!r}")
+            raise NotImplementedError("the digraph backend reads missing weights as 1, not "
+                                      f"{default!r}")
     loaded = from_networkx(G, weight=weight, weighted=None if weight is not None else False)
     # internal ids 0..n-1, so that lookups go through the node dict (networkx's semantics)
     graph = Graph(num_vertices=loaded.num_vertices, out_offsets=loaded.out_offsets,

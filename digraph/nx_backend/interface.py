@@ -13,8 +13,8 @@ networkx (>= 3.2) dispatches a call such as ``nx.pagerank(G, backend="digraph")`
 
 This is a thin layer (graphblas-algorithms' and nx-cugraph's habit): every answer comes from
 :func:`digraph.run` (paths from its result's shortest-path tree, :meth:`digraph.Result.path`),
-:mod:`digraph.components`, :mod:`digraph.traversal` or :mod:`digraph.bfs`; only the translation of arguments,
-results and errors lives here.
+:mod:`digraph.components`, :mod:`digraph.traversal` or :mod:`digraph.bfs`; only the translation of
+arguments, results and errors lives here.
 
 Keywords of :func:`digraph.run` pass through: ``mode=``, ``device=``, ``threads=``; their defaults
 come from ``nx.config.backends.digraph`` when the backend is installed through its entry points.

@@ -25,7 +25,8 @@ def _dijkstra_source(name, G, source, weight, backend_kwargs):
     """(run keywords, converted graph, source index) of a Dijkstra call, or networkx's errors."""
     kw = run_kwargs(name, backend_kwargs)
     if callable(weight):
-        raise NotImplementedError("the digraph backend reads a numeric edge attribute, not a function")
+        raise NotImplementedError("the digraph backend reads a numeric edge attribute, not a "
+                                  "function")
     g = as_graph(G, weight)
     s = g.index(source)
     if s is None:
@@ -159,7 +160,8 @@ def single_source_shortest_path_length(G, source, cutoff=None, **backend_kwargs)
     if s is None:
         raise nx.NodeNotFound(f"Source {source} is not in G")
     r = digraph.run(g.graph, "sssp", source=s, weights=False, **kw)
-    idx, d = _distances(g, s, r.values, cutoff, lambda v: v - 1 < cutoff)  # exact: no cutoff + 1 rounding
+    # exact: no cutoff + 1 rounding
+    idx, d = _distances(g, s, r.values, cutoff, lambda v: v - 1 < cutoff)
     return keyed(g, idx, d.astype(np.int64).tolist())
 
 

@@ -1,4 +1,5 @@
-"""digraph.paths: the path representation (PTable, E_Idx, arc ids), hot labels, DAG sketch, cache."""
+"""digraph.paths: the path representation (PTable, E_Idx, arc ids), hot labels, DAG sketch,
+cache."""
 
 from .pathset import PathSet
 

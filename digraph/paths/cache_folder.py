@@ -30,8 +30,8 @@ from pathlib import Path
 
 from ..preprocess.errors import CacheError
 
-__all__ = ["MANIFEST", "LOCK", "MARKER", "check_writable", "folder_id", "ensure_marker", "remove_marker",
-           "new_generation", "generation_dir", "writer_lock",
+__all__ = ["MANIFEST", "LOCK", "MARKER", "check_writable", "folder_id", "ensure_marker",
+           "remove_marker", "new_generation", "generation_dir", "writer_lock",
            "try_writer_lock", "remove_stale", "write_manifest", "read_json"]
 
 MANIFEST = "manifest.json"
@@ -68,7 +68,7 @@ def read_json(path):
         raise CacheError(f"{path}: unreadable manifest (larger than {MAX_MANIFEST_BYTES} bytes)")
     try:
         return json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError: ValueErrors
         raise CacheError(f"{path}: unreadable manifest ({str(e)[:120]})") from None
 
 
@@ -78,14 +78,16 @@ def folder_id(directory):
         mark = read_json(Path(directory) / MARKER)
     except (OSError, CacheError):
         return None
-    if (isinstance(mark, dict) and mark.get("format") == MARKER_FORMAT and mark.get("version") == MARKER_VERSION
+    if (isinstance(mark, dict) and mark.get("format") == MARKER_FORMAT
+            and mark.get("version") == MARKER_VERSION
             and isinstance(mark.get("id"), str) and _FOLDER_ID.match(mark["id"])):
         return mark["id"]
     return None
 
 
 def _is_lock_only(d, names):
-    """True when the folder's one entry is an empty regular ``.lock`` (a first writer's, racing us)."""
+    """True when the folder's one entry is an empty regular ``.lock`` (a first writer's, racing
+    us)."""
     if names != [LOCK]:
         return False
     try:
@@ -97,13 +99,15 @@ def _is_lock_only(d, names):
 
 def _legacy_cache(d):
     """True for a cache written before markers: a digraph manifest of format 2 or 3 whose
-    generation folder is there, and no name beside it that only format 1 wrote (top-level arrays)."""
+    generation folder is there, and no name beside it that only format 1 wrote (top-level
+    arrays)."""
     try:
         man = read_json(d / MANIFEST)
     except (OSError, CacheError):
         return False
     if not (isinstance(man, dict) and man.get("format") == "digraph-pathset"
-            and man.get("format_version") in (2, 3) and not isinstance(man.get("format_version"), bool)):
+            and man.get("format_version") in (2, 3)
+            and not isinstance(man.get("format_version"), bool)):
         return False
     gen = man.get("generation")
     if not isinstance(gen, str) or not _GENERATION.match(f"arrays-{gen}"):
@@ -125,8 +129,8 @@ def check_writable(directory):
     if not os.path.lexists(d):
         return
     if not d.is_dir():
-        raise CacheError(f"{d}: exists and is not a folder; refusing to replace it with a path cache "
-                         "(choose another cache path or remove it yourself)")
+        raise CacheError(f"{d}: exists and is not a folder; refusing to replace it with a path "
+                         "cache (choose another cache path or remove it yourself)")
     if folder_id(d) is not None:
         return
     try:
@@ -137,7 +141,8 @@ def check_writable(directory):
         return
     shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
     raise CacheError(f"{d}: is a folder that is not a digraph path cache (it holds {shown} and no "
-                     f"{MARKER} marker); refusing to write a cache there (use an empty or new folder)")
+                     f"{MARKER} marker); refusing to write a cache there (use an empty or new "
+                     "folder)")
 
 
 def ensure_marker(directory):
@@ -165,7 +170,8 @@ def ensure_marker(directory):
 
 
 def remove_marker(directory):
-    """Delete the marker of ``directory`` (a first write that failed: the folder goes back as it was)."""
+    """Delete the marker of ``directory`` (a first write that failed: the folder goes back as it
+    was)."""
     with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
         (Path(directory) / MARKER).unlink()
 
@@ -188,7 +194,8 @@ except ImportError:  # pragma: no cover - Windows: no inter-process lock
     fcntl = None
 
 
-_LOCK_FLAGS = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_LOCK_FLAGS = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
 
 
 def _open_lock(path):
@@ -198,7 +205,8 @@ def _open_lock(path):
         try:
             fd = os.open(path, _LOCK_FLAGS | os.O_CREAT, 0o666)
         except OSError:
-            if attempt or not os.path.lexists(path) or os.path.isdir(path) and not os.path.islink(path):
+            if (attempt or not os.path.lexists(path)
+                    or os.path.isdir(path) and not os.path.islink(path)):
                 raise
             os.unlink(path)  # a symbolic link named .lock: remove the link, never its target
             continue

@@ -30,7 +30,8 @@ from numba import njit, prange
 
 from ..preprocess.scc import tarjan_scc
 
-__all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_share_bound", "ORDERS"]
+__all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_share_bound",
+           "ORDERS"]
 
 ORDERS = ("vertex", "path")
 
@@ -61,7 +62,8 @@ def _levels(in_offsets, in_sources, n, ncomp, by_topo, comp_start):
 @njit(cache=True, nogil=True)
 def stable_argsort(keys, nkeys):
     """``np.argsort(keys, kind="stable")`` for integer keys in ``[0, nkeys)``, by counting in
-    O(n + nkeys) (numpy's stable sort of 1 M keys took 73–84 ms, three times a build)."""
+    O(n + nkeys), faster than numpy's stable sort (called three times a build; figures:
+    docs/history/docstring-measurements.md, "digraph.paths.condensation.stable_argsort")."""
     start = np.zeros(nkeys + 1, np.int64)
     for i in range(keys.size):
         start[keys[i] + 1] += 1
@@ -95,10 +97,10 @@ def _split_arcs(pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_off
     positions (count, then fill).  An arc ``u → w`` lies inside ``u``'s component when ``pos[w]``
     falls in that component's range of positions, so each arc end costs one random read of
     ``pos`` (4 bytes a vertex below 2^31 vertices) and not two (``comp`` and ``pos``): the
-    scattered reads are what the build waits on (a scrambled citation DAG of 12.6 M arcs: 1.8 s
-    in one thread before).  Both passes walk the vertices in their own order, so each vertex's
-    rows of ``out_*`` and ``in_*`` are read where they lie and only its slot in the output is
-    looked up (``pos[u]``), instead of jumping to the rows of ``order[i]``."""
+    scattered reads are what the build waits on.  Both passes walk the vertices in their own
+    order, so each vertex's rows of ``out_*`` and ``in_*`` are read where they lie and only its
+    slot in the output is looked up (``pos[u]``), instead of jumping to the rows of
+    ``order[i]``."""
     n = pos.size
     iout_off = np.zeros(n + 1, np.int64)
     ein_off = np.zeros(n + 1, np.int64)
@@ -224,7 +226,8 @@ def condensation_for(graph, order="vertex", pathset=None):
 
 
 def cached_condensation(graph, order="vertex"):
-    """The :class:`Condensation` already kept on ``graph`` (vertex order), or None: nothing is built."""
+    """The :class:`Condensation` already kept on ``graph`` (vertex order), or None: nothing is
+    built."""
     return graph._cache.get(("condensation", order, None))
 
 
@@ -246,13 +249,14 @@ def largest_share_bound(graph):
     """An upper bound on the share of the arcs inside the largest strongly connected component,
     in one pass over the arcs and without the condensation: an arc inside a component of two or
     more vertices (or a self-loop) joins two vertices that each have an in-arc and an out-arc.
-    Kept on the graph.  Measured against the true share (``comp_arcs.max() / m``): wiki-Vote 0.39
-    (0.38), p2p-Gnutella25 0.37 (0.32), cit-HepPh 0.79 (0.33), cnr-2000 0.93 (0.51), R-MAT 0.98
-    (0.98): tight where sinks and sources leave the cycles, loose on web graphs, whose small
-    components hang together through arcs both ways."""
+    Kept on the graph.  Against the true share (``comp_arcs.max() / m``) it is tight where
+    sinks and sources leave the cycles, loose on web graphs, whose small components hang
+    together through arcs both ways (figures: docs/history/docstring-measurements.md,
+    "digraph.paths.condensation.largest_share_bound")."""
     key = ("largest_share_bound",)
     if key not in graph._cache:
         m = graph.num_arcs
-        graph._cache[key] = (_two_sided_arcs(graph.out_offsets, graph.out_targets, graph.in_offsets) / m
+        graph._cache[key] = (_two_sided_arcs(graph.out_offsets, graph.out_targets,
+                                             graph.in_offsets) / m
                              if m else 0.0)
     return graph._cache[key]

@@ -3,28 +3,32 @@
 A :class:`PathSet` holds contiguous numpy arrays that can be cached, memory-mapped and copied to a
 GPU in one piece:
 
-==================== ======================= ==================================================
-array                dtype / length          meaning
-==================== ======================= ==================================================
-path_offsets         int64, P+1              PTable: path ``p`` is ``path_vertices[path_offsets[p]:path_offsets[p+1]]``
-path_vertices        graph's index dtype     E_Idx: internal vertex ids; consecutive entries of one path form an arc
-path_arc_ids         int64, m                CSR index of each arc; path ``p``'s arcs are
-                                             ``path_arc_ids[path_offsets[p]-p : path_offsets[p+1]-p-1]``
-                                             (``E_val = graph.arc_weights()[path_arc_ids]``)
-path_hot             bool, P                 hot path flag (see :mod:`digraph.preprocess.partition`)
-path_heat            float64, P              mean vertex degree of the path (``D̄(p)`` of ``Pri(p)``)
-path_scc             int64, P                SCC-vertex of the path (non-decreasing in storage order)
-path_layer           int64, P                layer of the path's SCC-vertex
-scc_path_offsets     int64, S+1              paths of SCC-vertex ``s``: ``scc_path_offsets[s]:scc_path_offsets[s+1]``
-scc_layer            int64, S                layer of each SCC-vertex (non-decreasing)
-scc_succ_paths       int64, S                paths in the direct successor SCC-vertices
-layer_scc_offsets    int64, layers+1         SCC-vertices of layer ``l``: ``layer_scc_offsets[l]:[l+1]``
-dag_offsets          int64, S+J+1            DAG sketch CSR over SCC-vertices ``0..S-1`` then junctions
-dag_targets          int64                   (junctions ``S..S+J-1`` hold no path, see :mod:`digraph.preprocess.dag`)
-junction_vertex      int64, J                the graph vertex each junction stands for
-junction_layer       int64, J                layer of each junction (= max layer of its predecessors)
-partition_offsets    int64, parts+1          partition ``k`` = paths ``partition_offsets[k]:[k+1]``
-==================== ======================= ==================================================
+==================== =================== ===========================================================
+array                dtype / length      meaning
+==================== =================== ===========================================================
+path_offsets         int64, P+1          PTable: path ``p`` is
+                                         ``path_vertices[path_offsets[p]:path_offsets[p+1]]``
+path_vertices        graph's index dtype E_Idx: internal vertex ids; consecutive entries of one
+                                         path form an arc
+path_arc_ids         int64, m            CSR index of each arc; path ``p``'s arcs are
+                                         ``path_arc_ids[path_offsets[p]-p : path_offsets[p+1]-p-1]``
+                                         (``E_val = graph.arc_weights()[path_arc_ids]``)
+path_hot             bool, P             hot path flag (see :mod:`digraph.preprocess.partition`)
+path_heat            float64, P          mean vertex degree of the path (``D̄(p)`` of ``Pri(p)``)
+path_scc             int64, P            SCC-vertex of the path (non-decreasing in storage order)
+path_layer           int64, P            layer of the path's SCC-vertex
+scc_path_offsets     int64, S+1          paths of SCC-vertex ``s``:
+                                         ``scc_path_offsets[s]:scc_path_offsets[s+1]``
+scc_layer            int64, S            layer of each SCC-vertex (non-decreasing)
+scc_succ_paths       int64, S            paths in the direct successor SCC-vertices
+layer_scc_offsets    int64, layers+1     SCC-vertices of layer ``l``: ``layer_scc_offsets[l]:[l+1]``
+dag_offsets          int64, S+J+1        DAG sketch CSR over SCC-vertices ``0..S-1`` then junctions
+dag_targets          int64               (junctions ``S..S+J-1`` hold no path, see
+                                         :mod:`digraph.preprocess.dag`)
+junction_vertex      int64, J            the graph vertex each junction stands for
+junction_layer       int64, J            layer of each junction (= max layer of its predecessors)
+partition_offsets    int64, parts+1      partition ``k`` = paths ``partition_offsets[k]:[k+1]``
+==================== =================== ===========================================================
 
 Storage order: SCC-vertices by layer, then descending successor paths; inside an SCC-vertex hot
 paths first, then by tail vertex; partitions are contiguous ranges of that order.
@@ -52,7 +56,8 @@ FORMAT_VERSION = 3
 PREPROCESS_VERSION = 1
 
 ARRAYS = (
-    "path_offsets", "path_vertices", "path_arc_ids", "path_hot", "path_heat", "path_scc", "path_layer",
+    "path_offsets", "path_vertices", "path_arc_ids", "path_hot", "path_heat", "path_scc",
+    "path_layer",
     "scc_path_offsets", "scc_layer", "scc_succ_paths", "layer_scc_offsets",
     "dag_offsets", "dag_targets", "junction_vertex", "junction_layer", "partition_offsets",
 )
@@ -206,16 +211,17 @@ class PathSet:
         ``hot_paths``, ``hot_share`` (of paths), ``hot_arc_share``, ``num_scc``, ``num_junctions``,
         ``giant_scc_paths``, ``giant_scc_path_share``, ``giant_scc_arc_share``, ``num_layers``,
         ``layer0_arc_share``, ``dep_graph_vertices`` (= paths) and ``dep_graph_vertex_ratio`` (/ n),
-        ``dep_graph_arcs`` (arcs of the vertex dependency graph D, see :mod:`digraph.preprocess.dag`)
-        and ``dep_graph_arc_ratio`` (/ m), ``dag_arcs``, ``num_partitions``,
-        ``partition_max_arcs``, ``partition_mean_arcs``, ``partition_balance`` (max / mean), and
-        ``time_<stage>`` for each timed stage plus ``time_total``.
+        ``dep_graph_arcs`` (arcs of the vertex dependency graph D, see
+        :mod:`digraph.preprocess.dag`) and ``dep_graph_arc_ratio`` (/ m), ``dag_arcs``,
+        ``num_partitions``, ``partition_max_arcs``, ``partition_mean_arcs``, ``partition_balance``
+        (max / mean), and ``time_<stage>`` for each timed stage plus ``time_total``.
         """
         return decomposition_stats(self)
 
     def __repr__(self):
         return (f"<digraph.PathSet: {self.num_paths} paths over {self.num_arcs} arcs, "
-                f"{self.num_scc} SCC-vertices in {self.num_layers} layers, {self.num_partitions} partitions>")
+                f"{self.num_scc} SCC-vertices in {self.num_layers} layers, {self.num_partitions} "
+                "partitions>")
 
     # ------------------------------------------------------------------ cache
     def manifest(self):
@@ -307,7 +313,8 @@ class PathSet:
 
     @staticmethod
     def array_files(directory):
-        """Dict name -> path of each array file of the cache in ``directory`` (from its manifest)."""
+        """Dict name -> path of each array file of the cache in ``directory`` (from its
+        manifest)."""
         man = PathSet.read_manifest(directory)
         gdir = cache_folder.generation_dir(directory, man.get("generation"))
         return {name: gdir / f"{name}.npy" for name in ARRAYS}
@@ -364,7 +371,8 @@ class PathSet:
         timings = dict(man.get("timings", {}))
         ps = cls(arrays=arrays, num_vertices=man["num_vertices"], num_arcs=man["num_arcs"],
                  num_scc=man["num_scc"], params=man.get("params", {}),
-                 graph_fingerprint=man["graph_fingerprint"], info=man.get("info", {}), timings=timings)
+                 graph_fingerprint=man["graph_fingerprint"], info=man.get("info", {}),
+                 timings=timings)
         ps.timings["load"] = time.perf_counter() - t0
         return ps
 
@@ -377,10 +385,12 @@ class PathSet:
             problems.append(f"format version {short(fv)} (this engine reads {FORMAT_VERSION})")
         ev = engine_version()
         if man.get("engine_version") != ev:
-            problems.append(f"engine version {short(man.get('engine_version'))} (this engine is {ev})")
+            problems.append(f"engine version {short(man.get('engine_version'))} (this engine is "
+                            f"{ev})")
         pv = man.get("preprocess_version")
         if pv != PREPROCESS_VERSION or isinstance(pv, bool):
-            problems.append(f"preprocess version {short(pv)} (this engine uses {PREPROCESS_VERSION})")
+            problems.append(f"preprocess version {short(pv)} (this engine uses "
+                            f"{PREPROCESS_VERSION})")
         if problems:  # another version: nothing else of the manifest is read
             raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
         # the manifest's types and sizes, before anything is read or allocated
@@ -399,13 +409,14 @@ class PathSet:
                 if k not in cached:
                     problems.append(f"parameter {k} absent from the cache")
                 elif _jsonable(v) != cached[k]:
-                    problems.append(f"parameter {k}={validate._short(repr(cached[k]))} (expected {v!r})")
+                    problems.append(f"parameter {k}={validate._short(repr(cached[k]))} (expected "
+                                    f"{v!r})")
         if problems:
             raise CacheError(f"{directory}: cache does not match: " + "; ".join(problems))
         gdir = cache_folder.generation_dir(directory, man.get("generation"))
         if graph is not None and (graph.num_vertices != sizes["n"] or graph.num_arcs != sizes["m"]):
-            raise CacheError(f"{directory / MANIFEST}: says {sizes['n']} vertices and {sizes['m']} arcs, "
-                             f"the graph has {graph.num_vertices} and {graph.num_arcs}")
+            raise CacheError(f"{directory / MANIFEST}: says {sizes['n']} vertices and {sizes['m']} "
+                             f"arcs, the graph has {graph.num_vertices} and {graph.num_arcs}")
         # every file: regular, header = manifest's dtype and shape, exact size; then, overlapped on
         # threads, its CRC-32 and the structure in O(m) (offsets, vertex and arc ids in range, the
         # paths' arcs exactly the graph's arcs): see digraph.paths.validate

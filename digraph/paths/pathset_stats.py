@@ -17,7 +17,8 @@ def decomposition_stats(ps):
     out = {"num_paths": P, "num_arcs": m, "num_vertices": n}
     out["mean_length"] = m / P if P else 0.0
     out["max_length"] = int(lengths.max()) if P else 0
-    out["arc_weighted_mean_length"] = float((lengths.astype(np.float64) ** 2).sum() / m) if m else 0.0
+    out["arc_weighted_mean_length"] = (float((lengths.astype(np.float64) ** 2).sum() / m)
+                                       if m else 0.0)
     lb = ps.info.get("path_count_lower_bound")
     out["path_count_lower_bound"] = lb
     out["mean_length_upper_bound"] = (m / lb) if lb else None

@@ -141,7 +141,8 @@ class SccSchedule:
         self.heavy_offsets = np.zeros(P + 1, np.int64)
         np.cumsum(per, out=self.heavy_offsets[1:])
         self.heavy_comps = hc
-        self.heavy_arcs = np.bincount(hd[hc], weights=cond.comp_arcs[hc], minlength=P).astype(np.int64)
+        self.heavy_arcs = np.bincount(hd[hc], weights=cond.comp_arcs[hc],
+                                      minlength=P).astype(np.int64)
         # a component's positions are consecutive: its in-arcs from outside are one range
         self.heavy_in_arcs = int((cond.ein_offsets[cond.comp_offsets[hc + 1]]
                                   - cond.ein_offsets[cond.comp_offsets[hc]]).sum())
@@ -212,9 +213,9 @@ def split_by_degree(positions, offsets, degree, limit):
     ``big`` the others, each keeping its order and grouped by slice as ``positions`` is.
 
     The heavy rounds push a small vertex with a few threads and a big one with a whole block: a
-    round lasts as long as its longest chain of pushes, and with 8 threads a vertex cnr-2000's
-    vertex of 1,415 out-arcs made every round of its giant component last about 59 µs (one H200;
-    docs/history/benchmarks-notebook.md)."""
+    round lasts as long as its longest chain of pushes, which one vertex of many out-arcs pushed
+    by a few threads sets.  Measured: docs/history/benchmarks-notebook.md, "The heavy rounds
+    profiled"."""
     positions = np.asarray(positions)
     big = np.asarray(degree)[positions] > limit
     k = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))

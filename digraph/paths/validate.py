@@ -16,16 +16,16 @@ failure raises :class:`~digraph.preprocess.errors.CacheError` naming the file an
 3. :func:`check_structure` -- O(m) vectorised numpy and one ``nogil`` Numba pass over the paths:
    offsets start at 0, end at the array's length and grow by at least 2 per path (every path has an
    arc), every vertex id lies in ``[0, n)``, ``path_arc_ids`` is a permutation of ``0..m-1`` (every
-   arc in exactly one path, hot or cold), and -- when the graph is given -- consecutive path vertices
-   ``u, v`` with arc id ``e`` are the graph's arc ``e`` (``out_offsets[u] <= e < out_offsets[u+1]``
-   and ``out_targets[e] == v``); ``path_hot`` holds 0/1 bytes, ``path_heat`` is finite and >= 0;
-   ``path_scc`` is non-decreasing in ``[0, S)`` and agrees with ``scc_path_offsets``,
-   ``path_layer == scc_layer[path_scc]``, ``scc_layer`` is non-decreasing and agrees with
-   ``layer_scc_offsets``; the DAG sketch's offsets are monotone and its targets in range; junction
-   vertices and layers are in range; partitions are non-empty, cover the paths and never span
-   layers; the layers follow the paths' real dependencies (a path that reads a vertex another
-   SCC-vertex's path writes is in a higher layer), so a forged order cannot make the path engine
-   run its layers backwards.  (Those checks: :mod:`digraph.paths.validate_structure`.)
+   arc in exactly one path, hot or cold), and -- when the graph is given -- consecutive path
+   vertices ``u, v`` with arc id ``e`` are the graph's arc ``e``
+   (``out_offsets[u] <= e < out_offsets[u+1]`` and ``out_targets[e] == v``); ``path_hot`` holds 0/1
+   bytes, ``path_heat`` is finite and >= 0; ``path_scc`` is non-decreasing in ``[0, S)`` and agrees
+   with ``scc_path_offsets``, ``path_layer == scc_layer[path_scc]``, ``scc_layer`` is non-decreasing
+   and agrees with ``layer_scc_offsets``; the DAG sketch's offsets are monotone and its targets in
+   range; junction vertices and layers are in range; partitions are non-empty, cover the paths and
+   never span layers; the layers follow the paths' real dependencies (a path that reads a vertex
+   another SCC-vertex's path writes is in a higher layer), so a forged order cannot make the path
+   engine run its layers backwards.  (Those checks: :mod:`digraph.paths.validate_structure`.)
 
 A CRC-32 catches accidental damage (every burst of up to 32 bits, anything else but for a 2^-32
 chance); a forger can recompute any checksum kept beside the data, so the structural checks are
@@ -49,7 +49,8 @@ __all__ = ["DTYPES", "check_manifest", "load_checked", "read_arrays", "check_str
 #: The dtype every array must have (``path_vertices``: the graph's index dtype).
 DTYPES = {
     "path_offsets": ("int64",), "path_vertices": ("int32", "int64"), "path_arc_ids": ("int64",),
-    "path_hot": ("bool",), "path_heat": ("float64",), "path_scc": ("int64",), "path_layer": ("int64",),
+    "path_hot": ("bool",), "path_heat": ("float64",), "path_scc": ("int64",),
+    "path_layer": ("int64",),
     "scc_path_offsets": ("int64",), "scc_layer": ("int64",), "scc_succ_paths": ("int64",),
     "layer_scc_offsets": ("int64",), "dag_offsets": ("int64",), "dag_targets": ("int64",),
     "junction_vertex": ("int64",), "junction_layer": ("int64",), "partition_offsets": ("int64",),
@@ -116,8 +117,9 @@ def check_manifest(man, where, array_names):
             problems.append(f"{key} is {_short(man[key])} (expected an object)")
     timings = man.get("timings")
     if isinstance(timings, dict):
-        bad = [k for k, v in timings.items() if not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                      and math.isfinite(v))]
+        bad = [k for k, v in timings.items()
+               if not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and math.isfinite(v))]
         if bad:
             problems.append(f"timings {bad[:3]} are not finite numbers")
     info = man.get("info")
@@ -145,11 +147,13 @@ def check_manifest(man, where, array_names):
             problems.append(f"{name}: entry is {_short(e)} (expected an object)")
             continue
         if e.get("dtype") not in DTYPES[name]:
-            problems.append(f"{name}: dtype {_short(e.get('dtype'))} (expected {' or '.join(DTYPES[name])})")
+            problems.append(f"{name}: dtype {_short(e.get('dtype'))} (expected "
+                            f"{' or '.join(DTYPES[name])})")
         shape = e.get("shape")
         if (not isinstance(shape, list) or len(shape) != 1 or not _int(shape[0])
                 or not 0 <= shape[0] <= MAX_SIZE):
-            problems.append(f"{name}: shape {_short(shape)} (expected [length], 0 <= length <= 2^48)")
+            problems.append(f"{name}: shape {_short(shape)} (expected [length], 0 <= length <= "
+                            "2^48)")
         else:
             size[name] = shape[0]
         crc = e.get("crc32")
@@ -213,7 +217,8 @@ def _open_array(path, dtype, length, mmap):
             raise CacheError(f"{path}: damaged .npy header ({_short(str(e), 120)})") from None
         want = np.dtype(dtype)
         if hdtype != want or tuple(shape) != (length,):
-            raise CacheError(f"{path}: array is {hdtype}{list(shape)}, manifest says {dtype}[{length}]")
+            raise CacheError(f"{path}: array is {hdtype}{list(shape)}, manifest says "
+                             f"{dtype}[{length}]")
         offset = f.tell()
         nbytes = length * want.itemsize
         size = os.fstat(f.fileno()).st_size
@@ -243,7 +248,8 @@ def _open_array(path, dtype, length, mmap):
 
 
 def _checksum_error(path):
-    return CacheError(f"{path}: checksum mismatch (CRC-32 differs from the manifest's: the file is damaged)")
+    return CacheError(f"{path}: checksum mismatch (CRC-32 differs from the manifest's: the file is "
+                      "damaged)")
 
 
 def read_arrays(gdir, spec, names, mmap=True, threads=None):
@@ -252,7 +258,8 @@ def read_arrays(gdir, spec, names, mmap=True, threads=None):
     ``spec`` is the manifest's ``arrays`` (already checked by :func:`check_manifest`).  Returns a
     dict name -> array (read-only memory maps when ``mmap``)."""
     arrays, headers = _open_arrays(gdir, spec, names, mmap)
-    tasks = [(name, lambda name=name: crc32_file_parts(headers[name], arrays[name])) for name in names]
+    tasks = [(name, lambda name=name: crc32_file_parts(headers[name], arrays[name]))
+             for name in names]
     results = _run_tasks(tasks, threads)
     for name in names:
         if results[name] != spec[name]["crc32"]:
@@ -272,13 +279,15 @@ def _open_arrays(gdir, spec, names, mmap):
     arrays, headers = {}, {}
     for name in names:
         e = spec[name]
-        arrays[name], headers[name] = _open_array(gdir / f"{name}.npy", e["dtype"], e["shape"][0], mmap)
+        arrays[name], headers[name] = _open_array(gdir / f"{name}.npy", e["dtype"], e["shape"][0],
+                                                  mmap)
     return arrays, headers
 
 
 def _run_tasks(tasks, threads=None, main=None):
     """Run ``(key, callable)`` tasks on a thread pool (GIL-free work: CRC-32, nogil kernels) while
-    the calling thread runs ``main()``; returns dict key -> result (a task's exception is raised)."""
+    the calling thread runs ``main()``; returns dict key -> result (a task's exception is
+    raised)."""
     threads = threads or min(len(tasks), os.cpu_count() or 1, 8)
     if threads <= 1:
         if main is not None:
@@ -305,7 +314,8 @@ def load_checked(gdir, spec, names, sizes, graph=None, mmap=True, threads=None):
     tasks = [(("crc", name), lambda name=name: crc32_file_parts(headers[name], arrays[name]))
              for name in order]
     paths = PathCheck(arrays, sizes, graph, chunks=2 * threads if threads > 1 else 1)
-    tasks += [(("paths", i), f) for i, f in enumerate(paths.tasks)] + [("layers", paths.layers_task)]
+    tasks += ([(("paths", i), f) for i, f in enumerate(paths.tasks)]
+              + [("layers", paths.layers_task)])
     small = {}
 
     def main():  # meanwhile, on this thread: the small arrays (sizes S, J, K)
@@ -324,14 +334,14 @@ def load_checked(gdir, spec, names, sizes, graph=None, mmap=True, threads=None):
     return arrays
 
 
-# ----------------------------------------------------------------------------------------- structure
+# ------------------------------------------------------------------------------------ structure
 
 def check_structure(arrays, sizes, gdir, graph=None, threads=None):
     """Validate the structure of the arrays (O(m): vectorised numpy and one Numba pass over the
     paths on ``threads`` threads); raise :class:`CacheError` naming the file and the problem."""
     if graph is not None and (graph.num_vertices != sizes["n"] or graph.num_arcs != sizes["m"]):
-        raise CacheError(f"{gdir.parent}: manifest says {sizes['n']} vertices and {sizes['m']} arcs, "
-                         f"the graph has {graph.num_vertices} and {graph.num_arcs}")
+        raise CacheError(f"{gdir.parent}: manifest says {sizes['n']} vertices and {sizes['m']} "
+                         f"arcs, the graph has {graph.num_vertices} and {graph.num_arcs}")
     check_small(arrays, sizes, gdir)
     threads = threads or min(os.cpu_count() or 1, 8)
     paths = PathCheck(arrays, sizes, graph, chunks=threads)

@@ -10,8 +10,8 @@ from ..preprocess.errors import CacheError
 
 
 @njit(cache=True, nogil=True)
-def _check_paths(lo, hi, po, pv, ids, hot, heat, pscc, player, scc_layer, n, m, goff, gtg, has_graph,
-                 seen):
+def _check_paths(lo, hi, po, pv, ids, hot, heat, pscc, player, scc_layer, n, m, goff, gtg,
+                 has_graph, seen):
     """Check paths ``lo..hi-1``; returns (code, index, value), code 0 when all is well."""
     S = scc_layer.size
     size = pv.size
@@ -104,16 +104,20 @@ def _layers_follow_dependencies(po, pv, pscc, player, n):
 
 
 _PATH_ERRORS = {
-    1: ("path_offsets", "path {i}: offsets not increasing by at least 2 or out of range (length {v})"),
+    1: ("path_offsets",
+        "path {i}: offsets not increasing by at least 2 or out of range (length {v})"),
     2: ("path_hot", "path {i}: flag byte {v} is not 0 or 1"),
     3: ("path_heat", "path {i}: heat is negative, infinite or NaN"),
     4: ("path_scc", "path {i}: SCC-vertex {v} out of range [0, num_scc)"),
-    5: ("path_scc", "path {i}: SCC-vertex {v} smaller than the previous path's (not non-decreasing)"),
+    5: ("path_scc",
+        "path {i}: SCC-vertex {v} smaller than the previous path's (not non-decreasing)"),
     6: ("path_layer", "path {i}: layer {v} differs from its SCC-vertex's layer"),
     7: ("path_vertices", "entry {i}: vertex id {v} out of range [0, num_vertices)"),
     8: ("path_arc_ids", "entry {i}: arc id {v} out of range [0, num_arcs)"),
-    9: ("path_arc_ids", "entry {i}: arc {v} does not leave the path's vertex there (not the graph's arc)"),
-    10: ("path_arc_ids", "entry {i}: arc {v} does not enter the path's next vertex (not the graph's arc)"),
+    9: ("path_arc_ids",
+        "entry {i}: arc {v} does not leave the path's vertex there (not the graph's arc)"),
+    10: ("path_arc_ids",
+         "entry {i}: arc {v} does not enter the path's next vertex (not the graph's arc)"),
 }
 
 
@@ -154,7 +158,8 @@ def check_small(arrays, sizes, gdir):
             fail("scc_layer", f"not non-decreasing at index {bad[0]}")
     if L:
         r = np.arange(L, dtype=np.int64)
-        if not (np.array_equal(scc_layer[lso[:-1]], r) and np.array_equal(scc_layer[lso[1:] - 1], r)):
+        if not (np.array_equal(scc_layer[lso[:-1]], r)
+                and np.array_equal(scc_layer[lso[1:] - 1], r)):
             fail("scc_layer", "disagrees with layer_scc_offsets")
     spo = A["scc_path_offsets"]
     _offsets(spo, 0, P, True, "scc_path_offsets", fail)
@@ -183,17 +188,19 @@ class PathCheck:
         else:
             goff = np.zeros(1, np.int64)
             gtg = np.zeros(0, pv.dtype)
-        args = (A["path_offsets"], pv, A["path_arc_ids"], A["path_hot"].view(np.uint8), A["path_heat"],
-                A["path_scc"], A["path_layer"], A["scc_layer"], np.int64(n), np.int64(m), goff, gtg,
-                graph is not None, self.seen)
+        args = (A["path_offsets"], pv, A["path_arc_ids"], A["path_hot"].view(np.uint8),
+                A["path_heat"], A["path_scc"], A["path_layer"], A["scc_layer"], np.int64(n),
+                np.int64(m), goff, gtg, graph is not None, self.seen)
         chunks = chunks if P >= 100_000 else 1
         b = np.linspace(0, P, chunks + 1).astype(np.int64)
-        self.tasks = [lambda lo=b[i], hi=b[i + 1]: _check_paths(lo, hi, *args) for i in range(chunks)]
+        self.tasks = [lambda lo=b[i], hi=b[i + 1]: _check_paths(lo, hi, *args)
+                      for i in range(chunks)]
         layers = (A["path_offsets"], pv, A["path_scc"], A["path_layer"], np.int64(n))
         self.layers_task = lambda: _layers_follow_dependencies(*layers)
 
     def finish(self, results, gdir, layers):
-        """Raise for the first problem: ``results`` of :attr:`tasks`, ``layers`` of :attr:`layers_task`."""
+        """Raise for the first problem: ``results`` of :attr:`tasks`, ``layers`` of
+        :attr:`layers_task`."""
         def fail(name, what):
             _fail(gdir, name, what)
 
@@ -220,6 +227,7 @@ class PathCheck:
         if S:  # the layers are a topological order of the paths' real dependencies
             x, w, r = layers
             if x >= 0:
-                fail("path_layer", f"the layers do not follow the paths' dependencies: vertex {x} is "
-                                   f"written by a path of layer {w} and read by a path of another "
-                                   f"SCC-vertex of layer {r} (a reader must be in a higher layer)")
+                fail("path_layer",
+                     f"the layers do not follow the paths' dependencies: vertex {x} is "
+                     f"written by a path of layer {w} and read by a path of another "
+                     f"SCC-vertex of layer {r} (a reader must be in a higher layer)")

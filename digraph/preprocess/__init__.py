@@ -14,12 +14,13 @@ Stages (each timed in ``PathSet.timings``):
 
 Results never depend on ``jobs``.  Entry points: :func:`preprocess`, :func:`load_or_build`.
 
-Speed and memory (issue 3): every stage is a few linear passes in Numba over int32 temporaries
+Speed and memory: every stage is a few linear passes in Numba over int32 temporaries
 where the ids fit; sorts are counting sorts or an LSD radix sort (no argsort of paths); the storage
 order is applied by scattering each path once (sequential reads) instead of gathering by path; and
 the large scratch arrays of one call come from a :class:`._parallel.Workspace` that hands buffers
 released by one stage to the next, because faulting in and zeroing fresh pages cost as much system
-time as the kernels' user time.  Figures: ``docs/history/benchmarks-notebook.md``, "Preprocessing (issue 3)".
+time as the kernels' user time.  Measured: ``docs/history/benchmarks-notebook.md``,
+"Preprocessing".
 """
 
 import math
@@ -77,7 +78,8 @@ def check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgra
 
     dmax = posint("dmax", dmax)
     if not isinstance(merge, str) or merge not in MERGE_MODES:
-        raise InvalidParameterError(f"merge must be one of {sorted(MERGE_MODES)}, got {short_repr(merge)}")
+        raise InvalidParameterError(f"merge must be one of {sorted(MERGE_MODES)}, got "
+                                    f"{short_repr(merge)}")
     max_path_length = posint("max_path_length", max_path_length, allow_none=True) or None
     try:
         if isinstance(hot_ratio, (bool, np.bool_, str, bytes)):
@@ -90,14 +92,16 @@ def check_params(dmax, merge, max_path_length, hot_ratio, partition_arcs, subgra
         raise InvalidParameterError(f"hot_ratio must be in [0, 1], got {hot_ratio}")
     partition_arcs = posint("partition_arcs", partition_arcs)
     subgraph_arcs = posint("subgraph_arcs", subgraph_arcs)
-    return {"dmax": dmax, "merge": merge, "max_path_length": max_path_length, "hot_ratio": hot_ratio,
-            "partition_arcs": partition_arcs, "subgraph_arcs": subgraph_arcs}
+    return {"dmax": dmax, "merge": merge, "max_path_length": max_path_length,
+            "hot_ratio": hot_ratio, "partition_arcs": partition_arcs,
+            "subgraph_arcs": subgraph_arcs}
 
 
 @deferring
 def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
-               max_path_length=DEFAULTS["max_path_length"], hot_ratio=DEFAULTS["hot_ratio"], jobs=None,
-               partition_arcs=DEFAULTS["partition_arcs"], subgraph_arcs=DEFAULTS["subgraph_arcs"]):
+               max_path_length=DEFAULTS["max_path_length"], hot_ratio=DEFAULTS["hot_ratio"],
+               jobs=None, partition_arcs=DEFAULTS["partition_arcs"],
+               subgraph_arcs=DEFAULTS["subgraph_arcs"]):
     """Decompose ``graph`` into paths with hot labels, DAG sketch, layers and partitions.
 
     Parameters
@@ -155,9 +159,11 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     lower_bound = int(np.maximum(out_deg - in_deg, 0).sum())
     ws = Workspace()      # scratch buffers reused between stages (see _parallel.Workspace)
     off, verts, arcs, ranges = decompose(graph, dmax=params["dmax"], jobs=jobs,
-                                         subgraph_arcs=params["subgraph_arcs"], degree=degree, ws=ws)
+                                         subgraph_arcs=params["subgraph_arcs"], degree=degree,
+                                         ws=ws)
     timings["decompose"] = time.perf_counter() - t
-    _check_interrupt()  # a Ctrl-C is raised between stages, never inside a kernel (digraph.interrupts)
+    # a Ctrl-C is raised between stages, never inside a kernel (digraph.interrupts)
+    _check_interrupt()
     decomposed_paths = int(off.size - 1)
 
     t = time.perf_counter()
@@ -185,12 +191,15 @@ def preprocess(graph, *, dmax=DEFAULTS["dmax"], merge=DEFAULTS["merge"],
     nscc = d["num_scc"]
     scc_layer = d["scc_layer"]
     noff, nverts, narcs, path_heat_, path_scc, path_hot, path_layer, scc_off = storage_layout(
-        off, verts, arcs, heat, d.pop("path_scc"), nscc, hot, scc_layer, n, jobs, ws=ws, consume=True)
+        off, verts, arcs, heat, d.pop("path_scc"), nscc, hot, scc_layer, n, jobs, ws=ws,
+        consume=True)
     off, verts, arcs = noff, nverts, narcs
     del noff, nverts, narcs
     num_layers = int(scc_layer[-1]) + 1 if nscc else 0
-    layer_scc_offsets = np.searchsorted(scc_layer, np.arange(num_layers + 1), side="left").astype(np.int64)
-    part = partitions(off, path_scc, path_hot, scc_layer, scc_off, np.int64(params["partition_arcs"]))
+    layer_scc_offsets = np.searchsorted(scc_layer, np.arange(num_layers + 1),
+                                        side="left").astype(np.int64)
+    part = partitions(off, path_scc, path_hot, scc_layer, scc_off,
+                      np.int64(params["partition_arcs"]))
     timings["order"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_all
 
@@ -222,7 +231,8 @@ def load_or_build(graph, cache_dir, rebuild=False, *, jobs=None, **params):
 
     A cache from another graph, engine version or with other parameters is rebuilt (and replaced);
     ``rebuild=True`` always rebuilds.  ``cache_dir`` must be new, empty or a digraph cache: a
-    regular file or a folder of other files raises :class:`CacheError` and is left untouched.  Parameters are those of :func:`preprocess`.
+    regular file or a folder of other files raises :class:`CacheError` and is left untouched.
+    Parameters are those of :func:`preprocess`.
 
     Returns
     -------

@@ -17,17 +17,20 @@ def resolve_jobs(jobs):
     """Number of worker threads: ``None`` or ``-1`` = every core, otherwise ``jobs`` (>= 1)."""
     from ..errors import InvalidParameterError
     if isinstance(jobs, bool) or not (jobs is None or isinstance(jobs, (int, np.integer))):
-        raise InvalidParameterError(f"jobs must be an integer >= 1 or -1 (every core), got {jobs!r:.60}")
+        raise InvalidParameterError("jobs must be an integer >= 1 or -1 (every core), got "
+                                    f"{jobs!r:.60}")
     if jobs is None or jobs == -1:
         return max(1, os.cpu_count() or 1)
     jobs = int(jobs)
     if not 1 <= jobs <= 2**63 - 1:
-        raise InvalidParameterError(f"jobs must be an integer >= 1 or -1 (every core), got {str(jobs)[:60]}")
+        raise InvalidParameterError("jobs must be an integer >= 1 or -1 (every core), got "
+                                    f"{str(jobs)[:60]}")
     return jobs
 
 
 def vertex_ranges(out_offsets, subgraph_arcs):
-    """Boundaries ``b`` (int64, first 0, last n) of vertex ranges holding about ``subgraph_arcs`` arcs each."""
+    """Boundaries ``b`` (int64, first 0, last n) of vertex ranges holding about ``subgraph_arcs``
+    arcs each."""
     n = out_offsets.size - 1
     m = int(out_offsets[-1])
     parts = max(1, min(n, -(-m // max(1, int(subgraph_arcs)))))

@@ -25,15 +25,18 @@ __all__ = ["main", "build_parser"]
 def build_parser():
     from . import DEFAULTS
 
-    p = argparse.ArgumentParser(prog="digraph", description="Path preprocessing of directed graphs (DiGraph).")
+    p = argparse.ArgumentParser(prog="digraph",
+                                description="Path preprocessing of directed graphs (DiGraph).")
     sub = p.add_subparsers(dest="command", required=True)
 
     pp = sub.add_parser("preprocess", help="decompose a graph into paths and write a cache folder")
     add_input_arguments(pp)
-    pp.add_argument("-o", "--output", required=True, help="cache folder to write: new, empty, or a cache to replace "
+    pp.add_argument("-o", "--output", required=True,
+                    help="cache folder to write: new, empty, or a cache to replace "
                     "(atomically; any other folder or file is refused)")
     pp.add_argument("--jobs", type=int, default=None, help="worker threads (default: every core)")
-    pp.add_argument("--dmax", type=int, default=DEFAULTS["dmax"], help="depth bound D_MAX (default %(default)s)")
+    pp.add_argument("--dmax", type=int, default=DEFAULTS["dmax"],
+                    help="depth bound D_MAX (default %(default)s)")
     pp.add_argument("--merge", choices=["constrained", "trails", "none"], default=DEFAULTS["merge"],
                     help="head-to-tail merging (default %(default)s)")
     pp.add_argument("--max-path-length", type=int, default=DEFAULTS["max_path_length"],
@@ -214,7 +217,8 @@ def _check_options(args):
     check_int_option("--max-path-length", args.max_path_length, 0)
     check_float_option("--hot-ratio", args.hot_ratio, 0.0, 1.0, closed=True)
     check_int_option("--partition-arcs", args.partition_arcs, 1)
-    check_int_option("--num-vertices", args.num_vertices, 0)  # its size against memory: the loader's
+    # its size against memory: the loader's
+    check_int_option("--num-vertices", args.num_vertices, 0)
     refuse_same_files([("the input graph", None if args.input == "-" else args.input)],
                       [("--output", args.output)])
 
@@ -227,12 +231,14 @@ def _preprocess(args, out):
     _check_options(args)
     check_writable(args.output)  # before the work, not after it
     graph = load_input(args.input, args.format, args.num_vertices, args.header)
-    ps = preprocess(graph, dmax=args.dmax, merge=args.merge, max_path_length=args.max_path_length or None,
+    ps = preprocess(graph, dmax=args.dmax, merge=args.merge,
+                    max_path_length=args.max_path_length or None,
                     hot_ratio=args.hot_ratio, jobs=args.jobs, partition_arcs=args.partition_arcs)
     ps.save(args.output)
     stats = ps.stats()
     if args.json:
-        print(json.dumps({"cache": str(args.output), "params": ps.params, "stats": stats}, indent=1), file=out)
+        print(json.dumps({"cache": str(args.output), "params": ps.params, "stats": stats},
+                         indent=1), file=out)
     else:
         print(f"wrote {escaped(args.output)}", file=out)
         print(format_table(stats, ps.params), file=out)
@@ -256,6 +262,7 @@ def _info(args, out):
                              "numbers and names (damaged or not written by digraph); rebuild the "
                              "cache with 'digraph preprocess'")
     head = {"cache": args.cache, "format_version": man.get("format_version"),
-            "engine_version": man.get("engine_version"), "graph_fingerprint": man.get("graph_fingerprint")}
+            "engine_version": man.get("engine_version"),
+            "graph_fingerprint": man.get("graph_fingerprint")}
     print(format_table(head), file=out)
     print(format_table(stats, params), file=out)

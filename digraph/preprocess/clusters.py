@@ -1,4 +1,4 @@
-"""Clusters of nearby vertices, each small enough for one GPU thread block (issue 18, item 3).
+"""Clusters of nearby vertices, each small enough for one GPU thread block.
 
 DiGraph's argument is that a new value should cross a whole *path* in one round.  On road-like
 graphs (grids, geometric graphs: low degree, high diameter, every arc local) the same holds for a
@@ -12,8 +12,9 @@ schemes, without the refinement; Karypis & Kumar, SIAM J. Sci. Comput. 20(1), 19
 smallest unassigned vertex seeds a cluster, which takes unassigned in- and out-neighbours in BFS
 order until it holds ``size`` vertices; when the growth runs out of neighbours first, the next
 seed grows in the same cluster, so every cluster but the last holds exactly ``size`` vertices (on
-web graphs growth stops after a few vertices: cnr-2000 gave 72,756 clusters of 4.5 vertices on
-average, a thread block each, before this).  A cluster is then a union of connected pieces.
+web graphs growth alone stops after a few vertices, and a thread block would get only those;
+measured: docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU").  A cluster
+is then a union of connected pieces.
 It runs in O(n + m) in Numba.  On a grid a
 cluster is a diamond of about ``sqrt(2 * size)`` hops across; on graphs without locality (R-MAT,
 social graphs) most arcs leave their cluster, which :func:`internal_share_sample` detects cheaply

@@ -8,24 +8,26 @@ literally, ``G'`` is quadratic at hubs (every path into a hub times every path o
 never materialised.  Instead:
 
 1. **SCCs through the vertices.**  ``G'`` is the path-to-path reachability of the bipartite graph
-   ``H``: ``p -> x`` for every ``x`` written by ``p``, ``x -> q`` for every ``x`` read by ``q``.  For a
-   path ``v0 v1 .. vk``, ``H`` makes ``p, v1, .., v(k-1)`` strongly connected and adds ``v0 -> p`` and
-   ``p -> vk``; so the vertex-to-vertex reachability of ``H`` is that of the *vertex dependency graph*
-   ``D`` = the graph's own arcs plus one back arc ``v(k-1) -> v1`` per path of ``k >= 3`` arcs.  ``D``
-   has ``n`` nodes and ``m + #paths(k>=3)`` arcs; its SCCs are found with the two-phase Tarjan of
-   :mod:`.scc` (local per vertex range in parallel, then global over the contracted local SCCs),
-   which reads the graph's CSR and a small CSR of the back arcs (:func:`back_arcs`) side by side,
-   so ``D`` is never copied (:func:`dependency_graph` builds it whole, for inspection).
-   A path of ``k >= 2`` arcs belongs to the SCC of its vertex ``v1``; a one-arc path ``u -> w``
-   belongs to the SCC of ``u`` when ``u`` and ``w`` share one, and is an SCC-vertex of its own
-   otherwise.  These are exactly the SCCs of ``G'`` (tests check them against scipy on ``G'``).
-2. **DAG sketch through the vertices.**  Each write ``p -> x`` and read ``x -> q`` of ``H`` is mapped
-   to the contracted nodes: ``x`` is the SCC-vertex that contains it (when its ``D``-SCC holds paths)
-   or a *junction* node of its own.  Duplicate arcs are removed; a junction with one predecessor or
-   one successor is replaced by direct arcs; the remaining junctions (vertices where several
-   SCC-vertices write and several others read, the hub case) stay as nodes that hold no path.  The
-   sketch is a DAG over ``num_scc`` SCC-vertices followed by ``num_junctions`` junctions; it has the
-   same reachability between SCC-vertices as the condensation of ``G'``, with at most ``2m`` arcs.
+   ``H``: ``p -> x`` for every ``x`` written by ``p``, ``x -> q`` for every ``x`` read by ``q``.
+   For a path ``v0 v1 .. vk``, ``H`` makes ``p, v1, .., v(k-1)`` strongly connected and adds
+   ``v0 -> p`` and ``p -> vk``; so the vertex-to-vertex reachability of ``H`` is that of the *vertex
+   dependency graph* ``D`` = the graph's own arcs plus one back arc ``v(k-1) -> v1`` per path of
+   ``k >= 3`` arcs.  ``D`` has ``n`` nodes and ``m + #paths(k>=3)`` arcs; its SCCs are found with
+   the two-phase Tarjan of :mod:`.scc` (local per vertex range in parallel, then global over the
+   contracted local SCCs), which reads the graph's CSR and a small CSR of the back arcs
+   (:func:`back_arcs`) side by side, so ``D`` is never copied (:func:`dependency_graph` builds it
+   whole, for inspection). A path of ``k >= 2`` arcs belongs to the SCC of its vertex ``v1``; a
+   one-arc path ``u -> w`` belongs to the SCC of ``u`` when ``u`` and ``w`` share one, and is an
+   SCC-vertex of its own otherwise.  These are exactly the SCCs of ``G'`` (tests check them against
+   scipy on ``G'``).
+2. **DAG sketch through the vertices.**  Each write ``p -> x`` and read ``x -> q`` of ``H`` is
+   mapped to the contracted nodes: ``x`` is the SCC-vertex that contains it (when its ``D``-SCC
+   holds paths) or a *junction* node of its own.  Duplicate arcs are removed; a junction with one
+   predecessor or one successor is replaced by direct arcs; the remaining junctions (vertices where
+   several SCC-vertices write and several others read, the hub case) stay as nodes that hold no
+   path.  The sketch is a DAG over ``num_scc`` SCC-vertices followed by ``num_junctions`` junctions;
+   it has the same reachability between SCC-vertices as the condensation of ``G'``, with at most
+   ``2m`` arcs.
 3. **Layers.**  Layer of an SCC-vertex = longest distance (in SCC-vertices, junctions count 0) from
    a source of the DAG, so every dependency goes from a lower to a strictly higher layer.  Inside a
    layer, SCC-vertices are ordered by descending number of paths in their direct successor
@@ -45,7 +47,8 @@ __all__ = ["dependency_graph", "back_arcs", "path_sccs", "dag_sketch", "build_da
 
 @njit(cache=True, nogil=True)
 def dependency_graph(out_offsets, out_targets, path_offsets, path_vertices):
-    """CSR (offsets, targets) of the vertex dependency graph ``D`` (graph arcs + one back arc per path of >= 3 arcs)."""
+    """CSR (offsets, targets) of the vertex dependency graph ``D`` (graph arcs + one back arc per
+    path of >= 3 arcs)."""
     n = out_offsets.size - 1
     P = path_offsets.size - 1
     extra = np.zeros(n + 1, dtype=np.int64)
@@ -152,9 +155,9 @@ def path_sccs(path_offsets, path_vertices, vlab, nvscc, out=None):
     """SCC-vertex of every path from the ``D``-SCC labels of the vertices.
 
     Returns (path_scc, num_scc, vertex_node) where ``vertex_node[x]`` is the SCC-vertex containing
-    vertex ``x`` or -1 when its ``D``-SCC holds no path.  SCC ids are in an order where ``D``-SCCs come
-    first (by label) and one-arc SCC-vertices after them.  ``out``: array for ``path_scc`` (int64
-    when absent; int32 will do when fewer than 2^31 paths).
+    vertex ``x`` or -1 when its ``D``-SCC holds no path.  SCC ids are in an order where ``D``-SCCs
+    come first (by label) and one-arc SCC-vertices after them.  ``out``: array for ``path_scc``
+    (int64 when absent; int32 will do when fewer than 2^31 paths).
     """
     if out is None:
         out = np.empty(path_offsets.size - 1, dtype=np.int64)
@@ -394,16 +397,20 @@ def build_dag(graph, path_offsets, path_vertices, ranges, jobs=1, ws=None):
     """
     t0 = time.perf_counter()
     eoff, etg = back_arcs(graph.num_vertices, path_offsets, path_vertices)
-    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs, extra=(eoff, etg), ws=ws,
-                                     label_dtype=np.int32 if graph.num_vertices < 2**31 - 1 else np.int64)
+    vlab, nv, nlocal = scc_two_phase(graph.out_offsets, graph.out_targets, ranges, jobs,
+                                     extra=(eoff, etg), ws=ws,
+                                     label_dtype=(np.int32 if graph.num_vertices < 2**31 - 1
+                                                  else np.int64))
     dep_arcs = graph.num_arcs + int(etg.size)
     del eoff, etg
     t1 = time.perf_counter()
     P = path_offsets.size - 1
     pscc, nscc, vnode = path_sccs(path_offsets, path_vertices, vlab, nv,
-                                  out=workspace_or_numpy(ws).empty(P, np.int32 if P < 2**31 - 1 else np.int64))
+                                  out=workspace_or_numpy(ws).empty(P, np.int32 if P < 2**31 - 1
+                                                                   else np.int64))
     npaths = _count_per_scc(pscc, np.int64(nscc))
-    soff, stg, nj, jvert, raw_arcs = dag_sketch(path_offsets, path_vertices, pscc, np.int64(nscc), vnode)
+    soff, stg, nj, jvert, raw_arcs = dag_sketch(path_offsets, path_vertices, pscc, np.int64(nscc),
+                                                vnode)
     layer, succ, keys, acyclic = layers_and_order(soff, stg, np.int64(nscc), npaths)
     order = np.argsort(keys, kind="stable")
     rank = np.empty(nscc, dtype=np.int64)

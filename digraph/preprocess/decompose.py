@@ -1,17 +1,17 @@
 """Path decomposition: Algorithm 1 of DiGraph (ASPLOS 2019, section 3.2.1), run per subgraph.
 
-The vertices are cut into contiguous ranges balanced by arc count (:func:`vertex_ranges`); each range
-with the arcs leaving its vertices is a *subgraph*, decomposed by one worker thread.  A worker runs
-an iterative depth-first traversal with an explicit stack (no recursion):
+The vertices are cut into contiguous ranges balanced by arc count (:func:`vertex_ranges`); each
+range with the arcs leaving its vertices is a *subgraph*, decomposed by one worker thread.  A worker
+runs an iterative depth-first traversal with an explicit stack (no recursion):
 
 * roots are taken in descending degree order (degree = in + out), so the traversal starts at hubs;
   a second sweep over the roots collects arcs left behind at the depth bound;
 * the arcs of a vertex are followed in descending degree of their target (ties: increasing CSR
   order), so hubs chain into *hot* paths;
 * every arc followed is appended to the current path; the traversal descends into the target only
-  when it is a local, unvisited vertex and the depth is below ``dmax``; otherwise the path ends at the
-  target (reaching a visited vertex: that vertex ends the path, Algorithm 1's "inner" case) and the
-  next arc starts a new path at the vertex on top of the stack;
+  when it is a local, unvisited vertex and the depth is below ``dmax``; otherwise the path ends at
+  the target (reaching a visited vertex: that vertex ends the path, Algorithm 1's "inner" case) and
+  the next arc starts a new path at the vertex on top of the stack;
 * backtracking out of a vertex ends the current path (Algorithm 1, line 21).
 
 **Arcs that leave the range** (target owned by another subgraph) are followed like arcs to a visited
@@ -20,9 +20,10 @@ worker's vertices, so workers share no state.  Head-to-tail merging (:mod:`.merg
 paths across subgraph borders.
 
 Every arc lies on exactly one path (each arc is taken once, through a per-vertex cursor), a path has
-between 1 and ``dmax`` arcs, and the output is (``path_offsets``, ``path_vertices``, ``path_arc_ids``)
-with the layout of :class:`digraph.paths.PathSet`: path ``p`` is ``path_vertices[path_offsets[p]:
-path_offsets[p+1]]`` and its arcs are ``path_arc_ids[path_offsets[p]-p : path_offsets[p+1]-p-1]``.
+between 1 and ``dmax`` arcs, and the output is (``path_offsets``, ``path_vertices``,
+``path_arc_ids``) with the layout of :class:`digraph.paths.PathSet`: path ``p`` is
+``path_vertices[path_offsets[p]:path_offsets[p+1]]`` and its arcs are
+``path_arc_ids[path_offsets[p]-p : path_offsets[p+1]-p-1]``.
 """
 
 import numpy as np
@@ -35,8 +36,9 @@ __all__ = ["decompose", "decompose_range"]
 
 @njit(cache=True, nogil=True)
 def _sort_adjacency(out_offsets, out_targets, degree, lo, hi, kmax):
-    """CSR arc indices of vertices lo..hi-1, each vertex's arcs by descending target degree (stable);
-    ``kmax`` >= every ``degree`` (a rank from :func:`degree_rank`, so the counting sort is small)."""
+    """CSR arc indices of vertices lo..hi-1, each vertex's arcs by descending target degree
+    (stable); ``kmax`` >= every ``degree`` (a rank from :func:`degree_rank`, so the counting sort is
+    small)."""
     a0 = out_offsets[lo]
     order = np.empty(out_offsets[hi] - a0, dtype=np.int64)
     kbuf = np.empty(32, dtype=np.int64)
@@ -205,9 +207,9 @@ def degree_rank(degree):
 
 @njit(cache=True, nogil=True)
 def _compact(off, verts, ranges_arcs, npaths, nverts):
-    """Move the per-range results (range ``i`` wrote its paths at ``off[a_i + i:]``, ``verts[2 a_i:]``,
-    ``a_i`` = its first arc) together, in place (every destination lies at or before its source);
-    offsets become global.  Returns (paths, vertex entries)."""
+    """Move the per-range results (range ``i`` wrote its paths at ``off[a_i + i:]``,
+    ``verts[2 a_i:]``, ``a_i`` = its first arc) together, in place (every destination lies at or
+    before its source); offsets become global.  Returns (paths, vertex entries)."""
     pbase = 0
     vbase = 0
     for i in range(npaths.size):
@@ -255,8 +257,8 @@ def decompose(graph, *, dmax=16, jobs=1, subgraph_arcs=1 << 18, degree=None, ws=
     tasks = []
     for i in range(ranges.size - 1):
         a, b = int(ao[ranges[i]]), int(ao[ranges[i + 1]])
-        tasks.append((ao, graph.out_targets, degree, np.int64(ranges[i]), np.int64(ranges[i + 1]), np.int64(dmax),
-                      kmax, off[a + i:b + i + 1], verts[2 * a:2 * b], arcs[a:b]))
+        tasks.append((ao, graph.out_targets, degree, np.int64(ranges[i]), np.int64(ranges[i + 1]),
+                      np.int64(dmax), kmax, off[a + i:b + i + 1], verts[2 * a:2 * b], arcs[a:b]))
     parts = run_parallel(decompose_range, tasks, jobs)
     npaths = np.array([p[0].size - 1 for p in parts], dtype=np.int64)
     nverts = np.array([p[1].size for p in parts], dtype=np.int64)

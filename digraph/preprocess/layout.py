@@ -14,7 +14,8 @@ __all__ = ["storage_layout"]
 
 
 def _index_dtype(count):
-    """int32 when every index below ``count`` fits, else int64 (halves the traffic of temporaries)."""
+    """int32 when every index below ``count`` fits, else int64 (halves the traffic of
+    temporaries)."""
     return np.int32 if count < 2**31 - 1 else np.int64
 
 
@@ -97,7 +98,8 @@ def _by_bucket_place(o_p, o_b, o_l, lo, hi, start, vstart, slot, voff, noff):
 
 
 @njit(cache=True, nogil=True)
-def _layout_scatter(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat, lo, hi):
+def _layout_scatter(path_offsets, path_vertices, path_arc_ids, path_heat, slot, voff, nv, na, nheat,
+                    lo, hi):
     """Copy paths lo..hi-1 to their storage positions (sequential reads, scattered writes)."""
     for p in range(lo, hi):
         a = path_offsets[p]
@@ -194,7 +196,8 @@ def _bucket_bounds(bucket_of, nb, bucket_off):
         b += 1
 
 
-def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, idx):
+def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
+                 chunks, idx):
     """Slots by an LSD radix sort of (key, path) records, key = (2 * scc + cold) << tbits | tail:
     11-bit digits, each pass a sequential read and 2,048 sequential write streams (cache and TLB
     friendly), where a counting sort over n tails or 2S buckets scatters at random.  Fills
@@ -208,13 +211,15 @@ def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
     T = len(chunks)
     keys = ws.empty(P, np.int64)
     vals = ws.empty(P, np.int64)
-    run_parallel(_layout_records, [(path_offsets, path_vertices, path_scc, hot, lo, hi, np.int64(tbits), keys, vals)
-                                   for lo, hi in chunks], jobs)
+    run_parallel(_layout_records,
+                 [(path_offsets, path_vertices, path_scc, hot, lo, hi, np.int64(tbits), keys, vals)
+                  for lo, hi in chunks], jobs)
     k2 = ws.empty(P, np.int64)
     v2 = ws.empty(P, np.int64)
     for shift in range(0, kbits, 11):
         cnt = np.zeros((T, 2048), dtype=np.int64)
-        run_parallel(_digit_hist, [(keys, lo, hi, np.int64(shift), cnt[c]) for c, (lo, hi) in enumerate(chunks)],
+        run_parallel(_digit_hist,
+                     [(keys, lo, hi, np.int64(shift), cnt[c]) for c, (lo, hi) in enumerate(chunks)],
                      jobs)
         if (cnt.sum(axis=0) == P).any():
             continue                                   # one digit value everywhere: nothing moves
@@ -229,8 +234,10 @@ def _radix_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertic
     v0 = np.concatenate([[0], np.cumsum(sums)[:-1]]).astype(np.int64)
     slot, voff, noff = _slot_arrays(ws, P, idx, path_offsets)
     bucket_of = keys          # in place: slot i's key is read just before it is overwritten
-    run_parallel(_radix_place, [(keys, vals, np.int64(tbits), lo, hi, np.int64(v0[c]), slot, voff, noff, bucket_of)
-                                for c, (lo, hi) in enumerate(chunks)], jobs)
+    run_parallel(_radix_place,
+                 [(keys, vals, np.int64(tbits), lo, hi, np.int64(v0[c]), slot, voff, noff,
+                   bucket_of)
+                  for c, (lo, hi) in enumerate(chunks)], jobs)
     bucket_off = np.empty(nb + 1, dtype=np.int64)
     _bucket_bounds(bucket_of, np.int64(nb), bucket_off)
     ws.release(keys, vals)
@@ -245,7 +252,8 @@ def _slot_arrays(ws, P, idx, path_offsets):
     return slot, voff, noff
 
 
-def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws, chunks, idx):
+def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
+                    chunks, idx):
     """Slots by two stable counting sorts, by tail vertex then by bucket 2 * scc + cold, each split
     into chunks of consecutive items (per-chunk histograms; for equal keys chunk c's items go after
     chunk c-1's), so the order is the same for any number of chunks.  Returns the bucket offsets."""
@@ -254,17 +262,20 @@ def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_ver
     nb = 2 * int(num_scc)
     T = len(chunks)
     cnt = ws.full((T, num_vertices), 0, np.int64)
-    run_parallel(_tail_hist, [(path_offsets, path_vertices, lo, hi, cnt[c]) for c, (lo, hi) in enumerate(chunks)],
-                 jobs)
+    run_parallel(_tail_hist,
+                 [(path_offsets, path_vertices, lo, hi, cnt[c])
+                  for c, (lo, hi) in enumerate(chunks)], jobs)
     _chunk_starts(cnt)
     o_p, o_b, o_l = (ws.empty(P, idx) for _ in range(3))
-    run_parallel(_by_tail_scatter, [(path_offsets, path_vertices, path_scc, hot, lo, hi, cnt[c], o_p, o_b, o_l)
-                                    for c, (lo, hi) in enumerate(chunks)], jobs)
+    run_parallel(_by_tail_scatter,
+                 [(path_offsets, path_vertices, path_scc, hot, lo, hi, cnt[c], o_p, o_b, o_l)
+                  for c, (lo, hi) in enumerate(chunks)], jobs)
     ws.release(cnt)
     del cnt
     bcnt = ws.full((T, nb), 0, np.int64)
     vcnt = ws.full((T, nb), 0, np.int64)
-    run_parallel(_bucket_hist, [(o_b, o_l, lo, hi, bcnt[c], vcnt[c]) for c, (lo, hi) in enumerate(chunks)], jobs)
+    run_parallel(_bucket_hist,
+                 [(o_b, o_l, lo, hi, bcnt[c], vcnt[c]) for c, (lo, hi) in enumerate(chunks)], jobs)
     bucket_off = np.empty(nb + 1, dtype=np.int64)
     _bucket_starts(bcnt, vcnt, bucket_off)
     slot, voff, noff = _slot_arrays(ws, P, idx, path_offsets)
@@ -274,16 +285,17 @@ def _counting_order(path_offsets, path_vertices, path_scc, num_scc, hot, num_ver
     return slot, voff, noff, bucket_off
 
 
-def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, num_scc, hot, scc_layer,
-                   num_vertices, jobs=1, ws=None, method=None, consume=False,
+def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, num_scc, hot,
+                   scc_layer, num_vertices, jobs=1, ws=None, method=None, consume=False,
                    sort_chunks=None):
-    """Paths in storage order (the order of :func:`.partition.storage_order`) without gathering by path.
+    """Paths in storage order (the order of :func:`.partition.storage_order`) without gathering by
+    path.
 
     ``method``: ``"radix"`` (:func:`_radix_order`, default from 2^22 to 2^31 paths) or
     ``"counting"`` (:func:`_counting_order`, default otherwise) to find the slots; the same arrays
     either way, for any ``jobs`` and ``sort_chunks`` (number of chunks the sorts are split into,
-    each with its own histograms, run on ``jobs`` threads; default 1).  ``consume=True``: the input path arrays may be given back to
-    ``ws`` once copied (the caller no longer uses them).
+    each with its own histograms, run on ``jobs`` threads; default 1).  ``consume=True``: the input
+    path arrays may be given back to ``ws`` once copied (the caller no longer uses them).
 
     Returns (path_offsets, path_vertices, path_arc_ids, path_heat, path_scc, path_hot, path_layer,
     scc_path_offsets), all in storage order.
@@ -293,21 +305,19 @@ def storage_layout(path_offsets, path_vertices, path_arc_ids, path_heat, path_sc
     ws = workspace_or_numpy(ws)
     if method is None:
         # the counting sorts scatter at random over P-entry arrays: fine while those stay in the
-        # last-level cache (cnr-2000: 3M paths, counting 134 ms vs radix 159 ms of CPU), slow
-        # beyond (R-MAT 2^20: 16M paths, counting 2.85 s vs radix 1.42 s)
+        # last-level cache, slow beyond (docs/history/benchmarks-lab-notebook.md, "Preprocessing")
         method = "radix" if (1 << 22) <= P < 2**31 - 1 else "counting"
     idx = _index_dtype(max(2 * P + 2, num_vertices + 1))
     if sort_chunks is None:
-        # chunked sorts give the same order but were slower on the shared 2-core machine (jobs=2,
-        # two chunks vs one: cnr-2000 184 vs 155 ms, R-MAT 2^20 1.38 vs 1.23 s): one thread
-        # sorts, the copy of the paths runs on ``jobs`` threads
+        # chunked sorts give the same order but were slower: one thread sorts, the copy of the
+        # paths runs on ``jobs`` threads (docs/history/benchmarks-lab-notebook.md, "Preprocessing")
         sort_chunks = 1
     T = max(1, min(int(sort_chunks), P // 65536))
     cb = np.linspace(0, P, T + 1).astype(np.int64)
     chunks = [(np.int64(cb[c]), np.int64(cb[c + 1])) for c in range(T)]
     order = _radix_order if method == "radix" else _counting_order
-    slot, voff, noff, bucket_off = order(path_offsets, path_vertices, path_scc, num_scc, hot, num_vertices, jobs, ws,
-                                         chunks, idx)
+    slot, voff, noff, bucket_off = order(path_offsets, path_vertices, path_scc, num_scc, hot,
+                                         num_vertices, jobs, ws, chunks, idx)
     scc_off = bucket_off[0::2].copy()
     nv = ws.empty(path_vertices.size, path_vertices.dtype, keep=True)
     na = ws.empty(path_arc_ids.size, path_arc_ids.dtype, keep=True)

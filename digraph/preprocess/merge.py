@@ -343,11 +343,11 @@ def merge_paths(path_offsets, path_vertices, path_arc_ids, num_vertices, in_degr
         ws = workspace_or_numpy(ws)
         nxt = ws.full(P, -1, idx)
         prv = ws.full(P, -1, idx)
-        out = _constrained_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree,
-                                  out_degree, cap, nxt, prv, ws.empty(P + 1, np.int64),
+        out = _constrained_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices),
+                                  in_degree, out_degree, cap, nxt, prv, ws.empty(P + 1, np.int64),
                                   ws.empty(path_vertices.size, path_vertices.dtype),
                                   ws.empty(path_arc_ids.size, np.int64))
         ws.release(nxt, prv)
         return out
-    return _trails_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices), in_degree, out_degree,
-                          cap)
+    return _trails_kernel(path_offsets, path_vertices, path_arc_ids, np.int64(num_vertices),
+                          in_degree, out_degree, cap)

@@ -125,7 +125,8 @@ def _hot_select(heat, k, hot, keys):
 
 
 def hot_labels(heat, hot_ratio, ws=None):
-    """Boolean hot flag: the ``ceil(hot_ratio * len(heat))`` highest ``heat`` values (ties: lower index)."""
+    """Boolean hot flag: the ``ceil(hot_ratio * len(heat))`` highest ``heat`` values (ties: lower
+    index)."""
     heat = np.ascontiguousarray(heat, dtype=np.float64)
     P = heat.size
     k = int(np.ceil(hot_ratio * P - 1e-9)) if P else 0
@@ -211,7 +212,8 @@ def _permute_fill(path_offsets, path_vertices, path_arc_ids, order, noff, nv, na
 
 
 def permute_paths(path_offsets, path_vertices, path_arc_ids, order, jobs=1):
-    """Paths rearranged in ``order``: new (offsets, vertices, arc_ids), filled by ``jobs`` threads."""
+    """Paths rearranged in ``order``: new (offsets, vertices, arc_ids), filled by ``jobs``
+    threads."""
     from ._parallel import run_parallel
     noff = _permuted_offsets(path_offsets, order)
     nv = np.empty(path_vertices.size, dtype=path_vertices.dtype)
@@ -220,7 +222,8 @@ def permute_paths(path_offsets, path_vertices, path_arc_ids, order, jobs=1):
     parts = max(1, min(jobs * 4, P // 65536 + 1))
     bounds = np.linspace(0, P, parts + 1).astype(np.int64)
     run_parallel(_permute_fill, [(path_offsets, path_vertices, path_arc_ids, order, noff, nv, na,
-                                  np.int64(bounds[k]), np.int64(bounds[k + 1])) for k in range(parts)], jobs)
+                                  np.int64(bounds[k]), np.int64(bounds[k + 1]))
+                                 for k in range(parts)], jobs)
     return noff, nv, na
 
 

@@ -21,9 +21,10 @@ __all__ = ["tarjan_scc", "scc_two_phase"]
 
 @njit(cache=True, nogil=True)
 def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
-    """Tarjan on the subgraph induced by nodes lo..hi-1 of the union of two CSR graphs (``eoffsets``,
-    ``etargets``: extra arcs, taken after each node's arcs of the first); writes the local labels
-    into ``label[0:hi-lo]`` and returns the number of SCCs.  Scratch is int32 when ``label`` is."""
+    """Tarjan on the subgraph induced by nodes lo..hi-1 of the union of two CSR graphs
+    (``eoffsets``, ``etargets``: extra arcs, taken after each node's arcs of the first); writes the
+    local labels into ``label[0:hi-lo]`` and returns the number of SCCs.  Scratch is int32 when
+    ``label`` is."""
     nloc = hi - lo
     it = label.dtype
     index = np.full(nloc, -1, dtype=it)
@@ -31,7 +32,8 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
     onstack = np.zeros(nloc, dtype=np.bool_)
     sstack = np.empty(nloc, dtype=it)
     cstack = np.empty(nloc, dtype=it)   # call stack: node
-    cursor = np.empty(nloc, dtype=np.int64)   # next arc to look at per node (past the CSR: extra arcs)
+    # next arc to look at per node (past the CSR: extra arcs)
+    cursor = np.empty(nloc, dtype=np.int64)
     for r in range(nloc):
         label[r] = -1
     sp = 0
@@ -152,7 +154,8 @@ def _contract_count(offsets, targets, eoffsets, etargets, lab, ncomp):
 
 @njit(cache=True, nogil=True)
 def _contract_fill(offsets, targets, eoffsets, etargets, lab, coff, ctg):
-    """Targets of the arcs between different components (duplicates kept), node order then arc order."""
+    """Targets of the arcs between different components (duplicates kept), node order then arc
+    order."""
     n = offsets.size - 1
     cur = coff[:-1].copy()
     for u in range(n):

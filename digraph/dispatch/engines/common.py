@@ -91,13 +91,15 @@ def priority(mode, given):
     from .path.settings import PRIORITIES
     if mode == "path-nopriority":
         if given not in (None, "none"):
-            raise InvalidParameterError(f"mode='path-nopriority' runs without priority, got priority={given!r}")
+            raise InvalidParameterError(f"mode='path-nopriority' runs without priority, "
+                                        f"got priority={given!r}")
         return "none"
     if given is None:
         return "pending"
     allowed = ("pending", "none") if mode == "scc" else PRIORITIES
     if given not in allowed:
-        raise InvalidParameterError(f"mode={mode!r} takes priority {', '.join(allowed)}, got {given!r}")
+        raise InvalidParameterError(f"mode={mode!r} takes priority {', '.join(allowed)}, "
+                                    f"got {given!r}")
     return given
 
 

@@ -1,7 +1,7 @@
 """The one-GPU runner (:class:`~digraph.dispatch.placement.Placement` of kind ``"gpu"``): the
 power iteration (:mod:`digraph.dispatch.engines.power.gpu`), the other modes of
-:mod:`digraph.dispatch.engines.one_gpu`, or ``bsp`` by the sharded engine as one shard where the plan says
-so (:attr:`~digraph.dispatch.route.plans.Plan.as_shard`)."""
+:mod:`digraph.dispatch.engines.one_gpu`, or ``bsp`` by the sharded engine as one shard where the
+plan says so (:attr:`~digraph.dispatch.route.plans.Plan.as_shard`)."""
 
 import time
 
@@ -47,8 +47,9 @@ def _run(be, req, device):
     batch_arcs = req.option("batch_arcs")
     if batch_arcs is not None:
         if "batch_arcs" not in engine.takes or system.family != "linear":
-            raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on PageRank-like "
-                                        f"(linear) algorithms, not mode={mode!r} on {algo.name}")
+            raise InvalidParameterError("batch_arcs= streams the arcs of mode='bsp' on "
+                                        "PageRank-like (linear) algorithms, "
+                                        f"not mode={mode!r} on {algo.name}")
         from ...checks import check_positive
         extra["batch_arcs"] = check_positive("batch_arcs", batch_arcs, int)
     if req.plan.as_shard:  # a leaner set-up and fused dense rounds (the plan's reason)

@@ -37,11 +37,12 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
 
     Only what the run needs: the variant with or without arc factors that ``system`` has (both when
     ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), and for
-    ``peel`` the schedule :func:`digraph.dispatch.engines.peel.cpu.schedule` picks for ``graph`` (both when
-    ``variants="all"``, as :func:`digraph.warmup` asks).  Anything a run still compiles later is
-    counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the same.
-    ``settings``: the engine's settings object for the tiny runs (``scc``, ``vertex-async``; the
-    warm-up of :mod:`digraph.compiling` passes thresholds that switch kernels inside an engine)."""
+    ``peel`` the schedule :func:`digraph.dispatch.engines.peel.cpu.schedule` picks for ``graph``
+    (both when ``variants="all"``, as :func:`digraph.warmup` asks).  Anything a run still compiles
+    later is counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the
+    same.  ``settings``: the engine's settings object for the tiny runs (``scc``, ``vertex-async``;
+    the warm-up of :mod:`digraph.compiling` passes thresholds that switch kernels inside an
+    engine)."""
     itype = graph.out_targets.dtype
     if mode == "peel":
         from .peel import cpu as peel

@@ -90,7 +90,8 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
     for f in families:
         if f not in _FAMILIES:
             raise InvalidParameterError(f"unknown family {f!r}; families: {', '.join(_FAMILIES)}")
-    dtypes = [np.dtype(t) for t in ([index_dtypes] if isinstance(index_dtypes, str) else index_dtypes)]
+    dtypes = [np.dtype(t)
+              for t in ([index_dtypes] if isinstance(index_dtypes, str) else index_dtypes)]
     for t in dtypes:
         if t not in (np.int32, np.int64):
             raise InvalidParameterError(f"index_dtypes: int32 or int64, got {t}")

@@ -3,7 +3,8 @@
 Numba exposes atomics only on CUDA.  These intrinsics emit LLVM ``atomicrmw``/``cmpxchg``
 instructions directly (x86 lowers ``fadd`` to a compare-and-swap loop), so several threads of a
 ``prange`` loop can add into, or take the minimum/maximum into, one master value without losing a
-contribution (docs/design.md §3, "No lost updates").  Each returns the value held *before* the update.
+contribution (docs/design.md §3, "No lost updates").  Each returns the value held *before* the
+update.
 """
 
 from llvmlite import ir

@@ -215,7 +215,7 @@ def linear_sparse_round(out_offsets, out_targets, arc_coef, has_coef, src_scale,
     return arcs, added, absorbed
 
 
-# ============================================================================ monotone (min/max) family
+# ===================================================================== monotone (min/max) family
 
 @njit(inline="always")
 def relax(op, xu, a):
@@ -314,7 +314,7 @@ def monotone_sparse_round(out_offsets, out_targets, arc_value, has_value, op, co
     return arcs, improved
 
 
-# ============================================================================ h-index (k-core) family
+# ====================================================================== h-index (k-core) family
 
 @njit(cache=True, nogil=True)
 def undirected_neighbours(out_offsets, out_targets, in_offsets, in_sources):

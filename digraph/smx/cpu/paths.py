@@ -68,9 +68,9 @@ def linear_pending(parts, walk_offsets, walk_paths, path_offsets, path_vertices,
     zero on entry).
 
     Short-arc groups (vertex-level push, :func:`short_arc_groups`): group ``g`` of partition
-    ``q`` (``group_offsets[q] ≤ g < group_offsets[q + 1]``) holds arcs ``garc[g]:garc[g + 1]`` out of
-    ``gsrc[g]`` that share one mirror ``gt[g]``, so its pending mass ``gsum[g]·|x_u − gt[g]|`` costs
-    two reads, whatever its size.  It is active when its mean pending change per arc exceeds θ
+    ``q`` (``group_offsets[q] ≤ g < group_offsets[q + 1]``) holds arcs ``garc[g]:garc[g + 1]`` out
+    of ``gsrc[g]`` that share one mirror ``gt[g]``, so its pending mass ``gsum[g]·|x_u − gt[g]|``
+    costs two reads, whatever its size.  It is active when its mean pending change per arc exceeds θ
     (its largest one, ``gmax[g]·|x_u − gt[g]|``, with ``want_residual``); ``gact[g]`` is then
     its size, else 0.
     Returns the total pending mass (an upper bound of the residual's L1 norm).
@@ -203,10 +203,10 @@ def linear_walk(parts, walk_offsets, walk_paths, path_offsets, path_vertices, co
     ``group_max``): the vertex-async mechanism, with a mirror per group instead of per arc.
     A partition ``q`` with ``local[q]`` holds whole SCC-vertices whose inputs are final: its thread
     sweeps it again and again (up to ``max_sweeps``, or until 64 sweeps bring no progress: the
-    rounding floor) until its pending mass is at most ``local_budget[q]``, so small cyclic SCC-vertices converge inside one task instead of one
-    global round per sweep.  Book-keeping: ``scc_runs[s]`` counts the rounds (``stamp``) in which
-    SCC-vertex ``s`` ran and ``length_hist[t]`` the lengths of the paths thread ``t`` walked (last
-    bin: that length or more).
+    rounding floor) until its pending mass is at most ``local_budget[q]``, so small cyclic
+    SCC-vertices converge inside one task instead of one global round per sweep.  Book-keeping:
+    ``scc_runs[s]`` counts the rounds (``stamp``) in which SCC-vertex ``s`` ran and
+    ``length_hist[t]`` the lengths of the paths thread ``t`` walked (last bin: that length or more).
     """
     sent = 0
     seen = 0
@@ -244,8 +244,8 @@ def linear_round(parts, walk_offsets, walk_paths, path_offsets, path_vertices, c
     ``want_residual`` their pending mass is scattered to the target vertices.  Local partitions
     then sweep as in :func:`linear_walk`.  Returns (arcs transmitted, arcs examined, paths walked,
     extra local sweeps, groups pushed, arcs scored, groups scored) of ``parts[k]`` in
-    ``out_counts[7k:7k + 7]`` (flat) and the pending mass scored before its walk in ``out_mass[k]`` (no
-    reduction variables).
+    ``out_counts[7k:7k + 7]`` (flat) and the pending mass scored before its walk in ``out_mass[k]``
+    (no reduction variables).
     """
     for k in prange(parts.size):
         q = parts[k]

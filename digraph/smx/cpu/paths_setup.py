@@ -127,7 +127,8 @@ def path_arc_coefficients(path_offsets, path_vertices, path_arc_ids, src_scale, 
 @njit(parallel=True, cache=True, nogil=True)
 def walked_arc_coefficients(walk_paths, path_offsets, path_vertices, path_arc_ids, src_scale,
                             arc_scale, has_arc, dst_scale, out):
-    """``c_j`` of the arcs of the walked paths into ``out`` (path order; other entries untouched)."""
+    """``c_j`` of the arcs of the walked paths into ``out`` (path order; other entries
+    untouched)."""
     for w in prange(walk_paths.size):
         p = walk_paths[w]
         a = path_offsets[p]

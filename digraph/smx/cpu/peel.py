@@ -1,4 +1,5 @@
-"""k-core decomposition by peeling on CPU cores: core numbers in one pass, no iteration to a fixed point.
+"""k-core decomposition by peeling on CPU cores: core numbers in one pass, no iteration to a fixed
+point.
 
 The core number of v is the largest k such that v lies in a subgraph whose vertices all have degree
 ≥ k.  Peeling finds it by removing a vertex of least remaining degree again and again:
@@ -65,7 +66,8 @@ def peel_degrees(out_offsets, out_targets, in_offsets):
         for e in range(out_offsets[v], out_offsets[v + 1]):
             if out_targets[e] == v:
                 loops += 1
-        deg[v] = (out_offsets[v + 1] - out_offsets[v]) + (in_offsets[v + 1] - in_offsets[v]) - 2 * loops
+        deg[v] = ((out_offsets[v + 1] - out_offsets[v]) + (in_offsets[v + 1] - in_offsets[v])
+                  - 2 * loops)
     return deg
 
 

@@ -1,6 +1,6 @@
-"""Numba CPU kernels of the vertex state of the path modes (:mod:`digraph.dispatch.engines.scc.cpu`):
-linear systems solved component by component of the vertex condensation
-(:mod:`digraph.paths.condensation`), in position space.
+"""Numba CPU kernels of the vertex state of the path modes
+(:mod:`digraph.dispatch.engines.scc.cpu`): linear systems solved component by component of the
+vertex condensation (:mod:`digraph.paths.condensation`), in position space.
 
 A component starts by *pulling* its in-arcs from other components (final by then), which gives
 each of its vertices its residual ``r_v = b_v + Σ_{u→v, u outside} c_uv x_u`` with ``x_v = 0``; a
@@ -13,10 +13,10 @@ residual after the previous sweep (a vertex's push costs its out-degree, so its 
 compared per arc); with ``prio < 1`` every sweep makes progress.  The component is done when its
 pending mass is within its budget (L∞ route: every residual within ``vmax``).  On the L∞ route
 only residuals above ``vmax`` may push, so ``mass`` and ``arcs`` there are those of the vertices
-above ``vmax`` (:func:`pushable`): measured over every residual, the many small ones that may
+above ``vmax`` (:func:`pushable`): taken over every residual, the many small ones that may
 never push can raise the threshold above every vertex that may, and the sweeps then push nothing
-and never end (adsorption on R-MAT: a hub holding the largest residual, 1,921 idle sweeps of
-2,000).
+and never end (docs/history/benchmarks-lab-notebook.md, "Adsorption with the dual-weight
+bound").
 
 A component too large for one thread is split over the threads by the kernels of
 :mod:`~.scc_split` (its pull, and its sweeps exchanging through accumulators or outboxes).
@@ -28,11 +28,12 @@ Counters per thread (``cnt[t]``): :data:`PULLS`, :data:`PUSHES` (arcs), :data:`V
 sweeps and the arcs it pulled and pushed.
 
 Small cyclic components (at most ``direct`` vertices, a kernel argument from
-:attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.direct_vertices`) are not swept: their system
-``(I − A_c) x_c = r_c`` is solved exactly by Gaussian elimination (:func:`_direct`), as the GPU
-engine's light components (:data:`digraph.smx.cuda.scc_blocks.DK`).  Sweeping them cost ~70 sweeps each
-on dblp-2010 (22,953 components of 2–32 vertices, 1.65 M sweeps in all) and ~134 on cnr-2000's
-9,930 vertices with a loop (1.34 M sweeps), their rate being the gain of their own short cycles.
+:attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.direct_vertices`) are not swept: their
+system ``(I − A_c) x_c = r_c`` is solved exactly by Gaussian elimination (:func:`_direct`), as the
+GPU engine's light components (:data:`digraph.smx.cuda.scc_blocks.DK`): sweeping them takes many
+sweeps each, their rate being the gain of their own short cycles (measured:
+docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, against scipy and
+igraph PRPACK").
 """
 
 import numba
@@ -89,9 +90,9 @@ def _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r, c
     """Positions ``a:z`` without arcs inside their component (an acyclic vertex): exact from their
     final inputs in one evaluation; returns the arcs pulled.  Inlined into the passes, which call
     it instead of :func:`_component`: a call of that (not inlined) function with its twenty array
-    arguments cost ~80 ns, and most components of a web or peer-to-peer graph are one acyclic
-    vertex (p2p-Gnutella08: 3,960 of 4,234; the components after its giant took 325 µs through
-    the call)."""
+    arguments costs more than an acyclic vertex's own work, and most components of a web or
+    peer-to-peer graph are one acyclic vertex (measured: docs/history/benchmarks-notebook.md,
+    "PageRank: two formulations on the CPU, against scipy and igraph PRPACK")."""
     for j in range(a, z):
         x[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
         r[j] = 0.0

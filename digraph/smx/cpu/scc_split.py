@@ -1,11 +1,11 @@
-"""Numba CPU kernels of the SCC engine (:mod:`digraph.dispatch.engines.scc.cpu`) for a component split
-over the threads (one with at least :attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs`
-inside arcs): its pull over every thread (:func:`pull_range`), then sweeps of its chunks, one
-chunk a thread, exchanging the pushes that cross chunks either through per-thread accumulators
-that each owner drains at once (:func:`sweep_chunks`, :func:`chunk_pending`: Gauss–Seidel order
-kept where most arcs cross) or through per-pair outboxes added one sweep late (:func:`sweep_boxes`,
-sized by :func:`box_capacity`: cheaper where few arcs cross).  Positions, counters and the soft
-priority are those of :mod:`~.scc`.
+"""Numba CPU kernels of the SCC engine (:mod:`digraph.dispatch.engines.scc.cpu`) for a component
+split over the threads (one with at least
+:attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs` inside arcs): its pull over
+every thread (:func:`pull_range`), then sweeps of its chunks, one chunk a thread, exchanging the
+pushes that cross chunks either through per-thread accumulators that each owner drains at once
+(:func:`sweep_chunks`, :func:`chunk_pending`: Gauss–Seidel order kept where most arcs cross) or
+through per-pair outboxes added one sweep late (:func:`sweep_boxes`, sized by :func:`box_capacity`:
+cheaper where few arcs cross).  Positions, counters and the soft priority are those of :mod:`~.scc`.
 """
 
 import numba
@@ -106,8 +106,8 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                     c[VERTEX_PUSHES] += 1
                 else:
                     rl[j] = d
-            mass, top, pmass, parcs = _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets, vmax,
-                                                    linf)
+            mass, top, pmass, parcs = _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets,
+                                                     vmax, linf)
         c[SWEEPS] += sweeps
         c[MAX_SWEEPS] = max(c[MAX_SWEEPS], sweeps)
 
@@ -176,7 +176,8 @@ def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, 
     double buffer), which its owner adds in at the start of the next sweep (one sweep late; the
     call boundary is the barrier).  ``out[t]`` = (pending mass left in chunk ``t`` plus the mass
     it sent, largest pending residual, mass and out-arcs of its residuals above ``vmax``: see
-    :func:`pushable`; 0 when ``vmax`` is 0, the L1 route).  ``theta = inf`` only drains the inboxes."""
+    :func:`pushable`; 0 when ``vmax`` is 0, the L1 route).  ``theta = inf`` only drains the
+    inboxes."""
     T = bounds.size - 1
     half = box_off[T * T]
     for t in prange(T):

@@ -1,10 +1,11 @@
-"""Shortest-path tree from exact distances: a breadth-first search over the *tight* arcs (CPU, Numba).
+"""Shortest-path tree from exact distances: a breadth-first search over the *tight* arcs (CPU,
+Numba).
 
-Given distances ``d`` that the engines computed as ``d(s) = 0``, ``d(v) = min_{u→v} fl(d(u) + w_uv)``
-(float64 sums, the least fixed point), an arc ``u → v`` is *tight* when ``d(v) < inf`` and
-``fl(d(u) + w_uv) == d(v)``.  Every path of tight arcs from ``s`` to ``v`` has length ``d(v)``, and
-every vertex of finite distance has one (``docs/results.md`` gives the argument).  The tree is
-taken canonically, so that every device gives the same one:
+Given distances ``d`` that the engines computed as ``d(s) = 0``,
+``d(v) = min_{u→v} fl(d(u) + w_uv)`` (float64 sums, the least fixed point), an arc ``u → v`` is
+*tight* when ``d(v) < inf`` and ``fl(d(u) + w_uv) == d(v)``.  Every path of tight arcs from ``s`` to
+``v`` has length ``d(v)``, and every vertex of finite distance has one (``docs/results.md`` gives
+the argument).  The tree is taken canonically, so that every device gives the same one:
 
 * ``hops(v)`` is the breadth-first level of ``v`` in the subgraph of tight arcs (the fewest tight
   arcs from a source; -1 when none reaches it), which rules out the cycles zero-weight arcs

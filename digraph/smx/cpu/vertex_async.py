@@ -148,9 +148,9 @@ def monotone_queue(worklist, out_offsets, out_targets, arc_value, has_value, op,
     the parallel passes do one vertex each, n passes of O(n).
 
     Stops when the queue is empty, holds more than ``limit`` vertices, or after ``max_arcs`` arcs
-    (then the queued vertices stay active, ``x != sent``, for the parallel passes).  ``inq`` (all False) and
-    ``queue`` (length n) are scratch.  Returns (vertices processed, arcs processed, vertices left
-    in the queue)."""
+    (then the queued vertices stay active, ``x != sent``, for the parallel passes).  ``inq`` (all
+    False) and ``queue`` (length n) are scratch.  Returns (vertices processed, arcs processed,
+    vertices left in the queue)."""
     n = x.size
     head = 0
     count = 0
@@ -227,8 +227,8 @@ def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, 
     (Dijkstra's order: with ``plus`` and non-negative arc values every vertex is settled by its
     first push, each arc relaxed once).  The order only changes the work, not the answer: a vertex
     improved after its push is pushed again.  Stops when the heap is empty, holds more than
-    ``limit`` entries, or after ``max_arcs`` arcs (the vertices not yet pushed stay active).  Returns (vertices processed,
-    arcs processed, entries left)."""
+    ``limit`` entries, or after ``max_arcs`` arcs (the vertices not yet pushed stay active).
+    Returns (vertices processed, arcs processed, entries left)."""
     sign = 1.0 if combine == 0 else -1.0
     cap = max(16, 2 * worklist.size)
     key = np.empty(cap, np.float64)

@@ -1,4 +1,5 @@
-"""Weakly connected components on the CPU: parallel hooking to the smaller root with pointer jumping.
+"""Weakly connected components on the CPU: parallel hooking to the smaller root with pointer
+jumping.
 
 A forest ``comp`` over the vertices, ``comp[v] <= v`` and ``comp[v]`` always in ``v``'s component,
 starts as ``comp[v] = v``.  A *hooking* pass visits every arc ``u → v`` (in parallel, ``prange``):

@@ -26,7 +26,7 @@ MAX_MEMORY = 8
 def mix_scalars(gamma):
     """:func:`anderson_mix`'s ``cnt, c0 … c7`` for the coefficients ``gamma``: Python numbers
     whatever the count, so one prepared launch serves every round (a launch keyed by other
-    argument types goes through Numba's dispatcher, ~0.3 ms)."""
+    argument types goes through Numba's dispatcher)."""
     return [len(gamma)] + [float(c) for c in gamma] + [0.0] * (MAX_MEMORY - len(gamma))
 
 

@@ -20,14 +20,14 @@ Families and modes (the same systems and counters as the CPU kernels of this pac
   per block and flushed to the masters when the block's work is done.
 
 Skewed degrees: a thread per vertex leaves a hub's thread working alone long after the others
-finish (cnr-2000 has vertices of in-degree 18,000).  Every vertex-centric kernel therefore
+finish (a web graph's hubs have thousands of in-arcs).  Every vertex-centric kernel therefore
 skips vertices of degree ``>= HEAVY`` and a companion ``*_heavy`` kernel gives each of those a whole
 block (arcs strided over its threads, a shared-memory reduction) over a static list of them.  The
 arc loop of a vertex is written once, as an inline device function that both kernels call (a
 thread alone: step 1; a block's threads: their first arcs and step ``HB``).
 
-Per-arc mirror state ``s_j`` (docs/design.md §3): linear ``d = c_j (x_u − s_j); x_v += d; s_j = x_u``
-(sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
+Per-arc mirror state ``s_j`` (docs/design.md §3): linear ``d = c_j (x_u − s_j); x_v += d;
+s_j = x_u`` (sent when ``|d| > θ``); monotone: an arc is pending while ``x_u ≠ s_j``.
 
 The kernels live in modules by family; this module names them all (the same objects), an index
 by name for the code that looks a kernel up (``K.linear_dense_batch``):
@@ -47,15 +47,16 @@ by name for the code that looks a kernel up (``K.linear_dense_batch``):
 
 from ..relax_codes import (FIRST as _FIRST, MAX as _MAX, MIN as _MIN, PLUS as _PLUS,  # noqa: F401
                            TIMES as _TIMES)
-from .common import (SIM, HB, HEAVY, block_max, block_sum, lock_simulated_shared_arrays,  # noqa: F401
-                     neumaier, improve, relax)
-from .linear import (absorb, flush_stats, own, pull_in, push_arcs, residual_in, row_sum,  # noqa: F401
-                     linear_async_push, linear_async_push_heavy, linear_dense_batch,
-                     linear_dense_batch_heavy, linear_push, linear_push_heavy, linear_residual,
-                     linear_residual_heavy, linear_residual_norms, linear_scan, linear_sums,
-                     linear_sums_heavy, linear_take)
-from .linear_pull import (own_add, sum_sent, linear_frontier, linear_pull, linear_pull_heavy,  # noqa: F401
-                          linear_pull_local, linear_pull_local_heavy)
+from .common import (  # noqa: F401
+    SIM, HB, HEAVY, block_max, block_sum, lock_simulated_shared_arrays, neumaier, improve, relax)
+from .linear import (  # noqa: F401
+    absorb, flush_stats, own, pull_in, push_arcs, residual_in, row_sum, linear_async_push,
+    linear_async_push_heavy, linear_dense_batch, linear_dense_batch_heavy, linear_push,
+    linear_push_heavy, linear_residual, linear_residual_heavy, linear_residual_norms, linear_scan,
+    linear_sums, linear_sums_heavy, linear_take)
+from .linear_pull import (  # noqa: F401
+    own_add, sum_sent, linear_frontier, linear_pull, linear_pull_heavy, linear_pull_local,
+    linear_pull_local_heavy)
 from .monotone import (count_at_least, hindex, mark_all, relax_out, hindex_round,  # noqa: F401
                        hindex_round_heavy, monotone_async_push, monotone_async_push_heavy,
                        monotone_push, monotone_push_heavy)

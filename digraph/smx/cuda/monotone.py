@@ -15,7 +15,7 @@ from .common import HB, HEAVY, block_sum, improve, relax
 __all__ = []
 
 
-# ============================================================================ monotone (min/max) family
+# ======================================================================= monotone (min/max) family
 
 @cuda.jit(device=True, inline=True)
 def relax_out(out_targets, arc_value, has_value, op, combine, x, xu, a, b, step, mark, marking):
@@ -94,7 +94,7 @@ def monotone_async_push_heavy(heavy, out_offsets, out_targets, arc_value, has_va
         cuda.syncthreads()
 
 
-# ============================================================================ h-index family (k-core)
+# ======================================================================== h-index family (k-core)
 
 @cuda.jit(device=True, inline=True)
 def count_at_least(offsets, nbr, est, v, h, start, step):
@@ -133,8 +133,9 @@ def hindex(offsets, nbr, est, v, k):
 
 @cuda.jit(cache=True)
 def hindex_round(front, offsets, nbr, est_read, est_write, mark):
-    """Each frontier vertex recomputes its h-index from ``est_read`` into ``est_write``; a drop marks
-    its neighbours (BSP: ``est_read`` is the previous round's copy; vertex-async: the same array)."""
+    """Each frontier vertex recomputes its h-index from ``est_read`` into ``est_write``; a drop
+    marks its neighbours (BSP: ``est_read`` is the previous round's copy; vertex-async: the same
+    array)."""
     i = cuda.grid(1)
     if i < front.size:
         v = front[i]

@@ -3,12 +3,12 @@ a round is two launches, the walk (:func:`path_linear_round`, :func:`path_monoto
 control (:func:`path_round_control`), and the host reads the control words every few rounds, the
 one synchronisation.
 
-Before, each round was driven from the host: the priority histogram (``bincount`` and a copy
-back), the compaction of the chosen units, the per-layer sums of the units' arcs sent (a
-``cumsum`` and a copy back) and the counters, about 1 ms of CuPy work and two synchronisations a
-round against a walk of 0.6–0.7 ms (cnr-2000, one H200; docs/history/benchmarks-notebook.md, "The GPU path mode:
-where its time goes").  Here the walk does that bookkeeping as it goes and the control kernel
-decides the next round on the device, with the rules of the host loop it replaces:
+Driving each round from the host (the priority histogram, ``bincount`` and a copy back; the
+compaction of the chosen units; the per-layer sums of the units' arcs sent, a ``cumsum`` and a
+copy back; the counters) would cost more CuPy work and two synchronisations a round, more than
+the walk itself (measured: docs/history/benchmarks-notebook.md, "The GPU path mode: where its
+time goes").  Here the walk does that bookkeeping as it goes and the control kernel decides the
+next round on the device, with the rules of a host loop:
 
 * a round walks every unit of the unfinished layers (``layer_units[lo]`` on), or, under
   priority, those whose score is at least the threshold ``fctl[MIN_SCORE]``;
@@ -24,19 +24,19 @@ decides the next round on the device, with the rules of the host loop it replace
   within the sweep's budget (``fctl[BUDGET]``; the host then certifies the answer from its exact
   residual, and a sweep that fails goes on with a budget 4× lower).  Waiting for every layer to
   finish instead asks every arc's ``|d|`` to fall below ``θ = budget / m``, an L∞ test
-  ``log(m) / log(1/α)`` rounds stricter than the L1 bound needs: cnr-2000 197 rounds where the
-  power iteration takes 99.
+  ``log(m) / log(1/α)`` rounds stricter than the L1 bound needs
+  (docs/history/benchmarks-notebook.md, "Rounds queued on the device").
 
 Counters accumulate on the device (``ctl[SENT]``, ``ctl[EXAMINED]``, ``ctl[PATHS]``,
 ``ctl[UNITS]``, ``ctl[ROUNDS]``; per layer ``layer_rounds``, per unit ``unit_total``) and are read
 once a sweep; a sweep starts with one launch (:func:`path_round_start`) and a run's per-layer
 counters are summed in one (:func:`path_layer_sums`).
 
-What a round costs beyond its arcs (one H200, ``ncu``; docs/history/benchmarks-notebook.md, "The walk's fixed
-costs"): a walk block's counters are summed by warp shuffles (five shared-memory atomics a
-thread on five words, the float64 one a compare-and-swap loop, made a 55k-arc graph's walk
-45 µs), and the control kernel finds the threshold's bucket with a suffix scan over its
-threads (thread 0 walking the 2,201 buckets' chunk sums took 25 µs a round, now 9).
+What a round costs beyond its arcs is kept small (``ncu``; measured:
+docs/history/benchmarks-notebook.md, "The walk's fixed costs"): a walk block's counters are
+summed by warp shuffles, not by shared-memory atomics of every thread on the same five words
+(the float64 one a compare-and-swap loop), and the control kernel finds the threshold's bucket
+with a suffix scan over its threads, not by one thread walking the buckets' chunk sums.
 """
 
 import math
@@ -89,8 +89,8 @@ else:
     def _add_counts(ctl, fctl, sh_n, sh_p, sent, arcs, paths, units, pend):
         """The block's counters into the control words: each warp's sums by shuffles into
         shared memory, thread 0 adds the warps' and makes one global atomic a counter a block.
-        (Before: five shared-memory atomics a thread on the same five words, the float64 one a
-        compare-and-swap loop, about half of a 55k-arc graph's 45 µs walk on an H200.)"""
+        (Not five shared-memory atomics a thread on the same five words: the float64 one is a
+        compare-and-swap loop, a large share of a small graph's walk.)"""
         off = 16
         while off > 0:
             sent += cuda.shfl_xor_sync(0xFFFFFFFF, sent, off)
@@ -354,10 +354,9 @@ def path_round_control(ctl, fctl, layer_units, layer_any, layer_rounds, hist, ru
 
 @cuda.jit(cache=True)
 def path_round_start(ctl, fctl, hist, layer_any, max_rounds, theta, budget, done):
-    """A sweep's start in one launch (grid-stride, any grid): every control word reset (``ctl[FULL]`` 1,
-    ``ctl[DONE]`` ``done``, at most ``max_rounds`` rounds, ``fctl`` = θ, 0, ∞, 0, ``budget``),
-    the histogram and the layers' marks cleared.  Two copies from the host and two fills did
-    this before."""
+    """A sweep's start in one launch (grid-stride, any grid): every control word reset
+    (``ctl[FULL]`` 1, ``ctl[DONE]`` ``done``, at most ``max_rounds`` rounds, ``fctl`` = θ, 0, ∞,
+    0, ``budget``), the histogram and the layers' marks cleared."""
     for k in range(cuda.grid(1), max(hist.size, layer_any.size, NCTL), cuda.gridsize(1)):
         if k < NCTL:
             ctl[k] = 1 if k == FULL else done if k == DONE else max_rounds if k == MAX_ROUNDS else 0

@@ -20,8 +20,8 @@ from numba import cuda, float64
 
 from .common import SIM, HB, HEAVY, block_sum
 
-__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums", "power_teleport",
-           "power_teleport_given", "power_teleport_rows", "gather_at"]
+__all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums",
+           "power_teleport", "power_teleport_given", "power_teleport_rows", "gather_at"]
 
 
 if SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group

@@ -1,6 +1,7 @@
-"""CUDA kernels of the SCC engine on one GPU (``mode="scc"``, :mod:`digraph.dispatch.engines.scc.gpu`):
-a linear system ``x = b + A x`` solved component by component of the vertex condensation
-(:mod:`digraph.paths.condensation`), in position space, the GPU twin of :mod:`digraph.smx.cpu.scc`.
+"""CUDA kernels of the SCC engine on one GPU (``mode="scc"``,
+:mod:`digraph.dispatch.engines.scc.gpu`): a linear system ``x = b + A x`` solved component by
+component of the vertex condensation (:mod:`digraph.paths.condensation`), in position space, the
+GPU twin of :mod:`digraph.smx.cpu.scc`.
 
 Two kinds of work, by the component's size (:mod:`digraph.paths.scc_schedule`):
 
@@ -84,13 +85,12 @@ TRACE = 8
 
 LIGHT_BLOCKS_PER_SM = 4
 """Blocks of :func:`scc_light_phase` the compiler must fit on a multiprocessor (its launch bounds:
-at most 64 registers a thread; 123 without, which fit two).  Each block works one component at a
-time and a component's work is a chain of dependent memory accesses (about 2 µs, then 1 µs to
-queue its successors), so on a wide DAG the phase is bound by how many blocks run at once.  One
-H200, cit20-0 (2^20 acyclic components), light phase: 31 / 16.7 / 9.5 ms with 1 / 2 / 4 blocks a
-multiprocessor; the shared arrays (36.9 KB a block) would allow six.  Neither a back-off in the
-queue poll (``nanosleep`` up to 256 or 2,048 ns) nor the atomic reads it replaced changed the
-times beyond the noise (one H200, six graphs, 2026-11-29)."""
+at most 64 registers a thread; without them, fewer blocks fit).  Each block works one component
+at a time and a component's work is a chain of dependent memory accesses (its work, then the
+queueing of its successors), so on a wide DAG the phase is bound by how many blocks run at once;
+the shared arrays would allow six.  Neither a back-off in the queue poll (``nanosleep``) nor
+atomic reads changed the times beyond the noise (measured: docs/history/benchmarks-notebook.md,
+"The light phase profiled: one block a multiprocessor, and hubs walked by one thread")."""
 
 
 @cuda.jit(cache=True, **({} if SIM else {"launch_bounds": (QB, LIGHT_BLOCKS_PER_SM)}))
@@ -253,9 +253,8 @@ def scc_light_phase(queue, q0, ctl, c0, count, comp_offsets, comp_arcs, ein_off,
             trace[i + 5] = cuda.blockIdx.x
             trace[i + 6] = smid()
             trace[i + 7] = sweeps
-    # a block's counts summed first: one atomic a block, where one a thread (528 blocks of 256
-    # on three addresses as the blocks leave) held up the last components of every light phase
-    # on an H200 (cnr-2000: components of one vertex and arc taking 100-200 µs)
+    # a block's counts summed first: one atomic a block, as one a thread (every block's threads
+    # on three addresses as the blocks leave) holds up the last components of every light phase
     pushes_b, _t = sum_max(rbuf, float64(pushes), 0.0)
     vpushes_b, _t = sum_max(rbuf, float64(vpushes), 0.0)
     reads_b, _t = sum_max(rbuf, float64(reads), 0.0)

@@ -19,15 +19,16 @@ assert not SIM or QB == HB  # the simulator's warp sums are block sums of HB thr
 DK = 8 if SIM else 32
 """Light components of at most this many vertices are solved exactly, by Gaussian elimination
 on ``I − A`` restricted to them (diagonally dominant by columns on the L1 route, by rows on the
-L∞ route: no pivoting needed), by the block's first warp in one pass instead of ~100 sweeps at a
-rate near α."""
+L∞ route: no pivoting needed), by the block's first warp in one pass instead of the many sweeps
+a rate near α takes."""
 G = 2 if SIM else 8
 """Threads per vertex of the heavy rounds (they share its out-arcs)."""
 HUB_PULL = 4 if SIM else 32
 """A vertex of a light component of several vertices with more in-arcs from other components
 than this is pulled by a warp (lanes over its in-arcs), not by one thread: a thread's pull is a
-chain of dependent loads, about 0.4 µs an arc (cnr-2000: a component of 2 vertices with 36,442
-in-arcs took 2.2 ms, the critical path of its phase)."""
+chain of dependent loads, so a hub pulled by one thread can make the critical path of its phase
+(measured: docs/history/benchmarks-notebook.md, "The light phase profiled: one block a
+multiprocessor, and hubs walked by one thread")."""
 HUB_PUSH = 4 if SIM else 32
 """A vertex of a swept light component with more in-arcs inside it than this gathers them with a
 warp in each sweep (lanes over its in-arcs), not with one thread."""
@@ -108,8 +109,7 @@ else:
     @cuda.jit(device=True, inline=True)
     def lanes_sum(rbuf, v):
         """Σ v over a hub's lanes (a warp), every lane gets it: shuffles, where one atomic add
-        a lane into the hub's shared slot made 32 float64 atomics on one address (a hub's
-        gather: about 2 µs of a sweep's time a hub on cnr-2000)."""
+        a lane into the hub's shared slot would make 32 float64 atomics on one address."""
         off = 16
         while off > 0:
             v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)

@@ -12,8 +12,8 @@ Two ways to run the rounds, the same arithmetic (:func:`_push_round`):
 * :func:`scc_heavy_rounds`: **one launch for all the rounds**, a grid barrier between rounds
   (:func:`grid_barrier`: an arrival counter, so the grid must be resident at once, as the light
   phase's queue kernel must be); the device decides the stop.  A round then costs its work and a
-  barrier, not a launch from the host (one H200, cnr-2000's last heavy group of 7,518 vertices:
-  about 8 µs a round against 20 by launches).
+  barrier, not a launch from the host (measured: docs/history/benchmarks-notebook.md, "The heavy
+  rounds profiled: the longest chain of pushes").
 * :func:`scc_round`: one launch a round, queued by the host without a synchronisation (the
   device decides the stop from ``ctl``, so rounds queued past the end do nothing).
 
@@ -98,14 +98,16 @@ def _push_round(buf, k, theta, pos, npos, big, nbig, iout_off, iout_tgt, icoef, 
 
     The ``nbig`` positions ``big`` (more than :data:`BIG_OUT` out-arcs) are pushed by a whole
     block each, the ``npos`` others (``pos``) by :data:`G` threads each: a round lasts as long as
-    its longest chain of pushes (a push loads the arc's target, then adds to it: about 0.3 µs), and
-    cnr-2000's vertex of 1,415 out-arcs held every round of its giant component to 177 of them.
+    its longest chain of pushes (a push loads the arc's target, then adds to it), so a vertex of
+    many out-arcs among :data:`G` threads would hold every round of its group to a long chain.
 
     Returns this thread's (arcs pushed, vertices pushed): the caller adds them to ``cnt`` (a
     block sum and two atomics on one address from every block: once a launch, not a round).
 
-    (Pushes into a group's hub targets added up per block in shared memory, one global atomic a
-    hub and block at the round's end, made cnr-2000's giant slower on an H200: 9 → 13-14 ms.)"""
+    (Pushes into a group's hub targets are not added up per block in shared memory, one global
+    atomic a hub and block at the round's end: that was slower; measured:
+    docs/history/benchmarks-notebook.md, "The heavy rounds profiled: the longest chain of
+    pushes".)"""
     tid = cuda.threadIdx.x
     i = cuda.grid(1)
     if i == 0:

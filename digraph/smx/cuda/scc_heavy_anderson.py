@@ -16,9 +16,10 @@ rotating slots of six sums in :data:`SPREAD` copies) and after the steps.  Every
 the sums, stops when ``Σ|R| ≤ budget`` (the plain rounds' stop) and solves for ``γ`` alone and
 alike.
 
-A first version pushed each step with an atomic an arc: the atomics into one target queue
-behind each other (6–10 ns each on an H200), so a round lasted at least the busiest target's
-in-arcs times that (cnr-2000's giant: 201 µs a round against 36 for the plain rounds).
+The steps are gathered, not pushed with an atomic an arc: the atomics into one target queue
+behind each other, so a round would last at least the busiest target's in-arcs times an
+atomic's latency (measured: docs/history/benchmarks-notebook.md, "Anderson in the heavy
+rounds").
 
 The history lives in ``hist`` (float64, 5 rows × the group's vertices, by the vertex's index in
 the group: ``spos`` first, then ``bpos``): row 0 ``R``, rows 1–2 ``ΔX`` of slots 0–1, rows 3–4

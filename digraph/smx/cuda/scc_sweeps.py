@@ -21,12 +21,11 @@ keep it, so the stop (``Σ|r| ≤`` the component's budget) and the engine's cer
 unchanged.
 
 The components the GPU engine sweeps are nearly closed (a Jacobi rate near α), the case
-Anderson's few differences capture.  One H200, cnr-2000, PageRank tol 1e-8 (docs/history/benchmarks-notebook.md,
-"Anderson in the light sweeps"): sweeps 43,740 → 21,014 / 14,135 with memory 1 / 2, its largest
-light phase 3.5–3.8 → 2.5–3.2 ms.  A sweep costs more (its sums, every vertex pushing):
-memory 4, with a Gram matrix of ten sums in local memory, cut the sweeps 4× and made that phase
-slower (3.5 → 4.3 ms), hence at most two differences here, kept in registers and local arrays
-indexed alike by every thread.
+Anderson's few differences capture: they cut the sweeps and the light phases' time.  A sweep
+costs more (its sums, every vertex pushing): memory 4, with a Gram matrix of ten sums in local
+memory, cut the sweeps further but made the phase slower, hence at most two differences here,
+kept in registers and local arrays indexed alike by every thread (measured:
+docs/history/benchmarks-notebook.md, "Anderson in the light sweeps").
 """
 
 from numba import cuda, float64
@@ -82,7 +81,7 @@ def _gather(sh, rbuf, a, k, i0, i1, iin_off, iin_src, iin_arc, icoef, has_coef, 
         e = iin_off[p] + lane
         hi = iin_off[p + 1]
         if not has_coef:  # four loads in flight a lane (hubs of a site's pages: most of a
-            while e + 3 * WL < hi:  # sweep's time on cnr-2000)
+            while e + 3 * WL < hi:  # web graph's sweep time)
                 u0 = iin_src[e]
                 u1 = iin_src[e + WL]
                 u2 = iin_src[e + 2 * WL]

@@ -9,8 +9,9 @@ multiprocessor a block runs on, and a load cached in L2 only.
   takes part in the memory model at GPU scope, so a value another block wrote and published
   (fence, then an atomic) is seen by a block that polled the publication with it and then fenced,
   without the read-modify-write of an atomic (``atomic.add(a, i, 0.0)``).  It is marked as having
-  side effects, so a polling loop reads again each time.  (A weak ``ld.global.cg``, tried first,
-  let the queue kernel read stale values on an H200.)
+  side effects, so a polling loop reads again each time.  (A weak ``ld.global.cg`` lets the
+  queue kernel read stale values: docs/history/benchmarks-notebook.md, "The light phase
+  profiled: one block a multiprocessor, and hubs walked by one thread".)
 
 Under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) they are plain Python: the host's
 ``perf_counter_ns``, multiprocessor 0 and an indexed read.

@@ -1,4 +1,5 @@
-"""CUDA kernel of the shortest-path tree over tight arcs, the GPU twin of :mod:`digraph.smx.cpu.tree`.
+"""CUDA kernel of the shortest-path tree over tight arcs, the GPU twin of
+:mod:`digraph.smx.cpu.tree`.
 
 The same canonical tree (an arc ``u → v`` is tight when ``d(v) < inf`` and
 ``fl(d(u) + w_uv) == d(v)``; ``hops`` the breadth-first level over tight arcs; ``pred(v)`` the

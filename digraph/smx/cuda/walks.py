@@ -37,7 +37,7 @@ def walk_linear_unit(a, b, src, dst, coef, s, x, theta, hub_slot, use_proxy, pro
     value just written carried to the next arc of the same path, a proxied target's ``d`` added
     to the block's shared ``proxy`` slot; returns (arcs sent, pending mass ``Σ|d|`` seen).  Only
     an arc whose path goes on from its target waits for the add's old value (the carry); the
-    others' adds return nothing, so the thread does not wait on them (85% of cnr-2000's arcs
+    others' adds return nothing, so the thread does not wait on them (on web graphs most arcs
     are on paths of one arc)."""
     sent = 0
     pend = 0.0

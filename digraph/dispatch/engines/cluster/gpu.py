@@ -3,25 +3,21 @@ reachability), a value crossing a whole cluster of nearby vertices per round.  T
 for them on road-like graphs.
 
 Why.  On a grid or a geometric graph (low degree, every arc local, thousands of hops across) the
-frontier engines (``bsp``, ``vertex-async``) advance one hop a round: SSSP on the 2000 × 2000
-grid took 4,182 rounds and 2.2–2.5 s on an H200, slower than scipy's Dijkstra on one CPU core
-(1.0–1.2 s).  DiGraph walks a path per thread so that a value crosses the whole path in one
+frontier engines (``bsp``, ``vertex-async``) advance one hop a round, thousands of rounds for
+SSSP.  DiGraph walks a path per thread so that a value crosses the whole path in one
 round; on such graphs a path is one direction of many, so this engine takes a *region* instead:
 the graph is cut into clusters of :attr:`ClusterSettings.size` vertices grown breadth-first
 (:func:`digraph.preprocess.clusters.clusters_for`), and a round relaxes each queued cluster to its
 local fixpoint in a thread block's shared memory (:func:`digraph.smx.cuda.clusters.cluster_round`).
 A cluster whose inputs changed runs again next round; the rest never run.  For SSSP a priority
 over clusters (Δ-stepping's buckets, :attr:`ClusterSettings.priority_hops`) keeps clusters from
-running on values that are about to be beaten: 4–5 runs a cluster instead of 50.
+running on values that are about to be beaten.
 
-Measured on one H200 (docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"): the 2000 × 2000
-grid 102 ms (0.11× scipy's Dijkstra on one core of that host, 434 rounds against
-``vertex-async``'s 4,182), a geometric graph of 4 M vertices 106 ms (0.08×), the 1000 × 1000 grid
-29.8 ms against ``vertex-async``'s 94.4 (its worklist on the GPU).  Elsewhere it does not pay:
-within 15% of ``vertex-async`` on the small SNAP graphs and dblp-2010, 1.5–3.6× slower on
-cnr-2000 and R-MAT (hubs: a thread walks its vertex's in-arcs alone) and on an Erdős–Rényi-like
-graph (no locality), so the router sends road-like graphs only
-(:attr:`digraph.dispatch.route.settings.RouteSettings.cluster_share`).
+It pays on road-like graphs only: on graphs with hubs (a thread walks its vertex's in-arcs
+alone) or without locality it is slower than ``vertex-async``, so the router sends road-like
+graphs only (:attr:`digraph.dispatch.route.settings.RouteSettings.cluster_share`).  Measured:
+docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"; current figures in
+docs/benchmarks.md, "SSSP on one GPU: road-like graphs".
 
 Rounds are queued back to back on the GPU (the kernel keeps its own queues); the host reads the
 queue's length every :attr:`ClusterSettings.rounds_per_check` rounds, the one synchronisation.
@@ -55,11 +51,9 @@ class ClusterSettings:
     ----------
     size : int
         Vertices a cluster (threads per block; a multiple of 32 up to 1,024; under the
-        simulator at most :data:`digraph.smx.cuda.clusters.CT`, 64).  Measured on an H200
-        (``bench_gpu_sssp_grid.py``, docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"),
-        with ``priority_hops`` 64: the 2000 × 2000 grid 102 ms at 512 against 125 at 1,024, a
-        geometric graph of 4 M vertices 106 against 128, dblp-2010 4.3 against 4.3, cnr-2000
-        27.1 against 25.9.
+        simulator at most :data:`digraph.smx.cuda.clusters.CT`, 64).  Measured:
+        docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU" (cluster
+        size; ``bench_gpu_sssp_grid.py``).
     blocks_per_sm : int
         Blocks launched per multiprocessor (the grid; a block loops over the queue); 0: as many
         as fit, 2,048 threads' worth.
@@ -71,11 +65,8 @@ class ClusterSettings:
         whose key (the least value that queued them) lies within ``Δ = priority_hops`` × the
         mean arc weight of the least key queued; the others wait (Δ-stepping over clusters,
         :func:`digraph.smx.cuda.clusters.cluster_round`).  0 runs every queued cluster.
-        Measured on an H200 (same benchmark), clusters of 1,024: the grid 210 ms without
-        priority (each cluster ran 50 times), 246 / 174 / 121 / 114 ms with 4 / 16 / 64 / 256
-        hops (9–15 runs a cluster, 1,523 / 787 / 411 / 245 rounds); the geometric graph 219,
-        239, 152, 123, 173 ms.  With clusters of 512: 32 / 64 / 128 hops 108 / 102 / 103 ms
-        on the grid, 107 / 106 / 116 on the geometric graph.
+        Measured: docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU"
+        (priority).
     """
 
     size: int = 512
@@ -93,7 +84,8 @@ def _size(settings, ct):
     if not 32 <= settings.size <= 1024 or settings.size % 32:
         raise InvalidParameterError(
             f"ClusterSettings.size must be a multiple of 32 from 32 to 1024, got {settings.size}")
-    if settings.rounds_per_check < 1 or settings.blocks_per_sm < 0 or not settings.priority_hops >= 0:
+    if (settings.rounds_per_check < 1 or settings.blocks_per_sm < 0
+            or not settings.priority_hops >= 0):
         raise InvalidParameterError("ClusterSettings.rounds_per_check must be >= 1, blocks_per_sm "
                                     "and priority_hops >= 0")
     return min(settings.size, ct)

@@ -29,8 +29,8 @@ whole-SCC partitions too), on inputs that are not yet final.  Observation 2 is k
 finishing: only the lowest unfinished layer can finish, by a round that started after all lower
 layers had finished (the same test as layer by layer), and a layer that becomes the lowest has all
 its partitions scheduled again.  On cnr-2000 it cuts the rounds (570 → 156–321) but not the time
-(docs/history/benchmarks-notebook.md "Running ahead"): a round's cost is the scanning of what it schedules, and the
-giants still need ~100 rounds each once their inputs are final.
+(docs/history/benchmarks-notebook.md "Running ahead"): a round's cost is the scanning of what it
+schedules, and the giants still need ~100 rounds each once their inputs are final.
 
 The check is fused into the walk (``fuse_check``, default :attr:`PathSettings.fuse_check`): a round
 scores each path or group on the newest state just before walking it, and walks it at once when its
@@ -108,7 +108,8 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     skipping, except the L∞ route, which runs layer by layer): each round walks the lowest
     unfinished layer and runs ahead into the split SCC-vertices of the next ``W − 1`` layers
     (``0``: all of them; ``run_ahead_local=True``, an ablation: their whole-SCC partitions too);
-    a layer finishes only as the lowest (:func:`_fused_window`).  Min/max systems run layer by layer.
+    a layer finishes only as the lowest (:func:`_fused_window`).  Min/max systems run layer by
+    layer.
 
     ``dag=False`` and ``skip=False`` switch mechanisms off for ablation studies
     (``benchmarks/bench_path_ablation.py``): all partitions form one layer (and none converges
@@ -117,7 +118,8 @@ def solve(graph, system, *, tol, max_iter, stats, pathset=None, priority="pendin
     """
     settings = current(DEFAULT) if settings is None else settings
     if priority not in PRIORITIES:
-        raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, got {priority!r}")
+        raise InvalidParameterError(f"priority must be one of {sorted(PRIORITIES)}, "
+                                    f"got {priority!r}")
     state = resolve_state(state, system.family, short_path_push=short_path_push,
                           layer_window=layer_window, fuse_check=fuse_check, priority=priority,
                           push_hot_arcs=None if push_hot_arcs else False,

@@ -109,9 +109,10 @@ class _Representation:
         if self.pushed_paths:
             self.walk_paths = np.flatnonzero(~pushed).astype(np.int64)
             self.walk_offsets = np.searchsorted(self.walk_paths, off).astype(np.int64)
-            (self.arc_ids, self.garc, self.gsrc, gpart, self.gdst, self.gscc) = paths_setup.short_arc_groups(
-                ps.path_offsets, ps.path_vertices, off, ps.path_scc, pushed, np.int64(ps.num_vertices),
-                np.int64(max(ps.num_scc, 1)))
+            (self.arc_ids, self.garc, self.gsrc, gpart, self.gdst,
+             self.gscc) = paths_setup.short_arc_groups(
+                ps.path_offsets, ps.path_vertices, off, ps.path_scc, pushed,
+                np.int64(ps.num_vertices), np.int64(max(ps.num_scc, 1)))
             self.group_offsets = np.searchsorted(gpart, np.arange(off.size)).astype(np.int64)
             arc_path = np.repeat(np.arange(npaths, dtype=np.int64), lengths)
             heat = np.asarray(ps.path_heat, np.float64)[arc_path[self.arc_ids]]
@@ -137,8 +138,9 @@ class _Representation:
         gcoef = np.empty(self.pushed_arcs, np.float64)
         gsum = np.empty(self.num_groups, np.float64)
         gmax = np.empty(self.num_groups, np.float64)
-        paths_setup.group_coefficients(self.garc, self.gsrc, self.gdst, self.arc_ids, ps.path_arc_ids,
-                             src_scale, arc_scale, has_arc, dst_scale, gcoef, gsum, gmax)
+        paths_setup.group_coefficients(self.garc, self.gsrc, self.gdst, self.arc_ids,
+                                       ps.path_arc_ids, src_scale, arc_scale, has_arc, dst_scale,
+                                       gcoef, gsum, gmax)
         return gcoef, gsum, gmax
 
     def report(self, stats):
@@ -164,7 +166,8 @@ def representation(ps, k, stats, push_hot_arcs=True):
 
 
 def _min_score(hist, share):
-    """Smallest score of the highest log2 buckets that hold at least ``share`` of the active paths."""
+    """Smallest score of the highest log2 buckets that hold at least ``share`` of the active
+    paths."""
     total = hist.sum()
     need = share * total
     acc = 0

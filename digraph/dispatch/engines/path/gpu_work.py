@@ -1,22 +1,25 @@
 """The GPU path modes' work kept between runs, and their rounds launched as CUDA graphs
 (:mod:`digraph.dispatch.engines.path.gpu` runs them).
 
-A run's device arrays (its :class:`~digraph.dispatch.engines.push.gpu_linear._Linear`, the arcs' coefficients in path order, the
-state ``x``, the arcs' mirrors ``s``, the units' counts and scores, the rounds' control words
-and counters) stay on the graph for the next run on the same GPU, PathSet, units and system
-vectors, in its :class:`~digraph.dispatch.runtime.cuda.residency.Residency` (kind
-``"cuda-path-work"``, an entry a GPU and key: units, priority rule, the scalars a round reads;
-a run with another PathSet drops this GPU's others; :func:`~digraph.dispatch.engines.scc.gpu_work.kept_work` decides), when
-they take at most :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.keep_work_bytes`.  The
+A run's device arrays (its :class:`~digraph.dispatch.engines.push.gpu_linear._Linear`, the arcs'
+coefficients in path order, the state ``x``, the arcs' mirrors ``s``, the units' counts and
+scores, the rounds' control words and counters) stay on the graph for the next run on the same
+GPU, PathSet, units and system vectors, in its
+:class:`~digraph.dispatch.runtime.cuda.residency.Residency` (kind ``"cuda-path-work"``, an entry
+a GPU and key: units, priority rule, the scalars a round reads; a run with another PathSet drops
+this GPU's others; :func:`~digraph.dispatch.engines.scc.gpu_work.kept_work` decides), when they
+take at most
+:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.keep_work_bytes`.  The
 next run only resets them, finds its launches prepared (the engine
 :meth:`~digraph.dispatch.runtime.cuda.backend._Backend.retain` s them as ``"path"``) and
 replays the CUDA graph of ``rounds_per_check`` rounds captured by an earlier run: one launch
 from the host every ``rounds_per_check`` rounds instead of two a round, each of 20-odd arrays
-(62 µs of host time a launch under cProfile, against a walk of ~0.1 ms on cnr-2000; with the
-kept work, cnr-2000's ``path`` went from 27.1 to 22.2 ms on an H200).  A system with arc
+(a launch's host time is comparable to a walk on a small graph).  Measured:
+docs/history/benchmarks-notebook.md, "Rounds queued on the device".  A system with arc
 factors, or vectors that are neither recipes nor arrays
 (:func:`~digraph.dispatch.runtime.cuda.common._vector_key`), is made again every run.
 """
+
 
 import weakref
 
@@ -26,8 +29,9 @@ from ..power.gpu_work import KEPT_GRAPHS, graph_round
 __all__ = ["KIND", "work_arrays", "work_bytes", "rounds_graph", "replay", "reset"]
 
 KIND = "cuda-path-work"
-"""The residency kind of a path run's kept work (:func:`~digraph.dispatch.engines.scc.gpu_work.kept_work`, the PathSet its
-owner: a run with another PathSet drops this GPU's others)."""
+"""The residency kind of a path run's kept work
+(:func:`~digraph.dispatch.engines.scc.gpu_work.kept_work`, the PathSet its owner: a run with
+another PathSet drops this GPU's others)."""
 
 
 def work_bytes(n, m, units):
@@ -47,7 +51,8 @@ def work_arrays(w):
 
 def rounds_graph(be, w):
     """The CUDA-graph state of a kept work (``{"stream", "graphs", "primed"}``, as
-    :func:`~digraph.dispatch.engines.power.gpu_work._graphs` makes it, and dropped at exit with those), made once."""
+    :func:`~digraph.dispatch.engines.power.gpu_work._graphs` makes it, and dropped at exit with
+    those), made once."""
     cg = w.get("cuda_graphs")
     if cg is None:
         cg = w["cuda_graphs"] = {"stream": be.xp.cuda.Stream(non_blocking=True), "graphs": {},
@@ -58,9 +63,9 @@ def rounds_graph(be, w):
 
 def replay(cg, rounds, stats):
     """``rounds(stream)`` (the launches of ``rounds_per_check`` rounds on ``cg["stream"]``)
-    through its CUDA graph (:func:`~digraph.dispatch.engines.power.gpu_work.graph_round`: queued plainly the first time,
-    captured the second, replayed from then on; ``stats["path_graph_launches"]``,
-    ``["path_graph_failed"]``)."""
+    through its CUDA graph (:func:`~digraph.dispatch.engines.power.gpu_work.graph_round`: queued
+    plainly the first time, captured the second, replayed from then on;
+    ``stats["path_graph_launches"]``, ``["path_graph_failed"]``)."""
     graph_round(cg, "rounds", lambda: rounds(cg["stream"]), stats, "path")
 
 

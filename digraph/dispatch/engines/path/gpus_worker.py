@@ -1,4 +1,5 @@
-"""A worker of the multi-worker dispatcher (:mod:`digraph.dispatch.engines.path.gpus`) on one GPU (issue 6).
+"""A worker of the multi-worker dispatcher (:mod:`digraph.dispatch.engines.path.gpus`) on one GPU
+(issue 6).
 
 The PathSet's walk arrays (arc sources and targets in path order, the arcs' coefficients or
 values, the mirrors ``s``) live on the worker's device; its partitions are cut into units that
@@ -34,7 +35,8 @@ class GpuWorker:
         self.ps = ps
         off = np.asarray(ps.partition_offsets)
         part_of_path = np.repeat(np.arange(off.size - 1), np.diff(off))
-        self.unit_offsets_h, starts = path_gpu._units(ps, current(gpu_settings.DEFAULT).unit_arcs, part_of_path)
+        self.unit_offsets_h, starts = path_gpu._units(ps, current(gpu_settings.DEFAULT).unit_arcs,
+                                                      part_of_path)
         self.part_units = np.searchsorted(starts, off)  # units of partition k: [k], [k+1]
         src, dst = ps.arc_ends()
         it = index_dtype(max(ps.num_vertices, ps.num_arcs))

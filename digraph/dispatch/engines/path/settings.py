@@ -1,8 +1,9 @@
 """The CPU path modes' settings and the checks of their options: :class:`PathSettings`, the
 priority rules (:data:`PRIORITIES`), the states a path mode keeps (:data:`STATES`,
 :func:`resolve_state`) and the checks of ``layer_window`` and ``short_path_push``.  The default
-settings (:data:`digraph.dispatch.engines.path.cpu.DEFAULT`) stay in :mod:`digraph.dispatch.engines.path.cpu`, read
-there at each call of :func:`~.cpu.solve`, which passes them on."""
+settings (:data:`digraph.dispatch.engines.path.cpu.DEFAULT`) stay in
+:mod:`digraph.dispatch.engines.path.cpu`, read there at each call of :func:`~.cpu.solve`, which
+passes them on."""
 
 from dataclasses import dataclass
 
@@ -20,20 +21,19 @@ PRIORITIES = {"none": 0, "pending": 1, "paper": 2}
 class PathSettings:
     """How the CPU path modes (``mode="path"``, ``"path-nopriority"``) walk the PathSet.
 
-    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines' thresholds"
-    (subsections "Path representation: short paths pushed at vertex level" and "Running ahead
-    into the next layers"), with more rows in docs/history/benchmarks-lab-notebook.md.
+    Measured: docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines'
+    thresholds" (subsections "Path representation: short paths pushed at vertex level" and
+    "Running ahead into the next layers"), with more rows in
+    docs/history/benchmarks-lab-notebook.md.
 
     Attributes
     ----------
     select_share : float
         Soft priority (``priority="pending"`` or ``"paper"``): the walk takes the highest log2
         buckets of the priority score that hold at least this share of the active paths, the
-        rest are deferred.  Measured in the single-thread prototype, not this engine
-        (docs/design.md §7, "What a first measurement showed"): the top 20% of cnr-2000's giant's
-        paths by pending residual each round gave 0.244x BSP's arc updates, the best seen.  This
-        engine's priority against none: docs/history/benchmarks-notebook.md, "Path representation" (cnr-2000, K=2:
-        0.213x ``bsp``'s arc updates against ``path-nopriority``'s 0.328x); other shares were not
+        rest are deferred.  Chosen from the single-thread prototype, not this engine
+        (docs/design.md §7, "What a first measurement showed"); this engine's priority against
+        none: docs/history/benchmarks-notebook.md, "Path representation".  Other shares were not
         measured.
     min_priority_paths : int
         Priority applies only when a layer has at least this many active paths (fewer: every
@@ -45,8 +45,8 @@ class PathSettings:
     aging_rounds : int
         ``priority="paper"``: every ``aging_rounds``-th round of a layer walks every active path.
         The paper's ``N(p)`` counts arcs with any pending change, however small, so hub paths
-        would be chosen forever and the rest starve (seen on cnr-2000: no convergence in 10,000
-        rounds).  The value 4 was not measured against others: chosen by hand.
+        would be chosen forever and the rest starve.  The value 4 was not measured against
+        others: chosen by hand.
     max_sweeps : int
         Sweeps over all the layers (each after a failed final certification, with the budget
         lowered 4x; ``stats["path_sweeps"]``) before the run is finished by vertex-level push from
@@ -62,37 +62,34 @@ class PathSettings:
     sum_refresh : int
         Normalised systems (PageRank), fused check: rounds between recomputations of ``Σx`` for
         the budget.  ``Σx`` only grows (``b ≥ 0``, ``A ≥ 0``, ``x`` from ``b`` upwards), so a
-        stale sum gives a smaller, still sound budget, and one numpy sum per round cost 0.1 ms on
-        cnr-2000.  The value 8 was not measured against others: chosen by hand.
+        stale sum gives a smaller, still sound budget, and saves a numpy sum per round.  The
+        value 8 was not measured against others: chosen by hand.
     short_path_push : int
         Default of ``short_path_push``: cold paths of at most this many arcs (and hot paths of one
-        arc) are pushed at vertex level.  Measured (docs/history/benchmarks-notebook.md, "Path representation",
-        cnr-2000 PageRank at 1e-8, 2 threads, minimum of 5): K=2 483 ms (1.27x ``bsp``) against
-        K=1's 717 ms; K=4 (502) and K=16 (462) are within noise of K=2.  K=1 leaves the cold
-        two-arc paths (14% of cnr-2000's arcs) on mirrors, and paths longer than 2 arcs hold under
-        1% of the arcs.
+        arc) are pushed at vertex level.  K=1 would leave the cold two-arc paths on mirrors;
+        longer paths hold few arcs.  Measured: docs/history/benchmarks-notebook.md, "Path
+        representation: short paths pushed at vertex level".
     fuse_check : bool
         Default of ``fuse_check``: score each path (group) just before walking it, in the walk,
         instead of a separate check pass per round (linear systems: the priority threshold then
-        lags one round; min/max systems: the walk's own test is the check).  Measured
-        (docs/history/benchmarks-notebook.md, "Path representation"; the history's "Path representation" has the
-        pairs): cnr-2000 with mirrors on every path 3,600 ms fused against 7,726 separate, with
-        K=2 483 against 653.  An ablation switch: ``False`` is the separate check pass that
+        lags one round; min/max systems: the walk's own test is the check).  Measured:
+        docs/history/benchmarks-notebook.md, "Path representation: short paths pushed at vertex
+        level"; the pairs in docs/history/benchmarks-lab-notebook.md, "Path representation".  An
+        ablation switch: ``False`` is the separate check pass that
         ``benchmarks/bench_path_ablation.py``'s "separate check" rows measure.
     layer_window : int
         Default of ``layer_window`` (linear systems, fused check): each round walks the lowest
         unfinished DAG layer and runs ahead into the split SCC-vertices of the next ``W − 1``
-        layers (``0``: all higher layers; ``1``: layer by layer).  Measured (docs/history/benchmarks-notebook.md,
-        "Running ahead into the next layers"): on cnr-2000 running ahead cuts the rounds (570 →
-        158–321) but not the time (W=1 496 ms, W=2 475, all layers 556; a quieter run W=1 454–466,
-        W=2 507), so the default is layer by layer.
+        layers (``0``: all higher layers; ``1``: layer by layer).  Running ahead cuts the rounds
+        but not the time, so the default is layer by layer.  Measured:
+        docs/history/benchmarks-notebook.md, "Running ahead into the next layers".
     run_ahead_local : bool
         Default of ``run_ahead_local``: whether running ahead (``layer_window`` ≠ 1) also takes
         the whole-SCC partitions of the higher layers (one sweep a round, without local
-        convergence); by default they run only when their layer is the lowest.  Measured
-        (docs/history/benchmarks-notebook.md, "Running ahead into the next layers"): all layers with all partitions
-        765 ms against 556 with split SCC-vertices only, on cnr-2000.  An ablation switch:
-        ``True`` is what ``benchmarks/bench_path_ablation.py``'s "all partitions" rows measure.
+        convergence); by default they run only when their layer is the lowest.  Measured:
+        docs/history/benchmarks-notebook.md, "Running ahead into the next layers".  An ablation
+        switch: ``True`` is what ``benchmarks/bench_path_ablation.py``'s "all partitions" rows
+        measure.
     """
 
     select_share: float = 0.2
@@ -111,9 +108,9 @@ class PathSettings:
 
 STATES = ("vertex", "arc")
 """Where a path mode keeps what is pending: one residual per vertex (``"vertex"``,
-:mod:`digraph.dispatch.engines.scc.cpu`; linear systems, the default for them) or per arc (``"arc"``:
-per-arc mirrors and short-path groups, :mod:`digraph.dispatch.engines.path.cpu`; every
-family)."""
+:mod:`digraph.dispatch.engines.scc.cpu`; linear systems, the default for them) or per arc
+(``"arc"``: per-arc mirrors and short-path groups, :mod:`digraph.dispatch.engines.path.cpu`;
+every family)."""
 
 
 def resolve_state(state, family, **arc_options):
@@ -129,8 +126,8 @@ def resolve_state(state, family, **arc_options):
     if state == "vertex":
         if family != "linear":
             raise InvalidParameterError(
-                f"state='vertex' applies to linear algorithms (PageRank, adsorption, a LinearSystem), "
-                f"not to the {family} family; use state='arc'")
+                f"state='vertex' applies to linear algorithms (PageRank, adsorption, a "
+                f"LinearSystem), not to the {family} family; use state='arc'")
         if given:
             raise InvalidParameterError(
                 f"{', '.join(g + '=' for g in given)} appl{'ies' if len(given) == 1 else 'y'} to "
@@ -149,8 +146,8 @@ def check_layer_window(w):
 
 
 def check_short_path_push(k):
-    """``short_path_push`` as an int ≥ 0 (None stays None: :attr:`PathSettings.short_path_push`), or
-    InvalidParameterError."""
+    """``short_path_push`` as an int ≥ 0 (None stays None:
+    :attr:`PathSettings.short_path_push`), or InvalidParameterError."""
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:

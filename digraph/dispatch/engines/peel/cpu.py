@@ -1,5 +1,5 @@
-"""k-core by peeling (``mode="peel"``, CPU): the core numbers in one peeling pass, exact, no rounds
-to a fixed point (issue 17, item 7).
+"""k-core by peeling (``mode="peel"``, CPU): the core numbers in one peeling pass, exact, no
+rounds to a fixed point.
 
 Two schedules of the same peeling, both in :mod:`digraph.smx.cpu.peel`: Batagelj–Zaversnik's
 bucket peeling (``"bz"``, one thread) and Kabir & Madduri's level-synchronous PKC (``"pkc"``,
@@ -39,37 +39,28 @@ SCHEDULES = ("bz", "pkc")
 class PeelSettings:
     """Which peeling schedule ``mode="peel"`` runs, and how.
 
-    Measured as docs/history/benchmarks-notebook.md, "k-core: peeling against igraph's coreness", says (its "BZ /
-    PKC on 1 thread" column, and the shared-machine measurements behind ``pkc_threads``; the
-    history's "k-core: peeling" section has the rest).
+    Measured: docs/history/benchmarks-notebook.md, "k-core: peeling against igraph's coreness"
+    (its "BZ / PKC on 1 thread" column); the shared-machine measurements behind ``pkc_threads``
+    are in docs/history/benchmarks-lab-notebook.md, "k-core: peeling".
 
     Attributes
     ----------
     pkc_threads : int
         PKC runs from this many threads on (on graphs of at least ``pkc_min_arcs`` arcs), BZ
-        below.  Measured on the shared 2-core machine (2026-11-27, whole ``digraph.run``, medians;
-        the ``bz 1t`` / ``pkc 1t`` / ``pkc 2t`` rows of ``benchmarks/bench_kcore.py`` and the
-        same three on smaller graphs): PKC on *one* thread already beats BZ — cnr-2000 42 against
-        57 ms, dblp-2010 46 against 68, R-MAT 2^18 (4.2 M arcs) 96 against 138 (kernels alone),
-        R-MAT 2^16 (1 M arcs) 20 against 27, cit-HepPh 8.1 against 9.0, wiki-Vote 1.7 against 2.0
-        — because a PKC decrement touches one counter where a BZ move touches four arrays at
-        random places.  So the thread threshold is 1; raise it where a machine shows BZ ahead on
-        one thread (on the quiet cores of the benchmark table BZ was ahead on one thread on
-        cnr-2000 and dblp-2010, not on R-MAT 2^18).  ``benchmarks/bench_kcore.py`` raises it
-        above the threads to force BZ.
+        below.  1: PKC on *one* thread can already beat BZ, because a PKC decrement touches one
+        counter where a BZ move touches four arrays at random places; raise it where a machine
+        shows BZ ahead on one thread.  ``benchmarks/bench_kcore.py`` raises it above the threads
+        to force BZ.
     pkc_min_arcs : int
         Below this many arcs BZ runs whatever the threads: a PKC level costs two parallel
-        barriers whatever its work, and on the smallest graph measured BZ was ahead
-        (email-Eu-core, 25,571 arcs: 0.40 ms against PKC's 0.50 on 1 or 2 threads), while from
-        p2p-Gnutella25 (54,705 arcs: 1.26 ms against 0.86 on 2 threads) up PKC was.
+        barriers whatever its work, which on the smallest graphs outweighs its gain.
     pkc_serial_tail : int
         PKC runs its last levels on one thread once at most this many vertices remain
-        (:func:`~digraph.smx.cpu.peel.pkc_core`'s ``serial_tail``).  Off (0): on the shared
-        2-core machine under a load average of 3.3–3.7 (2026-11-27) every 2-thread PKC run was
-        2–5x slower than one thread, tail or not (a level-synchronous barrier waits a time slice
-        for a thread whose core another process holds), and the tail's 1,024–32,768 vertices gave
-        no consistent gain; measure it on a quiet machine before turning it on.
+        (:func:`~digraph.smx.cpu.peel.pkc_core`'s ``serial_tail``).  Off (0): the tails
+        measured gave no consistent gain (docs/history/benchmarks-notebook.md, "k-core: peeling
+        against igraph's coreness").
     """
+
 
     pkc_threads: int = 1
     pkc_min_arcs: int = 50_000

@@ -18,17 +18,16 @@ and, for the computed ``x_{k+1} = M x_k + δ``,
 
 the stop used here (the one scipy and CuPy power iterations use, ``α/(1 − α)·‖Δ‖₁``, plus the
 rounding).  Why it pays: without the rank-one term the linear system's error falls by about α a
-round; with it, by about α·|λ2|, far less on expander-like graphs (R-MAT 2^20: 12 rounds against
-the SCC engine's 66 at tol 1e-8), while it erases the DAG structure the SCC engine exploits on web
-graphs (cnr-2000: 99 rounds against a few sweeps per component).  The router picks it from the
-condensation (:mod:`digraph.dispatch.route`).
+round; with it, by about α·|λ2|, far less on expander-like graphs, while it erases the DAG
+structure the SCC engine exploits on web graphs (measured: docs/history/benchmarks-notebook.md,
+"PageRank: two formulations on the CPU, against scipy and igraph PRPACK").  The router picks it
+from the condensation (:mod:`digraph.dispatch.route`).
 
 Rounding: the pull is a compensated (Neumaier) sum of non-negative terms, so each entry of
 ``A x_k`` is exact to a few ulps: ``‖δ‖₁ ≤ 8u (Σ(A x_k) + |c| + Σx_{k+1})``.  When that floor
 alone, ``‖δ‖₁ / (1 − γ1)``, exceeds ``tol / 2``, the run goes on until its differences are down
 to the rounding (``γ1 ‖x_{k+1} − x_k‖₁ ≤ ‖δ‖₁``) or stop falling, then stops ``floor_limited``
-with the bound it reached (about twice the floor; it used to stop at the first round, with a
-bound of order 1, whenever ``tol`` was below the floor, e.g. ``tol < 4e-13`` at α = 0.99).
+with the bound it reached (about twice the floor).
 
 A dangling vector (``LinearSystem.dangling = d``, ``dangling_scale = g``; PageRank's
 ``dangling=``, networkx's semantics: Langville and Meyer 2006 §4.5, where the dangling mass may
@@ -77,42 +76,29 @@ __all__ = ["solve", "applies", "PowerSettings", "DEFAULT"]
 class PowerSettings:
     """The CPU power iteration's settings (``solve(settings=)``, default :data:`DEFAULT`).
 
+    Measured: docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU,
+    against scipy and igraph PRPACK" (``benchmarks/ab_power_anderson.py``); the prototype's
+    rounds and the probe's ratios are in docs/history/docstring-measurements.md.
+
     Attributes
     ----------
     anderson_memory : int
         Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
         many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
-        rounds and values it gave before).  Measured at tol 1e-8, α = 0.85, rounds of the plain
-        iteration → with memory 4 (a numpy prototype with the same sound stop): dblp-2010 96 →
-        43, cnr-2000 99 → 68, wiki-Vote 25 → 18; memory 6 gave dblp-2010 35 and cnr-2000 69
-        rounds here, no faster.  This engine, 2 threads of a shared 2-core machine, interleaved
-        runs, fastest of 7 at the quieter of two sittings
-        (``benchmarks/results/pagerank_anderson_cpu2.json``, ``ab_interleaved``): dblp-2010 96 →
-        42 rounds, 294 → 189 ms (the SCC engine 271); cnr-2000 99 → 69 rounds, 446 → 387 ms
-        (the SCC engine 187); R-MAT 2^18 12 rounds either way (Anderson does not start:
-        ``anderson_from_ratio``).
+        plain iteration's rounds and values).  A larger memory was no faster.
     probe_rounds : int
         With Anderson on, a router's probe (``solve(trip=)``) judges the ratio of differences on
         plain rounds 3 … ``probe_rounds`` only; Anderson mixes from the round after (its
-        differences do not fall at the plain rate, which is what the probe measures).  Measured
-        (plain iteration, α = 0.85, the first round whose ratio exceeds 0.7·α): cnr-2000 round
-        5, dblp-2010 and email-Eu-core 6, the tests' two closed halves (``_two_giants``) 8–9,
-        cit-HepPh 12 (33% of its arcs in the largest component: not probed today); wiki-Vote,
-        p2p-Gnutella04/25 and R-MAT 2^16–2^18 never (ratios 0.17–0.4·α).  12 keeps every one of
-        these decisions (8 lost ``_two_giants(4000)``'s); a probe that does not trip has then
-        done most of its rounds (R-MAT: 12 in all), so Anderson matters little there.  With
-        memory 0 the probe judges every round, as before.
+        differences do not fall at the plain rate, which is what the probe measures).  The
+        default keeps every probe decision of the graphs measured, and a probe that does not
+        trip has then done most of its rounds, so Anderson matters little there.  With memory 0
+        the probe judges every round.
     anderson_from_ratio : float
         Anderson starts (records, then mixes two rounds later) at the first round from the third
-        on whose ``‖x_{k+1} − x_k‖₁`` exceeds this share of γ1 times the previous one; before,
-        the rounds are plain and cost nothing extra.  Where the plain iteration already
-        contracts fast, Anderson's two extra vector passes a round (about 40% of a pull round on
-        R-MAT 2^18, more on sparser graphs) cost more than the rounds it saves.  Measured
-        (α = 0.85, tol 1e-8, ratios of the plain differences / α, rounds plain → memory 4 from
-        round 1): R-MAT 2^18 0.17–0.19, 12 → 12; p2p-Gnutella04 0.27–0.36, 16 → 16; wiki-Vote
-        0.26–0.37, 25 → 18 but 3.8 → 6.0 ms; dblp-2010 0.47, 0.52, 0.64 … 0.93, 96 → 43;
-        cnr-2000 0.53, 0.61 … 0.93, 99 → 68; email-Eu-core 0.28, 0.33, 0.51 … 0.99, 94 → 30.
-        0 starts at once (the ablation of this rule).
+        on whose ``‖x_{k+1} − x_k‖₁`` exceeds this share of γ1 times the previous one; until
+        then the rounds are plain and cost nothing extra.  Where the plain iteration already
+        contracts fast, Anderson's two extra vector passes a round cost more than the rounds it
+        saves.  0 starts at once (the ablation of this rule).
     """
 
     anderson_memory: int = 4
@@ -132,7 +118,8 @@ def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
         acc = 0.0
         comp = 0.0
         for k in range(in_offsets[v], in_offsets[v + 1]):
-            acc, comp = neumaier_add(acc, comp, (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
+            acc, comp = neumaier_add(acc, comp,
+                                     (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
         y = dst_scale[v] * (acc + comp)
         out[v] = y
         total += y
@@ -172,7 +159,7 @@ def power_gamma(graph, system, dangling_ok=False):
     """(γ1, None) when the power iteration can run ``system``, else (None, why).  A system with a
     dangling vector is refused unless ``dangling_ok`` (this CPU engine runs it; its GPU twin does
     not yet); γ1 then bounds the column sums of ``A + d gᵀ``.  Kept on the system object for the
-    run (the router asks first, the engine next: 37 ms each on R-MAT 2^22 before)."""
+    run (the router asks first, the engine next)."""
     key = (id(graph), dangling_ok) + tuple(id(stored_field(system, f)) for f in _FIELDS)
     memo = getattr(system, "_power_gamma", None)
     if memo is not None and memo[0] == key:
@@ -406,7 +393,8 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
         if k == 1 and floor / (1.0 - g1) > tol / 8:
             rnd["on"] = False
         last, rnd["last"] = rnd["last"], diff
-        if rnd["on"] and not rnd["recording"] and k >= max(record_from, 3 if from_ratio > 0 else 1) \
+        if rnd["on"] and not rnd["recording"] \
+                and k >= max(record_from, 3 if from_ratio > 0 else 1) \
                 and (from_ratio <= 0 or diff > from_ratio * g1 * last):
             rnd["recording"] = True  # this round stores f (the fused pass ran without a record)
             stats["power_anderson"] = memory  # it runs: the stat says so, as on the GPU

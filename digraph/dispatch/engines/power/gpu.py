@@ -36,7 +36,8 @@ from ... import driver
 from ...convergence import power_stop
 from .cpu import power_gamma
 from ...systems import linear_factors
-from .gpu_setup import degree_bins, anderson_for, anderson_stats, group_size, round_bound, vertex_vectors
+from .gpu_setup import (degree_bins, anderson_for, anderson_stats, group_size, round_bound,
+                        vertex_vectors)
 from .gpu_work import cusparse_matrix, graph_round, graphs, spmv_into, work
 
 __all__ = ["solve"]
@@ -50,8 +51,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
 
     ``group``: threads per vertex of the pull (default :func:`group_size`; given, the grouped
     pull even where the binned one would run).  ``trip``: run as a probe, as
-    :func:`digraph.dispatch.engines.power.cpu.solve` (``converged`` None when it trips).  ``settings``: a
-    :class:`PowerGpuSettings` (default :data:`DEFAULT`).
+    :func:`digraph.dispatch.engines.power.cpu.solve` (``converged`` None when it trips).
+    ``settings``: a :class:`PowerGpuSettings` (default :data:`DEFAULT`).
     """
     settings = current(DEFAULT) if settings is None else settings
     from ...runtime.cuda import device_graph
@@ -71,7 +72,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     n, m = graph.num_vertices, graph.num_arcs
     G = int(group or group_size(graph))
     if G & (G - 1) or not 1 <= G <= min(32, HB):
-        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
+        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, "
+                                    f"got {G}")
     stats["power_group"] = G
     dg = device_graph.resident_graph(be, graph)
     has = system.arc_scale is not None
@@ -127,8 +129,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
                      dst_scale, y, acc, stream=stream)
         else:
             for gb, verts, grid in bins[0]:
-                be.launch(K.power_pull_list, grid, HB, gb, verts, dg["in_offsets"], dg["in_sources"],
-                          in_coef, has, z, dst_scale, y, acc, stream=stream)
+                be.launch(K.power_pull_list, grid, HB, gb, verts, dg["in_offsets"],
+                          dg["in_sources"], in_coef, has, z, dst_scale, y, acc, stream=stream)
             be.heavy(K.power_pull_heavy, bins[1], dg["in_offsets"], dg["in_sources"], in_coef, has,
                      z, dst_scale, y, acc, stream=stream)
         be.launch(K.power_teleport, grid_tel, HB, y, tele, x, src_scale, z, acc, nxt,
@@ -174,8 +176,9 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
             sx_err = 2 * u * mix_terms * sx
         bound, delta = round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, gamma is not None)
         st["mix"] = None
-        if aa.memory and k + 1 < max_iter and not power_stop(bound, delta, diff, st["last_diff"], g1,
-                                                              tol, {}):  # a round follows: its mix
+        # a round follows: its mix
+        if aa.memory and k + 1 < max_iter and not power_stop(bound, delta, diff, st["last_diff"],
+                                                              g1, tol, {}):
             dots = None if slot is None else got[4:4 + slot[1]]
             dotf = None if slot is None else got[4 + mem:4 + mem + slot[1]]
             st["mix"] = aa.solve(diff, dots, dotf)

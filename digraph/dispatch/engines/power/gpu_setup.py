@@ -122,13 +122,13 @@ def round_bound(g1, s, e, diff, sy, sx, sx_err, blocks, mixed=False):
     sums added up.  ``‖y − π‖₁ ≤ (γ1 ‖y − x‖₁ + δ + 2 |Σx − 1|) / (1 − γ1)``
     (:func:`digraph.dispatch.convergence.power_stop`), with the rounding of every sum in δ.
 
-    The ``delta`` returned is what :func:`~digraph.dispatch.convergence.power_stop` reads as the rounding
-    floor.  When the round pulled Anderson's mix (``mixed``), the mix's mass defect
-    ``2 |Σx − 1|`` widens the bound but is left out of it: a mix clipped at 0 loses mass
-    (6.8e-5 of it on a citation graph of 50 M arcs, H200), which the next round's teleport
-    restores, so it is no floor, and counting it as one ended such runs after 4 rounds at a bound
-    of 3.4 ("floor-limited": the floor test also reads ``diff ≥ last_diff``, which a mix's
-    differences need not keep)."""
+    The ``delta`` returned is what :func:`~digraph.dispatch.convergence.power_stop` reads as the
+    rounding floor.  When the round pulled Anderson's mix (``mixed``), the mix's mass defect
+    ``2 |Σx − 1|`` widens the bound but is left out of it: a mix clipped at 0 loses mass, which
+    the next round's teleport restores, so it is no floor, and counting it as one ended such runs
+    early at a bound far above ``tol`` ("floor-limited": the floor test also reads
+    ``diff ≥ last_diff``, which a mix's differences need not keep).  Measured:
+    docs/history/benchmarks-notebook.md, "When would ``scc`` pay on a GPU? Eighteen graphs"."""
     from ...convergence import ROUNDING_MARGIN
     u = np.finfo(np.float64).eps / 2
     c = 1.0 - s

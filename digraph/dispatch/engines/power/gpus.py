@@ -1,6 +1,6 @@
 """The Google-matrix power iteration on several GPUs of one host (``mode="power"``,
-``device="cuda:0,1,..."``): the sharded twin of :mod:`digraph.dispatch.engines.power.gpu`, same round,
-same sound stop, same counters.
+``device="cuda:0,1,..."``): the sharded twin of :mod:`digraph.dispatch.engines.power.gpu`, same
+round, same sound stop, same counters.
 
 Layout.  Each GPU ``g`` holds a set of vertices
 (:mod:`digraph.dispatch.engines.power.gpus_layout`, chosen once for the graph): ``k``
@@ -67,8 +67,9 @@ an all-gather with a host wait on each side.
 
 Why it pays: a round reads every arc once and is bandwidth-bound, so ``k`` GPUs divide its pull,
 and what crosses between GPUs is ``z`` once a round (8 bytes a vertex to each other GPU); the
-sharded ``bsp`` runs the linear system without the rank-one term, about 4x the rounds on R-MAT
-(issue 17, measurement 3).  Under Numba's CUDA simulator every shard shares one simulated device
+sharded ``bsp`` runs the linear system without the rank-one term, several times the rounds on
+R-MAT (docs/history/benchmarks-notebook.md, "PageRank on one GPU: the power iteration against
+CuPy").  Under Numba's CUDA simulator every shard shares one simulated device
 and the copies are host copies with the same byte counts.
 
 Where the parts live.  This module keeps :func:`solve`; the rounds are in
@@ -106,11 +107,9 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     ``group``, ``trip`` and ``settings`` as in :func:`digraph.dispatch.engines.power.gpu.solve`; the
     binned pull is chosen per shard, from the arcs the shard holds.  The ranges follow a cost
     model (:attr:`~.gpu_settings.PowerGpuSettings.shard_vertex_cost`), not the
-    measured kernel times the sharded ``bsp`` re-cuts them from: on four H200s (R-MAT 2^25,
-    rounds waiting for the host) a re-cut from kernel times evened them (17.2–23.3 →
-    19.5–20.4 ms) but slowed the run (41.0 → 44.3 ms); with the rounds queued and the model's
-    cost of 6 arcs a vertex, the kernel times are 18.8–20.9 ms and the run 39.3 → 37.7 ms
-    (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
+    measured kernel times the sharded ``bsp`` re-cuts them from: a re-cut from kernel times
+    evened them but slowed the run, as the busiest GPU's kernels are not the round's critical
+    path (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
     """
     settings = current(DEFAULT) if settings is None else settings
     from ....smx.cuda import power as K
@@ -123,7 +122,8 @@ def solve(graph, system, *, devices, tol, max_iter, stats, group=None, trip=None
     n, m = graph.num_vertices, graph.num_arcs
     G = int(group or group_size(graph))
     if G & (G - 1) or not 1 <= G <= min(32, HB):
-        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
+        raise InvalidParameterError(
+            f"group must be a power of two from 1 to {min(32, HB)}, got {G}")
     t0 = time.perf_counter()
     k = len(devices)
     from ....smx.cuda.anderson_state import MAX_GPUS

@@ -11,11 +11,12 @@ reads ``z`` in a compact vector, not a replica of all ``n`` entries (:func:`_com
 entries it reads from range 0, from range 1, …, its own range among them in its place, so that
 :func:`packed_into` copies each other GPU's entries straight into their place, with no scatter
 and no host wait, and the pull reads its in-arcs' sources renumbered into that vector (kept with
-the graph's arrays).  R-MAT 2^25 on four GPUs: the scatter of the 6.7 M entries a GPU reads
-took 0.26 ms a round on an H200, the SpMV the same time with either numbering
-(``benchmarks/ab_compact_columns.py``).  Otherwise (:func:`z_vectors`) each GPU holds a whole
-replica and the other ranges are copied whole.  :func:`gather` copies the answer's ranges into
-one host array, every GPU's copy queued before any is waited for.
+the graph's arrays): the scatter into a replica is saved, and the SpMV takes the same time
+with either numbering (``benchmarks/ab_compact_columns.py``; measured:
+docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").  Otherwise
+(:func:`z_vectors`) each GPU holds a whole replica and the other ranges are copied whole.
+:func:`gather` copies the answer's ranges into one host array, every GPU's copy queued before
+any is waited for.
 """
 
 import time
@@ -180,8 +181,8 @@ def packed_push(g, shards, K, HB):
     GPU's compact ``z`` (peer access over NVLink), with no copy and no buffer; the receivers'
     pulls wait for ``g``'s event recorded after.  A GPU writes into another's ``z`` only after
     every GPU's pull of the round (a GPU's ``z`` of the next round follows every GPU's teleport,
-    which follows every pull).  Against the packing into a buffer and the copies (R-MAT 2^25,
-    four H200s): docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded"."""
+    which follows every pull).  Against the packing into a buffer and the copies:
+    docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded"."""
     s = shards[g]
     for h, idx, view, grid in s.push:
         s.be.launch(K.gather_at, grid, HB, s.z_own, idx, view, tag=(s.tag, 7, h))
@@ -213,8 +214,8 @@ def gather(shards, n, after, streams):
     once), then waited for, so the copies run at once, each over its own link, while the round
     queued past the stop runs; page-locked memory from CuPy's pool on GPUs, as one GPU's answer
     (:attr:`~digraph.dispatch.runtime.cuda.backend.BackendSettings.pinned_copy_bytes`).  A host
-    thread a GPU, each copying synchronously, moved R-MAT 2^25's 256 MiB from four H200s in
-    4.3–4.6 ms, the time of one GPU's copy of it all (5.0 ms).
+    thread a GPU, each copying synchronously, takes as long as one GPU's copy of the whole
+    answer (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
 
     With dealt blocks (:mod:`~.gpus_layout`) a GPU's range is spread over the answer: each GPU
     writes its entries where they belong in the graph's numbering straight into the page-locked

@@ -12,17 +12,17 @@ both: on R-MAT 2^25 over four GPUs the ranges hold 174 / 144 / 130 / 88 M arcs a
 9.1 / 16.0 M vertices, so one GPU leads the pull and another the vertex passes.
 
 :class:`Layout` ``"dealt"`` cuts the vertices into blocks of
-:attr:`~.gpu_settings.PowerGpuSettings.shard_block` consecutive vertices and deals
-them to the GPUs by cost, largest first, in rounds of one block a GPU, each round's largest to
-the GPU of least cost so far: every GPU gets the same number of blocks (so the same vertices,
-±1 block) and about the same arcs.  The engine then numbers the vertices GPU by GPU (each GPU's blocks in
-increasing order), so each GPU still holds one consecutive range of the engine's numbering and
-everything else of the engine is unchanged; the in-arcs' sources are renumbered on the GPU
-(:meth:`Layout.renumber`: a table of one entry a block), and the answer is written back in the
-graph's numbering (:func:`digraph.dispatch.engines.power.gpus_exchange._gather`).  Dealing
-blocks gives up the locality of consecutive ranges (a web crawl's arcs mostly stay in their
-range, so few entries of ``z`` cross), so :func:`choose` deals them only where the ranges have
-little locality to lose (a sample of arcs) and the model says the round is shorter.
+:attr:`~.gpu_settings.PowerGpuSettings.shard_block` consecutive vertices and deals them to the GPUs
+by cost, largest first, in rounds of one block a GPU, each round's largest to the GPU of least cost
+so far: every GPU gets the same number of blocks (so the same vertices, ±1 block) and about the same
+arcs.  The engine then numbers the vertices GPU by GPU (each GPU's blocks in increasing order), so
+each GPU still holds one consecutive range of the engine's numbering and everything else of the
+engine is unchanged; the in-arcs' sources are renumbered on the GPU (:meth:`Layout.renumber`: a
+table of one entry a block), and the answer is written back in the graph's numbering
+(:func:`digraph.dispatch.engines.power.gpus_exchange._gather`).  Dealing blocks gives up the
+locality of consecutive ranges (a web crawl's arcs mostly stay in their range, so few entries of
+``z`` cross), so :func:`choose` deals them only where the ranges have little locality to lose (a
+sample of arcs) and the model says the round is shorter.
 
 Pure numpy: importable and tested without CUDA or its simulator.
 """
@@ -34,7 +34,8 @@ from ...runtime.cuda.ranges import shard_ranges
 __all__ = ["Layout", "choose", "ranges_layout", "dealt_layout"]
 
 _SAMPLE = 1 << 16  # arcs sampled to tell locality apart
-_MIN_BLOCK = 64  # the smallest block dealt (R-MAT 2^25's first 4,096 vertices hold 2.8% of its arcs)
+# the smallest block dealt (R-MAT 2^25's first 4,096 vertices hold 2.8% of its arcs)
+_MIN_BLOCK = 64
 
 
 class Layout:

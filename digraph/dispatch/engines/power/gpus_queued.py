@@ -19,13 +19,13 @@ the host has read the bound; if the run goes on after all, they are waited for b
 overwrites their vector.
 
 Ordering without the host, on each GPU's default stream: a pull waits for the copies of ``z``
-into its GPU (as before); the first table copy waits for every GPU's pull, so a GPU's teleport
+into its GPU; the first table copy waits for every GPU's pull, so a GPU's teleport
 (which zeroes the accumulator two rounds on) follows every other GPU's read of it, and its next
 ``z`` (the mix, the pack) follows every copy out of it of the round before.
 
-Why: with the host reading each round's sums (twice a round with Anderson) the GPUs drained at
-every synchronisation and waited for the host's queueing (R-MAT 2^25 on four H200s: 22–24 ms of
-33–36 ms of rounds; docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
+Why: with the host reading each round's sums (twice a round with Anderson) the GPUs drain at
+every synchronisation and wait for the host's queueing, most of a round's time (measured:
+docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded").
 """
 
 import time

@@ -1,15 +1,15 @@
 """The sharded power iteration's work kept between runs (issue 18, item 5: the first module of
 ``engines/power/``; :mod:`digraph.dispatch.engines.power.gpus` runs the rounds).
 
-A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and
-the scales, the accumulators, Anderson's rings), the packed exchange's lists (which entries of
-``z`` each GPU reads from each other range) and buffers, and the rounds' streams, events and
-page-locked buffers are kept on the graph for the next run on the same GPUs, ranges and settings (:func:`kept_work`; one entry of
-kind ``"multi-gpu-power-work"`` in the graph's
+A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and the
+scales, the accumulators, Anderson's rings), the packed exchange's lists (which entries of ``z``
+each GPU reads from each other range) and buffers, and the rounds' streams, events and page-locked
+buffers are kept on the graph for the next run on the same GPUs, ranges and settings
+(:func:`kept_work`; one entry of kind ``"multi-gpu-power-work"`` in the graph's
 :class:`~digraph.dispatch.runtime.cuda.residency.Residency`), when they take at most
-:attr:`~.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport
-vector and the scales are made again only when the system's vectors are not those of the last
-run (:func:`~digraph.dispatch.runtime.cuda.common._vector_key`).
+:attr:`~.gpu_settings.PowerGpuSettings.shard_keep_work_bytes` a GPU.  The teleport vector and the
+scales are made again only when the system's vectors are not those of the last run
+(:func:`~digraph.dispatch.runtime.cuda.common._vector_key`).
 """
 
 import atexit
@@ -138,8 +138,9 @@ def device_arrays(obj):
 def work_arrays(w):
     """:func:`device_arrays` of the work ``w``, kept in ``w`` (entry ``"_arrays"``) while its
     entries are the same objects: a run asks for them twice (registering them at the start,
-    retaining them at the end), and walking the work's nested entries took about 0.1 ms a GPU
-    each time (cProfile of warm four-GPU runs, R-MAT 2^25)."""
+    retaining them at the end), and the work's nested entries are walked once.  Measured:
+    docs/history/docstring-measurements.md,
+    "digraph.dispatch.engines.power.gpus_work.work_arrays"."""
     vals = tuple(v for k, v in w.items() if k != "_arrays")
     got = w.get("_arrays")
     if got is None or len(got[0]) != len(vals) or any(a is not b for a, b in zip(got[0], vals)):

@@ -1,13 +1,13 @@
 """The push modes on CPU threads, and the hand-over between them.
 
-:func:`solve_bsp` and :func:`solve_vertex_async` run ``bsp``
-(:mod:`~.cpu_bsp`) and ``vertex-async``
-(:mod:`~.cpu_vertex_async`) on every family.  On a linear system a
-run whose bound stops falling goes on, once, in the mode its engine's
-:attr:`~digraph.dispatch.engines.registry.Engine.after_stall` names, from the state it reached (:func:`digraph.dispatch.driver.hand_over` records it in ``stats``): Jacobi
-rounds that stall are finished by in-place pushes, and pushes that stall by Jacobi rounds.
-:func:`finish_linear` is that ending for the engines that hand a linear run over to
-``vertex-async`` (``scc``, the path modes).
+:func:`solve_bsp` and :func:`solve_vertex_async` run ``bsp`` (:mod:`~.cpu_bsp`) and ``vertex-async``
+(:mod:`~.cpu_vertex_async`) on every family.  On a linear system a run whose bound stops falling
+goes on, once, in the mode its engine's
+:attr:`~digraph.dispatch.engines.registry.Engine.after_stall` names, from the state it reached
+(:func:`digraph.dispatch.driver.hand_over` records it in ``stats``): Jacobi rounds that stall are
+finished by in-place pushes, and pushes that stall by Jacobi rounds.  :func:`finish_linear` is
+that ending for the engines that hand a linear run over to ``vertex-async`` (``scc``, the path
+modes).
 """
 
 from ... import driver

@@ -38,32 +38,27 @@ class BspSettings:
     ``dense_divisor``: a round pulls over every in-arc when the frontier's out-arcs exceed
     ``m / dense_divisor``, else pushes from the frontier, for sums; ``monotone_dense_divisor``
     the same for min/max systems (SSSP).  ``0`` never pulls and ``10**9`` always pulls (the
-    warm-up compiles both).  Measured (docs/history/benchmarks-notebook.md, "bsp: the direction switch",
-    ``benchmarks/results/bsp_direction_cpu2_quiet.json``, 2 quiet cores, divisors 0 to 10^9):
+    warm-up compiles both).  Measured: docs/history/benchmarks-notebook.md, "bsp: the direction
+    switch" (``benchmarks/results/bsp_direction_cpu2_quiet.json``):
 
-    * sums (PageRank, tol 1e-8): a pull is needed (never pulling: dblp-2010 1,119 ms against
-      534–620, R-MAT 2^18 2,248 against 782–1,025); from 5 to 80 the times agree within the
-      noise, and Ligra's ``m / 20`` (Shun & Blelloch, PPoPP 2013) is kept;
-    * min/max (SSSP from the largest out-degree, unit weights): never pulling is fastest on every
-      graph (dblp-2010 23 ms against 43 at ``m / 20``, cnr-2000 32 against 51, R-MAT 2^18 21
-      against 38, wiki-Vote 0.4 against 1.0): the dense min/max round reads every in-arc with no
-      early exit, so it costs more than pushing even a frontier of a fifth of the arcs.
+    * sums (PageRank): a pull is needed; between ``m / 5`` and ``m / 80`` the times agree within
+      the noise, and Ligra's ``m / 20`` (Shun & Blelloch, PPoPP 2013) is kept;
+    * min/max (SSSP): never pulling is fastest: the dense min/max round reads every in-arc with
+      no early exit, so it costs more than pushing even a frontier of a fifth of the arcs.
 
     ``set_share`` and ``set_min`` (sums; :class:`Touched`): while the residual is non-zero on at
     most ``max(set_share · n, set_min)`` vertices (a set starts only at half that), the rounds
     scan a residual set of those vertices instead of every vertex; ``set_share = 0`` never does
-    (the ablation).  The cost model, measured on 2 cores (kernel timings, best of 25): a scan
-    of every vertex costs about 1 ns a vertex (cnr-2000, 325,557 vertices: 137 µs for the
-    norms and 200 µs more for a push round's frontier); a scan of the set 2 ns a
-    flagged vertex where the residual is clustered (cnr-2000, the vertices reached from its 10
-    largest out-degrees: 65 µs at 0.13 n) and up to 12 ns where it is scattered over the blocks
-    (dblp-2010 from 3 low-degree seeds: 399 µs at 0.11 n, two thirds of the blocks live).  At
-    ``1/8`` the set is never much dearer than a full scan and, clustered, several times cheaper;
-    a set that grows past it is dropped, and built again only when a full scan finds the
-    residual on half as many vertices (after a certificate, say).  ``set_min``: a set of
-    1,024 vertices costs under ~10 µs to scan, no more than one parallel launch (not compared
-    with other values).  Whole runs with and without the set: ``benchmarks/bench_frontier.py``,
+    (the ablation).  A flagged vertex of the set costs a few times a vertex of a full scan (more
+    where the residual is scattered over the blocks), so at ``1/8`` the set is never much dearer
+    than a full scan and, clustered, several times cheaper; a set that grows past it is dropped,
+    and built again only when a full scan finds the residual on half as many vertices (after a
+    certificate, say).  ``set_min``: a set of that many vertices costs no more to scan than one
+    parallel launch (not compared with other values).  Measured:
+    docs/history/benchmarks-notebook.md, "bsp and vertex-async: the residual set"; whole runs
+    with and without the set: ``benchmarks/bench_frontier.py``,
     ``benchmarks/results/frontier_cpu2.json``."""
+
 
     dense_divisor: int = 20
     monotone_dense_divisor: int = 0
@@ -97,8 +92,7 @@ def solve(graph, system, *, tol, max_iter, stats, settings=None, x0=None, delta0
 
 class Touched:
     """The vertices whose residual δ is non-zero, kept as a residual set while they are few, so
-    that a round's scan and frontier read them only (issue 17, item 6: work proportional to what
-    is active).
+    that a round's scan and frontier read them only (work proportional to what is active).
 
     While ``valid``, the set (``mark``, ``block``: :data:`digraph.smx.cpu.bsp.BLOCK_SHIFT`)
     flags every vertex whose δ is non-zero (and maybe some whose δ went back to 0, unflagged at
@@ -108,7 +102,7 @@ class Touched:
     found at most ``limit / 2`` non-zero entries, and dropped (:meth:`drop`) once it flags more
     than ``limit = max(share · n, least)`` vertices, or when δ is rewritten everywhere (a dense
     round, a certificate); the next scan then reads every vertex again.  ``share = 0`` never
-    builds one (every scan reads every vertex, as before).  Used by ``bsp`` and
+    builds one (every scan reads every vertex).  Used by ``bsp`` and
     ``vertex-async`` (:class:`BspSettings`, ``VertexAsyncSettings``)."""
 
     NO_MARK = np.empty(0, np.uint8)

@@ -47,19 +47,20 @@ class VertexAsyncSettings:
         engine runs; idle threads take the next chunk).  Not measured: chosen by hand, and no
         benchmark varies it.
     queue_share : float
-        A frontier of fewer than this share of the vertices (monotone systems) runs as a
-        one-thread phase (:func:`~digraph.smx.cpu.vertex_async.monotone_queue`, first in first out, or
-        :func:`~digraph.smx.cpu.vertex_async.monotone_heap`, best value first: :func:`_settles_in_order`)
-        instead of a parallel pass, until its queue outgrows ``queue_grow`` times that size or it
-        has read as many arcs as there are vertices: a parallel pass costs a scan of every vertex
-        to find its worklist, which a small frontier does not pay back, and a phase that has done
-        a scan's worth of work lets the threads share the rest.  Measured: SSSP on a chain of
-        10^6 vertices took 10^6 passes, more than 5 minutes, without the queue and 0.1 s with it;
-        docs/history/benchmarks-notebook.md, "SSSP: chains, grids and web graphs against scipy's Dijkstra" (the
-        chain is one queue phase, the 700x700 grid relaxes each arc once).  The value 1/32 itself
-        was not compared with others.  ``1.0`` sends every frontier short of all the vertices to
-        a queue phase, ``0.0`` none (tests/dispatch/test_vertex_async_queue.py forces each side; the
-        warm-up of :mod:`digraph.compiling` uses ``1.0`` to compile the queue kernels).
+        A frontier of fewer than this share of the vertices (monotone systems) runs as a one-thread
+        phase (:func:`~digraph.smx.cpu.vertex_async.monotone_queue`, first in first out, or
+        :func:`~digraph.smx.cpu.vertex_async.monotone_heap`, best value first:
+        :func:`_settles_in_order`) instead of a parallel pass, until its queue outgrows
+        ``queue_grow`` times that size or it has read as many arcs as there are vertices: a parallel
+        pass costs a scan of every vertex to find its worklist, which a small frontier does not pay
+        back, and a phase that has done a scan's worth of work lets the threads share the rest.
+        Measured: SSSP on a chain of 10^6 vertices took 10^6 passes, more than 5 minutes, without
+        the queue and 0.1 s with it; docs/history/benchmarks-notebook.md, "SSSP: chains, grids and
+        web graphs against scipy's Dijkstra" (the chain is one queue phase, the 700x700 grid relaxes
+        each arc once).  The value 1/32 itself was not compared with others.  ``1.0`` sends every
+        frontier short of all the vertices to a queue phase, ``0.0`` none
+        (tests/dispatch/test_vertex_async_queue.py forces each side; the warm-up of
+        :mod:`digraph.compiling` uses ``1.0`` to compile the queue kernels).
     queue_grow : int
         A queue phase hands back to parallel passes once its queue holds ``queue_grow`` times the
         size below which a phase starts (``queue_share`` of the vertices).  Not measured: chosen

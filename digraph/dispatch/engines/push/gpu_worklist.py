@@ -5,10 +5,10 @@ A round pops every vertex of the queue, relaxes its out-arcs with atomic min/max
 current values (DiGraph-t, Groute-like: what another thread wrote this round is seen at once), and
 appends each target it improved to the next round's queue, once.  The kernels keep the queues and
 their lengths, so rounds go back to back; the host reads the length every
-:attr:`WorklistSettings.rounds_per_check` rounds, the only synchronisation.  Before, a round
-compacted the frontier with CuPy and read its size and volume back: about 0.7–1 ms a round on an
-H200 (p2p-Gnutella04: 20 rounds, 15.5 ms; docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one
-GPU").
+:attr:`WorklistSettings.rounds_per_check` rounds, the only synchronisation: no round trip to
+the host a round, as a frontier compacted by CuPy and its size read back would cost.  Measured:
+docs/history/benchmarks-notebook.md, "SSSP on road-like graphs on one GPU" (the worklist on the
+GPU against host-driven rounds).
 
 The answer is the fixpoint of Bellman–Ford's relaxation, as every mode's.  Counters: ``rounds``
 (rounds whose queue was not empty), ``vertex_updates`` (vertices popped), ``arc_updates`` (their
@@ -49,8 +49,8 @@ DEFAULT = register(WorklistSettings())
 
 def solve(be, graph, system, dg, *, max_iter, stats, settings=None):
     """Run the min/max ``system`` by the GPU worklist on backend ``be`` (``dg``: the graph's
-    device arrays, :func:`~digraph.dispatch.runtime.cuda.device_graph._device_graph`); returns (state on the device,
-    converged)."""
+    device arrays, :func:`~digraph.dispatch.runtime.cuda.device_graph._device_graph`); returns
+    (state on the device, converged)."""
     from ....smx.cuda.common import HB, HEAVY
     from ....smx.cuda.worklist import queue_push, queue_push_heavy
     settings = current(DEFAULT) if settings is None else settings

@@ -6,10 +6,11 @@ modes go to the path dispatcher of :mod:`digraph.dispatch.engines.path.gpus` wit
 :class:`~digraph.dispatch.engines.path.gpus_worker.GpuWorker` per GPU.
 
 Why vertex shards.  On one GPU the measured fastest modes are ``bsp`` for linear systems and
-``vertex-async`` for min/max and h-index systems (``docs/history/benchmarks-notebook.md``); a round of either reads
-each arc at most once and is bandwidth-bound on large graphs, so splitting the arcs over GPUs
-divides a round's time, and what crosses between GPUs is one vector slice per GPU and round.
-The path dispatcher, whose walks need more rounds and host book-keeping, serves the path modes.
+``vertex-async`` for min/max and h-index systems (``docs/history/benchmarks-notebook.md``); a round
+of either reads each arc at most once and is bandwidth-bound on large graphs, so splitting the arcs
+over GPUs divides a round's time, and what crosses between GPUs is one vector slice per GPU and
+round.  The path dispatcher, whose walks need more rounds and host book-keeping, serves the path
+modes.
 
 Layout.  The vertices are cut into ``k`` consecutive ranges holding equal numbers of arcs (the
 in-arcs for pull systems, the out-arcs for push systems, the undirected adjacency for h-index);
@@ -68,11 +69,11 @@ earlier runs on the same graph and GPUs:
 
 The parts: this module keeps :func:`parse_devices`, :func:`gpus_to_use` and :func:`solve`;
 :mod:`.gpus_layout` (a linear system's layout and upload), :mod:`.gpus_rounds` (the linear round
-pipeline), :mod:`.gpus_linear` and :mod:`.gpus_monotone` (the engines) are beside it, and the
-floor of several GPUs is :mod:`digraph.dispatch.runtime.cuda` (:mod:`~digraph.dispatch.runtime.cuda.ranges`,
-:mod:`~digraph.dispatch.runtime.cuda.shards`, :mod:`~digraph.dispatch.runtime.cuda.exchange`,
-:mod:`~digraph.dispatch.runtime.cuda.timer`, and the settings
-:class:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings`); a function called
+pipeline), :mod:`.gpus_linear` and :mod:`.gpus_monotone` (the engines) are beside it, and the floor
+of several GPUs is :mod:`digraph.dispatch.runtime.cuda`
+(:mod:`~digraph.dispatch.runtime.cuda.ranges`, :mod:`~digraph.dispatch.runtime.cuda.shards`,
+:mod:`~digraph.dispatch.runtime.cuda.exchange`, :mod:`~digraph.dispatch.runtime.cuda.timer`, and the
+settings :class:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings`); a function called
 without ``settings`` takes the run's (:func:`digraph.dispatch.settings.current`).
 """
 
@@ -103,10 +104,10 @@ def parse_devices(device):
 
 def gpus_to_use(graph, system, devices, min_arcs_per_gpu=None, settings=None):
     """How many of ``devices`` a sharded run of ``system`` uses: no more GPUs than the graph has
-    arcs per ``min_arcs_per_gpu`` (default ``settings.min_arcs_per_gpu``; 0: every GPU named),
-    and one for families outside ``settings.shard_families`` unless ``min_arcs_per_gpu`` is given
-    (measured: sharded min/max pushes lose to one GPU, docs/history/benchmarks-notebook.md).  ``digraph.run``
-    runs the one-GPU engine when this is 1 and the default applies."""
+    arcs per ``min_arcs_per_gpu`` (default ``settings.min_arcs_per_gpu``; 0: every GPU named), and
+    one for families outside ``settings.shard_families`` unless ``min_arcs_per_gpu`` is given
+    (measured: sharded min/max pushes lose to one GPU, docs/history/benchmarks-notebook.md).
+    ``digraph.run`` runs the one-GPU engine when this is 1 and the default applies."""
     settings = current(DEFAULT) if settings is None else settings
     per = settings.min_arcs_per_gpu if min_arcs_per_gpu is None else int(min_arcs_per_gpu)
     k = len(devices) if per <= 0 else max(1, min(len(devices), graph.num_arcs // per))
@@ -145,8 +146,11 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     divide_by_sum : bool
         Linear systems: divide ``x`` by its sum on the GPUs before it is copied down, and return
         it as a :class:`~digraph.algorithms.base.SumNormalized` array (for an algorithm whose
-        answer is that, :attr:`~digraph.algorithms.base.Algorithm.divides_by_sum`: the host's
-        two passes over ``x`` took 18 ms of a 300 ms run on R-MAT 2^25).
+        answer is that, :attr:`~digraph.algorithms.base.Algorithm.divides_by_sum`: no two passes
+        over ``x`` on the host).  Measured: docs/history/benchmarks-lab-notebook.md, "Four GPUs:
+        the exchange overlapped with the pull of each GPU's own arcs"; see also
+        docs/history/docstring-measurements.md,
+        "digraph.dispatch.engines.push.gpus.solve.divide_by_sum".
     settings : MultiGpuSettings, optional
         Default :data:`DEFAULT`.
     """
@@ -207,8 +211,8 @@ def solve(graph, system, *, devices, mode, tol, max_iter, stats, exchange=None,
     timer = Timer(shards, stats["gpu_arcs"])
     try:
         if fam == "linear":
-            x, ok = solve_sharded_linear(shards, ex, timer, graph, system, tol, max_iter, stats, layout,
-                            divide_by_sum, settings)
+            x, ok = solve_sharded_linear(shards, ex, timer, graph, system, tol, max_iter, stats,
+                                         layout, divide_by_sum, settings)
         elif fam == "monotone":
             x, ok = monotone(shards, ex, timer, graph, system, max_iter, stats, mode == "bsp")
         else:

@@ -53,49 +53,46 @@ __all__ = ["GpuSccSettings", "DEFAULT", "solve", "TRACE_ROUNDS", "CTL"]
 class GpuSccSettings:
     """How the GPU SCC engine schedules its components (``solve(..., settings=)``).
 
-    Measured on one H200 (docs/history/benchmarks-notebook.md, "PageRank by components on one GPU"; PageRank, tol
-    1e-8).
+    Measured: docs/history/benchmarks-notebook.md, "PageRank by components on one GPU" and the
+    sections below it (PageRank, tol 1e-8).
 
     Attributes
     ----------
     heavy_arcs : int
         Components with at least this many arcs inside run in rounds over the whole GPU; below,
         one block each from the queue (a component of more than
-        :data:`digraph.smx.cuda.scc_blocks.SH` vertices is heavy whatever its arcs).  4,096 / 16,384 /
-        65,536: cnr-2000 44.4 / 44.6 / 55.2 ms, dblp-2010 17.6 / 17.7 / 17.8, wiki-Vote 6.7 /
-        6.8 / 9.4.
+        :data:`digraph.smx.cuda.scc_blocks.SH` vertices is heavy whatever its arcs).
+        Measured: docs/history/benchmarks-notebook.md, "PageRank by components on one GPU".
     priority_share : float
-        The soft priority of :attr:`digraph.dispatch.engines.scc.cpu.DagPushSettings.priority_share`
-        (L1 route); 0 pushes every vertex above its per-arc budget.  0.5 against 0: cnr-2000
-        44.6 against 56.1 ms and 0.27× against 0.50× ``bsp``'s arc updates; the small graphs
-        within noise.
+        The soft priority of
+        :attr:`digraph.dispatch.engines.scc.cpu.DagPushSettings.priority_share` (L1 route); 0
+        pushes every vertex above its per-arc budget.  Measured:
+        docs/history/benchmarks-notebook.md, "PageRank by components on one GPU".
     rounds_per_check : int
         Heavy rounds queued between two reads of their done flag (the only synchronisation).
-        8 against 16: cnr-2000 49.7 against 49.3 ms, dblp-2010 22.2 against 21.1 (within noise);
-        32 ran more rounds past the end (cit-HepPh 49 against 39).
+        Measured: docs/history/docstring-measurements.md,
+        "digraph.dispatch.engines.scc.gpu.GpuSccSettings.rounds_per_check".
     blocks_per_sm : int
-        Persistent blocks per multiprocessor of the queue kernel (:data:`digraph.smx.cuda.scc_blocks.QB`
-        threads each).  They must all be resident at once (a block waits for components that
-        others queue), so fewer run when the compiled kernel's registers or shared memory allow
-        fewer (:func:`~.gpu_grid.resident`; the kernel is compiled
-        to fit :data:`digraph.smx.cuda.scc.LIGHT_BLOCKS_PER_SM`).  One H200, light phases, 1 / 2 / 4
-        blocks: cit20-0 32.0 / 16.9 / 9.5 ms (a wide DAG: bound by blocks), dblp-2010 2.3 / 1.9 /
-        1.8, cnr-2000 16.4 / 17.9 / 17.8 (bound by a chain of swept components: more blocks do
-        not help).  (Figures before 2026-11-29 for this setting measured one block whatever it
-        said: see :func:`~.gpu_grid.resident`.)
+        Persistent blocks per multiprocessor of the queue kernel
+        (:data:`digraph.smx.cuda.scc_blocks.QB` threads each).  They must all be resident at
+        once (a block waits for components that others queue), so fewer run when the compiled
+        kernel's registers or shared memory allow fewer (:func:`~.gpu_grid.resident`; the
+        kernel is compiled to fit :data:`digraph.smx.cuda.scc.LIGHT_BLOCKS_PER_SM`).  A wide DAG
+        is bound by the blocks, a chain of swept components is not.  Measured:
+        docs/history/benchmarks-notebook.md, "The light phase profiled: one block a
+        multiprocessor, and hubs walked by one thread".
     heavy_blocks_per_sm : int
-        Blocks of :data:`digraph.smx.cuda.scc_heavy.TB` threads per multiprocessor for a heavy round
-        (fewer when the group has fewer vertices; :data:`digraph.smx.cuda.scc_blocks.G` threads a
-        vertex, a grid-stride loop over the rest; at most
-        :data:`digraph.smx.cuda.scc_heavy.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).  One H200,
-        one launch, 4 / 8 / 16 blocks: dblp-2010 11.4 / 10.1 / 10.3 ms, cnr-2000 28.5 / 26.9 /
-        27.3 (docs/history/benchmarks-notebook.md, "The heavy rounds profiled").
+        Blocks of :data:`digraph.smx.cuda.scc_heavy.TB` threads per multiprocessor for a heavy
+        round (fewer when the group has fewer vertices; :data:`digraph.smx.cuda.scc_blocks.G`
+        threads a vertex, a grid-stride loop over the rest; at most
+        :data:`digraph.smx.cuda.scc_heavy.HEAVY_BLOCKS_PER_SM` with ``heavy_one_launch``).
+        Measured: docs/history/benchmarks-notebook.md, "The heavy rounds profiled".
     heavy_one_launch : bool
         A heavy group's rounds in one launch with a grid barrier between rounds
         (:func:`digraph.smx.cuda.scc_heavy.scc_heavy_rounds`), instead of a launch a round queued
-        by the host (:func:`digraph.smx.cuda.scc_heavy.scc_round`).  One H200, 8 blocks: dblp-2010
-        10.1 / 9.7 ms against 11.5 / 10.9 by launches, cnr-2000's last heavy group 1.9 against
-        2.4 ms (121 rounds: a launch from Python costs about as much as a small group's round).
+        by the host (:func:`digraph.smx.cuda.scc_heavy.scc_round`): a launch from Python costs
+        about as much as a small group's round.  Measured: docs/history/benchmarks-notebook.md,
+        "The heavy rounds profiled".
     light_anderson : int
         Memory of the Anderson acceleration of a swept light component's sweeps
         (:func:`digraph.smx.cuda.scc_sweeps._anderson_sweeps`: every vertex pushes a mixed step
@@ -115,12 +112,8 @@ class GpuSccSettings:
         Both rounds cost about their arcs, but the plain ones push only the vertices above the
         soft priority's threshold, which on a web graph's hub-rich groups is a small share, so
         there the Anderson rounds (every arc every round) cost more than their fewer rounds
-        save.  One H200, tol 1e-8 (docs/history/benchmarks-notebook.md, "Anderson in the heavy rounds"; plain →
-        Anderson 2, the group's time): cnr-2000's groups of 1,646,332 / 787,843 / 55,620 arcs
-        and largest in-degree inside 17,813 / 18,233 / 6,197: 4.56 → 6.20, 2.79 → 3.52, 1.54 →
-        0.80 ms; dblp-2010 (1,432,920; 238) 4.98 → 4.77; cit-HepPh (139,981; 377) 0.68 → 0.56;
-        wiki-Vote (39,456; 186) 0.75 → 0.58.  The limits (fitted to these eight groups, the
-        small graphs of the table included) pick every gain and no loss.
+        save.  The limits are fitted to the groups of docs/history/benchmarks-notebook.md,
+        "Anderson in the heavy rounds" (tol 1e-8), taking every gain and no loss measured there.
     trace_light : bool
         A profile of the light phases: ``stats["scc_light_trace"]``, an int64 array with a row of
         :data:`digraph.smx.cuda.scc.TRACE` entries per component (see
@@ -278,7 +271,8 @@ def solve(be, graph, system, *, tol, max_iter, stats, settings=None):
     c, sweeps, heavy_rounds, capped = units.outcome()
     record(stats, cond, sch, c, sweeps, heavy_rounds, units.heavy_mem)
     out = w["out"]
-    xp.take(x, d["inv"], out=out)  # a gather: CuPy's scatter out[order] = x took 0.3-1.3 ms
+    # a gather: faster than CuPy's scatter out[order] = x (docs/history/docstring-measurements.md)
+    xp.take(x, d["inv"], out=out)
     bound, r1, floor = L.certify(out)
     if kept:  # the next run's launches stay prepared
         be.retain(work_arrays(w) + [a for t in w["pos"].values() for a in t] +

@@ -23,7 +23,8 @@ def heavy_grid(be, settings, threads, kern=None):
         return grid
     if be.sim:
         return 1
-    bound = min(settings.heavy_blocks_per_sm, scc_heavy.HEAVY_BLOCKS_PER_SM)  # the launch bounds' promise
+    # the launch bounds' promise
+    bound = min(settings.heavy_blocks_per_sm, scc_heavy.HEAVY_BLOCKS_PER_SM)
     kern = scc_heavy.scc_heavy_rounds if kern is None else kern
     return min(grid, per_sm(be, kern, scc_heavy.TB, bound, bound) * be.sms)
 

@@ -37,7 +37,8 @@ def heavy_gathers(be, d, cond, sch, phases):
 def device_layout(be, graph, cond, sch, heavy_arcs, light_size, tag=()):
     """The condensation and schedule on the GPU (uploaded once per graph, device and schedule;
     kept in the graph's residency, kind ``"cuda-scc"``).  ``tag``: what else tells the schedule
-    apart (a GPU's share of the DAG dispatcher's deal, :func:`digraph.paths.scc_deal.restricted`)."""
+    apart (a GPU's share of the DAG dispatcher's deal,
+    :func:`digraph.paths.scc_deal.restricted`)."""
     from ....smx.cuda import scc_blocks
     from ....smx.cuda import scc_heavy
     res = residency(graph)
@@ -72,7 +73,8 @@ def device_layout(be, graph, cond, sch, heavy_arcs, light_size, tag=()):
         inside_in = np.bincount(cond.iout_targets, minlength=graph.num_vertices)
         hp, ho = sch.heavy_positions, sch.heavy_offsets
         d["heavy_in_max"] = [int(inside_in[hp[ho[k]:ho[k + 1]]].max(initial=0)) for k in range(P)]
-        off, src, arc, ihub_off, ihubs = swept_in_arcs(cond, sch, scc_blocks.DK, scc_blocks.HUB_PUSH)
+        off, src, arc, ihub_off, ihubs = swept_in_arcs(cond, sch, scc_blocks.DK,
+                                                       scc_blocks.HUB_PUSH)
         d.update(iin_off=be.put(off), iin_src=be.put(_nonempty(src)),
                  iin_arc=be.put(_nonempty(arc)), ihub_off=be.put(ihub_off),
                  ihub_pos=be.put(_nonempty(ihubs)))

@@ -7,14 +7,15 @@ the sweeps a component took and the answer in the graph's order) and its :class:
 system on the device with its contraction factors ``γ``, the certificate's residual) stay on the
 graph for the next run on the same GPU, schedule and system vectors, in the graph's
 :class:`~digraph.dispatch.runtime.cuda.residency.Residency` (kind ``"cuda-scc-work"``), when
-they take at most :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.keep_work_bytes`.  The
-next run then only resets them, and its launches find the arrays they were prepared for (the
-engine :meth:`~digraph.dispatch.runtime.cuda.backend._Backend.retain` s them as ``"scc"``).
+they take at most
+:attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.keep_work_bytes`.  The next
+run then only resets them, and its launches find the arrays they were prepared for (the engine
+:meth:`~digraph.dispatch.runtime.cuda.backend._Backend.retain` s them as ``"scc"``).
 
 What identifies the system's vectors is :func:`~digraph.dispatch.runtime.cuda.common.vector_key`
 (recipes by value, arrays by identity); a system with arc factors, or vectors that
-are neither, is made again every run.  Measured: docs/history/benchmarks-notebook.md, "PageRank by components on
-one GPU".
+are neither, is made again every run.  Measured: docs/history/benchmarks-notebook.md, "PageRank
+by components on one GPU".
 """
 
 import weakref

@@ -17,16 +17,16 @@ finished units' sums over each GPU's own vertices.  At the end the owners' entri
 on the first GPU and certified there on the residual of the whole system; a run the budget did
 not carry is finished there by ``bsp`` from the exact residual.
 
-A heavy component runs on one GPU, except a *giant* (:func:`~digraph.paths.scc_deal.deal`: it
-costs more than ``1/k`` of its unit and has at least two GPUs' worth of arcs,
-:attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.min_arcs_per_gpu` each), which runs sharded
-as the sharded engine runs a graph: its inputs from other components pulled once on GPU 0 make
-the constant term of the component's own system (the arcs inside, their coefficients), solved by
-:func:`digraph.dispatch.engines.push.gpus.solve` (``bsp``) over the GPUs to the component's share of the
-budget, and its values written back on GPU 0 (``stats["scc_giants"]``: arcs, rounds, GPUs of
-each).  The component's system is built once and kept on the condensation.  Under the CUDA
-simulator the same device may be named several times (the
-GPUs' arrays are separate, the exchange a host copy).
+A heavy component runs on one GPU, except a *giant* (:func:`~digraph.paths.scc_deal.deal`: it costs
+more than ``1/k`` of its unit and has at least two GPUs' worth of arcs,
+:attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.min_arcs_per_gpu` each), which
+runs sharded as the sharded engine runs a graph: its inputs from other components pulled once on
+GPU 0 make the constant term of the component's own system (the arcs inside, their coefficients),
+solved by :func:`digraph.dispatch.engines.push.gpus.solve` (``bsp``) over the GPUs to the
+component's share of the budget, and its values written back on GPU 0 (``stats["scc_giants"]``:
+arcs, rounds, GPUs of each).  The component's system is built once and kept on the condensation.
+Under the CUDA simulator the same device may be named several times (the GPUs' arrays are separate,
+the exchange a host copy).
 """
 
 import time
@@ -171,9 +171,10 @@ def solve_dag(graph, system, *, devices, tol, max_iter, stats, settings=None):
 
 def _giant(gpus, devices, cond, c, per_arc, max_iter, stats):
     """Component ``c`` solved sharded over ``devices``: its inputs pulled on GPU 0 (whose ``x``
-    holds them) make ``b`` of its own system, which :func:`~digraph.dispatch.engines.push.gpus.solve`
-    runs (``bsp``) to an error of at most the component's share of the budget; the values land
-    in GPU 0's ``x``.  Returns the rounds it took."""
+    holds them) make ``b`` of its own system, which
+    :func:`~digraph.dispatch.engines.push.gpus.solve` runs (``bsp``) to an error of at most the
+    component's share of the budget; the values land in GPU 0's ``x``.  Returns the rounds it
+    took."""
     from ....algorithms.base import LinearSystem
     from ....result import RunStats
     from ....smx.cuda import scc_heavy as H
@@ -191,8 +192,8 @@ def _giant(gpus, devices, cond, c, per_arc, max_iter, stats):
     system = LinearSystem(b=b, arc_scale=sub.weights)
     # the whole system's contraction factors bound the component's (its columns and rows are
     # parts of the whole's): its L1 bound r1 / (1 − γ1) at share / (1 − γ1) leaves r1 ≤ share
-    # (a bound of the share itself asked r1 ≤ (1 − γ1) × share: dblp-2010's giant ran 141
-    # rounds, 129 with this one; one H200, docs/history/benchmarks-notebook.md, "The DAG dispatcher")
+    # (a bound of the share itself asked r1 ≤ (1 − γ1) × share, and more rounds).  Measured:
+    # docs/history/benchmarks-notebook.md, "The DAG dispatcher over several GPUs"
     gammas = w["L"].gammas
     system.error_gammas = gammas
     share = per_arc * arcs
@@ -250,7 +251,8 @@ def _sync(gpus):
 
 
 def _crossings(cond, sch, owner, k):
-    """:func:`~digraph.paths.scc_deal.crossings` grouped by unit: ``{unit: [(g, h, positions)]}``."""
+    """:func:`~digraph.paths.scc_deal.crossings` grouped by unit:
+    ``{unit: [(g, h, positions)]}``."""
     kept = cond.__dict__.setdefault("_gpu_crossings", {})
     key = (id(owner), int(k))
     if key not in kept or kept[key][0] is not owner:

@@ -1,12 +1,13 @@
-"""One GPU's backend, the runtime below every GPU engine (issue 18, item 5): CuPy on a GPU,
-numpy under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``); launch shapes, registered
-arrays and their cached Numba views, kernel launches (prepared ones through
-:mod:`.launch`, the only module that touches Numba's internals), counted copies between host
-and device (``stats["bytes_h2d"]``/``["bytes_d2h"]``, ``time_transfer``).
+"""One GPU's backend, the runtime below every GPU engine: CuPy on a GPU, numpy under Numba's
+CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``); launch shapes, registered arrays and their cached
+Numba views, kernel launches (prepared ones through :mod:`.launch`, the only module that touches
+Numba's internals), counted copies between host and device
+(``stats["bytes_h2d"]``/``["bytes_d2h"]``, ``time_transfer``).
 
 :func:`backend` gives the backend of ``"cuda"``/``"cuda:N"``, made once per GPU and process
 (``_BACKENDS``); :data:`BACKEND` (:class:`BackendSettings`) is read at each call, so a test or
-benchmark that replaces it, or empties ``_BACKENDS``, patches this module.  Nothing here imports the engines.
+benchmark that replaces it, or empties ``_BACKENDS``, patches this module.  Nothing here imports
+the engines.
 """
 
 import contextlib
@@ -29,27 +30,21 @@ class BackendSettings:
     """How every GPU's backend (:class:`_Backend`, the runtime below the engines) copies and
     launches.  The backends read it at each call (:func:`digraph.dispatch.settings.current`): a
     run's own when it passed ``settings=[dataclasses.replace(BACKEND, ...)]``, else
-    :data:`BACKEND`.
+    :data:`BACKEND`.  Measured: docs/history/benchmarks-notebook.md, "Measurements behind the
+    GPU engines' settings".
 
     Attributes
     ----------
     pinned_copy_bytes : int
         Device arrays of at least this many bytes come back through page-locked host memory
         (CuPy's pinned pool, released when the array is dropped) instead of a fresh pageable
-        array: one DMA, no page faults.  Measured on an H200: R-MAT 2^22's 32 MB answer took 13
-        ms to copy into a fresh pageable array, and the PageRank table of docs/history/benchmarks-notebook.md
-        ("PageRank on one GPU: the power iteration against CuPy") was taken with pinned copies
-        from 1 MB; the threshold was raised to 8 MB since, which sends cnr-2000's and
-        dblp-2010's 2.5 MB answers back pageable, as in the run before it.  Sizes between were
-        not timed.
+        array: one DMA, no page faults.  Smaller arrays (the answers of graphs of a few hundred
+        thousand vertices) come back pageable.  Sizes near the threshold were not timed.
     fast_launch : bool
-        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/dispatch/cuda/test_gpu.py`` checks both sides
-        give the same answers).  Launch kernels whose arrays are all registered through
-        :class:`PreparedLaunch` (False: every launch through Numba's dispatcher, whose argument
-        marshalling cost ~0.15 ms a launch).  Measured on two H200s, R-MAT 2^24 PageRank
-        (``multi_gpu.solve``, interleaved): one GPU 432–439 ms against 452–460 through the
-        dispatcher, two GPUs 338 ms against 395–499 (docs/history/benchmarks-notebook.md, "Measurements behind
-        the GPU engines' settings").
+        *Ablation* (``benchmarks/profile_multi_gpu.py``; ``tests/dispatch/cuda/test_gpu.py``
+        checks both sides give the same answers).  Launch kernels whose arrays are all
+        registered through :class:`PreparedLaunch` (False: every launch through Numba's
+        dispatcher, whose argument marshalling costs host time at every launch).
     """
 
     pinned_copy_bytes: int = 8 << 20
@@ -88,8 +83,8 @@ class _Backend:
         """A context in which this backend's device is the current one (Numba's context and
         CuPy's device), the previous one restored after; nothing under the simulator.  A
         backend made for another GPU leaves that GPU current (:func:`backend`), and a one-GPU
-        run then went through peer access: R-MAT 2^25 on GPU 0 took 236 ms instead of 93 after a
-        four-GPU run in the same process (4 × H200, 2026-11-28)."""
+        run without this context would go through peer access
+        (docs/history/benchmarks-notebook.md, "Several GPUs: the power iteration sharded")."""
         if self.sim:
             return contextlib.nullcontext()
         stack = contextlib.ExitStack()
@@ -106,7 +101,7 @@ class _Backend:
 
     def keep(self, a):
         """Register a long-lived device array: kernels get a cached Numba view of it (handing a
-        CuPy array to a Numba kernel costs ~20 µs an argument at every launch)."""
+        CuPy array to a Numba kernel costs host time for every argument at every launch)."""
         if not self.sim:
             got = self._views.get(id(a))
             if got is None or got[0] is not a:
@@ -132,8 +127,8 @@ class _Backend:
 
         A launch whose arrays are all registered (:meth:`keep`) is prepared once and then goes
         straight to the driver (:class:`PreparedLaunch`): the dispatcher's argument marshalling
-        cost ~0.15 ms a launch, which on several GPUs driven from one host thread delayed every
-        round (``benchmarks/profile_multi_gpu.py``).  ``tag`` (any hashable) names the launch
+        costs host time at every launch, which on several GPUs driven from one host thread delays
+        every round (``benchmarks/profile_multi_gpu.py``).  ``tag`` (any hashable) names the launch
         for that lookup instead of its arguments' identities and types: a caller that launches
         the same kernel with the same arrays again and again gives each launch a tag of its own
         (a prepared launch is still used only for the arrays it was made for)."""
@@ -187,13 +182,13 @@ class _Backend:
         its kept ``arrays`` stay registered, with the prepared launches that read only them and
         other engines' kept arrays (a run's kept vectors,
         :attr:`~.shard_settings.MultiGpuSettings.keep_work`); what it kept before and
-        every array no engine keeps are forgotten.  One set an engine: a run of one engine no
-        longer drops another's, which made the next run register its arrays and prepare its
-        launches again (one and four GPUs alternated, R-MAT 2^25 on four H200s: the four-GPU
-        set-up 1.6 → 5.2 ms).  ``holder``: the object that keeps the arrays for the next run
-        (the work kept on the graph); once it is gone (the graph dropped, or another work kept in
-        its place) the set is forgotten at the next run's end of any engine, as before, instead
-        of holding the GPU memory until this engine runs again."""
+        every array no engine keeps are forgotten.  One set an engine: a run of one engine does
+        not drop another's, so that engine's next run need not register its arrays and prepare
+        its launches again (docs/history/benchmarks-notebook.md, "Several GPUs: the power
+        iteration sharded").  ``holder``: the object that keeps the arrays for the next run (the
+        work kept on the graph); once it is gone (the graph dropped, or another work kept in its
+        place) the set is forgotten at the next run's end of any engine, instead of holding the
+        GPU memory until this engine runs again."""
         self._kept[owner] = (None if holder is None else weakref.ref(holder),
                              {id(a): a for a in arrays})
         self._trim()
@@ -237,7 +232,7 @@ class _Backend:
             if isinstance(a, self.xp.ndarray) and a.flags.c_contiguous and \
                     a.nbytes >= current(BACKEND).pinned_copy_bytes:
                 # into page-locked memory from CuPy's pool: one DMA, no page faults on a fresh
-                # pageable buffer (R-MAT 2^22's answer, 32 MB: 13 ms pageable, BackendSettings)
+                # pageable buffer (BackendSettings.pinned_copy_bytes)
                 import cupyx
                 out = cupyx.empty_pinned(a.shape, a.dtype)
                 a.get(out=out)

@@ -18,8 +18,8 @@ EXCHANGES = ("p2p", "nccl")
 _NCCL = {}
 _PEERS = {}
 """(device, peer) pairs whose peer access was asked for in this process, and whether the device
-can address the peer's memory: a run asked again for each pair (a device switch and an error
-raised a pair, about 0.7 ms a four-GPU run's set-up)."""
+can address the peer's memory: asked once a process, as asking costs a device switch and an
+error raised a pair in every run's set-up."""
 
 
 class Exchange:

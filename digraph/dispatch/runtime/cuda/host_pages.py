@@ -3,11 +3,11 @@
 A fresh ``np.empty(n)`` costs nothing until it is written: the first write of each page
 traps into the kernel, which zeroes the page and maps it.  Copying a result of a few hundred
 MB from the GPUs into a fresh array therefore pays for those faults after the last round
-(R-MAT 2^25 PageRank on 2 and 4 H200s, ``benchmarks/balance_multi_gpu.py``: the time after the
-rounds fell from 46–74 ms to 15–22 ms with this module).  :func:`prefaulted` hands out the array at the start of a run and touches
-one byte of every page on a thread that holds no GIL (Numba ``nogil``), so the faults overlap
-the rounds the host only waits for; :meth:`Prefaulted.ready` joins the thread before the
-copy.
+(``benchmarks/balance_multi_gpu.py``; measured: docs/history/benchmarks-lab-notebook.md, "Four
+GPUs: ranges re-cut from measured kernel time, prefaulted host array, parallel finalize").
+:func:`prefaulted` hands out the array at the start of a run and touches one byte of every page
+on a thread that holds no GIL (Numba ``nogil``), so the faults overlap the rounds the host only
+waits for; :meth:`Prefaulted.ready` joins the thread before the copy.
 """
 import threading
 

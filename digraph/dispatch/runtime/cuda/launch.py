@@ -2,8 +2,10 @@
 Numba's and ``cuda.core``'s internals (``tests/dispatch/test_engine_layout.py`` checks that no other
 module names them).
 
-A kernel launch through Numba's dispatcher marshals every argument at every launch (~0.15 ms a
-launch, ``benchmarks/profile_multi_gpu.py``).  :class:`PreparedLaunch` does it once: the first
+A kernel launch through Numba's dispatcher marshals every argument at every launch, host time
+that delays the rounds (``benchmarks/profile_multi_gpu.py``; measured:
+docs/history/benchmarks-lab-notebook.md, "Host overheads removed: prepared launches, pipelined
+rounds, vectors made on the GPUs").  :class:`PreparedLaunch` does it once: the first
 launch goes through the dispatcher with a hook in its launch configuration's
 ``pre_launch_callbacks`` (:func:`dispatch_capturing`), which hands over the specialised kernel and
 launch configuration Numba used; the arguments are marshalled once through that kernel's
@@ -133,12 +135,12 @@ def hold_modules_at_exit():
     At exit, ``weakref``'s exit hook runs Numba's finalizers; each kernel's library is queued for
     ``cuLibraryUnload`` and the queue is flushed past ``NUMBA_CUDA_DEALLOCS_COUNT`` items.  With
     numba-cuda 0.30 and cuda.core that unload crashed the interpreter after every result was
-    returned (``double free or corruption`` or a segmentation fault, exit status 134 or 139;
-    ``tests/dispatch/cuda/test_cuda_residency.py`` alone on an H200, 2026-11-28), an upstream defect
-    (NVIDIA/cuda-python#1670).  The hook, which runs before ``weakref``'s (exit hooks run last
-    registered first, and ``weakref``'s is made sure to be registered before it), enters
-    ``deallocations.disable()`` on every context Numba made: the queue is never flushed, and the
-    driver frees everything when the process ends.  Nothing changes while the process runs.
+    returned (``double free or corruption`` or a segmentation fault, exit status 134 or 139),
+    an upstream defect (NVIDIA/cuda-python#1670).  The hook, which runs before ``weakref``'s
+    (exit hooks run last registered first, and ``weakref``'s is made sure to be registered
+    before it), enters ``deallocations.disable()`` on every context Numba made: the queue is
+    never flushed, and the driver frees everything when the process ends.  Nothing changes while
+    the process runs.
     """
     if _HELD or getattr(hold_modules_at_exit, "done", False):
         return

@@ -96,8 +96,8 @@ def balanced_ranges(graph, key, offsets, k, vertex_cost, stats, settings=None):
     (:class:`~.shard_settings.MultiGpuSettings`, default
     :data:`~.shard_settings.DEFAULT`).  The first run found even (or the last re-cut)
     settles the ranges for good: from then on the ranges that gave the smallest busiest-GPU
-    time, so that a noisy measurement later never costs a new layout (1–4 s on R-MAT
-    2^24–2^25).
+    time, so that a noisy measurement later never costs a new layout (seconds on large
+    graphs).
     ``stats["gpu_recuts"]`` counts the re-cuts made."""
     settings = current(MULTI_GPU) if settings is None else settings
     st = graph._cache.get(key)

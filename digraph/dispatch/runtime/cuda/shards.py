@@ -39,11 +39,10 @@ class _Shard:
     def switch(self):
         """:meth:`on` for the rounds' queueing: only CuPy's device is made current, which makes
         its primary context the driver's current one, where Numba's launches and its dispatcher
-        then go; Numba's own context stack is left alone.  Under cProfile a switch through
-        Numba's context stack and CuPy took about 80 µs, and a round at four GPUs makes eight;
-        through CuPy alone the host's queueing at four H100s fell from 0.92–0.96 to 0.58–0.60 ms
-        a round on R-MAT 2^24 (``ab_multi_gpu.py``, 2026-11-27; docs/history/benchmarks-notebook.md,
-        "Measurements behind the GPU engines' settings"): the switch it replaced is gone."""
+        then go; Numba's own context stack is left alone.  A switch through Numba's context
+        stack as well costs host time, and a round at four GPUs makes eight (``ab_multi_gpu.py``;
+        measured: docs/history/benchmarks-notebook.md, "Measurements behind the GPU engines'
+        settings")."""
         be = self.be
         if be.sim:
             return self.on()

@@ -8,8 +8,8 @@ vector descriptor per device buffer it is called with (the rounds swap two or th
 is the single ``cusparseSpMV`` on the current stream, with the same algorithm
 (``CUSPARSE_SPMV_ALG_DEFAULT``, CSR's ALG1, whose sums follow no fixed order: two calls may differ
 in the last bits, as two calls of ``cupyx.cusparse.spmv`` may; the engines' rounding bounds hold
-for any order).  Host time a call on an H200 (``benchmarks/ab_cusparse_spmv.py``, medians of 5 ×
-200 calls): 51 → 24 µs on R-MAT 2^16, 37 → 19 µs on R-MAT 2^22.
+for any order).  The host time a call saves is measured by ``benchmarks/ab_cusparse_spmv.py``:
+docs/history/benchmarks-notebook.md, "The last round, the answer's copies, the ranges".
 """
 
 import numpy as np
