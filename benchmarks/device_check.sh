@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2     (results under $OUT)
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads     (results under $OUT)
+# GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
+# and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
 # Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -10,10 +12,17 @@ OUT=${OUT:-/tmp/device-check}
 mkdir -p "$OUT"
 GRAPHS=${GRAPHS:-wiki-Vote dblp-2010 cnr-2000}
 ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
-AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGORITHMS --repeat 5 --rounds 2"
-case "${1:?tests, gpu, cpu16 or cpu2}" in
+REPEAT=${REPEAT:-5}
+ROUNDS=${ROUNDS:-2}
+AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGORITHMS --repeat $REPEAT --rounds $ROUNDS"
+case "${1:?tests, gpu, cpu16, cpu2 or threads}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
   cpu2)  NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 $AB --threads 2 --out "$OUT/before_after_cpu2.json" ;;
+  threads)
+    for T in ${THREADS:-2 4 8 16}; do
+      NUMBA_NUM_THREADS=16 python3 benchmarks/harness.py --graphs $GRAPHS --algorithms $ALGORITHMS \
+        --modes default scc bsp --threads "$T" --repeat "$REPEAT" --out "$OUT/threads.json"
+    done ;;
 esac

@@ -1,8 +1,22 @@
-"""The round drivers: the protocol of a run, written once per family (issue 17, item 2).
+"""The round drivers: the protocol of a run, written once per family.
 
 An engine supplies only what is its own (one round, the statistics of its state, a certificate);
 the driver decides when to certify, when to stop, whether the run still makes progress, and
-reports each round to :mod:`digraph.progress`.
+reports each round to :mod:`digraph.progress`.  Every loop of rounds or sweeps of an engine is
+one of these:
+
+* :func:`linear`, :func:`worklist`, :func:`power`: a whole run of a push, worklist or power
+  engine (below);
+* :func:`budget_sweeps`: sweeps of an engine with its own rounds (the path modes) under a
+  pending-mass budget lowered 4x a sweep, each certified, ending as :func:`ending` says;
+* :func:`settle`: sweeps of a layered engine on a min/max system until a whole check finds
+  nothing pending;
+* :func:`layer`: the rounds of one layer of a layered engine (the CPU path modes), until its
+  check passes, the rounds run out or its level stalls;
+* :func:`local`: the sweeps of one part to its local fixpoint (a split component of the SCC
+  engine, the dual weights' search), at most a given number;
+* :func:`queued`: rounds queued on a GPU, the device's verdict read every few rounds (the one
+  synchronisation).
 
 Linear systems (:func:`linear`), ``x = b + A x``, for every push engine (CPU ``bsp`` and
 ``vertex-async``, one GPU's ``bsp`` and ``vertex-async``).  Each round:
@@ -37,7 +51,7 @@ from .convergence import (certified, linear_error_bound, power_stop, residual_th
                           tightened, verdict)
 
 __all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
-           "power", "hand_over", "ending"]
+           "power", "hand_over", "ending", "budget_sweeps", "settle", "layer", "local", "queued"]
 
 
 @dataclass(frozen=True)
@@ -51,8 +65,7 @@ class DriverSettings:
     engine's bound falls at least at γ a round (sound bounds of a contraction), so this never
     stops a run that converges, however slowly; what it catches is a tracked residual stuck on
     its rounding, or an engine whose thresholds leave it nothing to do while the bound is above
-    ``tol`` (the default mode's adsorption before issue 17: 10,082 rounds with the bound flat at
-    1.97e-5)."""
+    ``tol``."""
 
     stall_fall: float = 0.999
     stall_min_rounds: int = 64
@@ -169,9 +182,9 @@ def worklist(engine, *, max_iter, stats):
 def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
-    rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged): True, False
-    at ``max_iter``, or None when ``trip`` (the router's probe) ended the run undecided — from
-    the third round on (up to round ``probe_window`` when given: an engine that accelerates
+    rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged):
+    True, False at ``max_iter``, or None when ``trip`` (the router's probe) ended the run
+    undecided — from the third round on (up to round ``probe_window`` when given: an engine that accelerates
     the rounds after it, whose differences do not fall at the plain rate), a round whose
     difference is more than ``trip · g1`` times the previous one (``probe_ratio`` and
     ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
@@ -229,3 +242,99 @@ def ending(stats, certificate, tol, *, capped, then, why, retry=False):
         return "retry"
     hand_over(stats, then, why)
     return "hand-over"
+
+
+def budget_sweeps(engine, *, tol, max_iter, max_sweeps, then, stats):
+    """Sweeps of an engine with its own rounds under a pending-mass budget: ``engine.sweep(f)``
+    runs rounds until the pending mass is within ``f`` times the budget of ``tol`` (or the
+    rounds run out: it returns True then), ``engine.certify()`` gives the certificate
+    ``(bound, r1, floor)`` of the state reached, and ``engine.floored(certificate)`` tells
+    whether the rounds stopped on their rounding floor (asked only when the certificate fails
+    and rounds are left).  A failed sweep that did not hit the floor is followed by another at
+    a 4x lower budget, up to ``max_sweeps`` sweeps (``stats["path_sweeps"]``); otherwise the
+    run goes on in mode ``then`` (:func:`hand_over`).  Returns (``"converged"``, ``"capped"``
+    or ``"hand-over"``, the last certificate)."""
+    factor = 1.0
+    while True:
+        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        out_of_rounds = engine.sweep(factor)
+        certificate = engine.certify()
+        capped = bool(out_of_rounds) or stats["rounds"] >= max_iter
+        floored = False
+        if not capped and not certified(*certificate, tol, stats):
+            floored = engine.floored(certificate)
+        why = ("the walk's mirrors reached their rounding floor" if floored
+               else "the sweeps ran out")
+        end = ending(stats, certificate, tol, capped=capped, then=then, why=why,
+                     retry=not floored and stats.get("path_sweeps", 1) < max_sweeps)
+        if end != "retry":
+            return end, certificate
+        factor /= 4.0
+        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
+
+
+def settle(sweep, settled, *, max_iter, stats):
+    """Sweeps of a layered engine on a worklist system: ``sweep()`` runs every layer once (False:
+    its rounds ran out), then ``settled()`` checks every part; until it finds nothing pending
+    (True) or ``max_iter`` rounds have run (False)."""
+    while True:
+        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        if not sweep():
+            return False
+        if settled():
+            return True
+        if stats["rounds"] >= max_iter:
+            return False
+
+
+def layer(engine, *, max_iter, stats, stall):
+    """The rounds of one layer: ``engine.check()`` → ``(level, done)`` (the layer's pending
+    level, and whether it is within the layer's share of the budget or nothing is active; an
+    engine that fuses its check into the walk walks here, and its ``walk()`` does nothing), then
+    ``engine.walk()``, until the check passes (``"done"``), ``max_iter`` rounds have run and a
+    last ``engine.settled()`` check does not pass (``"capped"``), or the level has not fallen
+    for ``stall`` rounds (a :class:`Stall`: ``"stalled"``, the mirrors' rounding floor).  The
+    engine counts its rounds in ``stats["rounds"]``."""
+    watch = Stall(stall, DEFAULT.stall_fall)
+    while True:
+        if stats["rounds"] >= max_iter:
+            return "done" if engine.settled() else "capped"
+        level, done = engine.check()
+        if done:
+            return "done"
+        if watch.update(level):
+            return "stalled"
+        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        progress.report(stats["rounds"], level)
+        engine.walk()
+
+
+def local(done, sweep, *, max_sweeps):
+    """Sweeps of one part to its local fixpoint: while not ``done()``, ``sweep(left)`` makes at
+    most ``left`` sweeps and returns how many (0: nothing left that it may do), at most
+    ``max_sweeps`` in all.  Returns (sweeps, capped)."""
+    sweeps = 0
+    while not done():
+        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        if sweeps >= max_sweeps:
+            return sweeps, True
+        made = sweep(max_sweeps - sweeps)
+        if made == 0:
+            break
+        sweeps += made
+    return sweeps, False
+
+
+def queued(queue, done, *, per_check, max_rounds):
+    """Rounds queued on a device back to back: ``queue(r)`` queues rounds ``r … r + per_check −
+    1``, then ``done(r + per_check)`` reads the device's verdict (the one synchronisation),
+    until it says done or at least ``max_rounds`` rounds were queued.  Returns (rounds queued,
+    done)."""
+    r = 0
+    while r < max_rounds:
+        _check_interrupt()  # a Ctrl-C is raised between checks (digraph.interrupts)
+        queue(r)
+        r += per_check
+        if done(r):
+            return r, True
+    return r, False

@@ -22,6 +22,7 @@ certificate uses the whole vector (:func:`digraph.dispatch.convergence.certified
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from numba import njit, prange
@@ -29,7 +30,7 @@ from numba import njit, prange
 from .settings import current, register
 from ..numeric import neumaier_add
 from .systems import linear_factors
-from ..interrupts import check as _check_interrupt
+from . import driver
 
 __all__ = ["dual_weights", "cached_dual_weights", "scaled_system", "solve_scaled", "DualSettings",
            "DEFAULT"]
@@ -43,12 +44,12 @@ class DualSettings:
     ----------
     slack : float
         Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/slack`` of ``z``).  Measured
-        (adsorption at β = 0.8, 2 threads): 6 sweeps on wiki-Vote, 20 on dblp-2010, 34 on R-MAT
-        2^18 and 38 on cnr-2000 (0.07–0.2 s), with ``ẑ / z`` between 1.65 and 1.87; the first
-        computation on a graph is given in docs/history/benchmarks-notebook.md, "Adsorption on the CPU and on one
-        GPU" (0.16 s on dblp-2010, 0.23 s on cnr-2000, 0.55 s on R-MAT 2^18; later runs reuse
-        it).  The value 0.5 itself was not measured against others: chosen as a factor of 2 on
-        the bound.
+        (adsorption at β = 0.8, 2 threads): 6 sweeps on wiki-Vote, 20 on dblp-2010, 34 on R-MAT 2^18
+        and 38 on cnr-2000 (0.07–0.2 s), with ``ẑ / z`` between 1.65 and 1.87; the first computation
+        on a graph is given in docs/history/benchmarks-notebook.md, "Adsorption on the CPU and on
+        one GPU" (0.16 s on dblp-2010, 0.23 s on cnr-2000, 0.55 s on R-MAT 2^18; later runs reuse
+        it).  The value 0.5 itself was not measured against others: chosen as a factor of 2 on the
+        bound.
     max_sweeps : int
         Sweeps after which the dual weights are given up (the L∞ route remains).  Not measured:
         chosen as a cap far above the 6–38 sweeps the graphs above needed.
@@ -76,7 +77,8 @@ def _sweep(out_offsets, out_targets, src_scale, arc_scale, has_arc, dst_scale, w
         comp = 0.0
         for e in range(out_offsets[u], out_offsets[u + 1]):
             acc, comp = neumaier_add(
-                acc, comp, (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]] * w[out_targets[e]])
+                acc, comp,
+                (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]] * w[out_targets[e]])
         y = src_scale[u] * (acc + comp)
         out[u] = 1.0 + y
         smin = min(smin, w[u] - y)
@@ -121,32 +123,34 @@ def dual_weights(graph, system, *, settings=None):
     slack, max_sweeps = float(settings.slack), int(settings.max_sweeps)
     n = graph.num_vertices
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
-    w = np.ones(n, np.float64)
-    nxt = np.empty(n, np.float64)
+    st = SimpleNamespace(w=np.ones(n, np.float64), nxt=np.empty(n, np.float64), found=False)
     if n == 0:
-        return w, 0
-    for k in range(1, max_sweeps + 1):
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
-        s = _sweep(graph.out_offsets, graph.out_targets, src_scale, arc, has_arc, dst_scale, w, nxt)
+        return st.w, 0
+
+    def sweep(left):
+        s = _sweep(graph.out_offsets, graph.out_targets, src_scale, arc, has_arc, dst_scale, st.w,
+                   st.nxt)
         # s was measured on w: w / s is a verified super-solution once s > 0
         if s >= slack:
-            safe = s - 16 * _EPS * float(w.max())
+            safe = s - 16 * _EPS * float(st.w.max())
             if safe > 0:
-                w *= 1.0 / safe
-                return w, k
-        w, nxt = nxt, w
-        if not np.isfinite(w).all():
-            break
-    return None, max_sweeps
+                st.w *= 1.0 / safe
+                st.found = True
+                return 1
+        st.w, st.nxt = st.nxt, st.w
+        return 1 if np.isfinite(st.w).all() else 0
+
+    sweeps, _ = driver.local(lambda: st.found, sweep, max_sweeps=max_sweeps)
+    return (st.w, sweeps) if st.found else (None, max_sweeps)
 
 
 def scaled_system(system, zhat):
     """The system in the variables ``x' = ẑ ∘ x``: ``b' = ẑ ∘ b``, ``A' = diag(ẑ) A diag(ẑ)⁻¹``.
 
     Its residual is ``r' = ẑ ∘ r``, so ``‖r'‖₁ = ẑᵀ|r|`` bounds the *original* error: the system
-    carries ``error_gammas = (0, ∞)``, which every CPU engine's bound then uses (``‖r'‖₁ / (1 − 0)``,
-    no L∞ route).  A push on ``x'`` is the same push as on ``x``, scaled; the soft priority by
-    pending mass then favours the residuals that weigh most in the bound.
+    carries ``error_gammas = (0, ∞)``, which every CPU engine's bound then uses
+    (``‖r'‖₁ / (1 − 0)``, no L∞ route).  A push on ``x'`` is the same push as on ``x``, scaled; the
+    soft priority by pending mass then favours the residuals that weigh most in the bound.
     """
     from ..algorithms.base import LinearSystem
     n = zhat.size

@@ -4,6 +4,8 @@
 result from the recomputed residual, lowers the budget and sweeps again, or hands the run to
 vertex-level push when the mirrors reach their rounding floor."""
 
+from types import SimpleNamespace
+
 import numba
 import numpy as np
 
@@ -12,10 +14,9 @@ from ....smx.cpu import paths_setup
 from ... import driver
 from ..push.cpu import finish_linear
 from ..registry import find
-from ...convergence import certified, certified_bound, linear_contraction, pending_budget
+from ...convergence import certified_bound, linear_contraction, pending_budget
 from ...systems import linear_factors
 from .cpu_schedule import aging_due, chunks, count, count_check, _min_score, walk_arrays
-from ....interrupts import check as _check_interrupt
 
 __all__ = []
 
@@ -51,16 +52,14 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
     gact = np.zeros(G, np.int64)
     all_groups = np.ones(0 if skip else G, np.int64)
     groups = (rep.group_offsets, rep.gsrc, rep.garc, rep.gdst, gcoef, gsum, gmax)
-    factor = 1.0
-    converged = False
-    out_of_rounds = False
-    stalled = False
-    while True:
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+    tracked_state = {}
+
+    def sweep(factor):
+        """The layers in order at ``factor`` times the budget; True when the rounds ran out."""
+        out_of_rounds = stalled = False
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
-            best, since_best = np.inf, 0
             if fuse and skip and window != 1 and not want_residual:
                 if L == 0:
                     out_l, stalled_l = _fused_window(
@@ -71,163 +70,213 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
                     stalled = stalled or stalled_l
                 continue
             if fuse and skip:
-                parts, out_l, stalled_l = _fused_layer(
+                out_l, stalled_l = _fused_layer(
                     L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                     residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter,
                     rule, gt, ps, score, nact, gscore, gact, settings)
                 out_of_rounds = out_of_rounds or out_l
                 stalled = stalled or stalled_l
                 continue
-            while parts.size and not out_of_rounds:
-                budget = factor * pending_budget(tol, float(x.sum()), n, gammas, sys.normalize)
-                part_active = np.zeros(parts.size, np.int64)
-                hist[:] = 0
-                if want_residual:
-                    # L∞ route: the budget bounds every vertex's residual, not their sum (a sum
-                    # that small would sit below the rounding floor of the mirrors)
-                    th = budget / (2.0 * max_in_degree)
-                    residual[:] = 0.0
-                    P.linear_pending(parts, *arrays, coef, s, x, th, score, nact, part_active,
-                                     rule, heat, hist, residual, True, *groups, rep.gheat, gt,
-                                     gscore, gact)
-                    done = residual.max() <= budget / 2.0
-                else:
-                    th = budget / max(m, 1)
-                    total = P.linear_pending(parts, *arrays, coef, s, x, th, score, nact,
-                                             part_active, rule, heat, hist, residual, False,
-                                             *groups, rep.gheat, gt, gscore, gact)
-                    done = total <= budget * share
-                count_check(stats, rep, parts)
-                if done or not part_active.any():
-                    break
-                if stats["rounds"] >= max_iter:
-                    out_of_rounds = True
-                    break
-                level = residual.max() if want_residual else total
-                if level < 0.999 * best:
-                    best, since_best = level, 0
-                else:
-                    since_best += 1
-                    if since_best >= settings.stall_rounds:  # the mirrors' rounding floor: below
-                        stalled = True
-                        break
-                min_score = 0.0
-                aging = aging_due(rule, sched.layer_rounds[L], settings)
-                counts = hist.sum(axis=0)
-                if rule and counts.sum() >= settings.min_priority_paths and not aging:
-                    min_score = _min_score(counts, settings.select_share)
-                if skip:
-                    parts = sched.still_active(parts, part_active)
-                    walk_nact, walk_gact, walk_th = nact, gact, th
-                else:  # ablation: walk everything, transmit every change
-                    walk_nact, walk_gact, walk_th, min_score = all_paths, all_groups, 0.0, 0.0
-                local_budget = budget * sched.part_arcs / max(m, 1)
-                res = P.linear_walk(parts, *arrays, coef, s, x, walk_th, walk_nact, score, min_score,
-                                    sched.local, local_budget, settings.max_local_sweeps,
-                                    ps.path_scc,
-                                    sched.scc_last, sched.scc_runs, stats["rounds"],
-                                    sched.length_hist, *groups, gt, gscore, walk_gact, rep.gscc,
-                                    want_residual)
-                count(stats, sched, L, res, parts)
-        # final check: the sound bound, from the residual recomputed from the state
+            if out_of_rounds or not parts.size:
+                continue
+            end = driver.layer(_Layer(L, parts, share, factor, stats, sched, rep, groups, x, s,
+                                      coef, heat, hist, residual, want_residual, max_in_degree, m,
+                                      n, tol, gammas, sys, rule, gt, ps, score, nact, gscore,
+                                      gact, settings, skip, arrays, all_paths, all_groups),
+                               max_iter=max_iter, stats=stats, stall=settings.stall_rounds)
+            out_of_rounds = end == "capped"
+            stalled = stalled or end == "stalled"
+        tracked_state["stalled"] = stalled
+        return out_of_rounds
+
+    def certify():
+        """The sound bound, from the residual recomputed from the state."""
         with chunks(0):
-            bound, r1, floor = certified_bound(graph, sys, x, gammas, rvec)
-        capped = out_of_rounds or stats["rounds"] >= max_iter
-        tracked = np.inf
-        if not capped and not certified(bound, r1, floor, tol, stats):
-            allp = np.arange(sched.num_parts, dtype=np.int64)
-            tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
-                                       np.zeros(allp.size, np.int64), 0, heat, hist, residual,
-                                       False, *groups, rep.gheat, gt, gscore, gact)
-        floored = stalled or r1 > 2.0 * tracked
-        # The mirrors hit their rounding floor: a pending change is a difference of two close
-        # values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
-        # atomic adds.  Finish with vertex-level push, whose residual δ is stored exactly.
-        end = driver.ending(stats, (bound, r1, floor), tol, capped=capped,
-                            then=find("path", "cpu").after_stall,
-                            why="the walk's mirrors reached their rounding floor" if floored
-                            else "the sweeps ran out",
-                            retry=not floored
-                            and stats.get("path_sweeps", 1) < settings.max_sweeps)
-        if end == "converged":
-            converged = True
-            break
-        if end == "capped":
-            break
-        if end == "hand-over":
-            return finish_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
-        factor /= 4.0
-        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
-    return _linear_done(stats, bound, r1, x, converged)
+            return certified_bound(graph, sys, x, gammas, rvec)
+
+    def floored(certificate):
+        """The mirrors hit their rounding floor: a pending change is a difference of two close
+        values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
+        atomic adds (the run finishes by vertex-level push, whose residual is stored exactly)."""
+        if tracked_state["stalled"]:
+            return True
+        allp = np.arange(sched.num_parts, dtype=np.int64)
+        tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
+                                   np.zeros(allp.size, np.int64), 0, heat, hist, residual,
+                                   False, *groups, rep.gheat, gt, gscore, gact)
+        return certificate[1] > 2.0 * tracked
+
+    end, (bound, r1, _) = driver.budget_sweeps(
+        SimpleNamespace(sweep=sweep, certify=certify, floored=floored), tol=tol,
+        max_iter=max_iter, max_sweeps=settings.max_sweeps, then=find("path", "cpu").after_stall,
+        stats=stats)
+    if end == "hand-over":
+        return finish_linear(graph, sys, tol, max_iter, stats, x0=x, delta0=rvec)
+    return _linear_done(stats, bound, r1, x, end == "converged")
+
+
+class _Layer:
+    """One layer's rounds with separate check and walk passes
+    (:func:`digraph.dispatch.driver.layer`)."""
+
+    def __init__(self, L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                 residual, want_residual, max_in_degree, m, n, tol, gammas, sys, rule, gt, ps,
+                 score, nact, gscore, gact, settings, skip, arrays, all_paths, all_groups):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+    def settled(self):
+        return self.check()[1]
+
+    def check(self):
+        """The check pass: (pending level, done)."""
+        parts, x, hist, residual = self.parts, self.x, self.hist, self.residual
+        if not parts.size:
+            return 0.0, True
+        budget = self.factor * pending_budget(self.tol, float(x.sum()), self.n, self.gammas,
+                                              self.sys.normalize)
+        part_active = np.zeros(parts.size, np.int64)
+        hist[:] = 0
+        args = (self.coef, self.s, x)
+        tail = (*self.groups, self.rep.gheat, self.gt, self.gscore, self.gact)
+        if self.want_residual:
+            # L∞ route: the budget bounds every vertex's residual, not their sum (a sum that
+            # small would sit below the rounding floor of the mirrors)
+            th = budget / (2.0 * self.max_in_degree)
+            residual[:] = 0.0
+            P.linear_pending(parts, *self.arrays, *args, th, self.score, self.nact, part_active,
+                             self.rule, self.heat, hist, residual, True, *tail)
+            level = residual.max()
+            done = level <= budget / 2.0
+        else:
+            th = budget / max(self.m, 1)
+            level = P.linear_pending(parts, *self.arrays, *args, th, self.score, self.nact,
+                                     part_active, self.rule, self.heat, hist, residual, False,
+                                     *tail)
+            done = level <= budget * self.share
+        count_check(self.stats, self.rep, parts)
+        self.budget, self.th, self.part_active = budget, th, part_active
+        return level, done or not part_active.any()
+
+    def walk(self):
+        """One walk of the paths the check found pending."""
+        sched, settings, rule, stats, parts = self.sched, self.settings, self.rule, self.stats, \
+            self.parts
+        min_score = 0.0
+        aging = aging_due(rule, sched.layer_rounds[self.L], settings)
+        counts = self.hist.sum(axis=0)
+        if rule and counts.sum() >= settings.min_priority_paths and not aging:
+            min_score = _min_score(counts, settings.select_share)
+        if self.skip:
+            parts = self.parts = sched.still_active(parts, self.part_active)
+            walk_nact, walk_gact, walk_th = self.nact, self.gact, self.th
+        else:  # ablation: walk everything, transmit every change
+            walk_nact, walk_gact, walk_th, min_score = self.all_paths, self.all_groups, 0.0, 0.0
+        local_budget = self.budget * sched.part_arcs / max(self.m, 1)
+        res = P.linear_walk(parts, *self.arrays, self.coef, self.s, self.x, walk_th, walk_nact,
+                            self.score, min_score, sched.local, local_budget,
+                            settings.max_local_sweeps, self.ps.path_scc, sched.scc_last,
+                            sched.scc_runs, stats["rounds"], sched.length_hist, *self.groups,
+                            self.gt, self.gscore, walk_gact, self.rep.gscc, self.want_residual)
+        count(stats, sched, self.L, res, parts)
 
 
 def _fused_layer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
                  residual, want_residual, max_in_degree, m, n, tol, gammas, sys, max_iter, rule,
                  gt, ps, score, nact, gscore, gact, settings):
-    """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`);
-    returns (partitions still scheduled, out of rounds, stalled)."""
-    best, since_best = np.inf, 0
-    min_score = 0.0  # the first round of a layer walks every active path
-    part_counts = np.zeros(7 * parts.size, np.int64)
-    part_mass = np.zeros(parts.size, np.float64)
-    sum_x, age = 0.0, settings.sum_refresh
-    while parts.size:
-        if sys.normalize and age >= settings.sum_refresh:
-            # Σx only grows (b ≥ 0, A ≥ 0, x from b upwards): a stale sum gives a smaller, still
-            # sound budget, and one numpy sum per round cost 0.1 ms on cnr-2000
-            sum_x, age = float(x.sum()), 0
-        age += 1
-        budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
-        if want_residual:
-            th = budget / (2.0 * max_in_degree)
-            residual[:] = 0.0
-        else:
-            th = budget / max(m, 1)
+    """Rounds of layer ``L`` with the check fused into the walk (:func:`cpu_paths.linear_round`),
+    by :func:`digraph.dispatch.driver.layer`; returns (out of rounds, stalled)."""
+    if not parts.size:
+        return False, False
+    layer = _FusedLayer(L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat,
+                        hist, residual, want_residual, max_in_degree, m, n, tol, gammas, sys,
+                        rule, gt, ps, score, nact, gscore, gact, settings)
+    end = driver.layer(layer, max_iter=max_iter, stats=stats, stall=settings.stall_rounds)
+    return end == "capped", end == "stalled"
+
+
+class _FusedLayer:
+    """One layer's rounds, each a walk that scores what it reads (its check)."""
+
+    def __init__(self, L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
+                 residual, want_residual, max_in_degree, m, n, tol, gammas, sys, rule, gt, ps,
+                 score, nact, gscore, gact, settings):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+        self.min_score = 0.0  # the first round of a layer walks every active path
+        self.part_counts = np.zeros(7 * parts.size, np.int64)
+        self.part_mass = np.zeros(parts.size, np.float64)
+        self.sum_x, self.age = 0.0, settings.sum_refresh
+
+    def _threshold(self):
+        """(budget, send threshold) of this round."""
+        if self.sys.normalize and self.age >= self.settings.sum_refresh:
+            # Σx only grows (b ≥ 0, A ≥ 0, x from b upwards): a stale sum gives a smaller,
+            # still sound budget, for one numpy sum every few rounds
+            self.sum_x, self.age = float(self.x.sum()), 0
+        self.age += 1
+        budget = self.factor * pending_budget(self.tol, self.sum_x, self.n, self.gammas,
+                                              self.sys.normalize)
+        if self.want_residual:
+            self.residual[:] = 0.0
+            return budget, budget / (2.0 * self.max_in_degree)
+        return budget, budget / max(self.m, 1)
+
+    def _done(self, level, budget):
+        return level <= budget / 2.0 if self.want_residual else level <= budget * self.share
+
+    def settled(self):
+        """A plain check, once the rounds have run out."""
+        parts = self.parts
+        if not parts.size:
+            return True
+        budget, th = self._threshold()
         part_active = np.zeros(parts.size, np.int64)
-        hist[:] = 0
-        if stats["rounds"] >= max_iter:  # out of rounds, unless a plain check finds it done
-            total = P.linear_pending(parts, *walk_arrays(ps, rep), coef, s, x, th, score, nact,
-                                     part_active, rule, heat, hist, residual, want_residual,
-                                     *groups, rep.gheat, gt, gscore, gact)
-            count_check(stats, rep, parts)
-            done = (residual.max() <= budget / 2.0) if want_residual else total <= budget * share
-            return parts, not (done or not part_active.any()), False
-        local_budget = budget * sched.part_arcs / max(m, 1)
-        res = P.linear_round(parts, *walk_arrays(ps, rep), coef, s, x, th,
-                             np.full(parts.size, min_score), np.zeros(parts.size, np.int64), rule,
-                             heat, hist[:, None, :], residual, want_residual, part_active,
-                             sched.local,
-                             local_budget, settings.max_local_sweeps, ps.path_scc, sched.scc_last,
-                             sched.scc_runs, stats["rounds"], sched.length_hist, *groups,
-                             rep.gheat, gt, rep.gscc, part_counts, part_mass)
-        res = part_counts[:7 * parts.size].reshape(parts.size, 7).sum(axis=0)
-        total = float(part_mass[:parts.size].sum())
+        self.hist[:] = 0
+        total = P.linear_pending(parts, *walk_arrays(self.ps, self.rep), self.coef, self.s,
+                                 self.x, th, self.score, self.nact, part_active, self.rule,
+                                 self.heat, self.hist, self.residual, self.want_residual,
+                                 *self.groups, self.rep.gheat, self.gt, self.gscore, self.gact)
+        count_check(self.stats, self.rep, parts)
+        level = self.residual.max() if self.want_residual else total
+        return self._done(level, budget) or not part_active.any()
+
+    def check(self):
+        """A walk of the active paths that scores them: (pending level, done)."""
+        parts, stats, sched, rep = self.parts, self.stats, self.sched, self.rep
+        if not parts.size:
+            return 0.0, True
+        budget, th = self._threshold()
+        part_active = self.part_active = np.zeros(parts.size, np.int64)
+        self.hist[:] = 0
+        local_budget = budget * sched.part_arcs / max(self.m, 1)
+        P.linear_round(parts, *walk_arrays(self.ps, rep), self.coef, self.s, self.x, th,
+                       np.full(parts.size, self.min_score), np.zeros(parts.size, np.int64),
+                       self.rule, self.heat, self.hist[:, None, :], self.residual,
+                       self.want_residual, part_active, sched.local, local_budget,
+                       self.settings.max_local_sweeps, self.ps.path_scc, sched.scc_last,
+                       sched.scc_runs, stats["rounds"], sched.length_hist, *self.groups,
+                       rep.gheat, self.gt, rep.gscc, self.part_counts, self.part_mass)
+        res = self.part_counts[:7 * parts.size].reshape(parts.size, 7).sum(axis=0)
+        total = float(self.part_mass[:parts.size].sum())
         sent, seen, walked, extra, pushed, scanned, gscanned = (int(v) for v in res)
         stats["arcs_examined"] += int(scanned)
         stats["groups_examined"] += int(gscanned)
         if walked or pushed:
-            count(stats, sched, L, res[:5], parts)
-        if want_residual:
-            level = residual.max()
-            done = level <= budget / 2.0
-        else:
-            level = total
-            done = total <= budget * share
-        if done or not part_active.any():
-            return parts, False, False
-        if level < 0.999 * best:
-            best, since_best = level, 0
-        else:
-            since_best += 1
-            if since_best >= settings.stall_rounds:
-                return parts, False, True
-        min_score = 0.0
-        aging = aging_due(rule, sched.layer_rounds[L], settings)
-        counts = hist.sum(axis=0)
-        if rule and counts.sum() >= settings.min_priority_paths and not aging:
-            min_score = _min_score(counts, settings.select_share)
-        parts = sched.still_active(parts, part_active)
-    return parts, False, False
+            count(stats, sched, self.L, res[:5], parts)
+        level = self.residual.max() if self.want_residual else total
+        return level, self._done(level, budget) or not part_active.any()
+
+    def walk(self):
+        """The walk was the check's: the next round's priority threshold, and the partitions
+        still active."""
+        settings, sched = self.settings, self.sched
+        self.min_score = 0.0
+        aging = aging_due(self.rule, sched.layer_rounds[self.L], settings)
+        counts = self.hist.sum(axis=0)
+        if self.rule and counts.sum() >= settings.min_priority_paths and not aging:
+            self.min_score = _min_score(counts, settings.select_share)
+        self.parts = sched.still_active(self.parts, self.part_active)
 
 
 def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n, tol,
@@ -249,73 +298,105 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
     so run-ahead mass never starves the lowest layer.  A stalled lowest layer (the mirrors'
     rounding floor) is left as :func:`_fused_layer` leaves it, and the run finishes by vertex push.
     """
-    L_n = sched.num_layers
-    if W <= 0 or W > L_n:  # 0: every higher layer; a window never needs more slots than layers
-        W = max(L_n, 1)
-    T = numba.config.NUMBA_NUM_THREADS
-    hist3 = np.zeros((T, W, 128), np.int64)
-    min_sc = np.zeros(W, np.float64)
-    upper = {}
-    # partitions that converge locally: only those of the lowest layer (inputs final)
-    local = np.zeros_like(sched.local)
-    if L_n:
-        local[sched.layer(0)] = sched.local[sched.layer(0)]
-    rep_arrays = walk_arrays(ps, rep)
-    lo = 0
-    lo_parts = sched.layer(0) if L_n else np.zeros(0, np.int64)
-    best, since_best = np.inf, 0
+    window = _Window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n,
+                     tol, gammas, sys, rule, gt, ps, score, nact, gscore, gact, settings)
     stalled = False
-    sum_x, age = 0.0, settings.sum_refresh
-    cap = sched.num_parts
-    part_counts = np.zeros(7 * max(cap, 1), np.int64)
-    part_mass = np.zeros(max(cap, 1), np.float64)
-    dummy_res = np.zeros(0, np.float64)
-    while lo < L_n:
-        if not lo_parts.size:
-            lo += 1
-            if lo < L_n:
-                lo_parts = sched.layer(lo)
-                local[lo_parts] = sched.local[lo_parts]
-                upper.pop(lo, None)
-                min_sc[lo % W] = 0.0
-                best, since_best = np.inf, 0
-            continue
-        segs = [(lo, lo_parts)]
-        for L in range(lo + 1, min(lo + W, L_n)):
+    for lo in range(sched.num_layers):
+        window.lowest(lo)
+        end = driver.layer(window, max_iter=max_iter, stats=stats, stall=settings.stall_rounds)
+        if end == "capped":
+            return True, False
+        stalled = stalled or end == "stalled"  # the mirrors' rounding floor: as _fused_layer
+    return False, stalled
+
+
+class _Window:
+    """The rounds of :func:`_fused_window` while layer ``lo`` is the lowest unfinished one."""
+
+    def __init__(self, W, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n,
+                 tol, gammas, sys, rule, gt, ps, score, nact, gscore, gact, settings):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+        L_n = sched.num_layers
+        if W <= 0 or W > L_n:  # 0: every higher layer; never more slots than layers
+            self.W = W = max(L_n, 1)
+        T = numba.config.NUMBA_NUM_THREADS
+        self.hist3 = np.zeros((T, W, 128), np.int64)
+        self.min_sc = np.zeros(W, np.float64)
+        self.upper = {}
+        # partitions that converge locally: only those of the lowest layer (inputs final)
+        self.local = np.zeros_like(sched.local)
+        self.arrays = walk_arrays(ps, rep)
+        self.sum_x, self.age = 0.0, settings.sum_refresh
+        cap = sched.num_parts
+        self.part_counts = np.zeros(7 * max(cap, 1), np.int64)
+        self.part_mass = np.zeros(max(cap, 1), np.float64)
+        self.dummy_res = np.zeros(0, np.float64)
+
+    def lowest(self, lo):
+        """Layer ``lo`` becomes the lowest unfinished one: all its partitions scheduled again."""
+        self.lo = lo
+        self.lo_parts = self.sched.layer(lo)
+        self.local[self.lo_parts] = self.sched.local[self.lo_parts]
+        self.upper.pop(lo, None)
+        self.min_sc[lo % self.W] = 0.0
+
+    def _round_set(self):
+        """(partitions, their priority slots, the budget, the send threshold, the lowest layer's
+        share of the budget) of this round."""
+        sched, lo, W, upper = self.sched, self.lo, self.W, self.upper
+        segs = [(lo, self.lo_parts)]
+        for L in range(lo + 1, min(lo + W, sched.num_layers)):
             if L not in upper:
                 lp = sched.layer(L)
-                upper[L] = lp if ahead_local else lp[~sched.local[lp]]
-                min_sc[L % W] = 0.0
+                upper[L] = lp if self.ahead_local else lp[~sched.local[lp]]
+                self.min_sc[L % W] = 0.0
             if upper[L].size:
                 segs.append((L, upper[L]))
+        self.segs = segs
+        if self.sys.normalize and self.age >= self.settings.sum_refresh:
+            self.sum_x, self.age = float(self.x.sum()), 0
+        self.age += 1
+        budget = self.factor * pending_budget(self.tol, self.sum_x, self.n, self.gammas,
+                                              self.sys.normalize)
+        share = sched.part_arcs[sched.layer(lo)].sum() / max(self.m, 1)
+        return budget, budget / max(self.m, 1), share
+
+    def settled(self):
+        """A plain check of the lowest layer, once the rounds have run out."""
+        if not self.lo_parts.size:
+            return True
+        budget, th, share = self._round_set()
+        lo_parts = self.lo_parts
+        pa = np.zeros(lo_parts.size, np.int64)
+        total = P.linear_pending(lo_parts, *self.arrays, self.coef, self.s, self.x, th,
+                                 self.score, self.nact, pa, self.rule, self.heat,
+                                 self.hist3[:, 0, :], self.dummy_res, False, *self.groups,
+                                 self.rep.gheat, self.gt, self.gscore, self.gact)
+        count_check(self.stats, self.rep, lo_parts)
+        return total <= budget * share or not pa.any()
+
+    def check(self):
+        """One round over the window: (the lowest layer's pending mass, whether it finished)."""
+        if not self.lo_parts.size:
+            return 0.0, True
+        budget, th, share = self._round_set()
+        segs, sched, stats, W, rule, settings = (self.segs, self.sched, self.stats, self.W,
+                                                 self.rule, self.settings)
+        lo_parts = self.lo_parts
         parts = np.concatenate([q for _, q in segs]) if len(segs) > 1 else lo_parts
         slots = np.concatenate([np.full(q.size, L % W, np.int64) for L, q in segs])
-        mins = min_sc[slots]
-        if sys.normalize and age >= settings.sum_refresh:
-            sum_x, age = float(x.sum()), 0
-        age += 1
-        budget = factor * pending_budget(tol, sum_x, n, gammas, sys.normalize)
-        th = budget / max(m, 1)
-        share = sched.part_arcs[sched.layer(lo)].sum() / max(m, 1)
-        part_active = np.zeros(parts.size, np.int64)
-        if stats["rounds"] >= max_iter:  # out of rounds, unless a plain check finds it done
-            pa = np.zeros(lo_parts.size, np.int64)
-            total = P.linear_pending(lo_parts, *rep_arrays, coef, s, x, th, score, nact, pa, rule,
-                                     heat, hist3[:, 0, :], dummy_res, False, *groups, rep.gheat,
-                                     gt, gscore, gact)
-            count_check(stats, rep, lo_parts)
-            if total <= budget * share or not pa.any():
-                lo_parts = np.zeros(0, np.int64)
-                continue
-            return True, False
-        hist3[:] = 0
-        local_budget = budget * sched.part_arcs / max(m, 1)
-        P.linear_round(parts, *rep_arrays, coef, s, x, th, mins, slots, rule, heat, hist3,
-                       dummy_res, False, part_active, local, local_budget,
-                       settings.max_local_sweeps,
-                       ps.path_scc, sched.scc_last, sched.scc_runs, stats["rounds"],
-                       sched.length_hist, *groups, rep.gheat, gt, rep.gscc, part_counts, part_mass)
-        counts = part_counts[:7 * parts.size].reshape(parts.size, 7)
+        mins = self.min_sc[slots]
+        part_active = self.part_active = np.zeros(parts.size, np.int64)
+        self.hist3[:] = 0
+        local_budget = budget * sched.part_arcs / max(self.m, 1)
+        P.linear_round(parts, *self.arrays, self.coef, self.s, self.x, th, mins, slots, rule,
+                       self.heat, self.hist3, self.dummy_res, False, part_active, self.local,
+                       local_budget, settings.max_local_sweeps, self.ps.path_scc,
+                       sched.scc_last, sched.scc_runs, stats["rounds"], sched.length_hist,
+                       *self.groups, self.rep.gheat, self.gt, self.rep.gscc, self.part_counts,
+                       self.part_mass)
+        counts = self.part_counts[:7 * parts.size].reshape(parts.size, 7)
         tot = counts.sum(axis=0)
         stats["arcs_examined"] += int(tot[5])
         stats["groups_examined"] += int(tot[6])
@@ -341,29 +422,22 @@ def _fused_window(W, ahead_local, factor, stats, sched, rep, groups, x, s, coef,
         # next round's priority threshold per layer of the window
         a = 0
         for L, q in segs:
-            h = hist3[:, L % W, :].sum(axis=0)
+            h = self.hist3[:, L % W, :].sum(axis=0)
             aging = aging_due(rule, sched.layer_rounds[L], settings)
-            min_sc[L % W] = (_min_score(h, settings.select_share)
-                             if rule and h.sum() >= settings.min_priority_paths and not aging
-                             else 0.0)
-            if L != lo:
-                upper[L] = sched.still_active(q, part_active[a:a + q.size])
+            self.min_sc[L % W] = (_min_score(h, settings.select_share)
+                                  if rule and h.sum() >= settings.min_priority_paths and not aging
+                                  else 0.0)
+            if L != self.lo:
+                self.upper[L] = sched.still_active(q, part_active[a:a + q.size])
             a += q.size
         n_lo = lo_parts.size
-        level = float(part_mass[:n_lo].sum())
-        if level <= budget * share or not part_active[:n_lo].any():
-            lo_parts = np.zeros(0, np.int64)  # the lowest layer is finished
-            continue
-        if level < 0.999 * best:
-            best, since_best = level, 0
-        else:
-            since_best += 1
-            if since_best >= settings.stall_rounds:  # the mirrors' rounding floor: as _fused_layer
-                stalled = True
-                lo_parts = np.zeros(0, np.int64)
-                continue
-        lo_parts = sched.still_active(lo_parts, part_active[:n_lo])
-    return False, stalled
+        level = float(self.part_mass[:n_lo].sum())
+        return level, level <= budget * share or not part_active[:n_lo].any()
+
+    def walk(self):
+        """The walk was the check's: the lowest layer's partitions still active."""
+        lo_parts = self.lo_parts
+        self.lo_parts = self.sched.still_active(lo_parts, self.part_active[:lo_parts.size])
 
 
 def _linear_done(stats, bound, r1, x, converged):

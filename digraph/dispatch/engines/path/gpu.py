@@ -7,6 +7,8 @@ a round with the priority threshold, the layers' progress and the counters kept 
 (:class:`~.gpu_settings.GpuPathSettings`, :data:`~.gpu_settings.DEFAULT`) are read
 at each call from the run's settings (:mod:`digraph.dispatch.settings`)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 from numba import njit
 
@@ -123,13 +125,15 @@ class _Rounds:
         """``queue()`` (``per_check`` rounds: a walk and a control launch each) again and again,
         the control words read after each (the one synchronisation) until the control kernel
         says done; returns the control words (host)."""
-        queued = 0
-        while True:
-            queue()
-            queued += per_check
-            c = self.be.get(self.ctl)
-            if c[self.R.DONE] or queued >= max_rounds + per_check:
-                return c
+        read = {}
+
+        def done(r):
+            c = read["c"] = self.be.get(self.ctl)
+            return bool(c[self.R.DONE])
+
+        driver.queued(lambda r: queue(), done, per_check=per_check,
+                      max_rounds=max_rounds + per_check)
+        return read["c"]
 
     def counted(self, stats, c):
         """Add a sweep's counters (host copy ``c`` of the control words) to ``stats``."""
@@ -228,41 +232,36 @@ def path_linear(be, graph, sys, tol, max_iter, stats, ps, priority, proxy, setti
         else:
             PW.replay(cg, rounds, stats)
 
-    factor = 1.0
-    converged = False
-    stalled = False
-    bound, r1 = np.inf, np.inf
-    sx = L.b_total  # Σx at the start (x = b); later sweeps take it from the last certificate
-    while True:
-        budget = factor * pending_budget(tol, sx, n, L.gammas, sys.normalize)
+    # Σx at the start (x = b); later sweeps take it from the last certificate
+    st = SimpleNamespace(sx=L.b_total, stalled=False)
+
+    def sweep(factor):
+        budget = factor * pending_budget(tol, st.sx, n, L.gammas, sys.normalize)
         left = max_iter - stats["rounds"]
         if left > 0:
             Q.start(left, budget / max(m, 1), budget)
             be.sync()  # the resets above, on the default stream, before the rounds' stream
             c = Q.run(queue, per_check, left)
             Q.counted(stats, c)
-            stalled = bool(c[R.STALLED])
-        bound, r1, floor = L.certify(x)
-        sx = L.x_total
-        # the mirrors' rounding floor (see digraph.dispatch.engines.path.cpu): finish by vertex push
-        then = find("path", "gpu").after_stall
-        end = driver.ending(stats, (bound, r1, floor), tol, capped=stats["rounds"] >= max_iter,
-                            then=then, why="the walk's mirrors reached their rounding floor"
-                            if stalled else "the sweeps ran out",
-                            retry=not stalled
-                            and stats.get("path_sweeps", 1) < settings.max_sweeps)
-        if end == "converged":
-            converged = True
-            break
-        if end == "capped":
-            break
-        if end == "hand-over":
-            Q.per_layer(stats)
-            be.release("path")
-            return solve_linear(be, graph, sys, tol, max_iter, stats, then == "bsp",
-                                (x, L.r.copy(), L))
-        factor /= 4.0
-        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
+            st.stalled = bool(c[R.STALLED])
+        return False
+
+    def certify():
+        certificate = L.certify(x)
+        st.sx = L.x_total
+        return certificate
+
+    # the mirrors' rounding floor (see digraph.dispatch.engines.path.cpu): finish by vertex push
+    then = find("path", "gpu").after_stall
+    end, (bound, r1, _) = driver.budget_sweeps(
+        SimpleNamespace(sweep=sweep, certify=certify, floored=lambda c: st.stalled), tol=tol,
+        max_iter=max_iter, max_sweeps=settings.max_sweeps, then=then, stats=stats)
+    if end == "hand-over":
+        Q.per_layer(stats)
+        be.release("path")
+        return solve_linear(be, graph, sys, tol, max_iter, stats, then == "bsp",
+                            (x, L.r.copy(), L))
+    converged = end == "converged"
     Q.per_layer(stats)
     if kept:  # the next run's launches stay prepared
         be.retain(PW.work_arrays(w) + [a for a in D.values()
@@ -279,8 +278,10 @@ def _proxies(be, graph, proxy, min_in_degree=None):
     """(slot of each vertex or −1, vertex of each slot, slots used): the highest in-degree
     vertices, of in-degree ``min_in_degree`` (default ``gpu.DEFAULT.proxy_min_in_degree``) or
     more; made once a graph and device and kept in its residency (``"cuda-proxies"``: the host's
-    stable sort of the in-degrees took 4–8 ms a run on cnr-2000)."""
-    min_in_degree = current(GPU_SETTINGS).proxy_min_in_degree if min_in_degree is None else min_in_degree
+    stable sort of the in-degrees is not repeated every run).  Measured:
+    docs/history/docstring-measurements.md, "digraph.dispatch.engines.path.gpu._proxies"."""
+    min_in_degree = (current(GPU_SETTINGS).proxy_min_in_degree if min_in_degree is None
+                     else min_in_degree)
     from ....smx.cuda.walks import PROXY_SLOTS
     n = graph.num_vertices
 
@@ -305,7 +306,8 @@ def _walk_blocks(be, nunits):
     """The walk's blocks: the backend's persistent grid (8 blocks an SM), or fewer when the units
     need fewer (a unit a thread).  Every block pays its fixed part each round (shared
     histogram and proxies cleared and flushed, counters published) whether it holds units or
-    not: p2p-Gnutella25's 6,754 units take 53 blocks of the H200's 1,056."""
+    not: hence no more blocks than the units fill.  Measured:
+    docs/history/benchmarks-notebook.md, "The walk's fixed costs"."""
     return max(1, min(be.walk_blocks, -(-int(nunits) // be.walk_block)))
 
 

@@ -26,7 +26,9 @@ value pulled back, and the mirrors of stolen partitions), ``exchange_messages``,
 busiest worker's, averaged over rounds).
 """
 
+import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from numba import njit
@@ -35,12 +37,13 @@ from ...settings import current, executor, register
 from ....errors import InvalidParameterError
 from ....smx.cpu.bsp import relax
 from ....smx.cpu.paths_setup import path_arc_coefficients
-from ...convergence import certified, certified_bound, linear_contraction, pending_budget
+from ... import driver
+from ...convergence import certified_bound, linear_contraction, pending_budget
 from .cpu_schedule import Schedule
 from ...systems import linear_factors, monotone_arrays, monotone_start
-from ....interrupts import check as _check_interrupt
 
-__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT", "prepare"]
+__all__ = ["plan", "Exchange", "rebalance", "solve", "CpuWorker", "MultiSettings", "DEFAULT",
+           "prepare"]
 
 
 @dataclass(frozen=True)
@@ -259,8 +262,9 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
 
     Linear and monotone systems (k-core's dependencies are undirected: run it on one worker).
     The answer equals the single-worker one: exactly for min/max systems, within ``tol`` (both
-    certified) for sums.  ``make_worker(w, pathset, family, arrays)`` builds worker ``w`` (default:
-    :class:`CpuWorker`; :class:`digraph.dispatch.engines.path.gpus_worker.GpuWorker` puts one on a GPU).
+    certified) for sums.  ``make_worker(w, pathset, family, arrays)`` builds worker ``w``
+    (default: :class:`CpuWorker`; :class:`digraph.dispatch.engines.path.gpus_worker.GpuWorker`
+    puts one on a GPU).
     With ``concurrent`` the workers of a round run in host threads, one each (the walks release
     the GIL; a GPU worker enters its own device's context).  ``steal``: move partitions of an
     overloaded worker (:func:`rebalance`); ``settings``: a :class:`MultiSettings` (default
@@ -272,8 +276,8 @@ def solve(graph, system, *, pathset, workers=2, tol=1e-6, max_iter=10_000, stats
         raise InvalidParameterError("the PathSet was built from another graph")
     fam = system.family
     if fam not in ("linear", "monotone"):
-        raise InvalidParameterError(f"the multi-worker dispatcher runs linear and monotone systems, "
-                                    f"not {fam!r}")
+        raise InvalidParameterError(f"the multi-worker dispatcher runs linear and monotone "
+                                    f"systems, not {fam!r}")
     n, m = graph.num_vertices, graph.num_arcs
     owner, vowner, split = plan(ps, workers)
     if fam == "linear":
@@ -333,66 +337,66 @@ def _rounds(graph, system, ps, fam, workers, pool, threads, owner, vowner, split
     worker_arcs = np.zeros(workers, np.int64)
     stats.setdefault("arcs_examined", 0)
     rvec = np.empty(n, np.float64)
-    factor = 1.0
-    converged = False
-    bound = r1 = np.inf
-    while True:
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
-        lo = 0
-        th = 0.0
+    st = SimpleNamespace(lo=0, th=0.0)
+
+    def run_worker(w):
+        """Worker w's round: its partitions of the unfinished layers, layer by layer, on its own
+        copy (workers touch disjoint arcs and their own copies: no race)."""
+        sent_w = np.zeros(num_layers, np.int64)
+        seen_w = 0
+        parts = np.flatnonzero((owner == w) & (part_layer >= st.lo))
+        for L in np.unique(part_layer[parts]):
+            sent, seen = pool[w].walk(parts[part_layer[parts] == L], copies[w], st.th)
+            sent_w[L] += sent
+            seen_w += seen
+        return sent_w, seen_w
+
+    def step():
+        """One round of every worker, then the exchange; the layers that sent nothing are done."""
+        nonlocal worker_arcs, idle
+        base = master.copy()
+        if threads and workers > 1:
+            results = list(threads.map(run_worker, range(workers)))
+        else:
+            results = [run_worker(w) for w in range(workers)]
+        sent_layer = np.sum([r[0] for r in results], axis=0)
+        walked = np.array([r[1] for r in results], np.int64)
+        exchange.push(master, copies, base)
+        exchange.pull(master, copies)
+        total = int(sent_layer.sum())
+        stats["arc_updates"] += total
+        stats["vertex_updates"] += total
+        stats["arcs_examined"] += int(walked.sum())
+        worker_arcs += walked
+        if walked.max() > 0:
+            idle += 1.0 - walked / walked.max()
+        while st.lo < num_layers and sent_layer[st.lo] == 0:
+            st.lo += 1
+        moved = (rebalance(owner, split & (part_layer >= st.lo), walked, stats, steal_ratio)
+                 if steal_ratio is not None else None)
+        if moved is not None:
+            k, a, b = moved
+            exchange.bytes += pool[b].adopt(k, pool[a])  # the partition's mirrors move along
+            exchange.reads = [reads_of(w) for w in range(workers)]
+
+    rounds = driver.Rounds(lambda: num_layers - st.lo, step)
+
+    def sweep(factor):
+        """Rounds from the first layer until every layer sent nothing or the rounds ran out."""
+        st.lo = 0
         if fam == "linear":
-            th = factor * pending_budget(tol, float(master.sum()), n, gammas,
-                                         system.normalize) / max(m, 1)
-        while lo < num_layers and stats["rounds"] < max_iter:
-            base = master.copy()
+            st.th = factor * pending_budget(tol, float(master.sum()), n, gammas,
+                                            system.normalize) / max(m, 1)
+        return not driver.worklist(rounds, max_iter=max_iter, stats=stats)
 
-            def run_worker(w, lo=lo, th=th):
-                """Worker w's round: its partitions of the unfinished layers, layer by layer, on
-                its own copy (workers touch disjoint arcs and their own copies: no race)."""
-                sent_w = np.zeros(num_layers, np.int64)
-                seen_w = 0
-                parts = np.flatnonzero((owner == w) & (part_layer >= lo))
-                for L in np.unique(part_layer[parts]):
-                    sent, seen = pool[w].walk(parts[part_layer[parts] == L], copies[w], th)
-                    sent_w[L] += sent
-                    seen_w += seen
-                return sent_w, seen_w
-
-            if threads and workers > 1:
-                results = list(threads.map(run_worker, range(workers)))
-            else:
-                results = [run_worker(w) for w in range(workers)]
-            sent_layer = np.sum([r[0] for r in results], axis=0)
-            walked = np.array([r[1] for r in results], np.int64)
-            exchange.push(master, copies, base)
-            exchange.pull(master, copies)
-            total = int(sent_layer.sum())
-            stats["arc_updates"] += total
-            stats["vertex_updates"] += total
-            stats["arcs_examined"] += int(walked.sum())
-            stats["rounds"] += 1
-            worker_arcs += walked
-            if walked.max() > 0:
-                idle += 1.0 - walked / walked.max()
-            while lo < num_layers and sent_layer[lo] == 0:
-                lo += 1
-            moved = (rebalance(owner, split & (part_layer >= lo), walked, stats, steal_ratio)
-                     if steal_ratio is not None else None)
-            if moved is not None:
-                k, a, b = moved
-                exchange.bytes += pool[b].adopt(k, pool[a])  # the partition's mirrors move along
-                exchange.reads = [reads_of(w) for w in range(workers)]
-        if fam == "monotone":
-            converged = lo >= num_layers
-            break
-        bound, r1, floor = certified_bound(graph, system, master, gammas, rvec)
-        if certified(bound, r1, floor, tol, stats):
-            converged = True
-            break
-        if stats["rounds"] >= max_iter:
-            break
-        factor /= 4.0
-        stats["path_sweeps"] = stats.get("path_sweeps", 1) + 1
+    if fam == "monotone":
+        converged = not sweep(1.0)
+    else:
+        end, (bound, r1, _) = driver.budget_sweeps(
+            SimpleNamespace(sweep=sweep, floored=lambda certificate: False,
+                            certify=lambda: certified_bound(graph, system, master, gammas, rvec)),
+            tol=tol, max_iter=max_iter, max_sweeps=math.inf, then=None, stats=stats)
+        converged = end == "converged"
     if fam == "linear":
         stats["error_bound"] = float(bound)
         stats["residual_l1"] = float(r1)

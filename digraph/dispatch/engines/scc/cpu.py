@@ -13,13 +13,14 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu.scc`):
   the next one);
 * a large component (at least :attr:`DagPushSettings.split_arcs` inside arcs) is split into one
   chunk per thread by inside arcs; a push into another thread's chunk goes to the pusher's own
-  accumulator, which the owner drains (:func:`digraph.smx.cpu.scc_split.sweep_chunks`: no atomics, no
-  lost update).
+  accumulator, which the owner drains (:func:`digraph.smx.cpu.scc_split.sweep_chunks`: no
+  atomics, no lost update).
 
-Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.engines.path.cpu`)?  On a CPU a mirror per
-arc (or per short-path group) costs a read per arc to find what is pending, every round; a vertex
-residual is one value to test.  On cnr-2000 PageRank the vertex state sends about as few arcs
-(0.21× ``bsp``'s) at a fraction of the time (docs/history/benchmarks-notebook.md, "Vertex state").
+Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.engines.path.cpu`)?  On a CPU a
+mirror per arc (or per short-path group) costs a read per arc to find what is pending, every
+round; a vertex residual is one value to test, and the vertex state sends about as few arcs as
+the mirrors, in less time.  Measured: docs/history/benchmarks-notebook.md, "Vertex state: the
+SCC engine's variants (2 cores)".
 
 Error budget.  Linear systems ``x = b + A x`` with ``A ≥ 0``.  When a component is done its
 residual is exactly its pending mass (its inputs are final), so the answer's residual is the sum
@@ -33,6 +34,7 @@ finished by vertex-level push from the exact residual, as in the arc state.
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -47,7 +49,6 @@ from ..push.cpu import finish_linear
 from ..registry import find
 from ...convergence import certified_bound, pending_budget, quick_contraction
 from ...systems import linear_factors
-from ....interrupts import check as _check_interrupt
 
 __all__ = ["solve", "DagPushSettings", "DEFAULT"]
 
@@ -56,30 +57,30 @@ __all__ = ["solve", "DagPushSettings", "DEFAULT"]
 class DagPushSettings:
     """How the SCC engine (``mode="scc"``) schedules its components and sweeps.
 
-    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU engines' thresholds"
-    (subsections "Vertex state: the SCC engine's variants (2 cores)" and "Threads: splitting the
-    large components, and when ``bsp`` is better (16 cores)"); earlier ones in
-    docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many threads, one
-    giant component) is decided by :class:`~digraph.dispatch.route.settings.RouteSettings`
-    (``delegate_threads``, ``delegate_share``) with this ``split_arcs``.
+    The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU
+    engines' thresholds" (subsections "Vertex state: the SCC engine's variants (2 cores)" and
+    "Threads: splitting the large components, and when ``bsp`` is better (16 cores)"); earlier
+    ones in docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many
+    threads, one giant component) is decided by
+    :class:`~digraph.dispatch.route.settings.RouteSettings` (``delegate_threads``,
+    ``delegate_share``) with this ``split_arcs``.
 
     Attributes
     ----------
     split_arcs : int
         Components with at least this many inside arcs are split over the threads (below: one
         thread per component, components of a level in parallel).  Splitting was measured against
-        not splitting ("no split" column of "Threads", 2 to 16 threads: splitting wins on every
-        graph from 4 threads on, e.g. cnr-2000 at 16 threads 129 ms against 272; "no component
-        split" row of "Vertex state", 2 threads: within 5%); the threshold 100,000 itself was not
-        measured against other values: chosen by hand.  ``1`` splits every component with an arc
-        (the tests and the warm-up of :mod:`digraph.compiling`).
+        not splitting (the "no split" column of "Threads", the "no component split" row of
+        "Vertex state"); the threshold 100,000 itself was not measured against other values:
+        chosen by hand.  ``1`` splits every component with an arc (the tests and the warm-up of
+        :mod:`digraph.compiling`).
     priority_share : float
         ``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its
         residual per out-arc exceeds this share of its component's mean pending mass per arc
         (``< 1``, so every sweep pushes something); ``priority="none"`` pushes every vertex above
-        the budget's per-arc share.  The priority was measured against none ("Vertex state": on
-        cnr-2000 167 ms and 0.208x ``bsp``'s arc updates against 217 ms and 0.339x; on dblp-2010
-        level); the share 0.5 itself was not measured against other values: chosen by hand.
+        the budget's per-arc share.  The priority was measured against none (the "no priority"
+        row of "Vertex state"); the share 0.5 itself was not measured against other values:
+        chosen by hand.
     inner_sweeps : int
         Sweeps of a split component per kernel call between global checks of its pending mass
         (the accumulator exchange).  Not measured: chosen by hand.
@@ -87,21 +88,19 @@ class DagPushSettings:
         Components per dynamically scheduled chunk of a level.  Not measured: chosen by hand.
     split_kind : {"auto", "outbox", "accumulate"}
         How a split component's chunks exchange pushes: ``"outbox"`` (per-pair outboxes, added
-        one sweep late; fastest where few arcs cross the chunks: cnr-2000's giant, 18–42% from 2
-        to 16 threads), ``"accumulate"`` (each thread's own running sums, drained by the owner at
-        once; keeps Gauss–Seidel order where most arcs cross: R-MAT), or ``"auto"`` (the
-        default): outbox when at most ``outbox_cross`` of the component's inside arcs cross its
-        chunks.  Measured in "Threads" (the "auto", "accumulators" and "outboxes" columns):
-        outboxes are the faster exchange on cnr-2000 and dblp-2010 (cnr-2000, 8 threads: 140 ms
-        against 205), accumulators on R-MAT 2^20 (2 threads: 4,853 against 9,002).  An ablation
-        switch: ``"outbox"`` and ``"accumulate"`` force one exchange, as
-        ``benchmarks/bench_cpu_threads.py`` does for those columns (and the tests and the warm-up,
-        to reach both kernels).
+        one sweep late; fastest where few arcs cross the chunks), ``"accumulate"`` (each
+        thread's own running sums, drained by the owner at once; keeps Gauss–Seidel order where
+        most arcs cross), or ``"auto"`` (the default): outbox when at most ``outbox_cross`` of
+        the component's inside arcs cross its chunks.  Measured in "Threads" (the "auto",
+        "accumulators" and "outboxes" columns).  An ablation switch: ``"outbox"`` and
+        ``"accumulate"`` force one exchange, as ``benchmarks/bench_cpu_threads.py`` does for those
+        columns (and the tests and the warm-up, to reach both kernels).
     outbox_cross : float
         ``split_kind="auto"`` takes outboxes when at most this share of a split component's inside
-        arcs cross its chunks, accumulators above.  Measured ("Threads"; the crossing shares are
-        in the history's "Threads" section): outboxes won on cnr-2000 (18–42% crossing from 2 to
-        16 chunks) and dblp-2010 (11–22%), accumulators on R-MAT 2^20 (50–94%); 0.45 lies between.
+        arcs cross its chunks, accumulators above; the default lies between the crossing shares
+        of the graphs where outboxes won and of those where accumulators won.  Measured:
+        "Threads" (the times) and docs/history/benchmarks-lab-notebook.md, "Threads: splitting
+        the large components, and when ``bsp`` is better (16 cores)" (the crossing shares).
     thin_arcs : int
         A level with fewer arcs (inside and pulled) than this runs on one thread, in one kernel
         call with its thin neighbours: a deep DAG then costs no call per level.  Not measured:
@@ -109,15 +108,12 @@ class DagPushSettings:
     direct_vertices : int
         Cyclic components of at most this many vertices are solved exactly, by Gaussian
         elimination on ``I − A`` restricted to them (:func:`digraph.smx.cpu.scc._direct`, about
-        k³/3 operations), instead of being swept until their residual is within budget (about 70
-        sweeps each on dblp-2010, 134 for cnr-2000's vertices with a loop).  Measured on the
-        2-core dev machine (loaded), all components on one thread (``serial_pass``), PageRank tol
-        1e-8, fastest of 5, for 0 / 4 / 8 / 16 / 32 / 64: dblp-2010 418 / 360 / 359 / 357 / 349 /
-        350 ms (sweeps 1.65 M → 413 at 32), cnr-2000 242 / 206 / 213 / 220 / 225 / 202 (1.46 M →
-        23.7 k), cit-HepPh 6.9 / 6.5 / 6.4 / 6.7 / 6.2 / 6.4 (median 11.1 → 6.7); the
-        peer-to-peer graphs and wiki-Vote have no such component, email-Eu-core within noise.
-        32 is the GPU engine's bound too (:data:`digraph.smx.cuda.scc_blocks.DK`).  ``0`` sweeps every
-        component.
+        k³/3 operations), instead of being swept until their residual is within budget (at the rate
+        of their own short cycles' gain, which may be slow).  32 is the GPU engine's bound too
+        (:data:`digraph.smx.cuda.scc_blocks.DK`).  ``0`` sweeps every component.  Measured:
+        docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, against scipy
+        and igraph PRPACK" (the sweeps) and docs/history/docstring-measurements.md,
+        "digraph.dispatch.engines.scc.cpu.DagPushSettings.direct_vertices" (the times).
     """
 
     split_arcs: int = 100_000
@@ -150,10 +146,11 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     """
     settings = current(DEFAULT) if settings is None else settings
     if system.family != "linear":
-        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, adsorption, "
-                                    "user-defined LinearSystem)")
+        raise InvalidParameterError("mode='scc' applies to linear algorithms (PageRank, "
+                                    "adsorption, user-defined LinearSystem)")
     if priority not in ("pending", "none"):
-        raise InvalidParameterError(f"mode='scc' takes priority 'pending' or 'none', got {priority!r}")
+        raise InvalidParameterError(f"mode='scc' takes priority 'pending' or 'none', "
+                                    f"got {priority!r}")
     if order not in ORDERS:
         raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")
     n = graph.num_vertices
@@ -300,29 +297,28 @@ def split_plan(cond, c, T):
 def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
                       max_sweeps, cnt, settings):
     """Sweeps of a split component, a kernel call per ``settings.inner_sweeps``, the chunks
-    exchanging through per-thread accumulators (:func:`digraph.smx.cpu.scc_split.sweep_chunks`); returns
-    the sweeps of the slowest chunk."""
+    exchanging through per-thread accumulators (:func:`digraph.smx.cpu.scc_split.sweep_chunks`);
+    returns the sweeps of the slowest chunk."""
     bounds = split_plan(cond, c, T)[0]
     acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
     seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
     pending = np.zeros((T, 2), np.float64)
-    rounds = 0
-    while True:
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+
+    def done():
         KS.chunk_pending(bounds, r, acc, seen, pending)
-        if (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget):
-            break
-        if rounds >= max_sweeps:
-            cnt[0, K.CAPPED] += 1
-            break
+        return (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget)
+
+    def sweep(left):
         cnt[:, K.MAX_SWEEPS] = 0
         KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x,
-                        r, acc, seen, min(settings.inner_sweeps, max_sweeps - rounds), budget, vmax,
-                       linf, prio, cnt)
-        swept = int(cnt[:, K.MAX_SWEEPS].max())
-        if swept == 0:  # every chunk within its share: only rounding keeps the sum above
-            break
-        rounds += swept
+                        r, acc, seen, min(settings.inner_sweeps, left), budget, vmax, linf, prio,
+                        cnt)
+        # 0: every chunk within its share, only rounding keeps the sum above
+        return int(cnt[:, K.MAX_SWEEPS].max())
+
+    rounds, capped = driver.local(done, sweep, max_sweeps=max_sweeps)
+    if capped:
+        cnt[0, K.CAPPED] += 1
     return rounds
 
 
@@ -343,22 +339,26 @@ def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax,
     above = np.abs(r[a:z]) > vmax  # L∞ route: the residuals that may push (cpu_scc._pushable)
     pmass = float(np.abs(r[a:z])[above].sum())
     parcs = float(np.diff(cond.iout_offsets[a:z + 1])[above].sum())
-    parity = 0
-    rounds = 0
     args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
             box_tgt, box_val, box_len)
-    while not ((top <= vmax) if linf else (mass <= budget)):
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
-        if rounds >= max_sweeps:
-            cnt[0, K.CAPPED] += 1
-            break
-        theta = prio * pmass / max(parcs, 1.0) if linf else max(prio * mass / arcs, budget / arcs)
-        KS.sweep_boxes(*args, parity, theta, vmax, cnt, out)
-        mass, top = float(out[:, 0].sum()), float(out[:, 1].max())
-        pmass, parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
-        parity ^= 1
-        rounds += 1
-    KS.sweep_boxes(*args, parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
+    st = SimpleNamespace(mass=mass, top=top, pmass=pmass, parcs=parcs, parity=0)
+
+    def done():
+        return (st.top <= vmax) if linf else (st.mass <= budget)
+
+    def sweep(left):
+        theta = (prio * st.pmass / max(st.parcs, 1.0) if linf
+                 else max(prio * st.mass / arcs, budget / arcs))
+        KS.sweep_boxes(*args, st.parity, theta, vmax, cnt, out)
+        st.mass, st.top = float(out[:, 0].sum()), float(out[:, 1].max())
+        st.pmass, st.parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
+        st.parity ^= 1
+        return 1
+
+    rounds, capped = driver.local(done, sweep, max_sweeps=max_sweeps)
+    if capped:
+        cnt[0, K.CAPPED] += 1
+    KS.sweep_boxes(*args, st.parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
     return rounds
 
 

@@ -8,6 +8,7 @@ on each GPU the units' components dealt to it (a schedule restricted by
 
 import numpy as np
 
+from ... import driver
 from .gpu_grid import heavy_grid, resident
 from .gpu_layout import slice
 
@@ -98,7 +99,8 @@ class Units:
             be.keep(gsmall)
             be.keep(gbig)
             be.launch(HA.scc_heavy_anderson,
-                      heavy_grid(be, settings, max((gs1 - gs0) * scc_blocks.G, (gb1 - gb0) * scc_heavy.TB),
+                      heavy_grid(be, settings,
+                                 max((gs1 - gs0) * scc_blocks.G, (gb1 - gb0) * scc_heavy.TB),
                                  HA.scc_heavy_anderson), scc_heavy.TB,
                       gsmall, gs1 - gs0, gbig, gb1 - gb0, d["hin_off"], d["hin_src"],
                       d["hin_arc"], icoef, has_coef, vscale, x, r, w["dpos"], w["hist"],
@@ -118,19 +120,19 @@ class Units:
             if settings.trace_heavy:
                 self.heavy_trace.append(rtrace)
             return
-        q = 0
-        while True:
-            for _ in range(settings.rounds_per_check):
+        def queue(q0):
+            for q in range(q0, q0 + settings.rounds_per_check):
                 be.launch(scc_heavy.scc_round, hgrid, scc_heavy.TB, q, small, nsmall, big, nbig,
                           d["iout_off"], d["iout_tgt"], icoef, has_coef, vscale, x,
                           r, ctl_k, budget_g, arcs, vmax, self.linf, self.prio, cnt,
                           tag=("scc-round", k))
-                q += 1
-            if be.get(ctl_k[6:7])[0] > 0:  # a round found the group done
-                break
-            if q >= self.max_iter:
-                self.capped = True
-                break
+
+        def done(q):
+            return be.get(ctl_k[6:7])[0] > 0  # a round found the group done
+
+        _, finished = driver.queued(queue, done, per_check=settings.rounds_per_check,
+                                    max_rounds=self.max_iter)
+        self.capped = self.capped or not finished
         ran = int(be.get(cnt[scc_blocks.ROUNDS:scc_blocks.ROUNDS + 1])[0]) - self.done_rounds
         self.done_rounds += ran
         self.groups.append((k, ran))

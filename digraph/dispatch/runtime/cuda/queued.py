@@ -10,6 +10,8 @@ count every ``per_check`` rounds, the one synchronisation.
 
 import numpy as np
 
+from ... import driver
+
 __all__ = ["Queues"]
 
 
@@ -31,14 +33,14 @@ class Queues:
     def run(self, launch, max_iter):
         """``launch(r, queue_in, queue_out)`` round after round until a checked count is 0
         (True) or ``max_iter`` rounds were queued (False); returns (rounds queued, converged)."""
-        r = 0
-        while r < max_iter:
-            for _ in range(self.per_check):
+        def queue(r0):
+            for r in range(r0, r0 + self.per_check):
                 launch(r, self.queues[r % 2], self.queues[(r + 1) % 2])
-                r += 1
-            if int(self.be.get(self.counts[r % 3:r % 3 + 1])[0]) == 0:
-                return r, True
-        return r, False
+
+        def done(r):
+            return int(self.be.get(self.counts[r % 3:r % 3 + 1])[0]) == 0
+
+        return driver.queued(queue, done, per_check=self.per_check, max_rounds=max_iter)
 
     def counted(self, r):
         """Each of the first ``r`` rounds' entries, on the host."""
