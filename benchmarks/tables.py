@@ -273,6 +273,14 @@ TABLES = [
           extra=[("speedup (alternated)", lambda rs: next(
               (f"{r['speedup']:.2f}× ({fmt(r['one_gpu_ms'])} → {fmt(r['gpus_ms'])})" for r in rs
                if "speedup" in r), "—"))]),
+    Table("Threads: the SCC engine against bsp on the CPU", "cpu_threads_h100_host.json",
+          "PageRank to tol 1e-8 on 2 to 16 threads, median of warm runs, ms: the default (`ran`), "
+          "the SCC engine and bsp. `ratio`: scc ÷ bsp, the quantity the router's CPU cost model "
+          "(`RouteSettings.scc_ratio_base`, `scc_ratio_split`, `scc_thread_exponent`) is fitted "
+          "to.", [("default", method("digraph default")), ("scc", method("digraph scc")),
+                  ("bsp", method("digraph bsp"))],
+          key=lambda r: f"{r['graph']}, {r['threads']} threads", extra=[("ran", ran)],
+          ratio=("ratio", "scc", ["bsp"])),
 ]
 
 
@@ -283,6 +291,8 @@ def harness_tables(results=RESULTS):
         meta, rows = load(path.name, results)
         if meta.get("schema") != SCHEMA or not rows or "side" in rows[0]:
             continue  # before_after.py's files: comparison_tables
+        if path.name in {t.file for t in TABLES}:
+            continue  # a table of its own above
         methods = list(dict.fromkeys(r["method"] for r in rows))
         algos = ", ".join(dict.fromkeys(r["algorithm"] for r in rows))
         out.append(Table(f"{algos}: `{path.stem}`", path.name,
