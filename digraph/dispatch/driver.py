@@ -184,10 +184,10 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
     rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged):
     True, False at ``max_iter``, or None when ``trip`` (the router's probe) ended the run
-    undecided — from the third round on (up to round ``probe_window`` when given: an engine that accelerates
-    the rounds after it, whose differences do not fall at the plain rate), a round whose
-    difference is more than ``trip · g1`` times the previous one (``probe_ratio`` and
-    ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
+    undecided — from the third round on (up to round ``probe_window`` when given: an engine
+    that accelerates the rounds after it, whose differences do not fall at the plain rate), a
+    round whose difference is more than ``trip · g1`` times the previous one (``probe_ratio``
+    and ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
     rounds = 0
     converged = False
     bound = np.inf

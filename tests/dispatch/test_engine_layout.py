@@ -188,3 +188,39 @@ def test_relax_codes_are_defined_once():
                      if not line.startswith("COMBINE_OPS"))]  # min/max combine: other codes
     # digraph/io/_scan.py's _PLUS is the character '+' of a number's parser, not a relax code
     assert found == ["digraph/io/_scan.py"], found
+
+
+#: the ``while`` loops of digraph/dispatch outside the driver, none a loop of rounds: (module,
+#: innermost function) → what it walks
+NOT_ROUNDS = {
+    ("engines/path/gpus.py", "step"): "the layers a round finished (the round is the driver's)",
+    ("engines/power/gpus_layout.py", "dealt_layout"): "halving the blocks of a layout",
+    ("engines/push/gpu_streamed.py", "_batches"): "cutting the arcs into batches",
+    ("engines/push/gpus_rounds.py", "drain"): "the rounds still in flight, settled once",
+    ("engines/scc/cpu.py", "_steps"): "grouping the DAG's thin levels",
+    ("reach.py", "_reach"): "a breadth-first search",
+    ("runtime/cuda/ranges.py", "_cuts"): "a bisection of range boundaries",
+    ("runtime/cuda/residency.py", "nbytes"): "the arrays a structure holds",
+}
+
+
+def test_loops_of_rounds_live_in_the_driver():
+    """Every loop of rounds or sweeps is one of digraph.dispatch.driver's protocols: no other
+    module of digraph/dispatch checks for a Ctrl-C between rounds, and its other ``while``
+    loops are the listed walks."""
+    dispatch = PKG / "dispatch"
+    found = set()
+    for path in dispatch.rglob("*.py"):
+        if path.name == "driver.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "interrupts" not in text, f"{path}: a Ctrl-C is checked only by the driver"
+        tree = ast.parse(text)
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef):
+                inner = {n for f in ast.walk(fn) if f is not fn and isinstance(f, ast.FunctionDef)
+                         for n in ast.walk(f)}
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.While) and node not in inner:
+                        found.add((path.relative_to(dispatch).as_posix(), fn.name))
+    assert found <= set(NOT_ROUNDS), sorted(found - set(NOT_ROUNDS))

@@ -328,7 +328,7 @@ def test_quick_contraction_is_the_column_bound(g):
         assert quick_contraction(g, weighted) == linear_contraction(g, weighted)
 
 
-def test_auto_split_kind_and_delegation(engine_settings):
+def test_auto_split_kind_and_the_estimates(engine_settings):
     from digraph.dispatch.engines.scc.cpu import split_plan
     rng = np.random.default_rng(11)
     n = 4000
@@ -346,12 +346,15 @@ def test_auto_split_kind_and_delegation(engine_settings):
     r = digraph.run(g, "pagerank", threads=2, tol=1e-10)
     assert r.stats["mode"] == "power" and "largest component holds" in r.stats["route"]["reason"]
     assert np.abs(r.values - exact).sum() <= 1e-10
-    # with enough threads, a linear system that is no PageRank runs bsp's dense rounds
-    engine_settings(route.DEFAULT, delegate_threads=2)
+    # where the estimates make bsp the cheaper, a linear system that is no PageRank runs bsp's
+    # dense rounds (the estimate reads the share of the arcs in split components)
+    engine_settings(route.DEFAULT, scc_ratio_base=2.0, bsp_share=1.01)
     seeds = [int(g.vertex_ids[0])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     r = digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-10)
-    assert r.stats["mode"] == "bsp" and "split over 2 threads" in r.stats["route"]["reason"]
+    route_ = r.stats["route"]
+    assert r.stats["mode"] == "bsp" and route_["code"] == "estimated"
+    assert "split over 2 threads" in route_["reason"]
     assert r.stats["dense_rounds"] > 0 and np.abs(r.values - exact).sum() <= 1e-10
 
 

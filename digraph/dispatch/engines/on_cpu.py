@@ -4,7 +4,10 @@ kind ``"cpu"``).
 The run is warm-up (``time_compile``) → the mode's preparation (the condensation of ``scc``, the
 PathSet of the path modes: ``time_preprocess``) → the engine (``time_compute``).  An automatic
 ``power`` run starts as a probe, and hands over to the plan
-:func:`~digraph.dispatch.route.after_probe` makes when the probe trips.
+:func:`~digraph.dispatch.route.after_probe` makes when the probe trips.  A plan that asks for it
+(:attr:`~digraph.dispatch.route.plans.Plan.timing`: the router's estimates were close) records
+the engine's seconds on the graph for the next runs' choice
+(:func:`digraph.dispatch.route.estimates.record`).
 """
 
 import time
@@ -14,6 +17,7 @@ from ...errors import InvalidParameterError
 from . import warm
 from .common import move_compile, pathset, priority, solve_dual_or
 from .registry import find
+from ..route.estimates import record
 
 __all__ = ["run"]
 
@@ -61,12 +65,15 @@ def run(req):
             aside = c_aside = 0.0
         stats["time_compute"] = time.perf_counter() - t0 - aside
         move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
+    if req.plan.timing is not None and converged and "finished_by" not in stats:
+        record(graph, req.plan.timing, mode, stats["time_compute"])
     return x, converged, mode
 
 
 def _probe_then(req):
-    """The automatic power probe (:attr:`digraph.dispatch.route.settings.RouteSettings.probe_share`): (x,
-    converged, mode that answered, seconds spent routing and compiling, Numba's compile seconds
+    """The automatic power probe
+    (:attr:`digraph.dispatch.route.settings.RouteSettings.probe_share`): (x, converged, mode that
+    answered, seconds spent routing and compiling, Numba's compile seconds
     among them).  A probe that trips hands over to :func:`~digraph.dispatch.route.after_probe`,
     whose plan is recorded in ``stats``; its compilation counts in ``time_compile``, the
     condensation the SCC engine builds in ``time_preprocess``, the probe's rounds in the counters
@@ -80,7 +87,7 @@ def _probe_then(req):
         return x, converged, plan.mode, 0.0, 0.0
     t0 = time.perf_counter()
     c0 = compiling.seconds()
-    new = after_probe(plan, graph, plan.placement.threads, stats)
+    new = after_probe(plan, graph, system, plan.placement.threads, stats)
     stats["mode"], stats["engine"] = new.mode, new.engine
     stats["route"]["steps"].append({"to": new.mode, "code": new.code, "why": new.reason,
                                     "round": int(stats["probe_rounds"])})

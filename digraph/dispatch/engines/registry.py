@@ -28,11 +28,21 @@ from dataclasses import dataclass
 
 from ..placement import KINDS
 
-__all__ = ["Engine", "ENGINES", "find", "refusal", "FAMILIES"]
+__all__ = ["Engine", "Estimate", "ENGINES", "find", "refusal", "FAMILIES"]
 
 FAMILIES = ("linear", "monotone", "hindex")
 _ALL = FAMILIES
 _SUMS_AND_MINMAX = ("linear", "monotone")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What an engine's :attr:`Engine.estimate` says of a run: its modelled ``cost`` (in the unit
+    its placement's estimates share: on the CPU, one thread's pass over the arcs) and the
+    ``reason`` (the inputs that gave it, in words)."""
+
+    cost: float
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,12 @@ class Engine:
     takes : tuple of str
         The options of :func:`digraph.run` only this engine takes besides the path modes' (one
         GPU's ``bsp``: ``batch_arcs``, linear systems).
+    estimate : str, optional
+        ``"module:function"``: ``function(shape, settings)`` → :class:`Estimate`, the engine's
+        modelled cost for a graph's shape (a dict: ``arcs``, ``threads``, ``split_share``) under
+        the router's :class:`~digraph.dispatch.route.settings.RouteSettings`; the router weighs
+        the estimates of the engines that may run a system (CPU linear systems: ``scc`` and
+        ``bsp``).
     """
 
     mode: str
@@ -68,6 +84,7 @@ class Engine:
     after_stall: str = None
     resident: bool = True
     takes: tuple = ()
+    estimate: str = None
 
     @property
     def name(self):
@@ -75,7 +92,8 @@ class Engine:
         return f"{KINDS[self.kind]}-{self.mode}"
 
     def load(self, what="entry"):
-        """The function ``entry`` (or ``prepare``) names, its module imported on first use (and
+        """The function ``entry`` (or ``prepare``, ``estimate``) names, its module imported on
+        first use (and
         read from ``sys.modules`` after: no import machinery on a run's path)."""
         module, function = getattr(self, what).split(":")
         name = f"{__package__}.{module}"
@@ -89,9 +107,10 @@ def _each(modes, kind, families, entry, **kw):
 ENGINES = (
     # CPU threads
     Engine("scc", "cpu", ("linear",), "scc.cpu:solve", prepare="on_cpu:prepare_scc",
-           after_stall="vertex-async"),
+           after_stall="vertex-async", estimate="scc.cpu_cost:estimate"),
     Engine("power", "cpu", ("linear",), "power.cpu:solve"),
-    Engine("bsp", "cpu", _ALL, "push.cpu:solve_bsp", after_stall="vertex-async"),
+    Engine("bsp", "cpu", _ALL, "push.cpu:solve_bsp", after_stall="vertex-async",
+           estimate="push.cpu_cost:estimate"),
     Engine("vertex-async", "cpu", _ALL, "push.cpu:solve_vertex_async", after_stall="bsp"),
     *_each(("path", "path-nopriority"), "cpu", _SUMS_AND_MINMAX, "path.cpu:solve",
            prepare="on_cpu:prepare_paths", after_stall="vertex-async"),

@@ -12,10 +12,10 @@ Modes
 -----
 ``"scc"``
     Linear systems, CPU or one GPU: the graph's strongly connected components solved one after
-    another in the order of their DAG, one residual per vertex (:mod:`digraph.dispatch.engines.scc.cpu`;
-    on a GPU :mod:`digraph.dispatch.engines.scc.gpu`); no paths are built.  The CPU default for
-    linear algorithms; on a GPU only when asked for (``power`` measured faster there on every
-    graph tried; no share of the condensation marks a graph where ``scc`` wins:
+    another in the order of their DAG, one residual per vertex
+    (:mod:`digraph.dispatch.engines.scc.cpu`; on a GPU :mod:`digraph.dispatch.engines.scc.gpu`); no
+    paths are built.  The CPU default for linear algorithms; on a GPU only when asked for (no
+    share of the condensation marks a graph where it beats ``power`` there:
     docs/history/benchmarks-notebook.md, "When would ``scc`` pay on a GPU?").
 ``"power"``
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
@@ -23,8 +23,9 @@ Modes
     :mod:`digraph.dispatch.engines.power.gpu`, :mod:`digraph.dispatch.engines.power.gpus`).
 ``"path"``, ``"path-nopriority"``
     DiGraph: paths walked one per thread, SCC-vertices of the DAG sketch in layer order, with or
-    without priority (:mod:`digraph.dispatch.engines.path.cpu`, :mod:`digraph.dispatch.engines.one_gpu`); they need the
-    PathSet (``cache=``, ``preprocess=``).  Directed dependencies only: not k-core.
+    without priority (:mod:`digraph.dispatch.engines.path.cpu`,
+    :mod:`digraph.dispatch.engines.path.gpu`); they need the PathSet (``cache=``,
+    ``preprocess=``).  Directed dependencies only: not k-core.
 ``"cluster"``
     Min/max systems (SSSP), one GPU: the graph cut into clusters of nearby vertices
     (:mod:`digraph.preprocess.clusters`), each queued cluster relaxed to its local fixpoint in one
@@ -39,9 +40,10 @@ Modes
     Batagelj–Zaversnik's buckets or Kabir & Madduri's parallel PKC, by thread count and graph
     size (:mod:`digraph.dispatch.engines.peel.cpu`).  The CPU default for k-core.
 
-Automatic choice (``mode=None``), each from a measurement in ``docs/history/benchmarks-notebook.md``; the
-thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, default
-:data:`DEFAULT`), each citing its measurement:
+Automatic choice (``mode=None``), each from a measurement in
+``docs/history/benchmarks-notebook.md``; the thresholds are the fields of
+:class:`RouteSettings` (``route(..., settings=)``, default :data:`DEFAULT`), each citing its
+measurement:
 
 * CPU, normalised linear (PageRank): ``"power"``, as a *probe*, when the largest component may
   hold at least :attr:`RouteSettings.power_share` of the arcs, else as below.  Whether it may is
@@ -56,11 +58,11 @@ thresholds are the fields of :class:`RouteSettings` (``route(..., settings=)``, 
   same graph go to the SCC engine at once.
 * CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
   :attr:`RouteSettings.bsp_share` of the arcs, else as below.
-* CPU, linear: ``"scc"``, except with at least :attr:`RouteSettings.delegate_threads` threads on a
-  graph whose components too large for one thread (the SCC engine's
-  :attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs`) hold more than
-  :attr:`RouteSettings.delegate_share` of the arcs (one giant component: nothing for the DAG to
-  order), where ``"bsp"``'s dense rounds scale better.
+* CPU, linear, otherwise: the SCC engine or ``bsp``, by their estimates for the thread count
+  (:mod:`.estimates`: the SCC engine's time over ``bsp``'s grows with the share of the arcs in
+  components split over the threads and with the threads, as ``(T/2)**β``); where the two lie
+  within :attr:`RouteSettings.measure_band` of each other, the seconds measured on the graph
+  decide (one run of each engine, then the faster).
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
 * GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.engines.power.gpu`); with
   several GPUs named, sharded over as many as the graph has
@@ -81,6 +83,7 @@ from ..settings import current, register
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
 from .placing import place
+from .estimates import choose
 from .plans import CODES, Plan
 from .settings import RouteSettings
 
@@ -116,7 +119,8 @@ def check_mode(mode):
     if mode is None:
         return None
     if mode not in MODES:
-        raise InvalidParameterError(f"unknown mode {mode!r}; modes: {', '.join(MODES)} (or None: automatic)")
+        raise InvalidParameterError(f"unknown mode {mode!r}; modes: {', '.join(MODES)} "
+                                    "(or None: automatic)")
     return mode
 
 
@@ -160,8 +164,9 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     if mode is None:
         if path_options:
             raise InvalidParameterError(
-                f"{_apply(path_options)} to the path modes, which walk the PathSet; pass mode='path' to "
-                "run one (the automatic choice does not change engine because of an option)")
+                f"{_apply(path_options)} to the path modes, which walk the PathSet; pass "
+                "mode='path' to run one (the automatic choice does not change engine because "
+                "of an option)")
         return _automatic(family, where, threads, graph, system, settings, scc_settings)
     if mode == "power" and system is not None:
         from ..engines.power.cpu import applies
@@ -175,8 +180,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     if path_options and mode not in PATH_MODES:
         raise InvalidParameterError(f"{_apply(path_options)} to the path modes, not mode={mode!r}")
     if where != "cpu" and set(path_options) & set(CPU_PATH_OPTIONS):
-        raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path modes; "
-                                    "the GPU path engine walks every path (docs/gpu.md)")
+        raise InvalidParameterError("short_path_push= and layer_window= apply to the CPU path "
+                                    "modes; the GPU path engine walks every path (docs/gpu.md)")
     return Plan(mode, f"{where}-{mode}", "asked for", mode)
 
 
@@ -192,7 +197,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
     kind = "cpu" if where == "cpu" else "gpu"
     chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
     code, reason = "default", _WHY_DEFAULT[(kind, family)]
-    probe, considered = None, []
+    probe, considered, timing = None, [], None
     share_test = "largest component's share of the arcs"
     if chosen == "scc" and graph is not None:
         power, share, is_bound = _power(graph, system, settings)
@@ -200,45 +205,38 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             considered.append(_candidate("cpu-power", share_test + (" (one-pass bound)" if is_bound
                                                                      else ""),
                                          share, settings.power_share, power == "probe"))
-        delegate = None if power == "probe" else _delegation(graph, threads, settings, scc_settings,
-                                                             considered)
+        giant = None
+        if (share is None and system is not None and graph.num_arcs
+                and not getattr(system, "normalize", False)):
+            giant = _giant_share(graph, settings, considered)
+        pick = (None if power == "probe" or system is None or not graph.num_arcs
+                else choose(graph, system, threads, settings, scc_settings))
+        if pick is not None:
+            considered += pick.considered
+            timing = pick.timing
         if power == "tripped":
             ratio, k = graph._cache[_TRIPPED]
-            chosen = "bsp" if delegate else "scc"
+            chosen = pick.mode
             code = "probe-tripped"
             reason = (f"an earlier power probe on this graph tripped (its differences fell by "
                       f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
-                      f"nothing){'; ' + delegate if delegate else ''}")
+                      f"nothing); {pick.reason}")
         elif power == "probe":
             chosen, probe, code = "power", settings.probe_share, "giant-component-probe"
             reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
                       f"Google-matrix power iteration, as a probe that continues while its "
                       f"differences fall by {settings.probe_share}*alpha a round or faster")
-        elif delegate:
-            chosen, code, reason = "bsp", "giant-component-threads", delegate
-        elif (share is None and system is not None and graph.num_arcs
-              and not getattr(system, "normalize", False)):
-            share, is_bound = _largest_share(graph)
-            if is_bound and share >= settings.bsp_share:  # the bound is loose on web graphs
-                from ...paths.condensation import condensation_for
-                condensation_for(graph)
-                share, is_bound = _largest_share(graph)
-            held = share >= settings.bsp_share
-            considered.append(_candidate("cpu-bsp", share_test + (" (one-pass bound)" if is_bound
-                                                                   else ""),
-                                         share, settings.bsp_share, held))
-            if held:
-                chosen, code = "bsp", "giant-component-bsp"
-                reason = (f"{share_words(share, is_bound)} (>= {settings.bsp_share:.0%}): a system "
-                          "without the rank-one term runs bsp's dense rounds, as fast as the SCC "
-                          "engine there or faster")
-            else:
-                code = "dag-orders-the-rest"
-                reason += (f"; {share_words(share, is_bound)} (< {settings.bsp_share:.0%}: the DAG "
-                           "orders the rest)")
-        elif share is not None:
+        elif giant is not None and giant[0] >= settings.bsp_share:
+            chosen, code, timing = "bsp", "giant-component-bsp", None
+            reason = (f"{share_words(*giant)} (>= {settings.bsp_share:.0%}): a system without "
+                      "the rank-one term runs bsp's dense rounds, as fast as the SCC engine "
+                      "there or faster")
+        elif pick is not None and (pick.mode == "bsp" or pick.timing is not None):
+            chosen, code, reason = pick.mode, pick.code, pick.reason
+        elif giant is not None or share is not None:
+            cut = settings.bsp_share if giant is not None else settings.power_share
             code = "dag-orders-the-rest"
-            reason += (f"; {share_words(share, is_bound)} (< {settings.power_share:.0%}: the DAG "
+            reason += (f"; {share_words(*(giant or (share, is_bound)))} (< {cut:.0%}: the DAG "
                        "orders the rest)")
     elif where == "gpu" and family == "monotone" and graph is not None:
         cut = _cluster_cut(graph, settings, considered)
@@ -256,11 +254,13 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                           "there")
     elif where != "cpu" and family == "linear" and graph is not None and system is not None:
         from ..engines.power.cpu import applies
-        if graph.num_arcs and not applies(graph, system) and getattr(system, "dangling", None) is None:
+        if (graph.num_arcs and not applies(graph, system)
+                and getattr(system, "dangling", None) is None):
             chosen, code = "power", "power-on-gpus"
-            reason = "the Google-matrix power iteration is the fastest measured for PageRank on GPUs"
+            reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
+                      "GPUs")
     return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe, code=code,
-                considered=tuple(considered))
+                considered=tuple(considered), timing=timing)
 
 
 _KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus"}
@@ -268,7 +268,8 @@ _KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus"}
 
 def _refusal(mode, family, where):
     """Why ``mode`` cannot run a system of ``family`` on ``where`` (``"cpu"``, ``"gpu"``,
-    ``"multi-gpu"``), or None when an engine does (:func:`digraph.dispatch.engines.registry.refusal`)."""
+    ``"multi-gpu"``), or None when an engine does
+    (:func:`digraph.dispatch.engines.registry.refusal`)."""
     return refusal(mode, family, _KIND[where])
 
 
@@ -289,8 +290,9 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
     if mode not in (None, "power") or where != "cpu":
         asked = f"mode={mode!r}" if mode not in (None, "power") else f"device={device!r}"
         raise InvalidParameterError(
-            f"dangling= is answered by the Google-matrix power iteration only (mode='power', on the "
-            f"CPU), not {asked}: the other engines send the dangling mass along the personalization")
+            f"dangling= is answered by the Google-matrix power iteration only (mode='power', on "
+            f"the CPU), not {asked}: the other engines send the dangling mass along the "
+            "personalization")
     if path_options:
         raise InvalidParameterError(f"{_apply(path_options)} to the path modes; dangling= runs "
                                     "mode='power'")
@@ -318,14 +320,16 @@ def _cluster_cut(graph, settings, considered):
         return None
     top = int(graph.in_degree.max())
     considered.append(_candidate("gpu-cluster", "largest in-degree (at most)", top,
-                                 settings.cluster_max_in_degree, top <= settings.cluster_max_in_degree))
+                                 settings.cluster_max_in_degree,
+                                 top <= settings.cluster_max_in_degree))
     if top > settings.cluster_max_in_degree:
         return None
     key = ("cluster-share-sample", size)
     share = graph._cache.get(key)
     if share is None:
         share = graph._cache[key] = internal_share_sample(graph, size)
-    considered.append(_candidate("gpu-cluster", f"share of arcs inside BFS balls of {size} vertices",
+    considered.append(_candidate("gpu-cluster",
+                                 f"share of arcs inside BFS balls of {size} vertices",
                                  share, settings.cluster_share, share >= settings.cluster_share))
     if share < settings.cluster_share:
         return None
@@ -345,6 +349,21 @@ def share_words(share, bound=False):
     if bound:
         return f"at most {share:.0%} of the arcs can lie in one component (one-pass bound)"
     return f"the largest component holds {share:.0%} of the arcs"
+
+
+def _giant_share(graph, settings, considered):
+    """(share of the arcs in the largest component, whether it is the one-pass bound), for the
+    ``bsp_share`` test of a system that is not normalised: the bound decides alone below the
+    threshold; above it the condensation is built to look (the bound is loose on web graphs)."""
+    share, is_bound = _largest_share(graph)
+    if is_bound and share >= settings.bsp_share:
+        from ...paths.condensation import condensation_for
+        condensation_for(graph)
+        share, is_bound = _largest_share(graph)
+    considered.append(_candidate("cpu-bsp", "largest component's share of the arcs"
+                                 + (" (one-pass bound)" if is_bound else ""),
+                                 share, settings.bsp_share, share >= settings.bsp_share))
+    return share, is_bound
 
 
 def _largest_share(graph):
@@ -386,41 +405,17 @@ teleport vector or the arc weights (Haveliwala and Kamvar, "The second eigenvalu
 matrix", 2003)."""
 
 
-def after_probe(plan, graph, threads, stats, settings=None, scc_settings=None):
+def after_probe(plan, graph, system, threads, stats, settings=None, scc_settings=None):
     """The plan once a power probe has tripped (a round's ratio of differences above
-    ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine from the start, or ``bsp`` where
-    :func:`route` would delegate to it (many threads, one giant component).  ``settings`` (a
-    :class:`RouteSettings`, default :data:`DEFAULT`) and ``scc_settings`` as for :func:`route`."""
+    ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine or ``bsp`` from the start, as
+    :func:`.estimates.choose` says for ``threads``.  ``settings`` (a :class:`RouteSettings`,
+    default :data:`DEFAULT`) and ``scc_settings`` as for :func:`route`."""
     settings = current(DEFAULT) if settings is None else settings
     seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} at round "
-            f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one term "
-            "buys nothing)")
+            f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one "
+            "term buys nothing)")
     graph._cache[_TRIPPED] = (stats["probe_ratio"], stats["probe_rounds"])
-    delegate = _delegation(graph, threads, settings, scc_settings)
-    mode = "bsp" if delegate else "scc"
-    why = f"; {delegate}" if delegate else ""
-    return Plan(mode, f"cpu-{mode}", f"automatic: {seen}{why}: {mode} from the start",
-                code="probe-tripped", placement=plan.placement)
-
-
-def _delegation(graph, threads, settings, scc_settings, considered=None):
-    """The reason to run ``bsp`` instead of ``scc`` (many threads, one giant component), or None;
-    ``scc_settings`` None: the SCC engine's defaults."""
-    if threads < settings.delegate_threads or not graph.num_arcs:
-        return None
-    if scc_settings is None:
-        from ..engines.scc import cpu as dag_push
-        scc_settings = current(dag_push.DEFAULT)
-    from ...paths.condensation import condensation_for
-    cond = condensation_for(graph)[0]
-    split = cond.comp_arcs >= scc_settings.split_arcs
-    giant = int(cond.comp_arcs[split].sum())
-    if considered is not None:
-        considered.append(_candidate(
-            "cpu-bsp", f"share of the arcs in components split over {threads} threads",
-            giant / graph.num_arcs, settings.delegate_share,
-            giant > settings.delegate_share * graph.num_arcs))
-    if giant <= settings.delegate_share * graph.num_arcs:
-        return None
-    return (f"{giant / graph.num_arcs:.0%} of the arcs lie in components split over {threads} threads "
-            "(one giant component: nothing for the DAG to order), where bsp's dense rounds scale better")
+    pick = choose(graph, system, threads, settings, scc_settings)
+    return Plan(pick.mode, f"cpu-{pick.mode}", f"automatic: {seen}; {pick.reason}: {pick.mode} "
+                "from the start", code="probe-tripped", placement=plan.placement,
+                considered=pick.considered)

@@ -13,18 +13,20 @@ def place(plan, graph, system, placement, batch_arcs=None):
     """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
 
     On the CPU and on one GPU the placement is the one asked for (one GPU: ``bsp`` on a linear
-    system of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or more that fits in the
-    GPU's memory runs the sharded engine as one shard, :attr:`Plan.as_shard`: a leaner set-up and
-    fused dense rounds).  With several GPUs named:
+    system of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
+    more that fits in the GPU's memory runs the sharded engine as one shard,
+    :attr:`Plan.as_shard`: a leaner set-up and fused dense rounds).  With several GPUs named:
 
     * ``power``: sharded over as many as the graph has
-      :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per GPU when that is
-      two or more, else on the first GPU when the graph fits in its memory, else over all;
+      :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per
+      GPU when that is two or more, else on the first GPU when the graph fits in its memory,
+      else over all;
     * ``scc``, ``bsp``, ``vertex-async``: over as many as
-      :func:`~digraph.dispatch.engines.push.gpus.gpus_to_use` says (arcs per GPU, families that shard),
-      on the first GPU's one-GPU engine when that is one (the simple method it could have used;
-      for ``bsp`` and ``vertex-async`` only while
-      :attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.min_arcs_per_gpu` is positive);
+      :func:`~digraph.dispatch.engines.push.gpus.gpus_to_use` says (arcs per GPU, families that
+      shard), on the first GPU's one-GPU engine when that is one (the simple method it could
+      have used; for ``bsp`` and ``vertex-async`` only while
+      :attr:`~digraph.dispatch.runtime.cuda.shard_settings.MultiGpuSettings.min_arcs_per_gpu` is
+      positive);
     * the path modes: the path dispatcher with one worker per GPU named.
 
     Parameters

@@ -14,7 +14,9 @@ CODES = {
     "dag-orders-the-rest": "the largest component holds less than the threshold: the SCC engine",
     "giant-component-probe": "PageRank, one component may hold most arcs: a power-iteration probe",
     "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
-    "giant-component-threads": "many threads and one giant component split over them: bsp",
+    "estimated": "CPU linear: the SCC engine or bsp, the lower estimate for the thread count",
+    "measuring": "CPU linear, estimates close: the engine not yet timed on this graph runs once",
+    "measured": "CPU linear, estimates close: the faster engine measured on this graph",
     "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",
     "road-like": "min/max on one GPU, BFS balls keep most arcs inside: clusters",
     "pathset-held": "min/max on one GPU, the graph holds its PathSet: the path walk",
@@ -55,6 +57,8 @@ class Plan:
     ``threshold`` and ``held``."""
     placed: tuple = ()
     """The placement's decisions (:func:`place`): dicts of ``code`` and ``why``."""
+    timing: tuple = None
+    """Where the run records its seconds for later choices (:func:`.estimates.record`), or None."""
 
     def after_stall(self):
         """The mode a stalled linear run of this plan goes on in, from the state it reached (the

@@ -8,10 +8,11 @@ __all__ = ["RouteSettings"]
 
 @dataclass(frozen=True)
 class RouteSettings:
-    """The thresholds of the automatic choice (``mode=None``).  Each is a cut between two
-    engines' measured times; the measurements (commands, machines, tables) are in
-    docs/history/benchmarks-notebook.md under the section each field names, and the figures that
-    stood here are kept in docs/history/docstring-measurements.md.
+    """The thresholds and cost models of the automatic choice (``mode=None``).  Each is a cut
+    between two engines' measured times, or a model fitted to them; the measurements (commands,
+    machines, tables) are in docs/history/benchmarks-notebook.md under the section each field
+    names, or in the results file it names, and the figures that stood here are kept in
+    docs/history/docstring-measurements.md.
 
     Attributes
     ----------
@@ -34,15 +35,22 @@ class RouteSettings:
         the plain iteration's remaining rounds there.  Measured (ratios of the first rounds,
         and the hand-over against the plain iteration): "PageRank: two formulations on the CPU,
         against scipy and igraph PRPACK".
-    delegate_threads : int
-        With at least this many threads, a linear system whose components split over the threads
-        (at least the SCC engine's
-        :attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.split_arcs` inside arcs) hold
-        more than ``delegate_share`` of the arcs (one giant component: nothing for the DAG to
-        order) runs ``bsp``'s dense rounds instead of the SCC engine.  Measured:
-        "Threads: splitting the large components, and when ``bsp`` is better (16 cores)".
-    delegate_share : float
-        See ``delegate_threads`` (the same measurement).
+    bsp_thread_exponent : float
+        ``a`` of ``bsp``'s estimate on the CPU: ``T`` threads take ``T**-a`` of one thread's time
+        (:mod:`digraph.dispatch.engines.push.cpu_cost`).
+    scc_ratio_base, scc_ratio_split, scc_thread_exponent : float
+        ``r0``, ``c`` and ``β`` of the SCC engine's estimate on the CPU, ``r0 / (1 − c·s) ·
+        (T/2)**β`` times ``bsp``'s, ``s`` the share of the arcs in components split over the
+        ``T`` threads (:mod:`digraph.dispatch.engines.scc.cpu_cost`).  Fitted (least squares
+        on the logarithm of the ratio) to PageRank at tol 1e-8 on 2, 4, 8 and 16 threads of a
+        16-core host on wiki-Vote, cnr-2000, dblp-2010 and R-MAT 2^18 (``s`` = 0, 0.62, 0.89
+        and 0.98): ``benchmarks/results/cpu_threads_h100_host.json``.  The model picks the
+        faster engine in 15 of the 16 cases; the 16th lies within ``measure_band``.
+    measure_band : float
+        Where the two estimates of a CPU linear system (the SCC engine, ``bsp``) lie within this
+        factor of each other, the model is unsure and the times measured on the graph decide:
+        a run records its engine's seconds on the graph (per thread count, normalised or not),
+        the next run tries the other engine once, and later runs take the faster of the two.
     cluster_share : float
         Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
         :attr:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings.size` vertices keep at
@@ -72,8 +80,11 @@ class RouteSettings:
     power_share: float = 0.85
     bsp_share: float = 0.85
     probe_share: float = 0.7
-    delegate_threads: int = 8
-    delegate_share: float = 0.75
+    bsp_thread_exponent: float = 0.6
+    scc_ratio_base: float = 0.32
+    scc_ratio_split: float = 0.64
+    scc_thread_exponent: float = 0.33
+    measure_band: float = 1.5
     cluster_share: float = 0.85
     cluster_max_in_degree: int = 2048
     reach_share: float = 0.125

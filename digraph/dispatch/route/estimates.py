@@ -1,0 +1,92 @@
+"""The SCC engine or ``bsp`` for a linear system on CPU threads: by the engines' estimates
+(:attr:`~digraph.dispatch.engines.registry.Engine.estimate`), and, where the two lie within
+:attr:`~.settings.RouteSettings.measure_band` of each other, by the seconds measured on the
+graph (:func:`record`): the model decides what it can, the run time what it cannot."""
+
+from dataclasses import dataclass
+
+from ..engines.registry import find
+
+__all__ = ["Choice", "choose", "record", "shape"]
+
+_MODES = ("scc", "bsp")
+_SECONDS = "cpu-linear-seconds"
+"""Key of ``graph._cache``: ``(_SECONDS, threads, normalised) → {mode: seconds}``, the fastest
+solve measured of each engine a choice within the band tried."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``mode`` (``"scc"`` or ``"bsp"``), ``code`` (``"estimated"``, ``"measuring"`` or
+    ``"measured"``), ``reason`` (a clause), ``timing`` (the key under which the run records its
+    seconds, or None when the estimates alone decide) and the ``considered`` candidates."""
+
+    mode: str
+    code: str
+    reason: str
+    timing: tuple = None
+    considered: tuple = ()
+
+
+def shape(graph, threads, scc_settings=None):
+    """What the CPU estimates read of ``graph`` on ``threads`` threads: ``arcs``, ``threads``
+    and ``split_share``, the share of the arcs in components of at least ``split_arcs`` inside
+    arcs (:class:`~digraph.dispatch.engines.scc.cpu.DagPushSettings`, default its
+    ``DEFAULT``), which the SCC engine splits over the threads.  The condensation is built (and
+    kept for the SCC engine) only when a component can be split: two threads or more, and at
+    least ``split_arcs`` arcs."""
+    from ..settings import current
+    from ..engines.scc import cpu as scc_cpu
+    scc_settings = current(scc_cpu.DEFAULT) if scc_settings is None else scc_settings
+    m = graph.num_arcs
+    if threads <= 1 or m < scc_settings.split_arcs:
+        return {"arcs": m, "threads": int(threads), "split_share": 0.0}
+    key = ("split-share", scc_settings.split_arcs)
+    share = graph._cache.get(key)
+    if share is None:
+        from ...paths.condensation import condensation_for
+        cond = condensation_for(graph)[0]
+        split = cond.comp_arcs >= scc_settings.split_arcs
+        share = graph._cache[key] = float(cond.comp_arcs[split].sum()) / m
+    return {"arcs": m, "threads": int(threads), "split_share": share}
+
+
+def choose(graph, system, threads, settings, scc_settings=None):
+    """The :class:`Choice` between the SCC engine and ``bsp`` for a linear ``system`` on
+    ``threads`` CPU threads, under ``settings`` (a :class:`~.settings.RouteSettings`)."""
+    s = shape(graph, threads, scc_settings)
+    est = {m: find(m, "cpu").load("estimate")(s, settings) for m in _MODES}
+    model = min(_MODES, key=lambda m: est[m].cost)
+    other = _MODES[1 - _MODES.index(model)]
+    considered = [{"engine": f"cpu-{m}", "test": "estimated cost (one thread's passes over the "
+                   "arcs)", "value": float(est[m].cost),
+                   "threshold": float(est[_MODES[1 - i]].cost), "held": m == model}
+                  for i, m in enumerate(_MODES)]
+    why = f"{model}'s estimate is the lower (the SCC engine's: {est['scc'].reason})"
+    if est[other].cost > settings.measure_band * est[model].cost:
+        return Choice(model, "estimated", why, None, tuple(considered))
+    key = (_SECONDS, int(threads), bool(getattr(system, "normalize", False)))
+    seen = graph._cache.get(key, {})
+    considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
+                    "value": float(seen[m]), "threshold": None, "held": False}
+                   for m in _MODES if m in seen]
+    within = f"the estimates lie within {settings.measure_band:g}x of each other"
+    if all(m in seen for m in _MODES):
+        fast = min(_MODES, key=lambda m: seen[m])
+        for c in considered[2:]:
+            c["held"] = c["engine"] == f"cpu-{fast}"
+        return Choice(fast, "measured", f"{within}; {fast} was the faster measured on this "
+                      f"graph ({seen[fast] * 1e3:.3g} ms against "
+                      f"{seen[_MODES[1 - _MODES.index(fast)]] * 1e3:.3g})", key,
+                      tuple(considered))
+    if model in seen:
+        return Choice(other, "measuring", f"{within}; {model} ran on this graph before, so "
+                      f"{other} runs once to compare", key, tuple(considered))
+    return Choice(model, "estimated", f"{why}; {within}, so the next runs compare the two on "
+                  "this graph", key, tuple(considered))
+
+
+def record(graph, key, mode, seconds):
+    """Keep the fastest ``seconds`` of ``mode`` under ``key`` (a :attr:`Choice.timing`)."""
+    seen = graph._cache.setdefault(key, {})
+    seen[mode] = min(seconds, seen.get(mode, seconds))

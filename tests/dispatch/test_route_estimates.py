@@ -1,0 +1,92 @@
+"""The router's CPU cost model for linear systems (the SCC engine against bsp) and the
+measurement at run time where the model is unsure (digraph.dispatch.route.estimates)."""
+
+import numpy as np
+import pytest
+
+import digraph
+from digraph.dispatch import route
+from digraph.dispatch.engines.registry import find
+from digraph.dispatch.engines.scc import cpu as scc_cpu
+from digraph.dispatch.route import estimates
+from digraph.graph import Graph
+
+
+def _cost(mode, **shape):
+    return find(mode, "cpu").load("estimate")(shape, route.DEFAULT)
+
+
+def test_the_scc_engine_grows_dearer_against_bsp_with_threads_and_split_share():
+    r = {(s, t): _cost("scc", arcs=1000, threads=t, split_share=s).cost
+         / _cost("bsp", arcs=1000, threads=t, split_share=s).cost
+         for s in (0.0, 0.5, 1.0) for t in (2, 4, 16)}
+    assert r[0.0, 2] == pytest.approx(route.DEFAULT.scc_ratio_base)
+    for s in (0.0, 0.5, 1.0):
+        assert r[s, 2] < r[s, 4] < r[s, 16]
+    for t in (2, 4, 16):
+        assert r[0.0, t] < r[0.5, t] < r[1.0, t]
+    # the fitted model: the SCC engine on two threads whatever the split share; bsp on 16
+    # threads for one giant component split over them
+    assert r[1.0, 2] < 1 < r[1.0, 16]
+    more = _cost("bsp", arcs=1000, threads=16, split_share=0).cost
+    assert more < _cost("bsp", arcs=1000, threads=2, split_share=0).cost
+
+
+def _two_blobs(n=3000, arcs=30000, seed=5):
+    """Two random strongly connected blobs, one feeding the other: about half the arcs each."""
+    rng = np.random.default_rng(seed)
+    h = n // 2
+    src = np.concatenate([rng.integers(0, h, arcs // 2), rng.integers(h, n, arcs // 2), [0]])
+    dst = np.concatenate([rng.integers(0, h, arcs // 2), rng.integers(h, n, arcs // 2), [h]])
+    return Graph.from_arrays(src, dst, num_vertices=n)
+
+
+def test_the_shape_builds_no_condensation_where_nothing_can_split():
+    g = _two_blobs()
+    assert estimates.shape(g, 1)["split_share"] == 0.0
+    assert estimates.shape(g, 4)["split_share"] == 0.0  # 30,000 arcs < split_arcs
+    assert not any(isinstance(k, tuple) and "condensation" in str(k[0]) for k in g._cache)
+    s = estimates.shape(g, 4, scc_cpu.DagPushSettings(split_arcs=1000))
+    assert s["split_share"] == pytest.approx(1.0, abs=1e-3)  # both blobs split
+
+
+def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
+    """Within the band: the model's engine first, the other once, then the faster measured."""
+    g = _two_blobs()
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000)
+    # estimates equal at 2 threads with every arc split: the model is unsure
+    engine_settings(route.DEFAULT, scc_ratio_base=0.9, scc_ratio_split=0.1,
+                    scc_thread_exponent=0.0, bsp_share=1.01)
+    seeds = [int(g.vertex_ids[5])]
+    exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
+    runs = [digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-9) for _ in range(4)]
+    codes = [r.stats["route"]["code"] for r in runs]
+    modes = [r.stats["mode"] for r in runs]
+    assert codes[:3] == ["estimated", "measuring", "measured"] and codes[3] == "measured"
+    assert modes[0] != modes[1] and {modes[0], modes[1]} == {"scc", "bsp"}
+    key = next(k for k in g._cache if isinstance(k, tuple) and k[0] == "cpu-linear-seconds")
+    seen = g._cache[key]
+    assert set(seen) == {"scc", "bsp"}
+    assert modes[2] == min(seen, key=seen.get) or modes[3] == min(seen, key=seen.get)
+    measured = [c for c in runs[3].stats["route"]["considered"]
+                if c["test"] == "seconds measured on this graph"]
+    assert {c["engine"] for c in measured} == {"cpu-scc", "cpu-bsp"}
+    for r in runs:
+        assert r.stats["error_bound"] <= 1e-9 and np.abs(r.values - exact).max() <= 1e-8
+
+
+def test_clear_estimates_decide_alone(engine_settings):
+    g = _two_blobs()
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000)
+    engine_settings(route.DEFAULT, bsp_share=1.01)
+    seeds = [int(g.vertex_ids[5])]
+    ads = digraph.algorithms.Adsorption()
+    system = ads.prepare(g, **ads.bind(g, {"seeds": seeds}))
+    for _ in range(2):  # 16 threads, one split component: bsp by far, nothing measured
+        plan = route.route("linear", None, "cpu", threads=16, graph=g, system=system)
+        assert plan.mode == "bsp" and plan.code == "estimated" and plan.timing is None
+        held = [c for c in plan.considered if c["test"].startswith("estimated cost")]
+        assert {c["engine"] for c in held if c["held"]} == {"cpu-bsp"}
+    r = digraph.run(g, "adsorption", seeds=seeds, threads=1)
+    assert r.stats["mode"] == "scc"
+    assert not any(isinstance(k, tuple) and k[0] == "cpu-linear-seconds" for k in g._cache)
