@@ -51,7 +51,7 @@ def test_the_shape_builds_no_condensation_where_nothing_can_split():
 
 
 def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
-    """Within the band: the model's engine first, the other once, then the faster measured."""
+    """Within the band: the model's engine first, then the other, then the faster measured."""
     g = _two_blobs()
     engine_settings(scc_cpu.DEFAULT, split_arcs=1000)
     # estimates equal at 2 threads with every arc split: the model is unsure
@@ -59,16 +59,18 @@ def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
                     scc_thread_exponent=0.0, bsp_share=1.01)
     seeds = [int(g.vertex_ids[5])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
-    runs = [digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-9) for _ in range(4)]
+    runs = [digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-9) for _ in range(6)]
     codes = [r.stats["route"]["code"] for r in runs]
     modes = [r.stats["mode"] for r in runs]
-    assert codes[:3] == ["estimated", "measuring", "measured"] and codes[3] == "measured"
-    assert modes[0] != modes[1] and {modes[0], modes[1]} == {"scc", "bsp"}
+    # an engine's first run on the graph is not timed: two of each, then the faster
+    assert codes == ["estimated"] * 2 + ["measuring"] * 2 + ["measured"] * 2
+    assert modes[0] == modes[1] != modes[2] == modes[3] and {modes[0], modes[2]} == {"scc", "bsp"}
     key = next(k for k in g._cache if isinstance(k, tuple) and k[0] == "cpu-linear-seconds")
     seen = g._cache[key]
-    assert set(seen) == {"scc", "bsp"}
-    assert modes[2] == min(seen, key=seen.get) or modes[3] == min(seen, key=seen.get)
-    measured = [c for c in runs[3].stats["route"]["considered"]
+    assert seen["runs"] == {"scc": 2 + (modes[4] == "scc") + (modes[5] == "scc"),
+                            "bsp": 2 + (modes[4] == "bsp") + (modes[5] == "bsp")}
+    assert modes[4] == modes[5] == min(seen["seconds"], key=seen["seconds"].get)
+    measured = [c for c in runs[4].stats["route"]["considered"]
                 if c["test"] == "seconds measured on this graph"]
     assert {c["engine"] for c in measured} == {"cpu-scc", "cpu-bsp"}
     for r in runs:

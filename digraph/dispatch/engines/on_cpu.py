@@ -57,34 +57,37 @@ def run(req):
             move_compile(stats, c0, "time_preprocess")  # the condensation's or PathSet's kernels
         t0 = time.perf_counter()
         c0 = compiling.seconds()
+        timing, seconds = req.plan.timing, None
         if req.plan.probe is not None:
-            x, converged, mode, aside, c_aside = _probe_then(req)
+            x, converged, mode, aside, c_aside, timing, seconds = _probe_then(req)
         else:
             x, converged = solve_dual_or(engine.load(), graph, system, req.tol,
                                          req.max_iter, stats, extra)
             aside = c_aside = 0.0
         stats["time_compute"] = time.perf_counter() - t0 - aside
         move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
-    if req.plan.timing is not None and converged and "finished_by" not in stats:
-        record(graph, req.plan.timing, mode, stats["time_compute"])
+    if timing is not None and converged and "finished_by" not in stats:
+        record(graph, timing, mode, stats["time_compute"] if seconds is None else seconds)
     return x, converged, mode
 
 
 def _probe_then(req):
     """The automatic power probe
     (:attr:`digraph.dispatch.route.settings.RouteSettings.probe_share`): (x, converged, mode that
-    answered, seconds spent routing and compiling, Numba's compile seconds
-    among them).  A probe that trips hands over to :func:`~digraph.dispatch.route.after_probe`,
-    whose plan is recorded in ``stats``; its compilation counts in ``time_compile``, the
-    condensation the SCC engine builds in ``time_preprocess``, the probe's rounds in the counters
-    (and ``probe_rounds``)."""
+    answered, seconds spent routing and compiling, Numba's compile seconds among them, and, when
+    the probe tripped, the plan's :attr:`~digraph.dispatch.route.plans.Plan.timing` and the
+    seconds of the engine that finished, for :func:`~digraph.dispatch.route.estimates.record`).
+    A probe that trips hands over to :func:`~digraph.dispatch.route.after_probe`, whose plan is
+    recorded in ``stats``; its compilation counts in ``time_compile``, the condensation the SCC
+    engine builds in ``time_preprocess``, the probe's rounds in the counters (and
+    ``probe_rounds``)."""
     from .power import cpu as power
     from ..route import after_probe
     graph, system, stats, plan = req.graph, req.system, req.stats, req.plan
     x, converged = power.solve(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
                                trip=plan.probe)
     if converged is not None:
-        return x, converged, plan.mode, 0.0, 0.0
+        return x, converged, plan.mode, 0.0, 0.0, None, None
     t0 = time.perf_counter()
     c0 = compiling.seconds()
     new = after_probe(plan, graph, system, plan.placement.threads, stats)
@@ -104,6 +107,8 @@ def _probe_then(req):
         stats["time_preprocess"] += time.perf_counter() - t0
         move_compile(stats, c1, "time_preprocess")
     c_aside = compiling.seconds() - c0
+    t1, c1 = time.perf_counter(), compiling.seconds()
     x, converged = engine.load()(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
                                  **extra)
-    return x, converged, new.mode, t_compile, c_aside
+    seconds = time.perf_counter() - t1 - (compiling.seconds() - c1)  # the engine's own solve
+    return x, converged, new.mode, t_compile, c_aside, new.timing, seconds

@@ -68,6 +68,11 @@ class Engine:
     takes : tuple of str
         The options of :func:`digraph.run` only this engine takes besides the path modes' (one
         GPU's ``bsp``: ``batch_arcs``, linear systems).
+    one_shard : tuple of str
+        One GPU: the families whose systems of
+        :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or more
+        (that fit in the GPU's memory) run as one shard of the sharded engine instead: a leaner
+        set-up and fused dense rounds (``bsp``: linear systems).
     estimate : str, optional
         ``"module:function"``: ``function(shape, settings)`` → :class:`Estimate`, the engine's
         modelled cost for a graph's shape (a dict: ``arcs``, ``threads``, ``split_share``) under
@@ -84,6 +89,7 @@ class Engine:
     after_stall: str = None
     resident: bool = True
     takes: tuple = ()
+    one_shard: tuple = ()
     estimate: str = None
 
     @property
@@ -119,7 +125,7 @@ ENGINES = (
     Engine("power", "gpu", ("linear",), "power.gpu:solve", resident=False),
     Engine("scc", "gpu", ("linear",), "scc.gpu:run_on", after_stall="bsp"),
     Engine("bsp", "gpu", _ALL, "push.gpu:run_on", after_stall="vertex-async",
-           takes=("batch_arcs",)),
+           takes=("batch_arcs",), one_shard=("linear",)),
     Engine("vertex-async", "gpu", _ALL, "push.gpu:run_on", after_stall="bsp"),
     *_each(("path", "path-nopriority"), "gpu", _SUMS_AND_MINMAX, "path.gpu:run_on",
            prepare="on_gpu:prepare_paths", after_stall="vertex-async"),

@@ -418,4 +418,4 @@ def after_probe(plan, graph, system, threads, stats, settings=None, scc_settings
     pick = choose(graph, system, threads, settings, scc_settings)
     return Plan(pick.mode, f"cpu-{pick.mode}", f"automatic: {seen}; {pick.reason}: {pick.mode} "
                 "from the start", code="probe-tripped", placement=plan.placement,
-                considered=pick.considered)
+                considered=pick.considered, timing=pick.timing)

@@ -1,7 +1,8 @@
 """The SCC engine or ``bsp`` for a linear system on CPU threads: by the engines' estimates
 (:attr:`~digraph.dispatch.engines.registry.Engine.estimate`), and, where the two lie within
 :attr:`~.settings.RouteSettings.measure_band` of each other, by the seconds measured on the
-graph (:func:`record`): the model decides what it can, the run time what it cannot."""
+graph (:func:`record`; an engine's first run there is not timed): the model decides what it
+can, the run time what it cannot."""
 
 from dataclasses import dataclass
 
@@ -11,8 +12,10 @@ __all__ = ["Choice", "choose", "record", "shape"]
 
 _MODES = ("scc", "bsp")
 _SECONDS = "cpu-linear-seconds"
-"""Key of ``graph._cache``: ``(_SECONDS, threads, normalised) → {mode: seconds}``, the fastest
-solve measured of each engine a choice within the band tried."""
+"""Key of ``graph._cache``: ``(_SECONDS, threads, normalised) → {"runs": {mode: runs},
+"seconds": {mode: seconds}}``, the runs of each engine a choice within the band made and the
+fastest of them but its first (which pays what an engine builds on first use: its kernels'
+compilation when Numba's cache lacks them, its split plans)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def choose(graph, system, threads, settings, scc_settings=None):
     if est[other].cost > settings.measure_band * est[model].cost:
         return Choice(model, "estimated", why, None, tuple(considered))
     key = (_SECONDS, int(threads), bool(getattr(system, "normalize", False)))
-    seen = graph._cache.get(key, {})
+    seen = graph._cache.get(key, {}).get("seconds", {})
     considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
                     "value": float(seen[m]), "threshold": None, "held": False}
                    for m in _MODES if m in seen]
@@ -80,13 +83,16 @@ def choose(graph, system, threads, settings, scc_settings=None):
                       f"{seen[_MODES[1 - _MODES.index(fast)]] * 1e3:.3g})", key,
                       tuple(considered))
     if model in seen:
-        return Choice(other, "measuring", f"{within}; {model} ran on this graph before, so "
-                      f"{other} runs once to compare", key, tuple(considered))
-    return Choice(model, "estimated", f"{why}; {within}, so the next runs compare the two on "
+        return Choice(other, "measuring", f"{within}; {model} was timed on this graph, so "
+                      f"{other} runs until it is too", key, tuple(considered))
+    return Choice(model, "estimated", f"{why}; {within}, so the next runs time the two on "
                   "this graph", key, tuple(considered))
 
 
 def record(graph, key, mode, seconds):
-    """Keep the fastest ``seconds`` of ``mode`` under ``key`` (a :attr:`Choice.timing`)."""
-    seen = graph._cache.setdefault(key, {})
-    seen[mode] = min(seconds, seen.get(mode, seconds))
+    """Count a run of ``mode`` under ``key`` (a :attr:`Choice.timing`), and keep its
+    ``seconds`` when it is not the engine's first run there and the fastest yet."""
+    seen = graph._cache.setdefault(key, {"runs": {}, "seconds": {}})
+    runs = seen["runs"][mode] = seen["runs"].get(mode, 0) + 1
+    if runs > 1:
+        seen["seconds"][mode] = min(seconds, seen["seconds"].get(mode, seconds))

@@ -3,6 +3,7 @@ one GPU's large ``bsp`` run as one shard."""
 
 import dataclasses
 
+from ..engines.registry import find
 from ..settings import current
 from .modes import PATH_MODES
 
@@ -12,9 +13,11 @@ __all__ = ["place"]
 def place(plan, graph, system, placement, batch_arcs=None):
     """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
 
-    On the CPU and on one GPU the placement is the one asked for (one GPU: ``bsp`` on a linear
-    system of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
-    more that fits in the GPU's memory runs the sharded engine as one shard,
+    On the CPU and on one GPU the placement is the one asked for (one GPU: an engine whose
+    registry row names the system's family in
+    :attr:`~digraph.dispatch.engines.registry.Engine.one_shard`, ``bsp`` on linear systems, runs
+    a graph of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
+    more that fits in the GPU's memory as one shard of the sharded engine,
     :attr:`Plan.as_shard`: a leaner set-up and fused dense rounds).  With several GPUs named:
 
     * ``power``: sharded over as many as the graph has
@@ -59,8 +62,9 @@ def place(plan, graph, system, placement, batch_arcs=None):
         plan = _narrow(plan, graph, system, placement)
     else:
         plan = dataclasses.replace(plan, placement=placement)
-    if plan.placement.kind == "gpu" and system.family == "linear" and plan.mode == "bsp" \
-            and batch_arcs is None and graph.num_arcs >= current(gpu_settings.DEFAULT).shard_arcs \
+    engine = find(plan.mode, plan.placement.kind)
+    if engine is not None and system.family in engine.one_shard and batch_arcs is None \
+            and graph.num_arcs >= current(gpu_settings.DEFAULT).shard_arcs \
             and not device_graph.too_big(backend(plan.placement.device), graph):
         plan = dataclasses.replace(plan, as_shard=True, placed=plan.placed + (
             {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
