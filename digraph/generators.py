@@ -4,7 +4,7 @@
 model for graph mining", SDM 2004) with Graph500's parameters a=0.57, b=0.19, c=0.19 by default,
 vectorised over arcs with numpy (one pass per bit of the vertex id), reproducible from ``seed``.
 
-``grid`` and ``geometric`` make road-like graphs (issue 18): nearly planar, low and even degree,
+``grid`` and ``geometric`` make road-like graphs: nearly planar, low and even degree,
 large diameter, every connection in both directions with its own random positive weight -- the
 regime of the DIMACS road networks (9th DIMACS Implementation Challenge, "Shortest Paths", 2006),
 where SSSP takes as many rounds as the graph has hops across, unlike the small-world R-MAT
@@ -12,7 +12,7 @@ graphs.  Both are vectorised with numpy (and scipy's k-d tree for ``geometric``)
 from ``seed``, and return int64 ids like ``rmat`` (``digraph.load`` / ``Graph.from_arrays`` keep
 int64 ids, so nothing is copied).
 
-``citation`` makes citation-like graphs (issue 18, where the GPU router must tell when the DAG
+``citation`` makes citation-like graphs (where the GPU router must tell when the DAG
 sketch pays): papers cite older papers, older ones more often (a vectorised stand-in for Price's
 cumulative advantage, D. de S. Price, "A general theory of bibliometric and other cumulative
 advantage processes", JASIS 27, 1976), so the graph is a deep DAG; a small share of citations

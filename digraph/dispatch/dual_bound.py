@@ -10,7 +10,7 @@ mass that one unit of residual at ``u`` ends up adding to the answer.  When the 
 ``γ1`` of ``A`` is below 1, ``z ≤ 1/(1 − γ1)`` everywhere and the classic bound ``‖r‖₁/(1 − γ1)``
 follows; but adsorption's columns sum to up to ``β · out-degree / in-degree`` (17 on wiki-Vote,
 36 on dblp-2010), and its only classic bound was the L∞ route ``n · ‖r‖∞ / (1 − γ∞)``, which is
-``n`` times too loose: tolerances that float64 can reach became unreachable (issue 17).
+``n`` times too loose: tolerances that float64 can reach became unreachable.
 
 :func:`dual_weights` computes an upper bound ``ẑ ≥ z`` that is *verified*, not trusted: any
 positive ``w`` with ``s = min_u (w − Aᵀ w)_u > 0`` gives ``ẑ = w / s`` (then

@@ -1,4 +1,4 @@
-"""Several workers over one PathSet: the dispatcher of the multi-GPU engine (issue 6), run here
+"""Several workers over one PathSet: the dispatcher of the multi-GPU engine, run here
 with simulated CPU workers.
 
 DiGraph §3.2.2: SCC-vertices are dispatched layer by layer; the giant SCC-vertex's partitions are

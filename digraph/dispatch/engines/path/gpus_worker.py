@@ -1,5 +1,4 @@
-"""A worker of the multi-worker dispatcher (:mod:`digraph.dispatch.engines.path.gpus`) on one GPU
-(issue 6).
+"""A worker of the multi-worker dispatcher (:mod:`digraph.dispatch.engines.path.gpus`) on one GPU.
 
 The PathSet's walk arrays (arc sources and targets in path order, the arcs' coefficients or
 values, the mirrors ``s``) live on the worker's device; its partitions are cut into units that

@@ -1,5 +1,5 @@
-"""The sharded power iteration's work kept between runs (issue 18, item 5: the first module of
-``engines/power/``; :mod:`digraph.dispatch.engines.power.gpus` runs the rounds).
+"""The sharded power iteration's work kept between runs
+(:mod:`digraph.dispatch.engines.power.gpus` runs the rounds).
 
 A run's device vectors on each GPU (``x``, ``y``, the replica of ``z``, the teleport vector and the
 scales, the accumulators, Anderson's rings), the packed exchange's lists (which entries of ``z``

@@ -1,4 +1,4 @@
-"""Several GPUs of one host (issue 6): the graph sharded by vertex ranges, one shard per GPU, with
+"""Several GPUs of one host: the graph sharded by vertex ranges, one shard per GPU, with
 the replicated vectors exchanged between rounds by peer-to-peer copies or NCCL.
 
 ``digraph.run(..., device="cuda:0,1,2,3")`` runs here for ``bsp`` and ``vertex-async``; the path

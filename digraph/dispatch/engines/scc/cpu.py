@@ -60,10 +60,9 @@ class DagPushSettings:
     The measurements are in docs/history/benchmarks-notebook.md, "Measurements behind the CPU
     engines' thresholds" (subsections "Vertex state: the SCC engine's variants (2 cores)" and
     "Threads: splitting the large components, and when ``bsp`` is better (16 cores)"); earlier
-    ones in docs/history/benchmarks-lab-notebook.md.  The router's delegation to ``bsp`` (many
-    threads, one giant component) is decided by
-    :class:`~digraph.dispatch.route.settings.RouteSettings` (``delegate_threads``,
-    ``delegate_share``) with this ``split_arcs``.
+    ones in docs/history/benchmarks-lab-notebook.md.  The router weighs this engine against
+    ``bsp`` on the share of the arcs in components of at least this ``split_arcs``
+    (:mod:`digraph.dispatch.engines.scc.cpu_cost`).
 
     Attributes
     ----------

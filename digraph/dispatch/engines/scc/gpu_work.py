@@ -1,5 +1,5 @@
-"""The GPU SCC engine's work kept between runs (issue 18 item 1: "the set-up kept between runs as
-``power`` keeps its work"; :mod:`digraph.dispatch.engines.scc.gpu` runs it).
+"""The GPU SCC engine's work kept between runs, as ``power`` keeps its
+(:mod:`digraph.dispatch.engines.scc.gpu` runs it).
 
 A run's device arrays (the system's vectors in the condensation's order, the state ``x``, the
 heavy rounds' residual ``r``, the queue, the predecessor counts, the control words, the counters,

@@ -1,6 +1,6 @@
-"""The DAG dispatcher over several GPUs (``mode="scc"`` with ``device="cuda:0,1,..."``; issue
-18 item 4): the GPU SCC engine (:mod:`digraph.dispatch.engines.scc.gpu`) with the components of
-each unit dealt to the GPUs (:mod:`digraph.paths.scc_deal`).
+"""The DAG dispatcher over several GPUs (``mode="scc"`` with ``device="cuda:0,1,..."``): the
+GPU SCC engine (:mod:`digraph.dispatch.engines.scc.gpu`) with the components of each unit dealt
+to the GPUs (:mod:`digraph.paths.scc_deal`).
 
 The units run in the one-GPU order, ``P0, G0, P1, G1, …``.  In a unit every GPU runs what was
 dealt to it with the one-GPU launches (:class:`~.gpu_units.Units`

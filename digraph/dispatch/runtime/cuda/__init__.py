@@ -1,4 +1,4 @@
-"""The runtime below the GPU engines (issue 18, item 5): :mod:`.backend` (one GPU's
+"""The runtime below the GPU engines: :mod:`.backend` (one GPU's
 :class:`~.backend._Backend`, its settings :data:`~.backend.BACKEND`, :func:`~.backend.backend`),
 :mod:`.launch` (the prepared-launch fast path, the only module that touches Numba internals),
 :mod:`.spmv` (cuSPARSE's SpMV made once) and :mod:`.residency` (the device arrays the engines

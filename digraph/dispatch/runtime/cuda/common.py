@@ -1,6 +1,6 @@
 """What the one-GPU engines (:mod:`digraph.dispatch.engines.one_gpu`, :mod:`.one_gpu`) and the
 sharded ones (:mod:`digraph.dispatch.engines.push.gpus`, :mod:`digraph.dispatch.engines.power.gpus`)
-share, so that neither reaches into the other's private helpers (issue 18, item 5): the kernel
+share, so that neither reaches into the other's private helpers: the kernel
 module and its block size, the index dtype, the linear systems' contraction sums and dense-round
 counters, and what identifies a system's vectors between runs (:func:`vector_key`: the work an
 engine keeps is reused only for the same vectors).

@@ -1,4 +1,4 @@
-"""What a graph keeps on its GPUs between runs (issue 18, item 5): one :class:`Residency` per
+"""What a graph keeps on its GPUs between runs: one :class:`Residency` per
 graph, made on first use and kept in one place on it (``graph._cache["cuda-residency"]``,
 :func:`residency`), owns the device-resident entries of every GPU engine, by *kind* and key:
 
