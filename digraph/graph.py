@@ -56,6 +56,29 @@ def _csr_order(src, dst, n):
     return order, out_offsets, in_offsets, in_arcs
 
 
+_NUMPY_ARCS = 1 << 16
+"""Graphs of fewer arcs are ordered by numpy (:func:`_csr_order_numpy`): as fast there, and a
+first load with an empty Numba cache compiles nothing."""
+
+
+def _csr_order_numpy(src, dst, n):
+    """:func:`_csr_order` by numpy's stable sorts: the same permutation and offsets."""
+    order = np.lexsort((dst, src)).astype(np.int64)  # by source, then target, then arc index
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=out_offsets[1:])
+    in_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=in_offsets[1:])
+    in_arcs = np.argsort(dst[order], kind="stable").astype(np.int64)
+    return order, out_offsets, in_offsets, in_arcs
+
+
+def warm_up():
+    """Compile (or load from Numba's cache) the CSR builder that graphs of
+    :data:`_NUMPY_ARCS` arcs or more use (:func:`digraph.warmup`)."""
+    a = np.array([0, 1, 2], np.int32)
+    _csr_order(a, a[::-1].copy(), 3)
+
+
 def _index_dtype(n):
     return np.int32 if n < 2**31 - 1 else np.int64
 
@@ -193,7 +216,8 @@ class Graph:
         itype = _index_dtype(n)
         s = s.astype(itype, copy=False)
         d = d.astype(itype, copy=False)
-        order, out_offsets, in_offsets, in_arcs = _csr_order(s, d, n)
+        csr = _csr_order_numpy if s.size < _NUMPY_ARCS else _csr_order
+        order, out_offsets, in_offsets, in_arcs = csr(s, d, n)
         return cls(num_vertices=n, out_offsets=out_offsets, out_targets=d[order],
                    in_offsets=in_offsets, in_arcs=in_arcs,
                    weights=None if weight is None else weight[order],

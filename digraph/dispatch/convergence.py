@@ -7,6 +7,7 @@ from numba import njit, prange
 
 from ..errors import InvalidParameterError
 from ..numeric import neumaier_add
+from ..smx.cpu.serial import pick, serial_twin
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "quick_contraction", "linear_error_bound", "residual_threshold",
@@ -180,6 +181,9 @@ def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_sca
     return r1, rmax
 
 
+residual_norms_serial = serial_twin(residual_norms)
+
+
 ROUNDING_MARGIN = 1e-6
 """Relative margin added to a certified bound for the rounding of the residual's computation."""
 
@@ -196,7 +200,8 @@ def certified_bound(graph, system, x, gammas, out, dual=None):
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     in_coef = arc[graph.in_arcs] if has_arc else arc
     b = np.ascontiguousarray(system.b, dtype=np.float64)
-    r1, rmax = residual_norms(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale,
+    norms = pick(residual_norms, residual_norms_serial, graph.num_arcs)
+    r1, rmax = norms(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale,
                               dst_scale, b, x, out)
     n = graph.num_vertices
     e1, emax = rounding_floor(float(np.abs(b).sum()), float(np.abs(b).max()) if n else 0.0,

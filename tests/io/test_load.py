@@ -438,3 +438,16 @@ def test_to_scipy_leaves_the_graph_intact():
     assert a.nnz == 3 and a[0, 1] == 2.0
     np.testing.assert_array_equal(g.out_offsets, off)
     np.testing.assert_array_equal(g.out_targets, tgt)
+
+
+@pytest.mark.parametrize("n, m", [(1, 0), (7, 0), (3, 10), (100, 1000), (1000, 20000)])
+def test_small_graphs_are_ordered_by_numpy_as_by_the_kernel(n, m):
+    """Below ``_NUMPY_ARCS`` arcs the CSR/CSC order is numpy's (nothing to compile on a first
+    load): the same permutation, offsets and in-arc lists as the counting-sort kernel."""
+    from digraph.graph import _csr_order, _csr_order_numpy
+    rng = np.random.default_rng(n + m)
+    for itype in (np.int32, np.int64):
+        s = rng.integers(0, n, m).astype(itype)
+        d = rng.integers(0, n, m).astype(itype)
+        for a, b in zip(_csr_order(s, d, n), _csr_order_numpy(s, d, n)):
+            assert a.dtype == b.dtype and np.array_equal(a, b)

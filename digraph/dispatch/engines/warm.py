@@ -12,6 +12,7 @@ import numpy as np
 from ...graph import Graph
 from ...progress import listening
 from ...result import RunStats
+from ...smx.cpu.serial import parallel_only
 from ..route.modes import PATH_MODES
 from .common import cpu_solver
 
@@ -36,13 +37,16 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     first, so that ``time_compile`` and ``time_compute`` are reported apart.
 
     Only what the run needs: the variant with or without arc factors that ``system`` has (both when
-    ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), and for
+    ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), for
     ``peel`` the schedule :func:`digraph.dispatch.engines.peel.cpu.schedule` picks for ``graph``
-    (both when ``variants="all"``, as :func:`digraph.warmup` asks).  Anything a run still compiles
-    later is counted by :func:`digraph.compiling.seconds` and moved to ``time_compile`` all the
-    same.  ``settings``: the engine's settings object for the tiny runs (``scc``, ``vertex-async``;
-    the warm-up of :mod:`digraph.compiling` passes thresholds that switch kernels inside an
-    engine)."""
+    (both when ``variants="all"``, as :func:`digraph.warmup` asks), and for ``power`` not the
+    Anderson passes, which a run compiles when it first mixes, and only the serial twins of the
+    kernels that have one (:mod:`digraph.smx.cpu.serial`) as a small graph's run uses them (all of
+    them with ``variants="all"``).
+    Anything a run still compiles later is counted by :func:`digraph.compiling.seconds` and moved
+    to ``time_compile`` all the same.  ``settings``: the engine's settings object for the tiny
+    runs (``scc``, ``vertex-async``; the warm-up of :mod:`digraph.compiling` passes thresholds
+    that switch kernels inside an engine)."""
     itype = graph.out_targets.dtype
     if mode == "peel":
         from .peel import cpu as peel
@@ -54,32 +58,40 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     wanted = [w for w in wanted if (mode, family, itype.str, w) not in WARM]
     if not wanted:
         return
-    engine = cpu_solver(mode)
-    tiny = tiny_graph()
-    tiny.out_targets = tiny.out_targets.astype(itype)
-    tiny._cache.clear()
-    extra = {}
-    if mode in PATH_MODES:
-        from ...preprocess import preprocess
-        extra = {"pathset": preprocess(tiny), "state": "arc"}
-    divisors = (10**9, 0) if mode == "bsp" else (None,)
-    if mode == "peel":  # the schedules asked for (k-core only)
-        from ...algorithms.base import HIndexSystem
-        for schedule in wanted:
-            engine(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
-    elif mode == "power":  # normalised systems only
-        import dataclasses
-        from ...smx.cpu import anderson as cpu_anderson
-        cpu_anderson.warm_up()
-        run_tiny(family, lambda sys, _: engine(
-            tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
-            stats=RunStats.new()), wanted, (None,))
-    else:
-        def solve(sys, bsp_settings):
-            s = settings if bsp_settings is None else bsp_settings
-            return engine(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
-                                **(extra if s is None else dict(extra, settings=s)))
-        run_tiny(family, solve, wanted, divisors)
+
+    def runs():
+        engine = cpu_solver(mode)
+        tiny = tiny_graph()
+        tiny.out_targets = tiny.out_targets.astype(itype)
+        tiny._cache.clear()
+        extra = {}
+        if mode in PATH_MODES:
+            from ...preprocess import preprocess
+            extra = {"pathset": preprocess(tiny), "state": "arc"}
+        divisors = (10**9, 0) if mode == "bsp" else (None,)
+        if mode == "peel":  # the schedules asked for (k-core only)
+            from ...algorithms.base import HIndexSystem
+            for schedule in wanted:
+                engine(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
+        elif mode == "power":  # normalised systems only
+            import dataclasses
+            if variants == "all":  # a run compiles Anderson's passes when it first mixes
+                from ...smx.cpu import anderson as cpu_anderson
+                cpu_anderson.warm_up()
+            run_tiny(family, lambda sys, _: engine(
+                tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
+                stats=RunStats.new()), wanted, (None,))
+        else:
+            def solve(sys, bsp_settings):
+                s = settings if bsp_settings is None else bsp_settings
+                return engine(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),
+                              **(extra if s is None else dict(extra, settings=s)))
+            run_tiny(family, solve, wanted, divisors)
+
+    runs()
+    if variants == "all":  # the parallel kernels too, that small graphs' runs leave uncompiled
+        with parallel_only():
+            runs()
     WARM.update((mode, family, itype.str, w) for w in wanted)
 
 

@@ -181,7 +181,9 @@ def _warm_load():
     """The edge-list parser (with and without weights) and the CSR builder."""
     import tempfile
 
+    from ...graph import warm_up
     from ...io import load
+    warm_up()  # the builder of large graphs: the small files below are ordered by numpy
     with tempfile.TemporaryDirectory(prefix="digraph-warmup-") as d:
         for name, text in (("a.el", "0 1\n1 2\n2 0\n"), ("w.el", "0 1 0.5\n1 2 2\n2 0 1\n")):
             path = os.path.join(d, name)

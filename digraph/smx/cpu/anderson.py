@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...numeric import neumaier_add
+from .serial import pick, serial_twin
 
 __all__ = ["CHUNK", "chunks", "record", "mix", "rescale", "sum_rounding", "warm_up"]
 
@@ -75,13 +76,16 @@ def _record(x, y, v, c, d, sd, gp, fp, dF, dG, j, cnt, parts):
         _record_chunk(lo, hi, x, y, v, c, d, sd, gp, fp, dF, dG, j, cnt, parts[k])
 
 
+_record_serial = serial_twin(_record)
+
+
 def record(x, y, v, c, d, sd, gp, fp, dF, dG, j, cnt, parts):
     """The power round's last pass, ``g = y + c·v + sd·d`` (in ``y``), fused with the record
     pass of slot ``j`` (``cnt`` slots in use, ``j < cnt``; ``j = -1``: ``f_prev ← f`` only):
     see the module docstring; ``x`` the iterate, ``gp`` the previous ``g``, ``fp`` the previous
     ``f`` (overwritten by ``f``); ``parts`` a ``(chunks(n), 2m + 2)`` scratch array.  Returns
     ``(‖g − x‖₁, Σg, a, b)``, ``a`` and ``b`` of ``cnt`` floats (None when storing)."""
-    _record(x, y, v, c, d, sd, gp, fp, dF, dG, j, cnt, parts)
+    pick(_record, _record_serial, x.size)(x, y, v, c, d, sd, gp, fp, dF, dG, j, cnt, parts)
     tot = parts.sum(axis=0)
     m = dF.shape[0]
     if j < 0:
@@ -119,6 +123,9 @@ def _mix(gp, dG, gamma, scale, x, z, parts):
         _mix_chunk(lo, hi, gp, dG, gamma, scale, x, z, parts[c])
 
 
+_mix_serial = serial_twin(_mix)
+
+
 @njit(cache=True, nogil=True)
 def _total(parts):
     """Neumaier sum of the chunks' ``(acc, comp)`` pairs (columns 0 and 1)."""
@@ -134,7 +141,8 @@ def mix(gp, dG, gamma, scale, x, z, parts):
     """``x ← max(gp − Σ_s γ_s dG[s], 0)`` (``gamma``: ``cnt`` coefficients for slots ``0 …
     cnt−1``) and ``z ← scale ∘ x`` (what the pull reads); ``parts``: a ``(chunks(n), 3)``
     scratch array.  Returns (Σx computed, mass the clip removed)."""
-    _mix(gp, dG, np.ascontiguousarray(gamma, np.float64), scale, x, z, parts)
+    pick(_mix, _mix_serial, x.size)(gp, dG, np.ascontiguousarray(gamma, np.float64), scale, x, z,
+                                    parts)
     return _total(parts), float(parts[:, 2].sum())
 
 
@@ -160,10 +168,13 @@ def _rescale(x, z, scale, r, parts):
         _rescale_chunk(lo, hi, x, z, scale, r, parts[c])
 
 
+_rescale_serial = serial_twin(_rescale)
+
+
 def rescale(x, z, scale, total, parts):
     """``x ← x / total``, ``z ← scale ∘ x`` (after a clip); returns the new Σx, computed as in
     :func:`mix`."""
-    _rescale(x, z, scale, 1.0 / total, parts)
+    pick(_rescale, _rescale_serial, x.size)(x, z, scale, 1.0 / total, parts)
     return _total(parts)
 
 

@@ -13,6 +13,7 @@ from numba import njit, prange
 
 from .atomics import atomic_add, atomic_improve, atomic_xchg
 from .bsp import BLOCK_SHIFT, better, relax
+from .serial import serial_twin
 
 __all__ = []
 
@@ -100,6 +101,9 @@ def monotone_push_pass(worklist, out_offsets, out_targets, arc_value, has_value,
             atomic_improve(x, v, c, combine)
         arcs += hi - lo
     return arcs
+
+
+monotone_push_pass_serial = serial_twin(monotone_push_pass)
 
 
 @njit(parallel=True, cache=True, nogil=True)

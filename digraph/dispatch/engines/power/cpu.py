@@ -66,6 +66,7 @@ from ....errors import InvalidParameterError
 from ... import driver
 from ...anderson import Anderson
 from ....numeric import neumaier_add
+from ....smx.cpu.serial import pick, serial_twin
 from ...convergence import ROUNDING_MARGIN, quick_contraction
 from ...systems import linear_factors, stored_field
 
@@ -126,6 +127,9 @@ def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
     return total
 
 
+_pull_serial = serial_twin(_pull)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _teleport(y, v, c, d, sd, x):
     """``y += c·v + sd·d``; returns (‖y − x‖₁, Σy).  Without a dangling vector ``d`` is ``v`` and
@@ -138,6 +142,9 @@ def _teleport(y, v, c, d, sd, x):
         diff += abs(yi - x[i])
         total += yi
     return diff, total
+
+
+_teleport_serial = serial_twin(_teleport)
 
 
 @njit(cache=True, nogil=True)
@@ -273,16 +280,18 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
     state = [x, y]
+    pull = pick(_pull, _pull_serial, graph.num_arcs)
+    teleport = pick(_teleport, _teleport_serial, graph.num_arcs)
 
     def power_round(x, y, sx, z=None, record=None):
         """``y ← G(x)``: (bound, delta, diff, rounding floor of the round); ``z``: ``src_scale ∘
         x`` when made already; ``record(y, c, sd) → (diff, Σy)``: the last pass fused with
         Anderson's record (instead of :func:`_teleport`)."""
-        s = _pull(graph.in_offsets, graph.in_sources, in_coef, has_arc,
+        s = pull(graph.in_offsets, graph.in_sources, in_coef, has_arc,
                   src_scale * x if z is None else z, dst_scale, y)
         sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
         c = 1.0 - s - sd
-        diff, sy = _teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
+        diff, sy = teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
         floor = 8 * u * (s + abs(c) + sy) + 12 * u * sd
         delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
         return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff, floor

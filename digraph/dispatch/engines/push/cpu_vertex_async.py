@@ -28,6 +28,7 @@ from ...settings import current, register
 from ....errors import InvalidParameterError
 from ....smx.cpu import vertex_async as A
 from ....smx.cpu import bsp as K
+from ....smx.cpu.serial import pick
 from ... import driver
 from .cpu_bsp import Touched
 from ...convergence import certified_bound, linear_contraction
@@ -252,7 +253,8 @@ class _MonotoneRounds:
             stats["arc_updates"] += int(arcs)
             stats["vertex_updates"] += int(done)
             return
-        stats["arc_updates"] += int(A.monotone_push_pass(w, *args))
+        push = pick(A.monotone_push_pass, A.monotone_push_pass_serial, g.num_arcs)
+        stats["arc_updates"] += int(push(w, *args))
         stats["vertex_updates"] += int(w.size)
 
 
