@@ -281,6 +281,16 @@ TABLES = [
                   ("bsp", method("digraph bsp"))],
           key=lambda r: f"{r['graph']}, {r['threads']} threads", extra=[("ran", ran)],
           ratio=("ratio", "scc", ["bsp"])),
+    Table("First answer with an empty Numba cache", "first_run_cpu2.json",
+          "Milliseconds from a new process's start to the answer, with an empty Numba cache "
+          "folder (`import digraph`, the load, one `digraph.run` with its compilation), median of 3 "
+          "processes, the two checkouts alternating: before and after the serial twins of the "
+          "parallel kernels and numpy's CSR order for small graphs. `small`: the 6-arc graph "
+          "of `docs/first_run.md`; `rmat12`: `rmat(12, 8, seed=1)`, 32,768 arcs.",
+          [("before (f9af97a)", method("digraph first run (f9af97a)")),
+           ("after (5bdc4f2)", method("digraph first run (5bdc4f2)"))],
+          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
+              rs[0].get("ran")))]),
 ]
 
 
