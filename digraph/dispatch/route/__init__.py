@@ -45,7 +45,8 @@ Automatic choice (``mode=None``), each from a measurement in
 :class:`RouteSettings` (``route(..., settings=)``, default :data:`DEFAULT`), each citing its
 measurement:
 
-* CPU, normalised linear (PageRank): ``"power"``, as a *probe*, when the largest component may
+* CPU, normalised linear (PageRank) on graphs of at least :attr:`RouteSettings.probe_min_arcs`
+  arcs: ``"power"``, as a *probe*, when the largest component may
   hold at least :attr:`RouteSettings.power_share` of the arcs, else as below.  Whether it may is
   read from the condensation when the graph already keeps one, else from the one-pass bound
   :func:`~digraph.paths.condensation.largest_share_bound` (a graph's first run builds no
@@ -226,6 +227,12 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
                       f"Google-matrix power iteration, as a probe that continues while its "
                       f"differences fall by {settings.probe_share}*alpha a round or faster")
+        elif power == "small":
+            considered.append(_candidate("cpu-power", "arcs (a probe needs at least)",
+                                         graph.num_arcs, settings.probe_min_arcs, False))
+            code = "small-graph"
+            reason += (f"; {graph.num_arcs:,} arcs (< {settings.probe_min_arcs:,}): no power "
+                       "probe, whose rounds could save nothing there")
         elif giant is not None and giant[0] >= settings.bsp_share:
             chosen, code, timing = "bsp", "giant-component-bsp", None
             reason = (f"{share_words(*giant)} (>= {settings.bsp_share:.0%}): a system without "
@@ -378,7 +385,8 @@ def _largest_share(graph):
 
 def _power(graph, system, settings):
     """(decision, share, is_bound): ``"probe"`` when the power iteration should start as a probe
-    (the largest component may hold ``settings.power_share`` of the arcs), else None; the largest
+    (the largest component may hold ``settings.power_share`` of the arcs), ``"small"`` below
+    ``settings.probe_min_arcs`` arcs (no probe), else None; the largest
     component's share of the arcs or its one-pass bound (None when not looked at); whether it is
     the bound."""
     if system is None or not graph.num_arcs:
@@ -388,6 +396,8 @@ def _power(graph, system, settings):
         return None, None, False
     if _TRIPPED in graph._cache:
         return "tripped", None, False
+    if graph.num_arcs < settings.probe_min_arcs:
+        return "small", None, False
     from ...paths.condensation import cached_condensation, largest_share_bound
     cond = cached_condensation(graph)
     if cond is None:

@@ -12,6 +12,7 @@ CODES = {
     "asked": "the mode was named (mode=)",
     "default": "the family's default on this placement",
     "dag-orders-the-rest": "the largest component holds less than the threshold: the SCC engine",
+    "small-graph": "PageRank on a graph too small for a power probe to pay: the SCC engine",
     "giant-component-probe": "PageRank, one component may hold most arcs: a power-iteration probe",
     "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
     "estimated": "CPU linear: the SCC engine or bsp, the lower estimate for the thread count",

@@ -28,6 +28,12 @@ class RouteSettings:
         engine otherwise.  The one-pass bound decides alone when it is below this share; above,
         the condensation is built to look (the bound is loose on web graphs) and kept for the
         SCC engine.  Measured: "Adsorption on the CPU and on one GPU".
+    probe_min_arcs : int
+        PageRank on the CPU starts no power probe on a graph of fewer arcs: there the SCC engine
+        is as fast as the power iteration (both a fraction of a millisecond, the run's fixed
+        part), and a first run compiles one engine instead of two (a probe that trips compiles
+        both).  Measured: warm runs of the two on graphs of 6 to 4,096 arcs (the commit that
+        set it), and the first answer, ``benchmarks/results/first_run_cpu2.json``.
     probe_share : float
         A power-iteration probe keeps going while each round's ``‖x_{k+1} − x_k‖₁`` is at most
         this share of γ (α for PageRank) times the previous one, from the third round on; a
@@ -80,6 +86,7 @@ class RouteSettings:
     power_share: float = 0.85
     bsp_share: float = 0.85
     probe_share: float = 0.7
+    probe_min_arcs: int = 1 << 10
     bsp_thread_exponent: float = 0.6
     scc_ratio_base: float = 0.32
     scc_ratio_split: float = 0.64
