@@ -284,11 +284,15 @@ TABLES = [
     Table("First answer with an empty Numba cache", "first_run_cpu2.json",
           "Milliseconds from a new process's start to the answer, with an empty Numba cache "
           "folder (`import digraph`, the load, one `digraph.run` with its compilation), median of 3 "
-          "processes, the two checkouts alternating: before and after the serial twins of the "
-          "parallel kernels and numpy's CSR order for small graphs. `small`: the 6-arc graph "
-          "of `docs/first_run.md`; `rmat12`: `rmat(12, 8, seed=1)`, 32,768 arcs.",
-          [("before (f9af97a)", method("digraph first run (f9af97a)")),
-           ("after (5bdc4f2)", method("digraph first run (5bdc4f2)"))],
+          "processes, two checkouts alternating in each command: f9af97a against 5bdc4f2 (the "
+          "serial twins of the parallel kernels, numpy's CSR order for small graphs), then "
+          "a69ec1a (the same code as 5bdc4f2) against 16c9abb (no power probe under 1,024 arcs)."
+          " `small`: the 6-arc graph of `docs/first_run.md`; `rmat12`: `rmat(12, 8, seed=1)`, "
+          "32,768 arcs.",
+          [("f9af97a", method("digraph first run (f9af97a)")),
+           ("5bdc4f2", method("digraph first run (5bdc4f2)")),
+           ("a69ec1a", method("digraph first run (a69ec1a)")),
+           ("16c9abb", method("digraph first run (16c9abb)"))],
           key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
               rs[0].get("ran")))]),
 ]
