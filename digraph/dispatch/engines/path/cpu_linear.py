@@ -52,23 +52,20 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
     gact = np.zeros(G, np.int64)
     all_groups = np.ones(0 if skip else G, np.int64)
     groups = (rep.group_offsets, rep.gsrc, rep.garc, rep.gdst, gcoef, gsum, gmax)
-    tracked_state = {}
+    stalled = False  # the last sweep's: a layer's level stopped falling (the mirrors' floor)
 
     def sweep(factor):
         """The layers in order at ``factor`` times the budget; True when the rounds ran out."""
+        nonlocal stalled
+        if fuse and skip and window != 1 and not want_residual:  # run-ahead over the layers
+            out_of_rounds, stalled = _fused_window(
+                window, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat, m, n,
+                tol, gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact, settings)
+            return out_of_rounds
         out_of_rounds = stalled = False
         for L in range(sched.num_layers):
             parts = sched.layer(L)
             share = sched.part_arcs[parts].sum() / max(m, 1)  # the layer's share of the budget
-            if fuse and skip and window != 1 and not want_residual:
-                if L == 0:
-                    out_l, stalled_l = _fused_window(
-                        window, ahead_local, factor, stats, sched, rep, groups, x, s, coef, heat,
-                        m, n, tol, gammas, sys, max_iter, rule, gt, ps, score, nact, gscore, gact,
-                        settings)
-                    out_of_rounds = out_of_rounds or out_l
-                    stalled = stalled or stalled_l
-                continue
             if fuse and skip:
                 out_l, stalled_l = _fused_layer(
                     L, parts, share, factor, stats, sched, rep, groups, x, s, coef, heat, hist,
@@ -86,7 +83,6 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
                                max_iter=max_iter, stats=stats, stall=settings.stall_rounds)
             out_of_rounds = end == "capped"
             stalled = stalled or end == "stalled"
-        tracked_state["stalled"] = stalled
         return out_of_rounds
 
     def certify():
@@ -98,7 +94,7 @@ def solve_linear(graph, sys, tol, max_iter, stats, ps, sched, rep, rule, setting
         """The mirrors hit their rounding floor: a pending change is a difference of two close
         values, and at a damping near 1 the decay of one sweep drowns in the rounding of the
         atomic adds (the run finishes by vertex-level push, whose residual is stored exactly)."""
-        if tracked_state["stalled"]:
+        if stalled:
             return True
         allp = np.arange(sched.num_parts, dtype=np.int64)
         tracked = P.linear_pending(allp, *arrays, coef, s, x, 0.0, score, nact,
@@ -204,6 +200,7 @@ class _FusedLayer:
         self.__dict__.update(locals())
         del self.__dict__["self"]
         self.min_score = 0.0  # the first round of a layer walks every active path
+        self.arrays = walk_arrays(ps, rep)
         self.part_counts = np.zeros(7 * parts.size, np.int64)
         self.part_mass = np.zeros(parts.size, np.float64)
         self.sum_x, self.age = 0.0, settings.sum_refresh
@@ -233,7 +230,7 @@ class _FusedLayer:
         budget, th = self._threshold()
         part_active = np.zeros(parts.size, np.int64)
         self.hist[:] = 0
-        total = P.linear_pending(parts, *walk_arrays(self.ps, self.rep), self.coef, self.s,
+        total = P.linear_pending(parts, *self.arrays, self.coef, self.s,
                                  self.x, th, self.score, self.nact, part_active, self.rule,
                                  self.heat, self.hist, self.residual, self.want_residual,
                                  *self.groups, self.rep.gheat, self.gt, self.gscore, self.gact)
@@ -250,7 +247,7 @@ class _FusedLayer:
         part_active = self.part_active = np.zeros(parts.size, np.int64)
         self.hist[:] = 0
         local_budget = budget * sched.part_arcs / max(self.m, 1)
-        P.linear_round(parts, *walk_arrays(self.ps, rep), self.coef, self.s, self.x, th,
+        P.linear_round(parts, *self.arrays, self.coef, self.s, self.x, th,
                        np.full(parts.size, self.min_score), np.zeros(parts.size, np.int64),
                        self.rule, self.heat, self.hist[:, None, :], self.residual,
                        self.want_residual, part_active, sched.local, local_budget,
