@@ -3,9 +3,10 @@
 import numpy as np
 
 from .errors import InvalidParameterError
-from .stats_keys import STATS_GROUPS, STATS_KEYS, stats_table
+from .stats_keys import STATS_FIELDS, STATS_GROUPS, STATS_KEYS, group_internals, stats_table
 
-__all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "stats_table", "flat_items"]
+__all__ = ["Result", "RunStats", "STATS_KEYS", "STATS_GROUPS", "STATS_FIELDS", "group_internals",
+           "stats_table", "flat_items"]
 
 _COUNTERS = ("rounds", "vertex_updates", "arc_updates", "dense_rounds", "sparse_rounds",
              "paths_processed", "partitions_processed", "bytes_h2d", "bytes_d2h")
@@ -19,7 +20,8 @@ class RunStats(dict):
     Every key an engine may write is one of :data:`STATS_KEYS` (key → one-line meaning, in the
     groups of :data:`STATS_GROUPS`); docs/interface.md, "Run statistics", has the same table
     (:func:`stats_table`).  Every run has the keys of the first group; the others appear only
-    where the run's algorithm, mode or device write them.
+    where the run's algorithm, mode or device write them.  An engine's internals sit under their
+    group's key (``stats["scc"]["split"]``; :data:`STATS_FIELDS`), the rest at the top.
     """
 
     @classmethod

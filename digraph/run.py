@@ -19,7 +19,7 @@ from .errors import ConvergenceError, InvalidParameterError
 from .graph import Graph
 from .interrupts import deferring
 from .progress import target as progress_target, with_progress
-from .result import Result, RunStats
+from .result import Result, RunStats, group_internals
 
 __all__ = ["run", "MODES"]
 
@@ -240,6 +240,7 @@ def _finish(graph, algo, bound, system, x, converged, tol, max_iter, mode, devic
         converged = False
     stats["converged"] = bool(converged)
     stats["time_total"] = time.perf_counter() - t_start
+    group_internals(stats)
     used = dict(bound)
     used.update(tol=tol, max_iter=max_iter, mode=mode, device=device)
     result = Result(np.asarray(values, dtype=algo.value_dtype), graph, algo.name, used, stats)

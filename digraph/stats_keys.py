@@ -1,13 +1,41 @@
 """The documented keys of a run's ``stats``: :data:`STATS_GROUPS` (key → one-line meaning, in
-groups), :data:`STATS_KEYS` and their markdown table :func:`stats_table` (docs/interface.md);
-all three are re-exported by :mod:`digraph.result`."""
+groups), :data:`STATS_KEYS`, :data:`STATS_FIELDS` and their markdown table :func:`stats_table`
+(docs/interface.md); all four are re-exported by :mod:`digraph.result`.
+
+The keys every run has, and those a user reads whatever engine ran (the certificate, the
+router's, the GPUs', the timings), sit at the top of ``stats``.  An engine's internals sit under
+the key of their group (``stats["scc"]["split"]``, ``stats["power"]["anderson"]``): engines
+write them flat while they run, under the name the table gives as *written*, and
+:func:`group_internals` moves them into their group when the run ends.
+"""
 
 from types import MappingProxyType
+from typing import NamedTuple
 
-__all__ = ["STATS_KEYS", "STATS_GROUPS", "stats_table"]
+__all__ = ["STATS_KEYS", "STATS_GROUPS", "STATS_FIELDS", "Group", "group_internals",
+           "stats_table"]
 
-STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
-    ("Every run", {
+
+class Group(NamedTuple):
+    """One group of documented keys.
+
+    ``key`` None: the keys sit at the top of ``stats``.  Otherwise they sit in the dict
+    ``stats[key]``, each under its field name: the written key with ``prefix`` taken off, or
+    the name ``renamed`` gives it.
+    """
+    title: str
+    key: object
+    prefix: str
+    keys: MappingProxyType
+    renamed: MappingProxyType = MappingProxyType({})
+
+    def field(self, written):
+        """The name ``written`` has in a finished run's ``stats`` (inside ``stats[key]``)."""
+        return self.renamed.get(written) or written.removeprefix(self.prefix)
+
+
+STATS_GROUPS = (
+    Group("Every run", None, "", MappingProxyType({
         "algorithm": "the algorithm's name (`Algorithm.name`)",
         "mode": "the mode that ran (`digraph.dispatch.route.modes.MODES`): after a power probe "
                 "handed over, the mode it handed to; an engine's own fallback is in "
@@ -44,8 +72,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "GPU path modes: units walked); 0 elsewhere",
         "bytes_h2d": "bytes copied from the host to GPUs; 0 on the CPU",
         "bytes_d2h": "bytes copied from GPUs to the host; 0 on the CPU",
-    }),
-    ("Linear systems: the certificate", {
+    })),
+    Group("Linear systems: the certificate", None, "", MappingProxyType({
         "error_bound": "the certified bound on the answer's L1 error the run stopped with (every "
                        "linear run)",
         "residual_l1": "L1 norm of the residual `b + A x - x` recomputed from the final state "
@@ -62,8 +90,8 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                        "bound uses verified dual weights) or `\"linf\"` (none found)",
         "dual_sweeps": "sweeps that computed the dual weights; 0 when an earlier run's were reused",
         "dual_max": "the largest dual weight (it plays `1/(1 - gamma1)` in the engines' budgets)",
-    }),
-    ("Router, probe and hand-over", {
+    })),
+    Group("Router, probe and hand-over", None, "", MappingProxyType({
         "reach_vertices": "automatic, a linear system whose `b` reaches few arcs (on GPUs, "
                           "not PageRank): the "
                           "vertices it reaches, on which alone it was solved (the answer is 0 "
@@ -79,24 +107,58 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "handed_over": "every hand-over inside the run: a list of `{\"to\", \"why\", \"round\"}`",
         "stalled_at": "`{\"round\", \"bound\"}` where a linear push engine's bound stopped "
                       "falling (`driver.Stall`); the other push engine, if any, finished the run",
+    })),
+    Group("GPUs", None, "", MappingProxyType({
+        "gpu": "the GPU's name, or `\"CUDA simulator\"`",
+        "gpus": "GPUs used (fewer than named when the graph has too few arcs per GPU; 1: the "
+                "one-GPU engine ran); path modes: GPUs of the dispatcher",
+        "gpus_named": "GPUs named in `device`",
+        "exchange": "the transport between GPUs: `\"p2p\"`, `\"nccl\"`, or `\"host (simulator)\"`",
+        "bytes_between_gpus": "bytes exchanged between GPUs: the rounds' all-gathers and "
+                              "all-reduces; path modes: the dispatcher's replica exchange (12 a "
+                              "changed (vertex, value), 8 a value pulled back, plus the mirrors "
+                              "of stolen partitions); `scc`: the values sent after each unit (8 "
+                              "a value), the answer's gather and the giants' sharded rounds",
+        "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
+                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; "
+                         "`scc` and the path modes on one GPU)",
+    })),
+    Group("Timings (seconds)", None, "", MappingProxyType({
+        "time_load": "loading the graph (0 when a `Graph` was given)",
+        "time_preprocess": "building the PathSet (path modes) or the condensation (`scc`), "
+                           "`time_route` included",
+        "time_route": "the router's choice (a condensation built to decide)",
+        "time_transfer": "copies between the host and GPUs (0 on the CPU and in the simulator)",
+        "time_compile": "Numba compiling or loading kernels from its cache, wherever in the run "
+                        "(`digraph.compiling`)",
+        "time_compute": "the engine's work, compilation and GPU copies left out",
+        "time_total": "the whole `digraph.run` call",
+        "time_dual": "computing (or looking up) the dual weights, with `error_route`",
+    })),
+    Group("The DAG schedule (`scc` and the CPU path modes)", "dag", "", MappingProxyType({
         "state": "`\"vertex\"` (`scc`: one residual per vertex) or `\"arc\"` (CPU path modes: "
                  "per-arc mirrors)",
         "priority": "the scheduling priority: path modes `\"pending\"`, `\"paper\"` or `\"none\"`; "
                     "`scc` `\"pending\"` or `\"none\"`",
-        "vertex_order": "`scc`: the vertex order inside a component, `\"vertex\"` (ids; always "
-                        "from `digraph.run`) or `\"path\"`",
         "scc_vertices": "SCC-vertices: the graph's strongly connected components (`scc`) or the "
                         "PathSet's SCC-vertices (CPU path modes)",
         "scc_ran": "SCC-vertices that ran at least once",
         "scc_ran_once": "SCC-vertices done in one sweep (`scc`) or that ran in one round only (CPU "
                         "path modes)",
-        "scc_split": "`scc`: components split over the threads "
-                     "(`engines.scc.cpu.DagPushSettings.split_arcs` inside arcs or more)",
         "layers": "`scc`: levels of the condensation's DAG",
         "layer_rounds": "rounds per DAG layer, a list (`scc`: sweeps of each level's slowest "
                         "component; path modes: rounds in which the layer sent)",
         "layer_arc_updates": "arcs sent per DAG layer, a list (`scc`, path modes)",
-        "sweeps": "`scc`: sweeps of all components, summed (path modes count `path_sweeps`)",
+        "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "
+                         "checks and walks, the dispatcher's workers; `scc`: equals "
+                         "`arc_updates`",
+    })),
+    Group("`scc`", "scc", "scc_", MappingProxyType({
+        "vertex_order": "`scc`: the vertex order inside a component, `\"vertex\"` (ids; always "
+                        "from `digraph.run`) or `\"path\"`",
+        "scc_split": "`scc`: components split over the threads "
+                     "(`engines.scc.cpu.DagPushSettings.split_arcs` inside arcs or more)",
+        "sweeps": "`scc`: sweeps of all components, summed (path modes count `path.sweeps`)",
         "scc_phases": "`scc` on a GPU: phases of its schedule (each a queue-kernel launch for the "
                       "light components, then rounds over the GPU for the heavy ones)",
         "scc_heavy": "`scc` on a GPU: components run in rounds over the whole GPU "
@@ -125,13 +187,10 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                            "group run in one launch, rows of (global timer in ns when the round's "
                            "pushes were done, when the round was done, arcs pushed so far) at its "
                            "start and for each round (a list of int64 arrays)",
-        "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
-                                  "bin: 64 arcs or more); `{}` in `scc`",
-        "arcs_examined": "arcs (or mirrors) read to find or send what is pending: path modes' "
-                         "checks and walks, the dispatcher's workers; `scc`: equals "
-                         "`arc_updates`",
-    }),
-    ("Path modes", {
+        "time_condensation": "`scc`: building the condensation inside the engine (0 from "
+                             "`digraph.run`, which builds it in `time_preprocess`)",
+    })),
+    Group("Path modes", "path", "path_", MappingProxyType({
         "path_sweeps": "linear systems (CPU, GPU, the path dispatcher): passes over the layers, "
                        "each after a failed final certification with a 4x lower budget "
                        "(`paths.PathSettings.max_sweeps`); written from 2 on",
@@ -159,8 +218,24 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                 "refuses k-core in the path modes)",
         "proxy_vertices": "GPU, linear: hub vertices whose in-arcs each block sums in shared "
                           "memory (in-degree `GpuSettings.proxy_min_in_degree` or more)",
-    }),
-    ("`power`", {
+        "processed_path_lengths": "CPU path modes: `{length: walks}` of the paths walked (last "
+                                  "bin: 64 arcs or more); `{}` in `scc`",
+        "path_graph_launches": "one GPU, path modes on linear systems: launches of the CUDA graph "
+                               "of `GpuPathSettings.rounds_per_check` rounds (a kept work's "
+                               "rounds replayed)",
+        "path_graph_failed": "one GPU, path modes: why the rounds could not be captured into a "
+                             "CUDA graph (they then launched one kernel at a time)",
+        "time_representation": "CPU path modes: building the paths' representation (0 when kept "
+                               "on the PathSet)",
+        "workers": "workers, one per GPU",
+        "exchange_messages": "batches sent from a worker to another vertex owner",
+        "worker_arcs": "arcs walked by each worker over the run, a list",
+        "worker_idle_share": "1 - a worker's arcs / the busiest worker's, averaged over the "
+                             "rounds, a list",
+        "steals": "partitions of a split SCC-vertex moved from the busiest worker to the least "
+                  "loaded (written once one moved)",
+    })),
+    Group("`power`", "power", "power_", MappingProxyType({
         "gamma": "gamma1, the largest column sum of A (alpha for PageRank): the bound falls by it "
                  "a round",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
@@ -186,11 +261,6 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                                 "(`PowerGpuSettings.graph_rounds`)",
         "power_graph_failed": "GPU: why a round could not be captured into a CUDA graph (the "
                               "rounds then launched one kernel at a time)",
-        "path_graph_launches": "one GPU, path modes on linear systems: launches of the CUDA graph "
-                               "of `GpuPathSettings.rounds_per_check` rounds (a kept work's "
-                               "rounds replayed)",
-        "path_graph_failed": "one GPU, path modes: why the rounds could not be captured into a "
-                             "CUDA graph (they then launched one kernel at a time)",
         "anderson_probe_ratio": "GPU: the third plain round's ratio of differences, which "
                                 "switched Anderson off when below "
                                 "`PowerGpuSettings.anderson_ratio` × γ",
@@ -205,12 +275,18 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                               "read its bound (the last two differences foretold the stop)",
         "power_layout": "several GPUs, `power`: which vertices each GPU held (consecutive "
                         "ranges or blocks dealt, `PowerGpuSettings.shard_layout`) and why",
-    }),
-    ("`peel`", {
+        "time_sync_wait": "sharded `power`: the host's time waiting for each round's sums, "
+                          "read a round late (the rest of `sharded.time_rounds`: queueing)",
+        "power_rounds_past_stop": "sharded `power`: rounds the GPUs ran past the stopping one "
+                                  "(queued ahead of the host's read of the stop; 0 when the "
+                                  "last two differences foretold the stop)",
+    })),
+    Group("`peel`", "peel", "peel_", renamed=MappingProxyType({"peel": "schedule"}),
+          keys=MappingProxyType({
         "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
         "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
-    }),
-    ("`cluster` (one GPU, min/max systems)", {
+    })),
+    Group("`cluster` (one GPU, min/max systems)", "cluster", "cluster_", MappingProxyType({
         "clusters": "clusters the graph was cut into (`digraph.preprocess.clusters`)",
         "cluster_size": "the largest cluster allowed (threads per block)",
         "cluster_internal_share": "share of the arcs whose two ends lie in one cluster",
@@ -220,48 +296,32 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
                           "changes nothing)",
         "cluster_delta": "Δ of the priority over clusters (`ClusterSettings.priority_hops` × the "
                          "mean arc weight); None: every queued cluster ran each round",
-    }),
-    ("`bsp` and `vertex-async` on linear systems (CPU)", {
+    })),
+    Group("`bsp` and `vertex-async`", "push", "", MappingProxyType({
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "
                             "norms: every vertex for a full scan (and for a `bsp` push round "
                             "without a residual set), only the flagged ones while the residual "
                             "is non-zero on few vertices (`bsp.BspSettings.set_share`)",
-    }),
-    ("`vertex-async` on min/max systems (CPU)", {
         "queue": "the order of the small-frontier phases: `\"fifo\"`, or `\"heap\"` (best value "
                  "first: `plus` along non-negative arc values, as weighted SSSP)",
         "queue_phases": "small-frontier phases run on one thread (each one round)",
-    }),
-    ("GPUs", {
-        "gpu": "the GPU's name, or `\"CUDA simulator\"`",
         "streamed_batches": "`bsp` on a linear system with the arcs streamed from host memory "
                             "(`batch_arcs=`, or arcs beyond free GPU memory): batches a round",
-    }),
-    ("Several GPUs: the sharded engine (`bsp`, `vertex-async`)", {
-        "gpus": "GPUs used (fewer than named when the graph has too few arcs per GPU; 1: the "
-                "one-GPU engine ran); path modes: GPUs of the dispatcher",
-        "gpus_named": "GPUs named in `device`",
-        "exchange": "the transport between GPUs: `\"p2p\"`, `\"nccl\"`, or `\"host (simulator)\"`",
-        "bytes_between_gpus": "bytes exchanged between GPUs: the rounds' all-gathers and "
-                              "all-reduces; path modes: the dispatcher's replica exchange (12 a "
-                              "changed (vertex, value), 8 a value pulled back, plus the mirrors "
-                              "of stolen partitions); `scc`: the values sent after each unit (8 "
-                              "a value), the answer's gather and the giants' sharded rounds",
+        "time_streamed_rounds": "GPU `bsp` streaming its arcs: the streamed rounds",
+    })),
+    Group("Several GPUs: the sharded rounds", "sharded", "gpu_", MappingProxyType({
         "gpu_arcs": "arcs of each GPU's shard, a list; `scc` over several GPUs: arcs inside the "
                     "components dealt to each",
         "gpu_components": "`scc` over several GPUs: components dealt to each GPU (a giant counted "
                           "on the first), a list",
         "gpu_vertices": "vertices of each GPU's range, a list",
         "gpu_busy_s": "kernel seconds of each GPU (CUDA events; the simulator: arc share times "
-                      "`time_rounds`), a list",
-        "gpu_idle_share": "1 - busy / `time_rounds` for each GPU, a list",
+                      "`sharded.time_rounds`), a list",
+        "gpu_idle_share": "1 - busy / `sharded.time_rounds` for each GPU, a list",
         "gpu_exchange_wait_s": "linear, real GPUs: seconds each GPU's pull waited for the "
                                "exchange, a list (when any waited)",
         "gpu_recuts": "linear: re-cuts of the shard ranges from earlier runs' kernel times on "
                       "this graph and these GPUs",
-        "gpu_work_kept": "linear: True when the previous run's device vectors on this graph and "
-                         "these GPUs were reused (sharded `bsp`; `power` on one GPU and sharded; "
-                         "`scc` and the path modes on one GPU)",
         "gpu_sends": "linear: vertices of each GPU's range whose sends are exchanged every round, "
                      "a list",
         "gpu_sends_first": "linear: the same in the first two rounds (sources without in-arcs "
@@ -269,58 +329,51 @@ STATS_GROUPS = tuple((title, MappingProxyType(keys)) for title, keys in (
         "pipelined": "linear: rounds queued one ahead of the host (`MultiGpuSettings.pipeline`)",
         "overlapped": "linear: the exchange ran beside each GPU's sums of its own range's arcs "
                       "(real GPUs)",
-    }),
-    ("Several GPUs: the path dispatcher (path modes)", {
-        "workers": "workers, one per GPU",
-        "exchange_messages": "batches sent from a worker to another vertex owner",
-        "worker_arcs": "arcs walked by each worker over the run, a list",
-        "worker_idle_share": "1 - a worker's arcs / the busiest worker's, averaged over the "
-                             "rounds, a list",
-        "steals": "partitions of a split SCC-vertex moved from the busiest worker to the least "
-                  "loaded (written once one moved)",
-    }),
-    ("Timings (seconds)", {
-        "time_load": "loading the graph (0 when a `Graph` was given)",
-        "time_preprocess": "building the PathSet (path modes) or the condensation (`scc`), "
-                           "`time_route` included",
-        "time_route": "the router's choice (a condensation built to decide)",
-        "time_transfer": "copies between the host and GPUs (0 on the CPU and in the simulator)",
-        "time_compile": "Numba compiling or loading kernels from its cache, wherever in the run "
-                        "(`digraph.compiling`)",
-        "time_compute": "the engine's work, compilation and GPU copies left out",
-        "time_total": "the whole `digraph.run` call",
-        "time_dual": "computing (or looking up) the dual weights, with `error_route`",
-        "time_condensation": "`scc`: building the condensation inside the engine (0 from "
-                             "`digraph.run`, which builds it in `time_preprocess`)",
-        "time_representation": "CPU path modes: building the paths' representation (0 when kept "
-                               "on the PathSet)",
-        "time_streamed_rounds": "GPU `bsp` streaming its arcs: the streamed rounds",
         "time_setup": "sharded, linear: uploading the shards and preparing the rounds",
         "time_launch": "sharded, linear: the host's time queueing rounds",
         "time_rounds": "sharded: wall time of the rounds",
-        "time_sync_wait": "sharded `power`: the host's time waiting for each round's sums, "
-                          "read a round late (the rest of `time_rounds` is the host queueing)",
-        "power_rounds_past_stop": "sharded `power`: rounds the GPUs ran past the stopping one "
-                                  "(queued ahead of the host's read of the stop; 0 when the "
-                                  "last two differences foretold the stop)",
         "time_certify": "sharded, linear: the certificates",
         "time_gather": "sharded, linear: bringing `x` to the host (divided by its sum where the "
                        "algorithm asks)",
-    }),
-))
+    })),
+)
 """The keys of :class:`RunStats`, in groups: (title, read-only mapping key → one-line meaning)."""
 
-STATS_KEYS = MappingProxyType({k: d for _, keys in STATS_GROUPS for k, d in keys.items()})
+"""The keys of a run's ``stats``, in groups (:class:`Group`), each key as an engine writes it →
+its one-line meaning."""
+
+STATS_KEYS = MappingProxyType({k: d for g in STATS_GROUPS for k, d in g.keys.items()})
 """Every key an engine may write into a run's ``stats`` → its meaning (read-only, in the order
 of :data:`STATS_GROUPS`; ``tests/test_stats_keys.py`` checks that runs and sources stay within
 it)."""
 
+STATS_FIELDS = MappingProxyType({k: (g.key, g.field(k)) for g in STATS_GROUPS if g.key
+                                 for k in g.keys})
+"""Each engine-internal key as written → ``(group, field)``: where a finished run holds it,
+``stats[group][field]``."""
+
+
+def group_internals(stats):
+    """Move the engine-internal keys of ``stats`` (those of :data:`STATS_FIELDS`) into their
+    groups, in place: ``stats[group][field]``; the others stay at the top.  Returns ``stats``."""
+    for written in [k for k in stats if k in STATS_FIELDS]:
+        group, field = STATS_FIELDS[written]
+        stats.setdefault(group, {})[field] = stats.pop(written)
+    return stats
+
 
 def stats_table():
     """The markdown table of :data:`STATS_KEYS` (docs/interface.md, "Run statistics"): one row
-    per key, its group named on the group's first row."""
+    per key, its group named on the group's first row; a grouped key as
+    ``group.field`` (written by the engines as the name in parentheses, where it differs)."""
     rows = ["| group | key | meaning |", "|---|---|---|"]
-    for title, keys in STATS_GROUPS:
-        for i, (k, d) in enumerate(keys.items()):
-            rows.append(f"| {title if i == 0 else ''} | `{k}` | {d.replace('|', chr(92) + '|')} |")
+    for g in STATS_GROUPS:
+        for i, (k, d) in enumerate(g.keys.items()):
+            name = f"`{k}`"
+            if g.key:
+                field = g.field(k)
+                name = f"`{g.key}.{field}`" + ("" if field == k else f" (`{k}`)")
+            title = g.title + (f": `stats[\"{g.key}\"]`" if g.key else "")
+            rows.append(f"| {title if i == 0 else ''} | {name} | "
+                        f"{d.replace('|', chr(92) + '|')} |")
     return "\n".join(rows) + "\n"

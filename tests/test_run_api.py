@@ -292,7 +292,7 @@ def test_modes(g):
         assert r.stats["engine"] == f"cpu-{mode}" and r.stats["route"]["code"] == "asked"
         assert r.stats["requested_mode"] == mode
     r = digraph.run(g, "pagerank")
-    assert r.stats["mode"] == "scc" and r.stats["state"] == "vertex"
+    assert r.stats["mode"] == "scc" and r.stats["dag"]["state"] == "vertex"
     assert r.stats["requested_mode"] is None and r.stats["route"]["reason"].startswith("automatic: ")
     s = digraph.run(g, "sssp", source=g.vertex_ids[0])
     assert s.stats["mode"] == "vertex-async" and s.stats["engine"] == "cpu-vertex-async"

@@ -95,7 +95,7 @@ def test_matches_networkx_pagerank(weighted, personalised):
     assert r.stats["route"]["code"] == "dangling"
     assert "dangling= is answered by the Google-matrix power iteration only" in r.stats["route"]["reason"]
     assert "probe_rounds" not in r.stats  # plain power, no hand-over to the SCC engine
-    assert r.stats["dangling_vertices"] > 0.4 * n
+    assert r.stats["power"]["dangling_vertices"] > 0.4 * n
     G = as_nx(n, src, dst, w)
     ref = nx.pagerank(G, personalization=pers, dangling=dangling, tol=1e-15, max_iter=10_000,
                       weight="weight" if weighted else None)
@@ -216,7 +216,7 @@ def test_a_linear_system_with_a_dangling_vector():
     x = solve_linear_system(g, Tilted().prepare(g))
     ref = x / x.sum()
     r = digraph.run(g, Tilted(), tol=1e-11)
-    assert r.stats["mode"] == "power" and r.stats["gamma"] <= 0.8 + 1e-12
+    assert r.stats["mode"] == "power" and r.stats["power"]["gamma"] <= 0.8 + 1e-12
     assert np.abs(r.values - ref).sum() <= max(1e-11, r.stats["error_bound"])
     with pytest.raises(InvalidParameterError, match="dangling"):
         digraph.run(g, Tilted(), mode="scc")

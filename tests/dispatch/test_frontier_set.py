@@ -98,11 +98,11 @@ def test_chain_personalised_at_its_head(mode):
         assert s["converged"] and s["error_bound"] <= tol
         assert np.abs(r.values - exact).sum() <= s["error_bound"]
         assert s["rounds"] >= 100  # the residual walks down the chain one vertex a round
-    assert off.stats["vertices_scanned"] >= off.stats["rounds"] * n
+    assert off.stats["push"]["vertices_scanned"] >= off.stats["rounds"] * n
     # with the set: the first scan and one after each certificate read every vertex, the
     # rounds only the one or two vertices holding the residual
     certificates = 1 + on.stats.get("recertified", 0)
-    assert on.stats["vertices_scanned"] <= (certificates + 1) * n + 10 * on.stats["rounds"]
+    assert on.stats["push"]["vertices_scanned"] <= (certificates + 1) * n + 10 * on.stats["rounds"]
     assert_agree(on, off)
     if mode == "bsp":  # Jacobi rounds over the same frontiers in the same order
         for key in ("rounds", "vertex_updates", "arc_updates", "sparse_rounds"):
@@ -125,9 +125,9 @@ def test_adsorption_with_few_seeds(forward_graph, mode, seeds):
         assert np.abs(r.values - exact).sum() <= r.stats["error_bound"]
     assert_agree(on, off)
     n, rounds = g.num_vertices, on.stats["rounds"]
-    assert off.stats["vertices_scanned"] >= off.stats["rounds"] * n
+    assert off.stats["push"]["vertices_scanned"] >= off.stats["rounds"] * n
     # the residual reaches a few thousand vertices: the scans read a small share of n a round
-    assert on.stats["vertices_scanned"] < 0.25 * rounds * n
+    assert on.stats["push"]["vertices_scanned"] < 0.25 * rounds * n
     assert on.stats["arc_updates"] < 0.25 * rounds * g.num_arcs
     if mode == "bsp":
         assert on.stats["rounds"] == off.stats["rounds"]
@@ -147,8 +147,9 @@ def test_a_set_that_outgrows_its_limit_is_dropped(mode):
         assert r.stats["converged"]
         assert np.abs(r.values - exact).sum() <= r.stats["error_bound"] <= 1e-8
     rounds = on.stats["rounds"]
-    assert on.stats["vertices_scanned"] > (rounds // 2) * n  # the set did not last
-    assert on.stats["vertices_scanned"] < off.stats["vertices_scanned"]  # the first rounds did
+    assert on.stats["push"]["vertices_scanned"] > (rounds // 2) * n  # the set did not last
+    # the first rounds did
+    assert on.stats["push"]["vertices_scanned"] < off.stats["push"]["vertices_scanned"]
     if mode == "bsp":
         assert on.stats["dense_rounds"] == off.stats["dense_rounds"] > 0
 
@@ -160,8 +161,8 @@ def test_uniform_pagerank(mode):
     g = local_forward(20_000, deg=4, seed=2)
     on, off = run_both(g, "pagerank", mode, tol=1e-9)
     n = g.num_vertices
-    assert on.stats["vertices_scanned"] <= off.stats["vertices_scanned"]
-    assert on.stats["vertices_scanned"] >= n * on.stats["rounds"] // 2
+    assert on.stats["push"]["vertices_scanned"] <= off.stats["push"]["vertices_scanned"]
+    assert on.stats["push"]["vertices_scanned"] >= n * on.stats["rounds"] // 2
     assert np.abs(on.values - off.values).sum() <= 2e-9
     if mode == "bsp":  # δ vanishes nowhere in Jacobi rounds here: the same rounds exactly
         assert np.array_equal(on.values, off.values)

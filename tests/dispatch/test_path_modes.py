@@ -80,12 +80,13 @@ def test_priorities_agree_and_count_honestly():
         r = digraph.run(g, "pagerank", mode="path", priority=prio, tol=1e-9)
         st_ = r.stats
         assert np.abs(r.values - exact).sum() <= 1e-9
-        assert st_["priority"] == prio
-        assert sum(st_["processed_path_lengths"].values()) == st_["paths_processed"]
-        assert sum(st_["layer_arc_updates"]) == st_["arc_updates"]
-        assert sum(st_["layer_rounds"]) == st_["rounds"]
-        assert 0 <= st_["scc_ran_once"] <= st_["scc_ran"] <= st_["scc_vertices"]
-        assert st_["arcs_examined"] >= st_["arc_updates"]
+        assert st_["dag"]["priority"] == prio
+        assert sum(st_["path"]["processed_path_lengths"].values()) == st_["paths_processed"]
+        assert sum(st_["dag"]["layer_arc_updates"]) == st_["arc_updates"]
+        assert sum(st_["dag"]["layer_rounds"]) == st_["rounds"]
+        dag = st_["dag"]
+        assert 0 <= dag["scc_ran_once"] <= dag["scc_ran"] <= dag["scc_vertices"]
+        assert st_["dag"]["arcs_examined"] >= st_["arc_updates"]
 
 
 def test_dag_order_runs_acyclic_graphs_once():
@@ -94,7 +95,7 @@ def test_dag_order_runs_acyclic_graphs_once():
     g = Graph.from_arrays(np.arange(n - 1), np.arange(1, n))
     r = digraph.run(g, "sssp", source=0, mode="path-nopriority")
     assert np.array_equal(r.values, np.arange(n, dtype=float))
-    assert r.stats["scc_ran"] == r.stats["scc_ran_once"]
+    assert r.stats["dag"]["scc_ran"] == r.stats["dag"]["scc_ran_once"]
 
 
 def test_cache_and_preprocess_parameters(tmp_path):

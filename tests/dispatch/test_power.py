@@ -73,7 +73,7 @@ def test_a_user_system_with_uneven_columns():
     x = solve_linear_system(g, sys_)
     ref = x / x.sum()
     r = digraph.run(g, Tilted(), c=0.9, mode="power", tol=1e-10)
-    assert r.stats["gamma"] <= 0.9 + 1e-12
+    assert r.stats["power"]["gamma"] <= 0.9 + 1e-12
     assert np.abs(r.values - ref).sum() <= 1e-10
     assert r.values.sum() == pytest.approx(1.0, abs=1e-12)
 

@@ -91,8 +91,8 @@ def test_dangling_variant_matches_networkx_within_the_bound(engine_settings):
     r = digraph.run(g, "pagerank", mode="power", personalization=pers, dangling=dangling,
                     tol=1e-10)
     s = r.stats
-    assert s["converged"] and s["error_bound"] <= 1e-10 and s["dangling_vertices"] > 0
-    assert s["power_anderson"] > 0 and s["anderson_mixes"] > 0
+    assert s["converged"] and s["error_bound"] <= 1e-10 and s["power"]["dangling_vertices"] > 0
+    assert s["power"]["anderson"] > 0 and s["power"]["anderson_mixes"] > 0
     assert np.abs(r.values - exact).sum() <= s["error_bound"] + 1e-13  # networkx's own rounding
 
 

@@ -178,7 +178,7 @@ def check_path_parameter(g, name, values, default):
         assert np.abs(r.values - exact).sum() <= 1e-10
         assert r.stats[name] == v
     r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
-    assert r.stats[name] == default and r.stats["state"] == "arc"
+    assert r.stats[name] == default and r.stats["dag"]["state"] == "arc"
     with pytest.raises(InvalidParameterError, match="path modes"):  # not an option of the SCC engine
         digraph.run(g, "pagerank", mode="scc", **{name: values[0]})
     with pytest.raises(InvalidParameterError, match="pass mode='path'"):  # nor of the automatic choice

@@ -37,8 +37,8 @@ def test_sssp_on_a_long_chain_is_one_queue_phase():
     g = digraph.load((np.arange(n - 1), np.arange(1, n)))
     r = digraph.run(g, "sssp", source=0)
     s = r.stats
-    assert s["mode"] == "vertex-async" and s["queue"] == "fifo"  # unit steps: breadth-first
-    assert s["rounds"] == 1 and s["queue_phases"] == 1 and s["arc_updates"] == n - 1
+    assert s["mode"] == "vertex-async" and s["push"]["queue"] == "fifo"  # unit steps: breadth-first
+    assert s["rounds"] == 1 and s["push"]["queue_phases"] == 1 and s["arc_updates"] == n - 1
     assert np.array_equal(r.values, np.arange(n, dtype=float))
 
 
@@ -54,10 +54,10 @@ def test_sssp_matches_dijkstra_whatever_the_phase(engine_settings, seed, share):
                       indices=int(g.index_of(3, "source")))
     r = digraph.run(g, "sssp", source=3, mode="vertex-async")
     assert np.allclose(r.values, ref, rtol=0, atol=1e-9) and r.stats["converged"]
-    assert r.stats["queue"] == "heap"
+    assert r.stats["push"]["queue"] == "heap"
     if share == 1.0:  # all of it in the heap: every reachable vertex pushed once
         reach = np.isfinite(ref)
-        assert r.stats["queue_phases"] >= 1
+        assert r.stats["push"]["queue_phases"] >= 1
         assert r.stats["vertex_updates"] == reach.sum()
 
 
@@ -69,7 +69,7 @@ def test_widest_path_fifo_matches_bsp(engine_settings, seed, share):
     r = digraph.run(g, Widest(), source=5, mode="vertex-async")
     ref = digraph.run(g, Widest(), source=5, mode="bsp")
     assert np.array_equal(r.values, ref.values)
-    assert r.stats["queue"] == "fifo"
+    assert r.stats["push"]["queue"] == "fifo"
 
 
 class MinPlus(Algorithm):
@@ -90,5 +90,5 @@ def test_negative_arcs_take_the_fifo_phase():
     w = np.array([1.0, 5.0, 10.0, -8.0])
     g = digraph.load((src, dst, w))
     r = digraph.run(g, MinPlus(), source=0, mode="vertex-async")
-    assert r.stats["queue"] == "fifo"
+    assert r.stats["push"]["queue"] == "fifo"
     assert np.array_equal(r.values, [0.0, 1.0, 5.0, -3.0])

@@ -80,11 +80,11 @@ def test_linear_algorithms_match_their_references(threads, split, g, data):
     seed = data.draw(st.integers(0, g.num_vertices - 1))
     for prio in ("pending", "none"):
         r = digraph.run(g, "pagerank", mode="scc", priority=prio, threads=threads, tol=1e-10)
-        assert r.stats["state"] == "vertex" and r.stats["converged"]
+        assert r.stats["dag"]["state"] == "vertex" and r.stats["converged"]
         assert np.abs(r.values - algos.PageRank().reference(g)).sum() <= 1e-10
         r = digraph.run(g, "adsorption", seeds=[seed], mode="scc", priority=prio, threads=threads,
                         tol=1e-10)
-        assert r.stats["state"] == "vertex"
+        assert r.stats["dag"]["state"] == "vertex"
         assert np.abs(r.values - algos.Adsorption().reference(g, seeds=[seed])).sum() <= 1e-10
     r = digraph.run(g, Scaled(), c=0.9, mode="scc", threads=threads, tol=1e-9)
     ref = Scaled().reference(g, c=0.9)
@@ -99,7 +99,7 @@ def test_no_lost_update_across_chunks(threads, kind, engine_settings):
     _scc_settings(engine_settings, split_arcs=1, split_kind=kind)
     g, exact = _hub_and_leaves(20_000)
     r = digraph.run(g, "pagerank", mode="scc", threads=threads, tol=1e-12)
-    assert r.stats["scc_split"] == 1
+    assert r.stats["scc"]["split"] == 1
     assert np.abs(r.values - exact).sum() <= 1e-12
     assert r.values[0] == pytest.approx(exact[0], rel=1e-11)
 
@@ -126,7 +126,7 @@ def test_accumulators_stay_small_at_tight_tolerance(engine_settings):
     g, exact = _hub_and_leaves(20_000)
     for _ in range(3):
         r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-13, max_iter=1000)
-        assert r.stats["scc_split"] == 1
+        assert r.stats["scc"]["split"] == 1
         assert np.abs(r.values - exact).sum() <= 1e-13
 
 
@@ -194,9 +194,10 @@ def test_acyclic_graph_runs_every_vertex_once():
     g = Graph.from_arrays(src, dst)
     r = digraph.run(g, "pagerank", mode="scc", tol=1e-12)
     s = r.stats
-    assert s["scc_vertices"] == s["scc_ran"] == s["scc_ran_once"] == n
-    assert s["sweeps"] == 0 == s["rounds"] == sum(s["layer_rounds"])
-    assert s["layers"] == len(s["layer_rounds"]) == n  # the chain: one level per vertex
+    assert s["dag"]["scc_vertices"] == s["dag"]["scc_ran"] == s["dag"]["scc_ran_once"] == n
+    assert s["scc"]["sweeps"] == 0 == s["rounds"] == sum(s["dag"]["layer_rounds"])
+    # the chain: one level per vertex
+    assert s["dag"]["layers"] == len(s["dag"]["layer_rounds"]) == n
     assert s["arc_updates"] == g.num_arcs  # every arc pulled once, nothing pushed
     assert np.abs(r.values - digraph.algorithms.PageRank().reference(g)).sum() <= 1e-12
 
@@ -212,11 +213,13 @@ def test_counters_add_up_and_priority_sends_less():
         s = runs[prio] = r.stats
         assert np.abs(r.values - exact).sum() <= 1e-9
         assert s["error_bound"] <= 1e-9 and "finished_by" not in s
-        assert sum(s["layer_rounds"]) == s["rounds"] and len(s["layer_rounds"]) == s["layers"]
-        assert sum(s["layer_arc_updates"]) == s["arc_updates"] == s["arcs_examined"]
-        assert 0 <= s["scc_ran_once"] <= s["scc_ran"] == s["scc_vertices"]
-        assert s["time_preprocess"] >= 0 and s["vertex_order"] == "vertex"
-    assert runs["pending"]["priority"] == "pending" and runs["none"]["priority"] == "none"
+        dag = s["dag"]
+        assert sum(dag["layer_rounds"]) == s["rounds"] and len(dag["layer_rounds"]) == dag["layers"]
+        assert sum(s["dag"]["layer_arc_updates"]) == s["arc_updates"] == s["dag"]["arcs_examined"]
+        assert 0 <= s["dag"]["scc_ran_once"] <= s["dag"]["scc_ran"] == s["dag"]["scc_vertices"]
+        assert s["time_preprocess"] >= 0 and s["scc"]["vertex_order"] == "vertex"
+    assert runs["pending"]["dag"]["priority"] == "pending"
+    assert runs["none"]["dag"]["priority"] == "none"
     assert runs["pending"]["arc_updates"] < runs["none"]["arc_updates"]
 
 
@@ -247,8 +250,9 @@ def test_out_of_rounds_is_reported():
         digraph.run(g, "pagerank", mode="scc", tol=1e-12, max_iter=3)
     s = ei.value.result.stats
     assert not s["converged"] and s["error_bound"] > 1e-12
-    assert max(s["layer_rounds"]) <= 3  # every component stopped after max_iter sweeps
-    assert s["scc_ran"] == s["scc_vertices"]  # and every component ran: a whole partial answer
+    assert max(s["dag"]["layer_rounds"]) <= 3  # every component stopped after max_iter sweeps
+    # and every component ran: a whole partial answer
+    assert s["dag"]["scc_ran"] == s["dag"]["scc_vertices"]
 
 
 @settings(max_examples=25, **SETTINGS)
@@ -288,8 +292,8 @@ def test_condensation_is_cached_on_the_graph():
 
 def test_scc_mode_errors():
     g = Graph.from_arrays([0, 1, 2], [1, 2, 0])
-    assert digraph.run(g, "pagerank", mode="path").stats["state"] == "arc"  # path walks paths
-    assert digraph.run(g, "sssp", source=0, mode="path").stats["state"] == "arc"
+    assert digraph.run(g, "pagerank", mode="path").stats["dag"]["state"] == "arc"  # walks paths
+    assert digraph.run(g, "sssp", source=0, mode="path").stats["dag"]["state"] == "arc"
     bad = [dict(mode="scc", layer_window=2), dict(mode="scc", priority="paper"),
            dict(mode="scc", cache="x"), dict(mode="scc", short_path_push=1),
            dict(mode="path", state="vertex")]  # several GPUs: test_gpu_scc.py
@@ -305,7 +309,7 @@ def test_cnr2000_pagerank(datasets):
     from conftest import dataset_path
     g = digraph.load(dataset_path("cnr-2000.txt.gz"))
     r = digraph.run(g, "pagerank", tol=1e-8)
-    assert r.stats["mode"] == "scc" and r.stats["state"] == "vertex" and r.stats["converged"]
+    assert r.stats["mode"] == "scc" and r.stats["dag"]["state"] == "vertex" and r.stats["converged"]
     ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-10)
     assert np.abs(r.values - ref.values).sum() <= 1e-8 + 1e-10
     # the arc-update goal of issue 4: at most 0.30x bsp's
@@ -336,7 +340,7 @@ def test_auto_split_kind_and_the_estimates(engine_settings):
     exact = digraph.algorithms.PageRank().reference(g)
     _scc_settings(engine_settings, split_arcs=1000)
     r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-10)
-    assert r.stats["scc_split"] == 1 and r.stats["mode"] == "scc"
+    assert r.stats["scc"]["split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]
     c = int(np.argmax(cond.comp_arcs))
     bounds, cap, cross = split_plan(cond, c, 2)
@@ -388,9 +392,9 @@ def test_small_components_are_solved_exactly(route, engine_settings):
         ref = algos.Adsorption().reference(g, seeds=[0, 5])
         run = lambda: digraph.run(g, "adsorption", seeds=[0, 5], mode="scc", tol=1e-12)  # noqa: E731
     r = run()
-    assert r.stats["scc_direct"] == 300 and r.stats["sweeps"] == 0
+    assert r.stats["scc"]["direct"] == 300 and r.stats["scc"]["sweeps"] == 0
     assert r.stats["converged"] and np.abs(r.values - ref).sum() <= 1e-12
     _scc_settings(engine_settings, direct_vertices=0)
     swept = run()
-    assert swept.stats["scc_direct"] == 0 and swept.stats["sweeps"] > 300
+    assert swept.stats["scc"]["direct"] == 0 and swept.stats["scc"]["sweeps"] > 300
     assert np.abs(swept.values - ref).sum() <= 1e-12

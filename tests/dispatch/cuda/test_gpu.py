@@ -84,7 +84,7 @@ def test_small_graph_matches_cpu(be, small, algo, params, mode):
     if mode.startswith("path") and algo != "kcore":
         # units walked: every path of the graph at least once, never more than all per round
         assert len(PATHS) <= r.stats.paths_processed
-        assert r.stats.arc_updates <= r.stats.arcs_examined <= r.stats.rounds * small.num_arcs
+        assert r.stats.arc_updates <= r.stats.dag["arcs_examined"] <= r.stats.rounds * small.num_arcs
     assert r.stats.gpu
 
 
@@ -187,7 +187,7 @@ def test_real_graph_on_gpu(mode):
     if mode == "bsp":  # the same run with its arcs streamed in 8 batches
         s = digraph.run(g, "pagerank", mode="bsp", device="cuda", tol=1e-8,
                         batch_arcs=g.num_arcs // 8 + 1)
-        assert np.abs(s.values - ref.values).sum() <= 1e-8 and s.stats.streamed_batches >= 8
+        assert np.abs(s.values - ref.values).sum() <= 1e-8 and s.stats.push["streamed_batches"] >= 8
 
 
 def test_cli_on_the_gpu(be, tmp_path):
@@ -212,7 +212,7 @@ def test_streamed_arcs_match(be, small, algo, params):
     r = digraph.run(small, algo, mode="bsp", device="cuda", batch_arcs=5, **params)
     ref = digraph.run(small, algo, mode="bsp", **{**params, "tol": 1e-12})
     assert np.abs(r.values - ref.values).sum() <= params["tol"]
-    assert r.stats.streamed_batches >= 4
+    assert r.stats.push["streamed_batches"] >= 4
     assert r.stats.bytes_h2d >= r.stats.rounds * small.num_arcs * 4
 
 
@@ -234,7 +234,7 @@ def test_streamed_hub_gets_a_block(be):
     r = digraph.run(g, "pagerank", mode="bsp", device="cuda", batch_arcs=3, tol=1e-6)
     ref = digraph.run(g, "pagerank", tol=1e-12)
     assert np.abs(r.values - ref.values).sum() <= 1e-6
-    assert r.stats.streamed_batches == 2  # the hub's 6 in-arcs alone, then the other 3
+    assert r.stats.push["streamed_batches"] == 2  # the hub's 6 in-arcs alone, then the other 3
 
 
 @pytest.mark.parametrize("algo,params,weights", [("pagerank", {}, False), ("pagerank", {}, True),

@@ -128,10 +128,10 @@ def test_cluster_sssp_on_a_grid_equals_dijkstra_in_fewer_rounds(weights):
     assert r.stats["rounds"] * 2 < bsp.stats["rounds"]
     from digraph.smx.cuda.clusters import CT
     size = min(512, CT)  # ClusterSettings.size, at most the simulator's 64
-    assert r.stats["cluster_size"] == size
-    assert r.stats["clusters"] == -(-g.num_vertices // size)
-    assert r.stats["clusters_run"] >= r.stats["clusters"]
-    assert r.stats["cluster_sweeps"] >= r.stats["clusters_run"]
+    assert r.stats["cluster"]["size"] == size
+    assert r.stats["cluster"]["clusters"] == -(-g.num_vertices // size)
+    assert r.stats["cluster"]["clusters_run"] >= r.stats["cluster"]["clusters"]
+    assert r.stats["cluster"]["sweeps"] >= r.stats["cluster"]["clusters_run"]
     assert r.stats["arc_updates"] >= g.num_arcs
 
 

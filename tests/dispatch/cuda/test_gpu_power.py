@@ -36,7 +36,7 @@ def test_gpu_power_matches_the_exact_answer_within_its_bound(seed, weighted):
     assert s["converged"] and s["mode"] == "power" and s["engine"] == "gpu-power"
     assert s["error_bound"] <= 1e-9
     assert np.abs(r.values - exact).sum() <= s["error_bound"]
-    assert s["power_anderson"] == 0  # below PowerGpuSettings.anderson_arcs: the plain iteration
+    assert s["power"]["anderson"] == 0  # below PowerGpuSettings.anderson_arcs: the plain iteration
     from digraph.dispatch.engines.power import cpu as power
     algo = digraph.algorithms.PageRank()
     cpu = RunStats.new()
@@ -143,7 +143,7 @@ def test_small_graphs_run_plain_and_keep_their_vectors_for_the_next_run():
     g = _graph(6)
     first = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9)
     again = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9)
-    assert first.stats["power_anderson"] == 0  # below PowerGpuSettings.anderson_arcs
+    assert first.stats["power"]["anderson"] == 0  # below PowerGpuSettings.anderson_arcs
     assert not first.stats["gpu_work_kept"] and again.stats["gpu_work_kept"]
     assert np.array_equal(first.values, again.values)
     pers = digraph.run(g, "pagerank", mode="power", device="cuda", tol=1e-9,

@@ -362,7 +362,7 @@ def test_scc_with_several_gpus_named_runs_on_the_first_or_deals_components(engin
     assert res.stats["engine"] == "multi-gpu-scc" and res.stats["mode"] == "scc"
     assert res.stats["gpus_named"] == 2
     assert res.stats["gpus"] == 2 and "dealt over 2 GPUs" in res.stats["route"]["placed"][0]["why"]
-    assert sum(res.stats["gpu_components"]) == res.stats["scc_vertices"]
+    assert sum(res.stats["sharded"]["components"]) == res.stats["dag"]["scc_vertices"]
     assert np.abs(res.values - _pagerank_exact(g)).sum() <= res.stats["error_bound"] <= 1e-10
 
 
@@ -380,8 +380,8 @@ def test_kept_work_gives_the_fresh_answers_and_follows_the_vectors():
     for r in (first, again):
         assert np.abs(r.values - exact).sum() <= r.stats["error_bound"]
     # the kept state was reset: the second run did the first's work again, not less
-    assert again.stats["scc_ran"] == first.stats["scc_ran"] > 0
-    assert again.stats["scc_direct"] == first.stats["scc_direct"] > 0
+    assert again.stats["dag"]["scc_ran"] == first.stats["dag"]["scc_ran"] > 0
+    assert again.stats["scc"]["direct"] == first.stats["scc"]["direct"] > 0
     pers = {0: 1.0, 7: 3.0}
     p = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10, personalization=pers)
     cpu = digraph.run(g, "pagerank", mode="bsp", tol=1e-12, personalization=pers)

@@ -43,18 +43,18 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, engine_settings):
         r = digraph.run(g, "pagerank", mode="scc", device=_devices(k), tol=1e-10)
         s = r.stats
         assert s["engine"] == "multi-gpu-scc" and s["gpus"] == k
-        assert s["scc_giants"] == [] and "finished_by" not in s
+        assert s["scc"]["giants"] == [] and "finished_by" not in s
         assert np.abs(r.values - exact).sum() <= s["error_bound"] <= 1e-10
         cond, _ = condensation_for(g, "vertex")
         from digraph.smx.cuda.scc_blocks import SH
         sch = scc_schedule(cond, 6, SH)
         owner, giant = deal(cond, sch, k, giant_arcs=2 * (m // 3))
         assert not giant.any() and len(set(owner.tolist())) == k  # every GPU got components
-        assert s["gpu_components"] == np.bincount(owner, minlength=k).tolist()
+        assert s["sharded"]["components"] == np.bincount(owner, minlength=k).tolist()
         crossed = sum(p.size for p in crossings(cond, sch, owner).values())
         assert crossed > 0 and s["bytes_between_gpus"] >= 8 * crossed
         one = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
-        assert s["scc_vertices"] == one.stats["scc_vertices"]
+        assert s["scc_vertices"] == one.stats["dag"]["scc_vertices"]
     again = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-10)
     assert again.stats["gpu_work_kept"] and "finished_by" not in again.stats  # reset, reused
     assert np.abs(again.values - exact).sum() <= again.stats["error_bound"] <= 1e-10
@@ -71,8 +71,8 @@ def test_a_giant_runs_sharded_over_the_gpus(ngpu, engine_settings):
     _settings(engine_settings, heavy_arcs=6, min_arcs_per_gpu=0)
     r = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-6)
     s = r.stats
-    assert s["engine"] == "multi-gpu-scc" and len(s["scc_giants"]) >= 1
-    big = max(s["scc_giants"], key=lambda e: e["arcs"])
+    assert s["engine"] == "multi-gpu-scc" and len(s["scc"]["giants"]) >= 1
+    big = max(s["scc"]["giants"], key=lambda e: e["arcs"])
     assert big["arcs"] >= 40 and big["gpus"] == 2 and big["rounds"] > 0
     assert "finished_by" not in s
     assert np.abs(r.values - _pagerank_exact(g)).sum() <= s["error_bound"] <= 1e-6

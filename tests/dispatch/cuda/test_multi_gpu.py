@@ -67,10 +67,10 @@ def test_answers_match_cpu(ngpu, small, algo, params, mode):
             np.testing.assert_array_equal(r.values, ref.values)
         assert r.stats.gpus == k and r.stats.rounds > 0 and r.stats.arc_updates > 0
         if mode != "path":  # sharded: every GPU got arcs and sent a slice
-            assert len(r.stats.gpu_arcs) == k and sum(r.stats.gpu_arcs) > 0
+            assert len(r.stats.sharded["arcs"]) == k and sum(r.stats.sharded["arcs"]) > 0
             assert r.stats.bytes_between_gpus > 0
-            assert len(r.stats.gpu_idle_share) == k
-            assert all(0.0 <= s <= 1.0 for s in r.stats.gpu_idle_share)
+            assert len(r.stats.sharded["idle_share"]) == k
+            assert all(0.0 <= s <= 1.0 for s in r.stats.sharded["idle_share"])
 
 
 def test_same_counters_as_one_gpu_for_dense_pagerank(ngpu, small):
@@ -195,7 +195,7 @@ def test_exchange_bytes_are_counted(ngpu):
     for k in sorted({2, min(3, ngpu)}):
         r = digraph.run(g, "pagerank", mode="bsp", device=devices(k), tol=1e-6)
         a, ab = _send_classes(g, k)
-        assert r.stats.gpu_sends == a and r.stats.gpu_sends_first == ab
+        assert r.stats.sharded["sends"] == a and r.stats.sharded["sends_first"] == ab
         assert 0 < sum(a) < sum(ab) <= g.num_vertices - 15  # ids 1, 5, 9, ... are never read
         rounds, certs = r.stats.rounds, 1 + r.stats.get("recertified", 0)
         assert rounds > 2 and certs == 1
