@@ -54,7 +54,7 @@ def test_dealt_components_and_exchange_give_the_answer(ngpu, engine_settings):
         crossed = sum(p.size for p in crossings(cond, sch, owner).values())
         assert crossed > 0 and s["bytes_between_gpus"] >= 8 * crossed
         one = digraph.run(g, "pagerank", mode="scc", device="cuda", tol=1e-10)
-        assert s["scc_vertices"] == one.stats["dag"]["scc_vertices"]
+        assert s["dag"]["scc_vertices"] == one.stats["dag"]["scc_vertices"]
     again = digraph.run(g, "pagerank", mode="scc", device=_devices(2), tol=1e-10)
     assert again.stats["gpu_work_kept"] and "finished_by" not in again.stats  # reset, reused
     assert np.abs(again.values - exact).sum() <= again.stats["error_bound"] <= 1e-10
