@@ -170,15 +170,15 @@ def test_figure3_graph(threads, k, fuse, prep):
 
 def check_path_parameter(g, name, values, default):
     """A CPU path-mode parameter of ``digraph.run``: each of ``values`` gives the exact PageRank
-    and is reported in ``stats``; ``default`` when absent; bad values and other modes and devices
-    refused."""
+    and is reported in ``stats["path"]``; ``default`` when absent; bad values and other modes and
+    devices refused."""
     exact = digraph.algorithms.PageRank().reference(g)
     for v in values:
         r = digraph.run(g, "pagerank", mode="path", tol=1e-10, **{name: v})
         assert np.abs(r.values - exact).sum() <= 1e-10
-        assert r.stats[name] == v
+        assert r.stats["path"][name] == v
     r = digraph.run(g, "pagerank", mode="path-nopriority", tol=1e-10)
-    assert r.stats[name] == default and r.stats["dag"]["state"] == "arc"
+    assert r.stats["path"][name] == default and r.stats["dag"]["state"] == "arc"
     with pytest.raises(InvalidParameterError, match="path modes"):  # not an option of the SCC engine
         digraph.run(g, "pagerank", mode="scc", **{name: values[0]})
     with pytest.raises(InvalidParameterError, match="pass mode='path'"):  # nor of the automatic choice
