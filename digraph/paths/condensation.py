@@ -20,7 +20,9 @@ position space split the arcs:
   predecessors are final by then).
 
 ``*_arc`` keeps each arc's CSR index, for arc factors.  Built in O(n + m) Numba passes plus sorts
-of n keys; kept on the graph (:func:`condensation_for`), since it depends on nothing else.
+of n keys; kept on the graph (:func:`condensation_for`), since it depends on nothing else.  A graph
+of fewer than :data:`NUMPY_ARCS` arcs is sorted and split by numpy instead (the same arrays): its
+build compiles only Tarjan's and the levels' kernels.
 """
 
 import time
@@ -32,21 +34,25 @@ from ..preprocess.scc import tarjan_scc
 from ..smx.cpu.serial import pick, serial_twin
 
 __all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_share_bound",
-           "ORDERS"]
+           "ORDERS", "NUMPY_ARCS"]
 
 ORDERS = ("vertex", "path")
 
+NUMPY_ARCS = 1 << 16
+"""Graphs of fewer arcs are sorted (:func:`argsort_keys`) and split (:func:`split_arcs`) by numpy,
+which compiles nothing, rather than by the counting kernels, which are faster on larger graphs."""
+
 
 @njit(cache=True, nogil=True)
-def _levels(in_offsets, in_sources, n, ncomp, by_topo, comp_start):
-    """Longest chain of components above each component (components in topological order).
+def _levels(in_offsets, in_sources, by_topo, comp_start, level, vlev):
+    """Longest chain of components above each component (components in topological order),
+    written to ``level``; ``vlev`` (int64, a vertex's level) comes filled with -1.
 
     A vertex's level is written once its component is done (-1 before), so an in-arc's source
     costs one scattered read: a source of the same component is not done yet, and one of a later
-    component cannot be (topological order)."""
-    level = np.zeros(ncomp, np.int64)
-    vlev = np.full(n, -1, np.int64)
-    for c in range(ncomp):
+    component cannot be (topological order).  The caller allocates (the kernel compiles without
+    numpy's allocators)."""
+    for c in range(level.size):
         lev = 0
         for i in range(comp_start[c], comp_start[c + 1]):
             v = by_topo[i]
@@ -57,7 +63,6 @@ def _levels(in_offsets, in_sources, n, ncomp, by_topo, comp_start):
         level[c] = lev
         for i in range(comp_start[c], comp_start[c + 1]):
             vlev[by_topo[i]] = lev
-    return level
 
 
 @njit(cache=True, nogil=True)
@@ -154,6 +159,49 @@ def _split_arcs(pos, comp_of_pos, comp_offsets, out_offsets, out_targets, in_off
 _split_arcs_serial = serial_twin(_split_arcs)
 
 
+def argsort_keys(keys, nkeys, numpy=False):
+    """``np.argsort(keys, kind="stable")`` (int64) of integer keys in ``[0, nkeys)``: by numpy
+    when ``numpy``, else by :func:`stable_argsort`; the same permutation either way (a stable
+    sort's is unique)."""
+    if numpy:
+        return np.argsort(keys, kind="stable").astype(np.int64, copy=False)
+    return stable_argsort(keys, np.int64(nkeys))
+
+
+def _split_numpy(pos, comp_of_pos, out_offsets, out_targets, in_offsets, in_sources, in_arcs):
+    """The arrays of :func:`_split_arcs` (the same values, types and order) by numpy sorts."""
+    n = pos.size
+    comp_of = comp_of_pos[pos]  # each vertex's component
+
+    def rows(offsets, ends, keep):
+        """(row offsets by position, selected entries ordered by their row's position, then as
+        they lie): the entries ``k`` of each vertex's row with ``keep[k]``."""
+        owner = np.repeat(np.arange(n), np.diff(offsets))
+        sel = np.flatnonzero(keep(comp_of[owner], comp_of[ends]))
+        at = pos[owner[sel]]
+        sel = sel[np.argsort(at, kind="stable")]
+        off = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(at, minlength=n), out=off[1:])
+        return off, sel
+
+    iout_off, e = rows(out_offsets, out_targets, np.equal)
+    ein_off, k = rows(in_offsets, in_sources, np.not_equal)
+    return (iout_off, pos[out_targets[e]], e.astype(np.int64), ein_off, pos[in_sources[k]],
+            in_arcs[k].astype(np.int64))
+
+
+def split_arcs(pos, comp_of_pos, comp_offsets, graph, numpy=False):
+    """The ``iout_*`` and ``ein_*`` arrays of ``graph`` (module docstring): by numpy when
+    ``numpy``, else by :func:`_split_arcs` (its serial twin for small graphs); the same arrays
+    either way."""
+    if numpy:
+        return _split_numpy(pos, comp_of_pos, graph.out_offsets, graph.out_targets,
+                            graph.in_offsets, graph.in_sources, graph.in_arcs)
+    return pick(_split_arcs, _split_arcs_serial, graph.num_arcs)(
+        pos, comp_of_pos, comp_offsets, graph.out_offsets, graph.out_targets, graph.in_offsets,
+        graph.in_sources, graph.in_arcs)
+
+
 class Condensation:
     """Components of a graph by level, with the arcs split into inside / between components.
 
@@ -179,14 +227,15 @@ class Condensation:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         t0 = time.perf_counter()
         n = graph.num_vertices
+        small = graph.num_arcs < NUMPY_ARCS
         lab, ncomp = tarjan_scc(graph.out_offsets, graph.out_targets, n)
         topo = ncomp - 1 - lab  # Tarjan numbers components in reverse topological order
-        by_topo = stable_argsort(topo, np.int64(ncomp))
+        by_topo = argsort_keys(topo, ncomp, small)
         start = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(topo, minlength=ncomp), out=start[1:])
-        level = _levels(graph.in_offsets, graph.in_sources, np.int64(n), np.int64(ncomp), by_topo,
-                        start)
-        by_level = stable_argsort(level, np.int64(level.max() + 1 if ncomp else 0))
+        level = np.empty(ncomp, np.int64)
+        _levels(graph.in_offsets, graph.in_sources, by_topo, start, level, np.full(n, -1, np.int64))
+        by_level = argsort_keys(level, level.max() + 1 if ncomp else 0, small)
         rank = np.empty(ncomp, np.int64)
         rank[by_level] = np.arange(ncomp)
         comp = rank[topo]
@@ -196,16 +245,14 @@ class Condensation:
             key = _path_keys(np.int64(n), pathset.path_offsets, pathset.path_vertices)
             self.order = np.lexsort((key, comp)).astype(np.int64)
         else:
-            self.order = stable_argsort(comp, np.int64(ncomp))
+            self.order = argsort_keys(comp, ncomp, small)
         idx = np.int32 if n < 2**31 else np.int64
         pos = np.empty(n, idx)
         pos[self.order] = np.arange(n, dtype=idx)
         self.comp_offsets = np.zeros(ncomp + 1, np.int64)
         np.cumsum(np.bincount(comp, minlength=ncomp), out=self.comp_offsets[1:])
         (self.iout_offsets, self.iout_targets, self.iout_arcs, self.ein_offsets, self.ein_sources,
-         self.ein_arcs) = pick(_split_arcs, _split_arcs_serial, graph.num_arcs)(
-             pos, comp[self.order], self.comp_offsets, graph.out_offsets, graph.out_targets,
-             graph.in_offsets, graph.in_sources, graph.in_arcs)
+         self.ein_arcs) = split_arcs(pos, comp[self.order], self.comp_offsets, graph, small)
         self.comp_arcs = np.diff(self.iout_offsets[self.comp_offsets])
         lev = level[by_level]
         nl = int(lev[-1]) + 1 if ncomp else 0

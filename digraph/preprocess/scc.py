@@ -27,15 +27,25 @@ def _tarjan_range(offsets, targets, eoffsets, etargets, lo, hi, label):
     ``label`` is."""
     nloc = hi - lo
     it = label.dtype
-    index = np.full(nloc, -1, dtype=it)
-    low = np.empty(nloc, dtype=it)
-    onstack = np.zeros(nloc, dtype=np.bool_)
-    sstack = np.empty(nloc, dtype=it)
-    cstack = np.empty(nloc, dtype=it)   # call stack: node
-    # next arc to look at per node (past the CSR: extra arcs)
-    cursor = np.empty(nloc, dtype=np.int64)
+    return _tarjan_scan(offsets, targets, eoffsets, etargets, lo, hi, label,
+                        np.empty(nloc, dtype=it), np.empty(nloc, dtype=it),
+                        np.empty(nloc, dtype=np.bool_), np.empty(nloc, dtype=it),
+                        np.empty(nloc, dtype=it), np.empty(nloc, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _tarjan_scan(offsets, targets, eoffsets, etargets, lo, hi, label, index, low, onstack, sstack,
+                 cstack, cursor):
+    """:func:`_tarjan_range` with its scratch given (``hi - lo`` entries or more each, any
+    content): ``index``, ``low``, the stack ``sstack`` and the call stack ``cstack`` of
+    ``label``'s type, ``onstack`` (bool) and ``cursor`` (int64: each node's next arc, past its
+    CSR row for the extra arcs).  It allocates nothing, so that it compiles without numpy's
+    allocators."""
+    nloc = hi - lo
     for r in range(nloc):
         label[r] = -1
+        index[r] = -1
+        onstack[r] = False
     sp = 0
     counter = 0
     ncomp = 0
@@ -120,9 +130,11 @@ def tarjan_scc(offsets, targets, num_nodes=None):
     joining two components (reverse topological numbering).
     """
     n = offsets.size - 1 if num_nodes is None else int(num_nodes)
-    lab = np.empty(n, dtype=_label_dtype(n))
+    it = _label_dtype(n)
+    lab = np.empty(n, dtype=it)
     eoff, etg = _no_extra(offsets.size - 1)
-    nc = _tarjan_range(offsets, targets, eoff, etg, np.int64(0), np.int64(n), lab)
+    nc = _tarjan_scan(offsets, targets, eoff, etg, np.int64(0), np.int64(n), lab,
+                      *(np.empty(n, t) for t in (it, it, np.bool_, it, it, np.int64)))
     return lab.astype(np.int64), int(nc)
 
 

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 
 
-__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass"]
+__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "serial_pass_direct"]
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN, DIRECT = range(9)
 COUNTERS = 9
@@ -137,6 +137,24 @@ def _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r):
     return iout_offsets[z] - iout_offsets[a]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
+            vscale, b, x, r, cnt):
+    """Pull, then solve positions ``a:z`` exactly (:func:`_direct`: a component with arcs inside
+    and at most ``direct`` vertices); returns the arcs pulled and read."""
+    for j in range(a, z):
+        r[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
+    pulled = ein_offsets[z] - ein_offsets[a]
+    cnt[PULLS] += pulled
+    cnt[RAN] += 1
+    read = _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r)
+    cnt[PUSHES] += read
+    cnt[VERTEX_PUSHES] += z - a
+    cnt[DIRECT] += 1
+    cnt[ONCE] += 1
+    return pulled + read
+
+
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
                vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt, direct):
@@ -145,18 +163,14 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
     has at most ``direct`` vertices; returns (sweeps, arcs pulled and pushed or read).  An exact
     solve reads the component's arcs once and counts as one sweep of the critical path
     (``stats["rounds"]``), though not in ``SWEEPS``."""
+    if z - a <= direct:  # one pass on the critical path
+        return 1, _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef,
+                          has_coef, vscale, b, x, r, cnt)
     arcs = iout_offsets[z] - iout_offsets[a]
     for j in range(a, z):
         r[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
     cnt[PULLS] += ein_offsets[z] - ein_offsets[a]
     cnt[RAN] += 1
-    if z - a <= direct:
-        read = _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r)
-        cnt[PUSHES] += read
-        cnt[VERTEX_PUSHES] += z - a
-        cnt[DIRECT] += 1
-        cnt[ONCE] += 1
-        return 1, ein_offsets[z] - ein_offsets[a] + read  # one pass on the critical path
     base = budget / arcs
     sent = ein_offsets[z] - ein_offsets[a]
     mass = 0.0
@@ -247,3 +261,24 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
                               per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, row, direct)
         comp_sweeps[c] = sw
         comp_sent[c] = sent
+
+
+@njit(cache=True, nogil=True)
+def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef,
+                       iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax,
+                       linf, prio, max_sweeps, cnt, comp_sweeps, comp_sent, direct):
+    """:func:`serial_pass` (the same arguments, answers and counters) for components ``c0:c1``
+    whose cyclic ones all have at most ``direct`` vertices, so that none is swept: it compiles
+    without the sweeps (``per_arc``, ``vmax``, ``linf``, ``prio`` and ``max_sweeps`` unused)."""
+    row = cnt[0]
+    for c in range(c0, c1):
+        a = comp_offsets[c]
+        z = comp_offsets[c + 1]
+        if comp_arcs[c] == 0:
+            comp_sweeps[c] = 0
+            comp_sent[c] = _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b,
+                                    x, r, row)
+        else:
+            comp_sweeps[c] = 1
+            comp_sent[c] = _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets,
+                                   iout_targets, icoef, has_coef, vscale, b, x, r, row)

@@ -187,6 +187,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b_left = float(b.sum())
     sum_done = 0.0
     split = cond.comp_arcs >= settings.split_arcs if T > 1 else np.zeros(C, bool)
+    swept = (cond.comp_arcs > 0) & (np.diff(cond.comp_offsets) > settings.direct_vertices)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     old_chunk = numba.get_parallel_chunksize()
@@ -201,7 +202,8 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
                 vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent,
                 int(settings.direct_vertices))
         if kind == "serial":
-            K.serial_pass(c0, c1, *args)
+            # without the sweeps' code when no component here needs it (compiled apart)
+            (K.serial_pass if swept[c0:c1].any() else K.serial_pass_direct)(c0, c1, *args)
             # levels one after another, each as long as its slowest component
             layer_rounds[L0:L1] = np.maximum.reduceat(comp_sweeps[c0:c1],
                                                       cond.level_offsets[L0:L1] - c0)
