@@ -216,6 +216,7 @@ def _warm_cpu(mode, family, itype):
     g = _tiny(itype)
     warm.cpu(mode, family, g, variants="all")
     settings = {"scc": [{"thin_arcs": 0},  # levels run in parallel
+                        {"direct_vertices": 0},  # the serial pass with its sweeps
                         {"split_arcs": 1, "split_kind": "outbox"},  # components split over threads
                         {"split_arcs": 1, "split_kind": "accumulate"}],
                 "vertex-async": [{"queue_share": 1.0}]}.get(mode, [])  # one-thread queue phases

@@ -105,41 +105,44 @@ def _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r, c
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r):
+def _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r, work):
     """Solve ``(I − A_c) y = r_c`` on positions ``a:z`` (a component with arcs inside, its
     residuals ``r_c`` pulled) exactly: ``x_c += y``, ``r_c = 0``; returns the inside arcs read.
     ``I − A_c`` is diagonally dominant by columns on the L1 route (column sums of ``A`` at most
-    γ1 < 1) and by rows on the L∞ route, so Gaussian elimination needs no pivoting."""
+    γ1 < 1) and by rows on the L∞ route, so Gaussian elimination needs no pivoting.  ``work``
+    (float64, at least ``k² + k`` entries for ``k = z − a``, any content) holds the matrix, row by
+    row, then ``y``: the kernel allocates nothing."""
     k = z - a
-    m = np.zeros((k, k), np.float64)
-    y = np.empty(k, np.float64)
+    for i in range(k * k):
+        work[i] = 0.0
     for i in range(k):
-        m[i, i] = 1.0
-        y[i] = r[a + i]
+        work[i * k + i] = 1.0
+        work[k * k + i] = r[a + i]
     for j in range(a, z):
         for e in range(iout_offsets[j], iout_offsets[j + 1]):
-            m[iout_targets[e] - a, j - a] -= icoef[e] if has_coef else vscale[j]
+            work[(iout_targets[e] - a) * k + j - a] -= icoef[e] if has_coef else vscale[j]
+    y = k * k
     for p in range(k):
         for i in range(p + 1, k):
-            f = m[i, p] / m[p, p]
+            f = work[i * k + p] / work[p * k + p]
             if f != 0.0:
                 for c in range(p + 1, k):
-                    m[i, c] -= f * m[p, c]
-                y[i] -= f * y[p]
+                    work[i * k + c] -= f * work[p * k + c]
+                work[y + i] -= f * work[y + p]
     for p in range(k - 1, -1, -1):
-        acc = y[p]
+        acc = work[y + p]
         for c in range(p + 1, k):
-            acc -= m[p, c] * y[c]
-        y[p] = acc / m[p, p]
+            acc -= work[p * k + c] * work[y + c]
+        work[y + p] = acc / work[p * k + p]
     for i in range(k):
-        x[a + i] += y[i]
+        x[a + i] += work[y + i]
         r[a + i] = 0.0
     return iout_offsets[z] - iout_offsets[a]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
-            vscale, b, x, r, cnt):
+            vscale, b, x, r, cnt, work):
     """Pull, then solve positions ``a:z`` exactly (:func:`_direct`: a component with arcs inside
     and at most ``direct`` vertices); returns the arcs pulled and read."""
     for j in range(a, z):
@@ -147,7 +150,7 @@ def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, i
     pulled = ein_offsets[z] - ein_offsets[a]
     cnt[PULLS] += pulled
     cnt[RAN] += 1
-    read = _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r)
+    read = _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r, work)
     cnt[PUSHES] += read
     cnt[VERTEX_PUSHES] += z - a
     cnt[DIRECT] += 1
@@ -157,7 +160,7 @@ def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, i
 
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
-               vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt, direct):
+               vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt, direct, work):
     """Pull, then sweep positions ``a:z`` (one component with arcs inside, one thread; the passes
     take acyclic ones to :func:`_acyclic` first) until within budget, or solve it exactly when it
     has at most ``direct`` vertices; returns (sweeps, arcs pulled and pushed or read).  An exact
@@ -165,7 +168,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
     (``stats["rounds"]``), though not in ``SWEEPS``."""
     if z - a <= direct:  # one pass on the critical path
         return 1, _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef,
-                          has_coef, vscale, b, x, r, cnt)
+                          has_coef, vscale, b, x, r, cnt, work)
     arcs = iout_offsets[z] - iout_offsets[a]
     for j in range(a, z):
         r[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
@@ -223,10 +226,11 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
 @njit(parallel=True, cache=True, nogil=True)
 def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-               max_sweeps, cnt, comp_sweeps, comp_sent, direct):
+               max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """Components ``comps`` of one level, one per thread at a time (dynamic chunks): each pulls
     and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route).  Each one's
-    sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``."""
+    sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``.  ``work``: a row of
+    ``direct² + direct`` floats per thread (:func:`_direct`'s scratch), as ``cnt``."""
     for i in prange(comps.size):
         c = comps[i]
         if comp_arcs[c] == 0:
@@ -238,7 +242,7 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
                               per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
-                              cnt[numba.get_thread_id()], direct)
+                              cnt[numba.get_thread_id()], direct, work[numba.get_thread_id()])
         comp_sweeps[c] = sw
         comp_sent[c] = sent
 
@@ -246,9 +250,10 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
 @njit(cache=True, nogil=True)
 def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                 iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-                max_sweeps, cnt, comp_sweeps, comp_sent, direct):
+                max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """Components ``c0:c1`` (several thin levels) one after another on the calling thread, in
-    level order, so a deep DAG costs no call per level."""
+    level order, so a deep DAG costs no call per level (``work``: as for :func:`level_pass`,
+    row 0 used)."""
     row = cnt[0]
     for c in range(c0, c1):
         if comp_arcs[c] == 0:
@@ -258,7 +263,8 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
             continue
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
-                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, row, direct)
+                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, row, direct,
+                              work[0])
         comp_sweeps[c] = sw
         comp_sent[c] = sent
 
@@ -266,19 +272,38 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
 @njit(cache=True, nogil=True)
 def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef,
                        iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax,
-                       linf, prio, max_sweeps, cnt, comp_sweeps, comp_sent, direct):
+                       linf, prio, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """:func:`serial_pass` (the same arguments, answers and counters) for components ``c0:c1``
     whose cyclic ones all have at most ``direct`` vertices, so that none is swept: it compiles
-    without the sweeps (``per_arc``, ``vmax``, ``linf``, ``prio`` and ``max_sweeps`` unused)."""
+    without the sweeps (``per_arc``, ``vmax``, ``linf``, ``prio`` and ``max_sweeps`` unused).
+    The pull of :func:`_acyclic` and :func:`_solved` is written out once, shared by both kinds
+    of component: each inlined call is compiled anew."""
     row = cnt[0]
     for c in range(c0, c1):
         a = comp_offsets[c]
         z = comp_offsets[c + 1]
-        if comp_arcs[c] == 0:
+        cyclic = comp_arcs[c] != 0
+        for j in range(a, z):
+            acc = b[j]
+            for k in range(ein_offsets[j], ein_offsets[j + 1]):
+                s = ein_sources[k]
+                acc += (ecoef[k] if has_coef else vscale[s]) * x[s]
+            if cyclic:
+                r[j] = acc
+            else:  # exact: its inputs are final
+                x[j] = acc
+                r[j] = 0.0
+        pulled = ein_offsets[z] - ein_offsets[a]
+        row[PULLS] += pulled
+        row[RAN] += 1
+        row[VERTEX_PUSHES] += z - a
+        row[ONCE] += 1
+        if not cyclic:
             comp_sweeps[c] = 0
-            comp_sent[c] = _acyclic(a, z, ein_offsets, ein_sources, ecoef, has_coef, vscale, b,
-                                    x, r, row)
-        else:
-            comp_sweeps[c] = 1
-            comp_sent[c] = _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets,
-                                   iout_targets, icoef, has_coef, vscale, b, x, r, row)
+            comp_sent[c] = pulled
+            continue
+        read = _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r, work[0])
+        row[PUSHES] += read
+        row[DIRECT] += 1
+        comp_sweeps[c] = 1
+        comp_sent[c] = pulled + read

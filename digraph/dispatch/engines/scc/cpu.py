@@ -180,6 +180,8 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     prio = settings.priority_share if priority == "pending" else 0.0
     T = numba.get_num_threads()
     cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
+    d = int(settings.direct_vertices)
+    work = np.empty((numba.config.NUMBA_NUM_THREADS, d * d + d), np.float64)  # exact solves
     C = cond.num_components
     comp_sweeps = np.zeros(C, np.int64)
     comp_sent = np.zeros(C, np.int64)
@@ -199,8 +201,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         vmax = budget if linf else 0.0
         args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
                 cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
-                vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent,
-                int(settings.direct_vertices))
+                vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent, d, work)
         if kind == "serial":
             # without the sweeps' code when no component here needs it (compiled apart)
             (K.serial_pass if swept[c0:c1].any() else K.serial_pass_direct)(c0, c1, *args)
