@@ -109,9 +109,9 @@ def _direct(a, z, iout_offsets, iout_targets, icoef, has_coef, vscale, x, r, wor
     """Solve ``(I − A_c) y = r_c`` on positions ``a:z`` (a component with arcs inside, its
     residuals ``r_c`` pulled) exactly: ``x_c += y``, ``r_c = 0``; returns the inside arcs read.
     ``I − A_c`` is diagonally dominant by columns on the L1 route (column sums of ``A`` at most
-    γ1 < 1) and by rows on the L∞ route, so Gaussian elimination needs no pivoting.  ``work``
-    (float64, at least ``k² + k`` entries for ``k = z − a``, any content) holds the matrix, row by
-    row, then ``y``: the kernel allocates nothing."""
+    γ1 < 1) and by rows on the L∞ route, so Gaussian elimination needs no pivoting.
+    ``work`` (float64, at least ``k² + k`` entries for ``k = z − a``, any content) holds the
+    matrix, row by row, then ``y``: the kernel allocates nothing."""
     k = z - a
     for i in range(k * k):
         work[i] = 0.0
