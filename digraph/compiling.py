@@ -186,3 +186,12 @@ def seconds():
     if lst.depth:  # called from inside a compilation (not by digraph itself): count it so far
         return lst.total + (time.perf_counter() - lst.t0)
     return lst.total
+
+
+def work_clock():
+    """A clock in seconds that stands still while Numba compiles (``time.perf_counter()`` less
+    :func:`seconds`): differences of it around a phase are the phase's own work, so timings
+    stored for later (a cache's build times) do not depend on whether the kernels were
+    compiled in that process."""
+    return time.perf_counter() - seconds()
+

@@ -214,7 +214,9 @@ class PathSet:
         ``dep_graph_arcs`` (arcs of the vertex dependency graph D, see
         :mod:`digraph.preprocess.dag`) and ``dep_graph_arc_ratio`` (/ m), ``dag_arcs``,
         ``num_partitions``, ``partition_max_arcs``, ``partition_mean_arcs``, ``partition_balance``
-        (max / mean), and ``time_<stage>`` for each timed stage plus ``time_total``.
+        (max / mean), and ``time_<stage>`` for each timed stage plus ``time_total`` (seconds,
+        Numba's compilation left out: it is ``time_compile``, so a cache's times do not depend
+        on whether its build compiled the kernels).
         """
         return decomposition_stats(self)
 

@@ -126,12 +126,14 @@ def _fmt(v):
 
 def format_table(stats, params=None):
     """Two-column text table of a stats dict (parameters first); keys and values are
-    :func:`escaped`."""
+    :func:`escaped`, times (``time_*`` keys, in seconds) shown with their unit."""
     rows = []
     if params:
         rows += [(f"param {escaped(k)}", _fmt(v)) for k, v in params.items()]
     from ..result import flat_items
-    rows += [(escaped(k), _fmt(v)) for k, v in flat_items(stats)]
+    rows += [(escaped(k), _fmt(v) + (" s" if k.rsplit(".", 1)[-1].startswith("time_")
+                                      and isinstance(v, (int, float)) else ""))
+             for k, v in flat_items(stats)]
     w = max((len(k) for k, _ in rows), default=0)
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
 

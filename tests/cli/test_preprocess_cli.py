@@ -26,6 +26,9 @@ def test_preprocess_then_info(tmp_path, edge_file, capsys):
     assert main(["info", str(out)]) == 0
     table = capsys.readouterr().out
     assert "num_scc" in table and "graph_fingerprint" in table
+    times = dict(line.split(None, 1) for line in table.splitlines() if line.startswith("time_"))
+    assert {"time_total", "time_compile"} <= set(times)  # build and compilation apart, in s
+    assert all(v.endswith(" s") for v in times.values()), times
     assert main(["info", str(out), "--json"]) == 0
     man = json.loads(capsys.readouterr().out)
     assert man["stats"]["num_arcs"] == 7
