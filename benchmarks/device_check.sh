@@ -5,8 +5,11 @@
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
 # Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
+# ``first`` times the first answer with an empty Numba cache, 2 threads on cores 2-3, for the
+# trees in TREES (default: .base and this checkout).
 set -euo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
+# once per machine: two calls of this script may run side by side (tests beside a timing)
+[ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
 export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 DIGRAPH_DATASETS=$PWD/.data
 OUT=${OUT:-/tmp/device-check}
 mkdir -p "$OUT"
@@ -15,7 +18,7 @@ ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
 REPEAT=${REPEAT:-5}
 ROUNDS=${ROUNDS:-2}
 AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGORITHMS --repeat $REPEAT --rounds $ROUNDS"
-case "${1:?tests, gpu, cpu16, cpu2 or threads}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads or first}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -25,4 +28,6 @@ case "${1:?tests, gpu, cpu16, cpu2 or threads}" in
       NUMBA_NUM_THREADS=16 python3 benchmarks/harness.py --graphs $GRAPHS --algorithms $ALGORITHMS \
         --modes default scc bsp --threads "$T" --repeat "$REPEAT" --out "$OUT/threads.json"
     done ;;
+  first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
+           --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
 esac
