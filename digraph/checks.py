@@ -7,7 +7,8 @@ import numpy as np
 
 from .errors import InvalidParameterError, short_repr
 
-__all__ = ["check_device", "check_threads", "check_positive", "check_path_options", "MAX_COUNT"]
+__all__ = ["check_device", "check_threads", "check_positive", "check_path_options", "check_removed",
+           "MAX_COUNT"]
 
 
 def check_device(device):
@@ -98,3 +99,13 @@ def check_path_options(cache, preprocess):
         raise InvalidParameterError(f"preprocess: jobs must be -1 (every core) or an integer "
                                     f"from 1 to 2**63 - 1, got {short_repr(jobs)}")
     return cache, params
+
+
+def check_removed(params):
+    """Refuse the parameters of :func:`digraph.run` that were removed, naming what replaced
+    them (:class:`~digraph.errors.InvalidParameterError`)."""
+    if "state" in params:
+        raise InvalidParameterError(
+            "state= was removed: mode='scc' is the SCC engine with one residual per vertex (the "
+            "old state='vertex'), mode='path' walks the paths (the old state='arc')")
+

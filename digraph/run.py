@@ -2,11 +2,13 @@
 
 import time
 
+import numba
 import numpy as np
 
 from . import compiling
 from .algorithms import get as get_algorithm
-from .checks import check_device, check_path_options, check_positive, check_threads
+from .checks import (check_device, check_path_options, check_positive, check_removed,
+                     check_threads)
 from .dispatch.engines.common import Request
 from .dispatch.engines import execute
 from .dispatch.placement import of as placement_of
@@ -15,7 +17,7 @@ from .dispatch.route.modes import MODES, PATH_OPTIONS
 from .dispatch.route import check_mode, restricts, route
 from .dispatch.route.placing import place
 from .dispatch.settings import check as check_settings, current, using
-from .errors import ConvergenceError, InvalidParameterError
+from .errors import ConvergenceError
 from .graph import Graph
 from .interrupts import deferring
 from .progress import target as progress_target, with_progress
@@ -44,25 +46,23 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     mode : str, optional
         ``None`` (default): the router (:mod:`digraph.dispatch.route`) picks the fastest measured
         mode for the algorithm, device and graph, and says which and why in ``stats["mode"]``,
-        ``stats["engine"]`` and ``stats["route"]``.  A named mode runs exactly that mode or
-        raises: ``"scc"`` (CPU and one GPU, linear systems: strongly connected components
-        solved one after another in the order of their DAG, one residual per vertex; with
-        several GPUs named, each unit's components dealt over them, or on the first for graphs
-        the sharded engines would run on one; the CPU default for
-        PageRank, adsorption and other linear systems), ``"power"`` (CPU, normalised linear
-        systems such as PageRank: the Google-matrix power iteration with the rank-one
-        dangling/teleport term, chosen automatically when one strongly connected component holds
-        most arcs), ``"path"`` (DiGraph: paths walked one per
-        thread, SCC-vertices of the DAG sketch in layer order, with priority scheduling; not
-        k-core), ``"path-nopriority"`` (the same without priority, DiGraph-w),
-        ``"vertex-async"`` (asynchronous worklist passes with atomic pushes, DiGraph-t; the
-        default for SSSP and other min/max systems, and for k-core on GPUs), ``"bsp"``
-        (bulk-synchronous rounds over a frontier, Gunrock-like; the default for linear systems
-        on GPUs), ``"peel"`` (k-core only, CPU: one exact peeling pass, Batagelj–Zaversnik or
-        the parallel PKC, see :mod:`digraph.dispatch.engines.peel.cpu`; the CPU default for k-core)
-        or ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters of nearby vertices each
-        relaxed to its local fixpoint in one thread block per round; the GPU default on
-        road-like graphs, see :mod:`digraph.dispatch.engines.cluster.gpu`).
+        ``stats["engine"]`` and ``stats["route"]``.  A named mode runs exactly that mode or raises:
+        ``"scc"`` (CPU and one GPU, linear systems: strongly connected components solved one after
+        another in the order of their DAG, one residual per vertex; with several GPUs named, each
+        unit's components dealt over them, or on the first for graphs the sharded engines would run
+        on one; the CPU default for PageRank, adsorption and other linear systems), ``"power"``
+        (CPU, normalised linear systems such as PageRank: the Google-matrix power iteration with the
+        rank-one dangling/teleport term, chosen automatically when one strongly connected component
+        holds most arcs), ``"path"`` (DiGraph: paths walked one per thread, SCC-vertices of the DAG
+        sketch in layer order, with priority scheduling; not k-core), ``"path-nopriority"`` (the
+        same without priority, DiGraph-w), ``"vertex-async"`` (asynchronous worklist passes with
+        atomic pushes, DiGraph-t; the default for SSSP and other min/max systems, and for k-core on
+        GPUs), ``"bsp"`` (bulk-synchronous rounds over a frontier, Gunrock-like; the default for
+        linear systems on GPUs), ``"peel"`` (k-core only, CPU: one exact peeling pass,
+        Batagelj–Zaversnik or the parallel PKC, see :mod:`digraph.dispatch.engines.peel.cpu`; the
+        CPU default for k-core) or ``"cluster"`` (SSSP and other min/max systems, one GPU: clusters
+        of nearby vertices each relaxed to its local fixpoint in one thread block per round; the GPU
+        default on road-like graphs, see :mod:`digraph.dispatch.engines.cluster.gpu`).
     device : str
         ``"cpu"`` (default) or ``"cuda"``/``"cuda:N"``: one NVIDIA GPU (needs numba-cuda and
         CuPy, ``pip install 'digraph-engine[cuda]'``; the same modes, answers and counters, see
@@ -159,10 +159,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         graph = load(graph)
     t_load = time.perf_counter() - t0
 
-    if "state" in params:
-        raise InvalidParameterError(
-            "state= was removed: mode='scc' is the SCC engine with one residual per vertex (the "
-            "old state='vertex'), mode='path' walks the paths (the old state='arc')")
+    check_removed(params)
     bound = algo.bind(graph, params)
     system = algo.prepare(graph, **bound)
     tol = check_positive("tol", algo.default_tol if tol is None else tol, float)
@@ -182,13 +179,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             if restricted is not None:
                 graph, system = restricted.graph, restricted.system
 
-        import numba
         nthreads = threads or numba.get_num_threads()
         options = {"priority": priority, "cache": cache, "preprocess": preprocess,
                    "short_path_push": short_path_push, "layer_window": layer_window,
                    "batch_arcs": batch_arcs, "threads": threads}
-        t0 = time.perf_counter()
-        c0 = compiling.seconds()
+        t0, c0 = time.perf_counter(), compiling.seconds()
         plan = route(system.family, mode, device, threads=nthreads,
                      graph=graph if system.family == "linear" or (
                          system.family == "monotone" and device != "cpu") else None,
