@@ -67,12 +67,15 @@ def once(tree, graph, algorithm):
 
 
 def tree_name(tree):
-    """The tree's commit (short) when it is a git checkout, else its folder."""
+    """The tree's commit (short) when it is the top of a git checkout, else its folder (a tree
+    unpacked inside another checkout is not that checkout's commit)."""
     try:
-        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        top, head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--show-toplevel",
+                                    "--short", "HEAD"], capture_output=True, text=True,
+                                   check=True).stdout.split()
+    except (OSError, ValueError, subprocess.CalledProcessError):
         return str(tree)
+    return head if Path(top).resolve() == Path(tree).resolve() else str(tree)
 
 
 def main(argv=None):
