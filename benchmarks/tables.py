@@ -295,6 +295,15 @@ TABLES = [
            ("16c9abb", method("digraph first run (16c9abb)"))],
           key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
               rs[0].get("ran")))]),
+    Table("First answer with an empty Numba cache: the device's host",
+          "first_run_cpu2_h100_host.json",
+          "The same measurement on 2 cores of a GPU machine's host: 07151ff against 0ced4bb (the "
+          "condensation of small graphs by numpy, the SCC engine's pass without sweeps where "
+          "every cyclic component is solved exactly, exact solves without allocation).",
+          [("07151ff", method("digraph first run (07151ff)")),
+           ("0ced4bb", method("digraph first run (0ced4bb)"))],
+          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
+              rs[0].get("ran")))]),
 ]
 
 
@@ -318,28 +327,32 @@ def harness_tables(results=RESULTS):
 
 
 def comparison_tables(results=RESULTS, commands=None):
-    """The text of a table for each file of :mod:`before_after` (its ``comparisons``: base and
-    new medians pooled over the alternated rounds, their ratio and verdict)."""
-    out = []
+    """One section for the files of :mod:`before_after`: a table of every case (its
+    ``comparisons``: base and new medians pooled over the alternated rounds, their ratio and
+    verdict), a row per case, then each file's note, date, machine and command."""
+    lines = ["| file | graph | algorithm | device | base | new | ratio | verdict |",
+             "|---|---|---|---|---:|---:|---:|---|"]
+    sources = []
     for path in sorted(Path(results).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         if not data.get("comparisons"):
             continue
         meta = data.get("meta", {})
-        lines = ["| graph | algorithm | method | device | base | new | ratio | verdict |",
-                 "|---|---|---|---|---:|---:|---:|---|"]
+        name = path.stem.removeprefix("before_after_")
         for comp in data["comparisons"]:
             for c in comp["cases"]:
-                lines.append(f"| {c['graph']} | {c['algorithm']} | {c['method']} | {c['device']} "
+                lines.append(f"| `{name}` | {c['graph']} | {c['algorithm']} | {c['device']} "
                              f"| {fmt(c['base_ms'])} | {fmt(c['new_ms'])} | {c['ratio']:.2f} "
                              f"| {c['verdict']} |")
         command, machine = (commands or listed(results)).get(path.name, ("not listed", "not listed"))
-        out.append(f"## Before and after: `{path.stem}`\n\n{meta.get('note', '')}\n\n"
-                   + "\n".join(lines) + "\n\n"
-                   + f"*File* `benchmarks/results/{path.name}` · *date* "
-                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
-                   f"*Command* {command}\n")
-    return out
+        sources.append(f"- `{name}`: {meta.get('note', '')}. *File* `benchmarks/results/"
+                       f"{path.name}` · *date* {meta.get('date', 'not recorded')} · *machine* "
+                       f"{machine} · *command* {command}")
+    if not sources:
+        return []
+    return ["## Before and after\n\nThe defaults (`method` digraph default) on two checkouts, "
+            "sides alternated process by process (`benchmarks/before_after.py`), medians in ms; "
+            "`ratio` new ÷ base.\n\n" + "\n".join(lines) + "\n\n" + "\n".join(sources) + "\n"]
 
 
 # -- the page and the README block ---------------------------------------------------------------
