@@ -121,6 +121,9 @@ def build_parser():
     w.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
     w.add_argument("--int64", action="store_true",
                    help="also compile for graphs of 2^31 vertices or more (int64 indices)")
+    w.add_argument("--jobs", type=int, default=None,
+                   help="worker processes compiling at once (default: every core; 1: this "
+                        "process only)")
     w.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     w.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -218,12 +221,14 @@ def _warmup(args, out):
         print(f"  {what:<28}{secs:7.2f} s  ({how})", file=out, flush=True)
 
     from .dispatch.engines.warmup import idle_modes
+    from .preprocess.cli import check_int_option
 
+    check_int_option("--jobs", args.jobs, 1, also=-1)
     print(f"digraph warmup: compiling the kernels ({args.device})", file=out, flush=True)
     t0 = time.perf_counter()
     done = digraph.warmup(args.mode, args.family, device=args.device,
                           index_dtypes=("int32", "int64") if args.int64 else ("int32",),
-                          progress=line)
+                          progress=line, jobs=args.jobs)
     total = time.perf_counter() - t0
     # a mode that compiles nothing here is said so, with where it runs (exit status 0)
     families = f" --family {' --family '.join(args.family)}" if args.family else ""

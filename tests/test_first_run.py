@@ -1,7 +1,9 @@
 """First run (issue 19, item 3): compile only what a run needs, say so while compiling, compile
 ahead with ``digraph.warmup()`` / ``digraph warmup``, and cache from a read-only install."""
 
+import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -43,6 +45,122 @@ def test_warmup_checks_its_arguments():
         digraph.warmup(families=["linear", "cubic"])
     with pytest.raises(InvalidParameterError, match="index_dtypes"):
         digraph.warmup(modes=["peel"], index_dtypes=("float32",))
+
+
+PARALLEL = """
+import json, sys
+import digraph
+done = digraph.warmup(modes=["power"], families=["linear"], jobs=int(sys.argv[1]))
+print(json.dumps(done))
+"""
+
+FIRST_RUN = """
+import json
+import digraph
+from digraph import compiling
+g = digraph.load(([0, 1, 2, 2, 3, 4], [1, 2, 0, 3, 4, 3]))
+r = digraph.run(g, "pagerank", mode="power")
+print(json.dumps([compiling.seconds(), r.stats["time_compile"]]))
+"""
+
+
+def _python(script, cache, *args):
+    env = {k: v for k, v in os.environ.items() if k != "DIGRAPH_QUIET"}
+    env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1]), r.stderr
+
+
+def test_parallel_warmup_into_an_empty_cache_then_a_run_compiles_nothing(tmp_path):
+    """Two worker processes compile into a fresh cache folder: the same items in the same order
+    as in one process, and the next process loads every kernel of its run from the cache."""
+    cache = tmp_path / "numba"
+    done, _ = _python(PARALLEL, cache, "2")
+    assert [d["what"] for d in done] == ["load", "route", "linear power"]
+    assert all(d["seconds"] >= d["compiled"] >= 0.0 for d in done)
+    assert sum(d["compiled"] for d in done) > 0.5  # it did compile, in the workers
+    (compiled, time_compile), err = _python(FIRST_RUN, cache)
+    assert compiled == 0.0 and time_compile < 1.0
+    assert compiling.NOTICE not in err
+    again, _ = _python(PARALLEL, cache, "1")  # one process: everything from the cache
+    assert [d["what"] for d in again] == [d["what"] for d in done]
+    assert all(d["compiled"] == 0.0 for d in again)
+
+
+def test_parallel_warmup_reports_each_item_in_this_process():
+    seen = []
+    done = digraph.warmup(modes=["power", "bsp"], families=["linear", "hindex"], jobs=3,
+                          progress=lambda *a: seen.append(a))
+    whats = ["load", "route", "linear power", "linear bsp", "hindex bsp"]
+    assert [d["what"] for d in done] == whats
+    assert sorted(a[0] for a in seen) == sorted(whats)
+    assert all(len(a) == 3 for a in seen)
+
+
+@pytest.mark.parametrize("jobs", [0, -2, 1.5, "2", True])
+def test_warmup_checks_jobs(jobs):
+    with pytest.raises(InvalidParameterError, match="jobs must be an integer"):
+        digraph.warmup(modes=["power"], families=["linear"], jobs=jobs)
+
+
+def test_cli_warmup_checks_jobs(capsys):
+    assert cli.main(["warmup", "--jobs", "0"]) == 2
+    assert "--jobs must be an integer from 1" in capsys.readouterr().err
+
+
+def test_a_workers_exception_is_raised_here_with_its_traceback():
+    from digraph import warmup_workers
+    from digraph.dispatch.engines.warmup import _call
+    items = [("load", "load", None, None, None), ("linear nosuch", "cpu", "nosuch", "linear",
+                                                  "int32")]
+    with pytest.raises(Exception) as here:  # noqa: PT011 - whatever the item raises in-process
+        _call(items[1])
+    with pytest.raises(type(here.value), match="^" + re.escape(str(here.value))) as info:
+        warmup_workers.run(items, [[1], [0]], None, 2)
+    assert "in a warmup worker process" in info.value.__notes__[-1]
+    assert "Traceback" in info.value.__notes__[-1]
+
+
+def test_a_worker_that_dies_is_an_error_naming_its_items(monkeypatch):
+    from digraph import warmup_workers
+    monkeypatch.setattr(warmup_workers, "_WORKER",
+                        "import sys; sys.stderr.write('boom\\n'); sys.exit(3)")
+    items = [("load", "load", None, None, None), ("route", "route", None, None, "int32")]
+    with pytest.raises(ChildProcessError, match=r"status 3\) while compiling 'load': boom"):
+        warmup_workers.run(items, [[0], [1]], None, 2)
+
+
+def test_ctrl_c_stops_the_workers(tmp_path, monkeypatch):
+    """SIGINT while workers compile into an empty cache: KeyboardInterrupt here, soon, and no
+    worker left running."""
+    import signal
+    import threading
+    import time
+
+    import numba
+    started = []
+    popen = subprocess.Popen
+
+    class Recorded(popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "numba"))  # the workers' too
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            digraph.warmup(modes=["scc"], families=["linear"], jobs=2)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t0 < 10.0
+    assert len(started) == 2 and all(p.poll() is not None for p in started)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_kcore_warms_the_schedule_it_runs():

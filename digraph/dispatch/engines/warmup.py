@@ -4,6 +4,8 @@
 Each mode's kernels are compiled as a run's warm-up compiles them (:mod:`.warm`), in every
 variant, with the thresholds that switch kernels inside an engine pushed to their other side;
 Numba caches them on disk, so that later processes load them.
+
+On the CPU the items are compiled by worker processes at once (:mod:`digraph.warmup_workers`).
 """
 
 import os
@@ -23,7 +25,8 @@ _GPU_MODES = {"linear": ("power", "bsp", "vertex-async", "path", "path-nopriorit
 _ALGORITHMS = {"linear": ("pagerank", "adsorption"), "monotone": ("sssp",), "hindex": ("kcore",)}
 
 
-def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), progress=None):
+def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), progress=None,
+           jobs=None):
     """Compile every kernel ahead (or load it from Numba's cache), so that no later run compiles.
 
     A fresh install compiles the kernels a run needs on its first call (a few seconds, once per
@@ -43,25 +46,40 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
     device : str
         ``"cpu"`` (default) or ``"cuda[:N]"``: that GPU's kernels (raises
         :class:`~digraph.errors.NotAvailableError` without a GPU, unless Numba's CUDA simulator is
-        on).  Numba does not cache CUDA kernels on disk: a GPU warm-up lasts for the process.
+        on).  Numba does not cache CUDA kernels on disk: a GPU warm-up lasts for the process, and
+        runs in it whatever ``jobs`` says.
     index_dtypes : iterable of str
         Index types of the graphs to compile for: ``"int32"`` (every graph under 2^31 vertices,
         the default) and/or ``"int64"``.
     progress : callable, optional
         Called with ``(what, seconds, compile_seconds)`` after each item (the command line prints
-        them).
+        them), in this process; with several workers, in the order the items finish.
+    jobs : int, optional
+        Worker processes compiling at once (CPU only): None or -1 (the default), one per core
+        this process may run on, at most one per task; 1 compiles everything in this process.
+        Each worker is a fresh interpreter importing this package from the same folder, with
+        this process's environment and its Numba cache folder; the kernels they compile reach
+        this process through that cache.
 
     Returns
     -------
     list of dict
-        One per item compiled: ``what`` (``"load"``, ``"route"`` or ``"<family> <mode>"``,
-        with the index type when it is not int32), ``seconds`` (wall time) and ``compiled``
-        (seconds Numba spent compiling in it; 0 when everything came from the cache).
+        One per item compiled, in the order of ``families`` then ``modes`` (after ``"load"`` and
+        ``"route"``), whatever ``jobs``: ``what`` (``"load"``, ``"route"`` or
+        ``"<family> <mode>"``, with the index type when it is not int32), ``seconds`` (wall
+        time) and ``compiled`` (seconds Numba spent compiling in it; 0 when everything came from
+        the cache).
 
     Raises
     ------
     InvalidParameterError
-        An unknown mode, family, device or index type.
+        An unknown mode, family, device or index type, or a ``jobs`` that is not an integer >= 1
+        or -1.
+    ChildProcessError
+        A worker process ended without finishing its items (killed, crashed); an exception
+        raised in a worker is raised here as it is, with the worker's traceback as a note.
+    KeyboardInterrupt
+        Ctrl-C: the workers are stopped first.
 
     Examples
     --------
@@ -95,30 +113,61 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
     for t in dtypes:
         if t not in (np.int32, np.int64):
             raise InvalidParameterError(f"index_dtypes: int32 or int64, got {t}")
-    seconds()  # count from here
-    done = []
-
-    def item(what, fn):
-        t0, c0 = time.perf_counter(), seconds()
-        fn()
-        entry = {"what": what, "seconds": time.perf_counter() - t0, "compiled": seconds() - c0}
-        done.append(entry)
-        if progress is not None:
-            progress(entry["what"], entry["seconds"], entry["compiled"])
-
-    item("load", _warm_load)
-    item("route", lambda: _warm_route(dtypes))
+    from ... import warmup_workers as workers
+    jobs = workers.resolve_jobs(jobs)
+    # (what, kind, mode, family, index type(s)): plain data, sent as JSON to the workers
+    items = [("load", "load", None, None, None),
+             ("route", "route", None, None, ",".join(t.name for t in dtypes))]
     for family in families:
         for mode in modes:
             if mode not in table[family]:
                 continue
             for t in dtypes:
                 what = f"{family} {mode}" + ("" if t == np.int32 else f" {t}")
-                if gpu:
-                    item(what, lambda: _warm_gpu(mode, family, device))
-                else:
-                    item(what, lambda: _warm_cpu(mode, family, t))
+                items.append((what, "gpu" if gpu else "cpu", mode, family, t.name))
+    tasks = workers.tasks(items)
+    if gpu or jobs == 1 or len(tasks) == 1:
+        return _serial(items, progress, device)
+    return workers.run(items, tasks, progress, min(jobs, len(tasks)))
+
+
+def _call(item, device="cpu"):
+    """Compile one item in this process."""
+    import numpy as np
+    what, kind, mode, family, t = item
+    if kind == "load":
+        _warm_load()
+    elif kind == "route":
+        _warm_route([np.dtype(n) for n in t.split(",")])
+    elif kind == "gpu":
+        _warm_gpu(mode, family, device)
+    else:
+        _warm_cpu(mode, family, np.dtype(t))
+
+
+def _timed(item, device="cpu"):
+    """One item compiled in this process: its entry of :func:`warmup`'s list."""
+    t0, c0 = time.perf_counter(), seconds()
+    _call(item, device)
+    return {"what": item[0], "seconds": time.perf_counter() - t0, "compiled": seconds() - c0}
+
+
+def _serial(items, progress, device):
+    """Every item compiled in this process, in order."""
+    seconds()  # count from here
+    done = []
+    for item in items:
+        entry = _timed(item, device)
+        done.append(entry)
+        if progress is not None:
+            progress(entry["what"], entry["seconds"], entry["compiled"])
     return done
+
+
+def serve(lock):
+    """A worker process of the parallel warm-up (:func:`digraph.warmup_workers.serve`)."""
+    from ...warmup_workers import serve
+    return serve(lock, _timed)
 
 
 def idle_modes(modes, families=None, *, device="cpu"):
