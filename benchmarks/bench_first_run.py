@@ -10,6 +10,7 @@ is compared on the same machine in the same minutes.
 Cases: PageRank and SSSP on the small graph of ``docs/first_run.md`` (6 arcs) and on R-MAT
 ``rmat(12, 8, seed=1)`` (32,768 arcs).  One row per case and tree: the median of ``--repeat``
 processes (``method`` "digraph first run", ``params.tree`` the tree's commit or folder).
+``--cases all:warmup`` times ``digraph.warmup()`` the same way.
 """
 
 import argparse
@@ -35,6 +36,14 @@ import digraph
 from digraph import generators
 t_import = time.perf_counter() - t0
 graph, algorithm = sys.argv[1], sys.argv[2]
+if algorithm == "warmup":  # digraph warmup: every CPU kernel, as the command line runs it
+    t2 = time.perf_counter()
+    done = digraph.warmup()
+    print(json.dumps({"import_s": t_import, "load_s": 0.0, "run_s": time.perf_counter() - t2,
+                      "time_compile": sum(d["compiled"] for d in done),
+                      "ran": f"{len(done)} items", "vertices": 0, "arcs": 0,
+                      "total_s": time.perf_counter() - t0}))
+    sys.exit(0)
 t1 = time.perf_counter()
 arcs = (([0, 1, 2, 2, 3, 4], [1, 2, 0, 3, 4, 3]) if graph == "small"
         else generators.rmat(12, 8, seed=1))
@@ -50,7 +59,10 @@ print(json.dumps({"import_s": t_import, "load_s": t_load, "run_s": t_run,
                   "total_s": time.perf_counter() - t0}))
 """
 
-CASES = [("small", "pagerank"), ("small", "sssp"), ("rmat12", "pagerank"), ("rmat12", "sssp")]
+CASES = [("small", "pagerank"), ("small", "sssp"), ("rmat12", "pagerank"), ("rmat12", "sssp"),
+         ("all", "warmup")]
+"""(graph, algorithm): ``("all", "warmup")`` times ``digraph.warmup()`` (every CPU kernel, its
+worker processes included) instead of a run; its ``time_compile`` sums the items' compilation."""
 
 
 def once(tree, graph, algorithm):
@@ -82,19 +94,26 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trees", nargs="+", default=[str(HERE.parent)])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cases", nargs="+", metavar="GRAPH:ALGORITHM",
+                    default=[f"{g}:{a}" for g, a in CASES[:4]],
+                    help="cases to time (default: the four runs; all:warmup times the warm-up)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees]
-    got = {(t, c): [] for t in trees for c in CASES}
+    cases = [tuple(c.split(":", 1)) for c in args.cases]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown cases {unknown}; choose among {[':'.join(c) for c in CASES]}")
+    got = {(t, c): [] for t in trees for c in cases}
     for _ in range(args.repeat):  # trees and cases alternate: the same minutes for each
-        for c in CASES:
+        for c in cases:
             for t in trees:
                 got[t, c].append(once(t, *c))
     rows = []
     common = harness.common_fields()
     for t in trees:
         name = tree_name(t)
-        for c in CASES:
+        for c in cases:
             runs = got[t, c]
             med = {k: statistics.median(r[k] for r in runs)
                    for k in ("import_s", "load_s", "run_s", "time_compile", "total_s", "wall_s")}

@@ -295,6 +295,19 @@ TABLES = [
            ("16c9abb", method("digraph first run (16c9abb)"))],
           key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
               rs[0].get("ran")))]),
+    Table("First answer and warm-up with an empty Numba cache",
+          "first_run_cpu2_quiet.json",
+          "Milliseconds from a new process's start to the answer with an empty Numba cache "
+          "folder, "
+          "median of 3 processes, two checkouts alternating: 07151ff against 3fa22fa (the "
+          "condensation of small graphs by numpy, the SCC engine's pass without sweeps where "
+          "every cyclic component is solved exactly); `all, warmup`: the whole "
+          "`digraph.warmup()` in one process (3fa22fa: its items in one worker process per "
+          "core), once each.",
+          [("07151ff", method("digraph first run (07151ff)")),
+           ("3fa22fa", method("digraph first run (3fa22fa)"))],
+          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
+              rs[0].get("ran")))]),
     Table("First answer with an empty Numba cache: the device's host",
           "first_run_cpu2_h100_host.json",
           "The same measurement on 2 cores of a GPU machine's host: 07151ff against 0ced4bb (the "
