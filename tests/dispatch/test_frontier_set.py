@@ -4,8 +4,8 @@ they are few (:class:`digraph.dispatch.engines.push.cpu_bsp.Touched`), and their
 
 The set must change the work, never the answer: every run here is compared with the same run
 with the set switched off (``set_share=0``: every scan reads every vertex, the engines as they
-were) and with an exact solve, within the certified bound; ``stats["vertices_scanned"]`` shows
-that the scans followed the residual.
+were) and with an exact solve, within the certified bound; ``stats["push"]["vertices_scanned"]``
+shows that the scans followed the residual.
 """
 
 import contextlib
