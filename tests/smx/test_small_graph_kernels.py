@@ -100,6 +100,7 @@ def test_engine_picks_the_pass_by_component_size(monkeypatch, direct):
 
 
 def test_warmup_compiles_both_serial_passes():
-    digraph.warmup(modes=["scc"], families=["linear"])
+    # in this process (jobs=1), where the dispatchers' signatures can be seen
+    digraph.warmup(modes=["scc"], families=["linear"], jobs=1)
     assert K.serial_pass.signatures and K.serial_pass_direct.signatures
     assert K.level_pass.signatures
