@@ -170,6 +170,14 @@ def method(name):
     return by(method=name)
 
 
+def first_run(title, file, what, trees):
+    """The :class:`Table` of a ``bench_first_run.py`` file: a row per case, a column per tree
+    (the rows' ``digraph first run (<tree>)`` method), and the mode that ran."""
+    return Table(title, file, what, [(t, method(f"digraph first run ({t})")) for t in trees],
+                 key=lambda r: f"{r['graph']}, {r['algorithm']}",
+                 extra=[("ran", lambda rs: str(rs[0].get("ran")))])
+
+
 def ran(rows):
     """The ``ran`` (or ``mode``) of a key's default row."""
     for r in rows:
@@ -281,42 +289,29 @@ TABLES = [
                   ("bsp", method("digraph bsp"))],
           key=lambda r: f"{r['graph']}, {r['threads']} threads", extra=[("ran", ran)],
           ratio=("ratio", "scc", ["bsp"])),
-    Table("First answer with an empty Numba cache", "first_run_cpu2.json",
-          "Milliseconds from a new process's start to the answer, with an empty Numba cache "
-          "folder (`import digraph`, the load, one `digraph.run` with its compilation), median of 3 "
-          "processes, two checkouts alternating in each command: f9af97a against 5bdc4f2 (the "
-          "serial twins of the parallel kernels, numpy's CSR order for small graphs), then "
-          "a69ec1a (the same code as 5bdc4f2) against 16c9abb (no power probe under 1,024 arcs)."
-          " `small`: the 6-arc graph of `docs/first_run.md`; `rmat12`: `rmat(12, 8, seed=1)`, "
-          "32,768 arcs.",
-          [("f9af97a", method("digraph first run (f9af97a)")),
-           ("5bdc4f2", method("digraph first run (5bdc4f2)")),
-           ("a69ec1a", method("digraph first run (a69ec1a)")),
-           ("16c9abb", method("digraph first run (16c9abb)"))],
-          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
-              rs[0].get("ran")))]),
-    Table("First answer and warm-up with an empty Numba cache",
-          "first_run_cpu2_quiet.json",
-          "Milliseconds from a new process's start to the answer with an empty Numba cache "
-          "folder, "
-          "median of 3 processes, two checkouts alternating: 07151ff against 3fa22fa (the "
-          "condensation of small graphs by numpy, the SCC engine's pass without sweeps where "
-          "every cyclic component is solved exactly); `all, warmup`: the whole "
-          "`digraph.warmup()` in one process (3fa22fa: its items in one worker process per "
-          "core), once each.",
-          [("07151ff", method("digraph first run (07151ff)")),
-           ("3fa22fa", method("digraph first run (3fa22fa)"))],
-          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
-              rs[0].get("ran")))]),
-    Table("First answer with an empty Numba cache: the device's host",
-          "first_run_cpu2_h100_host.json",
-          "The same measurement on 2 cores of a GPU machine's host: 07151ff against 0ced4bb (the "
-          "condensation of small graphs by numpy, the SCC engine's pass without sweeps where "
-          "every cyclic component is solved exactly, exact solves without allocation).",
-          [("07151ff", method("digraph first run (07151ff)")),
-           ("0ced4bb", method("digraph first run (0ced4bb)"))],
-          key=lambda r: f"{r['graph']}, {r['algorithm']}", extra=[("ran", lambda rs: str(
-              rs[0].get("ran")))]),
+    first_run("First answer with an empty Numba cache", "first_run_cpu2.json",
+              "Milliseconds from a new process's start to the answer, with an empty Numba cache "
+              "folder (`import digraph`, the load, one `digraph.run` with its compilation), median "
+              "of 3 processes, two checkouts alternating in each command: f9af97a against 5bdc4f2 "
+              "(the serial twins of the parallel kernels, numpy's CSR order for small graphs), then "
+              "a69ec1a (the same code as 5bdc4f2) against 16c9abb (no power probe under 1,024 "
+              "arcs). `small`: the 6-arc graph of `docs/first_run.md`; `rmat12`: "
+              "`rmat(12, 8, seed=1)`, 32,768 arcs.",
+              ["f9af97a", "5bdc4f2", "a69ec1a", "16c9abb"]),
+    first_run("First answer and warm-up with an empty Numba cache", "first_run_cpu2_quiet.json",
+              "Milliseconds from a new process's start to the answer with an empty Numba cache "
+              "folder, median of 3 processes, two checkouts alternating: 07151ff against 3fa22fa "
+              "(the condensation of small graphs by numpy, the SCC engine's pass without sweeps "
+              "where every cyclic component is solved exactly); `all, warmup`: the whole "
+              "`digraph.warmup()` in one process (3fa22fa: its items in one worker process per "
+              "core), once each.",
+              ["07151ff", "3fa22fa"]),
+    first_run("First answer with an empty Numba cache: the device's host",
+              "first_run_cpu2_h100_host.json",
+              "The same measurement on 2 cores of a GPU machine's host: 07151ff against 0ced4bb "
+              "(the condensation of small graphs by numpy, the SCC engine's pass without sweeps "
+              "where every cyclic component is solved exactly, exact solves without allocation).",
+              ["07151ff", "0ced4bb"]),
 ]
 
 

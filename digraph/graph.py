@@ -56,9 +56,11 @@ def _csr_order(src, dst, n):
     return order, out_offsets, in_offsets, in_arcs
 
 
-_NUMPY_ARCS = 1 << 16
-"""Graphs of fewer arcs are ordered by numpy (:func:`_csr_order_numpy`): as fast there, and a
-first load with an empty Numba cache compiles nothing."""
+NUMPY_ARCS = 1 << 16
+"""Graphs of fewer arcs are built by numpy where a kernel would serve larger ones (the CSR order
+here, :func:`_csr_order_numpy`; the condensation's sorts and arc split,
+:mod:`digraph.paths.condensation`): as fast there, and a first run with an empty Numba cache
+compiles none of those kernels."""
 
 
 def _csr_order_numpy(src, dst, n):
@@ -74,7 +76,7 @@ def _csr_order_numpy(src, dst, n):
 
 def warm_up():
     """Compile (or load from Numba's cache) the CSR builder that graphs of
-    :data:`_NUMPY_ARCS` arcs or more use (:func:`digraph.warmup`)."""
+    :data:`NUMPY_ARCS` arcs or more use (:func:`digraph.warmup`)."""
     a = np.array([0, 1, 2], np.int32)
     _csr_order(a, a[::-1].copy(), 3)
 
@@ -216,7 +218,7 @@ class Graph:
         itype = _index_dtype(n)
         s = s.astype(itype, copy=False)
         d = d.astype(itype, copy=False)
-        csr = _csr_order_numpy if s.size < _NUMPY_ARCS else _csr_order
+        csr = _csr_order_numpy if s.size < NUMPY_ARCS else _csr_order
         order, out_offsets, in_offsets, in_arcs = csr(s, d, n)
         return cls(num_vertices=n, out_offsets=out_offsets, out_targets=d[order],
                    in_offsets=in_offsets, in_arcs=in_arcs,

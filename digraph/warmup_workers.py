@@ -26,7 +26,7 @@ import sys
 
 from .compiling import seconds
 
-__all__ = ["resolve_jobs", "tasks", "run", "serve", "lock_cache_files"]
+__all__ = ["tasks", "run", "serve", "lock_cache_files"]
 
 #: Seconds of each item (int32 indices) compiled alone in a fresh process with an empty Numba
 #: cache (``NUMBA_CACHE_DIR`` a new folder, then ``_warm_load()``, ``_warm_route(...)`` or
@@ -49,23 +49,6 @@ _WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
            "import sys; sys.path.insert(0, sys.argv[1])\n"
            "from digraph.dispatch.engines.warmup import serve\n"
            "sys.exit(serve(sys.argv[2]))\n")
-
-
-def resolve_jobs(jobs):
-    """Worker processes for ``jobs``: None or -1, one per core this process may run on."""
-    import numbers
-
-    from .errors import InvalidParameterError, short_repr
-    if jobs is None or (isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool)
-                        and jobs == -1):
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except (AttributeError, OSError):  # not on Linux
-            return max(1, os.cpu_count() or 1)
-    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
-        raise InvalidParameterError(
-            f"jobs must be an integer >= 1 or -1 (one per core), got {short_repr(jobs)}")
-    return int(jobs)
 
 
 def tasks(items):

@@ -30,6 +30,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
+from ..graph import NUMPY_ARCS  # fewer arcs: sorted and split by numpy (argsort_keys, split_arcs)
 from ..preprocess.scc import tarjan_scc
 from ..smx.cpu.serial import pick, serial_twin
 
@@ -38,9 +39,6 @@ __all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_s
 
 ORDERS = ("vertex", "path")
 
-NUMPY_ARCS = 1 << 16
-"""Graphs of fewer arcs are sorted (:func:`argsort_keys`) and split (:func:`split_arcs`) by numpy,
-which compiles nothing, rather than by the counting kernels, which are faster on larger graphs."""
 
 
 @njit(cache=True, nogil=True)

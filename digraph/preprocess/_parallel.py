@@ -14,13 +14,17 @@ __all__ = ["resolve_jobs", "vertex_ranges", "run_parallel"]
 
 
 def resolve_jobs(jobs):
-    """Number of worker threads: ``None`` or ``-1`` = every core, otherwise ``jobs`` (>= 1)."""
+    """Number of workers: ``None`` or ``-1`` = every core this process may run on (its CPU
+    affinity where the system has one), otherwise ``jobs`` (>= 1)."""
     from ..errors import InvalidParameterError
     if isinstance(jobs, bool) or not (jobs is None or isinstance(jobs, (int, np.integer))):
         raise InvalidParameterError("jobs must be an integer >= 1 or -1 (every core), got "
                                     f"{jobs!r:.60}")
     if jobs is None or jobs == -1:
-        return max(1, os.cpu_count() or 1)
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):  # no affinity on this system
+            return max(1, os.cpu_count() or 1)
     jobs = int(jobs)
     if not 1 <= jobs <= 2**63 - 1:
         raise InvalidParameterError("jobs must be an integer >= 1 or -1 (every core), got "

@@ -442,7 +442,7 @@ def test_to_scipy_leaves_the_graph_intact():
 
 @pytest.mark.parametrize("n, m", [(1, 0), (7, 0), (3, 10), (100, 1000), (1000, 20000)])
 def test_small_graphs_are_ordered_by_numpy_as_by_the_kernel(n, m):
-    """Below ``_NUMPY_ARCS`` arcs the CSR/CSC order is numpy's (nothing to compile on a first
+    """Below ``NUMPY_ARCS`` arcs the CSR/CSC order is numpy's (nothing to compile on a first
     load): the same permutation, offsets and in-arc lists as the counting-sort kernel."""
     from digraph.graph import _csr_order, _csr_order_numpy
     rng = np.random.default_rng(n + m)

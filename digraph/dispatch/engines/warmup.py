@@ -114,7 +114,8 @@ def warmup(modes=None, families=None, *, device="cpu", index_dtypes=("int32",), 
         if t not in (np.int32, np.int64):
             raise InvalidParameterError(f"index_dtypes: int32 or int64, got {t}")
     from ... import warmup_workers as workers
-    jobs = workers.resolve_jobs(jobs)
+    from ...preprocess._parallel import resolve_jobs
+    jobs = resolve_jobs(jobs)
     # (what, kind, mode, family, index type(s)): plain data, sent as JSON to the workers
     items = [("load", "load", None, None, None),
              ("route", "route", None, None, ",".join(t.name for t in dtypes))]
