@@ -11,6 +11,10 @@ message. Every answer is verified (:mod:`harness`); rows go to ``--out``.
         --graphs wiki-Vote cit-HepPh dblp-2010 cnr-2000 rmat20 --algorithms pagerank kcore \\
         --repeat 7 --out benchmarks/results/cpu2_quiet.json
 
+``--classes web social ...`` (or ``--classes all``) measures the graphs of those classes of the
+corpus (:data:`corpus.CLASSES`) instead of ``--graphs``; ``docs/benchmarks.md`` shows such a file
+as one row per graph and algorithm: the default against the best named mode and the best peer.
+
 Pin the process to as many cores as ``NUMBA_NUM_THREADS`` (``taskset``), and compare only rows of
 one file: the peers run on one thread.
 """
@@ -20,6 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
 import harness  # noqa: E402
 import peers  # noqa: E402
 
@@ -75,7 +80,15 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, help="digraph.run(threads=) (default: Numba's count)")
     ap.add_argument("--first-run", action="store_true",
                     help="add the default on a freshly loaded graph for each timed call")
+    ap.add_argument("--classes", nargs="+", metavar="CLASS",
+                    help=f"the corpus's graphs of these classes instead of --graphs "
+                         f"({', '.join(corpus.CLASSES)}, or all)")
     args = ap.parse_args(argv)
+    if args.classes:
+        try:
+            args.graphs = corpus.graphs_of(args.classes)
+        except KeyError as e:
+            ap.error(e.args[0])
     todo = cases(args.graphs, args.algorithms, args.modes, args.peers, args.threads, args.tol,
                  harness.parse_params(args.params), args.first_run)
     return harness.run_and_write(todo, args)

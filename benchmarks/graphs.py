@@ -3,8 +3,11 @@
 =================  ==========================================================================
 name               graph
 =================  ==========================================================================
-``<stem>``         ``DATASETS/<stem>.txt.gz`` (``../shared/datasets`` or ``$DIGRAPH_DATASETS``)
+``<stem>``         ``DATASETS/<stem>.txt.gz`` (``../shared/datasets`` or ``$DIGRAPH_DATASETS``), else
+                   ``FETCHED/<stem>.txt.gz`` (``benchmarks/fetch_datasets.py``)
 ``rmatK``          ``digraph.generators.rmat(K, 16, seed=1)`` (on the GPU: see :func:`load`)
+``kronK``          Graph500's Kronecker graph: ``rmat(K, 16, seed=1)``'s arcs taken as undirected
+                   edges, stored in both directions (``32 · 2**K`` arcs, every one reciprocated)
 ``rmatKc``         GPU only: ``rmatK`` with the ids that have no arc dropped and the rest renumbered
 ``erK``            ``rmat(K, 16, a=b=c=0.25, seed=1)``: Erdős–Rényi-like, no hubs, no locality
 ``citK-B``         ``digraph.generators.citation(2**K, back=B, seed=1)`` (``citK``: back 0.0005)
@@ -15,6 +18,9 @@ name               graph
 
 A dataset that is not on this machine raises :class:`GraphUnavailable`, which the harness turns
 into a skip with a message.
+
+:data:`CLASSES` (:mod:`corpus`) names the corpus: the graphs of each class the benchmarks measure
+every default on (``bench_cpu.py --classes``).
 """
 
 import os
@@ -33,15 +39,10 @@ if str(TREE) not in sys.path:
 import digraph  # noqa: E402
 
 DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "datasets")
+FETCHED = Path(os.environ.get("DIGRAPH_FETCHED") or ROOT / "benchmarks" / "datasets")
 
-
-class GraphUnavailable(FileNotFoundError):
-    """A named dataset is not on this machine (the benchmark skips it)."""
-
-
-def _int_suffix(name, prefix):
-    rest = name[len(prefix):]
-    return int(rest) if name.startswith(prefix) and rest.isdigit() else None
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import CLASSES, class_of  # noqa: E402,F401  (the corpus by class)
 
 
 def load(name, gpu=False):
@@ -80,6 +81,10 @@ def load(name, gpu=False):
     from digraph import generators as gen
     if (k := _int_suffix(name, "rmat")) is not None:
         return digraph.load(gen.rmat(k, 16, seed=1))
+    if (k := _int_suffix(name, "kron")) is not None:
+        src, dst = gen.rmat(k, 16, seed=1)
+        return digraph.load((np.concatenate([src, dst]), np.concatenate([dst, src])),
+                            num_vertices=1 << k)
     if (k := _int_suffix(name, "er")) is not None:
         return digraph.load(gen.rmat(k, 16, a=0.25, b=0.25, c=0.25, seed=1))
     if name.startswith("cit") and name[3:].split("-")[0].isdigit():
@@ -99,8 +104,12 @@ def load(name, gpu=False):
         return digraph.load(tuple(gen.geometric(n)), num_vertices=n)
     path = DATASETS / f"{name}.txt.gz"
     if not path.is_file():
-        raise GraphUnavailable(f"graph {name!r}: {path} not found (set DIGRAPH_DATASETS to the "
-                               "folder of the datasets, or name a generator: rmatK, erK, gridK, ...)")
+        path = FETCHED / f"{name}.txt.gz"
+    if not path.is_file():
+        raise GraphUnavailable(f"graph {name!r}: {DATASETS / (name + '.txt.gz')} not found, nor "
+                               f"in {FETCHED} (set DIGRAPH_DATASETS to the folder of the "
+                               "datasets, run benchmarks/fetch_datasets.py, or name a generator: "
+                               "rmatK, kronK, erK, gridK, ...)")
     return digraph.load(path)
 
 

@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402  (imports nothing: no digraph here)
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -112,6 +115,49 @@ def accuracy(rows, tol):
 
 
 # -- the tables ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class CorpusTable:
+    """The corpus table of a ``bench_cpu.py --classes`` (or ``bench_gpu.py``) file: a row per
+    graph and algorithm, its class (:data:`corpus.CLASSES`), the default (and the mode it ran),
+    the fastest named mode, the fastest peer, and the default's time over each."""
+
+    title: str
+    file: str
+    what: str
+
+    def render(self, results=RESULTS, commands=None):
+        meta, rows = load(self.file, results)
+        keys = list(dict.fromkeys((r["graph"], r["algorithm"]) for r in rows))
+        lines = ["| class | graph | algorithm | default | ran | best named mode | ÷ mode "
+                 "| best peer | ÷ peer |", "|---|---|---|---:|---|---:|---:|---:|---:|"]
+        for graph, algo in keys:
+            mine = [r for r in rows if (r["graph"], r["algorithm"]) == (graph, algo)]
+            default = [r for r in mine if r.get("mode") == "default" and not r.get("fresh_graph")]
+            named = [r for r in mine if r.get("mode") not in (None, "default")]
+            peers = [r for r in mine if r.get("mode") is None]
+            if len(default) != 1:
+                raise LookupError(f"{self.file}: {len(default)} default rows for {graph}, {algo}")
+            d = ms(default[0])
+            best = min(named, key=ms, default=None)
+            peer = min(peers, key=ms, default=None)
+            cells = [corpus.class_of(graph) or "—", graph, algo, fmt(d), str(default[0]["ran"])]
+            for other in (best, peer):
+                label = other["mode"] if other is best else other["method"]
+                cells += ([f"{fmt(ms(other))} ({label})", f"{d / ms(other):.2f}"] if other
+                          else ["—", "—"])
+            lines.append("| " + " | ".join(cells) + " |")
+        command, machine = (commands or listed(results)).get(self.file, ("not listed", "not listed"))
+        tol = meta.get("tol") or next((r.get("tol") for r in rows if r.get("tol")), None)
+        threads = sorted({r.get("threads") for r in rows} - {None})
+        about = [f"*File* `benchmarks/results/{self.file}` · *date* {meta.get('date', 'not recorded')}"
+                 f" · *machine* {machine}" + (f" · *threads* {threads[0]}" if len(threads) == 1
+                                             else "") + (f" · *tol* {tol:g}" if tol else ""),
+                 f"*Command* {command}",
+                 f"*Accuracy* {accuracy(rows, tol)}"]
+        return (f"## {self.title}\n\n{self.what}\n\n" + "\n".join(lines) + "\n\n"
+                + "  \n".join(about) + "\n")
+
 
 @dataclasses.dataclass
 class Table:
@@ -315,6 +361,10 @@ TABLES = [
 ]
 
 
+CORPUS = []
+"""The :class:`CorpusTable` of each corpus file (``bench_cpu.py --classes``)."""
+
+
 def harness_tables(results=RESULTS):
     """A :class:`Table` for each results file written by :mod:`harness` (by graph × method)."""
     out = []
@@ -322,7 +372,7 @@ def harness_tables(results=RESULTS):
         meta, rows = load(path.name, results)
         if meta.get("schema") != SCHEMA or not rows or "side" in rows[0]:
             continue  # before_after.py's files: comparison_tables
-        if path.name in {t.file for t in TABLES}:
+        if path.name in {t.file for t in TABLES + CORPUS}:
             continue  # a table of its own above
         methods = list(dict.fromkeys(r["method"] for r in rows))
         algos = ", ".join(dict.fromkeys(r["algorithm"] for r in rows))
@@ -428,7 +478,8 @@ preprocessing, loading, cache validation and first-run compilation. To measure t
 def render_doc(results=RESULTS):
     """The text of ``docs/benchmarks.md``."""
     commands = listed(results)
-    parts = ([HEAD] + [t.render(results, commands) for t in TABLES + harness_tables(results)]
+    parts = ([HEAD] + [t.render(results, commands)
+                       for t in CORPUS + TABLES + harness_tables(results)]
              + comparison_tables(results, commands) + [TAIL])
     return "\n".join(parts)
 
