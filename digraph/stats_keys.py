@@ -253,6 +253,10 @@ STATS_GROUPS = (
         "anderson_gave_up": "one GPU: Anderson switched off for the rest of the run after more "
                             "than `PowerGpuSettings.anderson_restarts` restarts (its mixes kept "
                             "overshooting)",
+        "power_sum": "CPU: how the pull summed each vertex's terms: `\"plain\"` (its "
+                     "rounding counted in the bound) or `\"compensated\"` (Neumaier's sum, where "
+                     "the plain sum's rounding could reach `tol`: "
+                     "`power.PowerSettings.plain_sum_margin`)",
         "power_group": "GPU: threads per vertex of the grouped pull (a power of two, 1 to 32)",
         "power_pull": "GPU: `\"grouped\"`, `\"binned\"` by in-degree (graphs of "
                       "`PowerGpuSettings.bin_arcs` arcs or more) or `\"cusparse\"` "

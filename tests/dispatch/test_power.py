@@ -99,6 +99,27 @@ def test_tol_below_the_rounding_floor_is_floor_limited():
     assert np.abs(r.values - ref).sum() <= r.stats["error_bound"]
 
 
+@pytest.mark.parametrize("margin", [64.0, np.inf])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_plain_and_compensated_pulls_are_both_within_their_bounds(margin, weighted):
+    from digraph.dispatch.engines.power.cpu import PowerSettings
+    from digraph.dispatch.settings import using
+    rng = np.random.default_rng(11)
+    n, m = 400, 6000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n // 8, m)  # in-degrees up to ~100
+    g = digraph.load((src, dst, rng.random(m) + 0.1) if weighted else (src, dst), num_vertices=n)
+    ref = nx_pagerank(g, weight=weighted)
+    with using(PowerSettings(plain_sum_margin=margin)):
+        r = digraph.run(g, "pagerank", mode="power", tol=1e-10)
+    s = r.stats
+    assert s["power"]["sum"] == ("plain" if margin < np.inf else "compensated")
+    assert s["converged"] and np.abs(r.values - ref).sum() <= max(1e-10, s["error_bound"]) + 1e-13
+    # a tolerance the plain sum's rounding could reach: the compensated sum, whatever the margin
+    with using(PowerSettings(plain_sum_margin=margin)):
+        tight = digraph.run(g, "pagerank", mode="power", tol=1e-16)
+    assert tight.stats["power"]["sum"] == "compensated"
+
+
 def test_the_router_picks_power_for_a_giant_component_and_scc_for_a_dag():
     giant = random_graph(3, 2000, 20000)  # one strongly connected component, fast mixing
     r = digraph.run(giant, "pagerank", tol=1e-8)

@@ -40,7 +40,8 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     ``system`` is None), dense and sparse rounds for ``bsp`` only (no other mode has them), for
     ``peel`` the schedule :func:`digraph.dispatch.engines.peel.cpu.schedule` picks for ``graph``
     (both when ``variants="all"``, as :func:`digraph.warmup` asks), and for ``power`` not the
-    Anderson passes, which a run compiles when it first mixes, and only the serial twins of the
+    Anderson passes, which a run compiles when it first mixes, nor the compensated pull of tight
+    tolerances (both with ``variants="all"``), and only the serial twins of the
     kernels that have one (:mod:`digraph.smx.cpu.serial`) as a small graph's run uses them (all of
     them with ``variants="all"``).
     Anything a run still compiles later is counted by :func:`digraph.compiling.seconds` and moved
@@ -78,9 +79,12 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
             if variants == "all":  # a run compiles Anderson's passes when it first mixes
                 from ...smx.cpu import anderson as cpu_anderson
                 cpu_anderson.warm_up()
-            run_tiny(family, lambda sys, _: engine(
-                tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
-                stats=RunStats.new()), wanted, (None,))
+            from .power.cpu import PowerSettings
+            # the plain pull; with variants="all" the compensated one too (tight tolerances)
+            for s in (None, PowerSettings(plain_sum_margin=np.inf))[:2 if variants == "all" else 1]:
+                run_tiny(family, lambda sys, _: engine(
+                    tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
+                    stats=RunStats.new(), settings=s), wanted, (None,))
         else:
             def solve(sys, bsp_settings):
                 s = settings if bsp_settings is None else bsp_settings

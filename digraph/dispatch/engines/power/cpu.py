@@ -23,8 +23,15 @@ structure the SCC engine exploits on web graphs (measured: docs/history/benchmar
 "PageRank: two formulations on the CPU, against scipy and igraph PRPACK").  The router picks it
 from the condensation (:mod:`digraph.dispatch.route`).
 
-Rounding: the pull is a compensated (Neumaier) sum of non-negative terms, so each entry of
-``A x_k`` is exact to a few ulps: ``‖δ‖₁ ≤ 8u (Σ(A x_k) + |c| + Σx_{k+1})``.  When that floor
+Rounding: each entry of ``A x_k`` is a sum of ``deg_v`` non-negative products.  Summed plainly
+(the default), it is off by at most ``(deg_v + 2) u`` of itself (the sum's ``deg_v − 1``
+additions, the product with ``src_scale`` and the coefficient, the scaling by ``dst_scale``;
+Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, §4.2), so the pull adds ``u·E``,
+``E = Σ_v (deg_v + 2) y_v``, computed in the same pass, to ``‖δ‖₁``; where that term could reach
+the tolerance (``u (max in-degree + 2) / (1 − γ1) > tol /``
+:attr:`PowerSettings.plain_sum_margin`), the pull is a compensated (Neumaier) sum, exact to a few
+ulps per entry.  Either way ``‖δ‖₁ ≤ u·E + 8u (Σ(A x_k) + |c| + Σx_{k+1})`` (``E = 0`` for the
+compensated pull); ``stats["power_sum"]`` says which ran.  When that floor
 alone, ``‖δ‖₁ / (1 − γ1)``, exceeds ``tol / 2``, the run goes on until its differences are down
 to the rounding (``γ1 ‖x_{k+1} − x_k‖₁ ≤ ‖δ‖₁``) or stop falling, then stops ``floor_limited``
 with the bound it reached (about twice the floor).
@@ -100,11 +107,17 @@ class PowerSettings:
         then the rounds are plain and cost nothing extra.  Where the plain iteration already
         contracts fast, Anderson's two extra vector passes a round cost more than the rounds it
         saves.  0 starts at once (the ablation of this rule).
+    plain_sum_margin : float
+        The pull sums plainly when its rounding term ``u (max in-degree + 2) / (1 − γ1)`` is at
+        most ``tol`` over this margin, so that the rounding floor stays far below the tolerance;
+        otherwise it uses Neumaier's compensated sum, whose extra additions and branch per arc
+        cost about a third of the pull.  ``inf`` always compensates (the ablation).
     """
 
     anderson_memory: int = 4
     probe_rounds: int = 12
     anderson_from_ratio: float = 0.5
+    plain_sum_margin: float = 64.0
 
 
 DEFAULT = register(PowerSettings())
@@ -128,6 +141,33 @@ def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
 
 
 _pull_serial = serial_twin(_pull)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _pull_plain(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+    """``out`` as :func:`_pull`, each entry a plain sum; returns (``Σ out``, ``E = Σ_v (deg_v
+    + 2)·out_v``, the rounding weight of the module text)."""
+    n = out.size
+    total = 0.0
+    weight = 0.0
+    for v in prange(n):
+        acc = 0.0
+        lo = in_offsets[v]
+        hi = in_offsets[v + 1]
+        if has_coef:
+            for k in range(lo, hi):
+                acc += in_coef[k] * z[in_sources[k]]
+        else:
+            for k in range(lo, hi):
+                acc += z[in_sources[k]]
+        y = dst_scale[v] * acc
+        out[v] = y
+        total += y
+        weight += (hi - lo + 2) * y
+    return total, weight
+
+
+_pull_plain_serial = serial_twin(_pull_plain)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -280,19 +320,30 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     stats["gamma"] = float(g1)
     stats.setdefault("dense_rounds", 0)
     state = [x, y]
-    pull = pick(_pull, _pull_serial, graph.num_arcs)
     teleport = pick(_teleport, _teleport_serial, graph.num_arcs)
+    top = int(graph.in_degree.max()) if n else 0
+    plain = u * (top + 2) / (1.0 - g1) <= tol / settings.plain_sum_margin
+    stats["power_sum"] = "plain" if plain else "compensated"
+    if plain:
+        pull = pick(_pull_plain, _pull_plain_serial, graph.num_arcs)
+    else:
+        compensated = pick(_pull, _pull_serial, graph.num_arcs)
+
+        def pull(*args):
+            return compensated(*args), 0.0
+    zbuf = np.empty(n, np.float64)
 
     def power_round(x, y, sx, z=None, record=None):
         """``y ← G(x)``: (bound, delta, diff, rounding floor of the round); ``z``: ``src_scale ∘
         x`` when made already; ``record(y, c, sd) → (diff, Σy)``: the last pass fused with
         Anderson's record (instead of :func:`_teleport`)."""
-        s = pull(graph.in_offsets, graph.in_sources, in_coef, has_arc,
-                  src_scale * x if z is None else z, dst_scale, y)
+        if z is None:
+            z = np.multiply(src_scale, x, out=zbuf)
+        s, weight = pull(graph.in_offsets, graph.in_sources, in_coef, has_arc, z, dst_scale, y)
         sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
         c = 1.0 - s - sd
         diff, sy = teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
-        floor = 8 * u * (s + abs(c) + sy) + 12 * u * sd
+        floor = u * weight * (1.0 + ROUNDING_MARGIN) + 8 * u * (s + abs(c) + sy) + 12 * u * sd
         delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
         return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff, floor
 
