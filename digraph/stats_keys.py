@@ -99,9 +99,13 @@ STATS_GROUPS = (
                           "those of that part",
         "reach_arcs": "the arcs out of those vertices (see `reach_vertices`)",
         "probe_rounds": "automatic PageRank on the CPU: the round at which the `power` probe "
-                        "tripped and handed over (its rounds count in `rounds`)",
+                        "tripped (then handed over or, judged faster, went on: "
+                        "`route.steps`; its rounds count in `rounds`)",
         "probe_ratio": "the ratio of successive differences that tripped the probe (above "
                        "`route.RouteSettings.probe_share` times gamma)",
+        "probe_rate": "the mean ratio of successive differences over the probe's accelerated "
+                      "rounds after it tripped (`route.RouteSettings.probe_judge_rounds`), which "
+                      "the router's estimate of the rounds left reads",
         "finished_by": "the mode an engine handed over to, which finished the run (e.g. "
                        "`vertex-async` once the path walk's mirrors hit their rounding floor)",
         "handed_over": "every hand-over inside the run: a list of `{\"to\", \"why\", \"round\"}`",

@@ -41,6 +41,7 @@ iteration (:func:`power`) on its own bound and stop rule, with the router's prob
 """
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -179,7 +180,7 @@ def worklist(engine, *, max_iter, stats):
         stats["rounds"] += 1
 
 
-def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
+def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge=None):
     """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
     rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged):
@@ -187,29 +188,82 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None):
     undecided — from the third round on (up to round ``probe_window`` when given: an engine
     that accelerates the rounds after it, whose differences do not fall at the plain rate), a
     round whose difference is more than ``trip · g1`` times the previous one (``probe_ratio``
-    and ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound."""
+    and ``probe_rounds`` set in ``stats``).  ``stats["error_bound"]`` is the last round's bound.
+
+    ``judge`` (a :class:`Judge`, with ``trip``): a round that trips does not end the run at once.
+    ``judge.begin(round)`` is called (the engine accelerates the rounds from there), and
+    ``judge.rounds`` rounds later ``judge.verdict(measure)`` decides from a :class:`Measure` of
+    the rounds: True goes on to the end (no more probing), False ends the run undecided."""
     rounds = 0
     converged = False
     bound = np.inf
     last_diff = np.inf
     diffs = []
+    seconds = []
+    tripped = None
+    t0 = time.perf_counter()
     while not converged and rounds < max_iter:
         _check_interrupt()
         bound, delta, diff = step()
         rounds += 1
+        t1 = time.perf_counter()
+        seconds.append(t1 - t0)
+        t0 = t1
         converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
-        if not converged and trip is not None and (probe_window is None or rounds <= probe_window):
+        if not converged and tripped is not None and rounds == tripped + judge.rounds:
+            measure = Measure(plain_s=float(np.median(seconds[1:tripped] or seconds[:1])),
+                              judged_s=float(np.mean(seconds[tripped:])),
+                              rate=float((diff / diffs[-1]) ** (1.0 / judge.rounds))
+                              if diffs[-1] > 0 else 0.0,
+                              bound=float(bound), rounds=rounds)
+            stats["probe_rate"] = measure.rate
+            if not judge.verdict(measure):
+                converged = None
+                break
+            trip = None
+        elif (not converged and trip is not None and tripped is None
+              and (probe_window is None or rounds <= probe_window)):
             diffs.append(diff)
             if len(diffs) >= 3 and diffs[-1] > trip * g1 * diffs[-2]:
                 stats["probe_ratio"] = float(diffs[-1] / diffs[-2])
                 stats["probe_rounds"] = rounds
-                converged = None
-                break
+                if judge is None:
+                    converged = None
+                    break
+                tripped = rounds
+                judge.begin(rounds)
         if not converged:
             progress.report(stats["rounds"] + rounds, bound)
         last_diff = diff
     stats["error_bound"] = float(bound)
     return rounds, converged
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a power probe measured of its rounds, for a :class:`Judge`: ``plain_s`` (the median
+    seconds of a plain round before the trip, the first round left out), ``judged_s`` (the mean
+    seconds of a round since), ``rate`` (the geometric mean ratio of successive differences
+    over the judged rounds), ``bound`` (the error bound reached) and ``rounds`` (run so far)."""
+
+    plain_s: float
+    judged_s: float
+    rate: float
+    bound: float
+    rounds: int
+
+
+class Judge:
+    """The protocol of :func:`power`'s ``judge``: ``rounds`` (how many rounds after the trip
+    to measure), ``begin(round)`` and ``verdict(measure) → bool`` (go on)."""
+
+    rounds = 8
+
+    def begin(self, round):  # pragma: no cover - protocol
+        pass
+
+    def verdict(self, measure):  # pragma: no cover - protocol
+        return False
 
 
 def hand_over(stats, to, why):

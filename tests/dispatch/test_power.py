@@ -156,8 +156,20 @@ def _two_giants(n, seed):
     return Graph.from_arrays(np.concatenate(src), np.concatenate(dst), num_vertices=n)
 
 
+NEVER_GO_ON = route.RouteSettings(probe_margin=np.inf)
+"""The router's settings under which a probe's judge never lets the power iteration go on: a
+probe that trips hands over (as with ``probe_judge_rounds=0``, after the judged rounds)."""
+
+
+@pytest.fixture
+def never_go_on():
+    from digraph.dispatch.settings import using
+    with using(NEVER_GO_ON):
+        yield
+
+
 @pytest.mark.parametrize("tol", [1e-6, 1e-10])
-def test_a_slow_probe_hands_over_to_the_scc_engine(tol):
+def test_a_slow_probe_hands_over_to_the_scc_engine(tol, never_go_on):
     g = _two_giants(4000, 1)
     exact = digraph.algorithms.PageRank().reference(g)
     r = digraph.run(g, "pagerank", tol=tol)
@@ -177,7 +189,7 @@ def test_a_slow_probe_hands_over_to_the_scc_engine(tol):
     assert "an earlier power probe on this graph tripped" in r.stats["route"]["reason"]
 
 
-def test_a_slow_probe_on_one_giant_component_hands_over_too():
+def test_a_slow_probe_on_one_giant_component_hands_over_too(never_go_on):
     # one directed ring with a few chords: one component, but |lambda2| near 1 (slow mixing)
     n = 3000
     rng = np.random.default_rng(5)
@@ -194,6 +206,57 @@ def test_a_slow_probe_on_one_giant_component_hands_over_too():
     assert "largest component" not in s["route"]["steps"][0]["why"]
     assert s["probe_ratio"] > route.DEFAULT.probe_share * 0.85
     assert s["converged"] and np.abs(r.values - exact).sum() <= 1e-9
+
+
+@pytest.mark.parametrize("judge_rounds", [0, 8])
+def test_a_probe_that_trips_hands_over_at_once_without_a_judge(judge_rounds):
+    from digraph.dispatch.settings import using
+    g = _two_giants(4000, 1)
+    with using(route.RouteSettings(probe_judge_rounds=judge_rounds, probe_margin=np.inf)):
+        r = digraph.run(g, "pagerank", tol=1e-8)
+    s = r.stats
+    assert s["mode"] == "scc" and s["converged"]
+    assert ("probe_rate" in s) == (judge_rounds > 0)
+    why = s["route"]["steps"][0]["why"]
+    assert ("accelerated rounds fell by" in why) == (judge_rounds > 0)
+
+
+def test_a_probe_whose_judge_says_go_on_runs_power_to_the_end():
+    from digraph.dispatch.settings import using
+    g = _two_giants(4000, 1)
+    exact = digraph.algorithms.PageRank().reference(g)
+    with using(route.RouteSettings(probe_margin=0.0)):  # any finite time left is the lower
+        r = digraph.run(g, "pagerank", tol=1e-9)
+        s = r.stats
+        assert s["mode"] == "power" and s["engine"] == "cpu-power" and s["converged"]
+        assert s["probe_rounds"] >= 3 and 0 < s["probe_rate"] < 1
+        assert s["rounds"] >= s["probe_rounds"] + route.DEFAULT.probe_judge_rounds
+        assert s["power"]["anderson_mixes"] > 0  # mixing started at the trip
+        assert [t["code"] for t in s["route"]["steps"]] == ["probe-continued"]
+        assert "accelerated rounds fell by" in s["route"]["steps"][0]["why"]
+        assert np.abs(r.values - exact).sum() <= 1e-9
+        # the next run remembers the verdict: power from the start, no probe
+        r = digraph.run(g, "pagerank", tol=1e-9)
+    assert r.stats["mode"] == "power" and r.stats["route"]["code"] == "probe-continued"
+    assert "probe_rounds" not in r.stats and r.stats["route"]["steps"] == []
+    assert np.abs(r.values - exact).sum() <= 1e-9
+
+
+@pytest.mark.parametrize("rate, left_ms, go", [(0.5, 1.0, True), (0.9, 1.0, False),
+                                               (1.2, 1.0, False), (0.5, 100.0, False)])
+def test_the_probe_judge_weighs_the_time_left_against_the_estimate(rate, left_ms, go):
+    from digraph.dispatch.driver import Measure
+    g = random_graph(3, 2000, 20000)
+    system = digraph.algorithms.PageRank().prepare(g, 0.85, None, True)
+    judge = route.probe_judge(g, system, 1, 1e-8)
+    assert judge.rounds == route.DEFAULT.probe_judge_rounds
+    # the linear system's 129 rounds at 1 ms each, times the SCC engine's estimate over bsp's
+    # on one thread (0.25): about 32 ms; the power iteration's rounds left from 1e-4 at rate
+    # 0.5: 14 (x 1.5 margin: 20 ms at 1 ms a round), at 0.9: 88
+    m = Measure(plain_s=1e-3, judged_s=left_ms * 1e-3, rate=rate, bound=1e-4, rounds=12)
+    assert judge.verdict(m) is go and judge.go is go
+    assert ("power_probe_continued",) in g._cache if go else True
+    assert f"fell by {rate:.2f}" in judge.words
 
 
 def test_a_probe_respects_max_iter():

@@ -82,15 +82,24 @@ def _probe_then(req):
     engine builds in ``time_preprocess``, the probe's rounds in the counters (and
     ``probe_rounds``)."""
     from .power import cpu as power
-    from ..route import after_probe
+    from ..route import after_probe, probe_judge
     graph, system, stats, plan = req.graph, req.system, req.stats, req.plan
+    judge = probe_judge(graph, system, plan.placement.threads, req.tol)
     x, converged = power.solve(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
-                               trip=plan.probe)
+                               trip=plan.probe, judge=judge)
     if converged is not None:
+        if judge is not None and judge.go:
+            stats["route"]["steps"].append({"to": "power", "code": "probe-continued",
+                                            "why": f"the power probe's differences fell by "
+                                                   f"{stats['probe_ratio']:.2f} at round "
+                                                   f"{stats['probe_rounds']}; then "
+                                                   f"{judge.words}: power to the end",
+                                            "round": int(stats["probe_rounds"])})
         return x, converged, plan.mode, 0.0, 0.0, None, None
     t0 = time.perf_counter()
     c0 = compiling.seconds()
-    new = after_probe(plan, graph, system, plan.placement.threads, stats)
+    new = after_probe(plan, graph, system, plan.placement.threads, stats,
+                      judged=None if judge is None else judge.words)
     stats["mode"], stats["engine"] = new.mode, new.engine
     stats["route"]["steps"].append({"to": new.mode, "code": new.code, "why": new.reason,
                                     "round": int(stats["probe_rounds"])})

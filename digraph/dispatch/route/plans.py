@@ -19,6 +19,8 @@ CODES = {
     "measuring": "CPU linear, estimates close: the engine not yet timed on this graph runs once",
     "measured": "CPU linear, estimates close: the faster engine measured on this graph",
     "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",
+    "probe-continued": "a power probe slowed, but its accelerated rounds were measured to "
+                       "finish sooner than the SCC engine or bsp would: power to the end",
     "road-like": "min/max on one GPU, BFS balls keep most arcs inside: clusters",
     "pathset-held": "min/max on one GPU, the graph holds its PathSet: the path walk",
     "power-on-gpus": "PageRank on GPUs: the power iteration",

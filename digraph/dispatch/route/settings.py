@@ -41,6 +41,20 @@ class RouteSettings:
         the plain iteration's remaining rounds there.  Measured (ratios of the first rounds,
         and the hand-over against the plain iteration): "PageRank: two formulations on the CPU,
         against scipy and igraph PRPACK".
+    probe_judge_rounds : int
+        A probe that trips does not hand over at once: Anderson's mixing starts, and after this
+        many rounds the router compares the power iteration's estimated time left (the bound
+        reached, the rate measured over these rounds, their seconds) with the SCC engine's or
+        ``bsp``'s estimate in seconds (:func:`~digraph.dispatch.route.probe_judge`).  0 hands
+        over at once (the ablation).
+    probe_margin : float
+        The power iteration goes on only when its estimated time left, times this margin, is
+        below the other engine's estimate: the rate of Anderson's rounds is measured over a few
+        of them, and a wrong continuation costs more than a hand-over does.
+    bsp_round_cost : float
+        One ``bsp`` dense round's seconds over one plain power round's (both one pass over the
+        arcs on the same threads): the unit that turns the CPU estimates, in passes, into
+        seconds from the probe's own measured rounds.
     bsp_thread_exponent : float
         ``a`` of ``bsp``'s estimate on the CPU: ``T`` threads take ``T**-a`` of one thread's time
         (:mod:`digraph.dispatch.engines.push.cpu_cost`).
@@ -87,6 +101,9 @@ class RouteSettings:
     bsp_share: float = 0.85
     probe_share: float = 0.7
     probe_min_arcs: int = 1 << 10
+    probe_judge_rounds: int = 8
+    probe_margin: float = 1.5
+    bsp_round_cost: float = 1.0
     bsp_thread_exponent: float = 0.6
     scc_ratio_base: float = 0.32
     scc_ratio_split: float = 0.64

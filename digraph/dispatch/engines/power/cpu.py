@@ -279,7 +279,8 @@ def _column_sums(graph, system):
     return np.bincount(graph.arc_sources, weights=coef, minlength=graph.num_vertices)
 
 
-def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **unused):
+def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, settings=None,
+          **unused):
     """Run the mass-preserving power iteration; returns (x summing to 1, converged).
 
     Counters as ``bsp``'s dense rounds: each round reads every arc once (``arc_updates``,
@@ -290,6 +291,11 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     the previous one ends the run with ``converged=None`` (handed back undecided) and
     ``stats["probe_ratio"]``, ``stats["probe_rounds"]`` set; with Anderson on, only rounds up to
     :attr:`PowerSettings.probe_rounds` are judged (all of them plain).
+
+    ``judge`` (a :class:`digraph.dispatch.driver.Judge`, with ``trip`` and Anderson on): a
+    round that trips starts Anderson's mixing at once, and ``judge.rounds`` rounds later the
+    judge decides from what they measured whether the run goes on to the end or ends undecided
+    (:func:`digraph.dispatch.driver.power`).
 
     ``settings``: a :class:`PowerSettings` (default :data:`DEFAULT`).  With
     ``anderson_memory > 0`` the iterate fed to a round may be Anderson's mix (see
@@ -366,8 +372,12 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
     if n == 0:
         rounds, converged = 0, True
     else:
+        if judge is not None and memory and trip is not None:
+            judge = _Starting(judge, step.begin)
+        else:
+            judge = None
         rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats,
-                                         trip=trip, probe_window=window)
+                                         trip=trip, probe_window=window, judge=judge)
     x = state[0]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
@@ -377,6 +387,20 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, settings=None, **un
         stats["error_bound"] = 0.0
     # x sums to 1 up to rounding that the bound counts (the |Σx − 1| terms): no division after
     return x.view(SumNormalized), converged
+
+
+class _Starting(driver.Judge):
+    """A judge whose ``begin`` also starts Anderson's mixing (``start(round)``)."""
+
+    def __init__(self, judge, start):
+        self.judge, self.start, self.rounds = judge, start, judge.rounds
+
+    def begin(self, round):
+        self.start(round)
+        self.judge.begin(round)
+
+    def verdict(self, measure):
+        return self.judge.verdict(measure)
 
 
 def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d, src_scale,
@@ -409,8 +433,8 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
     mix_parts = np.empty((aa.chunks(n), 3))
     z = np.empty(n)
     bufs = [state[0], state[1], np.empty(n)]
-    record_from = max(1, start - 1)
-    rnd = {"k": 0, "on": True, "pending": None, "recording": False, "last": None}
+    rnd = {"k": 0, "on": True, "pending": None, "recording": False, "last": None,
+           "start": start, "record_from": max(1, start - 1)}
 
     def step():
         rnd["k"] += 1
@@ -421,7 +445,7 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
         pending, rnd["pending"] = rnd["pending"], None
         if pending is not None:
             gamma = acc.solve(*pending)
-            if gamma is not None and k > start:
+            if gamma is not None and k > rnd["start"]:
                 xm = bufs[1]
                 total, clipped = aa.mix(gprev, dG, gamma, src_scale, xm, z, mix_parts)
                 if clipped > 0.0 and np.isfinite(total) and total > 0.0:
@@ -454,7 +478,7 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
             rnd["on"] = False
         last, rnd["last"] = rnd["last"], diff
         if rnd["on"] and not rnd["recording"] \
-                and k >= max(record_from, 3 if from_ratio > 0 else 1) \
+                and k >= max(rnd["record_from"], 3 if from_ratio > 0 else 1) \
                 and (from_ratio <= 0 or diff > from_ratio * g1 * last):
             rnd["recording"] = True  # this round stores f (the fused pass ran without a record)
             stats["power_anderson"] = memory  # it runs: the stat says so, as on the GPU
@@ -464,4 +488,9 @@ def _anderson_rounds(state, power_round, memory, start, g1, tol, n, stats, v, d,
         stats["anderson_restarts"] = acc.restarts
         return bound, delta, diff
 
+    def begin(k):
+        """Record from the next round on and mix from the one after (a probe's judge)."""
+        rnd["start"], rnd["record_from"] = k, k + 1
+
+    step.begin = begin
     return step
