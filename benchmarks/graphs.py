@@ -45,6 +45,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import CLASSES, class_of  # noqa: E402,F401  (the corpus by class)
 
 
+class GraphUnavailable(FileNotFoundError):
+    """A named dataset is not on this machine (the benchmark skips it)."""
+
+
+def _int_suffix(name, prefix):
+    rest = name[len(prefix):]
+    return int(rest) if name.startswith(prefix) and rest.isdigit() else None
+
+
 def load(name, gpu=False):
     """The :class:`digraph.Graph` named ``name`` (see the module's table).
 
