@@ -7,6 +7,9 @@
 # Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
 # ``first`` times the first answer with an empty Numba cache, 2 threads on cores 2-3, for the
 # trees in TREES (default: .base and this checkout).
+# ``corpus`` runs bench_cpu.py --classes on every class of benchmarks/corpus.py (CLASSES), 2
+# threads each, four classes side by side on cores 0-1, 4-5, 8-9 and 12-13; ``corpus16`` the
+# same classes one after another on 16 threads. Results: $OUT/corpus_cpu2_<class>.json.
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -18,7 +21,8 @@ ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
 REPEAT=${REPEAT:-5}
 ROUNDS=${ROUNDS:-2}
 AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGORITHMS --repeat $REPEAT --rounds $ROUNDS"
-case "${1:?tests, gpu, cpu16, cpu2, threads or first}" in
+CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus or corpus16}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -27,6 +31,24 @@ case "${1:?tests, gpu, cpu16, cpu2, threads or first}" in
     for T in ${THREADS:-2 4 8 16}; do
       NUMBA_NUM_THREADS=16 python3 benchmarks/harness.py --graphs $GRAPHS --algorithms $ALGORITHMS \
         --modes default scc bsp --threads "$T" --repeat "$REPEAT" --out "$OUT/threads.json"
+    done ;;
+  corpus)
+    set -- $CLASSES
+    while [ $# -gt 0 ]; do
+      for core in 0 4 8 12; do
+        [ $# -gt 0 ] || break
+        NUMBA_NUM_THREADS=2 taskset -c $core,$((core + 1)) python3 benchmarks/bench_cpu.py \
+          --classes "$1" --algorithms $ALGORITHMS --threads 2 --repeat "$REPEAT" \
+          --out "$OUT/corpus_cpu2_$1.json" > "$OUT/corpus_cpu2_$1.log" 2>&1 &
+        shift
+      done
+      wait
+    done
+    tail -n 40 "$OUT"/corpus_cpu2_*.log ;;
+  corpus16)
+    for C in $CLASSES; do
+      NUMBA_NUM_THREADS=16 python3 benchmarks/bench_cpu.py --classes "$C" --algorithms $ALGORITHMS \
+        --threads 16 --repeat "$REPEAT" --out "$OUT/corpus_cpu16_$C.json" 2>&1 | tail -n 30
     done ;;
   first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
