@@ -41,12 +41,12 @@ iteration (:func:`power`) on its own bound and stop rule, with the router's prob
 """
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import progress
+from ..compiling import work_clock
 from ..interrupts import check as _check_interrupt
 from .convergence import (certified, linear_error_bound, power_stop, residual_threshold,
                           tightened, verdict)
@@ -201,12 +201,12 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
     diffs = []
     seconds = []
     tripped = None
-    t0 = time.perf_counter()
+    t0 = work_clock()
     while not converged and rounds < max_iter:
         _check_interrupt()
         bound, delta, diff = step()
         rounds += 1
-        t1 = time.perf_counter()
+        t1 = work_clock()
         seconds.append(t1 - t0)
         t0 = t1
         converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
@@ -243,7 +243,8 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
 class Measure:
     """What a power probe measured of its rounds, for a :class:`Judge`: ``plain_s`` (the median
     seconds of a plain round before the trip, the first round left out), ``judged_s`` (the mean
-    seconds of a round since), ``rate`` (the geometric mean ratio of successive differences
+    seconds of a round since; both without Numba's compilation,
+    :func:`digraph.compiling.work_clock`), ``rate`` (the geometric mean ratio of successive differences
     over the judged rounds), ``bound`` (the error bound reached) and ``rounds`` (run so far)."""
 
     plain_s: float
