@@ -97,7 +97,10 @@ def igraph_prpack(graph, params, tol):
     import igraph
     g = igraph.Graph(n=graph.num_vertices, directed=True,
                      edges=np.column_stack([graph.arc_sources, graph.out_targets]))
-    weights = graph.arc_weights() if graph.weighted else None
+    weights = None
+    if graph.weighted:  # igraph 1.0 takes an attribute name (or a list), not an array
+        g.es["weight"] = np.asarray(graph.arc_weights(), np.float64).tolist()
+        weights = "weight"
     alpha = _pagerank_alpha(params)
     return lambda: (np.asarray(g.pagerank(damping=alpha, weights=weights,
                                           implementation="prpack")), {})
