@@ -42,7 +42,7 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus or corpus16}" in
         algs=$ALGORITHMS  # no adsorption on R-MAT/Kronecker: its reference takes minutes there
         case $1 in rmat|kronecker) algs=$(echo " $ALGORITHMS " | sed 's/ adsorption / /') ;; esac
         NUMBA_NUM_THREADS=2 taskset -c $core,$((core + 1)) python3 benchmarks/bench_cpu.py \
-          --classes "$1" --algorithms $algs --threads 2 --repeat "$REPEAT" $PEERS \
+          --classes "$1" --algorithms $algs --threads 2 --repeat "$REPEAT" $PEERS --warm-each \
           --out "$OUT/corpus_cpu2_$1.json" > "$OUT/corpus_cpu2_$1.log" 2>&1 &
         shift
       done
@@ -52,7 +52,7 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus or corpus16}" in
   corpus16)
     for C in $CLASSES; do
       NUMBA_NUM_THREADS=16 python3 benchmarks/bench_cpu.py --classes "$C" --algorithms $ALGORITHMS \
-        --threads 16 --repeat "$REPEAT" $PEERS --out "$OUT/corpus_cpu16_$C.json" 2>&1 | tail -n 30
+        --threads 16 --repeat "$REPEAT" $PEERS --warm-each --out "$OUT/corpus_cpu16_$C.json" 2>&1 | tail -n 30
     done ;;
   first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;

@@ -142,10 +142,9 @@ class CorpusTable:
             best = min(named, key=ms, default=None)
             peer = min(peers, key=ms, default=None)
             cells = [corpus.class_of(graph) or "—", graph, algo, fmt(d), str(default[0]["ran"])]
-            for other in (best, peer):
-                label = other["mode"] if other is best else other["method"]
-                cells += ([f"{fmt(ms(other))} ({label})", f"{d / ms(other):.2f}"] if other
-                          else ["—", "—"])
+            for other, label in ((best, "mode"), (peer, "method")):
+                cells += ([f"{fmt(ms(other))} ({other[label]})", f"{d / ms(other):.2f}"]
+                          if other else ["—", "—"])
             lines.append("| " + " | ".join(cells) + " |")
         command, machine = (commands or listed(results)).get(self.file, ("not listed", "not listed"))
         tol = meta.get("tol") or next((r.get("tol") for r in rows if r.get("tol")), None)
