@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..engines.registry import find
 
-__all__ = ["Choice", "choose", "record", "shape"]
+__all__ = ["Choice", "choose", "record", "shape", "seconds_key"]
 
 _MODES = ("scc", "bsp")
 _SECONDS = "cpu-linear-seconds"
@@ -68,7 +68,7 @@ def choose(graph, system, threads, settings, scc_settings=None):
     why = f"{model}'s estimate is the lower (the SCC engine's: {est['scc'].reason})"
     if est[other].cost > settings.measure_band * est[model].cost:
         return Choice(model, "estimated", why, None, tuple(considered))
-    key = (_SECONDS, int(threads), bool(getattr(system, "normalize", False)))
+    key = seconds_key(threads, getattr(system, "normalize", False))
     seen = graph._cache.get(key, {}).get("seconds", {})
     considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
                     "value": float(seen[m]), "threshold": None, "held": False}
@@ -87,6 +87,12 @@ def choose(graph, system, threads, settings, scc_settings=None):
                       f"{other} runs until it is too", key, tuple(considered))
     return Choice(model, "estimated", f"{why}; {within}, so the next runs time the two on "
                   "this graph", key, tuple(considered))
+
+
+def seconds_key(threads, normalised):
+    """The ``graph._cache`` key under which runs on ``threads`` threads record their seconds
+    (:func:`record`), per kind of system (normalised or not)."""
+    return (_SECONDS, int(threads), bool(normalised))
 
 
 def record(graph, key, mode, seconds):

@@ -27,7 +27,9 @@ class RouteSettings:
         ``"bsp"`` when the largest component holds at least this share of the arcs, the SCC
         engine otherwise.  The one-pass bound decides alone when it is below this share; above,
         the condensation is built to look (the bound is loose on web graphs) and kept for the
-        SCC engine.  Measured: "Adsorption on the CPU and on one GPU".
+        SCC engine.  Measured: "Adsorption on the CPU and on one GPU".  Where it says ``bsp``,
+        the SCC engine is timed on the graph too and later runs take the faster (the rule does
+        not hold on every class: ``corpus_cpu2_h100_host.json``, geometric graphs).
     probe_min_arcs : int
         PageRank on the CPU starts no power probe on a graph of fewer arcs: there the SCC engine
         is as fast as the power iteration (both a fraction of a millisecond, the run's fixed
