@@ -283,3 +283,25 @@ def test_the_cusparse_pull_gives_the_same_answer():
                                 settings=power_settings.PowerGpuSettings(cusparse_arcs=0))
         assert ok and st["power_pull"] == "cusparse"
         assert l1(x, adsorption_exact(arcs, [3], 0.8, weighted)) <= st["error_bound"] <= 1e-10
+
+
+def test_a_graph_that_does_not_fit_streams_in_bsp(monkeypatch):
+    """The automatic choice keeps ``bsp`` where its arcs must stream from the host: a graph
+    larger than the GPU's free memory (its size faked: the simulator has none) or
+    ``batch_arcs=``; a named ``power`` is not changed."""
+    from digraph.dispatch.placement import of as placement_of
+    from digraph.dispatch.route import place
+    from digraph.dispatch.runtime.cuda import device_graph
+    arcs = _arcs(17)
+    g = arcs.graph()
+    r = digraph.run(g, "adsorption", device="cuda", seeds=[0], tol=1e-9, batch_arcs=8)
+    assert r.stats["mode"] == "bsp" and r.stats["route"]["code"] == "streamed"
+    assert r.stats["push"]["streamed_batches"] > 1
+    assert within(l1(r.values, adsorption_exact(arcs, [0], 0.8)), r.stats["error_bound"])
+    algo = digraph.algorithms.Adsorption()
+    system = algo.prepare(g, **algo.bind(g, {"seeds": [0]}))
+    monkeypatch.setattr(device_graph, "too_big", lambda be, graph: True)
+    for mode, want in ((None, "bsp"), ("power", "power")):
+        plan = place(route("linear", mode, "cuda", graph=g, system=system), g, system,
+                     placement_of("cuda", 1))
+        assert plan.mode == want and plan.engine == f"gpu-{want}"
