@@ -10,6 +10,14 @@ R-MAT graphs of the committed GPU results, not the CPU's.
     python benchmarks/bench_gpu.py --graphs cnr-2000 dblp-2010 rmat22 rmat24 \\
         --algorithms pagerank sssp --repeat 7 --out benchmarks/results/gpu_h100.json
 
+A mode given as ``ALGORITHM:MODE`` is timed for that algorithm only: adsorption by the power
+iteration of ``x ↦ b + A x`` (``power``), by ``bsp`` and by the default, beside PageRank's
+``power`` on the same graphs (``benchmarks/device_check.sh adsorption``)::
+
+    python benchmarks/bench_gpu.py --graphs cnr-2000 dblp-2010 cit-HepPh \\
+        --algorithms pagerank adsorption --modes pagerank:power adsorption:default \\
+        adsorption:power adsorption:bsp --no-peer --out adsorption_gpu.json
+
 Needs numba-cuda and CuPy (``pip install -e '.[cuda]'``) and an NVIDIA GPU.
 """
 
@@ -21,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 
 MODES = {"pagerank": ["default", "power", "bsp", "path"],
-         "adsorption": ["default", "bsp", "vertex-async", "path"],
+         "adsorption": ["default", "power", "bsp", "vertex-async", "path"],
          "sssp": ["default", "vertex-async", "cluster", "path", "bsp"],
          "kcore": ["default", "bsp", "vertex-async"]}
 """The modes timed per algorithm on one GPU unless ``--modes`` is given."""
@@ -29,11 +37,12 @@ MODES = {"pagerank": ["default", "power", "bsp", "path"],
 
 def cases(graphs, algorithms, modes=None, device="cuda", tol=1e-8, params=None, peer=True):
     """The list of :class:`harness.Case` this script runs: every mode of :data:`MODES` (or
-    ``modes``) on ``device``, plus ``cupy-power`` for PageRank when ``peer``."""
+    ``modes``: a mode for every algorithm, or ``"ALGORITHM:MODE"`` for that one only) on
+    ``device``, plus ``cupy-power`` for PageRank when ``peer``."""
     out = []
     for g in graphs:
         for a in algorithms:
-            for m in modes or MODES[a]:
+            for m in _modes_of(a, modes):
                 out.append(harness.Case(g, a, mode=None if m == "default" else m, device=device,
                                         tol=tol, params=dict(params or {})))
             if peer and a == "pagerank":
@@ -41,11 +50,25 @@ def cases(graphs, algorithms, modes=None, device="cuda", tol=1e-8, params=None, 
     return out
 
 
+def _modes_of(algorithm, modes):
+    """The modes timed for ``algorithm``: those of ``modes`` that name no algorithm or name it
+    (``"adsorption:power"``), else :data:`MODES`."""
+    if not modes:
+        return MODES[algorithm]
+    out = []
+    for m in modes:
+        name, sep, mode = m.rpartition(":")
+        if not sep or name == algorithm:
+            out.append(mode)
+    return out
+
+
 def main(argv=None):
     """Command line: see the module docstring and ``--help``."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     harness.add_common_arguments(ap, graphs_default=["cnr-2000", "dblp-2010", "rmat22"])
-    ap.add_argument("--modes", nargs="+", help="instead of each algorithm's list (bench_gpu.MODES)")
+    ap.add_argument("--modes", nargs="+", help="instead of each algorithm's list (bench_gpu.MODES); "
+                    "ALGORITHM:MODE for one algorithm only")
     ap.add_argument("--device", default="cuda", help="cuda or cuda:N (default cuda)")
     ap.add_argument("--no-peer", action="store_true", help="leave out the CuPy power iteration")
     args = ap.parse_args(argv)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads     (results under $OUT)
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|adsorption   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
 # Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
@@ -10,12 +10,16 @@
 # ``corpus`` runs bench_cpu.py --classes on every class of benchmarks/corpus.py (CLASSES), 2
 # threads each, four classes side by side on cores 0-1, 4-5, 8-9 and 12-13; ``corpus16`` the
 # same classes one after another on 16 threads. Results: $OUT/corpus_cpu2_<class>.json.
+# ``adsorption`` times on one GPU adsorption by ``power`` (the affine map's iteration), by
+# ``bsp`` and by the default beside PageRank's ``power``, every answer verified (GRAPHS default:
+# cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1, those absent skipped; TOL 1e-8).
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
 export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 DIGRAPH_DATASETS=$PWD/.data
 OUT=${OUT:-/tmp/device-check}
 mkdir -p "$OUT"
+ADS_GRAPHS=${GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1}
 GRAPHS=${GRAPHS:-wiki-Vote dblp-2010 cnr-2000}
 ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
 REPEAT=${REPEAT:-5}
@@ -24,7 +28,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus or corpus16}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16 or adsorption}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -56,6 +60,10 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus or corpus16}" in
       NUMBA_NUM_THREADS=16 python3 benchmarks/bench_cpu.py --classes "$C" --algorithms $algs \
         --threads 16 --repeat "$REPEAT" $PEERS --warm-each --out "$OUT/corpus_cpu16_$C.json" 2>&1 | tail -n 30
     done ;;
+  adsorption)
+    python3 benchmarks/bench_gpu.py --graphs $ADS_GRAPHS --algorithms pagerank adsorption \
+      --modes pagerank:power adsorption:power adsorption:bsp adsorption:default --no-peer \
+      --tol "${TOL:-1e-8}" --repeat "$REPEAT" --out "$OUT/adsorption_gpu.json" ;;
   first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
 esac

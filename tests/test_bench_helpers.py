@@ -118,3 +118,14 @@ def test_scripts_parse_help():
         with pytest.raises(SystemExit) as e:
             mod.main(["--help"])
         assert e.value.code == 0, name
+
+
+def test_gpu_modes_may_name_their_algorithm():
+    import bench_gpu
+    todo = bench_gpu.cases(["rmat8"], ["pagerank", "adsorption"],
+                           ["pagerank:power", "adsorption:default", "adsorption:bsp"], peer=False)
+    assert [(c.algorithm, c.mode) for c in todo] == [("pagerank", "power"), ("adsorption", None),
+                                                      ("adsorption", "bsp")]
+    both = bench_gpu.cases(["rmat8"], ["pagerank", "adsorption"], ["power"], peer=False)
+    assert [(c.algorithm, c.mode) for c in both] == [("pagerank", "power"),
+                                                      ("adsorption", "power")]

@@ -149,7 +149,7 @@ def find(mode, kind):
 _RUNS = {
     "scc": "solves linear systems (PageRank, adsorption, a LinearSystem)",
     "cluster": "relaxes min/max systems (SSSP and the like)",
-    "power": "answers normalised linear systems",
+    "power": "answers linear systems (normalised ones; on one GPU also the others)",
     "peel": "peels k-cores (the hindex family)",
 }
 #: where a mode runs, in words, for refusals of another placement
@@ -159,7 +159,8 @@ _WHERE = {"cluster": "runs on one GPU (device='cuda' or 'cuda:N')", "peel": "run
 def refusal(mode, family, kind):
     """Why no engine runs ``mode`` on a system of ``family`` on placement ``kind``, or None when
     one does (whether the power iteration fits the system itself is checked apart:
-    :func:`digraph.dispatch.engines.power.cpu.applies`)."""
+    :func:`digraph.dispatch.engines.power.cpu.applies`, and on one GPU for systems that are not
+    normalised :func:`digraph.dispatch.engines.power.gpu_affine.applies`)."""
     kinds = [e for e in ENGINES if e.mode == mode]
     if not any(family in e.families for e in kinds):
         if mode in _RUNS:

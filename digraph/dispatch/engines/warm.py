@@ -147,7 +147,7 @@ def gpu(be, mode, family, device):
     if mode in PATH_MODES:
         from ...preprocess import preprocess
         extra = {"pathset": preprocess(tiny), "priority": "pending" if mode == "path" else "none"}
-    if mode == "power":  # normalised systems only
+    if mode == "power":  # normalised systems, then the affine map's iteration
         import dataclasses
         from .power import gpu as gpu_power
         from .power.gpu_settings import POWER_DEFAULT
@@ -157,6 +157,9 @@ def gpu(be, mode, family, device):
                 tiny, dataclasses.replace(sys, normalize=True), tol=1e-8, max_iter=100,
                 stats=RunStats.new(), device=device,
                 settings=dataclasses.replace(POWER_DEFAULT, **forced)), divisors=(None,))
+        run_tiny(family, lambda sys, _: gpu_power.solve(
+            tiny, sys, tol=1e-8, max_iter=100, stats=RunStats.new(), device=device),
+            divisors=(None,))
     else:
         from . import one_gpu
         run_tiny(family, lambda sys, settings: one_gpu.solve(

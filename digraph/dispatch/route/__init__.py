@@ -21,6 +21,8 @@ Modes
     Normalised linear systems (PageRank), CPU, one GPU or several: the Google-matrix power
     iteration, with the rank-one dangling/teleport term (:mod:`digraph.dispatch.engines.power.cpu`,
     :mod:`digraph.dispatch.engines.power.gpu`, :mod:`digraph.dispatch.engines.power.gpus`).
+    On one GPU also the others with ``b ≥ 0`` (adsorption): the power iteration of the affine
+    map ``x ↦ b + A x`` on the same pull (:mod:`digraph.dispatch.engines.power.gpu_affine`).
 ``"path"``, ``"path-nopriority"``
     DiGraph: paths walked one per thread, SCC-vertices of the DAG sketch in layer order, with or
     without priority (:mod:`digraph.dispatch.engines.path.cpu`,
@@ -75,7 +77,10 @@ measurement:
   several GPUs named, sharded over as many as the graph has
   :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per GPU
   (:mod:`digraph.dispatch.engines.power.gpus`), else on the first of them when the graph fits
-  there; other linear systems: ``"bsp"``; k-core: ``"vertex-async"``; min/max (SSSP):
+  there; on one GPU, linear systems that are not normalised with ``b ≥ 0`` (adsorption):
+  ``"power"``, the affine map's iteration (``affine-power-on-gpu``; timed against ``bsp`` by
+  ``bash benchmarks/device_check.sh adsorption``); other linear systems: ``"bsp"``; k-core:
+  ``"vertex-async"``; min/max (SSSP):
   ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
   :attr:`RouteSettings.cluster_share` of their arcs inside
   (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs) and no
@@ -176,8 +181,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
                 "of an option)")
         return _automatic(family, where, threads, graph, system, settings, scc_settings)
     if mode == "power" and system is not None:
-        from ..engines.power.cpu import applies
-        why = applies(graph, system) if graph is not None else None
+        from ..engines.power import refusal as power_refusal
+        why = power_refusal(graph, system, _KIND[where]) if graph is not None else None
         if why:
             raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
     else:
@@ -269,11 +274,17 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                           "there")
     elif where != "cpu" and family == "linear" and graph is not None and system is not None:
         from ..engines.power.cpu import applies
+        from ..engines.power.gpu_affine import applies as affine_applies
         if (graph.num_arcs and not applies(graph, system)
                 and getattr(system, "dangling", None) is None):
             chosen, code = "power", "power-on-gpus"
             reason = ("the Google-matrix power iteration is the fastest measured for PageRank on "
                       "GPUs")
+        elif (where == "gpu" and graph.num_arcs and not system.normalize
+              and affine_applies(graph, system) is None):
+            chosen, code = "power", "affine-power-on-gpu"
+            reason = ("a sum not normalised, b >= 0, on one GPU: the power iteration of "
+                      "x -> b + A x on PageRank's pull")
     return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe, code=code,
                 considered=tuple(considered), timing=timing)
 

@@ -1,5 +1,6 @@
-"""Where a plan runs: :func:`place` narrows several GPUs named to those a run uses, and makes
-one GPU's large ``bsp`` run as one shard."""
+"""Where a plan runs: :func:`place` narrows several GPUs named to those a run uses, makes one
+GPU's large ``bsp`` run as one shard, and streams in ``bsp`` an automatic affine ``power`` run
+whose graph does not fit in the GPU."""
 
 import dataclasses
 
@@ -18,7 +19,10 @@ def place(plan, graph, system, placement, batch_arcs=None):
     :attr:`~digraph.dispatch.engines.registry.Engine.one_shard`, ``bsp`` on linear systems, runs
     a graph of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
     more that fits in the GPU's memory as one shard of the sharded engine,
-    :attr:`Plan.as_shard`: a leaner set-up and fused dense rounds).  With several GPUs named:
+    :attr:`Plan.as_shard`: a leaner set-up and fused dense rounds; an automatic ``power`` run of
+    a system that is not normalised, code ``affine-power-on-gpu``, whose graph does not fit in
+    the GPU's memory or with ``batch_arcs`` runs ``bsp`` instead, which streams its arcs).  With
+    several GPUs named:
 
     * ``power``: sharded over as many as the graph has
       :attr:`~digraph.dispatch.engines.power.gpu_settings.PowerGpuSettings.shard_arcs` arcs per
@@ -62,6 +66,13 @@ def place(plan, graph, system, placement, batch_arcs=None):
         plan = _narrow(plan, graph, system, placement)
     else:
         plan = dataclasses.replace(plan, placement=placement)
+    if plan.code == "affine-power-on-gpu" and plan.placement.kind == "gpu" and (
+            batch_arcs is not None or device_graph.too_big(backend(plan.placement.device), graph)):
+        plan = dataclasses.replace(
+            plan, mode="bsp", engine=f"{plan.placement.where}-bsp", code="streamed",
+            reason="automatic: " + ("batch_arcs= given" if batch_arcs is not None else
+                                    "the graph does not fit in the GPU's memory")
+            + ": bsp streams its arcs from the host")
     engine = find(plan.mode, plan.placement.kind)
     if engine is not None and system.family in engine.one_shard and batch_arcs is None \
             and graph.num_arcs >= current(gpu_settings.DEFAULT).shard_arcs \

@@ -24,6 +24,8 @@ CODES = {
     "road-like": "min/max on one GPU, BFS balls keep most arcs inside: clusters",
     "pathset-held": "min/max on one GPU, the graph holds its PathSet: the path walk",
     "power-on-gpus": "PageRank on GPUs: the power iteration",
+    "affine-power-on-gpu": "a sum not normalised, on one GPU: the power iteration of b + A x",
+    "streamed": "one GPU, a graph too big for it or batch_arcs=: bsp streams the arcs",
     "dangling": "dangling= is answered by the power iteration only",
     "one-shard": "one GPU: bsp run by the sharded engine as one shard",
     "sharded": "several GPUs: sharded over the GPUs used",

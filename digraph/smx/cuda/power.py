@@ -14,6 +14,10 @@ Langville and Meyer, *Google's PageRank and Beyond*, 2006, §4.5):
 
 The arcs carry no values unless the system has arc factors (``has_coef``): an unweighted round
 reads 4 bytes per arc where a CSR SpMV reads 12 (a 4-byte index and an 8-byte value).
+
+The power iteration of the affine map ``x ← b + A x`` (Jacobi; systems that are not normalised,
+:mod:`digraph.dispatch.engines.power.gpu_affine`) pulls the same way and then runs
+:func:`power_affine` instead of the teleport.
 """
 
 from numba import cuda, float64
@@ -21,7 +25,8 @@ from numba import cuda, float64
 from .common import SIM, HB, HEAVY, block_sum
 
 __all__ = ["power_pull", "power_pull_list", "power_pull_heavy", "power_scale_sums",
-           "power_teleport", "power_teleport_given", "power_teleport_rows", "gather_at"]
+           "power_teleport", "power_affine", "power_teleport_given", "power_teleport_rows",
+           "gather_at"]
 
 
 if SIM:  # the simulator has no warp shuffles: a shared-memory tree over each group
@@ -209,6 +214,39 @@ def _teleport(buf, c, y, tele, x, src_scale, z, acc, nxt):
     if cuda.threadIdx.x == 0:
         cuda.atomic.add(acc, 2, d)
         cuda.atomic.add(acc, 3, ys)
+
+
+@cuda.jit(cache=True)
+def power_affine(y, b, x, has_src, src_scale, z, in_offsets, has_w, zhat, acc, nxt):
+    """After the pull ``y = A x``: ``y += b`` and, with ``has_src``, ``z = src_scale ∘ y`` (the
+    next pull's input; without, the next pull reads ``y`` itself); into ``acc[2]`` the block sums
+    of ``w_v |y_v − x_v|`` and into ``acc[3]`` those of ``ŵ_v (in-degree_v + 4) y_v`` (the
+    rounding bound of the round's ``y_v``), ``w = ẑ − 1`` and ``ŵ = ẑ`` with ``has_w``, both 1
+    without; ``nxt`` zeroed (HB threads a block, the grid striding over the vertices)."""
+    buf = cuda.shared.array(HB, float64)
+    i0 = cuda.grid(1)
+    for i in range(i0, nxt.size, cuda.gridsize(1)):
+        nxt[i] = 0.0
+    d = 0.0
+    r = 0.0
+    for i in range(i0, y.size, cuda.gridsize(1)):
+        yi = y[i] + b[i]
+        y[i] = yi
+        if has_src:
+            z[i] = src_scale[i] * yi
+        a = abs(yi - x[i])
+        q = (in_offsets[i + 1] - in_offsets[i] + 4) * yi
+        if has_w:
+            w = zhat[i]
+            a *= w - 1.0
+            q *= w
+        d += a
+        r += q
+    d = block_sum(buf, d)
+    r = block_sum(buf, r)
+    if cuda.threadIdx.x == 0:
+        cuda.atomic.add(acc, 2, d)
+        cuda.atomic.add(acc, 3, r)
 
 
 @cuda.jit(cache=True)

@@ -58,15 +58,11 @@ def test_every_group_size_gives_the_same_iterate(group):
         gpu_power.solve(g, system, tol=1e-8, max_iter=10, stats=RunStats.new(), group=3)
 
 
-def test_the_gpu_default_for_pagerank_is_power_and_not_for_adsorption():
+def test_the_gpu_default_for_pagerank_is_the_google_matrix_power_iteration():
     g = _graph(1)
     r = digraph.run(g, "pagerank", device="cuda", tol=1e-8)
     assert r.stats["mode"] == "power" and r.stats["requested_mode"] is None
-    assert r.stats["route"]["code"] == "power-on-gpus"
-    from digraph.dispatch.route import route  # adsorption stays with bsp (the plan alone)
-    algo = digraph.algorithms.Adsorption()
-    system = algo.prepare(g, **algo.bind(g, {"seeds": [0]}))
-    assert route("linear", None, "cuda", graph=g, system=system).mode == "bsp"
+    assert r.stats["route"]["code"] == "power-on-gpus" and r.stats["power"]["map"] == "google"
     with pytest.raises(InvalidParameterError, match="dangling"):
         digraph.run(g, "pagerank", device="cuda", dangling={0: 1.0})
 

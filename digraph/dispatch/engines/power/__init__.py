@@ -1,12 +1,32 @@
 """``mode="power"``: the Google-matrix power iteration of normalised linear systems (PageRank),
-with its rank-one dangling/teleport term and Anderson acceleration.
+with its rank-one dangling/teleport term and Anderson acceleration; on one GPU also the power
+iteration of the affine map ``x ↦ b + A x`` for linear systems that are not normalised.
 
 ========================  ==================================================================
 placement                 modules
 ========================  ==================================================================
 CPU threads               :mod:`.cpu`
-one GPU                   :mod:`.gpu` (its set-up :mod:`.gpu_setup`, kept work :mod:`.gpu_work`)
+one GPU                   :mod:`.gpu` (its set-up :mod:`.gpu_setup`, kept work :mod:`.gpu_work`);
+                          systems not normalised :mod:`.gpu_affine`
 several GPUs              :mod:`.gpus` (:mod:`.gpus_layout`, :mod:`.gpus_arrays`,
                           :mod:`.gpus_exchange`, :mod:`.gpus_queued`, :mod:`.gpus_work`)
 ========================  ==================================================================
+
+:func:`refusal` says why a system is refused where.
 """
+
+
+def refusal(graph, system, kind):
+    """Why ``mode="power"`` cannot run the linear ``system`` on placement ``kind`` (``"cpu"``,
+    ``"gpu"``, ``"gpus"``), or None: the Google-matrix iteration for normalised systems
+    (:func:`.cpu.applies`) everywhere, and on one GPU the affine map's iteration for the others
+    (:func:`.gpu_affine.applies`)."""
+    from .cpu import applies
+    if kind == "gpu" and not system.normalize:
+        from .gpu_affine import applies as affine_applies
+        return affine_applies(graph, system)
+    why = applies(graph, system)
+    if why and not system.normalize:
+        why += ("; on one GPU (device='cuda') mode='power' also runs systems that are not "
+                "normalised, by the power iteration of x -> b + A x")
+    return why

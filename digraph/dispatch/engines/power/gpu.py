@@ -1,5 +1,7 @@
 """The Google-matrix power iteration on one GPU (``mode="power"``, ``device="cuda[:N]"``): the GPU
 twin of :mod:`digraph.dispatch.engines.power.cpu`, same round, same sound stop, same counters.
+Systems that are not normalised run the power iteration of the affine map ``x ↦ b + A x``
+(:mod:`digraph.dispatch.engines.power.gpu_affine`) on the same pull and CUDA graphs.
 
 A round is two launches (three with in-degree hubs; the pull by cuSPARSE's SpMV and a pass for
 the sums on graphs of :attr:`PowerGpuSettings.cusparse_arcs` arcs or more) and one read-back of
@@ -36,9 +38,8 @@ from ... import driver
 from ...convergence import power_stop
 from .cpu import power_gamma
 from ...systems import linear_factors
-from .gpu_setup import (degree_bins, anderson_for, anderson_stats, group_size, round_bound,
-                        vertex_vectors)
-from .gpu_work import cusparse_matrix, graph_round, graphs, spmv_into, work
+from .gpu_setup import anderson_for, anderson_stats, group_size, round_bound, vertex_vectors
+from .gpu_work import graph_round, graphs, pull_for, read_back, work
 
 __all__ = ["solve"]
 
@@ -48,12 +49,18 @@ __all__ = ["solve"]
 def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, trip=None,
           settings=None):
     """Run the power iteration on one GPU; returns (x on the host, summing to 1, converged).
+    A system that is not normalised runs the affine map's iteration instead
+    (:func:`digraph.dispatch.engines.power.gpu_affine.solve`: its answer, not summing to 1).
 
     ``group``: threads per vertex of the pull (default :func:`group_size`; given, the grouped
     pull even where the binned one would run).  ``trip``: run as a probe, as
     :func:`digraph.dispatch.engines.power.cpu.solve` (``converged`` None when it trips).
     ``settings``: a :class:`PowerGpuSettings` (default :data:`DEFAULT`).
     """
+    if system.family == "linear" and not system.normalize:  # the affine map's iteration
+        from .gpu_affine import solve as affine
+        return affine(graph, system, tol=tol, max_iter=max_iter, stats=stats, device=device,
+                      group=group, settings=settings)
     settings = current(DEFAULT) if settings is None else settings
     from ...runtime.cuda import device_graph
     from ....smx.cuda import power as K
@@ -68,6 +75,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     be.stats = stats
     stats["gpu"] = "CUDA simulator" if be.sim else gpu_name(be)
     stats["gamma"] = float(g1)
+    stats["power_map"] = "google"
     stats.setdefault("dense_rounds", 0)
     n, m = graph.num_vertices, graph.num_arcs
     G = int(group or group_size(graph))
@@ -77,25 +85,19 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     stats["power_group"] = G
     dg = device_graph.resident_graph(be, graph)
     has = system.arc_scale is not None
-    sparse = None
-    if group is None and not be.sim and m >= settings.cusparse_arcs:
-        sparse = cusparse_matrix(be, graph, dg, settings)
-    bins = (degree_bins(be, graph, settings) if group is None and sparse is None and
-            m >= settings.bin_arcs else None)
-    stats["power_pull"] = ("cusparse" if sparse is not None else
-                           "binned" if bins is not None else "grouped")
+    pull = pull_for(be, graph, dg, settings, G, group is not None)
+    sparse = pull.sparse
+    stats["power_pull"] = pull.name
     aa = anderson_for(settings, g1, n, m, trip, stats)
     mem = aa.memory
     w, kept, reused = work(be, graph, n, mem, settings)
     stats["gpu_work_kept"] = reused
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else w["no_coef"]
-    if sparse is not None and (has or not sparse["ones"]):  # the matrix's values: arc factors
-        sparse["coef"][...] = in_coef if has else 1.0
-        sparse["ones"] = not has
     for name, vec in zip(("tele", "src_scale", "dst_scale"),
                          vertex_vectors(be, system, dg["out_degree"], n)):
         w[name][...] = vec  # into the kept vectors: the prepared launches stay valid
     tele, src_scale, dst_scale = w["tele"], w["src_scale"], w["dst_scale"]
+    pull.factors(in_coef, has, dst_scale)
     x, y, z = w["x"], w["y"], w["z"]
     x[...] = tele
     z[...] = src_scale * x
@@ -107,10 +109,9 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         acc[...] = 0.0
     heavy = dg["heavy_in"]
     u = np.finfo(np.float64).eps / 2
-    grid_pull = max(1, min((n * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
-    grid_tel = max(1, min(be.grid_hb(n), settings.blocks_per_sm * be.sms))
+    grid_tel = pull.grid_tel
     blocks = (2 * grid_tel if sparse is not None else
-              grid_pull + min(int(heavy.size), 65535) + grid_tel)
+              pull.grid_pull + min(int(heavy.size), 65535) + grid_tel)
     grid_aa = max(1, min(be.grid_hb(n), settings.anderson_blocks_per_sm * be.sms))
     # a mix's Σ: a block tree, a chain per thread and an atomic add per block (its rounding)
     mix_terms = grid_aa + 8 + -(-n // (grid_aa * HB)) if n else 0
@@ -119,20 +120,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
 
     def pull_teleport(x, y, acc, nxt, stream):
         """Queue the pull into ``y`` and the teleport (the part of a round a CUDA graph holds)."""
-        if sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
-            spmv_into(sparse, z, y)
-            be.launch(K.power_scale_sums, grid_tel, HB, y, dst_scale, dg["in_offsets"], acc)
-        elif bins is None:
-            be.launch(K.power_pull, grid_pull, HB, G, dg["in_offsets"], dg["in_sources"], in_coef,
-                      has, z, dst_scale, y, acc, stream=stream)
-            be.heavy(K.power_pull_heavy, heavy, dg["in_offsets"], dg["in_sources"], in_coef, has, z,
-                     dst_scale, y, acc, stream=stream)
-        else:
-            for gb, verts, grid in bins[0]:
-                be.launch(K.power_pull_list, grid, HB, gb, verts, dg["in_offsets"],
-                          dg["in_sources"], in_coef, has, z, dst_scale, y, acc, stream=stream)
-            be.heavy(K.power_pull_heavy, bins[1], dg["in_offsets"], dg["in_sources"], in_coef, has,
-                     z, dst_scale, y, acc, stream=stream)
+        pull.queue(z, y, acc, stream)
         be.launch(K.power_teleport, grid_tel, HB, y, tele, x, src_scale, z, acc, nxt,
                   stream=stream)
 
@@ -154,21 +142,14 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         if cg is None:
             pull_teleport(x, y, acc, nxt, None)
         else:
-            graph_round(cg, (k % 2, G, bins is None),
+            graph_round(cg, (k % 2, G, pull.bins is None),
                          lambda: pull_teleport(x, y, acc, nxt, stream), stats)
         slot = aa.record_slot() if aa.memory else None
         if aa.memory:
             j, cnt = slot if slot is not None else (0, 0)
             be.launch(A.anderson_record, grid_aa, HB, x, y, fprev, gprev, dF, dG,
                       int(slot is not None), j, cnt, acc, 4, stream=stream)
-        if cg is None:
-            got = be.get(acc)
-        else:  # into page-locked memory on the rounds' stream, then that stream only
-            pin = cg["pinned"][k % 2]
-            acc.get(out=pin, stream=stream, blocking=False)
-            stream.synchronize()
-            got = pin.copy()
-            stats["bytes_d2h"] += int(acc.nbytes)
+        got = read_back(be, cg, acc, k, stats)
         s, e, diff, sy = (float(t) for t in got[:4])
         sx, sx_err = st["sx"], 0.0
         if gamma is not None:  # the iterate pulled is a mix: its own sum, with its rounding
@@ -203,8 +184,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     if kept:  # the next run's launches find these arrays prepared
         keep = [a for a in list(w.values()) + list(dg.values())
                 if hasattr(a, "__cuda_array_interface__")]
-        if bins is not None:
-            keep += [verts for _, verts, _ in bins[0]] + [bins[1]]
+        if pull.bins is not None:
+            keep += [verts for _, verts, _ in pull.bins[0]] + [pull.bins[1]]
         be.retain(keep, "power", holder=w)
     else:
         be.release("power")

@@ -1,5 +1,6 @@
-"""The device work of a GPU power run on one GPU (:mod:`digraph.dispatch.engines.power.gpu`
-runs it): the run's vectors, kept in the graph's residency for the next run (:func:`work`,
+"""The device work of a GPU power run on one GPU (:mod:`digraph.dispatch.engines.power.gpu` and
+:mod:`digraph.dispatch.engines.power.gpu_affine` run it): a round's pull (:class:`Pull`, made by
+:func:`pull_for`), the run's vectors, kept in the graph's residency for the next run (:func:`work`,
 :class:`Work`; kind ``"cuda-power-work"`` of
 :class:`~digraph.dispatch.runtime.cuda.residency.Residency`), the in-arc CSR matrix for
 cuSPARSE's SpMV (:func:`cusparse_matrix`, kind ``"cuda-power-csr"``; :func:`_spmv`), and the
@@ -15,6 +16,71 @@ from ...runtime.cuda import residency as _residency
 from ...runtime.cuda.spmv import SpMV
 
 __all__ = []
+
+
+class Pull:
+    """A round's pull on one GPU, ``y_v = dst_scale_v · Σ_{u→v} coef · z_u``, with the block sums
+    of ``y`` and of ``(in-degree + 3) · y`` (the pull's rounding bound) added to ``acc[0:2]``:
+    cuSPARSE's SpMV then :func:`~digraph.smx.cuda.power.power_scale_sums` (``sparse``), a list of
+    vertices a class of in-degrees (``bins``), or ``G`` threads a vertex; in-degree hubs a block
+    each.  Made by :func:`pull_for`; :meth:`factors` gives it a run's arc and target factors."""
+
+    def __init__(self, be, dg, G, sparse, bins, grid_pull, grid_tel):
+        self.be, self.dg, self.G, self.sparse, self.bins = be, dg, G, sparse, bins
+        self.grid_pull, self.grid_tel = grid_pull, grid_tel
+        self.in_coef, self.has, self.dst_scale = None, False, None
+
+    @property
+    def name(self):
+        """``"cusparse"``, ``"binned"`` or ``"grouped"`` (``stats["power_pull"]``)."""
+        return ("cusparse" if self.sparse is not None else
+                "binned" if self.bins is not None else "grouped")
+
+    def factors(self, in_coef, has, dst_scale):
+        """The run's arc factors in in-arc order (``has``) and target factors, on the device
+        (cuSPARSE's matrix takes the arc factors as its values)."""
+        self.in_coef, self.has, self.dst_scale = in_coef, has, dst_scale
+        sparse = self.sparse
+        if sparse is not None and (has or not sparse["ones"]):
+            sparse["coef"][...] = in_coef if has else 1.0
+            sparse["ones"] = not has
+
+    def queue(self, z, y, acc, stream=None):
+        """Queue the pull of ``z`` into ``y`` and its sums into ``acc`` (on ``stream``; cuSPARSE
+        on the default one)."""
+        from ....smx.cuda import power as K
+        from ....smx.cuda.common import HB
+        be, dg = self.be, self.dg
+        args = (dg["in_offsets"], dg["in_sources"], self.in_coef, self.has, z, self.dst_scale, y,
+                acc)
+        if self.sparse is not None:  # y = A z by cuSPARSE, then y ∘= dst_scale and its sums
+            spmv_into(self.sparse, z, y)
+            be.launch(K.power_scale_sums, self.grid_tel, HB, y, self.dst_scale, dg["in_offsets"],
+                      acc)
+        elif self.bins is None:
+            be.launch(K.power_pull, self.grid_pull, HB, self.G, *args, stream=stream)
+            be.heavy(K.power_pull_heavy, dg["heavy_in"], *args, stream=stream)
+        else:
+            for gb, verts, grid in self.bins[0]:
+                be.launch(K.power_pull_list, grid, HB, gb, verts, *args, stream=stream)
+            be.heavy(K.power_pull_heavy, self.bins[1], *args, stream=stream)
+
+
+def pull_for(be, graph, dg, settings, G, given):
+    """The :class:`Pull` of a run on ``graph`` (``dg``: its device arrays) with ``G`` threads a
+    vertex when grouped: cuSPARSE's from :attr:`PowerGpuSettings.cusparse_arcs` arcs on, the
+    binned one from ``bin_arcs`` on, the grouped one below or when the group was ``given``."""
+    from .gpu_setup import degree_bins
+    from ....smx.cuda.common import HB
+    n, m = graph.num_vertices, graph.num_arcs
+    sparse = None
+    if not given and not be.sim and m >= settings.cusparse_arcs:
+        sparse = cusparse_matrix(be, graph, dg, settings)
+    bins = (degree_bins(be, graph, settings) if not given and sparse is None and
+            m >= settings.bin_arcs else None)
+    grid_pull = max(1, min((n * G + HB - 1) // HB, settings.blocks_per_sm * be.sms))
+    grid_tel = max(1, min(be.grid_hb(n), settings.blocks_per_sm * be.sms))
+    return Pull(be, dg, G, sparse, bins, grid_pull, grid_tel)
 
 
 def cusparse_matrix(be, graph, dg, settings):
@@ -104,6 +170,20 @@ def _drop_kept_graphs():
     KEPT_GRAPHS.clear()
     import gc
     gc.collect()
+
+
+def read_back(be, cg, acc, k, stats):
+    """Round ``k``'s sums ``acc`` on the host: through :meth:`~.backend._Backend.get`, or with
+    CUDA graphs (``cg``) into the page-locked buffer of the round's parity on the rounds' stream,
+    then that stream only."""
+    if cg is None:
+        return be.get(acc)
+    stream = cg["stream"]
+    pin = cg["pinned"][k % 2]
+    acc.get(out=pin, stream=stream, blocking=False)
+    stream.synchronize()
+    stats["bytes_d2h"] += int(acc.nbytes)
+    return pin.copy()
 
 
 def graph_round(cg, key, queue, stats, name="power"):
