@@ -33,7 +33,7 @@ _COMMON = {None: ALL, "scc": SUMS, "power": {"pagerank"}, "path": PATHS,
            "path-nopriority": PATHS, "vertex-async": ALL, "bsp": ALL}
 RUNS = {
     "cpu": {**_COMMON, "peel": {"kcore"}, "cluster": set()},
-    "cuda": {**_COMMON, "peel": set(), "cluster": {"sssp"}},
+    "cuda": {**_COMMON, "peel": {"kcore"}, "cluster": {"sssp"}},
     "cuda:0,1,2": {**_COMMON, "peel": set(), "cluster": set()},
 }
 """placement → mode → the algorithms it runs there (``None``: the router's choice)."""
