@@ -195,8 +195,10 @@ def test_large_datasets_equal_the_h_index_iteration(force, name):
 def test_router_default_and_refusals():
     plan = route("hindex", None, "cpu", threads=2)
     assert plan.mode == "peel" and plan.engine == "cpu-peel" and "peeling" in plan.reason
-    assert route("hindex", None, "cuda").mode == "vertex-async"
-    assert route("hindex", None, "cuda:0,1").mode == "vertex-async"
+    gpu = route("hindex", None, "cuda")
+    assert gpu.mode == "peel" and gpu.engine == "gpu-peel" and "one launch" in gpu.reason
+    gpus = route("hindex", None, "cuda:0,1")  # no sharded peel
+    assert gpus.mode == "vertex-async" and "several GPUs" in gpus.reason
     assert route("hindex", "peel", "cpu").reason == "asked for"
     assert route("hindex", "peel", "cuda:1").engine == "gpu-peel"
     with pytest.raises(InvalidParameterError,

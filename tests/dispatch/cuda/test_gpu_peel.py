@@ -198,6 +198,13 @@ def test_a_second_run_keeps_everything_on_the_gpu():
     assert first.stats["bytes_h2d"] > 0 and again.stats["bytes_h2d"] == 0  # all kept there
 
 
+def test_the_default_on_one_gpu():
+    g = Graph.from_arrays([0, 1, 2, 2], [1, 2, 0, 3])
+    r = digraph.run(g, "kcore", device="cuda")
+    assert r.stats["mode"] == "peel" and r.stats["route"]["code"] == "default"
+    assert r.values.tolist() == [2, 2, 2, 1]
+
+
 def test_refusals():
     g = Graph.from_arrays([0, 1, 2], [1, 2, 0])
     with pytest.raises(InvalidParameterError, match="mode='peel' peels k-cores"):
