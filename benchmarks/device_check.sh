@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|adsorption   (results under $OUT)
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore
+#   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
 # Carry .whl (numpy 2.4.6, ../shared/gpu/wheels.sh), .data (the datasets) and .base.
@@ -13,6 +14,10 @@
 # ``adsorption`` times on one GPU adsorption by ``power`` (the affine map's iteration), by
 # ``bsp`` and by the default beside PageRank's ``power``, every answer verified (GRAPHS default:
 # cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1, those absent skipped; TOL 1e-8).
+# ``kcore`` times k-core on one GPU (``peel``, the default, ``bsp``, ``vertex-async``) beside the
+# CPU peel on 1 and 2 threads and igraph's coreness, on KCORE_GRAPHS (absent ones skipped), 2
+# Numba threads on cores 0-1; carry igraph's wheels for its rows and a fast reference
+# (../shared/gpu/wheels.sh igraph==1.0.0 texttable).
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -28,7 +33,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16 or adsorption}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption or kcore}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -66,4 +71,7 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16 or adsorpti
       --tol "${TOL:-1e-8}" --repeat "$REPEAT" --out "$OUT/adsorption_gpu.json" ;;
   first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
+  kcore) NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 benchmarks/bench_gpu.py --algorithms kcore \
+           --graphs ${KCORE_GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1} \
+           --repeat "$REPEAT" --out "$OUT/kcore_gpu.json" ;;
 esac

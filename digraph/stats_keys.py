@@ -295,8 +295,17 @@ STATS_GROUPS = (
     })),
     Group("`peel`", "peel", "peel_", renamed=MappingProxyType({"peel": "schedule"}),
           keys=MappingProxyType({
-        "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC)",
-        "peel_scans": "PKC's level scans (levels, plus empty scans that jumped ahead); 0 for BZ",
+        "peel": "the schedule that ran: `\"bz\"` (Batagelj-Zaversnik) or `\"pkc\"` (parallel PKC) "
+                "on the CPU, `\"gpu\"` (PKC's levels in one launch) on one GPU",
+        "peel_scans": "level scans of PKC and of the GPU peel (levels, plus empty scans that "
+                      "jumped ahead); 0 for BZ",
+        "peel_blocks": "one GPU: thread blocks of the peel's one launch",
+        "peel_barriers": "one GPU: grid barriers the peel's blocks passed (a level and each of "
+                         "its spill steps end at one)",
+        "peel_spilled": "one GPU: vertices peeled in spill steps, dealt out to every block: "
+                        "those taken to a level beyond a block's shared queue, and hubs",
+        "peel_tail_steps": "one GPU: steps block 0 ran alone, once the remaining vertices' "
+                           "neighbour entries were at most `PeelGpuSettings.tail_arcs`",
     })),
     Group("`cluster` (one GPU, min/max systems)", "cluster", "cluster_", MappingProxyType({
         "clusters": "clusters the graph was cut into (`digraph.preprocess.clusters`)",

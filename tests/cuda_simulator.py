@@ -13,6 +13,10 @@ then starts the next round, and the launching thread plays each CUDA thread whil
 the simulator).  The semantics are the simulator's: a barrier counts the threads still alive,
 and an exception in one thread is raised by the launch, naming the thread and block.  Without
 ``greenlet`` the simulator is left as it is.
+
+The simulator runs a launch's blocks one after another, so a persistent kernel whose blocks wait
+for each other (a grid barrier) runs there with one block only; :func:`run_blocks_together`
+launches one with every block live at once, as on a GPU where the grid is resident.
 """
 import threading
 
@@ -89,3 +93,108 @@ def install():
     except ImportError:
         return
     K.BlockManager.run = _green_run
+
+
+def yield_now():
+    """Inside :func:`run_blocks_together`: give the other threads a turn (a thread polling what
+    other blocks write calls it, as its load would wait on a GPU)."""
+    from greenlet import getcurrent
+    threading.current_thread()._together_yield = True
+    getcurrent().parent.switch()
+
+
+def run_blocks_together(kernel, grid, block, *args, max_turns=10**6):
+    """``kernel[grid, block](*args)`` in the simulator with every block's threads live at once
+    (the simulator runs blocks one after another): a persistent kernel whose blocks meet at a grid
+    barrier (an arrival counter, polled) then runs as on a GPU where the grid is resident.
+
+    Each thread is a greenlet run until it reaches ``syncthreads`` (it then waits until every live
+    thread of its block has arrived) or calls :func:`yield_now`; each block has its own shared
+    arrays.  Raises RuntimeError when no thread can move (a deadlock: a barrier some thread of the
+    block never reaches) or after ``max_turns`` rounds (a poll that never ends)."""
+    from greenlet import getcurrent, greenlet
+    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator.kernel import BlockManager, Dim3
+    me = threading.current_thread()
+    collected = []
+    plain_run, plain_array = BlockManager.run, kernelapi.FakeCUDAShared.array
+    per_block = {}
+
+    def shared_array(self, shape, dtype, alignment=None):  # one array a block and line
+        import sys
+        f = sys._getframe(1)
+        key = (id(self), tuple(me.blockIdx), f.f_code.co_filename, f.f_lineno)
+        if key not in per_block:
+            from numba.core import types
+            from numba.np import numpy_support
+            if isinstance(dtype, types.Type):
+                dtype = numpy_support.as_dtype(dtype)
+            per_block[key] = np.empty(shape, dtype)
+        return per_block[key]
+
+    def run_all():
+        kept = {k: me.__dict__[k] for k in _PLAYED if k in me.__dict__}
+        manager = collected[0][0]
+        points = list(np.ndindex(*manager._block_dim))
+        bx, by = (tuple(manager._block_dim) + (1, 1))[:2]
+        threads = []  # [greenlet, block point, thread point, waiting at a barrier]
+        for _, grid_point, fargs in collected:
+            for p in points:
+                threads.append([greenlet(lambda a=fargs: manager._f(*a)), grid_point, p, False])
+        live = {gp: len(points) for _, gp, _ in collected}
+        arrived = dict.fromkeys(live, 0)
+
+        def barrier():
+            me._together_yield = False
+            getcurrent().parent.switch()
+
+        try:
+            me.syncthreads = barrier
+            for turn in range(max_turns):
+                moved = False
+                for t in threads:
+                    g, gp, p, waiting = t
+                    if g.dead or (waiting and arrived[gp] < live[gp]):
+                        continue
+                    if waiting:  # the block's barrier is complete: release every thread of it
+                        for u in threads:
+                            if u[1] == gp:
+                                u[3] = False
+                        arrived[gp] = 0
+                    x, y, z = (tuple(p) + (0, 0))[:3]
+                    me.blockIdx, me.threadIdx = Dim3(*gp), Dim3(*p)
+                    me.thread_id = x + bx * (y + by * z)
+                    me._together_yield = False
+                    try:
+                        g.switch()
+                    except Exception as e:
+                        raise _failed(e, me) from e
+                    moved = True
+                    if g.dead:
+                        live[gp] -= 1
+                    elif not me._together_yield:
+                        t[3] = True
+                        arrived[gp] += 1
+                if all(t[0].dead for t in threads):
+                    return
+                if not moved:
+                    raise RuntimeError("run_blocks_together: every live thread waits at a barrier "
+                                       "that cannot complete")
+            raise RuntimeError(f"run_blocks_together: still running after {max_turns} turns")
+        finally:
+            for k in _PLAYED:
+                me.__dict__.pop(k, None)
+            me.__dict__.update(kept)
+
+    def collect(self, grid_point, *fargs):
+        collected.append((self, grid_point, fargs))
+        if len(collected) == int(np.prod(self._grid_dim)):
+            run_all()
+
+    BlockManager.run = collect
+    kernelapi.FakeCUDAShared.array = shared_array
+    try:
+        kernel[grid, block](*args)
+    finally:
+        BlockManager.run = plain_run
+        kernelapi.FakeCUDAShared.array = plain_array

@@ -33,7 +33,7 @@ _COMMON = {None: ALL, "scc": SUMS, "power": {"pagerank"}, "path": PATHS,
            "path-nopriority": PATHS, "vertex-async": ALL, "bsp": ALL}
 RUNS = {
     "cpu": {**_COMMON, "peel": {"kcore"}, "cluster": set()},
-    "cuda": {**_COMMON, "peel": set(), "cluster": {"sssp"},
+    "cuda": {**_COMMON, "peel": {"kcore"}, "cluster": {"sssp"},
              "power": {"pagerank", "adsorption"}},  # one GPU: the affine map's iteration too
     "cuda:0,1,2": {**_COMMON, "peel": set(), "cluster": set()},
 }

@@ -31,7 +31,7 @@ MODES = {
     "scc": {"cpu", "gpu", "gpus"},
     "path": {"cpu", "gpu", "gpus"},
     "cluster": {"gpu"},
-    "peel": {"cpu"},
+    "peel": {"cpu", "gpu"},
 }
 
 

@@ -195,11 +195,15 @@ def test_large_datasets_equal_the_h_index_iteration(force, name):
 def test_router_default_and_refusals():
     plan = route("hindex", None, "cpu", threads=2)
     assert plan.mode == "peel" and plan.engine == "cpu-peel" and "peeling" in plan.reason
-    assert route("hindex", None, "cuda").mode == "vertex-async"
-    assert route("hindex", None, "cuda:0,1").mode == "vertex-async"
+    gpu = route("hindex", None, "cuda")
+    assert gpu.mode == "peel" and gpu.engine == "gpu-peel" and "one launch" in gpu.reason
+    gpus = route("hindex", None, "cuda:0,1")  # no sharded peel
+    assert gpus.mode == "vertex-async" and "several GPUs" in gpus.reason
     assert route("hindex", "peel", "cpu").reason == "asked for"
-    with pytest.raises(InvalidParameterError, match="mode='peel' runs on the CPU.*'vertex-async'"):
-        route("hindex", "peel", "cuda")
+    assert route("hindex", "peel", "cuda:1").engine == "gpu-peel"
+    with pytest.raises(InvalidParameterError,
+                       match="mode='peel' runs on the CPU or one GPU.*'vertex-async'"):
+        route("hindex", "peel", "cuda:0,1")
     with pytest.raises(InvalidParameterError, match="mode='peel' peels k-cores.*not the linear family"):
         route("linear", "peel", "cpu")
     with pytest.raises(InvalidParameterError, match="mode='peel' peels k-cores.*not the monotone family"):
@@ -214,8 +218,8 @@ def test_run_refuses_peel_for_other_algorithms():
         digraph.run(g, "sssp", source=0, mode="peel")
     with pytest.raises(InvalidParameterError, match="mode='peel' peels k-cores"):
         digraph.run(g, "adsorption", seeds=[0], mode="peel")
-    with pytest.raises(InvalidParameterError, match="mode='peel' runs on the CPU"):
-        digraph.run(g, "kcore", mode="peel", device="cuda")
+    with pytest.raises(InvalidParameterError, match="mode='peel' runs on the CPU or one GPU"):
+        digraph.run(g, "kcore", mode="peel", device="cuda:0,1")
     with pytest.raises(InvalidParameterError, match="cache= applies to the path modes"):
         digraph.run(g, "kcore", mode="peel", cache="somewhere")
     r = digraph.run(g, "kcore")

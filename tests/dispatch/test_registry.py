@@ -27,7 +27,8 @@ def test_one_engine_a_mode_and_placement_each_loadable():
         if e.after_stall is not None:
             assert find(e.after_stall, e.kind) is not None and "linear" in e.families
     assert find("peel", "cpu").name == "cpu-peel" and find("bsp", "gpus").name == "multi-gpu-bsp"
-    assert find("peel", "gpu") is None and find("cluster", "cpu") is None
+    assert find("peel", "gpu").name == "gpu-peel" and find("peel", "gpus") is None
+    assert find("cluster", "cpu") is None
 
 
 @pytest.mark.parametrize("device", sorted(RUNS))
@@ -64,7 +65,8 @@ def test_the_router_refuses_what_no_engine_runs(kind, where, device):
 def test_refusals_name_the_family_or_the_placement():
     assert "not the monotone family" in refusal("scc", "monotone", "cpu")
     assert "runs on one GPU" in refusal("cluster", "monotone", "cpu")
-    assert "runs on the CPU" in refusal("peel", "hindex", "gpu")
+    assert "runs on the CPU or one GPU" in refusal("peel", "hindex", "gpus")
+    assert refusal("peel", "hindex", "gpu") is None
     assert "k-core depends on in- and out-neighbours" in refusal("path", "hindex", "cpu")
 
 

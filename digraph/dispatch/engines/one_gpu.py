@@ -19,6 +19,7 @@ Modes, as on the CPU (same counters, same convergence rules):
 * ``bsp`` — Jacobi rounds, dense pull when the frontier's out-arcs exceed ``m / dense_divisor``
   (:class:`~.push.cpu_bsp.BspSettings`, shared with the CPU), sparse push otherwise;
 * ``vertex-async`` — passes over the worklist of active vertices with atomic pushes;
+* ``peel`` — k-core by PKC's levels in one launch (:mod:`.peel.gpu`);
 * ``path`` / ``path-nopriority`` — rounds over *units* (a long path alone, several short
   consecutive paths together, at least ``unit_arcs`` arcs: :class:`GpuSettings`) of the DAG
   layers from the lowest unfinished one, in layer order, taken by persistent blocks from an
@@ -68,7 +69,8 @@ def solve(graph, system, *, mode, tol, max_iter, stats, device="cuda", **options
     engine = find(mode, "gpu")
     if engine is None or not engine.resident:
         raise InvalidParameterError(
-            f"the GPU engine runs 'bsp', 'vertex-async', 'scc', 'cluster' and the path modes, not "
+            f"the GPU engine runs 'bsp', 'vertex-async', 'scc', 'cluster', 'peel' and the path "
+            f"modes, not "
             f"mode={mode!r}" + ("" if engine is None else
                                 f" (mode={mode!r} is digraph.dispatch.engines."
                                 f"{engine.entry.split(':')[0]})"))

@@ -130,6 +130,7 @@ ENGINES = (
     *_each(("path", "path-nopriority"), "gpu", _SUMS_AND_MINMAX, "path.gpu:run_on",
            prepare="on_gpu:prepare_paths", after_stall="vertex-async"),
     Engine("cluster", "gpu", ("monotone",), "cluster.gpu:run_on"),
+    Engine("peel", "gpu", ("hindex",), "peel.gpu:run_on"),
     # several GPUs of one host
     Engine("power", "gpus", ("linear",), "power.gpus:prepare"),
     Engine("scc", "gpus", ("linear",), "scc.gpus:prepare"),
@@ -153,7 +154,8 @@ _RUNS = {
     "peel": "peels k-cores (the hindex family)",
 }
 #: where a mode runs, in words, for refusals of another placement
-_WHERE = {"cluster": "runs on one GPU (device='cuda' or 'cuda:N')", "peel": "runs on the CPU"}
+_WHERE = {"cluster": "runs on one GPU (device='cuda' or 'cuda:N')",
+          "peel": "runs on the CPU or one GPU (device='cpu', 'cuda' or 'cuda:N')"}
 
 
 def refusal(mode, family, kind):

@@ -21,7 +21,7 @@ _CPU_MODES = {"linear": ("scc", "power", "bsp", "vertex-async", "path", "path-no
               "hindex": ("peel", "vertex-async", "bsp")}
 _GPU_MODES = {"linear": ("power", "bsp", "vertex-async", "path", "path-nopriority"),
               "monotone": ("vertex-async", "bsp", "path", "path-nopriority", "cluster"),
-              "hindex": ("vertex-async", "bsp")}
+              "hindex": ("peel", "vertex-async", "bsp")}
 _ALGORITHMS = {"linear": ("pagerank", "adsorption"), "monotone": ("sssp",), "hindex": ("kcore",)}
 
 

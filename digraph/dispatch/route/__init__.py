@@ -38,9 +38,11 @@ Modes
     Vertex worklists with atomic pushes (DiGraph-t, Groute-like), and bulk-synchronous rounds over
     a frontier (Gunrock-like).
 ``"peel"``
-    k-core (the ``"hindex"`` family) only, CPU: the core numbers in one peeling pass,
+    k-core (the ``"hindex"`` family) only, CPU or one GPU: the core numbers in one peeling pass,
     Batagelj–Zaversnik's buckets or Kabir & Madduri's parallel PKC, by thread count and graph
-    size (:mod:`digraph.dispatch.engines.peel.cpu`).  The CPU default for k-core.
+    size (:mod:`digraph.dispatch.engines.peel.cpu`); on a GPU PKC's levels in one launch
+    (:mod:`digraph.dispatch.engines.peel.gpu`).  The default for k-core on the CPU and on one
+    GPU.
 
 Automatic choice (``mode=None``), each from a measurement in
 ``docs/history/benchmarks-notebook.md``; the thresholds are the fields of
@@ -80,7 +82,7 @@ measurement:
   there; on one GPU, linear systems that are not normalised with ``b ≥ 0`` (adsorption):
   ``"power"``, the affine map's iteration (``affine-power-on-gpu``; timed against ``bsp`` by
   ``bash benchmarks/device_check.sh adsorption``); other linear systems: ``"bsp"``; k-core:
-  ``"vertex-async"``; min/max (SSSP):
+  ``"peel"`` on one GPU, ``"vertex-async"`` on several; min/max (SSSP):
   ``"cluster"`` on one GPU when a sample of BFS balls keeps at least
   :attr:`RouteSettings.cluster_share` of their arcs inside
   (:func:`~digraph.preprocess.clusters.internal_share_sample`: road-like graphs) and no
@@ -114,7 +116,7 @@ def restricts(mode, system, device):
     return mode is None and system.family == "linear" and (device == "cpu" or not system.normalize)
 
 _CPU_DEFAULT = {"linear": "scc", "monotone": "vertex-async", "hindex": "peel"}
-_GPU_DEFAULT = {"linear": "bsp", "monotone": "vertex-async", "hindex": "vertex-async"}
+_GPU_DEFAULT = {"linear": "bsp", "monotone": "vertex-async", "hindex": "peel"}
 _WHY_DEFAULT = {
     ("cpu", "linear"): "the SCC engine is the fastest measured for sums on the CPU",
     ("cpu", "monotone"): "vertex-async is the fastest measured for min/max systems on the CPU",
@@ -122,7 +124,10 @@ _WHY_DEFAULT = {
     ("gpu", "linear"): "dense bsp rounds are the fastest measured for sums on GPUs",
     ("gpu", "monotone"): "vertex-async (its worklist on the GPU) is the fastest measured for "
                          "min/max systems on GPUs but on road-like graphs",
-    ("gpu", "hindex"): "vertex-async is the fastest measured for k-core on GPUs",
+    ("gpu", "hindex"): "one exact peeling pass, its levels in one launch without a host "
+                       "synchronisation, where the h-index rounds iterate",
+    ("gpus", "hindex"): "vertex-async is the fastest measured for k-core on several GPUs (the "
+                        "peel runs on one)",
 }
 """The reasons of the defaults; the figures behind them are in ``docs/benchmarks.md``."""
 
@@ -209,6 +214,8 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
     kind = "cpu" if where == "cpu" else "gpu"
     chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
     code, reason = "default", _WHY_DEFAULT[(kind, family)]
+    if where == "multi-gpu" and family == "hindex":  # no sharded peel: the h-index rounds
+        chosen, reason = "vertex-async", _WHY_DEFAULT[("gpus", family)]
     probe, considered, timing = None, [], None
     share_test = "largest component's share of the arcs"
     if chosen == "scc" and graph is not None:

@@ -251,7 +251,8 @@ def test_sharded_power_work_is_one_entry(one_gpu):
 @pytest.mark.gpu
 def test_kcore_scc_cluster_and_path_arrays_are_kept_and_reused(one_gpu):
     g = _graph()
-    runs = (("kcore", {}, "cuda-undirected"),
+    runs = (("kcore", {"mode": "peel"}, "cuda-peel"),
+            ("kcore", {"mode": "vertex-async"}, "cuda-undirected"),
             ("pagerank", {"mode": "scc", "alpha": 0.3, "tol": 1e-6}, "cuda-scc"),
             ("sssp", {"mode": "cluster", "source": 0}, "cuda-clusters"),
             ("pagerank", {"mode": "path", "alpha": 0.3, "tol": 1e-6}, "cuda-proxies"))
@@ -267,7 +268,8 @@ def test_kcore_scc_cluster_and_path_arrays_are_kept_and_reused(one_gpu):
             assert np.abs(first.values - again.values).sum() <= bound
         else:
             np.testing.assert_array_equal(first.values, again.values)
-    assert set(res.kinds()) >= {"cuda-undirected", "cuda-scc", "cuda-clusters", "cuda-proxies"}
+    assert set(res.kinds()) >= {"cuda-peel", "cuda-undirected", "cuda-scc", "cuda-clusters",
+                                "cuda-proxies"}
     assert not [k for k in g._cache if isinstance(k, tuple) and k and str(k[0]).startswith(
         ("cuda", "multi-gpu"))]  # nothing device-resident outside the residency
 

@@ -4,6 +4,7 @@ graph, made on first use and kept in one place on it (``graph._cache["cuda-resid
 
 * ``"cuda"``: (device, sim) → the CSR/CSC dict (``runtime/cuda/device_graph.py``);
 * ``"cuda-undirected"``: (device, sim) → k-core's undirected adjacency (``device_graph.py``);
+* ``"cuda-peel"``: (device, sim) → the GPU peel's degrees and work arrays (``engines/peel/gpu.py``);
 * ``"cuda-power-csr"``: (device,) → the cuSPARSE matrix (``engines/power/gpu_work.py``);
 * ``"cuda-power-work"``: (device, sim, n, memory) → a power run's kept vectors (``power_work.py``);
 * ``"cuda-power-bins"``: (device, sim, bins, blocks a SM) → in-degree classes (``power_setup.py``);
