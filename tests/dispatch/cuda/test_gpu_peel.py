@@ -58,6 +58,12 @@ def _random(seed, n=300, m=1100):
     return n, src, dst
 
 
+def _sim():
+    """Whether the kernels run in Numba's CUDA simulator (its launch: a fixed, small grid)."""
+    from digraph.smx.cuda import peel as K
+    return K.SIM
+
+
 def _check_counts(r, g, want):
     s = r.stats
     assert s["mode"] == "peel" and s["engine"] == "gpu-peel" and s["converged"] is True
@@ -84,13 +90,16 @@ def test_random_multigraphs_equal_the_reference_and_the_cpu_peel(seed, tail):
         assert p["barriers"] == 0 and p["tail_steps"] >= p["scans"]
     elif tail == "grid":
         assert p["tail_steps"] == 0 and p["barriers"] >= p["scans"] + 1
-    else:
+    elif _sim():  # a real grid may peel a small graph before the switch: the answer is checked
         assert p["barriers"] >= 2 and p["tail_steps"] >= 1  # barriers first, then alone
 
 
 def test_every_path_of_the_launch_is_taken():
     """Across the random graphs: vertices spilled beyond a block's queue (then peeled in steps of
-    their own), empty levels jumped over (more scans than levels)."""
+    their own), empty levels jumped over (more scans than levels).  The simulator's launch: a
+    real grid's hundreds of blocks hold these small graphs' levels without spilling."""
+    if not _sim():
+        pytest.skip("the paths a small graph takes depend on the grid; the simulator's is fixed")
     spilled = jumped = 0
     for seed in range(3):
         n, src, dst = _random(seed)
