@@ -93,19 +93,19 @@ measurement:
 """
 
 from ..engines.registry import refusal
-from ..settings import current, register
+from ..settings import current
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
 from .placing import place
 from .estimates import choose
 from .plans import CODES, Plan
-from .settings import RouteSettings
+from .probe import CONTINUED, TRIPPED, after_probe, power_decision, probe_judge
+from .settings import DEFAULT, RouteSettings
 
 __all__ = ["Plan", "route", "place", "after_probe", "probe_judge", "restricts", "RouteSettings",
            "DEFAULT", "MODES", "PATH_MODES", "PATH_OPTIONS", "CODES"]
 
 
-DEFAULT = register(RouteSettings())
 
 
 def restricts(mode, system, device):
@@ -219,7 +219,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
     probe, considered, timing = None, [], None
     share_test = "largest component's share of the arcs"
     if chosen == "scc" and graph is not None:
-        power, share, is_bound = _power(graph, system, settings)
+        power, share, is_bound = power_decision(graph, system, settings)
         if share is not None:
             considered.append(_candidate("cpu-power", share_test + (" (one-pass bound)" if is_bound
                                                                      else ""),
@@ -236,10 +236,10 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
         if power == "continued":
             chosen, code = "power", "probe-continued"
             reason = ("an earlier power probe on this graph slowed, but its accelerated rounds "
-                      f"were measured to finish sooner ({graph._cache[_CONTINUED]}): power "
+                      f"were measured to finish sooner ({graph._cache[CONTINUED]}): power "
                       "with Anderson's mixing, no probe")
         elif power == "tripped":
-            ratio, k = graph._cache[_TRIPPED]
+            ratio, k = graph._cache[TRIPPED]
             chosen = pick.mode
             code = "probe-tripped"
             reason = (f"an earlier power probe on this graph tripped (its differences fell by "
@@ -430,121 +430,3 @@ def _largest_share(graph):
     if cond is None:
         return largest_share_bound(graph), True
     return (float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0), False
-
-
-def _power(graph, system, settings):
-    """(decision, share, is_bound): ``"probe"`` when the power iteration should start as a probe
-    (the largest component may hold ``settings.power_share`` of the arcs), ``"small"`` below
-    ``settings.probe_min_arcs`` arcs (no probe), else None; the largest
-    component's share of the arcs or its one-pass bound (None when not looked at); whether it is
-    the bound."""
-    if system is None or not graph.num_arcs:
-        return None, None, False
-    from ..engines.power.cpu import applies
-    if applies(graph, system):
-        return None, None, False
-    if _TRIPPED in graph._cache:
-        return "tripped", None, False
-    if _CONTINUED in graph._cache:
-        return "continued", None, False
-    if graph.num_arcs < settings.probe_min_arcs:
-        return "small", None, False
-    from ...paths.condensation import cached_condensation, largest_share_bound
-    cond = cached_condensation(graph)
-    if cond is None:
-        share, is_bound = largest_share_bound(graph), True
-    else:
-        share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
-        is_bound = False
-    return ("probe" if share >= settings.power_share else None), share, is_bound
-
-
-_TRIPPED = ("power_probe_tripped",)
-"""Key of ``graph._cache``: (ratio, round) of a probe that tripped on the graph.  Kept per graph,
-not per system: |λ2| = α whenever the graph has two or more closed components, whatever the
-teleport vector or the arc weights (Haveliwala and Kamvar, "The second eigenvalue of the Google
-matrix", 2003)."""
-
-
-_CONTINUED = ("power_probe_continued",)
-"""Key of ``graph._cache``: the words of a probe whose judge let the power iteration go on
-(:func:`probe_judge`); later runs on the graph run it without a probe."""
-
-
-def probe_judge(graph, system, threads, tol, settings=None, scc_settings=None):
-    """The :class:`~digraph.dispatch.driver.Judge` of an automatic power probe on the CPU, or
-    None when :attr:`RouteSettings.probe_judge_rounds` is 0 (hand over as soon as it trips).
-
-    Its verdict, from the probe's :class:`~digraph.dispatch.driver.Measure`: the rounds left
-    ``log(bound / tol) / log(1 / rate)`` at the judged rounds' seconds, against the faster of
-    the SCC engine and ``bsp`` by their estimates (:mod:`.estimates`): the rounds of the linear
-    system without the rank-one term, ``log(tol (1 − γ1) / 2) / log(γ1)`` (its error falls by
-    about γ1 a round), each :attr:`RouteSettings.bsp_round_cost` plain power rounds, times that
-    engine's estimate over ``bsp``'s.  Power goes on when its time left, times
-    :attr:`RouteSettings.probe_margin`, is the lower; a verdict to go on is kept on the graph."""
-    settings = current(DEFAULT) if settings is None else settings
-    if settings.probe_judge_rounds <= 0:
-        return None
-    return _CostJudge(graph, system, threads, tol, settings, scc_settings)
-
-
-class _CostJudge:
-    """See :func:`probe_judge`; ``words`` says what it weighed, ``go`` what it decided."""
-
-    def __init__(self, graph, system, threads, tol, settings, scc_settings):
-        self.graph, self.system, self.threads, self.tol = graph, system, threads, tol
-        self.settings, self.scc_settings = settings, scc_settings
-        self.rounds = int(settings.probe_judge_rounds)
-        self.words, self.go = None, None
-
-    def begin(self, round):
-        pass
-
-    def verdict(self, m):
-        import math
-        from ..engines.power.cpu import power_gamma
-        from ..engines.registry import find
-        from .estimates import shape
-        st = self.settings
-        g1 = power_gamma(self.graph, self.system, dangling_ok=True)[0]
-        lin = math.log(self.tol * (1.0 - g1) / 2.0) / math.log(g1)
-        s = shape(self.graph, self.threads, self.scc_settings)
-        cost = {mode: find(mode, "cpu").load("estimate")(s, st).cost for mode in ("scc", "bsp")}
-        other = min(cost, key=cost.get)
-        share = cost[other] / cost["bsp"]
-        alt = m.plain_s * st.bsp_round_cost * lin * share
-        if m.bound <= self.tol:
-            left = 0.0
-        elif 0.0 < m.rate < 1.0:
-            left = math.log(m.bound / self.tol) / math.log(1.0 / m.rate)
-        else:
-            left = math.inf
-        mine = left * m.judged_s
-        self.go = mine * st.probe_margin <= alt
-        self.words = (f"{self.rounds} accelerated rounds fell by {m.rate:.2f} a round: about "
-                      f"{left:.0f} rounds of {m.judged_s * 1e3:.3g} ms left "
-                      f"({mine * 1e3:.3g} ms), against {other}'s estimated "
-                      f"{alt * 1e3:.3g} ms ({lin:.0f} rounds of {m.plain_s * 1e3:.3g} ms x "
-                      f"{st.bsp_round_cost:g} x {share:.2f}; margin {st.probe_margin:g})")
-        if self.go:
-            self.graph._cache[_CONTINUED] = self.words
-        return self.go
-
-
-def after_probe(plan, graph, system, threads, stats, settings=None, scc_settings=None,
-                judged=None):
-    """The plan once a power probe has tripped (a round's ratio of differences above
-    ``plan.probe`` × γ, ``stats["probe_ratio"]``): the SCC engine or ``bsp`` from the start, as
-    :func:`.estimates.choose` says for ``threads``.  ``settings`` (a :class:`RouteSettings`,
-    default :data:`DEFAULT`) and ``scc_settings`` as for :func:`route`."""
-    settings = current(DEFAULT) if settings is None else settings
-    seen = (f"the power probe's differences fell by {stats['probe_ratio']:.2f} at round "
-            f"{stats['probe_rounds']} (> {plan.probe}*gamma: |lambda2| near 1, where the rank-one "
-            "term buys nothing)")
-    if judged is not None:
-        seen += f"; then {judged}"
-    graph._cache[_TRIPPED] = (stats["probe_ratio"], stats["probe_rounds"])
-    pick = choose(graph, system, threads, settings, scc_settings)
-    return Plan(pick.mode, f"cpu-{pick.mode}", f"automatic: {seen}; {pick.reason}: {pick.mode} "
-                "from the start", code="probe-tripped", placement=plan.placement,
-                considered=pick.considered, timing=pick.timing)

@@ -3,7 +3,9 @@ measurement it comes from."""
 
 from dataclasses import dataclass
 
-__all__ = ["RouteSettings"]
+from ..settings import register
+
+__all__ = ["RouteSettings", "DEFAULT"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,6 @@ class RouteSettings:
     cluster_max_in_degree: int = 2048
     reach_share: float = 0.125
     path_min_arcs: int = 1 << 16
+
+
+DEFAULT = register(RouteSettings())
