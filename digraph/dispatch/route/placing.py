@@ -14,7 +14,7 @@ __all__ = ["place"]
 def place(plan, graph, system, placement, batch_arcs=None):
     """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
 
-    On the CPU and on one GPU the placement is the one asked for (one GPU: an engine whose
+    On the CPU, on a Dask cluster and on one GPU the placement is the one asked for (one GPU: an engine whose
     registry row names the system's family in
     :attr:`~digraph.dispatch.engines.registry.Engine.one_shard`, ``bsp`` on linear systems, runs
     a graph of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
@@ -57,7 +57,7 @@ def place(plan, graph, system, placement, batch_arcs=None):
     NotAvailableError
         A GPU named is missing (CUDA, the device).
     """
-    if placement.kind == "cpu":
+    if placement.kind in ("cpu", "cluster"):
         return dataclasses.replace(plan, placement=placement)
     from ..runtime.cuda.backend import backend
     from ..runtime.cuda import device_graph
