@@ -7,8 +7,8 @@ import numpy as np
 
 from .errors import InvalidParameterError, short_repr
 
-__all__ = ["check_device", "check_cluster", "check_threads", "check_positive", "check_path_options", "check_removed",
-           "MAX_COUNT"]
+__all__ = ["check_device", "check_cluster", "check_threads", "check_positive",
+           "check_path_options", "check_removed", "MAX_COUNT"]
 
 
 def check_device(device):

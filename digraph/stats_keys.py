@@ -52,7 +52,8 @@ STATS_GROUPS = (
                  "none) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
-        "threads": "Numba threads the CPU run used; 0 on GPUs",
+        "threads": "Numba threads the CPU run used (a Dask cluster: its workers' threads, "
+                   "summed); 0 on GPUs",
         "converged": "whether the run met its stop rule (linear systems: `error_bound <= tol` or "
                      "`floor_limited`); an unconverged run raises `ConvergenceError` with its "
                      "result",

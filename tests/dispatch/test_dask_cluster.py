@@ -8,8 +8,10 @@ test that kills a worker runs last (its nanny starts a new one at a new address)
 """
 
 import os
+import re
 import signal
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,8 @@ distributed = pytest.importorskip("distributed")
 import digraph  # noqa: E402
 from digraph.algorithms import PageRank  # noqa: E402
 from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
+from digraph.dispatch.engines.power.shard_reads import compact, reads  # noqa: E402
+from digraph.dispatch.runtime.cuda.ranges import shard_ranges  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import citation, rmat  # noqa: E402
 
@@ -33,6 +37,26 @@ def client():
             distributed.Client(cluster) as c:
         c.wait_for_workers(2)
         yield c
+
+
+def test_each_shard_reads_exactly_its_sources_through_the_compact_vector():
+    g = random_graph(2, 300, 1500)
+    bounds = shard_ranges(g.in_offsets, 3)
+    full = np.random.default_rng(0).random(g.num_vertices)
+    for own in range(3):
+        a0, a1 = g.in_offsets[bounds[own]], g.in_offsets[bounds[own + 1]]
+        src = g.in_sources[a0:a1]
+        idx_of = reads(src, bounds, own)
+        assert sorted(idx_of) == [h for h in range(3) if h != own]
+        for h, idx in idx_of.items():  # the sources in range h, no more
+            inside = src[(src >= bounds[h]) & (src < bounds[h + 1])]
+            assert np.array_equal(idx + bounds[h], np.unique(inside))
+        src_c, base = compact(src, bounds, own, idx_of)
+        zc = np.empty(base[-1])
+        for h in range(3):  # each range's part copied into its slice, as received
+            part = (np.arange(bounds[h], bounds[h + 1]) if h == own else idx_of[h] + bounds[h])
+            zc[base[h]:base[h + 1]] = full[part]
+        assert np.array_equal(zc[src_c], full[src])
 
 
 def _exact(g, **params):
@@ -112,6 +136,16 @@ def test_a_cluster_without_workers_is_refused():
                                   silence_logs=40) as cluster, distributed.Client(cluster) as c:
         with pytest.raises(InvalidParameterError, match="has no worker"):
             digraph.run(random_graph(0, 20, 60), "pagerank", cluster=c)
+
+
+def test_the_docs_example_runs(capsys):
+    """docs/distributed.md's example, as written (its own LocalCluster)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "distributed.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/distributed.md", "exec"), {"__name__": "docs_example"})
+    out = capsys.readouterr().out
+    assert "dask-power" in out and out.rstrip().endswith("True")
 
 
 def test_a_worker_killed_mid_run_is_named_within_seconds(client):

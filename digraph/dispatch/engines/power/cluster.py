@@ -69,7 +69,8 @@ class ClusterSettings:
         Graphs whose shards a worker keeps for later runs (the least recently used beyond are
         dropped).
     vertex_cost : int
-        Arcs a vertex counts as in the cut (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`).
+        Arcs a vertex counts as in the cut
+        (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`).
     """
 
     round_timeout_s: float = 30.0
@@ -84,11 +85,10 @@ _U = np.finfo(np.float64).eps / 2
 
 
 def _plugin(client):
-    """Register the workers' plugin once per client (workers that join later get it too)."""
+    """Register the workers' plugin (idempotent: the scheduler sets it up once on each worker,
+    and on the workers that join later)."""
     from .cluster_worker import PowerShards
-    if not getattr(client, "_digraph_power_plugin", False):
-        client.register_plugin(PowerShards())
-        client._digraph_power_plugin = True
+    client.register_plugin(PowerShards())
 
 
 async def _all(client, workers, op, kwargs, timeout, what):
@@ -113,8 +113,11 @@ async def _all(client, workers, op, kwargs, timeout, what):
                 if t in done:
                     _check_answer(t, w, what)
     finally:
-        for t in pending:
-            t.cancel()
+        for t in tasks:
+            if not t.done():
+                t.cancel()
+            elif not t.cancelled():
+                t.exception()  # read: asyncio logs nothing of a failure already reported
     return [t.result() for t in tasks]
 
 
