@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 import digraph  # noqa: E402
 from digraph.algorithms import PageRank  # noqa: E402
 from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
-from digraph.dispatch.engines.power.shard_reads import compact, reads  # noqa: E402
+from digraph.dispatch.engines.power.cluster_reads import compact, reads  # noqa: E402
 from digraph.dispatch.runtime.cuda.ranges import shard_ranges  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import citation, rmat  # noqa: E402

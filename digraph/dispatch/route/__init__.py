@@ -97,7 +97,7 @@ from ..engines.registry import refusal
 from ..settings import current, register
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
-from .placing import place
+from .placing import cluster_plan, place
 from .estimates import choose
 from .plans import CODES, Plan
 from .settings import RouteSettings
@@ -214,7 +214,7 @@ def _candidate(engine, test, value, threshold, held):
 def _automatic(family, where, threads, graph, system, settings, scc_settings):
     """The :class:`Plan` of ``mode=None`` (see the module text)."""
     if where == "dask":
-        return _on_cluster(family, graph, system)
+        return cluster_plan(family, graph, system)
     kind = "cpu" if where == "cpu" else "gpu"
     chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
     code, reason = "default", _WHY_DEFAULT[(kind, family)]
@@ -296,23 +296,6 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                       "x -> b + A x on PageRank's pull")
     return Plan(chosen, f"{where}-{chosen}", f"automatic: {reason}", None, probe, code=code,
                 considered=tuple(considered), timing=timing)
-
-
-def _on_cluster(family, graph, system):
-    """The automatic plan on a Dask cluster: the power iteration for a normalised linear system,
-    else a refusal naming what runs there."""
-    why = None
-    if family != "linear":
-        why = f"the {family} family ({_ALGOS.get(family, family)}) does not run there yet"
-    elif system is not None and graph is not None:
-        from ..engines.power.cpu import applies
-        why = applies(graph, system)
-        why = why and f"the power iteration cannot run this system: {why}"
-    if why:
-        raise InvalidParameterError("cluster= runs normalised linear systems (PageRank and the "
-                                    f"like) by mode='power' only so far; {why}")
-    return Plan("power", "dask-power", "automatic: the power iteration is the engine of the "
-                "Dask cluster placement (the only one so far)", code="cluster-power")
 
 
 _KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus", "dask": "cluster"}

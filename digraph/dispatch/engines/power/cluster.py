@@ -5,7 +5,7 @@ its counters, with the graph cut into one vertex range a worker.
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs, one a
 worker (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`, the cut of the several-GPU
 engines).  Each worker keeps its range's in-arcs (:class:`.cluster_worker.Shard`) under the
-graph's fingerprint, with the exchange's lists (:mod:`.shard_reads`: which entries of ``z``
+graph's fingerprint, with the exchange's lists (:mod:`.cluster_reads`: which entries of ``z``
 each other worker reads, the layout of the several-GPU packed exchange), so that a later run on
 the same graph and workers reuses them (``stats["dask"]["shards_reused"]``).  The vectors of a
 run (the teleport vector ``v``, the scales, the arc factors, the dangling term) go to the

@@ -8,7 +8,7 @@ the worker's server, so that the client and the other workers call them over Das
 
 * its **shards** (:class:`Shard`), keyed by the graph's fingerprint and the cut: the in-arcs of
   its vertex range (row offsets rebased, sources renumbered into its compact vector,
-  :mod:`.shard_reads`), which entries of each other range it reads and which of its own each
+  :mod:`.cluster_reads`), which entries of each other range it reads and which of its own each
   other worker reads.  A later run on the same graph and workers finds them there (the graph's
   handle on the cluster); the least recently used beyond ``keep`` are dropped;
 * the state of each **run** (:class:`RunState`): its range of ``x``, ``y``, the teleport and
@@ -40,9 +40,12 @@ from distributed.protocol import to_serialize
 from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
-from .shard_reads import compact, reads
+from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
+
+#: the most runs a worker keeps the state of at once (the oldest dropped beyond)
+_MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
 OPS = ("has", "load", "start", "round", "answer", "drop", "mail")
@@ -60,7 +63,7 @@ class Shard:
     off, src : numpy.ndarray
         The range's in-arcs: row offsets from 0, sources renumbered into the compact vector.
     base : numpy.ndarray of int64
-        The offset of each range's part in the compact vector (:func:`.shard_reads.compact`).
+        The offset of each range's part in the compact vector (:func:`.cluster_reads.compact`).
     reads : dict of int -> int
         Entries of each other range it reads (sent to it each round).
     send_idx : dict of int -> numpy.ndarray
@@ -88,6 +91,7 @@ class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
     def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg):
+        self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
         self.v = np.ascontiguousarray(v, np.float64)
         self.src_scale = np.ascontiguousarray(src_scale, np.float64)
@@ -262,6 +266,8 @@ class PowerShards(WorkerPlugin):
                            "the worker restarted)")
         self.shards.move_to_end(key)
         r = await self._compute(lambda: RunState(shard, **vectors))
+        while len(self.runs) >= _MAX_RUNS:  # runs whose client left without a word
+            self.runs.pop(next(iter(self.runs)))
         self.runs[run] = r
         shard.runs += 1
         return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
@@ -270,7 +276,8 @@ class PowerShards(WorkerPlugin):
     async def _round(self, key=None, run=None, k=None, c=None, sd=None, timeout=60.0):
         """Round ``k``: the teleport with the client's ``c`` and ``σ`` (``sd``), then the
         exchange and the next round's pull.  Returns the sums."""
-        shard, r = self.shards[key], self._run(run)
+        r = self._run(run)
+        shard = r.shard
 
         def teleport():
             t = time.perf_counter()
