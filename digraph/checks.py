@@ -7,8 +7,8 @@ import numpy as np
 
 from .errors import InvalidParameterError, short_repr
 
-__all__ = ["check_device", "check_threads", "check_positive", "check_path_options", "check_removed",
-           "MAX_COUNT"]
+__all__ = ["check_device", "check_cluster", "check_threads", "check_positive",
+           "check_path_options", "check_removed", "MAX_COUNT"]
 
 
 def check_device(device):
@@ -29,6 +29,54 @@ def check_device(device):
                                         "'cuda:0,1,...'")
         return d.replace(" ", "")
     raise InvalidParameterError(f"unknown device {device!r}; use 'cpu' or 'cuda[:N]'")
+
+
+def check_cluster(cluster, device, threads):
+    """``cluster=`` checked: None, or ``(client, workers, threads)`` for a running synchronous
+    ``distributed.Client`` with at least one worker (``workers``: their addresses, sorted;
+    ``threads``: theirs, summed).  ``device`` (checked) must be ``"cpu"`` and ``threads`` None
+    with a cluster.
+
+    Raises
+    ------
+    NotAvailableError
+        ``distributed`` is not installed.
+    InvalidParameterError
+        Not a ``Client``, a closed or asynchronous one, a cluster without workers, a GPU
+        ``device`` or ``threads=`` with it.
+    """
+    if cluster is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:
+        from .errors import NotAvailableError
+        raise NotAvailableError("cluster= needs Dask's distributed package: pip install "
+                                "'digraph-engine[cluster]'") from None
+    if not isinstance(cluster, Client):
+        raise InvalidParameterError(f"cluster must be a distributed.Client connected to a Dask "
+                                    f"cluster, got {short_repr(cluster)}")
+    if device != "cpu":
+        raise InvalidParameterError(f"device={device!r} with cluster= is not supported yet: a "
+                                    "cluster run uses its workers' CPUs (device='cpu')")
+    if threads is not None:
+        raise InvalidParameterError("threads= sets this process's CPU threads; with cluster= "
+                                    "each worker uses its own threads (its nthreads)")
+    if cluster.asynchronous:
+        raise InvalidParameterError("cluster= needs a synchronous distributed.Client (this one "
+                                    "was made with asynchronous=True)")
+    if cluster.status != "running":
+        raise InvalidParameterError(f"cluster=: the distributed.Client is {cluster.status}, "
+                                    "not running")
+    nthreads = cluster.nthreads()
+    if not nthreads:
+        address = getattr(cluster.scheduler, "address", None)
+        raise InvalidParameterError(
+            f"cluster=: the Dask cluster{f' at {address}' if address else ''} has no worker; "
+            "start some (LocalCluster(n_workers=2), dask-worker ADDRESS) or wait for them "
+            "(client.wait_for_workers(n))")
+    workers = sorted(nthreads)
+    return cluster, workers, sum(int(nthreads[w]) for w in workers)
 
 
 def check_threads(threads):

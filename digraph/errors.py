@@ -16,6 +16,7 @@ __all__ = [
     "NotAvailableError",
     "ConvergenceError",
     "GraphTooLargeError",
+    "WorkerLostError",
 ]
 
 
@@ -93,6 +94,24 @@ class ConvergenceError(DigraphError, RuntimeError):
 class GraphTooLargeError(DigraphError, MemoryError):
     """A declared size (a Matrix Market size line, ``num_vertices``) needs more memory than the
     machine has available; raised before anything of that size is allocated."""
+
+
+class WorkerLostError(DigraphError, RuntimeError):
+    """A worker of a cluster run (``digraph.run(..., cluster=client)``) died, left or stopped
+    answering mid-run; the run ended instead of waiting.
+
+    Attributes
+    ----------
+    worker : str or None
+        The address of the worker that was lost (or first found unresponsive), when known.
+    """
+
+    def __init__(self, message, worker=None):
+        super().__init__(message)
+        self.worker = worker
+
+    def __reduce__(self):  # sent back from a worker: rebuilt with its address
+        return type(self), (self.args[0], self.worker)
 
 
 def short_repr(value, limit=40):

@@ -7,11 +7,11 @@ import numpy as np
 
 from . import compiling
 from .algorithms import get as get_algorithm
-from .checks import (check_device, check_path_options, check_positive, check_removed,
-                     check_threads)
+from .checks import (check_cluster, check_device, check_path_options, check_positive,
+                     check_removed, check_threads)
 from .dispatch.engines.common import Request
 from .dispatch.engines import execute
-from .dispatch.placement import of as placement_of
+from .dispatch.placement import of as placement_of, on_cluster
 from .dispatch import route as router
 from .dispatch.route.modes import MODES, PATH_OPTIONS
 from .dispatch.route import check_mode, restricts, route
@@ -33,7 +33,7 @@ __all__ = ["run", "MODES"]
 @with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, progress=False, settings=None, **params):
+        layer_window=None, progress=False, settings=None, cluster=None, **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -111,6 +111,15 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         ``callback(rounds, bound, **info)`` each round instead (a ``RoundBar`` of your own
         stream, delay or description, closed at the end; see :mod:`digraph.progress`).
         Default ``False``: nothing is shown.
+    cluster : distributed.Client, optional
+        Run on the workers of a Dask cluster (``pip install 'digraph-engine[cluster]'``): the
+        graph is cut into one vertex range a worker by in-arcs, each worker keeps its shard for
+        later runs on the same graph, and each round's values move worker to worker; only the
+        round's sums go to this process, which runs the stop rule.  This version runs normalised
+        linear systems (PageRank, ``mode="power"`` or None) on CPU workers; other systems and
+        modes, ``device=`` other than ``"cpu"`` and ``threads=`` are refused.  A worker lost
+        mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
+        ``docs/distributed.md`` and :mod:`digraph.dispatch.engines.power.cluster`).
     settings : settings object or list of them, optional
         Engine settings for this run instead of the engines' defaults: for example
         ``[dataclasses.replace(S.DEFAULT, min_arcs_per_gpu=0)]``, ``S`` being
@@ -132,7 +141,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     Raises
     ------
     InvalidParameterError, VertexNotFoundError, InvalidWeightError, NotAvailableError
-        Bad parameters, unknown source/seed, refused weights, modes/devices not available.
+        Bad parameters, unknown source/seed, refused weights, modes/devices not available (a
+        ``cluster=`` without workers among the bad parameters).
+    WorkerLostError
+        ``cluster=``: a worker was lost or stopped answering mid-run.
     ConvergenceError
         ``max_iter`` rounds did not reach ``tol``; the partial result is ``err.result``.
 
@@ -150,6 +162,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     algo = get_algorithm(algorithm)
     mode = check_mode(mode)
     device = check_device(device)
+    on = check_cluster(cluster, device, threads)
     threads = check_threads(threads)
     cache, preprocess = check_path_options(cache, preprocess)
     settings = check_settings(settings)
@@ -171,7 +184,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
     with using(settings):  # the run's engine settings, if it passed some
         whole, restricted, t_reach = graph, None, 0.0
-        if restricts(mode, system, device):  # the part b reaches: the answer is 0 elsewhere
+        if on is None and restricts(mode, system, device):  # the part b reaches: the answer is 0 elsewhere
             from .dispatch.reach import restrict
             t0 = time.perf_counter()
             restricted = restrict(graph, system, current(router.DEFAULT).reach_share)
@@ -179,7 +192,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
             if restricted is not None:
                 graph, system = restricted.graph, restricted.system
 
-        nthreads = threads or numba.get_num_threads()
+        nthreads = on[2] if on is not None else threads or numba.get_num_threads()
         options = {"priority": priority, "cache": cache, "preprocess": preprocess,
                    "short_path_push": short_path_push, "layer_window": layer_window,
                    "batch_arcs": batch_arcs, "threads": threads}
@@ -188,8 +201,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                      graph=graph if system.family == "linear" or (
                          system.family == "monotone" and device != "cpu") else None,
                      path_options=[k for k in PATH_OPTIONS if options[k] is not None],
-                     system=system if system.family == "linear" else None)
-        plan = place(plan, graph, system, placement_of(device, nthreads), batch_arcs)
+                     system=system if system.family == "linear" else None,
+                     cluster=on is not None)
+        placement = placement_of(device, nthreads) if on is None else on_cluster(*on)
+        plan = place(plan, graph, system, placement, batch_arcs)
         c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install
         t_route = time.perf_counter() - t0 - c_route  # the condensation, when the choice needed it
         stats = RunStats.new(algorithm=algo.name, mode=plan.mode, device=device, threads=nthreads,

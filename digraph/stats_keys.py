@@ -52,7 +52,8 @@ STATS_GROUPS = (
                  "none) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
-        "threads": "Numba threads the CPU run used; 0 on GPUs",
+        "threads": "Numba threads the CPU run used (a Dask cluster: its workers' threads, "
+                   "summed); 0 on GPUs",
         "converged": "whether the run met its stop rule (linear systems: `error_bound <= tol` or "
                      "`floor_limited`); an unconverged run raises `ConvergenceError` with its "
                      "result",
@@ -317,6 +318,27 @@ STATS_GROUPS = (
                           "changes nothing)",
         "cluster_delta": "Δ of the priority over clusters (`ClusterSettings.priority_hops` × the "
                          "mean arc weight); None: every queued cluster ran each round",
+    })),
+    Group("A Dask cluster (`cluster=`)", "dask", "dask_", MappingProxyType({
+        "dask_workers": "workers the run used, one shard (vertex range) each",
+        "dask_addresses": "their addresses, in the order of the shards, a list",
+        "dask_arcs": "in-arcs of each worker's shard, a list",
+        "dask_vertices": "vertices of each worker's range, a list",
+        "dask_shards_reused": "True when every worker already held its shard of this graph "
+                              "(an earlier run on the same graph and workers)",
+        "dask_shard_loads": "shards this run cut and loaded onto the workers (0 when reused)",
+        "dask_shard_runs": "runs each worker's shard has served, this one included, a list",
+        "dask_bytes_between_workers": "bytes of values sent worker to worker over the run (the "
+                                      "entries of `z` each other shard reads; the start's "
+                                      "exchange included)",
+        "dask_bytes_per_round": "`dask.bytes_between_workers` over the rounds and the start",
+        "dask_exchange_s": "seconds a round each worker spent sending its entries and waiting "
+                           "for the others', a list",
+        "dask_idle_share": "1 - a worker's kernel seconds / the rounds' wall time on the "
+                           "client, a list",
+        "dask_round_s": "wall seconds a round on the client (its call to every worker)",
+        "dask_time_setup": "finding or loading the shards and starting the run (counted in "
+                           "`time_preprocess`)",
     })),
     Group("`bsp` and `vertex-async`", "push", "", MappingProxyType({
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "

@@ -1,36 +1,45 @@
 """Where a run executes: a :class:`Placement`, chosen by the router and given to the engine.
 
-A placement is one of three kinds: CPU threads (``"cpu"``), one GPU (``"gpu"``) or several GPUs
-of one host (``"gpus"``).  :func:`of` reads the ``device=``/``threads=`` a user passed;
+A placement is one of four kinds: CPU threads (``"cpu"``), one GPU (``"gpu"``), several GPUs
+of one host (``"gpus"``) or the workers of a Dask cluster (``"cluster"``, CPU workers, its
+``distributed.Client`` held by the placement).  :func:`of` reads the ``device=``/``threads=`` a
+user passed, :func:`on_cluster` a checked ``cluster=``;
 :func:`digraph.dispatch.route.placing.place` narrows a placement of several GPUs to those a run uses
 (:meth:`Placement.take`).  This module imports nothing of the engine, so that every layer may
 use it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["Placement", "of", "several", "KINDS"]
+__all__ = ["Placement", "of", "on_cluster", "several", "KINDS"]
 
 #: the kinds of placement, and how engine names spell each (``"<where>-<mode>"``)
-KINDS = {"cpu": "cpu", "gpu": "gpu", "gpus": "multi-gpu"}
+KINDS = {"cpu": "cpu", "gpu": "gpu", "gpus": "multi-gpu", "cluster": "dask"}
 
 
 @dataclass(frozen=True)
 class Placement:
-    """CPU threads, one GPU, or several GPUs.
+    """CPU threads, one GPU, several GPUs, or the workers of a Dask cluster.
 
     Attributes
     ----------
-    kind : {"cpu", "gpu", "gpus"}
+    kind : {"cpu", "gpu", "gpus", "cluster"}
     threads : int
-        CPU threads of the Numba kernels (``"cpu"``; 0 on GPUs).
+        CPU threads of the Numba kernels (``"cpu"``; ``"cluster"``: the workers' threads, summed;
+        0 on GPUs).
     devices : tuple of str
         The GPUs (``"cuda"``, ``"cuda:N"``), one for ``"gpu"``, two or more for ``"gpus"``.
+    client : distributed.Client or None
+        ``"cluster"``: the client the run talks to the cluster through.
+    workers : tuple of str
+        ``"cluster"``: the workers' addresses, one shard each, in the order of the shards.
     """
 
     kind: str
     threads: int = 0
     devices: tuple = ()
+    client: object = field(default=None, compare=False, repr=False)
+    workers: tuple = ()
 
     @property
     def where(self):
@@ -39,8 +48,9 @@ class Placement:
 
     @property
     def device(self):
-        """The ``device=`` string of this placement: ``"cpu"``, ``"cuda:N"``, ``"cuda:0,1"``."""
-        if self.kind == "cpu":
+        """The ``device=`` string of this placement: ``"cpu"`` (CPU threads, or CPU workers of a
+        cluster), ``"cuda:N"``, ``"cuda:0,1"``."""
+        if self.kind in ("cpu", "cluster"):
             return "cpu"
         if self.kind == "gpu":
             return self.devices[0]
@@ -52,7 +62,11 @@ class Placement:
         return Placement("gpus" if len(devices) > 1 else "gpu", devices=devices)
 
     def describe(self):
-        """In words: ``"cpu, 2 threads"``, ``"cuda:0"``, ``"cuda:0,1 (2 GPUs)"``."""
+        """In words: ``"cpu, 2 threads"``, ``"cuda:0"``, ``"cuda:0,1 (2 GPUs)"``, ``"dask cluster,
+        2 workers"``."""
+        if self.kind == "cluster":
+            k = len(self.workers)
+            return f"dask cluster, {k} worker{'s' if k != 1 else ''}"
         if self.kind == "cpu":
             return f"cpu, {self.threads} thread{'s' if self.threads != 1 else ''}"
         if self.kind == "gpu":
@@ -84,6 +98,13 @@ def of(device, threads):
     if "," not in device:
         return Placement("gpu", devices=(device,))
     return Placement("gpus", devices=several(device))
+
+
+def on_cluster(client, workers, threads):
+    """The placement of a run on a Dask cluster: ``client`` (a ``distributed.Client``, checked by
+    :func:`digraph.checks.check_cluster`), the ``workers``' addresses (one shard each) and their
+    threads, summed."""
+    return Placement("cluster", threads=int(threads), client=client, workers=tuple(workers))
 
 
 def several(device):

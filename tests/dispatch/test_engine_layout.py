@@ -1,7 +1,8 @@
 """The engines by mode over a placement floor, checked on the sources.
 
-* every mode is one package under ``digraph/dispatch/engines/``, holding its CPU, one-GPU and
-  several-GPU modules (``cpu*.py``, ``gpu*.py``, ``gpus*.py``);
+* every mode is one package under ``digraph/dispatch/engines/``, holding its CPU, one-GPU,
+  several-GPU and Dask cluster modules (``cpu*.py``, ``gpu*.py``, ``gpus*.py``,
+  ``cluster*.py``);
 * a mode's one-GPU modules never import a several-GPU module (``digraph.run``'s plan chooses
   between them, :attr:`digraph.dispatch.route.Plan.as_shard` included);
 * the CUDA floor (``digraph/dispatch/runtime/cuda/``) imports no engine;
@@ -26,7 +27,7 @@ INTERNALS = ("pre_launch_callbacks", "_prepare_args", "get_cufunc")
 
 #: mode package -> the placement modules it must hold
 MODES = {
-    "power": {"cpu", "gpu", "gpus"},
+    "power": {"cpu", "gpu", "gpus", "cluster"},
     "push": {"cpu_bsp", "cpu_vertex_async", "gpu_linear", "gpu_monotone", "gpus"},
     "scc": {"cpu", "gpu", "gpus"},
     "path": {"cpu", "gpu", "gpus"},
@@ -67,8 +68,8 @@ def test_a_mode_is_one_package_with_its_placements(mode):
     pkg = ENGINES / mode
     stems = {p.stem for p in pkg.glob("*.py")}
     assert "__init__" in stems and MODES[mode] <= stems, sorted(stems)
-    assert all(s in ("__init__", "settings") or s.split("_")[0] in ("cpu", "gpu", "gpus")
-               for s in stems), sorted(stems)
+    assert all(s in ("__init__", "settings") or
+               s.split("_")[0] in ("cpu", "gpu", "gpus", "cluster") for s in stems), sorted(stems)
     doc = ast.get_docstring(ast.parse((pkg / "__init__.py").read_text(encoding="utf-8")))
     assert doc and "mode=" in doc
 

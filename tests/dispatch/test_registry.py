@@ -19,7 +19,7 @@ def test_one_engine_a_mode_and_placement_each_loadable():
     keys = [(e.mode, e.kind) for e in ENGINES]
     assert len(keys) == len(set(keys))
     for e in ENGINES:
-        assert e.mode in MODES and e.kind in ("cpu", "gpu", "gpus")
+        assert e.mode in MODES and e.kind in ("cpu", "gpu", "gpus", "cluster")
         assert set(e.families) <= set(FAMILIES) and e.families
         assert callable(e.load())
         if e.prepare is not None:
@@ -48,18 +48,20 @@ def test_the_registry_is_the_conformance_contract(device):
 
 
 @pytest.mark.parametrize("kind,where,device", [("cpu", "cpu", "cpu"), ("gpu", "gpu", "cuda"),
-                                               ("gpus", "multi-gpu", "cuda:0,1")])
+                                               ("gpus", "multi-gpu", "cuda:0,1"),
+                                               ("cluster", "dask", "cpu")])
 def test_the_router_refuses_what_no_engine_runs(kind, where, device):
+    on = kind == "cluster"
     for mode in MODES:
         for family in FAMILIES:
             why = refusal(mode, family, kind)
             if why is None:
-                plan = route(family, mode, device)
+                plan = route(family, mode, device, cluster=on)
                 assert plan.engine == f"{where}-{mode}" == find(mode, kind).name
             else:
                 assert f"mode={mode!r}" in why
                 with pytest.raises(InvalidParameterError, match="mode="):
-                    route(family, mode, device)
+                    route(family, mode, device, cluster=on)
 
 
 def test_refusals_name_the_family_or_the_placement():
@@ -68,6 +70,7 @@ def test_refusals_name_the_family_or_the_placement():
     assert "runs on the CPU or one GPU" in refusal("peel", "hindex", "gpus")
     assert refusal("peel", "hindex", "gpu") is None
     assert "k-core depends on in- and out-neighbours" in refusal("path", "hindex", "cpu")
+    assert "does not run on a Dask cluster" in refusal("bsp", "linear", "cluster")
 
 
 def test_the_plan_records_what_runs_after_a_stall():

@@ -6,16 +6,19 @@
 placement), and hands a :class:`~.common.Request` to :func:`execute`, which calls the runner of
 the plan's placement:
 
-========  ============================================  =========================================
-kind      runner                                         what it owns
-========  ============================================  =========================================
-``cpu``   :func:`digraph.dispatch.engines.on_cpu.run`    Numba's threads, warm-up, the mode's
-                                                         preparation, the automatic power probe
-``gpu``   :func:`digraph.dispatch.engines.on_gpu.run`    the GPU's backend, warm-up, the PathSet,
-                                                         ``bsp`` as one shard
-``gpus``  :func:`digraph.dispatch.engines.on_gpus.run`   the GPUs' backends, the engine's
-                                                         warm-up and structures
-========  ============================================  =========================================
+===========  ==============================================  ==================================
+kind         runner                                          what it owns
+===========  ==============================================  ==================================
+``cpu``      :func:`digraph.dispatch.engines.on_cpu.run`     Numba's threads, warm-up, the
+                                                             mode's preparation, the automatic
+                                                             power probe
+``gpu``      :func:`digraph.dispatch.engines.on_gpu.run`     the GPU's backend, warm-up, the
+                                                             PathSet, ``bsp`` as one shard
+``gpus``     :func:`digraph.dispatch.engines.on_gpus.run`    the GPUs' backends, the engine's
+                                                             warm-up and structures
+``cluster``  :func:`digraph.dispatch.engines.on_cluster.run` the Dask cluster's workers, on
+                                                             which the engine keeps its shards
+===========  ==============================================  ==================================
 
 A runner finds the plan's engine in :mod:`.registry` (which mode runs which families where, and
 the function to call) and takes every decision from the plan: it tests no graph and counts no
@@ -41,8 +44,13 @@ def _gpus(req):
     return on_gpus.run(req)
 
 
+def _cluster(req):
+    from . import on_cluster
+    return on_cluster.run(req)
+
+
 #: placement kind -> runner
-RUNNERS = {"cpu": _cpu, "gpu": _gpu, "gpus": _gpus}
+RUNNERS = {"cpu": _cpu, "gpu": _gpu, "gpus": _gpus, "cluster": _cluster}
 
 
 def execute(req):

@@ -1,7 +1,7 @@
 """The engines: which mode runs which families on which placement, and where its code is.
 
 One :class:`Engine` a mode and placement kind (``"cpu"``: CPU threads, ``"gpu"``: one GPU,
-``"gpus"``: several GPUs of one host).  The router refuses what no engine runs
+``"gpus"``: several GPUs of one host, ``"cluster"``: the workers of a Dask cluster).  The router refuses what no engine runs
 (:func:`refusal`); the placement runners (:mod:`.on_cpu`, :mod:`.on_gpu`, :mod:`.on_gpus`) find
 a plan's engine here (:func:`find`) and call its entry, whose convention is the placement's:
 
@@ -13,7 +13,9 @@ a plan's engine here (:func:`find`) and call its entry, whose convention is the 
   ``options`` those of that function and what ``prepare`` made; the power iteration sets up its
   own (``resident=False``: ``entry(graph, system, *, tol, max_iter, stats, device)``);
 * ``"gpus"``: ``entry(req, devices)`` → a function of no argument that solves, once the
-  engine's kernels are warm and its structures built.
+  engine's kernels are warm and its structures built;
+* ``"cluster"``: ``entry(req)`` → a function of no argument that solves on the plan's cluster
+  (:attr:`~digraph.dispatch.placement.Placement.client` and ``workers``).
 
 Adding an engine is one package under ``digraph/dispatch/engines/`` (its placements' modules)
 and one :class:`Engine` row here; ``tests/dispatch/test_conformance.py`` then runs it on the
@@ -53,7 +55,7 @@ class Engine:
     ----------
     mode : str
         One of :data:`digraph.dispatch.route.modes.MODES`.
-    kind : {"cpu", "gpu", "gpus"}
+    kind : {"cpu", "gpu", "gpus", "cluster"}
     families : tuple of str
         The system families it runs (``"linear"``, ``"monotone"``, ``"hindex"``).
     entry : str
@@ -136,6 +138,8 @@ ENGINES = (
     Engine("scc", "gpus", ("linear",), "scc.gpus:prepare"),
     *_each(("bsp", "vertex-async"), "gpus", _ALL, "push.gpus:prepare"),
     *_each(("path", "path-nopriority"), "gpus", _SUMS_AND_MINMAX, "path.gpus:prepare"),
+    # the workers of a Dask cluster
+    Engine("power", "cluster", ("linear",), "power.cluster:prepare"),
 )
 
 _BY_KEY = {(e.mode, e.kind): e for e in ENGINES}
@@ -170,5 +174,9 @@ def refusal(mode, family, kind):
         return (f"mode={mode!r} walks directed paths, but k-core depends on in- and "
                 "out-neighbours alike: no DAG orders it")
     if find(mode, kind) is None:
+        if kind == "cluster":
+            runs = sorted({e.mode for e in ENGINES if e.kind == "cluster"})
+            return (f"mode={mode!r} does not run on a Dask cluster (cluster=) yet; there "
+                    f"{' and '.join(repr(m) for m in runs)} {'does' if len(runs) == 1 else 'do'}")
         return f"mode={mode!r} {_WHERE[mode]}"
     return None

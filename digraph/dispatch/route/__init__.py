@@ -90,13 +90,16 @@ measurement:
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
+* A Dask cluster (``cluster=``, ``route(..., cluster=True)``): ``"power"`` for normalised linear
+  systems (:mod:`digraph.dispatch.engines.power.cluster`), the one engine of that placement so
+  far; every other system and mode is refused, naming what runs there.
 """
 
 from ..engines.registry import refusal
 from ..settings import current
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
-from .placing import place
+from .placing import cluster_plan, place
 from .estimates import choose
 from .plans import CODES, Plan
 from .probe import CONTINUED, TRIPPED, after_probe, power_decision, probe_judge
@@ -142,7 +145,7 @@ def check_mode(mode):
 
 
 def route(family, mode, device, *, threads=1, graph=None, path_options=(), system=None,
-          settings=None, scc_settings=None):
+          settings=None, scc_settings=None, cluster=False):
     """The :class:`Plan` for a run.
 
     Parameters
@@ -166,6 +169,9 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     scc_settings : digraph.dispatch.engines.scc.cpu.DagPushSettings, optional
         The SCC engine's settings the run will use, for its ``split_arcs`` (default
         :data:`digraph.dispatch.engines.scc.cpu.DEFAULT`).
+    cluster : bool
+        The run goes to a Dask cluster's workers (``digraph.run(..., cluster=client)``):
+        ``device`` is then ``"cpu"``, and the engines are the placement ``"cluster"``'s.
 
     Raises
     ------
@@ -174,7 +180,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     """
     settings = current(DEFAULT) if settings is None else settings
     mode = check_mode(mode)
-    where = "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu")
+    where = "dask" if cluster else (
+        "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu"))
     path_options = sorted(o for o in path_options if not (o == "priority" and mode == "scc"))
     if system is not None and getattr(system, "dangling", None) is not None:
         return _dangling_plan(mode, device, where, graph, system, path_options)
@@ -211,6 +218,8 @@ def _candidate(engine, test, value, threshold, held):
 
 def _automatic(family, where, threads, graph, system, settings, scc_settings):
     """The :class:`Plan` of ``mode=None`` (see the module text)."""
+    if where == "dask":
+        return cluster_plan(family, graph, system)
     kind = "cpu" if where == "cpu" else "gpu"
     chosen = (_CPU_DEFAULT if where == "cpu" else _GPU_DEFAULT)[family]
     code, reason = "default", _WHY_DEFAULT[(kind, family)]
@@ -296,7 +305,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                 considered=tuple(considered), timing=timing)
 
 
-_KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus"}
+_KIND = {"cpu": "cpu", "gpu": "gpu", "multi-gpu": "gpus", "dask": "cluster"}
 
 
 def _refusal(mode, family, where):
@@ -306,13 +315,17 @@ def _refusal(mode, family, where):
     return refusal(mode, family, _KIND[where])
 
 
-_WHERE = {"cpu": "on the CPU", "gpu": "on one GPU", "multi-gpu": "on several GPUs"}
+_WHERE = {"cpu": "on the CPU", "gpu": "on one GPU", "multi-gpu": "on several GPUs",
+          "dask": "on a Dask cluster"}
 _ALGOS = {"linear": "PageRank, adsorption", "monotone": "SSSP", "hindex": "k-core"}
 
 
 def _valid_modes(family, where):
     """Every mode that runs the ``family`` on ``where``, in words (for refusals)."""
     modes = [m for m in MODES if _refusal(m, family, where) is None]
+    if not modes:
+        return (f"no mode runs the {family} family ({_ALGOS.get(family, family)}) "
+                f"{_WHERE[where]} yet")
     listed = ", ".join(repr(m) for m in modes)
     return (f"the modes of the {family} family ({_ALGOS.get(family, family)}) {_WHERE[where]} "
             f"are {listed}, or mode=None for the automatic choice")
@@ -320,7 +333,7 @@ def _valid_modes(family, where):
 
 def _dangling_plan(mode, device, where, graph, system, path_options):
     """The plan of a system with a dangling vector: the CPU power iteration, or a refusal."""
-    if mode not in (None, "power") or where != "cpu":
+    if mode not in (None, "power") or where not in ("cpu", "dask"):
         asked = f"mode={mode!r}" if mode not in (None, "power") else f"device={device!r}"
         raise InvalidParameterError(
             f"dangling= is answered by the Google-matrix power iteration only (mode='power', on "
@@ -335,9 +348,9 @@ def _dangling_plan(mode, device, where, graph, system, path_options):
         if why:
             raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
     if mode is None:
-        return Plan("power", "cpu-power", "automatic: dangling= is answered by the Google-matrix "
-                                          "power iteration only", code="dangling")
-    return Plan("power", "cpu-power", "asked for", "power")
+        return Plan("power", f"{where}-power", "automatic: dangling= is answered by the "
+                    "Google-matrix power iteration only", code="dangling")
+    return Plan("power", f"{where}-power", "asked for", "power")
 
 
 def _cluster_cut(graph, settings, considered):

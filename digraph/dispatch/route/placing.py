@@ -1,6 +1,7 @@
 """Where a plan runs: :func:`place` narrows several GPUs named to those a run uses, makes one
 GPU's large ``bsp`` run as one shard, and streams in ``bsp`` an automatic affine ``power`` run
-whose graph does not fit in the GPU."""
+whose graph does not fit in the GPU; :func:`cluster_plan` is the automatic plan on a Dask
+cluster."""
 
 import dataclasses
 
@@ -8,14 +9,14 @@ from ..engines.registry import find
 from ..settings import current
 from .modes import PATH_MODES
 
-__all__ = ["place"]
+__all__ = ["place", "cluster_plan"]
 
 
 def place(plan, graph, system, placement, batch_arcs=None):
     """``plan`` on ``placement``: the GPUs a run uses among those named, and the engine there.
 
-    On the CPU and on one GPU the placement is the one asked for (one GPU: an engine whose
-    registry row names the system's family in
+    On the CPU, on a Dask cluster and on one GPU the placement is the one asked for (one GPU:
+    an engine whose registry row names the system's family in
     :attr:`~digraph.dispatch.engines.registry.Engine.one_shard`, ``bsp`` on linear systems, runs
     a graph of :attr:`~digraph.dispatch.engines.path.gpu_settings.GpuSettings.shard_arcs` arcs or
     more that fits in the GPU's memory as one shard of the sharded engine,
@@ -57,7 +58,7 @@ def place(plan, graph, system, placement, batch_arcs=None):
     NotAvailableError
         A GPU named is missing (CUDA, the device).
     """
-    if placement.kind == "cpu":
+    if placement.kind in ("cpu", "cluster"):
         return dataclasses.replace(plan, placement=placement)
     from ..runtime.cuda.backend import backend
     from ..runtime.cuda import device_graph
@@ -81,6 +82,25 @@ def place(plan, graph, system, placement, batch_arcs=None):
             {"code": "one-shard", "why": "run as one shard of the sharded engine (GpuSettings."
                                          "shard_arcs arcs or more, and the graph fits)"},))
     return plan
+
+
+def cluster_plan(family, graph, system):
+    """The automatic plan on a Dask cluster (``cluster=``): the power iteration for a normalised
+    linear system, else :class:`~digraph.errors.InvalidParameterError` naming what runs there."""
+    from ...errors import InvalidParameterError
+    from .plans import Plan
+    why = None
+    if family != "linear":
+        why = f"the {family} family does not run there yet"
+    elif system is not None and graph is not None:
+        from ..engines.power.cpu import applies
+        why = applies(graph, system)
+        why = why and f"the power iteration cannot run this system: {why}"
+    if why:
+        raise InvalidParameterError("cluster= runs normalised linear systems (PageRank and the "
+                                    f"like) by mode='power' only so far; {why}")
+    return Plan("power", "dask-power", "automatic: the power iteration is the engine of the "
+                "Dask cluster placement (the only one so far)", code="cluster-power")
 
 
 def _narrow(plan, graph, system, placement):

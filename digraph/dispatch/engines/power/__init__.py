@@ -10,6 +10,8 @@ one GPU                   :mod:`.gpu` (its set-up :mod:`.gpu_setup`, kept work :
                           systems not normalised :mod:`.gpu_affine`
 several GPUs              :mod:`.gpus` (:mod:`.gpus_layout`, :mod:`.gpus_arrays`,
                           :mod:`.gpus_exchange`, :mod:`.gpus_queued`, :mod:`.gpus_work`)
+a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (the workers),
+                          :mod:`.cluster_reads` (the exchange's layout)
 ========================  ==================================================================
 
 :func:`refusal` says why a system is refused where.

@@ -1,0 +1,87 @@
+"""PageRank's power iteration on a local Dask cluster against the same iteration in one process.
+
+For each R-MAT scale: ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
+``--workers`` worker processes of one thread each (its shards loaded by a first, untimed run),
+and ``mode="power"`` in this process on ``--threads`` Numba threads, both plain rounds
+(``PowerSettings(anderson_memory=0)`` for the process: the cluster runs no Anderson mixing), so
+that their rounds are equal and the time a round compares.  Medians of ``--repeat`` runs,
+interleaved; every cluster answer is checked against the process's within the two bounds.
+
+    python benchmarks/bench_dask_cluster.py --scales 16 17 18 --repeat 5
+
+Prints one row a scale and run kind: rounds, ms a round (the cluster's ``stats["dask"]
+["round_s"]``; the process's ``time_compute`` over its rounds), the whole run, bytes between
+workers a round, each worker's exchange ms a round and idle share.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", nargs="+", type=int, default=[16, 17, 18])
+    ap.add_argument("--edge-factor", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="Numba threads of the one-process runs (default 1 2)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--json", help="write the rows to this file")
+    args = ap.parse_args(argv)
+
+    import dataclasses
+    import digraph
+    from digraph.dispatch.engines.power import cpu as power
+    from digraph.generators import rmat
+    from distributed import Client, LocalCluster
+
+    plain = dataclasses.replace(power.DEFAULT, anderson_memory=0)
+    rows = []
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:
+        c.wait_for_workers(args.workers)
+        for scale in args.scales:
+            g = digraph.load(rmat(scale, args.edge_factor, seed=1))
+            first = digraph.run(g, "pagerank", cluster=c, tol=args.tol)  # loads the shards
+            runs = {"cluster": []}
+            runs.update({f"process-{t}": [] for t in args.threads})
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                r = digraph.run(g, "pagerank", cluster=c, tol=args.tol)
+                runs["cluster"].append((time.perf_counter() - t0, r))
+                for t in args.threads:
+                    t0 = time.perf_counter()
+                    p = digraph.run(g, "pagerank", mode="power", threads=t, tol=args.tol,
+                                    settings=[plain])
+                    runs[f"process-{t}"].append((time.perf_counter() - t0, p))
+                err = np.abs(r.values - p.values).sum()
+                assert err <= r.stats.error_bound + p.stats.error_bound, err
+            for kind, got in runs.items():
+                s = got[-1][1].stats
+                d = s.get("dask", {})
+                per = [x[1].stats["dask"]["round_s"] if kind == "cluster"
+                       else x[1].stats.time_compute / x[1].stats.rounds for x in got]
+                row = {"scale": scale, "arcs": g.num_arcs, "kind": kind, "rounds": s.rounds,
+                       "ms_round": 1e3 * statistics.median(per),
+                       "ms_run": 1e3 * statistics.median(x[0] for x in got)}
+                if kind == "cluster":
+                    row.update(bytes_round=d["bytes_per_round"],
+                               exchange_ms=[round(1e3 * e, 2) for e in d["exchange_s"]],
+                               idle=[round(i, 2) for i in d["idle_share"]],
+                               load_s=first.stats["dask"]["time_setup"],
+                               setup_warm_s=d["time_setup"])
+                rows.append(row)
+                print(json.dumps(row))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""The workers' side of the power iteration on a Dask cluster
+(:mod:`digraph.dispatch.engines.power.cluster` drives it from the client).
+
+:class:`PowerShards` is a ``distributed`` worker plugin: registered once by the client
+(``client.register_plugin``, again on workers that join later), it adds the handlers below to
+the worker's server, so that the client and the other workers call them over Dask's own comms
+(``rpc(address).digraph_power_<op>(...)``).  A worker keeps
+
+* its **shards** (:class:`Shard`), keyed by the graph's fingerprint and the cut: the in-arcs of
+  its vertex range (row offsets rebased, sources renumbered into its compact vector,
+  :mod:`.cluster_reads`), which entries of each other range it reads and which of its own each
+  other worker reads.  A later run on the same graph and workers finds them there (the graph's
+  handle on the cluster); the least recently used beyond ``keep`` are dropped;
+* the state of each **run** (:class:`RunState`): its range of ``x``, ``y``, the teleport and
+  dangling vectors and the scales, and the compact ``z`` its pull reads.
+
+One round on a worker (``round``): the teleport of its range with the round's ``c`` and ``σ``
+from the client, ``Σ|y − x|`` and ``Σy`` (the existing kernels of
+:mod:`digraph.dispatch.engines.power.cpu`), ``z_own = src_scale ∘ y``; then its entries of
+``z`` that each other worker reads are sent straight to that worker (``mail``), and it waits
+for the entries it reads from the others; then the pull of its range for the next round (the
+CPU engine's Numba kernel on the shard), whose sums go back to the client.  Only scalars go to
+the client; the vectors stay on the workers and move worker to worker.
+
+Nothing here may block the worker's event loop: the kernels run on one thread of the plugin's
+own (Numba's threads set to the worker's ``nthreads``).  A peer that does not take or send its
+entries within the run's timeout ends the round with :class:`~digraph.errors.WorkerLostError`
+naming it.
+"""
+
+import asyncio
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from distributed.diagnostics.plugin import WorkerPlugin
+from distributed.protocol import to_serialize
+
+from ....errors import WorkerLostError
+from ....smx.cpu.serial import pick
+from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
+from .cluster_reads import compact, reads
+
+__all__ = ["PowerShards", "Shard", "RunState", "OPS"]
+
+#: the most runs a worker keeps the state of at once (the oldest dropped beyond)
+_MAX_RUNS = 16
+
+#: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
+OPS = ("has", "load", "start", "round", "answer", "drop", "mail")
+
+
+class Shard:
+    """One graph's vertex range on this worker, kept between runs.
+
+    Attributes
+    ----------
+    index : int
+        Its place among the shards (range ``[bounds[index], bounds[index + 1])``).
+    peers : list of str
+        Every shard's worker address, by index.
+    off, src : numpy.ndarray
+        The range's in-arcs: row offsets from 0, sources renumbered into the compact vector.
+    base : numpy.ndarray of int64
+        The offset of each range's part in the compact vector (:func:`.cluster_reads.compact`).
+    reads : dict of int -> int
+        Entries of each other range it reads (sent to it each round).
+    send_idx : dict of int -> numpy.ndarray
+        Local indices of its range that each other shard reads (sent by it each round).
+    runs : int
+        Runs it has served.
+    """
+
+    def __init__(self, index, bounds, peers, off, src):
+        b = np.asarray(bounds, np.int64)
+        self.index, self.peers = int(index), list(peers)
+        self.v0, self.v1 = int(b[index]), int(b[index + 1])
+        self.off = np.ascontiguousarray(off, np.int64)
+        self.arcs = int(self.off[-1]) if self.off.size else 0
+        idx_of = reads(src, b, self.index)
+        src_c, self.base = compact(src, b, self.index, idx_of)
+        self.src = src_c.astype(np.int32) if self.base[-1] < 2**31 else src_c
+        self.idx_of = idx_of
+        self.reads = {g: int(a.size) for g, a in idx_of.items() if a.size}
+        self.send_idx = {}
+        self.runs = 0
+
+
+class RunState:
+    """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
+
+    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg):
+        self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
+        n = shard.v1 - shard.v0
+        self.v = np.ascontiguousarray(v, np.float64)
+        self.src_scale = np.ascontiguousarray(src_scale, np.float64)
+        self.dst_scale = np.ascontiguousarray(dst_scale, np.float64)
+        self.has = coef is not None
+        self.coef = np.ascontiguousarray(coef, np.float64) if self.has else np.empty(0)
+        self.d = self.v if d is None else np.ascontiguousarray(d, np.float64)
+        self.didx = np.ascontiguousarray(didx, np.int64)
+        self.dg = np.ascontiguousarray(dg, np.float64)
+        self.x = self.v.copy()
+        self.y = np.empty(n, np.float64)
+        self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
+        b, i = shard.base, shard.index
+        self.z_own = self.zc[b[i]:b[i + 1]]
+        self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
+        np.multiply(self.src_scale, self.x, out=self.z_own)
+        self.pull = pick(_pull, _pull_serial, shard.arcs)
+        self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
+        self.busy = 0.0
+
+
+async def _lost_as_answer(exchange, **more):
+    """The answer of a round (``exchange``'s, with ``more``), or, when a peer was lost,
+    ``{"lost": message, "worker": its address}``: an answer, not an exception, so that the
+    client reads it as soon as it comes and nothing is left to log once the client has gone."""
+    try:
+        out = await exchange
+    except WorkerLostError as e:
+        return {"lost": str(e), "worker": e.worker}
+    out.update(more)
+    return out
+
+
+def _set_threads(n):
+    import numba
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+
+
+class PowerShards(WorkerPlugin):
+    """The worker plugin of the cluster placement's power iteration (module docstring)."""
+
+    name = "digraph-power-shards"
+    idempotent = True
+
+    def setup(self, worker):
+        self.worker = worker
+        self.shards = OrderedDict()
+        self.runs = {}
+        self.box = {}
+        self.events = {}
+        self.loads = 0
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="digraph-power")
+        self.pool.submit(_set_threads, worker.state.nthreads).result()
+        for op in OPS:
+            worker.handlers[f"digraph_power_{op}"] = getattr(self, f"_{op}")
+
+    def teardown(self, worker):
+        for op in OPS:
+            worker.handlers.pop(f"digraph_power_{op}", None)
+        self.pool.shutdown(wait=False)
+
+    # ------------------------------------------------------------------ helpers
+    async def _compute(self, fn, *args):
+        """``fn(*args)`` on the plugin's kernel thread (the event loop stays free)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    async def _send(self, tag, shard, parts, timeout):
+        """Send ``parts`` (shard index -> array) to those shards' workers as mail ``tag``;
+        returns the bytes sent."""
+        me = self.worker.address
+
+        async def one(h, a):
+            peer = shard.peers[h]
+            try:
+                await asyncio.wait_for(self.worker.rpc(peer).digraph_power_mail(
+                    tag=tag, frm=shard.index, data=to_serialize(a)), timeout)
+            except (OSError, asyncio.TimeoutError) as e:
+                why = type(e).__name__ + (f": {e}" if str(e) else f" after {timeout:g} s")
+                raise WorkerLostError(f"worker {me} could not send its entries to worker {peer} "
+                                      f"({why}); that worker was lost or stopped answering",
+                                      worker=peer) from None
+        await asyncio.gather(*(one(h, a) for h, a in parts.items()))
+        return sum(int(a.nbytes) for a in parts.values())
+
+    async def _collect(self, tag, shard, expect, timeout):
+        """The mail ``tag`` from every shard in ``expect``, waited for at most ``timeout`` s."""
+        loop = asyncio.get_running_loop()
+        box = self.box.setdefault(tag, {})
+        ev = self.events.setdefault(tag, asyncio.Event())
+        deadline = loop.time() + timeout
+        while not set(expect) <= box.keys():
+            ev.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                missing = [shard.peers[g] for g in sorted(set(expect) - box.keys())]
+                self.box.pop(tag, None)
+                self.events.pop(tag, None)
+                raise WorkerLostError(
+                    f"worker {self.worker.address} waited {timeout:g} s for the entries of "
+                    f"worker {', '.join(missing)}, which was lost or stopped answering",
+                    worker=missing[0])
+            try:
+                await asyncio.wait_for(ev.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+        self.events.pop(tag, None)
+        return self.box.pop(tag)
+
+    def _run(self, run):
+        r = self.runs.get(run)
+        if r is None:
+            raise KeyError(f"worker {self.worker.address} holds no run {run!r} (dropped, or the "
+                           "worker restarted)")
+        return r
+
+    async def _exchange_and_pull(self, shard, r, tag, timeout):
+        """Send this shard's entries of ``z``, take the others', then pull: the round's sums."""
+        t0 = time.perf_counter()
+        parts = {h: r.z_own[idx] for h, idx in shard.send_idx.items()}
+        sent = await self._send(tag, shard, parts, timeout)
+        got = await self._collect(tag, shard, shard.reads, timeout)
+        for g, a in got.items():
+            r.recv[g][:] = a
+        t_ex = time.perf_counter() - t0
+
+        def pull():
+            t = time.perf_counter()
+            s = r.pull(shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
+            sd = _gather_sum(r.didx, r.dg, r.x)
+            sx = float(r.x.sum())
+            r.busy += time.perf_counter() - t
+            return float(s), float(sd), sx
+        s, sd, sx = await self._compute(pull)
+        return {"s": s, "sd": sd, "sx": sx, "sent": sent, "exchange": t_ex, "busy": r.busy}
+
+    # ------------------------------------------------------------------ handlers
+    async def _mail(self, tag=None, frm=None, data=None):
+        """Take another worker's entries (or lists) sent as mail ``tag``."""
+        self.box.setdefault(tag, {})[int(frm)] = data
+        ev = self.events.get(tag)
+        if ev is not None:
+            ev.set()
+
+    async def _has(self, key=None):
+        """Whether this worker holds graph ``key``'s shard, and its counters."""
+        shard = self.shards.get(key)
+        return {"has": shard is not None, "loads": self.loads,
+                "runs": 0 if shard is None else shard.runs}
+
+    async def _load(self, key=None, wire=None, index=None, bounds=None, peers=None, off=None,
+                    src=None, keep=4, timeout=60.0):
+        """Build and keep shard ``index`` of graph ``key``; the workers then tell one another
+        what each reads (mail ``wire``).  Returns the worker's counters."""
+        shard = await self._compute(Shard, index, bounds, peers, off, src)
+        others = [g for g in range(len(peers)) if g != shard.index]
+        await self._send(wire, shard, {g: shard.idx_of[g] for g in others}, timeout)
+        got = await self._collect(wire, shard, others, timeout)
+        shard.send_idx = {h: np.asarray(a, np.int64) for h, a in got.items() if len(a)}
+        del shard.idx_of
+        self.shards[key] = shard
+        self.shards.move_to_end(key)
+        while len(self.shards) > max(1, int(keep)):
+            self.shards.popitem(last=False)
+        self.loads += 1
+        return {"loads": self.loads, "arcs": shard.arcs, "vertices": shard.v1 - shard.v0}
+
+    async def _start(self, key=None, run=None, vectors=None, timeout=60.0):
+        """Start run ``run`` on graph ``key``'s shard: ``x = v``, the first exchange and pull."""
+        shard = self.shards.get(key)
+        if shard is None:
+            raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
+                           "the worker restarted)")
+        self.shards.move_to_end(key)
+        r = await self._compute(lambda: RunState(shard, **vectors))
+        while len(self.runs) >= _MAX_RUNS:  # runs whose client left without a word
+            self.runs.pop(next(iter(self.runs)))
+        self.runs[run] = r
+        shard.runs += 1
+        return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
+                                     runs=shard.runs, loads=self.loads)
+
+    async def _round(self, key=None, run=None, k=None, c=None, sd=None, timeout=60.0):
+        """Round ``k``: the teleport with the client's ``c`` and ``σ`` (``sd``), then the
+        exchange and the next round's pull.  Returns the sums."""
+        r = self._run(run)
+        shard = r.shard
+
+        def teleport():
+            t = time.perf_counter()
+            diff, sy = r.teleport(r.y, r.v, float(c), r.d, float(sd), r.x)
+            r.x, r.y = r.y, r.x
+            np.multiply(r.src_scale, r.x, out=r.z_own)
+            r.busy += time.perf_counter() - t
+            return float(diff), float(sy)
+        diff, sy = await self._compute(teleport)
+        return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
+                                     diff=diff, sy=sy)
+
+    async def _answer(self, run=None):
+        """The run's range of ``x`` (the answer); the run's state is dropped."""
+        r = self._run(run)
+        self.runs.pop(run, None)
+        return to_serialize(r.x)
+
+    async def _drop(self, run=None):
+        """Forget run ``run`` (its state and any mail of its rounds)."""
+        self.runs.pop(run, None)
+        for tag in [t for t in self.box if t.startswith(f"{run}:")]:
+            self.box.pop(tag, None)
+            self.events.pop(tag, None)
