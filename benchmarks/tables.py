@@ -360,7 +360,21 @@ TABLES = [
 ]
 
 
-CORPUS = []
+CORPUS = [
+    CorpusTable("Every default on every class: 16 threads", "corpus_cpu16_h100_host.json",
+                "PageRank (tol 1e-8) on the corpus of `benchmarks/corpus.py`, 16 Numba threads, "
+                "median of warm runs (each right after an untimed run of itself), ms: the "
+                "default and the mode it ran, the fastest named mode (`scc`, `power`, `bsp`), the "
+                "fastest peer (a scipy power iteration and igraph's PRPACK, one thread each), and "
+                "the default's time over each."),
+    CorpusTable("Every default on every class: 2 threads, the device's host",
+                "corpus_cpu2_h100_host.json",
+                "The four algorithms on the corpus, 2 Numba threads per class, three or four "
+                "classes side by side on separate cores of one host (they share its memory "
+                "bandwidth), median of warm runs, ms. Cases were interleaved run by run, each "
+                "default timed right after another case: on the smallest graphs that cost the "
+                "default up to 3 ms (an SSSP of 1 ms took 4.6), which `--warm-each` removes."),
+]
 """The :class:`CorpusTable` of each corpus file (``bench_cpu.py --classes``)."""
 
 

@@ -30,8 +30,10 @@ from .serial import pick, serial_twin
 
 __all__ = ["CHUNK", "chunks", "record", "mix", "rescale", "sum_rounding", "warm_up"]
 
-CHUNK = 1 << 14
-"""Vertices a task of a pass (16,384: 128 KiB of each vector, a few thousand tasks at most)."""
+CHUNK = 1 << 12
+"""Vertices a task of a pass (4,096: 32 KiB of each vector): enough tasks for 16 threads on a
+graph of 64 Ki vertices, where a pass of larger tasks left most threads idle while the pull,
+parallel by vertex, used them all."""
 
 
 def chunks(n):
