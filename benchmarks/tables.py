@@ -369,9 +369,9 @@ CORPUS = [
                 "the default and the mode it ran, the fastest named mode, the fastest peer (one "
                 "thread each: a scipy power iteration, igraph's PRPACK, scipy's Dijkstra, igraph's "
                 "coreness), and the default's time over each. Three timed runs a case: a "
-                "median there can hold a pause of the machine (p2p-Gnutella25's SSSP and "
-                "cit-HepPh's adsorption, their defaults against the same engine named: 1.01 "
-                "against 0.98 ms and 37 against 43 ms in 9 runs each)."),
+                "median there can hold a pause of the machine; the defaults whose ratio to the "
+                "same engine named stood out were timed again, 9 runs each "
+                "(`corpus_cpu2_dev_recheck`, below)."),
     CorpusTable("Every default on every class: 16 threads", "corpus_cpu16_h100_host.json",
                 "PageRank (tol 1e-8) on the corpus of `benchmarks/corpus.py`, 16 Numba threads, "
                 "median of warm runs (each right after an untimed run of itself), ms: the "
