@@ -307,20 +307,19 @@ def test_scc_mode_errors():
 @pytest.mark.datasets
 def test_cnr2000_pagerank(datasets):
     from conftest import dataset_path
+    from digraph.dispatch.route import RouteSettings
+    from digraph.dispatch.settings import using
     g = digraph.load(dataset_path("cnr-2000.txt.gz"))
-    first = digraph.run(g, "pagerank", tol=1e-8)  # the power probe trips, is judged, hands over
-    assert first.stats["mode"] == "scc" and first.stats["converged"]
-    assert [t["code"] for t in first.stats["route"]["steps"]] == ["probe-tripped"]
-    r = digraph.run(g, "pagerank", tol=1e-8)  # the verdict kept: the SCC engine at once
+    # the probe hands over as soon as it trips: its judge weighs measured seconds, which no
+    # test can pin (tests/dispatch/test_power.py tests the judge itself)
+    with using(RouteSettings(probe_judge_rounds=0)):
+        r = digraph.run(g, "pagerank", tol=1e-8)
     assert r.stats["mode"] == "scc" and r.stats["dag"]["state"] == "vertex" and r.stats["converged"]
-    assert r.stats["route"]["code"] == "probe-tripped" and "probe_rounds" not in r.stats
     ref = digraph.run(g, "pagerank", mode="bsp", tol=1e-10)
     assert np.abs(r.values - ref.values).sum() <= 1e-8 + 1e-10
-    # the arc-update goal of issue 4: at most 0.30x bsp's; the first run pays the probe's rounds
+    # the arc-update goal of issue 4: at most 0.30x bsp's
     b = digraph.run(g, "pagerank", mode="bsp", tol=1e-8)
     assert r.stats["arc_updates"] <= 0.30 * b.stats["arc_updates"]
-    probe = (first.stats["probe_rounds"] + digraph.dispatch.route.DEFAULT.probe_judge_rounds)
-    assert first.stats["arc_updates"] <= r.stats["arc_updates"] + probe * g.num_arcs
 
 
 @settings(max_examples=25, **SETTINGS)

@@ -54,10 +54,10 @@ class RouteSettings:
     probe_margin : float
         The power iteration goes on only when its estimated time left, times this margin, is
         below the other engine's estimate: the rate of Anderson's rounds is measured over a few
-        of them, and a wrong continuation costs more than a hand-over does.  Chosen from the
-        verdicts and times of ``corpus_cpu2_h100_host.json`` and ``corpus_cpu16_h100_host.json``
-        (the web graph hands over without a margin; a social graph on 16 threads went on only
-        below 1.4).
+        of them (early ones fall faster than the later ones), and a wrong continuation costs
+        more than a hand-over does.  Chosen from the verdicts and times of
+        ``corpus_cpu2_h100_host.json`` and ``corpus_cpu2_dev.json``: below it the web graph's
+        verdict turned with the machine's load.
     bsp_round_cost : float
         One ``bsp`` dense round's seconds over one plain power round's (both one pass over the
         arcs on the same threads): the unit that turns the CPU estimates, in passes, into
@@ -109,7 +109,7 @@ class RouteSettings:
     probe_share: float = 0.7
     probe_min_arcs: int = 1 << 10
     probe_judge_rounds: int = 8
-    probe_margin: float = 1.25
+    probe_margin: float = 1.5
     bsp_round_cost: float = 1.0
     bsp_thread_exponent: float = 0.6
     scc_ratio_base: float = 0.32
