@@ -472,14 +472,16 @@ Xeon host of a GPU machine; the 2-core development machine is shared, and its fi
 | script | measures |
 |---|---|
 | `benchmarks/harness.py` | the harness (`Case`, `time_cases`, `write_rows`) and a generic command line |
-| `benchmarks/bench_cpu.py` | defaults and named modes of the four algorithms on the CPU, with their peers |
+| `benchmarks/bench_cpu.py` | defaults and named modes of the four algorithms on the CPU, with their peers; `--classes` runs the corpus of `benchmarks/corpus.py` by class |
+| `benchmarks/fetch_datasets.py` | fetches the corpus's graphs the shared datasets lack (SNAP, or `--source DIR`) into the ignored `benchmarks/datasets/` |
 | `benchmarks/bench_gpu.py` | the same on one GPU, PageRank against a CuPy power iteration |
 | `benchmarks/bench_multi_gpu.py` | several GPUs of one host against one GPU and CuPy on one |
 | `benchmarks/bench_preprocess.py` | path preprocessing, cache save and checked reload |
 | `benchmarks/bench_load.py` | `digraph.load` of edge-list files |
 | `benchmarks/before_after.py` | the same cases on two checkouts: every default within 5%, every answer within its bound |
 | `benchmarks/tables.py` | this page and the README's figures, from the results files |
-| `benchmarks/device_check.sh` | one call on the GPU machine (device tool): the GPU tests on the card, or `before_after.py` on one GPU, 16 or 2 CPU threads |
+| `benchmarks/bench_dask_cluster.py` | the power iteration on a Dask `LocalCluster` against one process, per round |
+| `benchmarks/device_check.sh` | one call on the GPU machine (device tool): the GPU tests on the card, `before_after.py` on one GPU, 16 or 2 CPU threads, the corpus on 2 or 16 threads, GPU adsorption and k-core |
 
 Each writes one JSON row per measurement (machine, card, commit, date, command, graph, algorithm,
 mode, parameters, accuracy reached, timings and the run's counters) with `--out
