@@ -1,7 +1,14 @@
 """The corpus by class: the graphs every default is measured on (``bench_cpu.py --classes``).
 
-This module imports nothing, so that :mod:`tables` (which must not import digraph) reads it too.
+This module imports neither digraph nor Numba, so that :mod:`tables` reads it too.
 """
+
+import os
+from pathlib import Path
+
+FETCHED = Path(os.environ.get("DIGRAPH_FETCHED") or Path(__file__).resolve().parent / "datasets")
+"""Where ``fetch_datasets.py`` puts the graphs it fetches (ignored by git; ``$DIGRAPH_FETCHED``
+moves it) and where :func:`graphs.load` looks after ``$DIGRAPH_DATASETS``."""
 
 CLASSES = {
     "web": ["cnr-2000"],

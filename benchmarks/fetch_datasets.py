@@ -1,6 +1,6 @@
 """Fetch the corpus's graphs that ``../shared/datasets`` does not hold into an ignored folder.
 
-The benchmarks measure every default on every class of graph (:data:`graphs.CLASSES`). The
+The benchmarks measure every default on every class of graph (``corpus.CLASSES``). The
 classes the shared folder lacks come from SNAP (J. Leskovec and A. Krevl, "SNAP Datasets:
 Stanford Large Network Dataset Collection", 2014), checked here against the publisher's counts
 and the SHA-256 of the file's text:
@@ -40,9 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-FETCHED = Path(os.environ.get("DIGRAPH_FETCHED") or ROOT / "benchmarks" / "datasets")
-"""Where fetched graphs go (ignored by git; ``$DIGRAPH_FETCHED`` moves it)."""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import FETCHED  # noqa: E402  (where fetched graphs go)
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,12 @@ def main(argv=None):
         if not args.force and (Path(args.dest) / f"{name}.txt.gz").is_file():
             print(f"{name}: already in {args.dest}")
             continue
-        fetch(name, args.dest, args.source)
+        try:
+            fetch(name, args.dest, args.source)
+        except (OSError, ValueError) as e:  # no network, a missing file, a wrong checksum
+            print(f"{name}: {e}", file=sys.stderr)
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ name               graph
 A dataset that is not on this machine raises :class:`GraphUnavailable`, which the harness turns
 into a skip with a message.
 
-:data:`CLASSES` (:mod:`corpus`) names the corpus: the graphs of each class the benchmarks measure
-every default on (``bench_cpu.py --classes``).
+``corpus.CLASSES`` (``benchmarks/corpus.py``) names the corpus: the graphs of each class the
+benchmarks measure every default on (``bench_cpu.py --classes``).
 """
 
 import os
@@ -39,10 +39,8 @@ if str(TREE) not in sys.path:
 import digraph  # noqa: E402
 
 DATASETS = Path(os.environ.get("DIGRAPH_DATASETS") or ROOT.parent / "shared" / "datasets")
-FETCHED = Path(os.environ.get("DIGRAPH_FETCHED") or ROOT / "benchmarks" / "datasets")
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import CLASSES, class_of  # noqa: E402,F401  (the corpus by class)
+from corpus import FETCHED  # noqa: E402
 
 
 class GraphUnavailable(FileNotFoundError):

@@ -116,6 +116,21 @@ def accuracy(rows, tol):
 
 # -- the tables ----------------------------------------------------------------------------------
 
+def section(table, lines, meta, rows, used, results, commands, extra):
+    """The Markdown section of ``table`` (its ``title``, ``what`` and ``file``): its table
+    ``lines``, then the file, date, machine (``extra`` after it), tolerance, command and the
+    accuracy of the ``used`` rows."""
+    command, machine = (commands or listed(results)).get(table.file, ("not listed", "not listed"))
+    tol = meta.get("tol") or next((r.get("tol") for r in rows if r.get("tol")), None)
+    about = [f"*File* `benchmarks/results/{table.file}` · *date* "
+             f"{meta.get('date', 'not recorded')} · *machine* {machine}{extra}"
+             + (f" · *tol* {tol:g}" if tol else ""),
+             f"*Command* {command}",
+             f"*Accuracy* {accuracy(used, tol)}"]
+    return (f"## {table.title}\n\n{table.what}\n\n" + "\n".join(lines) + "\n\n"
+            + "  \n".join(about) + "\n")
+
+
 @dataclasses.dataclass
 class CorpusTable:
     """The corpus table of a ``bench_cpu.py --classes`` (or ``bench_gpu.py``) file: a row per
@@ -146,16 +161,9 @@ class CorpusTable:
                 cells += ([f"{fmt(ms(other))} ({other[label]})", f"{d / ms(other):.2f}"]
                           if other else ["—", "—"])
             lines.append("| " + " | ".join(cells) + " |")
-        command, machine = (commands or listed(results)).get(self.file, ("not listed", "not listed"))
-        tol = meta.get("tol") or next((r.get("tol") for r in rows if r.get("tol")), None)
         threads = sorted({r.get("threads") for r in rows} - {None})
-        about = [f"*File* `benchmarks/results/{self.file}` · *date* {meta.get('date', 'not recorded')}"
-                 f" · *machine* {machine}" + (f" · *threads* {threads[0]}" if len(threads) == 1
-                                             else "") + (f" · *tol* {tol:g}" if tol else ""),
-                 f"*Command* {command}",
-                 f"*Accuracy* {accuracy(rows, tol)}"]
-        return (f"## {self.title}\n\n{self.what}\n\n" + "\n".join(lines) + "\n\n"
-                + "  \n".join(about) + "\n")
+        return section(self, lines, meta, rows, rows, results, commands,
+                       f" · *threads* {threads[0]}" if len(threads) == 1 else "")
 
 
 @dataclasses.dataclass
@@ -198,16 +206,9 @@ class Table:
                 dens = [cells[k, d] for d in self.ratio[2] if cells[k, d]]
                 row.append(f"{num / min(dens):.2f}" if num and dens else "—")
             lines.append(f"| {k} | " + " | ".join(row) + " |")
-        command, machine = (commands or listed(results)).get(self.file, ("not listed", "not listed"))
-        tol = meta.get("tol") or next((r.get("tol") for r in rows if r.get("tol")), None)
         card = meta.get("gpu") or meta.get("card")
-        about = [f"*File* `benchmarks/results/{self.file}` · *date* {meta.get('date', 'not recorded')}"
-                 f" · *machine* {machine}" + (f" · *card* {card}" if card else "")
-                 + (f" · *tol* {tol:g}" if tol else ""),
-                 f"*Command* {command}",
-                 f"*Accuracy* {accuracy(used, tol)}"]
-        return (f"## {self.title}\n\n{self.what}\n\n" + "\n".join(lines) + "\n\n"
-                + "  \n".join(about) + "\n")
+        return section(self, lines, meta, rows, used, results, commands,
+                       f" · *card* {card}" if card else "")
 
 
 def method(name):

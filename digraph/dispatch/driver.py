@@ -199,16 +199,18 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
     bound = np.inf
     last_diff = np.inf
     diffs = []
-    seconds = []
+    seconds = []  # each round's, for the judge only
     tripped = None
-    t0 = work_clock()
+    timed = judge is not None and trip is not None
+    t0 = work_clock() if timed else 0.0
     while not converged and rounds < max_iter:
         _check_interrupt()
         bound, delta, diff = step()
         rounds += 1
-        t1 = work_clock()
-        seconds.append(t1 - t0)
-        t0 = t1
+        if timed:
+            t1 = work_clock()
+            seconds.append(t1 - t0)
+            t0 = t1
         converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
         if not converged and tripped is not None and rounds == tripped + judge.rounds:
             measure = Measure(plain_s=float(np.median(seconds[1:tripped] or seconds[:1])),
@@ -256,9 +258,10 @@ class Measure:
 
 class Judge:
     """The protocol of :func:`power`'s ``judge``: ``rounds`` (how many rounds after the trip
-    to measure), ``begin(round)`` and ``verdict(measure) → bool`` (go on)."""
+    to measure), ``begin(round)`` and ``verdict(measure) → bool`` (go on).  A subclass sets
+    ``rounds``; this base begins nothing and never lets a run go on."""
 
-    rounds = 8
+    rounds = None
 
     def begin(self, round):  # pragma: no cover - protocol
         pass

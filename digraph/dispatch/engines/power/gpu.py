@@ -38,8 +38,8 @@ from ... import driver
 from ...convergence import power_stop
 from .cpu import power_gamma
 from ...systems import linear_factors
-from .gpu_setup import anderson_for, anderson_stats, group_size, round_bound, vertex_vectors
-from .gpu_work import graph_round, graphs, pull_for, read_back, work
+from .gpu_setup import anderson_for, anderson_stats, round_bound, vertex_vectors
+from .gpu_work import graph_round, graphs, read_back, resident_pull, work
 
 __all__ = ["solve"]
 
@@ -52,8 +52,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     A system that is not normalised runs the affine map's iteration instead
     (:func:`digraph.dispatch.engines.power.gpu_affine.solve`: its answer, not summing to 1).
 
-    ``group``: threads per vertex of the pull (default :func:`group_size`; given, the grouped
-    pull even where the binned one would run).  ``trip``: run as a probe, as
+    ``group``: threads per vertex of the pull (default :func:`~.gpu_setup.group_size`; given,
+    the grouped pull even where the binned one would run).  ``trip``: run as a probe, as
     :func:`digraph.dispatch.engines.power.cpu.solve` (``converged`` None when it trips).
     ``settings``: a :class:`PowerGpuSettings` (default :data:`DEFAULT`).
     """
@@ -62,7 +62,6 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         return affine(graph, system, tol=tol, max_iter=max_iter, stats=stats, device=device,
                       group=group, settings=settings)
     settings = current(DEFAULT) if settings is None else settings
-    from ...runtime.cuda import device_graph
     from ....smx.cuda import power as K
     from ....smx.cuda import anderson as A
     from ....smx.cuda.common import HB
@@ -78,16 +77,9 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
     stats["power_map"] = "google"
     stats.setdefault("dense_rounds", 0)
     n, m = graph.num_vertices, graph.num_arcs
-    G = int(group or group_size(graph))
-    if G & (G - 1) or not 1 <= G <= min(32, HB):
-        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, "
-                                    f"got {G}")
-    stats["power_group"] = G
-    dg = device_graph.resident_graph(be, graph)
+    dg, pull = resident_pull(be, graph, settings, group, stats)
     has = system.arc_scale is not None
-    pull = pull_for(be, graph, dg, settings, G, group is not None)
     sparse = pull.sparse
-    stats["power_pull"] = pull.name
     aa = anderson_for(settings, g1, n, m, trip, stats)
     mem = aa.memory
     w, kept, reused = work(be, graph, n, mem, settings)
@@ -142,7 +134,7 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         if cg is None:
             pull_teleport(x, y, acc, nxt, None)
         else:
-            graph_round(cg, (k % 2, G, pull.bins is None),
+            graph_round(cg, (k % 2, pull.G, pull.bins is None),
                          lambda: pull_teleport(x, y, acc, nxt, stream), stats)
         slot = aa.record_slot() if aa.memory else None
         if aa.memory:

@@ -46,8 +46,7 @@ import time
 import numpy as np
 
 from .gpu_settings import POWER_DEFAULT as DEFAULT
-from .gpu_setup import group_size
-from .gpu_work import graph_round, graphs, pull_for, read_back, work
+from .gpu_work import graph_round, graphs, read_back, resident_pull, work
 from ... import driver
 from ...convergence import ROUNDING_MARGIN, checked_contraction
 from ...settings import current
@@ -125,7 +124,6 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, set
     """
     from ....smx.cuda import power as K
     from ....smx.cuda.common import HB
-    from ...runtime.cuda import device_graph
     settings = current(DEFAULT) if settings is None else settings
     why = applies(graph, system)
     if why is not None:
@@ -139,15 +137,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, set
     if n == 0:
         stats["error_bound"] = 0.0
         return np.zeros(0, np.float64), True
-    G = int(group or group_size(graph))
-    if G & (G - 1) or not 1 <= G <= min(32, HB):
-        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, "
-                                    f"got {G}")
-    stats["power_group"] = G
-    dg = device_graph.resident_graph(be, graph)
+    dg, pull = resident_pull(be, graph, settings, group, stats)
     has = system.arc_scale is not None
-    pull = pull_for(be, graph, dg, settings, G, group is not None)
-    stats["power_pull"] = pull.name
     w, kept, reused = work(be, graph, n, 0, settings)
     stats["gpu_work_kept"] = reused
     in_coef = be.put(linear_factors(graph, system)[3][graph.in_arcs]) if has else w["no_coef"]
@@ -189,7 +180,8 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, set
         if cg is None:
             queue()
         else:
-            graph_round(cg, ("affine", k % 2, G, pull.bins is None, has_src, has_w), queue, stats)
+            graph_round(cg, ("affine", k % 2, pull.G, pull.bins is None, has_src, has_w), queue,
+                        stats)
         got = read_back(be, cg, acc, k, stats)
         st.update(x=y, y=x, k=k + 1)
         return affine_bound(float(got[2]), float(got[3]), c_d, c_r, g, depth)

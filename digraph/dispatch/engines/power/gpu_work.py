@@ -66,6 +66,31 @@ class Pull:
             be.heavy(K.power_pull_heavy, self.bins[1], *args, stream=stream)
 
 
+def resident_pull(be, graph, settings, group, stats):
+    """``(dg, pull)``: ``graph``'s device arrays and the :class:`Pull` of a run on them
+    (:func:`pull_for`), ``group`` threads a vertex when given (default
+    :func:`~.gpu_setup.group_size`); sets ``stats["power_group"]`` and ``stats["power_pull"]``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``group`` not a power of two from 1 to 32 (at most a block).
+    """
+    from .gpu_setup import group_size
+    from ...runtime.cuda import device_graph
+    from ....errors import InvalidParameterError
+    from ....smx.cuda.common import HB
+    G = int(group or group_size(graph))
+    if G & (G - 1) or not 1 <= G <= min(32, HB):
+        raise InvalidParameterError(f"group must be a power of two from 1 to {min(32, HB)}, "
+                                    f"got {G}")
+    stats["power_group"] = G
+    dg = device_graph.resident_graph(be, graph)
+    pull = pull_for(be, graph, dg, settings, G, group is not None)
+    stats["power_pull"] = pull.name
+    return dg, pull
+
+
 def pull_for(be, graph, dg, settings, G, given):
     """The :class:`Pull` of a run on ``graph`` (``dg``: its device arrays) with ``G`` threads a
     vertex when grouped: cuSPARSE's from :attr:`PowerGpuSettings.cusparse_arcs` arcs on, the
