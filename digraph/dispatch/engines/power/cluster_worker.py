@@ -40,6 +40,7 @@ from distributed.protocol import to_serialize
 from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
+from ...runtime.cpu_tasks import task_cuts
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
@@ -109,6 +110,7 @@ class RunState:
         self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
         np.multiply(self.src_scale, self.x, out=self.z_own)
         self.pull = pick(_pull, _pull_serial, shard.arcs)
+        self.cuts = task_cuts(shard.off)
         self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
         self.busy = 0.0
 
@@ -219,7 +221,7 @@ class PowerShards(WorkerPlugin):
 
         def pull():
             t = time.perf_counter()
-            s = r.pull(shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
+            s = r.pull(r.cuts, shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
             sd = _gather_sum(r.didx, r.dg, r.x)
             sx = float(r.x.sum())
             r.busy += time.perf_counter() - t

@@ -74,6 +74,7 @@ from ... import driver
 from ....numeric import neumaier_add
 from ....smx.cpu.serial import pick, serial_twin
 from ...convergence import ROUNDING_MARGIN, quick_contraction
+from ...runtime.cpu_tasks import arc_tasks
 from ...systems import linear_factors, stored_field
 from .cpu_anderson import Starting, anderson_rounds
 
@@ -124,19 +125,23 @@ DEFAULT = register(PowerSettings())
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
-    """``out = diag(dst_scale) · Aᵀ-pull of z`` (``z = src_scale ∘ x``); returns ``Σ out``."""
-    n = out.size
+def _pull(cuts, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+    """``out = diag(dst_scale) · Aᵀ-pull of z`` (``z = src_scale ∘ x``); returns ``Σ out``.
+    ``cuts``: the vertex ranges of about equal in-arcs a task takes
+    (:func:`~digraph.dispatch.runtime.cpu_tasks.arc_tasks`)."""
     total = 0.0
-    for v in prange(n):
-        acc = 0.0
-        comp = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            acc, comp = neumaier_add(acc, comp,
-                                     (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
-        y = dst_scale[v] * (acc + comp)
-        out[v] = y
-        total += y
+    for t in prange(cuts.size - 1):
+        part = 0.0
+        for v in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            comp = 0.0
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                acc, comp = neumaier_add(acc, comp,
+                                         (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
+            y = dst_scale[v] * (acc + comp)
+            out[v] = y
+            part += y
+        total += part
     return total
 
 
@@ -144,26 +149,30 @@ _pull_serial = serial_twin(_pull)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pull_plain(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+def _pull_plain(cuts, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
     """``out`` as :func:`_pull`, each entry a plain sum; returns (``Σ out``, ``E = Σ_v (deg_v
     + 2)·out_v``, the rounding weight of the module text)."""
-    n = out.size
     total = 0.0
     weight = 0.0
-    for v in prange(n):
-        acc = 0.0
-        lo = in_offsets[v]
-        hi = in_offsets[v + 1]
-        if has_coef:
-            for k in range(lo, hi):
-                acc += in_coef[k] * z[in_sources[k]]
-        else:
-            for k in range(lo, hi):
-                acc += z[in_sources[k]]
-        y = dst_scale[v] * acc
-        out[v] = y
-        total += y
-        weight += (hi - lo + 2) * y
+    for t in prange(cuts.size - 1):
+        part = 0.0
+        part_w = 0.0
+        for v in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            lo = in_offsets[v]
+            hi = in_offsets[v + 1]
+            if has_coef:
+                for k in range(lo, hi):
+                    acc += in_coef[k] * z[in_sources[k]]
+            else:
+                for k in range(lo, hi):
+                    acc += z[in_sources[k]]
+            y = dst_scale[v] * acc
+            out[v] = y
+            part += y
+            part_w += (hi - lo + 2) * y
+        total += part
+        weight += part_w
     return total, weight
 
 
@@ -338,6 +347,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         def pull(*args):
             return compensated(*args), 0.0
     zbuf = np.empty(n, np.float64)
+    cuts = arc_tasks(graph)
 
     def power_round(x, y, sx, z=None, record=None):
         """``y ← G(x)``: (bound, delta, diff, rounding floor of the round); ``z``: ``src_scale ∘
@@ -345,7 +355,8 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         Anderson's record (instead of :func:`_teleport`)."""
         if z is None:
             z = np.multiply(src_scale, x, out=zbuf)
-        s, weight = pull(graph.in_offsets, graph.in_sources, in_coef, has_arc, z, dst_scale, y)
+        s, weight = pull(cuts, graph.in_offsets, graph.in_sources, in_coef, has_arc, z,
+                         dst_scale, y)
         sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
         c = 1.0 - s - sd
         diff, sy = teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
