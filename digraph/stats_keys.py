@@ -339,6 +339,9 @@ STATS_GROUPS = (
         "dask_round_s": "wall seconds a round on the client (its call to every worker)",
         "dask_time_setup": "finding or loading the shards and starting the run (counted in "
                            "`time_preprocess`)",
+        "dask_shard_bytes": "each shard's estimated bytes on its worker (in-arcs, offsets, the "
+                            "run's vectors), checked against the workers' `memory_limit`, a "
+                            "list",
     })),
     Group("`bsp` and `vertex-async`", "push", "", MappingProxyType({
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "

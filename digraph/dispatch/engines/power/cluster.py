@@ -49,6 +49,7 @@ from ... import driver
 from ...convergence import ROUNDING_MARGIN
 from ...runtime.cuda.ranges import shard_ranges
 from ...systems import linear_factors
+from .cluster_checks import check_memory
 from .cpu import _dangling, power_gamma
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare"]
@@ -185,13 +186,15 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
 
     Counters as the CPU engine's (``rounds``, ``dense_rounds``, ``arc_updates``,
     ``vertex_updates``); ``stats["dask"]``: ``workers``, ``addresses``, ``arcs``, ``vertices``,
-    ``shards_reused``, ``shard_loads``, ``shard_runs``, ``bytes_between_workers``,
+    ``shards_reused``, ``shard_loads``, ``shard_runs``, ``shard_bytes`` (each shard's estimated
+    bytes, :func:`.cluster_checks.shard_bytes`), ``bytes_between_workers``,
     ``bytes_per_round``, ``exchange_s``, ``idle_share``, ``round_s``, ``time_setup``.
 
     Raises
     ------
     InvalidParameterError
-        A system the power iteration cannot run.
+        A system the power iteration cannot run; a worker whose ``memory_limit`` is below its
+        shard's estimated bytes (:func:`.cluster_checks.check_memory`, before anything is sent).
     WorkerLostError
         A worker lost, or not answering within :attr:`ClusterSettings.round_timeout_s`.
     """
@@ -205,7 +208,6 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         stats["error_bound"] = 0.0
         return np.empty(0, np.float64).view(SumNormalized), True
     t_setup = time.perf_counter()
-    _plugin(client)
     cut = ("dask-power-cut", k, settings.vertex_cost)
     bounds = graph._cache.get(cut)
     if bounds is None:
@@ -214,6 +216,9 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     h.update("\n".join(workers).encode())
     key = f"{graph.fingerprint()}:{k}:{h.hexdigest()}"  # the graph, the cut, the workers
     src_scale, dst_scale, has, arc = linear_factors(graph, system)
+    # before anything is sent: every worker's memory_limit against its shard's estimate
+    stats["dask_shard_bytes"] = check_memory(client, workers, graph.in_offsets, bounds, has)
+    _plugin(client)
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has else arc
     b = np.asarray(system.b, np.float64)
     v = b / b.sum() if n else b
