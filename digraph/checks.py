@@ -7,7 +7,7 @@ import numpy as np
 
 from .errors import InvalidParameterError, short_repr
 
-__all__ = ["check_device", "check_cluster", "check_threads", "check_positive",
+__all__ = ["check_device", "check_cluster", "check_checkpoint", "check_threads", "check_positive",
            "check_path_options", "check_removed", "MAX_COUNT"]
 
 
@@ -91,6 +91,22 @@ def _refuse_gpu(client, workers, device):
             "; every worker sees a CUDA device, but the cluster placement does not use them")
     raise InvalidParameterError(f"device={device!r} with cluster= is not supported yet: a "
                                 "cluster run uses its workers' CPUs only (device='cpu')" + said)
+
+
+def check_checkpoint(checkpoint_every, cluster):
+    """``checkpoint_every`` as a positive int, or None; it applies to a cluster run only
+    (:class:`InvalidParameterError` naming it otherwise)."""
+    if checkpoint_every is None:
+        return None
+    if cluster is None:
+        raise InvalidParameterError(
+            f"checkpoint_every={short_repr(checkpoint_every)} applies to a run on a Dask cluster "
+            "(cluster=client) only: it keeps the iterate on the client every k rounds to restart "
+            "from after a lost worker")
+    if isinstance(checkpoint_every, float):  # a whole float (2.0) would pass check_positive
+        raise InvalidParameterError(f"checkpoint_every must be a positive integer (rounds), "
+                                    f"got {short_repr(checkpoint_every)}")
+    return check_positive("checkpoint_every", checkpoint_every, int)
 
 
 def check_threads(threads):

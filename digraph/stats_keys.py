@@ -342,6 +342,16 @@ STATS_GROUPS = (
         "dask_shard_bytes": "each shard's estimated bytes on its worker (in-arcs, offsets, the "
                             "run's vectors), checked against the workers' `memory_limit`, a "
                             "list",
+        "dask_checkpoint_every": "`checkpoint_every=`: rounds between two checkpoints of the "
+                                 "iterate on the client",
+        "dask_checkpoints": "checkpoints taken (the iterate's ranges gathered to the client)",
+        "dask_checkpoint_bytes": "bytes gathered to the client for the checkpoints",
+        "dask_checkpoint_s": "seconds the checkpoints took on the client",
+        "dask_restarts": "restarts after a lost worker (re-cut, reload, resume from the last "
+                         "checkpoint)",
+        "dask_lost_workers": "addresses of the workers lost mid-run, in order, a list",
+        "dask_rounds_redone": "rounds run again after the restarts (those since the checkpoint "
+                              "each restart resumed from)",
     })),
     Group("`bsp` and `vertex-async`", "push", "", MappingProxyType({
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "

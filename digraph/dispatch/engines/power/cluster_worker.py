@@ -48,7 +48,7 @@ __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
 _MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
-OPS = ("has", "load", "start", "round", "answer", "drop", "mail")
+OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail")
 
 
 class Shard:
@@ -90,7 +90,7 @@ class Shard:
 class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
-    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg):
+    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
         self.v = np.ascontiguousarray(v, np.float64)
@@ -101,7 +101,7 @@ class RunState:
         self.d = self.v if d is None else np.ascontiguousarray(d, np.float64)
         self.didx = np.ascontiguousarray(didx, np.int64)
         self.dg = np.ascontiguousarray(dg, np.float64)
-        self.x = self.v.copy()
+        self.x = self.v.copy() if x0 is None else np.array(x0, np.float64)  # a checkpoint
         self.y = np.empty(n, np.float64)
         self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
         b, i = shard.base, shard.index
@@ -259,7 +259,8 @@ class PowerShards(WorkerPlugin):
         return {"loads": self.loads, "arcs": shard.arcs, "vertices": shard.v1 - shard.v0}
 
     async def _start(self, key=None, run=None, vectors=None, timeout=60.0):
-        """Start run ``run`` on graph ``key``'s shard: ``x = v``, the first exchange and pull."""
+        """Start run ``run`` on graph ``key``'s shard: ``x = v`` (or the checkpoint
+        ``vectors["x0"]``), the first exchange and pull."""
         shard = self.shards.get(key)
         if shard is None:
             raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
@@ -295,6 +296,10 @@ class PowerShards(WorkerPlugin):
         r = self._run(run)
         self.runs.pop(run, None)
         return to_serialize(r.x)
+
+    async def _snapshot(self, run=None):
+        """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
+        return to_serialize(self._run(run).x.copy())
 
     async def _drop(self, run=None):
         """Forget run ``run`` (its state and any mail of its rounds)."""

@@ -1,0 +1,87 @@
+"""``checkpoint_every=k`` on a Dask cluster (:mod:`digraph.dispatch.engines.power.cluster_checkpoint`):
+checkpoints of the iterate every ``k`` rounds, and a worker killed mid-run making the run restart
+on the workers left from the last checkpoint, with the right answer within the certified bound.
+
+Its own ``LocalCluster`` of three worker processes (one thread each); the test that kills a
+worker runs last."""
+
+import os
+import signal
+import time
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import digraph  # noqa: E402
+from digraph.algorithms import PageRank  # noqa: E402
+from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
+from digraph.errors import InvalidParameterError  # noqa: E402
+from digraph.generators import rmat  # noqa: E402
+
+from conftest import random_graph  # noqa: E402
+from references import l1  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as c:
+        c.wait_for_workers(3)
+        yield c
+
+
+def test_checkpoint_every_is_checked():
+    g = random_graph(1, 30, 100)
+    with pytest.raises(InvalidParameterError, match="checkpoint_every=2 applies to a run on a "
+                                                    "Dask cluster"):
+        digraph.run(g, "pagerank", checkpoint_every=2)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.0, "2", True])
+def test_checkpoint_every_must_be_a_positive_int(client, bad):
+    with pytest.raises(InvalidParameterError, match="checkpoint_every must be a positive"):
+        digraph.run(random_graph(1, 30, 100), "pagerank", cluster=client, checkpoint_every=bad)
+
+
+def test_checkpoints_without_a_loss_change_nothing_but_their_cost(client):
+    g = digraph.load(rmat(9, 4, seed=8))
+    plain = digraph.run(g, "pagerank", cluster=client, tol=1e-10)
+    r = digraph.run(g, "pagerank", cluster=client, tol=1e-10, checkpoint_every=3)
+    d, s = r.stats["dask"], r.stats
+    assert s["rounds"] == plain.stats["rounds"] and (r.values == plain.values).all()
+    assert d["checkpoint_every"] == 3 and d["restarts"] == 0 and d["lost_workers"] == []
+    # every third round but the last (whose bound met tol)
+    assert d["checkpoints"] == (s["rounds"] - 1) // 3 > 0
+    assert d["checkpoint_bytes"] == 8 * g.num_vertices * d["checkpoints"]
+    assert d["checkpoint_s"] > 0 and d["rounds_redone"] == 0
+    assert "checkpoints" not in plain.stats["dask"]
+
+
+def test_a_worker_killed_mid_run_restarts_from_the_checkpoint(client):
+    """Runs last: the killed worker's nanny starts a new one at a new address."""
+    g = digraph.load(rmat(12, 8, seed=4))
+    exact = PageRank().reference(g, alpha=0.99)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[1]
+    killed = []
+
+    def kill_at_round_7(rounds, bound, **info):
+        if rounds == 7 and not killed:
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(time.perf_counter())
+    r = digraph.run(g, "pagerank", cluster=client, alpha=0.99, tol=1e-10, checkpoint_every=2,
+                    progress=kill_at_round_7, settings=[ClusterSettings(round_timeout_s=5.0)])
+    took = time.perf_counter() - killed[0]
+    s, d = r.stats, r.stats["dask"]
+    assert s["converged"] and s["error_bound"] <= 1e-10
+    assert d["restarts"] == 1 and d["lost_workers"] == [victim]
+    assert victim not in d["addresses"] and d["workers"] in (2, 3)
+    assert d["rounds_redone"] == 1  # killed in round 8: round 7 (after checkpoint 6) redone
+    assert l1(r.values, exact) <= s["error_bound"]
+    assert abs(r.values.sum() - 1.0) <= s["error_bound"]
+    one = digraph.run(g, "pagerank", mode="power", alpha=0.99, tol=1e-10)
+    assert l1(r.values, one.values) <= s["error_bound"] + one.stats["error_bound"]
+    print(f"kill -> restarted answer: {took:.2f} s, {s['rounds']} rounds")
+    assert took < 30.0
