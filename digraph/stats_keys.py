@@ -242,11 +242,13 @@ STATS_GROUPS = (
     })),
     Group("`power`", "power", "power_", MappingProxyType({
         "gamma": "gamma1, the largest column sum of A (alpha for PageRank): the bound falls by it "
-                 "a round; one GPU's affine iteration: the factor its route's bound falls by "
-                 "(`1 - 1/dual_max` on the dual route, gamma_inf on the L-inf route)",
-        "power_map": "GPU: the map the rounds iterate: `\"google\"` (normalised systems: the "
-                     "Google matrix with its rank-one term) or `\"affine\"` (one GPU, systems "
-                     "not normalised: `x <- b + A x`, `engines/power/gpu_affine.py`)",
+                 "a round; the affine iteration (one GPU, a cluster): the factor its route's "
+                 "bound falls by (`1 - 1/dual_max` on the dual route, gamma_inf on the L-inf "
+                 "route)",
+        "power_map": "GPU and Dask cluster: the map the rounds iterate: `\"google\"` "
+                     "(normalised systems: the Google matrix with its rank-one term) or "
+                     "`\"affine\"` (one GPU or a cluster, systems not normalised: `x <- b + A "
+                     "x`, `engines/power/gpu_affine.py`, `engines/power/cluster_maps.py`)",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
                              "follows the dangling vector",
         "power_anderson": "the memory of the Anderson acceleration that ran (kept a history: "

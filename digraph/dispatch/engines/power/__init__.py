@@ -20,15 +20,19 @@ a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (
 
 def refusal(graph, system, kind):
     """Why ``mode="power"`` cannot run the linear ``system`` on placement ``kind`` (``"cpu"``,
-    ``"gpu"``, ``"gpus"``), or None: the Google-matrix iteration for normalised systems
-    (:func:`.cpu.applies`) everywhere, and on one GPU the affine map's iteration for the others
-    (:func:`.gpu_affine.applies`)."""
+    ``"gpu"``, ``"gpus"``, ``"cluster"``), or None: the Google-matrix iteration for normalised
+    systems (:func:`.cpu.applies`) everywhere, and on one GPU and on a Dask cluster the affine
+    map's iteration for the others (:func:`.gpu_affine.applies`,
+    :func:`.cluster_maps.affine_refusal`)."""
     from .cpu import applies
     if kind == "gpu" and not system.normalize:
         from .gpu_affine import applies as affine_applies
         return affine_applies(graph, system)
+    if kind == "cluster" and not system.normalize:
+        from .cluster_maps import affine_refusal
+        return affine_refusal(graph, system)
     why = applies(graph, system)
     if why and not system.normalize:
-        why += ("; on one GPU (device='cuda') mode='power' also runs systems that are not "
-                "normalised, by the power iteration of x -> b + A x")
+        why += ("; on one GPU (device='cuda') and on a Dask cluster (cluster=) mode='power' also "
+                "runs systems that are not normalised, by the power iteration of x -> b + A x")
     return why

@@ -40,6 +40,7 @@ from distributed.protocol import to_serialize
 from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
+from .cluster_maps import weighted_sums
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
@@ -90,7 +91,7 @@ class Shard:
 class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
-    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None):
+    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
         self.v = np.ascontiguousarray(v, np.float64)
@@ -102,6 +103,8 @@ class RunState:
         self.didx = np.ascontiguousarray(didx, np.int64)
         self.dg = np.ascontiguousarray(dg, np.float64)
         self.x = self.v.copy() if x0 is None else np.array(x0, np.float64)  # a checkpoint
+        # the affine map's dual weights (cluster_maps.Affine), None elsewhere
+        self.zw = None if zw is None else np.ascontiguousarray(zw, np.float64)
         self.y = np.empty(n, np.float64)
         self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
         b, i = shard.base, shard.index
@@ -285,11 +288,15 @@ class PowerShards(WorkerPlugin):
             diff, sy = r.teleport(r.y, r.v, float(c), r.d, float(sd), r.x)
             r.x, r.y = r.y, r.x
             np.multiply(r.src_scale, r.x, out=r.z_own)
+            out = {"diff": float(diff), "sy": float(sy)}
+            if r.zw is not None:  # the affine map's dual route: its weighted sums
+                p1, p2 = weighted_sums(r.zw, r.x, r.y)
+                out.update(p1=float(p1), p2=float(p2))
             r.busy += time.perf_counter() - t
-            return float(diff), float(sy)
-        diff, sy = await self._compute(teleport)
+            return out
+        sums = await self._compute(teleport)
         return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
-                                     diff=diff, sy=sy)
+                                     **sums)
 
     async def _answer(self, run=None):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
