@@ -2,8 +2,8 @@
 checkpoints of the iterate every ``k`` rounds, and a worker killed mid-run making the run restart
 on the workers left from the last checkpoint, with the right answer within the certified bound.
 
-Its own ``LocalCluster`` of three worker processes (one thread each); the test that kills a
-worker runs last."""
+Its own ``LocalCluster`` of three worker processes (one thread each); the tests that kill a
+worker run last (each killed worker's nanny starts a new one at a new address)."""
 
 import os
 import signal
@@ -14,9 +14,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import digraph  # noqa: E402
-from digraph.algorithms import PageRank  # noqa: E402
+from digraph.algorithms import Adsorption, PageRank  # noqa: E402
 from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
-from digraph.errors import InvalidParameterError  # noqa: E402
+from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import rmat  # noqa: E402
 
 from conftest import random_graph  # noqa: E402
@@ -59,18 +59,50 @@ def test_checkpoints_without_a_loss_change_nothing_but_their_cost(client):
     assert "checkpoints" not in plain.stats["dask"]
 
 
-def test_a_worker_killed_mid_run_restarts_from_the_checkpoint(client):
-    """Runs last: the killed worker's nanny starts a new one at a new address."""
-    g = digraph.load(rmat(12, 8, seed=4))
-    exact = PageRank().reference(g, alpha=0.99)
+def test_with_no_worker_left_the_run_ends_with_a_named_error():
+    """One in-process worker, closed mid-run: nothing to restart on.  (An in-process worker's
+    closed comm is seen by the round's timeout, not at once as a killed process's.)"""
+    g = digraph.load(rmat(10, 4, seed=5))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as c:
+        c.wait_for_workers(1)
+        (only,) = c.nthreads()
+        closed = []
+
+        def close_at_round_3(rounds, bound, **info):
+            if rounds == 3 and not closed:
+                cluster.sync(cluster.workers[0].close)
+                closed.append(time.perf_counter())
+        with pytest.raises(WorkerLostError, match="no worker left to restart on") as err:
+            digraph.run(g, "pagerank", cluster=c, tol=1e-300, max_iter=10_000,
+                        checkpoint_every=2, progress=close_at_round_3,
+                        settings=[ClusterSettings(round_timeout_s=1.0)])
+        assert err.value.worker == only and only in str(err.value)
+        took = time.perf_counter() - closed[0]
+        print(f"no worker left: close -> named error {took:.2f} s")
+        assert took < 5.0
+
+
+def _killer(client, at):
+    """A progress callback that SIGKILLs the second worker's process (by address) at round
+    ``at``; returns (callback, the victim's address, the kill's time, a list)."""
     pids = client.run(os.getpid)
     victim = sorted(pids)[1]
     killed = []
 
-    def kill_at_round_7(rounds, bound, **info):
-        if rounds == 7 and not killed:
+    def kill(rounds, bound, **info):
+        if rounds == at and not killed:
             os.kill(pids[victim], signal.SIGKILL)
             killed.append(time.perf_counter())
+    return kill, victim, killed
+
+
+def test_a_worker_killed_mid_run_restarts_from_the_checkpoint(client):
+    """Runs last: the killed worker's nanny starts a new one at a new address."""
+    g = digraph.load(rmat(12, 8, seed=4))
+    exact = PageRank().reference(g, alpha=0.99)
+    kill_at_round_7, victim, killed = _killer(client, 7)
     r = digraph.run(g, "pagerank", cluster=client, alpha=0.99, tol=1e-10, checkpoint_every=2,
                     progress=kill_at_round_7, settings=[ClusterSettings(round_timeout_s=5.0)])
     took = time.perf_counter() - killed[0]
@@ -84,4 +116,23 @@ def test_a_worker_killed_mid_run_restarts_from_the_checkpoint(client):
     one = digraph.run(g, "pagerank", mode="power", alpha=0.99, tol=1e-10)
     assert l1(r.values, one.values) <= s["error_bound"] + one.stats["error_bound"]
     print(f"kill -> restarted answer: {took:.2f} s, {s['rounds']} rounds")
+    assert took < 30.0
+
+
+def test_the_affine_map_restarts_from_its_checkpoint_as_it_is(client):
+    """Runs after a kill: the cluster has healed, or has two workers; one more is killed."""
+    client.wait_for_workers(2, timeout=30)
+    g = digraph.load(rmat(11, 6, seed=9))
+    seeds = [g.vertex_ids[i] for i in (0, 3, 17, 40)]
+    exact = Adsorption().reference(g, seeds=seeds)
+    kill_at_round_5, victim, killed = _killer(client, 5)
+    r = digraph.run(g, "adsorption", cluster=client, seeds=seeds, tol=1e-10,
+                    checkpoint_every=4, progress=kill_at_round_5,
+                    settings=[ClusterSettings(round_timeout_s=5.0)])
+    took = time.perf_counter() - killed[0]
+    s, d = r.stats, r.stats["dask"]
+    assert s["converged"] and s["power"]["map"] == "affine"
+    assert d["restarts"] == 1 and d["lost_workers"] == [victim] and d["rounds_redone"] == 1
+    assert l1(r.values, exact) <= s["error_bound"] <= 1e-10
+    print(f"adsorption: kill -> restarted answer: {took:.2f} s, {s['rounds']} rounds")
     assert took < 30.0

@@ -277,7 +277,8 @@ def _gather(client, s, op, settings, what):
     ``"answer"`` ends it), concatenated in shard order."""
     wait = settings.round_timeout_s + max(1.0, 0.1 * settings.round_timeout_s)
     parts = _call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
-    return np.concatenate([np.asarray(p, np.float64) for p in parts])
+    # in-process workers (inproc comms) hand the wrapper back unserialised
+    return np.concatenate([np.asarray(getattr(p, "data", p), np.float64) for p in parts])
 
 
 def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None,
