@@ -1,6 +1,7 @@
 """``mode="power"``: the Google-matrix power iteration of normalised linear systems (PageRank),
-with its rank-one dangling/teleport term and Anderson acceleration; on one GPU also the power
-iteration of the affine map ``x ↦ b + A x`` for linear systems that are not normalised.
+with its rank-one dangling/teleport term and Anderson acceleration; on one GPU and on a Dask
+cluster also the power iteration of the affine map ``x ↦ b + A x`` for linear systems that are
+not normalised.
 
 ========================  ==================================================================
 placement                 modules
@@ -11,7 +12,9 @@ one GPU                   :mod:`.gpu` (its set-up :mod:`.gpu_setup`, kept work :
 several GPUs              :mod:`.gpus` (:mod:`.gpus_layout`, :mod:`.gpus_arrays`,
                           :mod:`.gpus_exchange`, :mod:`.gpus_queued`, :mod:`.gpus_work`)
 a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (the workers),
-                          :mod:`.cluster_reads` (the exchange's layout)
+                          :mod:`.cluster_reads` (the exchange's layout), :mod:`.cluster_maps`
+                          (the two maps and their bounds), :mod:`.cluster_checks` (pre-flight),
+                          :mod:`.cluster_checkpoint` (checkpoints and restarts)
 ========================  ==================================================================
 
 :func:`refusal` says why a system is refused where.

@@ -1,6 +1,7 @@
-"""The Google-matrix power iteration on the workers of a Dask cluster (``mode="power"``,
+"""The power iteration on the workers of a Dask cluster (``mode="power"``,
 ``digraph.run(..., cluster=client)``): the CPU engine's round (:mod:`.cpu`), its sound stop and
-its counters, with the graph cut into one vertex range a worker.
+its counters, with the graph cut into one vertex range a worker; the Google matrix's for
+normalised systems, the affine map ``x ← b + A x`` for the others (:mod:`.cluster_maps`).
 
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs, one a
 worker (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`, the cut of the several-GPU
@@ -24,7 +25,9 @@ at once a round, :mod:`.cluster_worker` ``round``):
    with its sums ``s_g``, ``σ_g``, ``Σx_g`` and the round's ``Σ|y − x|``, ``Σy``.
 
 No vector passes through the client or the scheduler; the answer's ranges come to the client
-once, at the end.  The bound is the CPU engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
+once, at the end (and every ``checkpoint_every`` rounds, when asked).  The affine map's round is
+the same with ``v = b``, ``c = 1`` and ``σ = 0``.  The Google matrix's bound is the CPU
+engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
 ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the ``k`` partial sums added on
 the client.  Anderson acceleration (:class:`.cpu.PowerSettings`) does not run here: its mixes
 need global dot products every round.
