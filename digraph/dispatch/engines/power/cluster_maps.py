@@ -38,10 +38,12 @@ from numba import njit, prange
 
 from ....algorithms.base import SumNormalized
 from ....errors import InvalidParameterError
+from ....smx.cpu.serial import serial_twin
 from ...convergence import ROUNDING_MARGIN
 from .cpu import _dangling, power_gamma
 
-__all__ = ["Google", "Affine", "iteration", "affine_refusal", "weighted_sums"]
+__all__ = ["Google", "Affine", "iteration", "affine_refusal", "weighted_sums",
+           "weighted_sums_serial"]
 
 _U = np.finfo(np.float64).eps / 2
 
@@ -79,6 +81,9 @@ def weighted_sums(zw, y, x):
         p1 += (zw[i] - 1.0) * abs(y[i] - x[i])
         p2 += zw[i] * y[i]
     return p1, p2
+
+
+weighted_sums_serial = serial_twin(weighted_sums)
 
 
 class Google:

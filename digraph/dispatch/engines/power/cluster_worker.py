@@ -40,7 +40,7 @@ from distributed.protocol import to_serialize
 from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
-from .cluster_maps import weighted_sums
+from .cluster_maps import weighted_sums, weighted_sums_serial
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
@@ -113,6 +113,7 @@ class RunState:
         np.multiply(self.src_scale, self.x, out=self.z_own)
         self.pull = pick(_pull, _pull_serial, shard.arcs)
         self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
+        self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
         self.busy = 0.0
 
 
@@ -290,7 +291,7 @@ class PowerShards(WorkerPlugin):
             np.multiply(r.src_scale, r.x, out=r.z_own)
             out = {"diff": float(diff), "sy": float(sy)}
             if r.zw is not None:  # the affine map's dual route: its weighted sums
-                p1, p2 = weighted_sums(r.zw, r.x, r.y)
+                p1, p2 = r.weighted(r.zw, r.x, r.y)
                 out.update(p1=float(p1), p2=float(p2))
             r.busy += time.perf_counter() - t
             return out
