@@ -287,7 +287,7 @@ def _gather(client, s, op, settings, what):
 def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None,
           checkpoint_every=None):
     """Run the power iteration on the cluster's ``workers`` through ``client``; returns (x on the
-    client, summing to 1, converged).
+    client, converged): for a normalised system ``x`` sums to 1 up to the bound's terms.
 
     Counters as the CPU engine's (``rounds``, ``dense_rounds``, ``arc_updates``,
     ``vertex_updates``; rounds redone after a restart count again); ``stats["dask"]``:
@@ -327,10 +327,9 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     def recover(e):
         """After ``e`` (a lost worker): a new session from the last checkpoint, or ``e``."""
         s = st["s"]
-        if ckpt is None:
-            _drop(client, s.workers, s.run, e.worker)
-            raise e
         _drop(client, s.workers, s.run, e.worker)
+        if ckpt is None:
+            raise e
         st["sent"] += s.sent
         st["wall"] += s.wall
         st["s"], st["done"] = restart(ckpt, e, s.workers, client,
