@@ -41,6 +41,7 @@ from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
 from ...runtime.cpu_tasks import task_cuts
+from .cluster_maps import weighted_sums, weighted_sums_serial
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
@@ -49,7 +50,7 @@ __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
 _MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
-OPS = ("has", "load", "start", "round", "answer", "drop", "mail")
+OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail")
 
 
 class Shard:
@@ -91,7 +92,7 @@ class Shard:
 class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
-    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg):
+    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
         self.v = np.ascontiguousarray(v, np.float64)
@@ -102,7 +103,9 @@ class RunState:
         self.d = self.v if d is None else np.ascontiguousarray(d, np.float64)
         self.didx = np.ascontiguousarray(didx, np.int64)
         self.dg = np.ascontiguousarray(dg, np.float64)
-        self.x = self.v.copy()
+        self.x = self.v.copy() if x0 is None else np.array(x0, np.float64)  # a checkpoint
+        # the affine map's dual weights (cluster_maps.Affine), None elsewhere
+        self.zw = None if zw is None else np.ascontiguousarray(zw, np.float64)
         self.y = np.empty(n, np.float64)
         self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
         b, i = shard.base, shard.index
@@ -112,6 +115,7 @@ class RunState:
         self.pull = pick(_pull, _pull_serial, shard.arcs)
         self.cuts = task_cuts(shard.off)
         self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
+        self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
         self.busy = 0.0
 
 
@@ -261,7 +265,8 @@ class PowerShards(WorkerPlugin):
         return {"loads": self.loads, "arcs": shard.arcs, "vertices": shard.v1 - shard.v0}
 
     async def _start(self, key=None, run=None, vectors=None, timeout=60.0):
-        """Start run ``run`` on graph ``key``'s shard: ``x = v``, the first exchange and pull."""
+        """Start run ``run`` on graph ``key``'s shard: ``x = v`` (or the checkpoint
+        ``vectors["x0"]``), the first exchange and pull."""
         shard = self.shards.get(key)
         if shard is None:
             raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
@@ -286,17 +291,25 @@ class PowerShards(WorkerPlugin):
             diff, sy = r.teleport(r.y, r.v, float(c), r.d, float(sd), r.x)
             r.x, r.y = r.y, r.x
             np.multiply(r.src_scale, r.x, out=r.z_own)
+            out = {"diff": float(diff), "sy": float(sy)}
+            if r.zw is not None:  # the affine map's dual route: its weighted sums
+                p1, p2 = r.weighted(r.zw, r.x, r.y)
+                out.update(p1=float(p1), p2=float(p2))
             r.busy += time.perf_counter() - t
-            return float(diff), float(sy)
-        diff, sy = await self._compute(teleport)
+            return out
+        sums = await self._compute(teleport)
         return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
-                                     diff=diff, sy=sy)
+                                     **sums)
 
     async def _answer(self, run=None):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
         r = self._run(run)
         self.runs.pop(run, None)
         return to_serialize(r.x)
+
+    async def _snapshot(self, run=None):
+        """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
+        return to_serialize(self._run(run).x.copy())
 
     async def _drop(self, run=None):
         """Forget run ``run`` (its state and any mail of its rounds)."""
