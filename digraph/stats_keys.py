@@ -257,6 +257,12 @@ STATS_GROUPS = (
                           "`PowerGpuSettings.anderson`, unless the third round's ratio switched it "
                           "off); 0: the plain iteration throughout (CPU: also when `tol` lies near "
                           "the rounding floor)",
+        "power_sweeps": "CPU: Gauss-Seidel sweeps that accelerated the rounds once their rate "
+                        "slowed (`power.PowerSettings.accelerator`, `\"gauss-seidel\"`); each is "
+                        "a round",
+        "power_checks": "CPU: power rounds run to check a sweep that looked converged (the "
+                        "answer is such a round's power step, the stop its bound); each reads "
+                        "the arcs once more (in `arc_updates`)",
         "anderson_mixes": "rounds whose iterate was Anderson's mix rather than the last power "
                           "step",
         "anderson_restarts": "times the Anderson history was dropped (a difference grew, or an "
