@@ -51,7 +51,7 @@ from ...runtime.cuda.ranges import shard_ranges
 from ...systems import linear_factors
 from .cpu import _dangling, power_gamma
 
-__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare"]
+__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key"]
 
 
 @dataclass(frozen=True)
@@ -163,13 +163,22 @@ def _load(client, graph, workers, key, bounds, settings, stats):
     stats["dask_shard_loads"] = len(workers)
 
 
+def shard_key(fingerprint, bounds, workers):
+    """The key of a graph's shards on the workers: its fingerprint, the cut and the workers."""
+    h = hashlib.blake2b(np.asarray(bounds, np.int64).tobytes(), digest_size=8)
+    h.update("\n".join(workers).encode())
+    return f"{fingerprint}:{len(workers)}:{h.hexdigest()}"
+
+
 def _vectors(graph, bounds, i, v, src_scale, dst_scale, has, in_coef, dangling):
-    """Shard ``i``'s range of a run's vectors, as the workers' start takes them."""
+    """Shard ``i``'s range of a run's vectors, as the workers' start takes them (``in_coef``
+    ``"shard"``: the arc factors are the weights the workers' shards hold)."""
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
+    coef = in_coef if isinstance(in_coef, str) else (
+        _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None)
     out = {"v": _serial(v[v0:v1]), "src_scale": _serial(src_scale[v0:v1]),
-           "dst_scale": _serial(dst_scale[v0:v1]),
-           "coef": _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None,
+           "dst_scale": _serial(dst_scale[v0:v1]), "coef": coef,
            "d": None, "didx": _serial(np.empty(0, np.int64)),
            "dg": _serial(np.empty(0, np.float64))}
     if dangling is not None:
@@ -206,15 +215,17 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         return np.empty(0, np.float64).view(SumNormalized), True
     t_setup = time.perf_counter()
     _plugin(client)
+    # a graph loaded on the workers (digraph.load_distributed) names its own cut and shards
+    held_by = getattr(graph, "cluster_shards", None)
     cut = ("dask-power-cut", k, settings.vertex_cost)
-    bounds = graph._cache.get(cut)
+    bounds = held_by.bounds if held_by is not None else graph._cache.get(cut)
     if bounds is None:
         bounds = graph._cache[cut] = shard_ranges(graph.in_offsets, k, settings.vertex_cost)
-    h = hashlib.blake2b(np.asarray(bounds, np.int64).tobytes(), digest_size=8)
-    h.update("\n".join(workers).encode())
-    key = f"{graph.fingerprint()}:{k}:{h.hexdigest()}"  # the graph, the cut, the workers
+    key = held_by.key if held_by is not None else shard_key(graph.fingerprint(), bounds, workers)
     src_scale, dst_scale, has, arc = linear_factors(graph, system)
     in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has else arc
+    if getattr(system, "shard_weights", False):  # the arc factors are the shards' weights
+        has, in_coef = True, "shard"
     b = np.asarray(system.b, np.float64)
     v = b / b.sum() if n else b
     dangling = None
@@ -244,6 +255,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         held = _call(client, workers, "has", lambda i: {"key": key}, timeout,
                      "looking for the shards")
         if not all(r["has"] for r in held):
+            if held_by is not None:  # their arcs are nowhere else: load_distributed again
+                held_by.lost([w for w, r in zip(workers, held) if not r["has"]])
             stats["dask_shards_reused"] = False
             _load(client, graph, workers, key, bounds, settings, stats)
         got = start()
