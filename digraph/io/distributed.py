@@ -193,7 +193,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     m = int(ind.sum())
     if m == 0:
         raise GraphFormatError("the edge list holds no arc (a distributed graph needs at least "
-                               f"one; digraph.load reads an empty graph)", path=_name(files))
+                               "one; digraph.load reads an empty graph)", path=_name(files))
     in_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(ind, out=in_offsets[1:])
     from ..dispatch.runtime.cuda.ranges import shard_ranges
@@ -281,10 +281,18 @@ def _raise_first(client, futures, where):
     for f, path in zip(futures, where):
         if f.status == "error":
             e = f.exception()
-            text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise GraphFormatError(text if type(e).__name__ == "PartError"
-                                   else f"cannot be read ({type(e).__name__}: {text})",
+            raise GraphFormatError(_why(e) if type(e).__name__ == "PartError"
+                                   else f"cannot be read ({type(e).__name__}: {_why(e)})",
                                    path=path)
+
+
+def _why(e):
+    """The first line of ``e``'s message that says what went wrong (dask's wrapper of a pandas
+    reader's error quotes it after ``Original Message:``)."""
+    text = str(e).strip()
+    if "Original Message:" in text:
+        text = text.split("Original Message:", 1)[1].strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _columns(columns, weight):
@@ -363,8 +371,7 @@ def _open(dd, path, fmt, cols, sep, header):
                 frame = dd.read_csv(path, sep=sep, header=None, names=cols, usecols=range(
                     len(cols)), dtype=kinds, comment="#", blocksize="64MB")
     except (OSError, ValueError, TypeError) as e:
-        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise GraphFormatError(f"cannot be read ({type(e).__name__}: {text})",
+        raise GraphFormatError(f"cannot be read ({type(e).__name__}: {_why(e)})",
                                path=path) from None
     missing = [c for c in cols if c not in frame.columns]
     if missing:

@@ -54,10 +54,9 @@ def write_parquet(result, path, *, overwrite=False, rows_per_file=1 << 22):
     if not isinstance(result, Result):
         raise InvalidParameterError(f"write_parquet writes a digraph.Result, got "
                                     f"{short_repr(result)}")
-    try:
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise InvalidParameterError("write_parquet needs pyarrow (pip install pyarrow)") from None
+    from importlib.util import find_spec
+    if find_spec("pyarrow") is None:
+        raise InvalidParameterError("write_parquet needs pyarrow (pip install pyarrow)")
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     if not os.path.isdir(parent):
