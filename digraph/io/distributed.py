@@ -255,8 +255,10 @@ def _adopt(client, workers, key, bounds, built, timeout):
     import uuid
 
     from ..dispatch.engines.power import cluster as C
-    from distributed import wait
-    wait(built)
+    for f in built:
+        e = f.exception()
+        if e is not None:
+            raise e
     C._plugin(client)
     wire = f"{key}:wire:{uuid.uuid4().hex}"
     C._call(client, list(workers), "load", lambda i: {
@@ -276,11 +278,9 @@ def _tree(client, fn, futures, fan=8):
 def _raise_first(client, futures, where):
     """Wait for ``futures``; the first that failed raises :class:`GraphFormatError` naming its
     file (``where``, by position)."""
-    from distributed import wait
-    wait(futures)
     for f, path in zip(futures, where):
-        if f.status == "error":
-            e = f.exception()
+        e = f.exception()  # waits for the task; its result stays on the worker
+        if e is not None:
             raise GraphFormatError(_why(e) if type(e).__name__ == "PartError"
                                    else f"cannot be read ({type(e).__name__}: {_why(e)})",
                                    path=path)

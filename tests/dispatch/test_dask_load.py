@@ -177,3 +177,43 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
     with pytest.raises(InvalidParameterError, match="pass cluster=client"):
         digraph.run(h, "pagerank")
     h.release()
+
+
+def test_the_command_line_with_scheduler(client, tmp_path, capsys, monkeypatch):
+    from digraph import cli, cli_cluster
+    s, d, w = _arcs(seed=7, weighted=True)
+    _write(tmp_path / "arcs", s, d, w, names=("from", "to", "wt"))
+    address = client.scheduler.address
+    out = tmp_path / "ranks.parquet"
+    assert cli.main(["run", "pagerank", str(tmp_path / "arcs" / "*.parquet"), "--scheduler",
+                     address, "--columns", "from,to,wt", "--tol", "1e-10", "--top", "3",
+                     "--out", str(out), "--stats", str(tmp_path / "stats.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "DistributedGraph" in printed and "top 3" in printed
+    pinned = client.run(lambda dask_worker: sum(s.pinned for s in dask_worker.plugins[
+        "digraph-power-shards"].shards.values()))
+    assert sum(pinned.values()) == 0  # the command released what it loaded
+    g = digraph.load((s, d, w))
+    one = digraph.run(g, "pagerank", mode="power", tol=1e-10)
+    back = pd.read_parquet(out)
+    assert len(list(out.iterdir())) == 2  # one file a worker
+    assert np.array_equal(back["vertex"].to_numpy(), g.vertex_ids)
+    import json
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["engine"] == "dask-power"
+    assert l1(back["value"].to_numpy(), one.values) <= stats["error_bound"] + 1e-10
+    # a text file is loaded here and its shards sent to the workers
+    el = tmp_path / "g.el"
+    el.write_text("".join(f"{a} {b}\n" for a, b in zip(s[:300], d[:300])))
+    assert cli.main(["run", "pagerank", str(el), "--scheduler", address, "--quiet",
+                     "--out", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.csv").read_text().startswith("vertex,value\n")
+    capsys.readouterr()
+    monkeypatch.setattr(cli_cluster, "SCHEDULER_TIMEOUT_S", 0.5)
+    assert cli.main(["run", "pagerank", str(el), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("digraph: error: --scheduler 'tcp://127.0.0.1:1': cannot connect")
+    assert "\n" not in err and "Traceback" not in err
+    assert cli.main(["run", "pagerank", str(tmp_path / "arcs"), "--scheduler", address,
+                     "--columns", "src,nope"]) == 2
+    assert "no column 'src'" in capsys.readouterr().err
