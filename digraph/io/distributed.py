@@ -11,8 +11,8 @@ workers, the client holds futures and arrays of one entry a vertex at most):
 2. each partition is read on a worker and checked (integer ids, no missing value, no NaN
    weight); the sorted distinct ids are merged in a tree of tasks and stay on a worker (the
    labels); each partition maps its ids to ``0..n-1`` by ``searchsorted`` against them;
-3. in-degrees, out-degrees and out-weight sums are added up in a tree of tasks and come to the
-   client (``O(n)``): it cuts the vertices into one range a worker of about equal in-arcs
+3. in-degrees, out-degrees and out-weight sums are added up on each worker (one array of
+   each a worker), then in a tree of tasks, and come to the client (``O(n)``): it cuts the vertices into one range a worker of about equal in-arcs
    (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges` on the running sum of the
    in-degrees), as the cluster placement cuts a graph of this process;
 4. each partition is cut by its arcs' target range; worker ``g`` gathers its pieces from the
@@ -189,7 +189,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     ren = client.map(P.renumber, arcs, labels=labels, pure=False)
     del arcs
     ind, outd, wsum, wmin, finite = client.gather(
-        _tree(client, P.add_counts, client.map(P.counts, ren, n=n, pure=False)))
+        _tree(client, P.add_counts, _per_worker(client, P.counts, n, ren)))
     m = int(ind.sum())
     if m == 0:
         raise GraphFormatError("the edge list holds no arc (a distributed graph needs at least "
@@ -265,6 +265,21 @@ def _adopt(client, workers, key, bounds, built, timeout):
         "key": key, "wire": wire, "index": i, "bounds": [int(b) for b in bounds],
         "peers": list(workers), "local": built[i].key, "keep": C.current(C.DEFAULT).keep_graphs,
         "timeout": timeout}, timeout, "adopting the shards")
+
+
+def _per_worker(client, fn, first, futures):
+    """``fn(first, *the futures a worker holds)`` on each worker that holds some: one task a
+    worker, its partitions read where they are."""
+    for f in futures:  # done first: where each is held is known then
+        e = f.exception()
+        if e is not None:
+            raise e
+    held = client.who_has(futures)
+    mine = {}
+    for f in futures:
+        mine.setdefault(held[f.key][0], []).append(f)
+    return [client.submit(fn, first, *fs, workers=[w], allow_other_workers=True, pure=False)
+            for w, fs in mine.items()]
 
 
 def _tree(client, fn, futures, fan=8):

@@ -7,8 +7,8 @@ In the order of the load (:mod:`digraph.io.distributed` drives them):
    and turned into ``(src, dst, weight)`` numpy arrays of the caller's ids;
 2. :func:`part_labels`, then :func:`merge_labels` in a tree -- the sorted distinct ids;
 3. :func:`renumber` -- each partition's ids mapped to ``0..n-1`` by ``searchsorted`` against the
-   sorted ids; :func:`counts`, then :func:`add_counts` in a tree -- in-degrees, out-degrees,
-   out-weight sums and the weights' smallest value and finiteness;
+   sorted ids; :func:`counts` on each worker, then :func:`add_counts` in a tree -- in-degrees,
+   out-degrees, out-weight sums and the weights' smallest value and finiteness;
 4. :func:`split` -- a partition's arcs cut by the range of their target (one piece a worker);
 5. :func:`build` -- on worker ``g``: its pieces joined into the in-arcs of its range, sorted by
    (target, source), as row offsets and sources (the form
@@ -95,22 +95,30 @@ def merge_labels(*parts):
 
 
 def renumber(arcs, labels):
-    """One partition's arcs with their ids mapped to ``0..n-1`` (``labels`` holds every id)."""
+    """One partition's arcs with their ids mapped to ``0..n-1`` (``labels`` holds every id;
+    int32 numbers below 2**31 vertices)."""
     s, d, w = arcs
-    return np.searchsorted(labels, s), np.searchsorted(labels, d), w
+    kind = np.int32 if labels.size < 2**31 else np.int64
+    return (np.searchsorted(labels, s).astype(kind), np.searchsorted(labels, d).astype(kind), w)
 
 
-def counts(arcs, n):
+def counts(n, *parts):
     """``(in-degree, out-degree, out-weight sums or None, smallest weight, every weight finite)``
-    of one renumbered partition, the degree arrays of length ``n``."""
-    s, d, w = arcs
-    ind = np.bincount(d, minlength=n).astype(np.int64)
-    outd = np.bincount(s, minlength=n).astype(np.int64)
-    if w is None:
-        return ind, outd, None, np.inf, True
-    with np.errstate(over="ignore", invalid="ignore"):
-        wsum = np.bincount(s, weights=w, minlength=n)
-    return ind, outd, wsum, float(w.min(initial=np.inf)), bool(np.all(np.isfinite(w)))
+    of renumbered partitions (those one worker holds: one array of each kind a worker, not a
+    partition), the degree arrays of length ``n``."""
+    ind, outd = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    weighted = bool(parts) and parts[0][2] is not None
+    wsum = np.zeros(n, np.float64) if weighted else None
+    wmin, finite = np.inf, True
+    for s, d, w in parts:  # a worker's partitions, a few
+        ind += np.bincount(d, minlength=n)
+        outd += np.bincount(s, minlength=n)
+        if weighted:
+            with np.errstate(over="ignore", invalid="ignore"):
+                wsum += np.bincount(s, weights=w, minlength=n)
+            wmin = min(wmin, float(w.min(initial=np.inf)))
+            finite = finite and bool(np.all(np.isfinite(w)))
+    return ind, outd, wsum, wmin, finite
 
 
 def add_counts(*parts):
@@ -149,6 +157,7 @@ def build(bounds, g, *pieces):
     weighted = bool(pieces) and pieces[0][2] is not None
     order = np.lexsort((s, d))
     src = s[order]
+    del s
     off = np.zeros(v1 - v0 + 1, np.int64)
     np.cumsum(np.bincount(d - v0, minlength=v1 - v0), out=off[1:])
     w = np.concatenate([p[2] for p in pieces])[order] if weighted else None
