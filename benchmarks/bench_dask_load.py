@@ -6,9 +6,9 @@ Parquet, read by the workers of a local Dask cluster (``digraph.load_distributed
 The files are written by a child process, so that this process (the client) never holds the
 arcs; its peak resident memory is reported beside the arcs' bytes.  Each worker's
 ``memory_limit`` is by default its own footprint (``--worker-base-mb``: the interpreter, Numba,
-Dask, pandas) plus half the whole graph's CSR as :class:`digraph.Graph` holds it (``16 m + 16 n``
-bytes with int32 ids): above a quarter of it, below the whole once the graph is large (the JSON
-says whether both held).  With ``--check`` (default: when the graph is small enough) the answer is
+Dask, pandas) plus ``--limit-share`` (0.6) of the whole graph's CSR as :class:`digraph.Graph`
+holds it (``16 m + 16 n`` bytes with int32 ids): above a quarter of it, below the whole once the
+graph is large enough (the JSON says whether both held).  With ``--check`` (default: when the graph is small enough) the answer is
 compared, after every measurement, with the one-process power iteration on the same arcs within
 the two certified bounds.
 
@@ -66,9 +66,12 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="threads a worker")
     ap.add_argument("--files", type=int, default=16, help="Parquet files of the edge list")
     ap.add_argument("--worker-base-mb", type=float, default=1024.0,
-                    help="a worker's own footprint, added to half the CSR (default 1024)")
+                    help="a worker's own footprint, added to its share of the CSR (default "
+                         "1024)")
+    ap.add_argument("--limit-share", type=float, default=0.6,
+                    help="share of the whole CSR added to the base (default 0.6)")
     ap.add_argument("--memory-limit", type=float, default=None,
-                    help="each worker's memory_limit in MB (default: base + half the CSR)")
+                    help="each worker's memory_limit in MB (default: base + share of the CSR)")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--check", choices=("auto", "yes", "no"), default="auto",
                     help="compare with the one-process run (auto: below 2**24 arcs)")
@@ -92,7 +95,7 @@ def main(argv=None):
         row.update(arcs=m, parquet_bytes=size, time_write_files=time.perf_counter() - t0)
         csr = 16 * m + 16 * 2**args.scale
         limit = (args.memory_limit * 2**20 if args.memory_limit is not None
-                 else args.worker_base_mb * 2**20 + csr / 2)
+                 else args.worker_base_mb * 2**20 + args.limit_share * csr)
         row.update(csr_bytes=csr, memory_limit=int(limit), limit_below_whole_csr=limit < csr,
                    limit_above_quarter_csr=limit > csr / 4)
         _say(f"{m:,} arcs in {args.files} files ({size / 2**20:.1f} MiB); whole CSR "

@@ -9,8 +9,10 @@ workers, the client holds futures and arrays of one entry a vertex at most):
    against its schema (Parquet) or header (CSV: ``dask.dataframe`` reads a sample of the first
    bytes to set up the columns);
 2. each partition is read on a worker and checked (integer ids, no missing value, no NaN
-   weight); the sorted distinct ids are merged in a tree of tasks and stay on a worker (the
-   labels); each partition maps its ids to ``0..n-1`` by ``searchsorted`` against them;
+   weight); its sorted distinct ids are merged in a tree of tasks and stay on a worker (the
+   labels); the partitions are then read a second time, each mapping its ids to ``0..n-1`` by
+   ``searchsorted`` against the labels (two reads of the files, so that no worker holds the
+   read arcs of all its partitions while the labels are merged);
 3. in-degrees, out-degrees and out-weight sums are added up on each worker (one array of
    each a worker), then in a tree of tasks, and come to the client (``O(n)``): it cuts the vertices into one range a worker of about equal in-arcs
    (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges` on the running sum of the
@@ -179,15 +181,18 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
         for d in frame.to_delayed():
             parts.append(d)
             where.append(f)
-    frames = client.compute(parts)
-    arcs = client.map(P.part_arrays, frames, src=cols[0], dst=cols[1],
-                      weight=cols[2] if len(cols) > 2 else None, pure=False)
-    _raise_first(client, arcs, where)
-    del frames
-    labels = _tree(client, P.merge_labels, client.map(P.part_labels, arcs, pure=False))
+    from dask import delayed
+    arrays = [delayed(P.part_arrays)(d, cols[0], cols[1], cols[2] if len(cols) > 2 else None)
+              for d in parts]
+    # first pass: each partition's distinct ids (its arcs dropped as soon as they are listed)
+    ids = client.compute([delayed(P.part_labels)(a) for a in arrays])
+    _raise_first(client, ids, where)
+    labels = _tree(client, P.merge_labels, ids)
+    del ids
     n = int(client.submit(len, labels, pure=False).result())
-    ren = client.map(P.renumber, arcs, labels=labels, pure=False)
-    del arcs
+    # second pass: the files read again and renumbered; only the renumbered arcs are kept
+    ren = client.compute([delayed(P.renumber)(a, labels) for a in arrays])
+    _raise_first(client, ren, where)
     ind, outd, wsum, wmin, finite = client.gather(
         _tree(client, P.add_counts, _per_worker(client, P.counts, n, ren)))
     m = int(ind.sum())

@@ -152,21 +152,35 @@ def build(bounds, g, *pieces):
     the row offsets from 0 (length ``v1 − v0 + 1``), ``src`` the sources (global numbers), the
     arcs sorted by target then source (the order of :attr:`digraph.Graph.in_arcs`)."""
     v0, v1 = int(bounds[g]), int(bounds[g + 1])
-    s = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.int64)
-    d = np.concatenate([p[1] for p in pieces]) if pieces else np.empty(0, np.int64)
     weighted = bool(pieces) and pieces[0][2] is not None
-    order = np.lexsort((s, d))
-    src = s[order]
-    del s
-    off = np.zeros(v1 - v0 + 1, np.int64)
-    np.cumsum(np.bincount(d - v0, minlength=v1 - v0), out=off[1:])
-    w = np.concatenate([p[2] for p in pieces])[order] if weighted else None
+    s = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.int32)
+    d = np.concatenate([p[1] for p in pieces]) if pieces else np.empty(0, np.int32)
+    if not weighted and s.dtype == np.int32 and d.dtype == np.int32:
+        # one int64 key a arc, (target, source), sorted in place: no permutation array
+        key = d.astype(np.int64)
+        del d
+        key <<= 32
+        key |= s
+        del s
+        key.sort()
+        src = (key & 0xFFFFFFFF).astype(np.int32)
+        rows = np.arange(v0, v1 + 1, dtype=np.int64) << 32
+        off = np.searchsorted(key, rows).astype(np.int64)
+        del key
+        w = None
+    else:
+        order = np.lexsort((s, d))
+        src = s[order]
+        off = np.zeros(v1 - v0 + 1, np.int64)
+        np.cumsum(np.bincount(d - v0, minlength=v1 - v0), out=off[1:])
+        del s, d
+        w = np.concatenate([p[2] for p in pieces])[order] if weighted else None
     h = hashlib.blake2b(digest_size=16)
     h.update(np.array([v0, v1], np.int64).tobytes())
-    h.update(off.tobytes())
-    h.update(src.tobytes())
+    h.update(off)  # the arrays' buffers, not copies
+    h.update(src)
     if w is not None:
-        h.update(w.tobytes())
+        h.update(w)
     return off, src, w, h.hexdigest()
 
 
