@@ -101,7 +101,7 @@ def main(argv=None):
         _say(f"{m:,} arcs in {args.files} files ({size / 2**20:.1f} MiB); whole CSR "
              f"{csr / 2**20:.1f} MiB; worker memory_limit {limit / 2**20:.1f} MiB")
         with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads,
-                          processes=True, memory_limit=int(limit), dashboard_address=None,
+                          processes=True, memory_limit=int(limit), dashboard_address=":0",
                           silence_logs=40) as cluster, Client(cluster) as client:
             client.wait_for_workers(args.workers)
             t0 = time.perf_counter()

@@ -7,7 +7,7 @@ In the order of the load (:mod:`digraph.io.distributed` drives them):
    and turned into ``(src, dst, weight)`` numpy arrays of the caller's ids;
 2. :func:`part_labels`, then :func:`merge_labels` in a tree -- the sorted distinct ids;
 3. :func:`renumber` -- each partition's ids mapped to ``0..n-1`` by ``searchsorted`` against the
-   sorted ids; :func:`counts` on each worker, then :func:`add_counts` in a tree -- in-degrees,
+   sorted ids (or a dense index when they lie in a range of a few times ``n``); :func:`counts` on each worker, then :func:`add_counts` in a tree -- in-degrees,
    out-degrees, out-weight sums and the weights' smallest value and finiteness;
 4. :func:`split` -- a partition's arcs cut by the range of their target (one piece a worker);
 5. :func:`build` -- on worker ``g``: its pieces joined into the in-arcs of its range, sorted by
@@ -99,6 +99,11 @@ def renumber(arcs, labels):
     int32 numbers below 2**31 vertices)."""
     s, d, w = arcs
     kind = np.int32 if labels.size < 2**31 else np.int64
+    if labels.size and labels[0] >= 0 and labels[-1] < 4 * labels.size + (1 << 20):
+        # ids in a range of a few times n (as digraph.load judges): a dense index, one gather
+        index = np.empty(int(labels[-1]) + 1, kind)
+        index[labels] = np.arange(labels.size, dtype=kind)
+        return index[s], index[d], w
     return (np.searchsorted(labels, s).astype(kind), np.searchsorted(labels, d).astype(kind), w)
 
 
