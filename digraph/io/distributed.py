@@ -256,16 +256,36 @@ def _adopt(client, workers, key, bounds, built, timeout):
     import uuid
 
     from ..dispatch.engines.power import cluster as C
-    for f in built:
-        e = f.exception()
-        if e is not None:
-            raise e
+    _wait_pinned(client, built, workers, timeout)
     C._plugin(client)
     wire = f"{key}:wire:{uuid.uuid4().hex}"
     C._call(client, list(workers), "load", lambda i: {
         "key": key, "wire": wire, "index": i, "bounds": [int(b) for b in bounds],
         "peers": list(workers), "local": built[i].key, "keep": C.current(C.DEFAULT).keep_graphs,
         "timeout": timeout}, timeout, "adopting the shards")
+
+
+def _wait_pinned(client, futures, workers, timeout):
+    """Wait for tasks bound to ``workers`` (one each): a worker that leaves meanwhile (out of
+    memory, killed) would leave its task waiting for ever, so it ends the load with
+    :class:`~digraph.errors.WorkerLostError` naming it; so does ``timeout``."""
+    import time
+
+    from ..errors import WorkerLostError
+    deadline = time.monotonic() + timeout
+    while not all(f.done() for f in futures):
+        gone = [w for w in workers if w not in client.nthreads()]
+        if gone:
+            raise WorkerLostError(f"loading the shards: worker {', '.join(gone)} left the "
+                                  "cluster (out of memory, or stopped); its range cannot be "
+                                  "built elsewhere", worker=gone[0])
+        if time.monotonic() > deadline:
+            raise WorkerLostError(f"loading the shards took over {timeout:g} s", worker=None)
+        time.sleep(0.2)
+    for f in futures:
+        e = f.exception()
+        if e is not None:
+            raise e
 
 
 def _per_worker(client, fn, first, futures):

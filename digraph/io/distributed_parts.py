@@ -158,28 +158,33 @@ def build(bounds, g, *pieces):
     arcs sorted by target then source (the order of :attr:`digraph.Graph.in_arcs`)."""
     v0, v1 = int(bounds[g]), int(bounds[g + 1])
     weighted = bool(pieces) and pieces[0][2] is not None
-    s = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.int32)
-    d = np.concatenate([p[1] for p in pieces]) if pieces else np.empty(0, np.int32)
-    if not weighted and s.dtype == np.int32 and d.dtype == np.int32:
-        # one int64 key a arc, (target, source), sorted in place: no permutation array
-        key = d.astype(np.int64)
-        del d
-        key <<= 32
-        key |= s
-        del s
+    narrow = all(p[0].dtype == np.int32 and p[1].dtype == np.int32 for p in pieces)
+    if not weighted and narrow:
+        # one int64 key an arc, target << 32 | source, filled piece by piece and sorted in
+        # place: no joined copies of the sources and targets, no permutation array
+        key = np.empty(sum(p[0].size for p in pieces), np.int64)
+        at = 0
+        for s, d, _ in pieces:  # one piece a partition of the edge list
+            part = key[at:at + s.size]
+            part[:] = d
+            part <<= 32
+            part |= s
+            at += s.size
         key.sort()
-        src = (key & 0xFFFFFFFF).astype(np.int32)
-        rows = np.arange(v0, v1 + 1, dtype=np.int64) << 32
-        off = np.searchsorted(key, rows).astype(np.int64)
+        src = key.astype(np.int32)  # the low 32 bits: the sources
+        off = np.searchsorted(key, np.arange(v0, v1 + 1, dtype=np.int64) << 32)
         del key
         w = None
     else:
+        s = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.int64)
+        d = np.concatenate([p[1] for p in pieces]) if pieces else np.empty(0, np.int64)
         order = np.lexsort((s, d))
         src = s[order]
         off = np.zeros(v1 - v0 + 1, np.int64)
         np.cumsum(np.bincount(d - v0, minlength=v1 - v0), out=off[1:])
         del s, d
         w = np.concatenate([p[2] for p in pieces])[order] if weighted else None
+    off = off.astype(np.int64, copy=False)
     h = hashlib.blake2b(digest_size=16)
     h.update(np.array([v0, v1], np.int64).tobytes())
     h.update(off)  # the arrays' buffers, not copies
