@@ -106,8 +106,10 @@ def main(argv=None):
             client.wait_for_workers(args.workers)
             t0 = time.perf_counter()
             h = digraph.load_distributed(arcs_dir, client)
-            row.update(time_load=time.perf_counter() - t0, vertices=h.num_vertices)
-            _say(f"load_distributed: {h.num_vertices:,} vertices in {row['time_load']:.2f} s")
+            row.update(time_load=time.perf_counter() - t0, vertices=h.num_vertices,
+                       load_steps=h.timings)
+            _say(f"load_distributed: {h.num_vertices:,} vertices in {row['time_load']:.2f} s ("
+                 + ", ".join(f"{k} {v:.2f}" for k, v in h.timings.items()) + ")")
             runs = []
             for _ in range(2):  # the first compiles the workers' kernels, or loads them
                 r = digraph.run(h, "pagerank", cluster=client, tol=args.tol)

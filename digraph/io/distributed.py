@@ -24,6 +24,7 @@ workers, the client holds futures and arrays of one entry a vertex at most):
 
 import hashlib
 import operator
+import time
 
 import numpy as np
 
@@ -58,6 +59,9 @@ class DistributedGraph:
         scattered graph.
     in_offsets, out_degree : numpy.ndarray of int64
         The running sum of the in-degrees (length n + 1) and the out-degrees, on the client.
+    timings : dict of str -> float
+        Seconds of each step of the load: ``labels``, ``renumber``, ``degrees``, ``cut``,
+        ``shuffle`` (the pieces moved and each range built), ``adopt``.
     out_weight : numpy.ndarray of float64 or None
         The out-weight sums (weighted graphs).
     """
@@ -75,6 +79,7 @@ class DistributedGraph:
         self.weight_min, self.weight_finite = float(weight_min), bool(weight_finite)
         self.graph = graph  # a scattered Graph of this process, else None
         self._ids = None
+        self.timings = {}  # seconds of each step of the load (load_distributed)
 
     @property
     def vertex_ids(self):
@@ -138,7 +143,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     vertex_cost : int
         Arcs a vertex counts as in the cut into ranges.
     timeout : float
-        Seconds the shards' adoption by the workers may take.
+        Seconds the ranges' build, and then the shards' adoption, may each take.
 
     Returns
     -------
@@ -158,6 +163,9 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
         a NaN weight, or no arc at all (each naming the file).
     InvalidParameterError, NotAvailableError
         A bad ``client``, format or option; dask's dataframe (pandas) or pyarrow missing.
+    WorkerLostError
+        A worker left the cluster while its range was being built (out of memory, say), or the
+        build took over ``timeout``.
     """
     from ..checks import check_cluster
     client, workers, _ = check_cluster(client, "cpu", None)
@@ -181,17 +189,21 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     arrays = [delayed(P.part_arrays)(d, cols[0], cols[1], cols[2] if len(cols) > 2 else None)
               for d in parts]
     # first pass: each partition's distinct ids (its arcs dropped as soon as they are listed)
+    clock = _Clock()
     ids = client.compute([delayed(P.part_labels)(a) for a in arrays])
     _raise_first(client, ids, where)
     labels = _tree(client, P.merge_labels, ids)
     del ids
     n = int(client.submit(len, labels, pure=False).result())
+    clock.lap("labels")
     # second pass: the files read again and renumbered; only the renumbered arcs are kept
     ren = client.compute([delayed(P.renumber)(a, labels) for a in arrays])
     _raise_first(client, ren, where)
+    clock.lap("renumber")
     ind, outd, wsum, wmin, finite = client.gather(
         _tree(client, P.add_counts, _per_worker(client, P.counts, n, ren)))
     m = int(ind.sum())
+    clock.lap("degrees")
     if m == 0:
         raise GraphFormatError("the edge list holds no arc (a distributed graph needs at least "
                                "one; digraph.load reads an empty graph)", path=_name(files))
@@ -199,6 +211,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     np.cumsum(ind, out=in_offsets[1:])
     from ..dispatch.runtime.cuda.ranges import shard_ranges
     bounds = shard_ranges(in_offsets, len(workers), vertex_cost)
+    clock.lap("cut")
     pieces = client.map(P.split, ren, bounds=bounds, pure=False)
     del ren
     built = [client.submit(P.build, bounds, g,
@@ -206,19 +219,35 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
                            workers=[w], allow_other_workers=False, pure=False)
              for g, w in enumerate(workers)]
     del pieces
+    _wait_pinned(client, built, workers, timeout)
     digests = client.gather([client.submit(operator.getitem, b, 3, pure=False) for b in built])
-    h = hashlib.blake2b(digest_size=16)
-    h.update(np.array([n, m, weight is not None], np.int64).tobytes())
-    h.update("".join(digests).encode())
-    h.update(client.submit(P.digest_labels, labels, pure=False).result().encode())
+    clock.lap("shuffle")
+    fp = hashlib.blake2b(digest_size=16)
+    fp.update(np.array([n, m, weight is not None], np.int64).tobytes())
+    fp.update("".join(digests).encode())
+    fp.update(client.submit(P.digest_labels, labels, pure=False).result().encode())
     from ..dispatch.engines.power.cluster import shard_key
-    key = shard_key(h.hexdigest(), bounds, workers)
+    key = shard_key(fp.hexdigest(), bounds, workers)
     _adopt(client, workers, key, bounds, built, timeout)
-    return DistributedGraph(client, n=n, m=m, bounds=bounds, workers=workers, key=key,
-                            fingerprint=h.hexdigest(), weighted=weight is not None,
-                            source=_name(files), labels=labels, in_offsets=in_offsets,
-                            out_degree=outd, out_weight=wsum, weight_min=wmin,
-                            weight_finite=finite)
+    clock.lap("adopt")
+    graph = DistributedGraph(client, n=n, m=m, bounds=bounds, workers=workers, key=key,
+                             fingerprint=fp.hexdigest(), weighted=weight is not None,
+                             source=_name(files), labels=labels, in_offsets=in_offsets,
+                             out_degree=outd, out_weight=wsum, weight_min=wmin,
+                             weight_finite=finite)
+    graph.timings = clock.laps
+    return graph
+
+
+class _Clock:
+    """Seconds between successive :meth:`lap` calls, by name."""
+
+    def __init__(self):
+        self.t, self.laps = time.perf_counter(), {}
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self.laps[name], self.t = now - self.t, now
 
 
 def _scatter(graph, client, workers, vertex_cost):
@@ -256,7 +285,6 @@ def _adopt(client, workers, key, bounds, built, timeout):
     import uuid
 
     from ..dispatch.engines.power import cluster as C
-    _wait_pinned(client, built, workers, timeout)
     C._plugin(client)
     wire = f"{key}:wire:{uuid.uuid4().hex}"
     C._call(client, list(workers), "load", lambda i: {
@@ -269,8 +297,6 @@ def _wait_pinned(client, futures, workers, timeout):
     """Wait for tasks bound to ``workers`` (one each): a worker that leaves meanwhile (out of
     memory, killed) would leave its task waiting for ever, so it ends the load with
     :class:`~digraph.errors.WorkerLostError` naming it; so does ``timeout``."""
-    import time
-
     from ..errors import WorkerLostError
     deadline = time.monotonic() + timeout
     while not all(f.done() for f in futures):

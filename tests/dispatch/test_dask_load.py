@@ -172,7 +172,14 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
         digraph.load_distributed(good, "tcp://127.0.0.1:1")
     with pytest.raises(InvalidParameterError, match="columns must name two"):
         digraph.load_distributed(good, client, columns=("src",))
+    # a range's build is bound to its worker: one that leaves ends the load, naming it
+    import time
+    from digraph.io.distributed import _wait_pinned
+    slow = client.submit(time.sleep, 1.0, pure=False)
+    with pytest.raises(WorkerLostError, match="tcp://10.9.9.9:1 left the cluster"):
+        _wait_pinned(client, [slow], ["tcp://10.9.9.9:1"], 30.0)
     h = digraph.load_distributed(good, client)
+    assert set(h.timings) == {"labels", "renumber", "degrees", "cut", "shuffle", "adopt"}
     with pytest.raises(InvalidParameterError, match="runs 'pagerank' only.*'sssp'"):
         digraph.run(h, "sssp", cluster=client, source=1000)
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
