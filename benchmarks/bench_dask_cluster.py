@@ -3,7 +3,7 @@
 For each R-MAT scale: ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
 ``--workers`` worker processes of one thread each (its shards loaded by a first, untimed run),
 and ``mode="power"`` in this process on ``--threads`` Numba threads, both plain rounds
-(``PowerSettings(anderson_memory=0)`` for the process: the cluster runs no Anderson mixing), so
+(``PowerSettings(accelerator="none")`` for the process: the cluster runs no Anderson mixing), so
 that their rounds are equal and the time a round compares.  Medians of ``--repeat`` runs,
 interleaved; every cluster answer is checked against the process's within the two bounds.
 
@@ -41,7 +41,7 @@ def main(argv=None):
     from digraph.generators import rmat
     from distributed import Client, LocalCluster
 
-    plain = dataclasses.replace(power.DEFAULT, anderson_memory=0)
+    plain = dataclasses.replace(power.DEFAULT, accelerator="none")
     rows = []
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel
 #   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
@@ -16,7 +16,9 @@
 # cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1, those absent skipped; TOL 1e-8).
 # ``kcore`` times k-core on one GPU (``peel``, the default, ``bsp``, ``vertex-async``) beside the
 # CPU peel on 1 and 2 threads and igraph's coreness, on KCORE_GRAPHS (absent ones skipped), 2
-# Numba threads on cores 0-1; carry igraph's wheels for its rows and a fast reference
+# Numba threads on cores 0-1; ``accel`` times PageRank's default and the CPU power iteration
+# with Gauss-Seidel sweeps and with Anderson's mixes (PowerSettings.accelerator) beside the
+# peers, on 1, 2 and 16 threads (THREADS); carry igraph's wheels for its rows and a fast reference
 # (../shared/gpu/wheels.sh igraph==1.0.0 texttable).
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
@@ -33,7 +35,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption or kcore}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore or accel}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -71,6 +73,28 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
       --tol "${TOL:-1e-8}" --repeat "$REPEAT" --out "$OUT/adsorption_gpu.json" ;;
   first) NUMBA_NUM_THREADS=2 taskset -c 2,3 python3 benchmarks/bench_first_run.py \
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
+  accel)
+    # the CPU power iteration's accelerators side by side: 1 thread on core 0 and 2 threads on
+    # cores 2-3 at once, then 16 threads; default and power with Gauss-Seidel sweeps (and the
+    # peers), power with Anderson's mixes
+    ACC_GRAPHS=${GRAPHS:-soc-Epinions1 soc-Slashdot0902 dblp-2010 cit-HepPh grid700 geo200000 cnr-2000}
+    acc() {  # threads cores out extra...
+      local t=$1 c=$2 o=$3; shift 3
+      NUMBA_NUM_THREADS=$t taskset -c $c python3 benchmarks/bench_cpu.py --graphs $ACC_GRAPHS \
+        --algorithms pagerank --threads $t --repeat "$REPEAT" --warm-each --out "$OUT/$o" "$@"
+    }
+    both() {
+      acc $1 $2 accel_cpu$1.json --modes default power --peers igraph-prpack scipy-power \
+        --params settings=PowerSettings.accelerator=gauss-seidel
+      acc $1 $2 accel_cpu$1.json --modes power --peers --params settings=PowerSettings.accelerator=anderson
+    }
+    if [ "${THREADS:-1 2 16}" != 16 ]; then
+      both 1 0 > "$OUT/accel_cpu1.log" 2>&1 &
+      both 2 2,3 > "$OUT/accel_cpu2.log" 2>&1
+      wait
+      tail -n 30 "$OUT/accel_cpu1.log" "$OUT/accel_cpu2.log"
+    fi
+    case " ${THREADS:-1 2 16} " in *" 16 "*) both 16 0-15 2>&1 | tail -n 30 ;; esac ;;
   kcore) NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 benchmarks/bench_gpu.py --algorithms kcore \
            --graphs ${KCORE_GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1} \
            --repeat "$REPEAT" --out "$OUT/kcore_gpu.json" ;;

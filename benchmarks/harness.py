@@ -266,6 +266,7 @@ def reference(graph, algorithm, params, gpu=False):
     """
     from digraph.algorithms import get
     algo = get(algorithm)
+    params = {k: v for k, v in params.items() if k != "settings"}  # engine settings: same answer
     if algorithm == "pagerank":
         extra = set(params) - {"alpha"}
         if extra:
@@ -409,6 +410,8 @@ def _caller(case, graph, params, tol):
     kw = dict(params)
     if tol is not None:
         kw["tol"] = tol
+    if isinstance(kw.get("settings"), str):
+        kw["settings"] = settings_of(kw["settings"])
 
     def go():
         r = digraph.run(graph, case.algorithm, mode=case.mode, device=case.device,
@@ -642,6 +645,30 @@ def parse_params(items):
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+def settings_of(spec):
+    """Engine settings objects from ``"Class.field=value,Class.field=value"`` (``--params
+    settings=PowerSettings.accelerator=anderson``): each class's registered default with those
+    fields replaced (values parsed as JSON when they can be)."""
+    import importlib
+    from digraph.dispatch import settings as registry
+    for module in ("power.cpu", "push.cpu_bsp", "scc.cpu"):  # register their defaults
+        importlib.import_module(f"digraph.dispatch.engines.{module}")
+    known = {cls.__name__: default for cls, default in registry._KNOWN.items()}
+    changes = {}
+    for item in spec.split(","):
+        name, _, assignment = item.partition(".")
+        field, sep, value = assignment.partition("=")
+        if name not in known or not sep:
+            raise argparse.ArgumentTypeError(f"settings: {item!r} is not Class.field=value of "
+                                             f"{', '.join(sorted(known))}")
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass
+        changes.setdefault(name, {})[field] = value
+    return [dataclasses.replace(known[n], **f) for n, f in changes.items()]
 
 
 def add_common_arguments(ap, graphs_default=None, algorithms_default=None):

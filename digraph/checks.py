@@ -7,7 +7,7 @@ import numpy as np
 
 from .errors import InvalidParameterError, short_repr
 
-__all__ = ["check_device", "check_cluster", "check_threads", "check_positive",
+__all__ = ["check_device", "check_cluster", "check_checkpoint", "check_threads", "check_positive",
            "check_path_options", "check_removed", "MAX_COUNT"]
 
 
@@ -35,7 +35,8 @@ def check_cluster(cluster, device, threads):
     """``cluster=`` checked: None, or ``(client, workers, threads)`` for a running synchronous
     ``distributed.Client`` with at least one worker (``workers``: their addresses, sorted;
     ``threads``: theirs, summed).  ``device`` (checked) must be ``"cpu"`` and ``threads`` None
-    with a cluster.
+    with a cluster; a GPU ``device`` is refused after asking the workers which of them see a
+    CUDA device (named in the error).
 
     Raises
     ------
@@ -56,9 +57,6 @@ def check_cluster(cluster, device, threads):
     if not isinstance(cluster, Client):
         raise InvalidParameterError(f"cluster must be a distributed.Client connected to a Dask "
                                     f"cluster, got {short_repr(cluster)}")
-    if device != "cpu":
-        raise InvalidParameterError(f"device={device!r} with cluster= is not supported yet: a "
-                                    "cluster run uses its workers' CPUs (device='cpu')")
     if threads is not None:
         raise InvalidParameterError("threads= sets this process's CPU threads; with cluster= "
                                     "each worker uses its own threads (its nthreads)")
@@ -76,7 +74,39 @@ def check_cluster(cluster, device, threads):
             "start some (LocalCluster(n_workers=2), dask-worker ADDRESS) or wait for them "
             "(client.wait_for_workers(n))")
     workers = sorted(nthreads)
+    if device != "cpu":
+        _refuse_gpu(cluster, workers, device)
     return cluster, workers, sum(int(nthreads[w]) for w in workers)
+
+
+def _refuse_gpu(client, workers, device):
+    """The error of ``device=`` other than ``"cpu"`` with ``cluster=``: GPU workers are not run
+    by the cluster placement yet; the workers are asked which of them see a CUDA device, and
+    those that do not are named."""
+    from .dispatch.engines.power.cluster_checks import gpu_workers
+    seen = gpu_workers(client, workers)
+    without = [w for w in workers if not seen[w]]
+    said = (f"; besides, worker{'s' if len(without) > 1 else ''} {', '.join(without)} "
+            f"see{'' if len(without) > 1 else 's'} no CUDA device" if without else
+            "; every worker sees a CUDA device, but the cluster placement does not use them")
+    raise InvalidParameterError(f"device={device!r} with cluster= is not supported yet: a "
+                                "cluster run uses its workers' CPUs only (device='cpu')" + said)
+
+
+def check_checkpoint(checkpoint_every, cluster):
+    """``checkpoint_every`` as a positive int, or None; it applies to a cluster run only
+    (:class:`InvalidParameterError` naming it otherwise)."""
+    if checkpoint_every is None:
+        return None
+    if cluster is None:
+        raise InvalidParameterError(
+            f"checkpoint_every={short_repr(checkpoint_every)} applies to a run on a Dask cluster "
+            "(cluster=client) only: it keeps the iterate on the client every k rounds to restart "
+            "from after a lost worker")
+    if isinstance(checkpoint_every, float):  # a whole float (2.0) would pass check_positive
+        raise InvalidParameterError(f"checkpoint_every must be a positive integer (rounds), "
+                                    f"got {short_repr(checkpoint_every)}")
+    return check_positive("checkpoint_every", checkpoint_every, int)
 
 
 def check_threads(threads):

@@ -7,8 +7,8 @@ import numpy as np
 
 from . import compiling
 from .algorithms import get as get_algorithm
-from .checks import (check_cluster, check_device, check_path_options, check_positive,
-                     check_removed, check_threads)
+from .checks import (check_checkpoint, check_cluster, check_device, check_path_options,
+                     check_positive, check_removed, check_threads)
 from .dispatch.engines.common import Request
 from .dispatch.engines import execute
 from .dispatch.placement import of as placement_of, on_cluster
@@ -35,7 +35,8 @@ __all__ = ["run", "MODES"]
 @with_progress
 def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=None, tol=None,
         priority=None, cache=None, preprocess=None, batch_arcs=None, short_path_push=None,
-        layer_window=None, progress=False, settings=None, cluster=None, **params):
+        layer_window=None, progress=False, settings=None, cluster=None, checkpoint_every=None,
+        **params):
     """Run an iterative algorithm on a directed graph.
 
     Parameters
@@ -124,7 +125,16 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         linear systems (PageRank, ``mode="power"`` or None) on CPU workers; other systems and
         modes, ``device=`` other than ``"cpu"`` and ``threads=`` are refused.  A worker lost
         mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
-        ``docs/distributed.md`` and :mod:`digraph.dispatch.engines.power.cluster`).
+        ``docs/distributed.md`` and :mod:`digraph.dispatch.engines.power.cluster`), unless
+        ``checkpoint_every`` is given.  Workers whose ``memory_limit`` is below their shard's
+        estimated size are refused before anything is sent to them.
+    checkpoint_every : int, optional
+        With ``cluster=``: every this many rounds the client keeps a copy of the iterate (its
+        ranges gathered from the workers; ``stats["dask"]``: ``checkpoints``,
+        ``checkpoint_bytes``, ``checkpoint_s``), and a worker lost mid-run makes the run cut the
+        graph again among the workers left, load their shards and go on from the last copy
+        (``restarts``, ``lost_workers``, ``rounds_redone``); the answer is certified as
+        without a restart.  Refused without ``cluster=``.
     settings : settings object or list of them, optional
         Engine settings for this run instead of the engines' defaults: for example
         ``[dataclasses.replace(S.DEFAULT, min_arcs_per_gpu=0)]``, ``S`` being
@@ -149,7 +159,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         Bad parameters, unknown source/seed, refused weights, modes/devices not available (a
         ``cluster=`` without workers among the bad parameters).
     WorkerLostError
-        ``cluster=``: a worker was lost or stopped answering mid-run.
+        ``cluster=``: a worker was lost or stopped answering mid-run (with
+        ``checkpoint_every``: no worker left to restart on).
     ConvergenceError
         ``max_iter`` rounds did not reach ``tol``; the partial result is ``err.result``.
 
@@ -168,6 +179,7 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     mode = check_mode(mode)
     device = check_device(device)
     on = check_cluster(cluster, device, threads)
+    checkpoint_every = check_checkpoint(checkpoint_every, cluster)
     threads = check_threads(threads)
     cache, preprocess = check_path_options(cache, preprocess)
     settings = check_settings(settings)
@@ -202,7 +214,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         nthreads = on[2] if on is not None else threads or numba.get_num_threads()
         options = {"priority": priority, "cache": cache, "preprocess": preprocess,
                    "short_path_push": short_path_push, "layer_window": layer_window,
-                   "batch_arcs": batch_arcs, "threads": threads}
+                   "batch_arcs": batch_arcs, "threads": threads,
+                   "checkpoint_every": checkpoint_every}
         t0, c0 = time.perf_counter(), compiling.seconds()
         plan = route(system.family, mode, device, threads=nthreads,
                      graph=graph if system.family == "linear" or (

@@ -242,11 +242,13 @@ STATS_GROUPS = (
     })),
     Group("`power`", "power", "power_", MappingProxyType({
         "gamma": "gamma1, the largest column sum of A (alpha for PageRank): the bound falls by it "
-                 "a round; one GPU's affine iteration: the factor its route's bound falls by "
-                 "(`1 - 1/dual_max` on the dual route, gamma_inf on the L-inf route)",
-        "power_map": "GPU: the map the rounds iterate: `\"google\"` (normalised systems: the "
-                     "Google matrix with its rank-one term) or `\"affine\"` (one GPU, systems "
-                     "not normalised: `x <- b + A x`, `engines/power/gpu_affine.py`)",
+                 "a round; the affine iteration (one GPU, a cluster): the factor its route's "
+                 "bound falls by (`1 - 1/dual_max` on the dual route, gamma_inf on the L-inf "
+                 "route)",
+        "power_map": "GPU and Dask cluster: the map the rounds iterate: `\"google\"` "
+                     "(normalised systems: the Google matrix with its rank-one term) or "
+                     "`\"affine\"` (one GPU or a cluster, systems not normalised: `x <- b + A "
+                     "x`, `engines/power/gpu_affine.py`, `engines/power/cluster_maps.py`)",
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
                              "follows the dangling vector",
         "power_anderson": "the memory of the Anderson acceleration that ran (kept a history: "
@@ -255,6 +257,12 @@ STATS_GROUPS = (
                           "`PowerGpuSettings.anderson`, unless the third round's ratio switched it "
                           "off); 0: the plain iteration throughout (CPU: also when `tol` lies near "
                           "the rounding floor)",
+        "power_sweeps": "CPU: Gauss-Seidel sweeps that accelerated the rounds once their rate "
+                        "slowed (`power.PowerSettings.accelerator`, `\"gauss-seidel\"`); each is "
+                        "a round",
+        "power_checks": "CPU: power rounds run to check a sweep that looked converged (the "
+                        "answer is such a round's power step, the stop its bound); each reads "
+                        "the arcs once more (in `arc_updates`)",
         "anderson_mixes": "rounds whose iterate was Anderson's mix rather than the last power "
                           "step",
         "anderson_restarts": "times the Anderson history was dropped (a difference grew, or an "
@@ -339,6 +347,19 @@ STATS_GROUPS = (
         "dask_round_s": "wall seconds a round on the client (its call to every worker)",
         "dask_time_setup": "finding or loading the shards and starting the run (counted in "
                            "`time_preprocess`)",
+        "dask_shard_bytes": "each shard's estimated bytes on its worker (in-arcs, offsets, the "
+                            "run's vectors), checked against the workers' `memory_limit`, a "
+                            "list",
+        "dask_checkpoint_every": "`checkpoint_every=`: rounds between two checkpoints of the "
+                                 "iterate on the client",
+        "dask_checkpoints": "checkpoints taken (the iterate's ranges gathered to the client)",
+        "dask_checkpoint_bytes": "bytes gathered to the client for the checkpoints",
+        "dask_checkpoint_s": "seconds the checkpoints took on the client",
+        "dask_restarts": "restarts after a lost worker (re-cut, reload, resume from the last "
+                         "checkpoint)",
+        "dask_lost_workers": "addresses of the workers lost mid-run, in order, a list",
+        "dask_rounds_redone": "rounds run again after the restarts (those since the checkpoint "
+                              "each restart resumed from)",
     })),
     Group("`bsp` and `vertex-async`", "push", "", MappingProxyType({
         "vertices_scanned": "vertices whose residual the rounds read to find their frontier and "

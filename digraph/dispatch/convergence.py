@@ -8,6 +8,7 @@ from numba import njit, prange
 from ..errors import InvalidParameterError
 from ..numeric import neumaier_add
 from ..smx.cpu.serial import pick, serial_twin
+from .runtime.cpu_tasks import arc_tasks
 from .systems import linear_factors
 
 __all__ = ["linear_contraction", "quick_contraction", "linear_error_bound", "residual_threshold",
@@ -157,27 +158,34 @@ def pending_budget(tol, sum_x, n, gammas, normalize):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def residual_norms(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x, out):
+def residual_norms(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, b, x,
+                   out):
     """(‖r‖₁, ‖r‖∞) of ``r = b + A x − x``, recomputed from the state alone (one pull over the
-    arcs); ``r`` itself is written to ``out``.
+    arcs, the vertex ranges ``cuts`` of about equal in-arcs one a task,
+    :func:`digraph.dispatch.runtime.cpu_tasks.arc_tasks`); ``r`` itself is written to ``out``.
 
     Engines that track the residual incrementally (per-arc mirrors) drift from it by rounding; this
     is the value their final error bound must use.
     """
     r1 = 0.0
     rmax = 0.0
-    for v in prange(x.size):
-        # Neumaier's compensated sum: the in-arc sum is exact to a few ulps whatever the degree
-        acc = 0.0
-        comp = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            c = in_coef[k] if has_coef else 1.0
-            acc, comp = neumaier_add(acc, comp, c * src_scale[in_sources[k]] * x[in_sources[k]])
-        rv = b[v] + dst_scale[v] * (acc + comp) - x[v]
-        out[v] = rv
-        r = abs(rv)
-        r1 += r
-        rmax = max(rmax, r)
+    for t in prange(cuts.size - 1):
+        part = 0.0
+        top = 0.0
+        for v in range(cuts[t], cuts[t + 1]):
+            # Neumaier's compensated sum: the in-arc sum is exact to a few ulps whatever the degree
+            acc = 0.0
+            comp = 0.0
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                c = in_coef[k] if has_coef else 1.0
+                acc, comp = neumaier_add(acc, comp, c * src_scale[in_sources[k]] * x[in_sources[k]])
+            rv = b[v] + dst_scale[v] * (acc + comp) - x[v]
+            out[v] = rv
+            r = abs(rv)
+            part += r
+            top = max(top, r)
+        r1 += part
+        rmax = max(rmax, top)
     return r1, rmax
 
 
@@ -201,8 +209,8 @@ def certified_bound(graph, system, x, gammas, out, dual=None):
     in_coef = arc[graph.in_arcs] if has_arc else arc
     b = np.ascontiguousarray(system.b, dtype=np.float64)
     norms = pick(residual_norms, residual_norms_serial, graph.num_arcs)
-    r1, rmax = norms(graph.in_offsets, graph.in_sources, in_coef, has_arc, src_scale,
-                              dst_scale, b, x, out)
+    r1, rmax = norms(arc_tasks(graph), graph.in_offsets, graph.in_sources, in_coef, has_arc,
+                     src_scale, dst_scale, b, x, out)
     n = graph.num_vertices
     e1, emax = rounding_floor(float(np.abs(b).sum()), float(np.abs(b).max()) if n else 0.0,
                               float(np.abs(x).sum()), float(np.abs(x).max()) if n else 0.0,

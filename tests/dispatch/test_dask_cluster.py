@@ -19,7 +19,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import digraph  # noqa: E402
-from digraph.algorithms import PageRank  # noqa: E402
+from digraph.algorithms import Adsorption, PageRank  # noqa: E402
 from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
 from digraph.dispatch.engines.power.cluster_reads import compact, reads  # noqa: E402
 from digraph.dispatch.runtime.cuda.ranges import shard_ranges  # noqa: E402
@@ -127,8 +127,31 @@ def test_refusals_are_clear(client):
         digraph.run(g, "sssp", cluster=client, source=0)
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
         digraph.run(g, "pagerank", cluster=client, mode="scc")
-    with pytest.raises(InvalidParameterError, match="power iteration cannot run"):
-        digraph.run(g, "adsorption", cluster=client, seeds=[0])
+    with pytest.raises(InvalidParameterError, match="hindex family \\(k-core\\).*run it without cluster="):
+        digraph.run(g, "kcore", cluster=client)
+
+
+@pytest.mark.parametrize("make, params", [
+    (lambda: digraph.load(rmat(10, 4, seed=3)), {"seeds": [0, 5, 9]}),
+    (lambda: _weighted(500, 3000), {"seeds": list(range(0, 500, 37)), "beta": 0.7}),
+], ids=["rmat", "random-weighted"])
+def test_adsorption_runs_the_affine_map_within_its_bound(client, make, params):
+    g = make()
+    params = dict(params, seeds=[g.vertex_ids[i] for i in params["seeds"]])  # by index
+    r = digraph.run(g, "adsorption", cluster=client, tol=1e-9, **params)
+    s = r.stats
+    assert s["engine"] == "dask-power" and s["converged"] and s["error_bound"] <= 1e-9
+    assert s["power"]["map"] == "affine"
+    exact = Adsorption().reference(g, **params)
+    assert l1(r.values, exact) <= s["error_bound"]
+    one = digraph.run(g, "adsorption", tol=1e-9, **params)
+    assert l1(r.values, one.values) <= s["error_bound"] + one.stats["error_bound"]
+    assert s["arc_updates"] == s["rounds"] * g.num_arcs and s["dask"]["workers"] == 2
+
+
+def _weighted(n, m):
+    rng = np.random.default_rng(6)
+    return Arcs(n, rng.integers(0, n, m), rng.integers(0, n, m), rng.random(m) + 0.1).graph()
 
 
 def test_a_cluster_without_workers_is_refused():

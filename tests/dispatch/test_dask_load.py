@@ -84,6 +84,13 @@ def test_parquet_loads_renumbers_and_runs_as_one_process(client, tmp_path):
     assert np.array_equal(h.out_degree, g.out_degree)
     assert np.array_equal(h.in_offsets, g.in_offsets)
     r = _check_against_one_process(client, h, g)
+    # the pre-flight memory estimate of a handle, from its cut and in-degrees' running sum
+    from digraph.dispatch.engines.power.cluster_checks import shard_bytes
+    assert r.stats["dask"]["shard_bytes"] == list(shard_bytes(h.in_offsets, h.bounds, False))
+    # checkpoints of a run on a handle (the snapshots come from its pinned shards)
+    c = digraph.run(h, "pagerank", cluster=client, tol=1e-10, checkpoint_every=3)
+    assert c.stats["dask"]["checkpoints"] >= 1 and c.stats["dask"]["restarts"] == 0
+    assert l1(c.values, r.values) <= c.stats["error_bound"] + r.stats["error_bound"]
     # the same arcs from memory on the cluster: the same shards' content, the same answer
     assert l1(r.values, digraph.run(g, "pagerank", cluster=client, tol=1e-10).values) < 1e-12
     pers = {int(g.vertex_ids[i]): 1.0 + i % 3 for i in range(0, g.num_vertices, 5)}
@@ -186,6 +193,21 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
         digraph.run(h, "pagerank", cluster=client, mode="scc")
     with pytest.raises(InvalidParameterError, match="pass cluster=client"):
         digraph.run(h, "pagerank")
+    # a lost worker of a handle is not restarted on the workers left (checkpoint_every): its
+    # arcs are only in its shards; the affine map is refused (its bound needs the arcs)
+    from types import SimpleNamespace
+
+    from digraph.dispatch.engines.power.cluster_handle import check_map, refuse_restart
+    from digraph.io.distributed_view import VertexView
+    lost = WorkerLostError("round 3: worker tcp://10.9.9.9:1 was lost", worker="tcp://10.9.9.9:1")
+    with pytest.raises(WorkerLostError, match="round 3.*cannot restart on the workers left.*"
+                                              "load_distributed") as err:
+        refuse_restart(VertexView(h), lost)
+    assert err.value.worker == "tcp://10.9.9.9:1" and err.value.__cause__ is lost
+    refuse_restart(digraph.load((s, d)), lost)  # a graph of this process restarts
+    with pytest.raises(InvalidParameterError, match="affine map.*digraph.load"):
+        check_map(VertexView(h), SimpleNamespace(normalize=False))
+    check_map(VertexView(h), SimpleNamespace(normalize=True))
     h.release()
 
 

@@ -196,6 +196,12 @@ def test_relax_codes_are_defined_once():
 NOT_ROUNDS = {
     ("engines/path/gpus.py", "step"): "the layers a round finished (the round is the driver's)",
     ("engines/power/gpus_layout.py", "dealt_layout"): "halving the blocks of a layout",
+    ("engines/power/cluster.py", "step"): "a round tried again after a restart (one round)",
+    ("engines/power/cluster.py", "solve"): "the driver called again when a worker was lost "
+                                           "while the answer was gathered (its rounds its own)",
+    ("engines/power/cluster_checkpoint.py", "live_workers"): "polling the scheduler's list",
+    ("engines/power/cluster_checkpoint.py", "restart"): "a restart tried again after a loss "
+                                                        "within it",
     ("engines/push/gpu_streamed.py", "_batches"): "cutting the arcs into batches",
     ("engines/push/gpus_rounds.py", "drain"): "the rounds still in flight, settled once",
     ("engines/scc/cpu.py", "_steps"): "grouping the DAG's thin levels",

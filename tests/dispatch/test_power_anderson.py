@@ -17,8 +17,9 @@ from digraph.smx.cpu import anderson as cpu_anderson
 
 from conftest import dataset_path, random_graph
 
-PLAIN = power.PowerSettings(anderson_memory=0)
-ALWAYS = power.PowerSettings(anderson_from_ratio=0.0)  # Anderson from round 1, whatever the rate
+PLAIN = power.PowerSettings(accelerator="none")
+ANDERSON = power.PowerSettings(accelerator="anderson")
+ALWAYS = power.PowerSettings(accelerator="anderson", anderson_from_ratio=0.0)  # from round 1
 
 
 def system_of(g, **params):
@@ -162,14 +163,14 @@ def test_by_default_anderson_waits_for_a_slow_rate():
     # R-MAT 2^13 x 16 contracts at about 0.18 alpha a round: never slow enough, so the run is
     # the plain iteration, value for value
     g = rmat_graph(13, 16, 1)
-    x, converged, s = solve(g, 1e-10)
+    x, converged, s = solve(g, 1e-10, settings=ANDERSON)
     x0, converged0, s0 = solve(g, 1e-10, settings=PLAIN)
     assert s["anderson_mixes"] == 0 and s["power_anderson"] == 0  # it never ran
     assert s["rounds"] == s0["rounds"] and np.array_equal(x, x0)
     # the two closed halves slow down to alpha a round: Anderson starts and cuts the rounds
     from test_power import _two_giants
     g = _two_giants(4000, 1)
-    x, converged, s = solve(g, 1e-10)
+    x, converged, s = solve(g, 1e-10, settings=ANDERSON)
     plain = solve(g, 1e-10, settings=PLAIN)[2]
     assert converged and s["anderson_mixes"] > 0 and s["rounds"] < plain["rounds"] / 2
     assert np.abs(x - PageRank().reference(g)).sum() <= s["error_bound"] <= 1e-10
@@ -181,7 +182,7 @@ def test_converged_means_within_tol():
         for tol in (1e-5, 1e-9, 1e-13):
             for mem in (1, 2, 4, 8):
                 x, converged, s = solve(g, tol, settings=power.PowerSettings(
-                    anderson_memory=mem, anderson_from_ratio=0.0))
+                    accelerator="anderson", anderson_memory=mem, anderson_from_ratio=0.0))
                 assert converged is True
                 assert s["error_bound"] <= tol or s.get("floor_limited")
 

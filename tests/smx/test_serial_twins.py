@@ -6,6 +6,7 @@ import numpy as np
 import digraph
 from digraph.dispatch import convergence
 from digraph.dispatch.engines.power import cpu as power_cpu
+from digraph.dispatch.runtime.cpu_tasks import arc_tasks
 from digraph.paths import condensation
 from digraph.smx.cpu import serial
 
@@ -33,7 +34,7 @@ def test_twins_give_the_kernels_answers():
     n, m = 500, 4000
     g = digraph.Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), num_vertices=n)
     x = rng.random(n)
-    args = (g.in_offsets, g.in_sources, np.ones(1), False, rng.random(n), rng.random(n),
+    args = (arc_tasks(g, threads=2), g.in_offsets, g.in_sources, np.ones(1), False, rng.random(n), rng.random(n),
             rng.random(n), x)
     out_k, out_t = np.empty(n), np.empty(n)
     r_k = convergence.residual_norms(*args, out_k)

@@ -85,19 +85,22 @@ def place(plan, graph, system, placement, batch_arcs=None):
 
 
 def cluster_plan(family, graph, system):
-    """The automatic plan on a Dask cluster (``cluster=``): the power iteration for a normalised
-    linear system, else :class:`~digraph.errors.InvalidParameterError` naming what runs there."""
+    """The automatic plan on a Dask cluster (``cluster=``): the power iteration for a linear
+    system (the Google matrix's for a normalised one, else the affine map's), else
+    :class:`~digraph.errors.InvalidParameterError` naming what runs there."""
     from ...errors import InvalidParameterError
     from .plans import Plan
     why = None
     if family != "linear":
-        why = f"the {family} family does not run there yet"
+        what = {"monotone": " (SSSP and other min/max systems)", "hindex": " (k-core)"}
+        why = (f"the {family} family{what.get(family, '')} does not run there yet; run it "
+               "without cluster=")
     elif system is not None and graph is not None:
-        from ..engines.power.cpu import applies
-        why = applies(graph, system)
+        from ..engines.power import refusal
+        why = refusal(graph, system, "cluster")
         why = why and f"the power iteration cannot run this system: {why}"
     if why:
-        raise InvalidParameterError("cluster= runs normalised linear systems (PageRank and the "
+        raise InvalidParameterError("cluster= runs linear systems (PageRank, adsorption and the "
                                     f"like) by mode='power' only so far; {why}")
     return Plan("power", "dask-power", "automatic: the power iteration is the engine of the "
                 "Dask cluster placement (the only one so far)", code="cluster-power")

@@ -131,9 +131,11 @@ def set_clear(mark, block):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def linear_dense_round(in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale,
+def linear_dense_round(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale,
                        delta, x, theta, send, new_delta):
-    """Pull round: frontier vertices (|δ| > θ) absorb δ into x and send it along every arc."""
+    """Pull round: frontier vertices (|δ| > θ) absorb δ into x and send it along every arc.
+    ``cuts``: the pull's vertex ranges of about equal in-arcs, one a task
+    (:func:`digraph.dispatch.runtime.cpu_tasks.arc_tasks`)."""
     n = x.size
     for u in prange(n):
         d = delta[u]
@@ -142,17 +144,18 @@ def linear_dense_round(in_offsets, in_sources, in_coef, has_coef, src_scale, dst
             send[u] = d * src_scale[u]
         else:
             send[u] = 0.0
-    for v in prange(n):
-        acc = 0.0
-        if has_coef:
-            for k in range(in_offsets[v], in_offsets[v + 1]):
-                acc += in_coef[k] * send[in_sources[k]]
-        else:
-            for k in range(in_offsets[v], in_offsets[v + 1]):
-                acc += send[in_sources[k]]
-        d = delta[v]
-        keep = d if abs(d) <= theta else 0.0
-        new_delta[v] = keep + dst_scale[v] * acc
+    for t in prange(cuts.size - 1):
+        for v in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            if has_coef:
+                for k in range(in_offsets[v], in_offsets[v + 1]):
+                    acc += in_coef[k] * send[in_sources[k]]
+            else:
+                for k in range(in_offsets[v], in_offsets[v + 1]):
+                    acc += send[in_sources[k]]
+            d = delta[v]
+            keep = d if abs(d) <= theta else 0.0
+            new_delta[v] = keep + dst_scale[v] * acc
 
 
 @njit(cache=True, nogil=True)
@@ -250,30 +253,31 @@ def monotone_scan(active, out_degree):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def monotone_dense_round(in_offsets, in_sources, in_value, has_value, op, combine,
+def monotone_dense_round(cuts, in_offsets, in_sources, in_value, has_value, op, combine,
                          x, active, new_x, new_active):
-    """Pull round: every vertex takes the best candidate from its active in-neighbours.
+    """Pull round: every vertex takes the best candidate from its active in-neighbours, the
+    vertex ranges ``cuts`` (of about equal in-arcs) one a task.
 
     Returns the number of vertices whose value improved.
     """
-    n = x.size
-    improved = 0
-    for v in prange(n):
-        best = x[v]
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            u = in_sources[k]
-            if active[u]:
-                a = in_value[k] if has_value else 1.0
-                c = relax(op, x[u], a)
-                if better(combine, c, best):
-                    best = c
-        new_x[v] = best
-        if best != x[v]:
-            new_active[v] = True
-            improved += 1
-        else:
-            new_active[v] = False
-    return improved
+    got = np.zeros(cuts.size - 1, np.int64)
+    for t in prange(cuts.size - 1):
+        for v in range(cuts[t], cuts[t + 1]):
+            best = x[v]
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                u = in_sources[k]
+                if active[u]:
+                    a = in_value[k] if has_value else 1.0
+                    c = relax(op, x[u], a)
+                    if better(combine, c, best):
+                        best = c
+            new_x[v] = best
+            if best != x[v]:
+                new_active[v] = True
+                got[t] += 1
+            else:
+                new_active[v] = False
+    return got.sum()
 
 
 @njit(cache=True, nogil=True)

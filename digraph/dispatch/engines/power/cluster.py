@@ -1,6 +1,7 @@
-"""The Google-matrix power iteration on the workers of a Dask cluster (``mode="power"``,
+"""The power iteration on the workers of a Dask cluster (``mode="power"``,
 ``digraph.run(..., cluster=client)``): the CPU engine's round (:mod:`.cpu`), its sound stop and
-its counters, with the graph cut into one vertex range a worker.
+its counters, with the graph cut into one vertex range a worker; the Google matrix's for
+normalised systems, the affine map ``x ← b + A x`` for the others (:mod:`.cluster_maps`).
 
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs, one a
 worker (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`, the cut of the several-GPU
@@ -24,18 +25,27 @@ at once a round, :mod:`.cluster_worker` ``round``):
    with its sums ``s_g``, ``σ_g``, ``Σx_g`` and the round's ``Σ|y − x|``, ``Σy``.
 
 No vector passes through the client or the scheduler; the answer's ranges come to the client
-once, at the end.  The bound is the CPU engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
+once, at the end (and every ``checkpoint_every`` rounds, when asked).  The affine map's round is
+the same with ``v = b``, ``c = 1`` and ``σ = 0``.  The Google matrix's bound is the CPU
+engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
 ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the ``k`` partial sums added on
 the client.  Anderson acceleration (:class:`.cpu.PowerSettings`) does not run here: its mixes
 need global dot products every round.
 
 Faults.  Every call to the workers has a timeout (:attr:`ClusterSettings.round_timeout_s`); a
 worker whose connection breaks, or that does not answer in time, or whose peers cannot reach
-it, ends the run with :class:`~digraph.errors.WorkerLostError` naming it, never a hang.
+it, ends the run with :class:`~digraph.errors.WorkerLostError` naming it, never a hang; with
+``checkpoint_every=k`` the run instead restarts on the workers left from the last of the
+iterates the client keeps every ``k`` rounds (:mod:`.cluster_checkpoint`). A graph loaded on the
+workers (:func:`digraph.load_distributed`) brings its own cut and shards, and is not restarted:
+its arcs are nowhere else (:mod:`.cluster_handle`).  Before anything is
+sent, each worker's ``memory_limit`` is checked against its shard (:mod:`.cluster_checks`).
+
+The maps (the Google matrix's coefficients and bound) are in :mod:`.cluster_maps`; this module
+is the protocol: the cut, the shards, the rounds' calls, the answer.
 """
 
 import asyncio
-import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -43,13 +53,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...settings import current, register
-from ....algorithms.base import SumNormalized
-from ....errors import InvalidParameterError, WorkerLostError
+from ....errors import WorkerLostError
 from ... import driver
-from ...convergence import ROUNDING_MARGIN
-from ...runtime.cuda.ranges import shard_ranges
-from ...systems import linear_factors
-from .cpu import _dangling, power_gamma
+from .cluster_checkpoint import Checkpoints, restart
+from .cluster_checks import check_memory
+from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
+from .cluster_handle import shard_key
+from .cluster_maps import iteration
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key"]
 
@@ -71,17 +81,20 @@ class ClusterSettings:
     vertex_cost : int
         Arcs a vertex counts as in the cut
         (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`).
+    restart_wait_s : float
+        With ``checkpoint_every``: seconds a restart waits at most for a lost worker to leave
+        the scheduler's list before cutting the graph among the workers left
+        (:mod:`.cluster_checkpoint`).
     """
 
     round_timeout_s: float = 30.0
     setup_timeout_s: float = 300.0
     keep_graphs: int = 4
     vertex_cost: int = 0
+    restart_wait_s: float = 2.0
 
 
 DEFAULT = register(ClusterSettings())
-
-_U = np.finfo(np.float64).eps / 2
 
 
 def _plugin(client):
@@ -160,159 +173,212 @@ def _load(client, graph, workers, key, bounds, settings, stats):
                 "src": _serial(src[a0:a1]), "keep": settings.keep_graphs,
                 "timeout": settings.setup_timeout_s}
     _call(client, workers, "load", args, settings.setup_timeout_s, "loading the shards")
-    stats["dask_shard_loads"] = len(workers)
+    stats["dask_shard_loads"] = stats.get("dask_shard_loads", 0) + len(workers)
 
 
-def shard_key(fingerprint, bounds, workers):
-    """The key of a graph's shards on the workers: its fingerprint, the cut and the workers."""
-    h = hashlib.blake2b(np.asarray(bounds, np.int64).tobytes(), digest_size=8)
-    h.update("\n".join(workers).encode())
-    return f"{fingerprint}:{len(workers)}:{h.hexdigest()}"
-
-
-def _vectors(graph, bounds, i, v, src_scale, dst_scale, has, in_coef, dangling):
-    """Shard ``i``'s range of a run's vectors, as the workers' start takes them (``in_coef``
-    ``"shard"``: the arc factors are the weights the workers' shards hold)."""
+def _vectors(graph, bounds, i, it, factors, x0):
+    """Shard ``i``'s range of a run's vectors, as the workers' start takes them: the map's own
+    (:mod:`.cluster_maps`), the scales, the arc factors (``"shard"``: the weights the workers'
+    shards hold) and the start ``x0`` (None: the map's ``x_0``)."""
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
-    coef = in_coef if isinstance(in_coef, str) else (
-        _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None)
-    out = {"v": _serial(v[v0:v1]), "src_scale": _serial(src_scale[v0:v1]),
-           "dst_scale": _serial(dst_scale[v0:v1]), "coef": coef,
-           "d": None, "didx": _serial(np.empty(0, np.int64)),
-           "dg": _serial(np.empty(0, np.float64))}
-    if dangling is not None:
-        idx, d, g = dangling
-        lo, hi = np.searchsorted(idx, [v0, v1])
-        out.update(d=_serial(d[v0:v1]), didx=_serial(idx[lo:hi] - v0), dg=_serial(g[lo:hi]))
+    src_scale, dst_scale, has, in_coef = factors
+    out = {k: None if a is None else _serial(a) for k, a in it.vectors(v0, v1).items()}
+    out.update(src_scale=_serial(src_scale[v0:v1]), dst_scale=_serial(dst_scale[v0:v1]),
+               coef=in_coef if isinstance(in_coef, str) else (
+                   _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None),
+               x0=None if x0 is None else _serial(x0[v0:v1]))
     return out
 
 
-def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None):
-    """Run the power iteration on the cluster's ``workers`` through ``client``; returns (x on the
-    client, summing to 1, converged).
+class _Session:
+    """A run started on a set of workers (one cut): the shards' key, the run's id, the workers'
+    last answers and what its rounds measured; a restart (:mod:`.cluster_checkpoint`) makes a
+    new one."""
 
-    Counters as the CPU engine's (``rounds``, ``dense_rounds``, ``arc_updates``,
-    ``vertex_updates``); ``stats["dask"]``: ``workers``, ``addresses``, ``arcs``, ``vertices``,
-    ``shards_reused``, ``shard_loads``, ``shard_runs``, ``bytes_between_workers``,
-    ``bytes_per_round``, ``exchange_s``, ``idle_share``, ``round_s``, ``time_setup``.
+    def __init__(self, workers, bounds, key, run, got):
+        self.workers, self.bounds, self.key, self.run, self.got = workers, bounds, key, run, got
+        self.k = 0
+        self.sent = sum(r["sent"] for r in got)
+        self.exchange = np.zeros(len(workers))
+        self.busy0 = self.busy = np.array([r["busy"] for r in got])
+        self.wall = 0.0
 
-    Raises
-    ------
-    InvalidParameterError
-        A system the power iteration cannot run.
-    WorkerLostError
-        A worker lost, or not answering within :attr:`ClusterSettings.round_timeout_s`.
-    """
-    settings = current(DEFAULT) if settings is None else settings
-    g1, why = power_gamma(graph, system, dangling_ok=True)
-    if why is not None:
-        raise InvalidParameterError(f"mode='power' cannot run this system: {why}")
-    n, m, k = graph.num_vertices, graph.num_arcs, len(workers)
-    stats["gamma"] = float(g1)
-    if n == 0:  # the empty answer, exact: no worker needed
-        stats["error_bound"] = 0.0
-        return np.empty(0, np.float64).view(SumNormalized), True
-    t_setup = time.perf_counter()
+
+def _drop(client, workers, run, lost=None):
+    """The workers still reachable (``workers`` but ``lost``) forget run ``run`` (none waits
+    for the lost one)."""
+    try:
+        client.sync(_all, client, [w for w in workers if w != lost], "drop",
+                    lambda i: {"run": run}, 1.0, "dropping")
+    except Exception:
+        pass
+
+
+def _begin(client, graph, it, factors, workers, x0, settings, stats):
+    """Cut ``graph`` among ``workers``, check their memory, find or load the shards and start
+    the run from ``x0`` (None: the map's ``x_0``): a :class:`_Session`."""
+    k = len(workers)
+    # the graph, the cut, the workers; a graph loaded on the workers (load_distributed): its own
+    bounds, key = cut(graph, workers, settings.vertex_cost)
+    # before anything is sent: every worker's memory_limit against its shard's estimate
+    stats["dask_shard_bytes"] = check_memory(client, workers, graph.in_offsets, bounds,
+                                             factors[2])
     _plugin(client)
-    # a graph loaded on the workers (digraph.load_distributed) names its own cut and shards
-    held_by = getattr(graph, "cluster_shards", None)
-    cut = ("dask-power-cut", k, settings.vertex_cost)
-    bounds = held_by.bounds if held_by is not None else graph._cache.get(cut)
-    if bounds is None:
-        bounds = graph._cache[cut] = shard_ranges(graph.in_offsets, k, settings.vertex_cost)
-    key = held_by.key if held_by is not None else shard_key(graph.fingerprint(), bounds, workers)
-    src_scale, dst_scale, has, arc = linear_factors(graph, system)
-    in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has else arc
-    if getattr(system, "shard_weights", False):  # the arc factors are the shards' weights
-        has, in_coef = True, "shard"
-    b = np.asarray(system.b, np.float64)
-    v = b / b.sum() if n else b
-    dangling = None
-    if getattr(system, "dangling", None) is not None:
-        dangling = _dangling(graph, system)
-        stats["dangling_vertices"] = int(dangling[0].size)
     run = uuid.uuid4().hex
     stats["dask_workers"] = k
     stats["dask_addresses"] = list(workers)
     stats["dask_arcs"] = [int(graph.in_offsets[bounds[i + 1]] - graph.in_offsets[bounds[i]])
                           for i in range(k)]
     stats["dask_vertices"] = [int(bounds[i + 1] - bounds[i]) for i in range(k)]
-    stats["dask_shards_reused"] = True
-    stats["dask_shard_loads"] = 0
-    stats.setdefault("dense_rounds", 0)
+    stats.setdefault("dask_shards_reused", True)
+    stats.setdefault("dask_shard_loads", 0)
+    try:
+        held = _call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
+                     "looking for the shards")
+        if not all(r["has"] for r in held):
+            if held_by(graph) is not None:  # their arcs are nowhere else: load_distributed again
+                held_by(graph).lost([w for w, r in zip(workers, held) if not r["has"]])
+            stats["dask_shards_reused"] = False
+            _load(client, graph, workers, key, bounds, settings, stats)
+        got = _call(client, workers, "start", lambda i: {
+            "key": key, "run": run, "timeout": settings.round_timeout_s,
+            "vectors": _vectors(graph, bounds, i, it, factors, x0)},
+            settings.setup_timeout_s, "starting the run")
+    except BaseException as e:
+        _drop(client, workers, run, getattr(e, "worker", None))
+        raise
+    stats["dask_shard_runs"] = [int(r["runs"]) for r in got]
+    return _Session(list(workers), bounds, key, run, got)
+
+
+def _round(client, it, s, done, settings):
+    """Round ``done + 1`` of session ``s``: one call to every worker with the round's ``c`` and
+    ``σ``; returns the map's ``(bound, delta, diff)`` of it."""
+    prev = s.got
+    c, sd = it.coefficients(prev)
+    s.k += 1
     timeout = settings.round_timeout_s
     # the client waits a little longer than a worker waits for its peers, so that a worker
     # stuck without dying is named by the peers that waited for it
     wait = timeout + max(1.0, 0.1 * timeout)
+    t0 = time.perf_counter()
+    now = _call(client, s.workers, "round", lambda i: {
+        "key": s.key, "run": s.run, "k": s.k, "c": c, "sd": sd, "timeout": timeout},
+        wait, f"round {done + 1}")
+    s.wall += time.perf_counter() - t0
+    s.got = now
+    s.sent += sum(r["sent"] for r in now)
+    s.exchange += [r["exchange"] for r in now]
+    s.busy = np.array([r["busy"] for r in now])
+    return it.bound(prev, now)
 
-    def start():
-        return _call(client, workers, "start", lambda i: {
-            "key": key, "run": run, "timeout": timeout,
-            "vectors": _vectors(graph, bounds, i, v, src_scale, dst_scale, has, in_coef,
-                                dangling)}, settings.setup_timeout_s, "starting the run")
+
+def _gather(client, s, op, settings, what):
+    """Every worker's range of the run's ``x`` (``op``: ``"snapshot"`` keeps the run,
+    ``"answer"`` ends it), concatenated in shard order."""
+    wait = settings.round_timeout_s + max(1.0, 0.1 * settings.round_timeout_s)
+    parts = _call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
+    # in-process workers (inproc comms) hand the wrapper back unserialised
+    return np.concatenate([np.asarray(getattr(p, "data", p), np.float64) for p in parts])
+
+
+def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None,
+          checkpoint_every=None):
+    """Run the power iteration on the cluster's ``workers`` through ``client``; returns (x on the
+    client, converged): for a normalised system ``x`` sums to 1 up to the bound's terms.
+
+    Counters as the CPU engine's (``rounds``, ``dense_rounds``, ``arc_updates``,
+    ``vertex_updates``; rounds redone after a restart count again); ``stats["dask"]``:
+    ``workers``, ``addresses``, ``arcs``, ``vertices`` (of the last cut, after a restart),
+    ``shards_reused``, ``shard_loads``, ``shard_runs``, ``shard_bytes`` (each shard's estimated
+    bytes, :func:`.cluster_checks.shard_bytes`), ``bytes_between_workers``,
+    ``bytes_per_round``, ``exchange_s``, ``idle_share``, ``round_s``, ``time_setup``; with
+    ``checkpoint_every`` (:mod:`.cluster_checkpoint`) ``checkpoint_every``, ``checkpoints``,
+    ``checkpoint_bytes``, ``checkpoint_s``, ``restarts``, ``lost_workers``, ``rounds_redone``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A system the power iteration cannot run; a worker whose ``memory_limit`` is below its
+        shard's estimated bytes (:func:`.cluster_checks.check_memory`, before anything is sent).
+    WorkerLostError
+        A worker lost, or not answering within :attr:`ClusterSettings.round_timeout_s`; with
+        ``checkpoint_every``, only once no worker is left to restart on, or at once for a graph
+        loaded on the workers (:func:`.cluster_handle.refuse_restart`).
+    """
+    settings = current(DEFAULT) if settings is None else settings
+    check_map(graph, system)
+    it = iteration(graph, system, stats)
+    n, m = graph.num_vertices, graph.num_arcs
+    if n == 0:  # the empty answer, exact: no worker needed
+        return it.empty(stats), True
+    t_setup = time.perf_counter()
+    factors = run_factors(graph, system)
+    stats.setdefault("dense_rounds", 0)
+    ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, it.start)
+
+    def begin(live, x0):
+        return _begin(client, graph, it, factors, live, x0, settings, stats)
+    st = {"s": begin(list(workers), None), "done": 0, "sent": 0, "wall": 0.0}
+    stats["dask_time_setup"] = time.perf_counter() - t_setup
+
+    def recover(e):
+        """After ``e`` (a lost worker): a new session from the last checkpoint, or ``e``."""
+        s = st["s"]
+        _drop(client, s.workers, s.run, e.worker)
+        if ckpt is None:
+            raise e
+        refuse_restart(graph, e)  # a graph loaded on the workers cannot be cut again
+        st["sent"] += s.sent
+        st["wall"] += s.wall
+        st["s"], st["done"] = restart(ckpt, e, s.workers, client,
+                                      lambda live, x0: begin(live, it.resume(x0)),
+                                      settings.restart_wait_s, st["done"])
+
+    def step():
+        while True:
+            try:
+                out = _round(client, it, st["s"], st["done"], settings)
+                st["done"] += 1
+                if ckpt is not None and ckpt.due(st["done"], out[0], tol):
+                    t0 = time.perf_counter()
+                    x = _gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
+                    ckpt.keep([x], st["done"], time.perf_counter() - t0)
+                return out
+            except WorkerLostError as e:
+                recover(e)
+
+    rounds = 0
     try:
-        held = _call(client, workers, "has", lambda i: {"key": key}, timeout,
-                     "looking for the shards")
-        if not all(r["has"] for r in held):
-            if held_by is not None:  # their arcs are nowhere else: load_distributed again
-                held_by.lost([w for w, r in zip(workers, held) if not r["has"]])
-            stats["dask_shards_reused"] = False
-            _load(client, graph, workers, key, bounds, settings, stats)
-        got = start()
-        stats["dask_shard_runs"] = [int(r["runs"]) for r in got]
-        stats["dask_time_setup"] = time.perf_counter() - t_setup
-        busy0 = np.array([r["busy"] for r in got])
-        last = {"got": got, "k": 0, "sent": sum(r["sent"] for r in got),
-                "exchange": np.zeros(k), "wall": 0.0, "busy": busy0}
-
-        def step():
-            prev = last["got"]
-            s = sum(r["s"] for r in prev)
-            sd = sum(r["sd"] for r in prev)
-            sx = sum(r["sx"] for r in prev)
-            c = 1.0 - s - sd
-            last["k"] += 1
-            t0 = time.perf_counter()
-            now = _call(client, workers, "round", lambda i: {
-                "key": key, "run": run, "k": last["k"], "c": c, "sd": sd, "timeout": timeout},
-                wait, f"round {last['k']}")
-            last["wall"] += time.perf_counter() - t0
-            last["got"] = now
-            last["sent"] += sum(r["sent"] for r in now)
-            last["exchange"] += [r["exchange"] for r in now]
-            last["busy"] = np.array([r["busy"] for r in now])
-            diff = sum(r["diff"] for r in now)
-            sy = sum(r["sy"] for r in now)
-            floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
-            delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
-            return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
-
-        rounds, converged = driver.power(step, g1=g1, tol=tol, max_iter=max_iter, stats=stats)
-        parts = _call(client, workers, "answer", lambda i: {"run": run}, wait,
-                      "gathering the answer")
+        while True:
+            done, converged = driver.power(step, g1=it.g1, tol=tol, max_iter=max_iter - rounds,
+                                           stats=stats)
+            rounds += done
+            try:
+                x = _gather(client, st["s"], "answer", settings, "gathering the answer")
+                break
+            except WorkerLostError as e:  # restarted: the rounds since the checkpoint again
+                recover(e)
     except BaseException as e:
-        lost = getattr(e, "worker", None)
-        left = [w for w in workers if w != lost]
-        try:  # the workers still reachable forget the run (none waits for the lost one)
-            client.sync(_all, client, left, "drop", lambda i: {"run": run}, 1.0, "dropping")
-        except Exception:
-            pass
+        if not isinstance(e, WorkerLostError):
+            _drop(client, st["s"].workers, st["s"].run)
         raise
-    x = np.concatenate([np.asarray(p, np.float64) for p in parts])
+    s = st["s"]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
     stats["vertex_updates"] += rounds * n
-    r = max(rounds, 1)
-    wall, busy = last["wall"], last["busy"] - busy0
-    stats["dask_bytes_between_workers"] = int(last["sent"])
-    stats["dask_bytes_per_round"] = int(last["sent"]) // (rounds + 1)
-    stats["dask_exchange_s"] = [float(e) / r for e in last["exchange"]]
-    stats["dask_round_s"] = wall / r
-    stats["dask_idle_share"] = [max(0.0, 1.0 - float(bz) / wall) if wall > 0 else 0.0
+    if ckpt is not None:
+        ckpt.record(stats)
+    sent, wall, busy = st["sent"] + s.sent, st["wall"] + s.wall, s.busy - s.busy0
+    stats["dask_bytes_between_workers"] = int(sent)
+    stats["dask_bytes_per_round"] = int(sent) // (rounds + 1)
+    stats["dask_exchange_s"] = [float(e) / max(s.k, 1) for e in s.exchange]
+    stats["dask_round_s"] = wall / max(rounds, 1)
+    stats["dask_idle_share"] = [max(0.0, 1.0 - float(bz) / s.wall) if s.wall > 0 else 0.0
                                 for bz in busy]
-    return x.view(SumNormalized), converged
+    return it.answer(x), converged
 
 
 def prepare(req):
@@ -320,4 +386,5 @@ def prepare(req):
     argument that solves ``req`` on the plan's cluster."""
     p = req.plan.placement
     return lambda: solve(req.graph, req.system, client=p.client, workers=list(p.workers),
-                         tol=req.tol, max_iter=req.max_iter, stats=req.stats)
+                         tol=req.tol, max_iter=req.max_iter, stats=req.stats,
+                         checkpoint_every=req.option("checkpoint_every"))

@@ -42,6 +42,8 @@ from distributed.protocol import to_serialize
 from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
+from ...runtime.cpu_tasks import task_cuts
+from .cluster_maps import weighted_sums, weighted_sums_serial
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
@@ -50,7 +52,7 @@ __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
 _MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
-OPS = ("has", "load", "start", "round", "answer", "drop", "mail", "release")
+OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail", "release")
 
 
 class Shard:
@@ -97,7 +99,7 @@ class Shard:
 class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
-    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg):
+    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
         if isinstance(coef, str) and coef == "shard":  # the weights the shard was built with
@@ -110,7 +112,9 @@ class RunState:
         self.d = self.v if d is None else np.ascontiguousarray(d, np.float64)
         self.didx = np.ascontiguousarray(didx, np.int64)
         self.dg = np.ascontiguousarray(dg, np.float64)
-        self.x = self.v.copy()
+        self.x = self.v.copy() if x0 is None else np.array(x0, np.float64)  # a checkpoint
+        # the affine map's dual weights (cluster_maps.Affine), None elsewhere
+        self.zw = None if zw is None else np.ascontiguousarray(zw, np.float64)
         self.y = np.empty(n, np.float64)
         self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
         b, i = shard.base, shard.index
@@ -118,7 +122,9 @@ class RunState:
         self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
         np.multiply(self.src_scale, self.x, out=self.z_own)
         self.pull = pick(_pull, _pull_serial, shard.arcs)
+        self.cuts = task_cuts(shard.off)
         self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
+        self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
         self.busy = 0.0
 
 
@@ -228,7 +234,7 @@ class PowerShards(WorkerPlugin):
 
         def pull():
             t = time.perf_counter()
-            s = r.pull(shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
+            s = r.pull(r.cuts, shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
             sd = _gather_sum(r.didx, r.dg, r.x)
             sx = float(r.x.sum())
             r.busy += time.perf_counter() - t
@@ -279,7 +285,8 @@ class PowerShards(WorkerPlugin):
         return {"loads": self.loads, "arcs": shard.arcs, "vertices": shard.v1 - shard.v0}
 
     async def _start(self, key=None, run=None, vectors=None, timeout=60.0):
-        """Start run ``run`` on graph ``key``'s shard: ``x = v``, the first exchange and pull."""
+        """Start run ``run`` on graph ``key``'s shard: ``x = v`` (or the checkpoint
+        ``vectors["x0"]``), the first exchange and pull."""
         shard = self.shards.get(key)
         if shard is None:
             raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
@@ -304,17 +311,25 @@ class PowerShards(WorkerPlugin):
             diff, sy = r.teleport(r.y, r.v, float(c), r.d, float(sd), r.x)
             r.x, r.y = r.y, r.x
             np.multiply(r.src_scale, r.x, out=r.z_own)
+            out = {"diff": float(diff), "sy": float(sy)}
+            if r.zw is not None:  # the affine map's dual route: its weighted sums
+                p1, p2 = r.weighted(r.zw, r.x, r.y)
+                out.update(p1=float(p1), p2=float(p2))
             r.busy += time.perf_counter() - t
-            return float(diff), float(sy)
-        diff, sy = await self._compute(teleport)
+            return out
+        sums = await self._compute(teleport)
         return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
-                                     diff=diff, sy=sy)
+                                     **sums)
 
     async def _answer(self, run=None):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
         r = self._run(run)
         self.runs.pop(run, None)
         return to_serialize(r.x)
+
+    async def _snapshot(self, run=None):
+        """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
+        return to_serialize(self._run(run).x.copy())
 
     async def _release(self, key=None):
         """Forget graph ``key``'s shard, pinned or not; whether it was held."""

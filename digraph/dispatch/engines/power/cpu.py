@@ -64,6 +64,7 @@ through ``2 |Σx_k − 1|``, with its computed sum's rounding added.
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -74,8 +75,10 @@ from ... import driver
 from ....numeric import neumaier_add
 from ....smx.cpu.serial import pick, serial_twin
 from ...convergence import ROUNDING_MARGIN, quick_contraction
+from ...runtime.cpu_tasks import arc_tasks
 from ...systems import linear_factors, stored_field
 from .cpu_anderson import Starting, anderson_rounds
+from .cpu_sweeps import Factors, sweep_rounds
 
 __all__ = ["solve", "applies", "PowerSettings", "DEFAULT"]
 
@@ -90,6 +93,12 @@ class PowerSettings:
 
     Attributes
     ----------
+    accelerator : {"gauss-seidel", "anderson", "none"}
+        What speeds the rounds up once the plain rate slows (``anderson_from_ratio``):
+        Gauss–Seidel sweeps, each checked by a power round when it looks converged
+        (:mod:`.cpu_sweeps`), Anderson's mixes (:mod:`.cpu_anderson`, with
+        ``anderson_memory``), or nothing (the plain iteration).  Either way the answer is a
+        power step and the stop its bound.
     anderson_memory : int
         Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
         many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
@@ -114,6 +123,7 @@ class PowerSettings:
         cost about a third of the pull.  ``inf`` always compensates (the ablation).
     """
 
+    accelerator: str = "gauss-seidel"
     anderson_memory: int = 4
     probe_rounds: int = 12
     anderson_from_ratio: float = 0.5
@@ -124,19 +134,23 @@ DEFAULT = register(PowerSettings())
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pull(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
-    """``out = diag(dst_scale) · Aᵀ-pull of z`` (``z = src_scale ∘ x``); returns ``Σ out``."""
-    n = out.size
+def _pull(cuts, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+    """``out = diag(dst_scale) · Aᵀ-pull of z`` (``z = src_scale ∘ x``); returns ``Σ out``.
+    ``cuts``: the vertex ranges of about equal in-arcs a task takes
+    (:func:`~digraph.dispatch.runtime.cpu_tasks.arc_tasks`)."""
     total = 0.0
-    for v in prange(n):
-        acc = 0.0
-        comp = 0.0
-        for k in range(in_offsets[v], in_offsets[v + 1]):
-            acc, comp = neumaier_add(acc, comp,
-                                     (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
-        y = dst_scale[v] * (acc + comp)
-        out[v] = y
-        total += y
+    for t in prange(cuts.size - 1):
+        part = 0.0
+        for v in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            comp = 0.0
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                acc, comp = neumaier_add(acc, comp,
+                                         (in_coef[k] if has_coef else 1.0) * z[in_sources[k]])
+            y = dst_scale[v] * (acc + comp)
+            out[v] = y
+            part += y
+        total += part
     return total
 
 
@@ -144,26 +158,30 @@ _pull_serial = serial_twin(_pull)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pull_plain(in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
+def _pull_plain(cuts, in_offsets, in_sources, in_coef, has_coef, z, dst_scale, out):
     """``out`` as :func:`_pull`, each entry a plain sum; returns (``Σ out``, ``E = Σ_v (deg_v
     + 2)·out_v``, the rounding weight of the module text)."""
-    n = out.size
     total = 0.0
     weight = 0.0
-    for v in prange(n):
-        acc = 0.0
-        lo = in_offsets[v]
-        hi = in_offsets[v + 1]
-        if has_coef:
-            for k in range(lo, hi):
-                acc += in_coef[k] * z[in_sources[k]]
-        else:
-            for k in range(lo, hi):
-                acc += z[in_sources[k]]
-        y = dst_scale[v] * acc
-        out[v] = y
-        total += y
-        weight += (hi - lo + 2) * y
+    for t in prange(cuts.size - 1):
+        part = 0.0
+        part_w = 0.0
+        for v in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            lo = in_offsets[v]
+            hi = in_offsets[v + 1]
+            if has_coef:
+                for k in range(lo, hi):
+                    acc += in_coef[k] * z[in_sources[k]]
+            else:
+                for k in range(lo, hi):
+                    acc += z[in_sources[k]]
+            y = dst_scale[v] * acc
+            out[v] = y
+            part += y
+            part_w += (hi - lo + 2) * y
+        total += part
+        weight += part_w
     return total, weight
 
 
@@ -338,6 +356,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         def pull(*args):
             return compensated(*args), 0.0
     zbuf = np.empty(n, np.float64)
+    cuts = arc_tasks(graph)
 
     def power_round(x, y, sx, z=None, record=None):
         """``y ← G(x)``: (bound, delta, diff, rounding floor of the round); ``z``: ``src_scale ∘
@@ -345,7 +364,8 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         Anderson's record (instead of :func:`_teleport`)."""
         if z is None:
             z = np.multiply(src_scale, x, out=zbuf)
-        s, weight = pull(graph.in_offsets, graph.in_sources, in_coef, has_arc, z, dst_scale, y)
+        s, weight = pull(cuts, graph.in_offsets, graph.in_sources, in_coef, has_arc, z,
+                         dst_scale, y)
         sd = _gather_sum(d_idx, d_g, x)  # σ = gᵀx, the mass sent along d (0.0 without)
         c = 1.0 - s - sd
         diff, sy = teleport(y, v, c, d, sd, x) if record is None else record(y, c, sd)
@@ -359,8 +379,13 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         state[0], state[1] = y, x
         return bound, delta, diff
 
-    memory = max(int(settings.anderson_memory), 0) if n else 0
-    window = settings.probe_rounds if (trip is not None and memory) else None
+    accel = settings.accelerator
+    if accel not in ("gauss-seidel", "anderson", "none"):
+        raise InvalidParameterError(f"PowerSettings.accelerator={accel!r}: one of "
+                                    "'gauss-seidel', 'anderson', 'none'")
+    memory = max(int(settings.anderson_memory), 0) if (n and accel == "anderson") else 0
+    sweeps = bool(n) and accel == "gauss-seidel"
+    window = settings.probe_rounds if (trip is not None and (memory or sweeps)) else None
     stats["power_anderson"] = 0  # the memory once Anderson starts recording (anderson_rounds)
     stats["anderson_mixes"] = 0
     stats["anderson_restarts"] = 0
@@ -368,11 +393,18 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
         step = anderson_rounds(state, power_round, memory, window or 0, g1, tol, n, stats, v,
                                 d, src, settings.anderson_from_ratio)
+    elif sweeps:
+        factors = Factors(graph, src_scale, dst_scale, in_coef, has_arc,
+                          _column_sums(graph, system), d_idx, d_g)
+        step = sweep_rounds(state, power_round, graph,
+                            (cuts, graph.in_offsets, graph.in_sources, in_coef, has_arc,
+                             dst_scale), factors, window or 0, g1, tol, n, stats, v, d,
+                            src_scale, settings.anderson_from_ratio, numba.get_num_threads())
 
     if n == 0:
         rounds, converged = 0, True
     else:
-        if judge is not None and memory and trip is not None:
+        if judge is not None and (memory or sweeps) and trip is not None:
             judge = Starting(judge, step.begin)
         else:
             judge = None
@@ -381,7 +413,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
     x = state[0]
     stats["rounds"] += rounds
     stats["dense_rounds"] += rounds
-    stats["arc_updates"] += rounds * graph.num_arcs
+    stats["arc_updates"] += (rounds + stats.get("power_checks", 0)) * graph.num_arcs
     stats["vertex_updates"] += rounds * n
     if n == 0:
         stats["error_bound"] = 0.0

@@ -26,6 +26,7 @@ from ....smx.cpu import bsp as K
 from ... import driver
 from ....numeric import neumaier_add
 from ...convergence import certified_bound, linear_contraction
+from ...runtime.cpu_tasks import arc_tasks
 from ...systems import linear_factors, monotone_arrays, monotone_start, undirected_adjacency
 
 __all__ = ["solve", "BspSettings", "DEFAULT"]
@@ -218,9 +219,9 @@ class _LinearRounds:
             if self.send is None:
                 self.send = np.empty(self.x.size, np.float64)
                 self.new_delta = np.empty(self.x.size, np.float64)
-            K.linear_dense_round(g.in_offsets, g.in_sources, self.in_coef, self.has_coef,
-                                 self.src_scale, self.dst_scale, self.delta, self.x, theta,
-                                 self.send, self.new_delta)
+            K.linear_dense_round(arc_tasks(g), g.in_offsets, g.in_sources, self.in_coef,
+                                 self.has_coef, self.src_scale, self.dst_scale, self.delta,
+                                 self.x, theta, self.send, self.new_delta)
             self.delta, self.new_delta = self.new_delta, self.delta
             stats["arc_updates"] += m
             stats["dense_rounds"] += 1
@@ -278,9 +279,10 @@ class _MonotoneRounds:
     def step(self):
         g, stats, m = self.graph, self.stats, self.graph.num_arcs
         if self.vol * self.divisor > m:
-            improved = K.monotone_dense_round(g.in_offsets, g.in_sources, self.in_value,
-                                              self.has_value, self.op, self.combine, self.x,
-                                              self.act, self.new_x, self.new_act)
+            improved = K.monotone_dense_round(arc_tasks(g), g.in_offsets, g.in_sources,
+                                              self.in_value, self.has_value, self.op,
+                                              self.combine, self.x, self.act, self.new_x,
+                                              self.new_act)
             self.x, self.new_x = self.new_x, self.x
             self.act, self.new_act = self.new_act, self.act
             stats["arc_updates"] += m

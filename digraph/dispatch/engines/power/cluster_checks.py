@@ -1,0 +1,102 @@
+"""The cluster placement's pre-flight checks: what the workers of a Dask cluster must have before
+a run sends them anything (:mod:`.cluster`, :func:`digraph.checks.check_cluster`).
+
+* :func:`gpu_workers`: which workers see a CUDA device (asked of the workers themselves with
+  ``client.run``), for the error of ``device="cuda"`` with ``cluster=``: the cluster placement
+  runs on its workers' CPUs only so far, and the error says so and names the workers that have
+  no GPU;
+* :func:`shard_bytes` and :func:`check_memory`: each worker's ``memory_limit`` (the scheduler's
+  record of it; 0 or None is no limit) against an estimate of the bytes its shard and the run's
+  vectors take there, checked after the cut and before any shard is loaded.
+
+The workers' side (:func:`sees_gpu`) is a plain function of this module, which every worker
+imports as ``digraph`` is installed there.
+"""
+
+import numpy as np
+
+from ....errors import InvalidParameterError
+
+__all__ = ["sees_gpu", "gpu_workers", "shard_bytes", "check_memory", "RUN_VECTORS"]
+
+#: the per-vertex float64 vectors a run keeps on a worker, besides the shard's offsets: ``x``,
+#: ``y``, the teleport or ``b`` vector, the dangling vector, ``src_scale``, ``dst_scale`` and the
+#: bound's weights (:class:`.cluster_worker.RunState`)
+RUN_VECTORS = 7
+
+
+def sees_gpu():
+    """On a worker: the number of CUDA devices this process sees (0 without CUDA, numba-cuda or
+    a device).  Never raises."""
+    try:
+        from numba import cuda
+        return len(cuda.gpus) if cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+def gpu_workers(client, workers, timeout=10.0):
+    """``{address: number of CUDA devices it sees}`` for ``workers``, asked of each with
+    ``client.run`` (a worker that does not answer within ``timeout`` s counts 0)."""
+    import asyncio
+
+    async def ask():
+        return await asyncio.wait_for(client._run(sees_gpu, workers=list(workers),
+                                                  on_error="return"), timeout)
+    try:
+        got = client.sync(ask)
+    except Exception:
+        return {w: 0 for w in workers}
+    return {w: int(got[w]) if isinstance(got.get(w), (int, np.integer)) else 0
+            for w in workers}
+
+
+def shard_bytes(in_offsets, bounds, has_coef):
+    """The estimated bytes of each worker's shard and run vectors, an int64 array (one a shard).
+
+    For shard ``i`` of ``n_i`` vertices and ``m_i`` in-arcs, in a graph of ``n`` vertices::
+
+        8 · (m_i · (1 + a) + (n_i + 1) + RUN_VECTORS · n_i + min(m_i, n − n_i))
+
+    the in-arcs' sources (8 bytes each as they arrive), their factors (``a`` = 1 when the system
+    has arc factors, else 0), the row offsets, the run's per-vertex vectors
+    (:data:`RUN_VECTORS` of them) and the entries of the other ranges it reads (at most one an
+    in-arc, at most the other ranges' vertices).  A lower estimate, not a peak: the worker's own
+    memory and Python's objects come on top.
+    """
+    b = np.asarray(bounds, np.int64)
+    off = np.asarray(in_offsets, np.int64)
+    n = int(b[-1])
+    nv = np.diff(b)
+    m = off[b[1:]] - off[b[:-1]]
+    a = 1 if has_coef else 0
+    return 8 * (m * (1 + a) + (nv + 1) + RUN_VECTORS * nv + np.minimum(m, n - nv))
+
+
+def memory_limits(client, workers):
+    """``{address: memory_limit in bytes or 0}`` from the scheduler's record of the workers (0 or
+    None: no limit)."""
+    info = client.scheduler_info().get("workers", {})
+    return {w: int(info.get(w, {}).get("memory_limit") or 0) for w in workers}
+
+
+def check_memory(client, workers, in_offsets, bounds, has_coef):
+    """Raise :class:`InvalidParameterError` naming each worker whose ``memory_limit`` is smaller
+    than its shard's estimated bytes (:func:`shard_bytes`); workers without a limit pass.
+    Returns the estimates (a list of int, one a worker)."""
+    need = shard_bytes(in_offsets, bounds, has_coef)
+    limits = memory_limits(client, workers)
+    short = [(w, limits[w], int(need[i])) for i, w in enumerate(workers)
+             if limits[w] and limits[w] < need[i]]
+    if short:
+        said = "; ".join(f"worker {w} has memory_limit {_mib(lim)} but its shard needs about "
+                         f"{_mib(est)}" for w, lim, est in short)
+        raise InvalidParameterError(
+            f"cluster=: {said} (in-arcs, offsets and the run's vectors; nothing was loaded). "
+            "Start workers with a larger memory_limit, or more workers so that each shard is "
+            "smaller")
+    return [int(x) for x in need]
+
+
+def _mib(nbytes):
+    return f"{nbytes / 2**20:.2f} MiB ({nbytes:,} bytes)"

@@ -1,0 +1,141 @@
+"""Gauss–Seidel sweeps as the CPU power iteration's accelerator (:mod:`.cpu`,
+:attr:`~.cpu.PowerSettings.accelerator` ``"gauss-seidel"``): the round function that sweeps the
+iterate in place (:func:`digraph.smx.cpu.gauss_seidel.sweep`) once the plain rounds slow down,
+and ends with a power round ``G(x)`` of the swept iterate, whose bound is the stop.
+
+The bound of :mod:`.cpu` holds for the power step of any non-negative ``x``: the answer is
+always such a step, so the sweeps need no bound of their own.  They are cheaper than Anderson's
+mixed rounds (a sweep is one pass over the arcs, with no record or mix pass over the
+difference rings) and converge about as fast on graphs of one giant component, where the plain
+rate is slow (``benchmarks/proto_gauss_seidel.py``).
+
+When to check.  A sweep's ``‖Δx‖₁`` estimates the power step's difference; once ``γ1 ‖Δx‖₁ /
+(1 − γ1)`` times the ratio learnt at the last check (1 at first) is within ``tol``, the sweep's
+iterate is normalised and a power round run: its bound ends the run, or the next sweeps start
+from its ``G(x)`` and the ratio of the check's difference to the sweep's is learnt.  A sweep
+whose difference does not fall below the last one's (the rounding floor, or a stall) is checked
+too, so that the stop's floor rule (:func:`~digraph.dispatch.convergence.power_stop`) reads the
+power rounds' differences and rounding.
+"""
+
+import numpy as np
+
+from ....smx.cpu import gauss_seidel as K
+from ....smx.cpu.serial import pick
+
+__all__ = ["sweep_rounds", "Factors"]
+
+
+class Factors:
+    """What a sweep needs of the system besides the pull's arrays: the diagonal ``A_ww`` (the
+    self-loops' coefficients), the column sums of ``A`` and the dense dangling scale ``g``."""
+
+    def __init__(self, graph, src_scale, dst_scale, in_coef, has_coef, colsum, d_idx, d_g):
+        n = graph.num_vertices
+        src = graph.arc_sources
+        tgt = graph.out_targets
+        loops = np.flatnonzero(src == tgt)
+        diag = np.zeros(n, np.float64)
+        if loops.size:
+            w = tgt[loops]
+            coef = np.ones(loops.size)
+            if has_coef:  # in_coef is in in-arc order: its arc's coefficient by arc id
+                coef = np.empty(graph.num_arcs)
+                coef[graph.in_arcs] = in_coef
+                coef = coef[loops]
+            np.add.at(diag, w, coef * np.broadcast_to(src_scale, (n,))[w]
+                      * np.broadcast_to(dst_scale, (n,))[w])
+        self.diag = diag
+        self.colsum = np.ascontiguousarray(colsum, np.float64)
+        self.gvec = np.zeros(n, np.float64)
+        self.gvec[d_idx] = d_g
+        self.ok = bool(n == 0 or diag.max() < 1.0)
+
+
+def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, n, stats, v, d,
+                 src_scale, from_ratio, threads):
+    """The round function (``driver.power``'s ``step``) of the power iteration accelerated by
+    Gauss–Seidel sweeps.
+
+    Rounds are plain power rounds (``power_round``, the probe's rounds) until the first round
+    ``k ≥ max(3, start)`` whose difference exceeds ``from_ratio · γ1`` times the previous one
+    (as Anderson's start, :func:`~.cpu_anderson.anderson_rounds`); from the next round on each
+    round is a sweep, or a sweep and the power round that checks it (see the module text).
+    When the first round's rounding floor alone exceeds ``tol / 8`` the sweeps are off for the
+    run (the floor detection of :func:`~digraph.dispatch.convergence.power_stop` reads the
+    power rounds' differences).  ``stats``: ``power_sweeps``, ``power_checks``."""
+    cuts_all = pull_args[0]
+    q = max(1, (cuts_all.size - 1) // max(int(threads), 1))
+    cuts = np.ascontiguousarray(cuts_all[::q]) if (cuts_all.size - 1) % q == 0 else cuts_all
+    offsets, sources, in_coef, has_coef, dst_scale = pull_args[1:]
+    kernel = pick(K.sweep, K.sweep_serial, graph.num_arcs)
+    parts = np.zeros((cuts.size - 1, K.PARTS))
+    z = np.empty(n)
+    zs = np.empty(n)
+    src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
+    dst = np.ascontiguousarray(np.broadcast_to(np.asarray(dst_scale, np.float64), (n,)))
+    rnd = {"k": 0, "on": factors.ok, "sweeping": False, "last": None, "start": start,
+           "ratio": 1.0, "sums": None, "swept": None}
+    stats["power_sweeps"] = 0
+    stats["power_checks"] = 0
+
+    def sums_of(x):
+        return K.sums(x, factors.colsum, factors.gvec)
+
+    def plain():
+        x, y = state
+        bound, delta, diff, floor = power_round(x, y, float(x.sum()))
+        state[0], state[1] = y, x
+        return bound, delta, diff, floor
+
+    def step():
+        rnd["k"] += 1
+        k = rnd["k"]
+        if not rnd["sweeping"]:
+            bound, delta, diff, floor = plain()
+            if k == 1 and floor / (1.0 - g1) > tol / 8:
+                rnd["on"] = False
+            last, rnd["last"] = rnd["last"], diff
+            if rnd["on"] and k >= max(rnd["start"], 3 if from_ratio > 0 else 1) \
+                    and (from_ratio <= 0 or diff > from_ratio * g1 * last):
+                rnd["sweeping"] = True
+                rnd["sums"] = None
+            return bound, delta, diff
+        x = state[0]
+        if rnd["sums"] is None:  # the sweeps start from a power round's G(x)
+            np.multiply(src, x, out=z)
+            rnd["sums"] = sums_of(x)
+        sx, sa, sg = rnd["sums"]
+        c = sx - sa - sg
+        zs[:] = z
+        kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, factors.diag,
+               factors.colsum, factors.gvec, v, d, c, sg, x, z, zs, parts)
+        tot = parts.sum(axis=0)
+        stats["power_sweeps"] += 1
+        diff, sx = float(tot[0]), float(tot[1])
+        rnd["sums"] = (sx, float(tot[2]), float(tot[3]))
+        rel = diff / max(sx, 1e-300)
+        est = g1 * rel / (1.0 - g1) * rnd["ratio"]
+        stalled = rnd["swept"] is not None and rel >= rnd["swept"]
+        rnd["swept"] = rel
+        if (est > tol or not np.isfinite(est)) and not stalled:
+            return max(est, np.nextafter(tol, np.inf)), 0.0, rel
+        # check: the swept iterate, normalised, and its power round G(x)
+        if sx > 0.0 and np.isfinite(sx):
+            x /= sx
+        stats["power_checks"] += 1
+        bound, delta, pdiff, _ = plain()
+        if bound > tol:
+            rnd["ratio"] = max(rnd["ratio"], pdiff / max(rel, 1e-300))
+            rnd["sums"] = None
+            rnd["swept"] = None
+        return bound, delta, pdiff
+
+    def begin(k):
+        """Sweep from the next round on (a probe's judge)."""
+        rnd["start"] = k
+        rnd["sweeping"] = rnd["on"]
+        rnd["sums"] = None
+
+    step.begin = begin
+    return step

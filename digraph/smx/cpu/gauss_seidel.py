@@ -1,0 +1,102 @@
+"""The Gauss–Seidel sweep of the CPU power iteration's accelerator (the engine is
+:mod:`digraph.dispatch.engines.power.cpu_sweeps`).
+
+For the Google-matrix map ``M x = A x + σ(x)·d + c(x)·v`` with ``σ(x) = gᵀx`` (the dangling
+mass) and ``c(x) = Σx − Σ_u colsum(A)_u x_u − σ(x)`` (what the teleport puts back; ``M`` keeps
+``Σx``), a sweep updates every vertex ``w`` in place, in vertex order,
+
+    x_w ← ((A x)_w − A_ww x_w + c·v_w + σ·d_w) / (1 − A_ww),
+
+reading the values of the vertices before ``w`` already swept (Gauss–Seidel, the method of
+PRPACK: D. F. Gleich, "PRPACK", and Langville and Meyer, *Google's PageRank and Beyond*, 2006,
+§8.4), and solving each vertex's own self-loop ``A_ww`` exactly; ``c`` and ``σ`` are those of
+the iterate at the sweep's start.  The fixed point is ``M``'s.  On several threads the vertices
+are cut into one range of about equal in-arcs a task: a task reads its own range's new values
+and the others' values of the sweep's start (``zs``, block Jacobi between the ranges, Gauss–Seidel
+within each), so the sweep's values do not depend on the threads' timing.
+
+A sweep writes ``x`` and ``z = src_scale ∘ x`` (what the pulls read) and returns, per task, the
+sums of the new iterate the next sweep's ``c`` and ``σ`` need and ``‖x_new − x_old‖₁``.  The
+sweeps carry no error bound: the engine's stop is a power round ``G(x)`` of the swept iterate.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .serial import serial_twin
+
+__all__ = ["sweep", "sweep_serial", "sums", "PARTS"]
+
+PARTS = 4
+"""Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx``, ``Σ colsum·x``, ``Σ g·x``."""
+
+
+@njit(cache=True, nogil=True)
+def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag,
+                 colsum, gvec, v, d, c, sd, x, z, zs, out):
+    diff = 0.0
+    sx = 0.0
+    sa = 0.0
+    sg = 0.0
+    span = np.uint64(hi - lo)
+    whole = lo == 0 and hi == x.size
+    for w in range(lo, hi):
+        acc = 0.0
+        if whole:  # one task: every source is read as swept so far
+            if has_coef:
+                for k in range(in_offsets[w], in_offsets[w + 1]):
+                    acc += in_coef[k] * z[in_sources[k]]
+            else:
+                for k in range(in_offsets[w], in_offsets[w + 1]):
+                    acc += z[in_sources[k]]
+        elif has_coef:
+            for k in range(in_offsets[w], in_offsets[w + 1]):
+                u = in_sources[k]
+                acc += in_coef[k] * (z[u] if np.uint64(u - lo) < span else zs[u])
+        else:
+            for k in range(in_offsets[w], in_offsets[w + 1]):
+                u = in_sources[k]
+                acc += z[u] if np.uint64(u - lo) < span else zs[u]
+        a = diag[w]
+        old = x[w]
+        new = (dst_scale[w] * acc - a * old + c * v[w] + sd * d[w]) / (1.0 - a)
+        if new < 0.0:  # rounding near 0 (the exact value is >= 0)
+            new = 0.0
+        x[w] = new
+        z[w] = src_scale[w] * new
+        diff += abs(new - old)
+        sx += new
+        sa += colsum[w] * new
+        sg += gvec[w] * new
+    out[0] = diff
+    out[1] = sx
+    out[2] = sa
+    out[3] = sg
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def sweep(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag, colsum,
+          gvec, v, d, c, sd, x, z, zs, parts):
+    """One sweep over the ranges ``cuts`` (one a task; ``zs``: a copy of ``z`` at the sweep's
+    start, read for the other ranges' sources); ``parts[t]`` gets task ``t``'s :data:`PARTS`
+    sums."""
+    for t in prange(cuts.size - 1):
+        _sweep_range(cuts[t], cuts[t + 1], in_offsets, in_sources, in_coef, has_coef, src_scale,
+                     dst_scale, diag, colsum, gvec, v, d, c, sd, x, z, zs, parts[t])
+
+
+sweep_serial = serial_twin(sweep)
+
+
+@njit(cache=True, nogil=True)
+def sums(x, colsum, gvec):
+    """(``Σx``, ``Σ colsum·x``, ``Σ g·x``) of an iterate, as a sweep's :data:`PARTS` give them of
+    the one it made."""
+    sx = 0.0
+    sa = 0.0
+    sg = 0.0
+    for i in range(x.size):
+        sx += x[i]
+        sa += colsum[i] * x[i]
+        sg += gvec[i] * x[i]
+    return sx, sa, sg
