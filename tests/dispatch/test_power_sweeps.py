@@ -120,3 +120,20 @@ def test_digraph_run_says_which_accelerator_ran():
     with pytest.raises(digraph.errors.InvalidParameterError, match="accelerator"):
         digraph.run(g, "pagerank", mode="power",
                     settings=[power.PowerSettings(accelerator="jacobi")])
+
+
+def test_a_ring_is_solved_by_the_sweeps_within_the_probe_s_judged_rounds():
+    # one directed ring with a few chords: |lambda2| near 1, the probe trips; sweeps in vertex
+    # order follow the ring, and the run ends in power before its judge has to decide
+    from digraph.dispatch import route
+    n = 3000
+    rng = np.random.default_rng(5)
+    ring = np.arange(n)
+    g = Graph.from_arrays(np.concatenate([ring, rng.integers(0, n, 30)]),
+                          np.concatenate([(ring + 1) % n, rng.integers(0, n, 30)]), num_vertices=n)
+    with using(route.RouteSettings(probe_margin=np.inf)):  # a judge that never goes on
+        r = digraph.run(g, "pagerank", tol=1e-9)
+    s = r.stats
+    assert s["mode"] == "power" and s["probe_rounds"] >= 3 and s["route"]["steps"] == []
+    assert s["rounds"] < s["probe_rounds"] + route.DEFAULT.probe_judge_rounds
+    assert np.abs(r.values - _exact(g)).sum() <= s["error_bound"] <= 1e-9
