@@ -23,6 +23,8 @@ with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exi
     from .algorithms import Algorithm
     from .graph import Graph
     from .io import load
+    from .io.distributed import DistributedGraph, load_distributed
+    from .io.distributed_write import write_parquet
     from .paths import PathSet
     # the function; the package stays importable as digraph.preprocess.*
     from .preprocess import preprocess
@@ -32,7 +34,8 @@ with interrupts.command_line_import():  # Ctrl-C while `digraph ...` starts: exi
 
 from .version import __version__  # noqa: E402
 
-__all__ = ["Graph", "load", "run", "preprocess", "PathSet", "Result", "RunStats", "Algorithm",
-           "algorithms", "bfs", "components", "errors", "traversal", "warmup", "__version__"]
+__all__ = ["Graph", "load", "load_distributed", "DistributedGraph", "write_parquet", "run",
+           "preprocess", "PathSet", "Result", "RunStats", "Algorithm", "algorithms",
+           "bfs", "components", "errors", "traversal", "warmup", "__version__"]
 
 compiling.seconds()  # count Numba's compilation, and say so on a fresh install, from the start

@@ -47,6 +47,7 @@ EXAMPLES = """examples:
   digraph run pagerank web.txt.gz --mode path --cache web.paths --progress
   zcat web.txt.gz | digraph run pagerank - --top 5
   digraph run pagerank graph.dat --format tsv
+  digraph run pagerank 'arcs/*.parquet' --scheduler tcp://10.0.0.5:8786 --out ranks.parquet
   digraph preprocess web.txt.gz -o web.paths
   digraph info web.paths
   digraph warmup --mode scc --mode power
@@ -103,6 +104,14 @@ def build_parser():
                    help="write every vertex's value: .csv (vertex,value), .npy, or .parquet "
                         "(needs pyarrow)")
     r.add_argument("--stats", help="write the run statistics as JSON")
+    r.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on the workers of the Dask cluster whose scheduler is at ADDRESS "
+                        "(tcp://host:8786; pagerank, needs the 'cluster' extra); an INPUT that "
+                        "is a folder, a glob or a .parquet file is read by the workers, and "
+                        "--out NAME.parquet is then a folder of one file a worker")
+    r.add_argument("--columns", metavar="SRC,DST[,WEIGHT]",
+                   help="with --scheduler, for an INPUT read by the workers: its source, target "
+                        "and optional weight columns (default src,dst)")
     r.add_argument("--allow-unconverged", action="store_true",
                    help="when max_iter rounds do not reach tol, write the partial answer with a "
                         "warning (exit 0) instead of failing")

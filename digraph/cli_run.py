@@ -103,28 +103,52 @@ def _write_parquet(f, path, ids, values):
 
 
 def run_command(args, out, progress):
+    """``digraph run``: the options checked, then the run (on the cluster at ``--scheduler``,
+    when given: :mod:`digraph.cli_cluster`)."""
+    _check_numbers(args)  # before any work, as the paths below
+    _check_paths(args)  # before any work, not after the run
+    if args.columns is not None and not args.scheduler:
+        from .errors import InvalidParameterError
+        raise InvalidParameterError("--columns names the columns the workers read: it goes "
+                                    "with --scheduler")
+    if not args.scheduler:
+        return _run(args, out, progress, None)
+    from .cli_cluster import close, connect
+    progress.start(f"connecting to the Dask scheduler at {args.scheduler}")
+    client = connect(args.scheduler)
+    progress.end(f"{len(client.nthreads())} workers")
+    try:
+        return _run(args, out, progress, client)
+    finally:
+        close(client)  # the shards the command loaded on the workers released
+
+
+def _run(args, out, progress, client):
     import digraph
 
     from .preprocess.cli import load_input
 
-    _check_numbers(args)  # before any work, as the paths below
     params = {}
     seeds = None if args.seeds is None else _seeds(args.seeds)
     if args.alpha is not None:
         params["alpha"] = args.alpha
     if args.beta is not None:
         params["beta"] = args.beta
-    _check_paths(args)  # before any work, not after the run
     stdin = args.input == "-"
     if stdin and stream_isatty(sys.stdin):
         progress.note("reading the graph from the terminal: type its lines, then Ctrl-D")
     progress.start(f"loading {'standard input' if stdin else args.input}")
     from .compiling import seconds as compile_seconds
     c0, t0 = compile_seconds(), time.perf_counter()
-    graph = load_input(args.input, args.format, args.num_vertices, args.header)
+    from . import cli_cluster
+    on_workers = client is not None and cli_cluster.read_by_workers(args.input, args.format)
+    if on_workers:  # read by the workers, never by this process
+        graph = cli_cluster.load(args, client)
+    else:
+        graph = load_input(args.input, args.format, args.num_vertices, args.header)
     c_load = compile_seconds() - c0  # the reader's kernels, on a fresh install
     t_load = time.perf_counter() - t0
-    names = graph.vertex_ids.dtype == object
+    names = not on_workers and graph.vertex_ids.dtype == object
     progress.end(f"{graph.num_vertices:,} vertices, {graph.num_arcs:,} arcs"
                  + (", vertex names" if names else ""))
     if args.source is not None:
@@ -139,7 +163,8 @@ def run_command(args, out, progress):
         # on a terminal, a run that goes on shows its rounds and error bound (digraph.progress)
         result = digraph.run(graph, args.algorithm, mode=args.mode, device=args.device,
                              threads=args.threads, max_iter=args.max_iter, tol=args.tol,
-                             cache=args.cache, progress=progress.round_bar() or False, **params)
+                             cache=args.cache, progress=progress.round_bar() or False,
+                             cluster=client, **params)
     except digraph.errors.ConvergenceError as e:
         st = e.result.stats
         why = (f"{args.algorithm} did not converge in {st['rounds']:,} rounds (max_iter "
@@ -167,7 +192,10 @@ def run_command(args, out, progress):
     # the files first: a closed standard output (``| head``) must not cost them
     if args.out:
         progress.start(f"writing {args.out}")
-        _write_values(args.out, result)
+        if on_workers and args.out.endswith(".parquet"):  # a dataset, by the workers
+            cli_cluster.write_dataset(args.out, result)
+        else:
+            _write_values(args.out, result)
         progress.end()
     if args.stats:
         from .atomic_file import atomic_file

@@ -20,6 +20,8 @@ from .dispatch.settings import check as check_settings, current, using
 from .errors import ConvergenceError
 from .graph import Graph
 from .interrupts import deferring
+from .io.distributed import DistributedGraph
+from .io.distributed_view import for_run, prepare as prepare_system
 from .progress import target as progress_target, with_progress
 from .result import Result, RunStats, group_internals
 
@@ -39,8 +41,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
 
     Parameters
     ----------
-    graph : Graph, path, networkx graph, arrays or scipy matrix
+    graph : Graph, path, networkx graph, arrays, scipy matrix or DistributedGraph
         Anything :func:`digraph.load` accepts; a non-Graph input is loaded first (``time_load``).
+        A :class:`~digraph.io.distributed.DistributedGraph` (:func:`digraph.load_distributed`)
+        runs PageRank on its cluster (``cluster=`` its client), on the workers holding its
+        shards; its :attr:`Result.graph` then holds the vertices, not the arcs.
     algorithm : str or Algorithm
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.
@@ -179,14 +184,16 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     cache, preprocess = check_path_options(cache, preprocess)
     settings = check_settings(settings)
     t0 = time.perf_counter()
-    if not isinstance(graph, Graph):
+    if isinstance(graph, DistributedGraph):  # its shards on its workers: PageRank there
+        graph, on = for_run(graph, algo, on)
+    elif not isinstance(graph, Graph):
         from .io import load
         graph = load(graph)
     t_load = time.perf_counter() - t0
 
     check_removed(params)
     bound = algo.bind(graph, params)
-    system = algo.prepare(graph, **bound)
+    system = prepare_system(algo, graph, bound)
     tol = check_positive("tol", algo.default_tol if tol is None else tol, float)
     if system.family == "linear":
         progress_target(tol)  # a progress bar's 100 % (progress= is handled by @_with_progress)

@@ -36,7 +36,9 @@ Faults.  Every call to the workers has a timeout (:attr:`ClusterSettings.round_t
 worker whose connection breaks, or that does not answer in time, or whose peers cannot reach
 it, ends the run with :class:`~digraph.errors.WorkerLostError` naming it, never a hang; with
 ``checkpoint_every=k`` the run instead restarts on the workers left from the last of the
-iterates the client keeps every ``k`` rounds (:mod:`.cluster_checkpoint`).  Before anything is
+iterates the client keeps every ``k`` rounds (:mod:`.cluster_checkpoint`). A graph loaded on the
+workers (:func:`digraph.load_distributed`) brings its own cut and shards, and is not restarted:
+its arcs are nowhere else (:mod:`.cluster_handle`).  Before anything is
 sent, each worker's ``memory_limit`` is checked against its shard (:mod:`.cluster_checks`).
 
 The maps (the Google matrix's coefficients and bound) are in :mod:`.cluster_maps`; this module
@@ -44,7 +46,6 @@ is the protocol: the cut, the shards, the rounds' calls, the answer.
 """
 
 import asyncio
-import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -54,13 +55,13 @@ import numpy as np
 from ...settings import current, register
 from ....errors import WorkerLostError
 from ... import driver
-from ...runtime.cuda.ranges import shard_ranges
-from ...systems import linear_factors
 from .cluster_checkpoint import Checkpoints, restart
 from .cluster_checks import check_memory
+from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
+from .cluster_handle import shard_key
 from .cluster_maps import iteration
 
-__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare"]
+__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key"]
 
 
 @dataclass(frozen=True)
@@ -177,14 +178,15 @@ def _load(client, graph, workers, key, bounds, settings, stats):
 
 def _vectors(graph, bounds, i, it, factors, x0):
     """Shard ``i``'s range of a run's vectors, as the workers' start takes them: the map's own
-    (:mod:`.cluster_maps`), the scales, the arc factors and the start ``x0`` (None: the map's
-    ``x_0``)."""
+    (:mod:`.cluster_maps`), the scales, the arc factors (``"shard"``: the weights the workers'
+    shards hold) and the start ``x0`` (None: the map's ``x_0``)."""
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
     src_scale, dst_scale, has, in_coef = factors
     out = {k: None if a is None else _serial(a) for k, a in it.vectors(v0, v1).items()}
     out.update(src_scale=_serial(src_scale[v0:v1]), dst_scale=_serial(dst_scale[v0:v1]),
-               coef=_serial(in_coef[int(off[v0]):int(off[v1])]) if has else None,
+               coef=in_coef if isinstance(in_coef, str) else (
+                   _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None),
                x0=None if x0 is None else _serial(x0[v0:v1]))
     return out
 
@@ -217,13 +219,8 @@ def _begin(client, graph, it, factors, workers, x0, settings, stats):
     """Cut ``graph`` among ``workers``, check their memory, find or load the shards and start
     the run from ``x0`` (None: the map's ``x_0``): a :class:`_Session`."""
     k = len(workers)
-    cut = ("dask-power-cut", k, settings.vertex_cost)
-    bounds = graph._cache.get(cut)
-    if bounds is None:
-        bounds = graph._cache[cut] = shard_ranges(graph.in_offsets, k, settings.vertex_cost)
-    h = hashlib.blake2b(np.asarray(bounds, np.int64).tobytes(), digest_size=8)
-    h.update("\n".join(workers).encode())
-    key = f"{graph.fingerprint()}:{k}:{h.hexdigest()}"  # the graph, the cut, the workers
+    # the graph, the cut, the workers; a graph loaded on the workers (load_distributed): its own
+    bounds, key = cut(graph, workers, settings.vertex_cost)
     # before anything is sent: every worker's memory_limit against its shard's estimate
     stats["dask_shard_bytes"] = check_memory(client, workers, graph.in_offsets, bounds,
                                              factors[2])
@@ -240,6 +237,8 @@ def _begin(client, graph, it, factors, workers, x0, settings, stats):
         held = _call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
                      "looking for the shards")
         if not all(r["has"] for r in held):
+            if held_by(graph) is not None:  # their arcs are nowhere else: load_distributed again
+                held_by(graph).lost([w for w, r in zip(workers, held) if not r["has"]])
             stats["dask_shards_reused"] = False
             _load(client, graph, workers, key, bounds, settings, stats)
         got = _call(client, workers, "start", lambda i: {
@@ -305,17 +304,17 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         shard's estimated bytes (:func:`.cluster_checks.check_memory`, before anything is sent).
     WorkerLostError
         A worker lost, or not answering within :attr:`ClusterSettings.round_timeout_s`; with
-        ``checkpoint_every``, only once no worker is left to restart on.
+        ``checkpoint_every``, only once no worker is left to restart on, or at once for a graph
+        loaded on the workers (:func:`.cluster_handle.refuse_restart`).
     """
     settings = current(DEFAULT) if settings is None else settings
+    check_map(graph, system)
     it = iteration(graph, system, stats)
     n, m = graph.num_vertices, graph.num_arcs
     if n == 0:  # the empty answer, exact: no worker needed
         return it.empty(stats), True
     t_setup = time.perf_counter()
-    src_scale, dst_scale, has, arc = linear_factors(graph, system)
-    in_coef = np.ascontiguousarray(arc[graph.in_arcs]) if has else arc
-    factors = (src_scale, dst_scale, has, in_coef)
+    factors = run_factors(graph, system)
     stats.setdefault("dense_rounds", 0)
     ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, it.start)
 
@@ -330,6 +329,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         _drop(client, s.workers, s.run, e.worker)
         if ckpt is None:
             raise e
+        refuse_restart(graph, e)  # a graph loaded on the workers cannot be cut again
         st["sent"] += s.sent
         st["wall"] += s.wall
         st["s"], st["done"] = restart(ckpt, e, s.workers, client,

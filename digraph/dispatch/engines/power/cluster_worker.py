@@ -10,7 +10,9 @@ the worker's server, so that the client and the other workers call them over Das
   its vertex range (row offsets rebased, sources renumbered into its compact vector,
   :mod:`.cluster_reads`), which entries of each other range it reads and which of its own each
   other worker reads.  A later run on the same graph and workers finds them there (the graph's
-  handle on the cluster); the least recently used beyond ``keep`` are dropped;
+  handle on the cluster); the least recently used beyond ``keep`` are dropped, except the
+  *pinned* ones of a graph loaded on the workers (:func:`digraph.load_distributed`: their arcs
+  are nowhere else), kept until ``release``;
 * the state of each **run** (:class:`RunState`): its range of ``x``, ``y``, the teleport and
   dangling vectors and the scales, and the compact ``z`` its pull reads.
 
@@ -50,7 +52,7 @@ __all__ = ["PowerShards", "Shard", "RunState", "OPS"]
 _MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
-OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail")
+OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail", "release")
 
 
 class Shard:
@@ -70,11 +72,14 @@ class Shard:
         Entries of each other range it reads (sent to it each round).
     send_idx : dict of int -> numpy.ndarray
         Local indices of its range that each other shard reads (sent by it each round).
+    weights : numpy.ndarray of float64 or None
+        The in-arcs' weights, in the order of ``src``, when the shard was built on the workers
+        from a weighted edge list (a run's arc factors then come from here, not the client).
     runs : int
         Runs it has served.
     """
 
-    def __init__(self, index, bounds, peers, off, src):
+    def __init__(self, index, bounds, peers, off, src, weights=None):
         b = np.asarray(bounds, np.int64)
         self.index, self.peers = int(index), list(peers)
         self.v0, self.v1 = int(b[index]), int(b[index + 1])
@@ -86,6 +91,8 @@ class Shard:
         self.idx_of = idx_of
         self.reads = {g: int(a.size) for g, a in idx_of.items() if a.size}
         self.send_idx = {}
+        self.weights = None if weights is None else np.ascontiguousarray(weights, np.float64)
+        self.pinned = False
         self.runs = 0
 
 
@@ -95,6 +102,8 @@ class RunState:
     def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
+        if isinstance(coef, str) and coef == "shard":  # the weights the shard was built with
+            coef = shard.weights
         self.v = np.ascontiguousarray(v, np.float64)
         self.src_scale = np.ascontiguousarray(src_scale, np.float64)
         self.dst_scale = np.ascontiguousarray(dst_scale, np.float64)
@@ -248,10 +257,20 @@ class PowerShards(WorkerPlugin):
                 "runs": 0 if shard is None else shard.runs}
 
     async def _load(self, key=None, wire=None, index=None, bounds=None, peers=None, off=None,
-                    src=None, keep=4, timeout=60.0):
+                    src=None, keep=4, timeout=60.0, local=None):
         """Build and keep shard ``index`` of graph ``key``; the workers then tell one another
-        what each reads (mail ``wire``).  Returns the worker's counters."""
-        shard = await self._compute(Shard, index, bounds, peers, off, src)
+        what each reads (mail ``wire``).  Returns the worker's counters.
+
+        ``local``: the key of a task result held by this worker, ``(off, src, weights, ...)``
+        (:func:`digraph.io.distributed_parts.build`), instead of ``off`` and ``src`` sent by the
+        client; the shard is then pinned (kept until ``release``)."""
+        weights = None
+        if local is not None:
+            if local not in self.worker.data:
+                raise KeyError(f"worker {self.worker.address} holds no task result {local!r}")
+            off, src, weights = self.worker.data[local][:3]
+        shard = await self._compute(Shard, index, bounds, peers, off, src, weights)
+        shard.pinned = local is not None
         others = [g for g in range(len(peers)) if g != shard.index]
         await self._send(wire, shard, {g: shard.idx_of[g] for g in others}, timeout)
         got = await self._collect(wire, shard, others, timeout)
@@ -259,8 +278,9 @@ class PowerShards(WorkerPlugin):
         del shard.idx_of
         self.shards[key] = shard
         self.shards.move_to_end(key)
-        while len(self.shards) > max(1, int(keep)):
-            self.shards.popitem(last=False)
+        loose = [k for k, s in self.shards.items() if not s.pinned]  # oldest first
+        for k in loose[:max(0, len(loose) - max(1, int(keep)))]:
+            self.shards.pop(k)
         self.loads += 1
         return {"loads": self.loads, "arcs": shard.arcs, "vertices": shard.v1 - shard.v0}
 
@@ -310,6 +330,10 @@ class PowerShards(WorkerPlugin):
     async def _snapshot(self, run=None):
         """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
         return to_serialize(self._run(run).x.copy())
+
+    async def _release(self, key=None):
+        """Forget graph ``key``'s shard, pinned or not; whether it was held."""
+        return self.shards.pop(key, None) is not None
 
     async def _drop(self, run=None):
         """Forget run ``run`` (its state and any mail of its rounds)."""
