@@ -121,7 +121,9 @@ class Case:
             return self.label
         if self.peer:
             return self.peer
-        return f"digraph {self.mode or 'default'}" + (", first run" if self.fresh else "")
+        settings = self.params.get("settings")
+        return (f"digraph {self.mode or 'default'}" + (", first run" if self.fresh else "")
+                + (f" [{settings}]" if isinstance(settings, str) else ""))
 
     @property
     def gpu(self):
