@@ -41,7 +41,7 @@ def test_gpu_power_matches_the_exact_answer_within_its_bound(seed, weighted):
     algo = digraph.algorithms.PageRank()
     cpu = RunStats.new()
     power.solve(g, algo.prepare(g, **algo.bind(g, kw)), tol=1e-9, max_iter=500, stats=cpu,
-                settings=power.PowerSettings(anderson_memory=0))
+                settings=power.PowerSettings(accelerator="none"))
     assert s["rounds"] == cpu["rounds"]  # the same iteration, rounding apart
 
 
