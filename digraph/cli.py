@@ -31,9 +31,12 @@ command line's spelling of errors).
 import sys
 import time
 
-from .cli_errors import first_line, cli_spelling
-from .cli_progress import BAR_DELAY, Progress, add_progress_options, stream_isatty
-from .cli_run import Null, run_command
+from .interrupts import command_line_import
+
+with command_line_import():  # Ctrl-C while the console script imports this module: exit 130
+    from .cli_errors import first_line, cli_spelling
+    from .cli_progress import BAR_DELAY, Progress, add_progress_options, stream_isatty
+    from .cli_run import Null, run_command
 
 __all__ = ["main", "build_parser", "cli_spelling"]
 
