@@ -1,5 +1,5 @@
 """Gauss–Seidel sweeps as the CPU power iteration's accelerator (``PowerSettings.accelerator``
-``"gauss-seidel"``, the default; :mod:`digraph.dispatch.engines.power.cpu_sweeps`, kernel
+``"gauss-seidel"``, the default on one thread; :mod:`digraph.dispatch.engines.power.cpu_sweeps`, kernel
 :mod:`digraph.smx.cpu.gauss_seidel`): the answer is a power step whose bound is within ``tol``
 of the exact answer, on graphs with self-loops (solved exactly), arc weights, personalisation and
 dangling vectors; the sweeps start only where the plain rate is slow; the values do not depend
@@ -112,8 +112,15 @@ def test_the_values_do_not_depend_on_timing_and_threads_keep_the_bound():
 
 def test_digraph_run_says_which_accelerator_ran():
     g = _two_giants(4000, 3)
-    r = digraph.run(g, "pagerank", mode="power", tol=1e-10)
+    with using(GS):
+        r = digraph.run(g, "pagerank", mode="power", tol=1e-10)
     assert r.stats["power"]["sweeps"] > 0 and r.stats["power"]["checks"] >= 1
+    # the default: the sweeps on one thread, Anderson's mixes on more
+    one = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=1)
+    assert one.stats["power"]["sweeps"] > 0 and not one.stats["power"]["anderson_mixes"]
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        two = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=2)
+        assert two.stats["power"]["anderson_mixes"] > 0 and not two.stats["power"].get("sweeps")
     with using(power.PowerSettings(accelerator="anderson")):
         r2 = digraph.run(g, "pagerank", mode="power", tol=1e-10)
     assert r2.stats["power"]["anderson_mixes"] > 0 and not r2.stats["power"].get("sweeps")
@@ -131,7 +138,7 @@ def test_a_ring_is_solved_by_the_sweeps_within_the_probe_s_judged_rounds():
     ring = np.arange(n)
     g = Graph.from_arrays(np.concatenate([ring, rng.integers(0, n, 30)]),
                           np.concatenate([(ring + 1) % n, rng.integers(0, n, 30)]), num_vertices=n)
-    with using(route.RouteSettings(probe_margin=np.inf)):  # a judge that never goes on
+    with using([route.RouteSettings(probe_margin=np.inf), GS]):  # a judge never going on
         r = digraph.run(g, "pagerank", tol=1e-9)
     s = r.stats
     assert s["mode"] == "power" and s["probe_rounds"] >= 3 and s["route"]["steps"] == []

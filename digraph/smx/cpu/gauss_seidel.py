@@ -12,7 +12,7 @@ PRPACK: D. F. Gleich, "PRPACK", and Langville and Meyer, *Google's PageRank and 
 §8.4), and solving each vertex's own self-loop ``A_ww`` exactly; ``c`` and ``σ`` are those of
 the iterate at the sweep's start.  The fixed point is ``M``'s.  On several threads the vertices
 are cut into one range of about equal in-arcs a task: a task reads its own range's new values
-and the others' values of the sweep's start (``zs``, block Jacobi between the ranges, Gauss–Seidel
+and the others' values of the sweep's start (block Jacobi between the ranges, Gauss–Seidel
 within each), so the sweep's values do not depend on the threads' timing.
 
 A sweep writes ``x`` and ``z = src_scale ∘ x`` (what the pulls read) and returns, per task, the
@@ -33,37 +33,38 @@ PARTS = 4
 
 @njit(cache=True, nogil=True)
 def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag,
-                 colsum, gvec, v, d, c, sd, x, z, zs, out):
+                 colsum, gvec, v, d, c, sd, x, zz, out):
+    n = x.size
     diff = 0.0
     sx = 0.0
     sa = 0.0
     sg = 0.0
     span = np.uint64(hi - lo)
-    whole = lo == 0 and hi == x.size
+    whole = lo == 0 and hi == n
     for w in range(lo, hi):
         acc = 0.0
         if whole:  # one task: every source is read as swept so far
             if has_coef:
                 for k in range(in_offsets[w], in_offsets[w + 1]):
-                    acc += in_coef[k] * z[in_sources[k]]
+                    acc += in_coef[k] * zz[n + in_sources[k]]
             else:
                 for k in range(in_offsets[w], in_offsets[w + 1]):
-                    acc += z[in_sources[k]]
-        elif has_coef:
+                    acc += zz[n + in_sources[k]]
+        elif has_coef:  # the live half for this range's sources, else the start's: no branch
             for k in range(in_offsets[w], in_offsets[w + 1]):
                 u = in_sources[k]
-                acc += in_coef[k] * (z[u] if np.uint64(u - lo) < span else zs[u])
+                acc += in_coef[k] * zz[u + n * (np.uint64(u - lo) < span)]
         else:
             for k in range(in_offsets[w], in_offsets[w + 1]):
                 u = in_sources[k]
-                acc += z[u] if np.uint64(u - lo) < span else zs[u]
+                acc += zz[u + n * (np.uint64(u - lo) < span)]
         a = diag[w]
         old = x[w]
         new = (dst_scale[w] * acc - a * old + c * v[w] + sd * d[w]) / (1.0 - a)
         if new < 0.0:  # rounding near 0 (the exact value is >= 0)
             new = 0.0
         x[w] = new
-        z[w] = src_scale[w] * new
+        zz[n + w] = src_scale[w] * new
         diff += abs(new - old)
         sx += new
         sa += colsum[w] * new
@@ -76,13 +77,14 @@ def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, d
 
 @njit(parallel=True, cache=True, nogil=True)
 def sweep(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag, colsum,
-          gvec, v, d, c, sd, x, z, zs, parts):
-    """One sweep over the ranges ``cuts`` (one a task; ``zs``: a copy of ``z`` at the sweep's
-    start, read for the other ranges' sources); ``parts[t]`` gets task ``t``'s :data:`PARTS`
-    sums."""
+          gvec, v, d, c, sd, x, zz, parts):
+    """One sweep over the ranges ``cuts`` (one a task).  ``zz`` holds two copies of ``z =
+    src_scale ∘ x``: ``zz[n:]`` the live one the sweep writes, ``zz[:n]`` the sweep's start
+    (copied by the caller), read for the other ranges' sources through an index, not a branch;
+    ``parts[t]`` gets task ``t``'s :data:`PARTS` sums."""
     for t in prange(cuts.size - 1):
         _sweep_range(cuts[t], cuts[t + 1], in_offsets, in_sources, in_coef, has_coef, src_scale,
-                     dst_scale, diag, colsum, gvec, v, d, c, sd, x, z, zs, parts[t])
+                     dst_scale, diag, colsum, gvec, v, d, c, sd, x, zz, parts[t])
 
 
 sweep_serial = serial_twin(sweep)

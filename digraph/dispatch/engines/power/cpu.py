@@ -93,12 +93,17 @@ class PowerSettings:
 
     Attributes
     ----------
-    accelerator : {"gauss-seidel", "anderson", "none"}
+    accelerator : {"auto", "gauss-seidel", "anderson", "none"}
         What speeds the rounds up once the plain rate slows (``anderson_from_ratio``):
         Gauss–Seidel sweeps, each checked by a power round when it looks converged
         (:mod:`.cpu_sweeps`), Anderson's mixes (:mod:`.cpu_anderson`, with
         ``anderson_memory``), or nothing (the plain iteration).  Either way the answer is a
-        power step and the stop its bound.
+        power step and the stop its bound.  ``"auto"``: the sweeps on one thread, Anderson on
+        more.  On one thread a sweep is a true Gauss–Seidel sweep, one pass over the arcs, and
+        Anderson's record and mix passes cost about what a pull does on graphs of a few arcs a
+        vertex; on several, the ranges read each other's values of the sweep's start (more
+        sweeps: block Jacobi between them) while Anderson's passes split over the threads
+        (``benchmarks/results/accel_cpu1_dev.json``, ``accel_cpu2_dev.json``).
     anderson_memory : int
         Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
         many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
@@ -123,7 +128,7 @@ class PowerSettings:
         cost about a third of the pull.  ``inf`` always compensates (the ablation).
     """
 
-    accelerator: str = "gauss-seidel"
+    accelerator: str = "auto"
     anderson_memory: int = 4
     probe_rounds: int = 12
     anderson_from_ratio: float = 0.5
@@ -380,9 +385,11 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         return bound, delta, diff
 
     accel = settings.accelerator
-    if accel not in ("gauss-seidel", "anderson", "none"):
-        raise InvalidParameterError(f"PowerSettings.accelerator={accel!r}: one of "
+    if accel not in ("auto", "gauss-seidel", "anderson", "none"):
+        raise InvalidParameterError(f"PowerSettings.accelerator={accel!r}: one of 'auto', "
                                     "'gauss-seidel', 'anderson', 'none'")
+    if accel == "auto":
+        accel = "gauss-seidel" if numba.get_num_threads() == 1 else "anderson"
     memory = max(int(settings.anderson_memory), 0) if (n and accel == "anderson") else 0
     sweeps = bool(n) and accel == "gauss-seidel"
     window = settings.probe_rounds if (trip is not None and (memory or sweeps)) else None

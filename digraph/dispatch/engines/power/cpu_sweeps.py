@@ -70,8 +70,8 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     offsets, sources, in_coef, has_coef, dst_scale = pull_args[1:]
     kernel = pick(K.sweep, K.sweep_serial, graph.num_arcs)
     parts = np.zeros((cuts.size - 1, K.PARTS))
-    z = np.empty(n)
-    zs = np.empty(n)
+    zz = np.empty(2 * n)  # the sweep's start, then the live z = src_scale ∘ x
+    z = zz[n:]
     src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
     dst = np.ascontiguousarray(np.broadcast_to(np.asarray(dst_scale, np.float64), (n,)))
     rnd = {"k": 0, "on": factors.ok, "sweeping": False, "last": None, "start": start,
@@ -107,9 +107,10 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
             rnd["sums"] = sums_of(x)
         sx, sa, sg = rnd["sums"]
         c = sx - sa - sg
-        zs[:] = z
+        if cuts.size > 2:
+            zz[:n] = z
         kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, factors.diag,
-               factors.colsum, factors.gvec, v, d, c, sg, x, z, zs, parts)
+               factors.colsum, factors.gvec, v, d, c, sg, x, zz, parts)
         tot = parts.sum(axis=0)
         stats["power_sweeps"] += 1
         diff, sx = float(tot[0]), float(tot[1])
