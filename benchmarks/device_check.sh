@@ -75,8 +75,8 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
            --trees ${TREES:-.base .} --repeat "${REPEAT:-3}" --out "$OUT/first_run.json" ;;
   accel)
     # the CPU power iteration's accelerators side by side: 1 thread on core 0 and 2 threads on
-    # cores 2-3 at once, then 16 threads; default and power with Gauss-Seidel sweeps (and the
-    # peers), power with Anderson's mixes
+    # cores 2-3 at once, then 16 threads; the default and the peers, then power with
+    # Gauss-Seidel sweeps and with Anderson's mixes
     ACC_GRAPHS=${GRAPHS:-soc-Epinions1 soc-Slashdot0902 dblp-2010 cit-HepPh grid700 geo200000 cnr-2000}
     acc() {  # threads cores out extra...
       local t=$1 c=$2 o=$3; shift 3
@@ -84,9 +84,10 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
         --algorithms pagerank --threads $t --repeat "$REPEAT" --warm-each --out "$OUT/$o" "$@"
     }
     both() {
-      acc $1 $2 accel_cpu$1.json --modes default power --peers igraph-prpack scipy-power \
-        --params settings=PowerSettings.accelerator=gauss-seidel
-      acc $1 $2 accel_cpu$1.json --modes power --peers --params settings=PowerSettings.accelerator=anderson
+      acc $1 $2 accel_cpu$1.json --modes default --peers igraph-prpack scipy-power
+      for A in gauss-seidel anderson; do
+        acc $1 $2 accel_cpu$1.json --modes power --peers --params settings=PowerSettings.accelerator=$A
+      done
     }
     if [ "${THREADS:-1 2 16}" != 16 ]; then
       both 1 0 > "$OUT/accel_cpu1.log" 2>&1 &
