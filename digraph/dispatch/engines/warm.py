@@ -76,9 +76,11 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
                 engine(tiny, HIndexSystem(), stats=RunStats.new(), peel=schedule)
         elif mode == "power":  # normalised systems only
             import dataclasses
-            if variants == "all":  # a run compiles Anderson's passes when it first mixes
-                from ...smx.cpu import anderson as cpu_anderson
+            if variants == "all":  # a run compiles Anderson's passes when it first mixes,
+                from ...smx.cpu import anderson as cpu_anderson  # and the sweeps when it first
+                from ...smx.cpu import gauss_seidel  # sweeps (one thread)
                 cpu_anderson.warm_up()
+                gauss_seidel.warm_up()
             from .power.cpu import PowerSettings
             # the plain pull; with variants="all" the compensated one too (tight tolerances)
             for s in (None, PowerSettings(plain_sum_margin=np.inf))[:2 if variants == "all" else 1]:

@@ -25,7 +25,7 @@ from numba import njit, prange
 
 from .serial import serial_twin
 
-__all__ = ["sweep", "sweep_serial", "sums", "PARTS"]
+__all__ = ["sweep", "sweep_serial", "sums", "warm_up", "PARTS"]
 
 PARTS = 4
 """Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx``, ``Σ colsum·x``, ``Σ g·x``."""
@@ -102,3 +102,21 @@ def sums(x, colsum, gvec):
         sa += colsum[i] * x[i]
         sg += gvec[i] * x[i]
     return sx, sa, sg
+
+
+def warm_up():
+    """Compile (or load from Numba's cache) the sweep, its serial twin and :func:`sums` on a
+    tiny problem: a ring of three vertices, swept as one range and as two."""
+    n = 3
+    off = np.arange(n + 1, dtype=np.int64)
+    src = np.array([2, 0, 1], np.int32)
+    one = np.ones(n)
+    zero = np.zeros(n)
+    x = np.full(n, 1.0 / n)
+    zz = np.concatenate([x, x])
+    for cuts in (np.array([0, n], np.int64), np.array([0, 1, n], np.int64)):
+        parts = np.zeros((cuts.size - 1, PARTS))
+        for kernel in (sweep, sweep_serial):
+            kernel(cuts, off, src, np.empty(0), False, one, one, zero, one, zero, x, x, 0.1,
+                   0.0, x, zz, parts)
+    sums(x, one, zero)
