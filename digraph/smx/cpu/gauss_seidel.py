@@ -16,7 +16,8 @@ and the others' values of the sweep's start (block Jacobi between the ranges, Ga
 within each), so the sweep's values do not depend on the threads' timing.
 
 A sweep writes ``x`` and ``z = src_scale ∘ x`` (what the pulls read) and returns, per task, the
-sums of the new iterate the next sweep's ``c`` and ``σ`` need and ``‖x_new − x_old‖₁``.  The
+sums the next sweep's ``c`` needs (``Σx`` and ``Σ colsum·x`` of the new iterate) and
+``‖x_new − x_old‖₁``; ``σ`` is a gather over the dangling vertices (:func:`gather`).  The
 sweeps carry no error bound: the engine's stop is a power round ``G(x)`` of the swept iterate.
 """
 
@@ -25,20 +26,19 @@ from numba import njit, prange
 
 from .serial import serial_twin
 
-__all__ = ["sweep", "sweep_serial", "sums", "warm_up", "PARTS"]
+__all__ = ["sweep", "sweep_serial", "sums", "gather", "warm_up", "PARTS"]
 
-PARTS = 4
-"""Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx``, ``Σ colsum·x``, ``Σ g·x``."""
+PARTS = 3
+"""Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx`` and ``Σ colsum·x`` of the new values."""
 
 
 @njit(cache=True, nogil=True)
 def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag,
-                 colsum, gvec, v, d, c, sd, x, zz, out):
+                 has_diag, colsum, v, d, has_d, c, sd, x, zz, out):
     n = x.size
     diff = 0.0
     sx = 0.0
     sa = 0.0
-    sg = 0.0
     span = np.uint64(hi - lo)
     whole = lo == 0 and hi == n
     for w in range(lo, hi):
@@ -58,55 +58,67 @@ def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, d
             for k in range(in_offsets[w], in_offsets[w + 1]):
                 u = in_sources[k]
                 acc += zz[u + n * (np.uint64(u - lo) < span)]
-        a = diag[w]
+        ax = dst_scale[w] * acc
         old = x[w]
-        new = (dst_scale[w] * acc - a * old + c * v[w] + sd * d[w]) / (1.0 - a)
-        if new < 0.0:  # rounding near 0 (the exact value is >= 0)
-            new = 0.0
+        t = ax + c * v[w]
+        if has_d:
+            t += sd * d[w]
+        a = 0.0
+        if has_diag:
+            a = diag[w]
+            t = (t - a * old) / (1.0 - a)
+        new = t if t > 0.0 else 0.0  # rounding near 0 (the exact value is >= 0)
         x[w] = new
         zz[n + w] = src_scale[w] * new
         diff += abs(new - old)
         sx += new
         sa += colsum[w] * new
-        sg += gvec[w] * new
     out[0] = diff
     out[1] = sx
     out[2] = sa
-    out[3] = sg
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def sweep(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag, colsum,
-          gvec, v, d, c, sd, x, zz, parts):
+def sweep(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag, has_diag,
+          colsum, v, d, has_d, c, sd, x, zz, parts):
     """One sweep over the ranges ``cuts`` (one a task).  ``zz`` holds two copies of ``z =
     src_scale ∘ x``: ``zz[n:]`` the live one the sweep writes, ``zz[:n]`` the sweep's start
     (copied by the caller), read for the other ranges' sources through an index, not a branch;
-    ``parts[t]`` gets task ``t``'s :data:`PARTS` sums."""
+    ``parts[t]`` gets task ``t``'s :data:`PARTS` sums.  ``has_diag`` / ``has_d``: whether
+    there are self-loops and a dangling vector (else ``diag`` and ``d`` are not read);
+    ``colsum``: the column sums of ``A``."""
     for t in prange(cuts.size - 1):
         _sweep_range(cuts[t], cuts[t + 1], in_offsets, in_sources, in_coef, has_coef, src_scale,
-                     dst_scale, diag, colsum, gvec, v, d, c, sd, x, zz, parts[t])
+                     dst_scale, diag, has_diag, colsum, v, d, has_d, c, sd, x, zz, parts[t])
 
 
 sweep_serial = serial_twin(sweep)
 
 
 @njit(cache=True, nogil=True)
-def sums(x, colsum, gvec):
-    """(``Σx``, ``Σ colsum·x``, ``Σ g·x``) of an iterate, as a sweep's :data:`PARTS` give them of
-    the one it made."""
+def sums(x, colsum):
+    """(``Σx``, ``Σ colsum·x``) of an iterate (the sweeps' start from a power round)."""
     sx = 0.0
     sa = 0.0
-    sg = 0.0
     for i in range(x.size):
         sx += x[i]
         sa += colsum[i] * x[i]
-        sg += gvec[i] * x[i]
-    return sx, sa, sg
+    return sx, sa
+
+
+@njit(cache=True, nogil=True)
+def gather(idx, w, x):
+    """``Σ_k w[k]·x[idx[k]]`` (the dangling mass ``σ = gᵀx``; 0.0 for no terms)."""
+    acc = 0.0
+    for k in range(idx.size):
+        acc += w[k] * x[idx[k]]
+    return acc
 
 
 def warm_up():
-    """Compile (or load from Numba's cache) the sweep, its serial twin and :func:`sums` on a
-    tiny problem: a ring of three vertices, swept as one range and as two."""
+    """Compile (or load from Numba's cache) the sweep, its serial twin, :func:`sums` and
+    :func:`gather` on a tiny problem: a ring of three vertices, swept as one range and as
+    two."""
     n = 3
     off = np.arange(n + 1, dtype=np.int64)
     src = np.array([2, 0, 1], np.int32)
@@ -117,6 +129,7 @@ def warm_up():
     for cuts in (np.array([0, n], np.int64), np.array([0, 1, n], np.int64)):
         parts = np.zeros((cuts.size - 1, PARTS))
         for kernel in (sweep, sweep_serial):
-            kernel(cuts, off, src, np.empty(0), False, one, one, zero, one, zero, x, x, 0.1,
-                   0.0, x, zz, parts)
-    sums(x, one, zero)
+            kernel(cuts, off, src, np.empty(0), False, one, one, zero, False, one, x, x, False,
+                   0.1, 0.0, x, zz, parts)
+    sums(x, one)
+    gather(np.empty(0, np.int64), np.empty(0), x)

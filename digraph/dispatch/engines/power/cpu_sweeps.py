@@ -28,7 +28,8 @@ __all__ = ["sweep_rounds", "Factors"]
 
 class Factors:
     """What a sweep needs of the system besides the pull's arrays: the diagonal ``A_ww`` (the
-    self-loops' coefficients), the column sums of ``A`` and the dense dangling scale ``g``."""
+    self-loops' coefficients), the column sums of ``A`` (for the sums of a power round's
+    iterate) and the dangling scale ``g`` at its vertices ``d_idx``."""
 
     def __init__(self, graph, src_scale, dst_scale, in_coef, has_coef, colsum, d_idx, d_g):
         n = graph.num_vertices
@@ -46,9 +47,10 @@ class Factors:
             np.add.at(diag, w, coef * np.broadcast_to(src_scale, (n,))[w]
                       * np.broadcast_to(dst_scale, (n,))[w])
         self.diag = diag
+        self.has_diag = bool(loops.size)
         self.colsum = np.ascontiguousarray(colsum, np.float64)
-        self.gvec = np.zeros(n, np.float64)
-        self.gvec[d_idx] = d_g
+        self.d_idx = np.ascontiguousarray(d_idx, np.int64)
+        self.d_g = np.ascontiguousarray(d_g, np.float64)
         self.ok = bool(n == 0 or diag.max() < 1.0)
 
 
@@ -79,8 +81,11 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     stats["power_sweeps"] = 0
     stats["power_checks"] = 0
 
+    has_d = bool(factors.d_idx.size)
+
     def sums_of(x):
-        return K.sums(x, factors.colsum, factors.gvec)
+        sx, sa = K.sums(x, factors.colsum)
+        return sx, sa, K.gather(factors.d_idx, factors.d_g, x)
 
     def plain():
         x, y = state
@@ -110,11 +115,12 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
         if cuts.size > 2:
             zz[:n] = z
         kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, factors.diag,
-               factors.colsum, factors.gvec, v, d, c, sg, x, zz, parts)
+               factors.has_diag, factors.colsum, v, d, has_d, c, sg, x, zz, parts)
         tot = parts.sum(axis=0)
         stats["power_sweeps"] += 1
         diff, sx = float(tot[0]), float(tot[1])
-        rnd["sums"] = (sx, float(tot[2]), float(tot[3]))
+        rnd["sums"] = (sx, float(tot[2]),
+                       K.gather(factors.d_idx, factors.d_g, x) if has_d else 0.0)
         rel = diff / max(sx, 1e-300)
         est = g1 * rel / (1.0 - g1) * rnd["ratio"]
         stalled = rnd["swept"] is not None and rel >= rnd["swept"]
