@@ -153,3 +153,21 @@ def engine_settings():
             stack.enter_context(using([settings]))
             return settings
         yield change
+
+
+def local_dask_client(workers, processes=True):
+    """A context manager: a ``distributed.Client`` of a ``LocalCluster`` of ``workers`` workers of
+    one thread each (processes, or threads of this process), once they have all joined; the
+    Dask tests' module fixtures."""
+    import contextlib
+
+    import distributed
+
+    @contextlib.contextmanager
+    def cluster():
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                      processes=processes, dashboard_address=None,
+                                      silence_logs=40) as c, distributed.Client(c) as client:
+            client.wait_for_workers(workers)
+            yield client
+    return cluster()

@@ -19,16 +19,13 @@ from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import rmat  # noqa: E402
 
-from conftest import random_graph  # noqa: E402
+from conftest import local_dask_client, random_graph  # noqa: E402
 from references import l1  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
-        c.wait_for_workers(3)
+    with local_dask_client(3) as c:
         yield c
 
 

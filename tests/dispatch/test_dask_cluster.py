@@ -26,16 +26,13 @@ from digraph.dispatch.runtime.cuda.ranges import shard_ranges  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import citation, rmat  # noqa: E402
 
-from conftest import random_graph  # noqa: E402
+from conftest import local_dask_client, random_graph  # noqa: E402
 from references import Arcs, l1, pagerank_exact  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
-        c.wait_for_workers(2)
+    with local_dask_client(2) as c:
         yield c
 
 

@@ -19,15 +19,13 @@ from digraph.errors import (GraphFormatError, InvalidParameterError,  # noqa: E4
                             WorkerLostError)
 from digraph.generators import rmat  # noqa: E402
 
+from conftest import local_dask_client  # noqa: E402
 from references import l1  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0", silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
-        c.wait_for_workers(2)
+    with local_dask_client(2) as c:
         yield c
 
 
