@@ -27,19 +27,19 @@ VERTEX_COST = 2
 """Arcs a vertex counts as in the cut, besides its own."""
 
 
-def task_cuts(offsets, threads=None):
-    """The cuts ``[0 = c_0 <= c_1 <= ... <= c_T = n]`` of ``T = TASKS_PER_THREAD · threads``
+def task_cuts(offsets, threads=None, per_thread=TASKS_PER_THREAD):
+    """The cuts ``[0 = c_0 <= c_1 <= ... <= c_T = n]`` of ``T = per_thread · threads``
     consecutive vertex ranges of about equal arcs of the CSR ``offsets`` (length n + 1;
     ``threads``: Numba's current thread count when None), as an int64 array."""
     t = numba.get_num_threads() if threads is None else max(int(threads), 1)
     offsets = np.asarray(offsets)
     if offsets.size <= 1:
         return np.zeros(2, np.int64)
-    return np.ascontiguousarray(shard_ranges(offsets, TASKS_PER_THREAD * t, VERTEX_COST),
+    return np.ascontiguousarray(shard_ranges(offsets, per_thread * t, VERTEX_COST),
                                 dtype=np.int64)
 
 
-def arc_tasks(graph, offsets="in_offsets", threads=None):
+def arc_tasks(graph, offsets="in_offsets", threads=None, per_thread=TASKS_PER_THREAD):
     """:func:`task_cuts` of ``graph.<offsets>`` (``"in_offsets"`` for a pull,
     ``"out_offsets"`` for a push), kept in ``graph._cache`` per thread count.
 
@@ -49,14 +49,13 @@ def arc_tasks(graph, offsets="in_offsets", threads=None):
     offsets : str
     threads : int, optional
         Numba's current thread count when None.
+    per_thread : int
+        Ranges a thread (1: one range a thread, as a Gauss–Seidel sweep wants them).
 
     Returns
     -------
     numpy.ndarray of int64
     """
     t = numba.get_num_threads() if threads is None else max(int(threads), 1)
-    key = ("cpu-arc-tasks", offsets, t)
-    cuts = graph._cache.get(key)
-    if cuts is None:
-        cuts = graph._cache[key] = task_cuts(getattr(graph, offsets), t)
-    return cuts
+    return graph._cached(("cpu-arc-tasks", offsets, t, int(per_thread)),
+                         lambda: task_cuts(getattr(graph, offsets), t, per_thread))

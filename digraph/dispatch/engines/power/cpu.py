@@ -378,7 +378,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
         delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
         return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff, floor
 
-    def step():
+    def plain_step():
         x, y = state
         bound, delta, diff, _ = power_round(x, y, float(x.sum()))
         state[0], state[1] = y, x
@@ -396,17 +396,21 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
     stats["power_anderson"] = 0  # the memory once Anderson starts recording (anderson_rounds)
     stats["anderson_mixes"] = 0
     stats["anderson_restarts"] = 0
+    def dense(scale):  # a scale as an array of n
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(scale, np.float64), (n,)))
+
     if memory:
-        src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
         step = anderson_rounds(state, power_round, memory, window or 0, g1, tol, n, stats, v,
-                                d, src, settings.anderson_from_ratio)
+                                d, dense(src_scale), settings.anderson_from_ratio)
     elif sweeps:
-        factors = Factors(graph, src_scale, dst_scale, in_coef, has_arc,
-                          _column_sums(graph, system), d_idx, d_g)
+        src, dst = dense(src_scale), dense(dst_scale)
         step = sweep_rounds(state, power_round, graph,
-                            (cuts, graph.in_offsets, graph.in_sources, in_coef, has_arc,
-                             dst_scale), factors, window or 0, g1, tol, n, stats, v, d,
-                            src_scale, settings.anderson_from_ratio, numba.get_num_threads())
+                            (graph.in_offsets, graph.in_sources, in_coef, has_arc, src, dst),
+                            lambda: Factors(graph, src, dst, in_coef, has_arc,
+                                            _column_sums(graph, system), d_idx, d_g),
+                            window or 0, g1, tol, n, stats, v, d, settings.anderson_from_ratio)
+    else:
+        step = plain_step
 
     if n == 0:
         rounds, converged = 0, True

@@ -22,6 +22,7 @@ import numpy as np
 
 from ....smx.cpu import gauss_seidel as K
 from ....smx.cpu.serial import pick
+from ...runtime.cpu_tasks import arc_tasks
 
 __all__ = ["sweep_rounds", "Factors"]
 
@@ -29,23 +30,22 @@ __all__ = ["sweep_rounds", "Factors"]
 class Factors:
     """What a sweep needs of the system besides the pull's arrays: the diagonal ``A_ww`` (the
     self-loops' coefficients), the column sums of ``A`` (for the sums of a power round's
-    iterate) and the dangling scale ``g`` at its vertices ``d_idx``."""
+    iterate) and the dangling scale ``g`` at its vertices ``d_idx``.  ``src_scale`` and
+    ``dst_scale`` are arrays of ``n``; the self-loops' arc ids are kept on the graph."""
 
     def __init__(self, graph, src_scale, dst_scale, in_coef, has_coef, colsum, d_idx, d_g):
         n = graph.num_vertices
-        src = graph.arc_sources
-        tgt = graph.out_targets
-        loops = np.flatnonzero(src == tgt)
+        loops = graph._cached(("self-loop arcs",), lambda: np.flatnonzero(
+            graph.arc_sources == graph.out_targets))
         diag = np.zeros(n, np.float64)
         if loops.size:
-            w = tgt[loops]
+            w = graph.out_targets[loops]
             coef = np.ones(loops.size)
             if has_coef:  # in_coef is in in-arc order: its arc's coefficient by arc id
-                coef = np.empty(graph.num_arcs)
-                coef[graph.in_arcs] = in_coef
-                coef = coef[loops]
-            np.add.at(diag, w, coef * np.broadcast_to(src_scale, (n,))[w]
-                      * np.broadcast_to(dst_scale, (n,))[w])
+                by_arc = np.empty(graph.num_arcs)
+                by_arc[graph.in_arcs] = in_coef
+                coef = by_arc[loops]
+            np.add.at(diag, w, coef * src_scale[w] * dst_scale[w])
         self.diag = diag
         self.has_diag = bool(loops.size)
         self.colsum = np.ascontiguousarray(colsum, np.float64)
@@ -55,7 +55,7 @@ class Factors:
 
 
 def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, n, stats, v, d,
-                 src_scale, from_ratio, threads):
+                 from_ratio):
     """The round function (``driver.power``'s ``step``) of the power iteration accelerated by
     Gauss–Seidel sweeps.
 
@@ -63,29 +63,37 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     ``k ≥ max(3, start)`` whose difference exceeds ``from_ratio · γ1`` times the previous one
     (as Anderson's start, :func:`~.cpu_anderson.anderson_rounds`); from the next round on each
     round is a sweep, or a sweep and the power round that checks it (see the module text).
-    When the first round's rounding floor alone exceeds ``tol / 8`` the sweeps are off for the
-    run (the floor detection of :func:`~digraph.dispatch.convergence.power_stop` reads the
-    power rounds' differences).  ``stats``: ``power_sweeps``, ``power_checks``."""
-    cuts_all = pull_args[0]
-    q = max(1, (cuts_all.size - 1) // max(int(threads), 1))
-    cuts = np.ascontiguousarray(cuts_all[::q]) if (cuts_all.size - 1) % q == 0 else cuts_all
-    offsets, sources, in_coef, has_coef, dst_scale = pull_args[1:]
+    ``pull_args``: the pull's ``(in_offsets, in_sources, in_coef, has_coef, src_scale,
+    dst_scale)``, the scales as arrays of ``n``; ``factors()``: the :class:`Factors`, made when
+    the sweeps start (a run that stays plain pays nothing for them), and the sweeps stay off
+    when a self-loop's coefficient reaches 1.  When the first round's rounding floor alone
+    exceeds ``tol / 8`` the sweeps are off for the run (the floor detection of
+    :func:`~digraph.dispatch.convergence.power_stop` reads the power rounds' differences).
+    The vertices are cut into one range of about equal in-arcs a thread
+    (:func:`~digraph.dispatch.runtime.cpu_tasks.arc_tasks`).  ``stats``: ``power_sweeps``,
+    ``power_checks``."""
+    cuts = arc_tasks(graph, per_thread=1)
+    offsets, sources, in_coef, has_coef, src, dst = pull_args
     kernel = pick(K.sweep, K.sweep_serial, graph.num_arcs)
     parts = np.zeros((cuts.size - 1, K.PARTS))
     zz = np.empty(2 * n)  # the sweep's start, then the live z = src_scale ∘ x
     z = zz[n:]
-    src = np.ascontiguousarray(np.broadcast_to(np.asarray(src_scale, np.float64), (n,)))
-    dst = np.ascontiguousarray(np.broadcast_to(np.asarray(dst_scale, np.float64), (n,)))
-    rnd = {"k": 0, "on": factors.ok, "sweeping": False, "last": None, "start": start,
-           "ratio": 1.0, "sums": None, "swept": None}
+    rnd = {"k": 0, "on": True, "sweeping": False, "last": None, "start": start,
+           "ratio": 1.0, "sums": None, "swept": None, "factors": None}
     stats["power_sweeps"] = 0
     stats["power_checks"] = 0
 
-    has_d = bool(factors.d_idx.size)
+    def ready():
+        """Whether the sweeps may run (their factors made on the first call)."""
+        if rnd["factors"] is None:
+            rnd["factors"] = factors()
+            rnd["on"] = rnd["on"] and rnd["factors"].ok
+        return rnd["on"]
 
     def sums_of(x):
-        sx, sa = K.sums(x, factors.colsum)
-        return sx, sa, K.gather(factors.d_idx, factors.d_g, x)
+        f = rnd["factors"]
+        sx, sa = K.sums(x, f.colsum)
+        return sx, sa, K.gather(f.d_idx, f.d_g, x)
 
     def plain():
         x, y = state
@@ -102,11 +110,12 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
                 rnd["on"] = False
             last, rnd["last"] = rnd["last"], diff
             if rnd["on"] and k >= max(rnd["start"], 3 if from_ratio > 0 else 1) \
-                    and (from_ratio <= 0 or diff > from_ratio * g1 * last):
+                    and (from_ratio <= 0 or diff > from_ratio * g1 * last) and ready():
                 rnd["sweeping"] = True
                 rnd["sums"] = None
             return bound, delta, diff
         x = state[0]
+        f = rnd["factors"]
         if rnd["sums"] is None:  # the sweeps start from a power round's G(x)
             np.multiply(src, x, out=z)
             rnd["sums"] = sums_of(x)
@@ -114,13 +123,13 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
         c = sx - sa - sg
         if cuts.size > 2:
             zz[:n] = z
-        kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, factors.diag,
-               factors.has_diag, factors.colsum, v, d, has_d, c, sg, x, zz, parts)
+        has_d = bool(f.d_idx.size)
+        kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, f.diag, f.has_diag,
+               f.colsum, v, d, has_d, c, sg, x, zz, parts)
         tot = parts.sum(axis=0)
         stats["power_sweeps"] += 1
         diff, sx = float(tot[0]), float(tot[1])
-        rnd["sums"] = (sx, float(tot[2]),
-                       K.gather(factors.d_idx, factors.d_g, x) if has_d else 0.0)
+        rnd["sums"] = (sx, float(tot[2]), K.gather(f.d_idx, f.d_g, x) if has_d else 0.0)
         rel = diff / max(sx, 1e-300)
         est = g1 * rel / (1.0 - g1) * rnd["ratio"]
         stalled = rnd["swept"] is not None and rel >= rnd["swept"]
@@ -141,7 +150,7 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     def begin(k):
         """Sweep from the next round on (a probe's judge)."""
         rnd["start"] = k
-        rnd["sweeping"] = rnd["on"]
+        rnd["sweeping"] = rnd["on"] and ready()
         rnd["sums"] = None
 
     step.begin = begin
