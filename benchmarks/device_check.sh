@@ -27,6 +27,7 @@ export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 DIGRAPH_DATASETS=$PWD/.data
 OUT=${OUT:-/tmp/device-check}
 mkdir -p "$OUT"
 ADS_GRAPHS=${GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1}
+ACC_GRAPHS=${GRAPHS:-soc-Epinions1 soc-Slashdot0902 dblp-2010 cit-HepPh grid700 geo200000 cnr-2000}
 GRAPHS=${GRAPHS:-wiki-Vote dblp-2010 cnr-2000}
 ALGORITHMS=${ALGORITHMS:-pagerank adsorption sssp kcore}
 REPEAT=${REPEAT:-5}
@@ -77,7 +78,6 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
     # the CPU power iteration's accelerators side by side: 1 thread on core 0 and 2 threads on
     # cores 2-3 at once, then 16 threads; the default and the peers, then power with
     # Gauss-Seidel sweeps and with Anderson's mixes
-    ACC_GRAPHS=${GRAPHS:-soc-Epinions1 soc-Slashdot0902 dblp-2010 cit-HepPh grid700 geo200000 cnr-2000}
     acc() {  # threads cores out extra...
       local t=$1 c=$2 o=$3; shift 3
       NUMBA_NUM_THREADS=$t taskset -c $c python3 benchmarks/bench_cpu.py --graphs $ACC_GRAPHS \

@@ -46,11 +46,12 @@ class Adsorption(Algorithm):
         n = graph.num_vertices
         idx = graph.index_of(_seed_list(seeds), "seed")
         w = check_weights(graph, self.name) if (weights and graph.weighted) else None
-        if w is None:
-            w_in = graph.in_degree
+        if w is None:  # the same for every run with this beta: kept with the graph
+            dst_scale = graph._cached(("adsorption dst_scale", beta),
+                                      lambda: _read_only(scaled_inverse(graph.in_degree, beta)))
         else:
             w_in = weight_sums(graph, w, graph.out_targets, self.name, "in-arc")
-        dst_scale = scaled_inverse(w_in, beta)
+            dst_scale = scaled_inverse(w_in, beta)
         b = np.zeros(n, np.float64)
         b[idx] = 1.0 - beta
         return LinearSystem(b=b, dst_scale=dst_scale, arc_scale=w)
@@ -60,6 +61,11 @@ class Adsorption(Algorithm):
         from ._reference import solve_linear_system
         sys = self.prepare(graph, **self.bind(graph, dict(seeds=seeds, beta=beta, weights=weights)))
         return solve_linear_system(graph, sys)
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
 
 
 def _seed_list(seeds):
