@@ -214,7 +214,7 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
         converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
         if not converged and tripped is not None and rounds == tripped + judge.rounds:
             measure = Measure(plain_s=float(np.median(seconds[1:tripped] or seconds[:1])),
-                              judged_s=float(np.mean(seconds[tripped:])),
+                              judged_s=float(np.median(seconds[tripped:])),
                               rate=float((diff / diffs[-1]) ** (1.0 / judge.rounds))
                               if diffs[-1] > 0 else 0.0,
                               bound=float(bound), rounds=rounds)
@@ -244,8 +244,9 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
 @dataclass(frozen=True)
 class Measure:
     """What a power probe measured of its rounds, for a :class:`Judge`: ``plain_s`` (the median
-    seconds of a plain round before the trip, the first round left out), ``judged_s`` (the mean
-    seconds of a round since; both without Numba's compilation,
+    seconds of a plain round before the trip, the first round left out), ``judged_s`` (the median
+    seconds of a round since, so that what the first accelerated round builds once, e.g. the
+    sweeps' factors, is not taken for the cost of every round left; both without Numba's compilation,
     :func:`digraph.compiling.work_clock`), ``rate`` (the geometric mean ratio of successive differences
     over the judged rounds), ``bound`` (the error bound reached) and ``rounds`` (run so far)."""
 

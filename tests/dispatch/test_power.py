@@ -265,6 +265,46 @@ def test_the_probe_judge_weighs_the_time_left_against_the_estimate(rate, left_ms
     assert f"fell by {rate:.2f}" in judge.words
 
 
+@pytest.mark.parametrize("verdict", ["tripped", "continued"])
+def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict):
+    from digraph.dispatch.route.estimates import seconds_key
+    from digraph.dispatch.route.probe import CONTINUED, JUDGED, TRIPPED
+    g = _two_giants(3000, 1)
+    exact = digraph.algorithms.PageRank().reference(g)
+    if verdict == "tripped":
+        g._cache[TRIPPED] = (0.65, 4)
+    else:
+        g._cache[CONTINUED] = "8 accelerated rounds fell by 0.60 a round"
+    g._cache[JUDGED] = 1.2  # within probe_measure_band: the run time decides
+    codes, modes = [], []
+    for _ in range(5):
+        r = digraph.run(g, "pagerank", tol=1e-9, threads=1)
+        assert r.stats["converged"] and np.abs(r.values - exact).sum() <= 1e-9
+        assert "probe_rounds" not in r.stats  # the verdict is remembered: no probe
+        codes.append(r.stats["route"]["code"])
+        modes.append(r.stats["mode"])
+    first = modes[0]
+    assert (first == "power") is (verdict == "continued")
+    # the verdict's engine until it is timed (its first run is not), then the other, then the
+    # faster of the two as measured
+    assert codes[:2] == [f"probe-{verdict}"] * 2 and modes[:2] == [first] * 2
+    assert codes[2:4] == ["measuring"] * 2 and first not in modes[2:4]
+    seen = g._cache[seconds_key(1, True)]["seconds"]
+    assert set(seen) == {"power", modes[0] if first != "power" else modes[2]}
+    assert codes[4] == "measured" and modes[4] == min(seen, key=seen.get)
+    assert "the faster measured on this graph" in r.stats["route"]["reason"]
+
+
+def test_a_clear_verdict_is_kept():
+    from digraph.dispatch.route.probe import JUDGED, TRIPPED
+    g = _two_giants(3000, 1)
+    g._cache[TRIPPED] = (0.65, 4)
+    g._cache[JUDGED] = 2.0 * route.DEFAULT.probe_measure_band
+    for _ in range(4):
+        r = digraph.run(g, "pagerank", tol=1e-9, threads=1)
+        assert r.stats["route"]["code"] == "probe-tripped" and r.stats["mode"] != "power"
+
+
 def test_a_probe_respects_max_iter():
     g = _two_giants(2000, 2)
     with pytest.raises(ConvergenceError):

@@ -65,7 +65,11 @@ measurement:
   of the linear system, times the probe's own plain round as the unit); the faster by
   :attr:`RouteSettings.probe_margin` goes on (code ``probe-continued``) or takes over.
   ``stats["route"]`` tells which, with ``probe_rounds``, ``probe_ratio`` and ``probe_rate``;
-  later runs on the same graph go to the engine chosen at once.
+  later runs on the same graph go to the engine chosen at once.  Where the judge's two times
+  lay within :attr:`RouteSettings.probe_measure_band` of each other, the verdict is the first
+  runs' only: once its engine is timed on the graph, the other runs (the power iteration
+  without a probe, or the engine the estimates pick) until it is timed too, and later runs take
+  the faster measured (codes ``measuring``, ``measured``).
 * CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
   :attr:`RouteSettings.bsp_share` of the arcs — its first two runs on a graph; the next two
   time the SCC engine there, and later runs take the faster measured — else as below.
@@ -102,7 +106,7 @@ from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_ke
 from .placing import cluster_plan, place
 from .estimates import choose
 from .plans import CODES, Plan
-from .probe import CONTINUED, TRIPPED, after_probe, power_decision, probe_judge
+from .probe import CONTINUED, JUDGED, TRIPPED, after_probe, power_decision, probe_judge
 from .settings import DEFAULT, RouteSettings
 
 __all__ = ["Plan", "route", "place", "after_probe", "probe_judge", "restricts", "RouteSettings",
@@ -246,7 +250,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             chosen, code = "power", "probe-continued"
             reason = ("an earlier power probe on this graph slowed, but its accelerated rounds "
                       f"were measured to finish sooner ({graph._cache[CONTINUED]}): power "
-                      "with Anderson's mixing, no probe")
+                      "without a probe")
         elif power == "tripped":
             ratio, k = graph._cache[TRIPPED]
             chosen = pick.mode
@@ -254,6 +258,10 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             reason = (f"an earlier power probe on this graph tripped (its differences fell by "
                       f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
                       f"nothing); {pick.reason}")
+        if power in ("continued", "tripped") and _judged_close(graph, settings):
+            chosen, code, reason, timing = _probe_measured(
+                graph, system, threads, chosen, code, reason, pick, settings, scc_settings,
+                considered)
         elif power == "probe":
             chosen, probe, code = "power", settings.probe_share, "giant-component-probe"
             reason = (f"{share_words(share, is_bound)} (>= {settings.power_share:.0%}): the "
@@ -410,6 +418,48 @@ def _giant_share(graph, settings, considered):
                                  + (" (one-pass bound)" if is_bound else ""),
                                  share, settings.bsp_share, share >= settings.bsp_share))
     return share, is_bound
+
+
+def _judged_close(graph, settings):
+    """Whether the probe's judge found the power iteration and the other engine within
+    :attr:`RouteSettings.probe_measure_band` of each other (:data:`.probe.JUDGED`)."""
+    ratio = graph._cache.get(JUDGED)
+    band = settings.probe_measure_band
+    return ratio is not None and 1.0 / band <= ratio <= band
+
+
+def _probe_measured(graph, system, threads, chosen, code, reason, pick, settings, scc_settings,
+                    considered):
+    """(mode, code, reason, timing) of PageRank on a graph where a power probe's judge has
+    decided (``chosen``, ``code``, ``reason``: what it decided) and found the two engines
+    close (:func:`_judged_close`).  The verdict rests on estimates (the rate of a few
+    accelerated rounds, the other engine's modelled cost), so there the run time has the last
+    word: the engine the probe chose runs until it is timed on the
+    graph (:func:`.estimates.record`: a run of each engine but its first), then the other (the
+    power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
+    runs take the faster measured."""
+    from .estimates import choose, seconds_key
+    key = seconds_key(threads, True)
+    seen = graph._cache.get(key, {}).get("seconds", {})
+    if pick is None:
+        pick = choose(graph, system, threads, settings, scc_settings)
+    other = pick.mode if chosen == "power" else "power"
+    pair = ("power", pick.mode)
+    considered += [_candidate(f"cpu-{m}", "seconds measured on this graph", float(seen[m]),
+                              None, False) for m in pair if m in seen]
+    if all(m in seen for m in pair):
+        fast = min(pair, key=lambda m: seen[m])
+        slow = pair[1 - pair.index(fast)]
+        for c in considered:
+            if c["test"] == "seconds measured on this graph":
+                c["held"] = c["engine"] == f"cpu-{fast}"
+        return fast, "measured", (f"{reason}; then {fast} was the faster measured on this graph "
+                                  f"({seen[fast] * 1e3:.3g} ms against "
+                                  f"{seen[slow] * 1e3:.3g})"), key
+    if chosen in seen:
+        return other, "measuring", (f"{reason}; {chosen} was timed on this graph, so {other} "
+                                    "runs until it is too"), key
+    return chosen, code, f"{reason}; the next runs time {other} too", key
 
 
 def _giant_measured(graph, threads, giant, settings):

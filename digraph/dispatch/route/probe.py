@@ -7,7 +7,7 @@ from .estimates import choose
 from .plans import Plan
 from .settings import DEFAULT
 
-__all__ = ["power_decision", "probe_judge", "after_probe", "TRIPPED", "CONTINUED"]
+__all__ = ["power_decision", "probe_judge", "after_probe", "TRIPPED", "CONTINUED", "JUDGED"]
 
 
 def power_decision(graph, system, settings):
@@ -47,6 +47,12 @@ matrix", 2003)."""
 CONTINUED = ("power_probe_continued",)
 """Key of ``graph._cache``: the words of a probe whose judge let the power iteration go on
 (:func:`probe_judge`); later runs on the graph run it without a probe."""
+
+
+JUDGED = ("power_probe_judged",)
+"""Key of ``graph._cache``: the judge's last ratio of the power iteration's estimated time left
+(times :attr:`RouteSettings.probe_margin`) to the other engine's (:func:`probe_judge`); within
+:attr:`RouteSettings.probe_measure_band` of 1, later runs time the two engines on the graph."""
 
 
 def probe_judge(graph, system, threads, tol, settings=None, scc_settings=None):
@@ -99,6 +105,7 @@ class _CostJudge:
             left = math.inf
         mine = left * m.judged_s
         self.go = mine * st.probe_margin <= alt
+        self.graph._cache[JUDGED] = mine * st.probe_margin / alt if alt > 0 else math.inf
         self.words = (f"{self.rounds} accelerated rounds fell by {m.rate:.2f} a round: about "
                       f"{left:.0f} rounds of {m.judged_s * 1e3:.3g} ms left "
                       f"({mine * 1e3:.3g} ms), against {other}'s estimated "

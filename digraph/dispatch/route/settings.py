@@ -58,6 +58,14 @@ class RouteSettings:
         more than a hand-over does.  Chosen from the verdicts and times of
         ``corpus_cpu2_h100_host.json`` and ``corpus_cpu2_dev.json``: below it the web graph's
         verdict turned with the machine's load.
+    probe_measure_band : float
+        Where the judge's two times (the power iteration's left, times ``probe_margin``, and
+        the other engine's estimate) lie within this factor of each other, the verdict holds
+        for the graph's first runs only: the next ones time the engine it chose, then the
+        other, and later runs take the faster measured
+        (:func:`~digraph.dispatch.route._probe_measured`).  Chosen from the judge's ratios on
+        one thread (``docs/history/docstring-measurements.md``): every wrong verdict lay
+        within 1.4 of 1.
     bsp_round_cost : float
         One ``bsp`` dense round's seconds over one plain power round's (both one pass over the
         arcs on the same threads): the unit that turns the CPU estimates, in passes, into
@@ -110,6 +118,7 @@ class RouteSettings:
     probe_min_arcs: int = 1 << 10
     probe_judge_rounds: int = 8
     probe_margin: float = 1.5
+    probe_measure_band: float = 2.0
     bsp_round_cost: float = 1.0
     bsp_thread_exponent: float = 0.6
     scc_ratio_base: float = 0.32
