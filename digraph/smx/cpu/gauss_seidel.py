@@ -26,7 +26,8 @@ from numba import njit, prange
 
 from .serial import serial_twin
 
-__all__ = ["sweep", "sweep_serial", "sums", "gather", "warm_up", "PARTS"]
+__all__ = ["sweep", "sweep_serial", "sums", "gather", "column_sums", "column_sums_serial",
+           "warm_up", "PARTS"]
 
 PARTS = 3
 """Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx`` and ``Σ colsum·x`` of the new values."""
@@ -115,9 +116,25 @@ def gather(idx, w, x):
     return acc
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def column_sums(cuts, out_offsets, out_targets, src_scale, arc_scale, has_arc, dst_scale, out):
+    """``out[u] = src_scale[u] · Σ_{e = u→w} arc_scale[e] · dst_scale[w]``, the column sums of
+    ``A`` (``arc_scale`` in CSR order, unread unless ``has_arc``), over the ranges of ``cuts``
+    (:func:`digraph.dispatch.runtime.cpu_tasks.task_cuts` of ``out_offsets``) in parallel."""
+    for t in prange(cuts.size - 1):
+        for u in range(cuts[t], cuts[t + 1]):
+            acc = 0.0
+            for e in range(out_offsets[u], out_offsets[u + 1]):
+                acc += (arc_scale[e] if has_arc else 1.0) * dst_scale[out_targets[e]]
+            out[u] = src_scale[u] * acc
+
+
+column_sums_serial = serial_twin(column_sums)
+
+
 def warm_up():
-    """Compile (or load from Numba's cache) the sweep, its serial twin, :func:`sums` and
-    :func:`gather` on a tiny problem: a ring of three vertices, swept as one range and as
+    """Compile (or load from Numba's cache) the sweep, :func:`column_sums` and their serial
+    twins, :func:`sums` and :func:`gather` on a tiny problem: a ring of three vertices, swept as one range and as
     two."""
     n = 3
     off = np.arange(n + 1, dtype=np.int64)
@@ -133,3 +150,5 @@ def warm_up():
                    0.1, 0.0, x, zz, parts)
     sums(x, one)
     gather(np.empty(0, np.int64), np.empty(0), x)
+    for kernel in (column_sums, column_sums_serial):
+        kernel(np.array([0, n], np.int64), off, src, one, one, True, one, np.empty(n))

@@ -73,6 +73,7 @@ from ....algorithms.base import SumNormalized
 from ....errors import InvalidParameterError
 from ... import driver
 from ....numeric import neumaier_add
+from ....smx.cpu import gauss_seidel as GS
 from ....smx.cpu.serial import pick, serial_twin
 from ...convergence import ROUNDING_MARGIN, quick_contraction
 from ...runtime.cpu_tasks import arc_tasks
@@ -292,14 +293,19 @@ def _dangling(graph, system):
 
 
 def _column_sums(graph, system):
-    """Every column sum of ``A`` (one pass over the arcs, none without arc or target factors)."""
+    """Every column sum of ``A`` (one parallel pass over the out-arcs, none without arc or target
+    factors)."""
     src_scale, dst_scale, has_arc, arc = linear_factors(graph, system)
     if not has_arc and system.dst_scale is None:
         return src_scale * graph.out_degree
-    coef = src_scale[graph.arc_sources] * dst_scale[graph.out_targets]
-    if has_arc:
-        coef *= arc
-    return np.bincount(graph.arc_sources, weights=coef, minlength=graph.num_vertices)
+    n = graph.num_vertices
+    dense = [np.ascontiguousarray(np.broadcast_to(np.asarray(s, np.float64), (n,)))
+             for s in (src_scale, dst_scale)]
+    out = np.empty(n, np.float64)
+    pick(GS.column_sums, GS.column_sums_serial, graph.num_arcs)(
+        arc_tasks(graph, "out_offsets"), graph.out_offsets, graph.out_targets, dense[0],
+        np.ascontiguousarray(arc, np.float64) if has_arc else np.empty(0), has_arc, dense[1], out)
+    return out
 
 
 def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, settings=None,
