@@ -55,7 +55,7 @@ from ...systems import monotone_arrays, monotone_start
 from ....errors import InvalidParameterError, WorkerLostError
 from ..power.cluster import DEFAULT, begin, call, drop, gather, record
 from ..power.cluster_checkpoint import Checkpoints, restart
-from ..power.cluster_handle import held_by, refuse_restart
+from ..power.cluster_handle import refuse_restart
 
 __all__ = ["solve", "prepare"]
 
@@ -79,8 +79,8 @@ class _Rounds:
     def __init__(self, client, graph, system, workers, settings, stats, checkpoint_every):
         self.client, self.graph, self.settings, self.stats = client, graph, settings, stats
         self.op, self.combine, self.has, value = monotone_arrays(graph, system)
-        if held_by(graph) is not None:  # a handle: the arc values are the shards' weights
-            self.coef = "shard" if self.has else None
+        if getattr(system, "shard_weights", False):  # the arc values are the shards' weights
+            self.has, self.coef = True, "shard"
         else:
             self.coef = np.ascontiguousarray(value[graph.in_arcs]) if self.has else None
         self.x0, self.act0 = monotone_start(system, graph.num_vertices)
