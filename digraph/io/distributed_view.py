@@ -1,5 +1,5 @@
 """A run on a :class:`~digraph.io.distributed.DistributedGraph` (``digraph.run(handle,
-"pagerank", cluster=client)``): the graph of the run is :class:`VertexView`, which holds the
+"pagerank", cluster=client)``, ``"sssp"``): the graph of the run is :class:`VertexView`, which holds the
 vertex-sized arrays of the handle on the client (the in-degrees' running sum, the out-degrees,
 the out-weight sums; the labels when an answer needs them) and no arc.  The algorithm's system
 is built from those (:func:`prepare`); the cluster engine

@@ -24,6 +24,10 @@ for the entries it reads from the others; then the pull of its range for the nex
 CPU engine's Numba kernel on the shard), whose sums go back to the client.  Only scalars go to
 the client; the vectors stay on the workers and move worker to worker.
 
+The ``bsp`` rounds of min/max systems (:mod:`digraph.dispatch.engines.push.cluster_worker`)
+run on the same shards: their plugin adds its own handlers and keeps its runs, mail and kernel
+work in this plugin's (``has``, ``load``, ``answer``, ``snapshot``, ``drop`` serve both).
+
 Nothing here may block the worker's event loop: the kernels run on one thread of the plugin's
 own (Numba's threads set to the worker's ``nthreads``).  A peer that does not take or send its
 entries within the run's timeout ends the round with :class:`~digraph.errors.WorkerLostError`
