@@ -103,8 +103,8 @@ class DistributedGraph:
 
     def release(self):
         """Drop the shards from the workers (a later run on this handle is refused)."""
-        from ..dispatch.engines.power.cluster import _call
-        _call(self.client, list(self.workers), "release", lambda i: {"key": self.key}, 30.0,
+        from ..dispatch.engines.power.cluster import call
+        call(self.client, list(self.workers), "release", lambda i: {"key": self.key}, 30.0,
               "releasing the shards")
 
     def __repr__(self):
@@ -264,7 +264,7 @@ def _scatter(graph, client, workers, vertex_cost):
     key = C.shard_key(graph.fingerprint(), bounds, workers)
     C._plugin(client)
     settings = C.current(C.DEFAULT)
-    held = C._call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
+    held = C.call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
                    "looking for the shards")
     if not all(r["has"] for r in held):
         C._load(client, graph, workers, key, bounds, settings, {})
@@ -287,7 +287,7 @@ def _adopt(client, workers, key, bounds, built, timeout):
     from ..dispatch.engines.power import cluster as C
     C._plugin(client)
     wire = f"{key}:wire:{uuid.uuid4().hex}"
-    C._call(client, list(workers), "load", lambda i: {
+    C.call(client, list(workers), "load", lambda i: {
         "key": key, "wire": wire, "index": i, "bounds": [int(b) for b in bounds],
         "peers": list(workers), "local": built[i].key, "keep": C.current(C.DEFAULT).keep_graphs,
         "timeout": timeout}, timeout, "adopting the shards")

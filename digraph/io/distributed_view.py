@@ -1,5 +1,5 @@
 """A run on a :class:`~digraph.io.distributed.DistributedGraph` (``digraph.run(handle,
-"pagerank", cluster=client)``): the graph of the run is :class:`VertexView`, which holds the
+"pagerank", cluster=client)``, ``"sssp"``): the graph of the run is :class:`VertexView`, which holds the
 vertex-sized arrays of the handle on the client (the in-degrees' running sum, the out-degrees,
 the out-weight sums; the labels when an answer needs them) and no arc.  The algorithm's system
 is built from those (:func:`prepare`); the cluster engine
@@ -69,10 +69,11 @@ def for_run(handle, algo, on):
     if on is None:
         raise InvalidParameterError(f"{handle!r} runs on its cluster: pass cluster=client")
     client = on[0]
-    if algo.name != "pagerank":
+    if algo.name not in ("pagerank", "sssp"):
         raise InvalidParameterError(
-            f"a DistributedGraph runs 'pagerank' only (on its cluster, mode='power' or None), "
-            f"not {algo.name!r}; load the graph in this process for the others (digraph.load)")
+            f"a DistributedGraph runs 'pagerank' (mode='power') and 'sssp' (mode='bsp') only, "
+            f"on its cluster, not {algo.name!r}; load the graph in this process for the others "
+            "(digraph.load)")
     here = getattr(client.scheduler, "address", None)
     there = getattr(handle.client.scheduler, "address", None)
     if here != there:
@@ -87,10 +88,13 @@ def for_run(handle, algo, on):
 
 
 def prepare(algo, graph, bound):
-    """``algo``'s system on ``graph`` (a :class:`VertexView`: PageRank from the vertex-sized
-    arrays; a weighted handle's arc factors stay the shards' weights)."""
+    """``algo``'s system on ``graph`` (a :class:`VertexView`: PageRank or SSSP from the
+    vertex-sized arrays; a weighted handle's arc factors or arc values stay the shards'
+    weights)."""
     if not isinstance(graph, VertexView) or not (graph.weighted and bound.get("weights", True)):
         return algo.prepare(graph, **bound)
+    if algo.name == "sssp":
+        return _sssp(algo, graph, bound)
     from ..algorithms.base import LinearSystem, check_bool, check_probability, scaled_inverse
     from ..algorithms.pagerank import personalization_vector
     h, name = graph.handle, algo.name
@@ -118,4 +122,23 @@ def prepare(algo, graph, bound):
         if lost.any() and not np.array_equal(d, p):
             system.dangling = d
             system.dangling_scale = np.where(lost, alpha, 0.0)
+    return system
+
+
+def _sssp(algo, graph, bound):
+    """SSSP on a weighted handle: the arc values are the shards' weights
+    (``system.shard_weights``), checked from the handle's smallest weight (NaN is refused by
+    the load)."""
+    from ..algorithms.base import MonotoneSystem, check_bool
+    from ..algorithms.sssp import _one_source
+    h, name = graph.handle, algo.name
+    check_bool("weights", bound["weights"], name)
+    s = _one_source(graph, bound["source"])
+    if h.weight_min < 0:
+        raise InvalidWeightError(f"{name}: an arc has weight {h.weight_min!r}; {name} needs "
+                                 "non-negative weights")
+    init = np.full(graph.num_vertices, np.inf)
+    init[s] = 0.0
+    system = MonotoneSystem(init=init, relax="plus", combine="min", frontier=np.array([s]))
+    system.shard_weights = True  # arc value = the arc's weight, held by the shards
     return system

@@ -185,8 +185,8 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
         _wait_pinned(client, [slow], ["tcp://10.9.9.9:1"], 30.0)
     h = digraph.load_distributed(good, client)
     assert set(h.timings) == {"labels", "renumber", "degrees", "cut", "shuffle", "adopt"}
-    with pytest.raises(InvalidParameterError, match="runs 'pagerank' only.*'sssp'"):
-        digraph.run(h, "sssp", cluster=client, source=1000)
+    with pytest.raises(InvalidParameterError, match="runs 'pagerank'.*and 'sssp'.*only.*'kcore'"):
+        digraph.run(h, "kcore", cluster=client)
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
         digraph.run(h, "pagerank", cluster=client, mode="scc")
     with pytest.raises(InvalidParameterError, match="pass cluster=client"):

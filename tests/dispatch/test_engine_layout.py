@@ -28,7 +28,7 @@ INTERNALS = ("pre_launch_callbacks", "_prepare_args", "get_cufunc")
 #: mode package -> the placement modules it must hold
 MODES = {
     "power": {"cpu", "gpu", "gpus", "cluster"},
-    "push": {"cpu_bsp", "cpu_vertex_async", "gpu_linear", "gpu_monotone", "gpus"},
+    "push": {"cpu_bsp", "cpu_vertex_async", "gpu_linear", "gpu_monotone", "gpus", "cluster"},
     "scc": {"cpu", "gpu", "gpus"},
     "path": {"cpu", "gpu", "gpus"},
     "cluster": {"gpu"},
@@ -202,6 +202,9 @@ NOT_ROUNDS = {
     ("engines/power/cluster_checkpoint.py", "live_workers"): "polling the scheduler's list",
     ("engines/power/cluster_checkpoint.py", "restart"): "a restart tried again after a loss "
                                                         "within it",
+    ("engines/push/cluster.py", "step"): "a round tried again after a restart (one round)",
+    ("engines/push/cluster.py", "solve"): "the driver called again when a worker was lost "
+                                          "while the answer was gathered (its rounds its own)",
     ("engines/push/gpu_streamed.py", "_batches"): "cutting the arcs into batches",
     ("engines/push/gpus_rounds.py", "drain"): "the rounds still in flight, settled once",
     ("engines/scc/cpu.py", "_steps"): "grouping the DAG's thin levels",

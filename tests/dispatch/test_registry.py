@@ -71,6 +71,9 @@ def test_refusals_name_the_family_or_the_placement():
     assert refusal("peel", "hindex", "gpu") is None
     assert "k-core depends on in- and out-neighbours" in refusal("path", "hindex", "cpu")
     assert "does not run on a Dask cluster" in refusal("bsp", "linear", "cluster")
+    assert "there 'power' does" in refusal("bsp", "linear", "cluster")
+    assert refusal("bsp", "monotone", "cluster") is None
+    assert "no mode runs the hindex family there" in refusal("bsp", "hindex", "cluster")
 
 
 def test_the_plan_records_what_runs_after_a_stall():

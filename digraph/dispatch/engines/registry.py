@@ -140,6 +140,7 @@ ENGINES = (
     *_each(("path", "path-nopriority"), "gpus", _SUMS_AND_MINMAX, "path.gpus:prepare"),
     # the workers of a Dask cluster
     Engine("power", "cluster", ("linear",), "power.cluster:prepare"),
+    Engine("bsp", "cluster", ("monotone",), "push.cluster:prepare"),
 )
 
 _BY_KEY = {(e.mode, e.kind): e for e in ENGINES}
@@ -173,10 +174,15 @@ def refusal(mode, family, kind):
             return f"mode={mode!r} {_RUNS[mode]}, not the {family} family"
         return (f"mode={mode!r} walks directed paths, but k-core depends on in- and "
                 "out-neighbours alike: no DAG orders it")
-    if find(mode, kind) is None:
-        if kind == "cluster":
-            runs = sorted({e.mode for e in ENGINES if e.kind == "cluster"})
-            return (f"mode={mode!r} does not run on a Dask cluster (cluster=) yet; there "
-                    f"{' and '.join(repr(m) for m in runs)} {'does' if len(runs) == 1 else 'do'}")
+    engine = find(mode, kind)
+    if kind == "cluster" and (engine is None or family not in engine.families):
+        runs = sorted({e.mode for e in ENGINES if e.kind == "cluster" and family in e.families})
+        if not runs:
+            return (f"mode={mode!r} does not run on a Dask cluster (cluster=) yet: no mode runs "
+                    f"the {family} family there; run it without cluster=")
+        return (f"mode={mode!r} does not run on a Dask cluster (cluster=) yet for the {family} "
+                f"family; there {' and '.join(repr(m) for m in runs)} "
+                f"{'does' if len(runs) == 1 else 'do'}")
+    if engine is None:
         return f"mode={mode!r} {_WHERE[mode]}"
     return None

@@ -94,9 +94,10 @@ measurement:
 * A system with a dangling vector (PageRank's ``dangling=``, ``LinearSystem.dangling``):
   ``"power"`` without a probe, the only engine that runs the term; a named other mode, the GPUs
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
-* A Dask cluster (``cluster=``, ``route(..., cluster=True)``): ``"power"`` for normalised linear
-  systems (:mod:`digraph.dispatch.engines.power.cluster`), the one engine of that placement so
-  far; every other system and mode is refused, naming what runs there.
+* A Dask cluster (``cluster=``, ``route(..., cluster=True)``): ``"power"`` for linear systems
+  (:mod:`digraph.dispatch.engines.power.cluster`, code ``cluster-power``), ``"bsp"`` for min/max
+  systems (:mod:`digraph.dispatch.engines.push.cluster`, code ``cluster-bsp``); k-core and
+  every other mode are refused, naming what runs there.
 """
 
 from ..engines.registry import refusal

@@ -86,13 +86,18 @@ def place(plan, graph, system, placement, batch_arcs=None):
 
 def cluster_plan(family, graph, system):
     """The automatic plan on a Dask cluster (``cluster=``): the power iteration for a linear
-    system (the Google matrix's for a normalised one, else the affine map's), else
-    :class:`~digraph.errors.InvalidParameterError` naming what runs there."""
+    system (the Google matrix's for a normalised one, else the affine map's), ``bsp`` rounds for
+    a min/max system (SSSP), else :class:`~digraph.errors.InvalidParameterError` naming what
+    runs there."""
     from ...errors import InvalidParameterError
     from .plans import Plan
+    if family == "monotone":
+        return Plan("bsp", "dask-bsp", "automatic: bsp rounds are the engine of min/max systems "
+                    "on a Dask cluster (each worker pulls its range, the changed entries move "
+                    "worker to worker)", code="cluster-bsp")
     why = None
     if family != "linear":
-        what = {"monotone": " (SSSP and other min/max systems)", "hindex": " (k-core)"}
+        what = {"hindex": " (k-core)"}
         why = (f"the {family} family{what.get(family, '')} does not run there yet; run it "
                "without cluster=")
     elif system is not None and graph is not None:
@@ -101,9 +106,10 @@ def cluster_plan(family, graph, system):
         why = why and f"the power iteration cannot run this system: {why}"
     if why:
         raise InvalidParameterError("cluster= runs linear systems (PageRank, adsorption and the "
-                                    f"like) by mode='power' only so far; {why}")
-    return Plan("power", "dask-power", "automatic: the power iteration is the engine of the "
-                "Dask cluster placement (the only one so far)", code="cluster-power")
+                                    "like) by mode='power' and min/max systems (SSSP and the "
+                                    f"like) by mode='bsp' so far; {why}")
+    return Plan("power", "dask-power", "automatic: the power iteration is the engine of linear "
+                "systems on a Dask cluster", code="cluster-power")
 
 
 def _narrow(plan, graph, system, placement):

@@ -27,8 +27,10 @@ CODES = {
     "affine-power-on-gpu": "a sum not normalised, on one GPU: the power iteration of b + A x",
     "streamed": "one GPU, a graph too big for it or batch_arcs=: bsp streams the arcs",
     "dangling": "dangling= is answered by the power iteration only",
-    "cluster-power": "a Dask cluster (cluster=): the power iteration (the Google matrix's or the "
-                     "affine map's), its one engine so far",
+    "cluster-power": "a Dask cluster (cluster=), a linear system: the power iteration (the "
+                     "Google matrix's or the affine map's)",
+    "cluster-bsp": "a Dask cluster (cluster=), a min/max system: bsp rounds over the workers' "
+                   "ranges",
     "one-shard": "one GPU: bsp run by the sharded engine as one shard",
     "sharded": "several GPUs: sharded over the GPUs used",
     "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",

@@ -61,7 +61,8 @@ from .cluster_handle import check_map, cut, factors as run_factors, held_by, ref
 from .cluster_handle import shard_key
 from .cluster_maps import iteration
 
-__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key"]
+__all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
+           "drop", "gather", "Session", "record"]
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def _check_answer(task, worker, what):
     raise e
 
 
-def _call(client, workers, op, kwargs, timeout, what):
+def call(client, workers, op, kwargs, timeout, what):
     return client.sync(_all, client, workers, op, kwargs, timeout, what)
 
 
@@ -172,7 +173,7 @@ def _load(client, graph, workers, key, bounds, settings, stats):
                 "peers": list(workers), "off": _serial(off[v0:v1 + 1] - off[v0]),
                 "src": _serial(src[a0:a1]), "keep": settings.keep_graphs,
                 "timeout": settings.setup_timeout_s}
-    _call(client, workers, "load", args, settings.setup_timeout_s, "loading the shards")
+    call(client, workers, "load", args, settings.setup_timeout_s, "loading the shards")
     stats["dask_shard_loads"] = stats.get("dask_shard_loads", 0) + len(workers)
 
 
@@ -191,7 +192,7 @@ def _vectors(graph, bounds, i, it, factors, x0):
     return out
 
 
-class _Session:
+class Session:
     """A run started on a set of workers (one cut): the shards' key, the run's id, the workers'
     last answers and what its rounds measured; a restart (:mod:`.cluster_checkpoint`) makes a
     new one."""
@@ -204,8 +205,17 @@ class _Session:
         self.busy0 = self.busy = np.array([r["busy"] for r in got])
         self.wall = 0.0
 
+    def took(self, now, seconds):
+        """Record a round's answers ``now`` (each with ``sent``, ``exchange``, ``busy``) and
+        its wall ``seconds`` on the client."""
+        self.got = now
+        self.wall += seconds
+        self.sent += sum(r["sent"] for r in now)
+        self.exchange += [r["exchange"] for r in now]
+        self.busy = np.array([r["busy"] for r in now])
 
-def _drop(client, workers, run, lost=None):
+
+def drop(client, workers, run, lost=None):
     """The workers still reachable (``workers`` but ``lost``) forget run ``run`` (none waits
     for the lost one)."""
     try:
@@ -215,15 +225,18 @@ def _drop(client, workers, run, lost=None):
         pass
 
 
-def _begin(client, graph, it, factors, workers, x0, settings, stats):
-    """Cut ``graph`` among ``workers``, check their memory, find or load the shards and start
-    the run from ``x0`` (None: the map's ``x_0``): a :class:`_Session`."""
+def begin(client, graph, workers, settings, stats, has_coef, start, op="start"):
+    """Cut ``graph`` among ``workers``, check their memory (``has_coef``: the run sends arc
+    factors), find or load the shards and start a run: one call ``op`` to every worker with
+    ``start(i, bounds)``'s arguments besides the shards' key, the run's id and the timeout.
+    Returns a :class:`Session`; the workers' answers to the start (``sent``, ``busy``, ``runs``
+    and the engine's own) are its ``got``."""
     k = len(workers)
     # the graph, the cut, the workers; a graph loaded on the workers (load_distributed): its own
     bounds, key = cut(graph, workers, settings.vertex_cost)
     # before anything is sent: every worker's memory_limit against its shard's estimate
     stats["dask_shard_bytes"] = check_memory(client, workers, graph.in_offsets, bounds,
-                                             factors[2])
+                                             has_coef)
     _plugin(client)
     run = uuid.uuid4().hex
     stats["dask_workers"] = k
@@ -234,22 +247,27 @@ def _begin(client, graph, it, factors, workers, x0, settings, stats):
     stats.setdefault("dask_shards_reused", True)
     stats.setdefault("dask_shard_loads", 0)
     try:
-        held = _call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
-                     "looking for the shards")
+        held = call(client, workers, "has", lambda i: {"key": key}, settings.round_timeout_s,
+                    "looking for the shards")
         if not all(r["has"] for r in held):
             if held_by(graph) is not None:  # their arcs are nowhere else: load_distributed again
                 held_by(graph).lost([w for w, r in zip(workers, held) if not r["has"]])
             stats["dask_shards_reused"] = False
             _load(client, graph, workers, key, bounds, settings, stats)
-        got = _call(client, workers, "start", lambda i: {
-            "key": key, "run": run, "timeout": settings.round_timeout_s,
-            "vectors": _vectors(graph, bounds, i, it, factors, x0)},
+        got = call(client, workers, op, lambda i: {
+            "key": key, "run": run, "timeout": settings.round_timeout_s, **start(i, bounds)},
             settings.setup_timeout_s, "starting the run")
     except BaseException as e:
-        _drop(client, workers, run, getattr(e, "worker", None))
+        drop(client, workers, run, getattr(e, "worker", None))
         raise
     stats["dask_shard_runs"] = [int(r["runs"]) for r in got]
-    return _Session(list(workers), bounds, key, run, got)
+    return Session(list(workers), bounds, key, run, got)
+
+
+def _begin(client, graph, it, factors, workers, x0, settings, stats):
+    """:func:`begin` of the power iteration from ``x0`` (None: the map's ``x_0``)."""
+    return begin(client, graph, workers, settings, stats, factors[2], lambda i, bounds: {
+        "vectors": _vectors(graph, bounds, i, it, factors, x0)})
 
 
 def _round(client, it, s, done, settings):
@@ -263,22 +281,18 @@ def _round(client, it, s, done, settings):
     # stuck without dying is named by the peers that waited for it
     wait = timeout + max(1.0, 0.1 * timeout)
     t0 = time.perf_counter()
-    now = _call(client, s.workers, "round", lambda i: {
+    now = call(client, s.workers, "round", lambda i: {
         "key": s.key, "run": s.run, "k": s.k, "c": c, "sd": sd, "timeout": timeout},
         wait, f"round {done + 1}")
-    s.wall += time.perf_counter() - t0
-    s.got = now
-    s.sent += sum(r["sent"] for r in now)
-    s.exchange += [r["exchange"] for r in now]
-    s.busy = np.array([r["busy"] for r in now])
+    s.took(now, time.perf_counter() - t0)
     return it.bound(prev, now)
 
 
-def _gather(client, s, op, settings, what):
+def gather(client, s, op, settings, what):
     """Every worker's range of the run's ``x`` (``op``: ``"snapshot"`` keeps the run,
     ``"answer"`` ends it), concatenated in shard order."""
     wait = settings.round_timeout_s + max(1.0, 0.1 * settings.round_timeout_s)
-    parts = _call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
+    parts = call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
     # in-process workers (inproc comms) hand the wrapper back unserialised
     return np.concatenate([np.asarray(getattr(p, "data", p), np.float64) for p in parts])
 
@@ -326,7 +340,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     def recover(e):
         """After ``e`` (a lost worker): a new session from the last checkpoint, or ``e``."""
         s = st["s"]
-        _drop(client, s.workers, s.run, e.worker)
+        drop(client, s.workers, s.run, e.worker)
         if ckpt is None:
             raise e
         refuse_restart(graph, e)  # a graph loaded on the workers cannot be cut again
@@ -343,7 +357,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
                 st["done"] += 1
                 if ckpt is not None and ckpt.due(st["done"], out[0], tol):
                     t0 = time.perf_counter()
-                    x = _gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
+                    x = gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
                     ckpt.keep([x], st["done"], time.perf_counter() - t0)
                 return out
             except WorkerLostError as e:
@@ -356,13 +370,13 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
                                            stats=stats)
             rounds += done
             try:
-                x = _gather(client, st["s"], "answer", settings, "gathering the answer")
+                x = gather(client, st["s"], "answer", settings, "gathering the answer")
                 break
             except WorkerLostError as e:  # restarted: the rounds since the checkpoint again
                 recover(e)
     except BaseException as e:
         if not isinstance(e, WorkerLostError):
-            _drop(client, st["s"].workers, st["s"].run)
+            drop(client, st["s"].workers, st["s"].run)
         raise
     s = st["s"]
     stats["rounds"] += rounds
@@ -371,14 +385,21 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     stats["vertex_updates"] += rounds * n
     if ckpt is not None:
         ckpt.record(stats)
-    sent, wall, busy = st["sent"] + s.sent, st["wall"] + s.wall, s.busy - s.busy0
+    record(stats, s, rounds, st["sent"], st["wall"])
+    return it.answer(x), converged
+
+
+def record(stats, s, rounds, sent=0, wall=0.0):
+    """The exchange's keys of ``stats`` (``stats["dask"]`` once grouped) after ``rounds``
+    rounds ending in session ``s`` (``sent`` bytes and ``wall`` seconds of earlier sessions,
+    lost to restarts, added)."""
+    sent, wall, busy = sent + s.sent, wall + s.wall, s.busy - s.busy0
     stats["dask_bytes_between_workers"] = int(sent)
     stats["dask_bytes_per_round"] = int(sent) // (rounds + 1)
     stats["dask_exchange_s"] = [float(e) / max(s.k, 1) for e in s.exchange]
     stats["dask_round_s"] = wall / max(rounds, 1)
     stats["dask_idle_share"] = [max(0.0, 1.0 - float(bz) / s.wall) if s.wall > 0 else 0.0
                                 for bz in busy]
-    return it.answer(x), converged
 
 
 def prepare(req):

@@ -24,6 +24,10 @@ for the entries it reads from the others; then the pull of its range for the nex
 CPU engine's Numba kernel on the shard), whose sums go back to the client.  Only scalars go to
 the client; the vectors stay on the workers and move worker to worker.
 
+The ``bsp`` rounds of min/max systems (:mod:`digraph.dispatch.engines.push.cluster_worker`)
+run on the same shards: their plugin adds its own handlers and keeps its runs, mail and kernel
+work in this plugin's (``has``, ``load``, ``answer``, ``snapshot``, ``drop`` serve both).
+
 Nothing here may block the worker's event loop: the kernels run on one thread of the plugin's
 own (Numba's threads set to the worker's ``nthreads``).  A peer that does not take or send its
 entries within the run's timeout ends the round with :class:`~digraph.errors.WorkerLostError`
@@ -46,10 +50,10 @@ from ...runtime.cpu_tasks import task_cuts
 from .cluster_maps import weighted_sums, weighted_sums_serial
 from .cluster_reads import compact, reads
 
-__all__ = ["PowerShards", "Shard", "RunState", "OPS"]
+__all__ = ["PowerShards", "Shard", "RunState", "OPS", "MAX_RUNS", "lost_as_answer"]
 
 #: the most runs a worker keeps the state of at once (the oldest dropped beyond)
-_MAX_RUNS = 16
+MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
 OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail", "release")
@@ -128,7 +132,7 @@ class RunState:
         self.busy = 0.0
 
 
-async def _lost_as_answer(exchange, **more):
+async def lost_as_answer(exchange, **more):
     """The answer of a round (``exchange``'s, with ``more``), or, when a peer was lost,
     ``{"lost": message, "worker": its address}``: an answer, not an exception, so that the
     client reads it as soon as it comes and nothing is left to log once the client has gone."""
@@ -293,11 +297,11 @@ class PowerShards(WorkerPlugin):
                            "the worker restarted)")
         self.shards.move_to_end(key)
         r = await self._compute(lambda: RunState(shard, **vectors))
-        while len(self.runs) >= _MAX_RUNS:  # runs whose client left without a word
+        while len(self.runs) >= MAX_RUNS:  # runs whose client left without a word
             self.runs.pop(next(iter(self.runs)))
         self.runs[run] = r
         shard.runs += 1
-        return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
+        return await lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
                                      runs=shard.runs, loads=self.loads)
 
     async def _round(self, key=None, run=None, k=None, c=None, sd=None, timeout=60.0):
@@ -318,7 +322,7 @@ class PowerShards(WorkerPlugin):
             r.busy += time.perf_counter() - t
             return out
         sums = await self._compute(teleport)
-        return await _lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
+        return await lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
                                      **sums)
 
     async def _answer(self, run=None):

@@ -11,5 +11,7 @@ one GPU                   :mod:`.gpu_linear` (resident), :mod:`.gpu_streamed` (a
                           :mod:`.gpu_worklist` (min/max ``vertex-async``)
 several GPUs              :mod:`.gpus` (vertex shards: :mod:`.gpus_layout`,
                           :mod:`.gpus_rounds`, :mod:`.gpus_linear`, :mod:`.gpus_monotone`)
+a Dask cluster            :mod:`.cluster` (min/max ``bsp`` on the power iteration's shards;
+                          the workers' side :mod:`.cluster_worker`)
 ========================  ==================================================================
 """

@@ -1,0 +1,59 @@
+"""Kernels of one vertex range whose pull reads a compact vector: the rounds of a Dask cluster's
+workers (:mod:`digraph.dispatch.engines.push.cluster_worker`).
+
+A worker holds the in-arcs of its range ``[v0, v1)`` (row offsets from 0) with their sources
+renumbered into a compact vector ``z`` (:mod:`digraph.dispatch.engines.power.cluster_reads`):
+the entries of the other ranges it reads, and its own range whole at ``z[own:own + n]``.  The
+kernels below read ``z`` (and its activity flags) and write the range's next values apart
+(Jacobi), as :func:`digraph.smx.cpu.bsp.monotone_dense_round` does on the whole graph.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .bsp import better, relax
+from .serial import serial_twin
+
+__all__ = ["monotone_range_round", "monotone_range_round_serial"]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def monotone_range_round(cuts, in_offsets, in_sources, in_value, has_value, op, combine, z,
+                         active, own, new_x, new_active):
+    """Pull round of a min/max system over one range: row ``v`` (local) takes the best of
+    ``z[own + v]`` and ``relax(z[u], a_e)`` over its in-arcs ``e = (u, v)`` whose source is
+    active (``active[u]``), the rows ``cuts`` (of about equal in-arcs) one a task.
+
+    Writes ``new_x`` and ``new_active`` (the rows whose value improved); returns (rows improved,
+    arcs relaxed: the in-arcs whose source was active, as a push from the active sources counts
+    them).
+    """
+    tasks = cuts.size - 1
+    got = np.zeros(tasks, np.int64)
+    arcs = np.zeros(tasks, np.int64)
+    for t in prange(tasks):
+        g = 0
+        a_t = 0
+        for v in range(cuts[t], cuts[t + 1]):
+            cur = z[own + v]
+            best = cur
+            for k in range(in_offsets[v], in_offsets[v + 1]):
+                u = in_sources[k]
+                if active[u]:
+                    a_t += 1
+                    a = in_value[k] if has_value else 1.0
+                    c = relax(op, z[u], a)
+                    if better(combine, c, best):
+                        best = c
+            new_x[v] = best
+            if best != cur:
+                new_active[v] = True
+                g += 1
+            else:
+                new_active[v] = False
+        got[t] = g
+        arcs[t] = a_t
+    return got.sum(), arcs.sum()
+
+
+monotone_range_round_serial = serial_twin(monotone_range_round)
