@@ -107,7 +107,8 @@ from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_ke
 from .placing import cluster_plan, place
 from .estimates import choose
 from .plans import CODES, Plan
-from .probe import CONTINUED, JUDGED, TRIPPED, after_probe, power_decision, probe_judge
+from .measured import candidate, giant_measured, judged_close, probe_measured, share_words
+from .probe import CONTINUED, TRIPPED, after_probe, power_decision, probe_judge
 from .settings import DEFAULT, RouteSettings
 
 __all__ = ["Plan", "route", "place", "after_probe", "probe_judge", "restricts", "RouteSettings",
@@ -214,13 +215,6 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     return Plan(mode, f"{where}-{mode}", "asked for", mode)
 
 
-def _candidate(engine, test, value, threshold, held):
-    """One engine the automatic choice considered: the test that decides it, the graph's value,
-    the threshold (a :class:`RouteSettings` field), and whether the test held."""
-    return {"engine": engine, "test": test, "value": value, "threshold": threshold,
-            "held": bool(held)}
-
-
 def _automatic(family, where, threads, graph, system, settings, scc_settings):
     """The :class:`Plan` of ``mode=None`` (see the module text)."""
     if where == "dask":
@@ -235,7 +229,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
     if chosen == "scc" and graph is not None:
         power, share, is_bound = power_decision(graph, system, settings)
         if share is not None:
-            considered.append(_candidate("cpu-power", share_test + (" (one-pass bound)" if is_bound
+            considered.append(candidate("cpu-power", share_test + (" (one-pass bound)" if is_bound
                                                                      else ""),
                                          share, settings.power_share, power == "probe"))
         giant = None
@@ -259,8 +253,8 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             reason = (f"an earlier power probe on this graph tripped (its differences fell by "
                       f"{ratio:.2f} at round {k}: |lambda2| near 1, where the rank-one term buys "
                       f"nothing); {pick.reason}")
-        if power in ("continued", "tripped") and _judged_close(graph, settings):
-            chosen, code, reason, timing = _probe_measured(
+        if power in ("continued", "tripped") and judged_close(graph, settings):
+            chosen, code, reason, timing = probe_measured(
                 graph, system, threads, chosen, code, reason, pick, settings, scc_settings,
                 considered)
         elif power == "probe":
@@ -269,13 +263,13 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                       f"Google-matrix power iteration, as a probe that continues while its "
                       f"differences fall by {settings.probe_share}*alpha a round or faster")
         elif power == "small":
-            considered.append(_candidate("cpu-power", "arcs (a probe needs at least)",
+            considered.append(candidate("cpu-power", "arcs (a probe needs at least)",
                                          graph.num_arcs, settings.probe_min_arcs, False))
             code = "small-graph"
             reason += (f"; {graph.num_arcs:,} arcs (< {settings.probe_min_arcs:,}): no power "
                        "probe, whose rounds could save nothing there")
         elif giant is not None and giant[0] >= settings.bsp_share:
-            chosen, code, reason, timing = _giant_measured(graph, threads, giant, settings)
+            chosen, code, reason, timing = giant_measured(graph, threads, giant, settings)
         elif pick is not None and (pick.mode == "bsp" or pick.timing is not None):
             chosen, code, reason = pick.mode, pick.code, pick.reason
         elif giant is not None or share is not None:
@@ -289,7 +283,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             chosen, code, reason = "cluster", "road-like", cut
         elif graph._cache.get(pathset_key()) is not None:
             held = graph.num_arcs >= settings.path_min_arcs
-            considered.append(_candidate("gpu-path", "arcs, the graph holding its PathSet",
+            considered.append(candidate("gpu-path", "arcs, the graph holding its PathSet",
                                          graph.num_arcs, settings.path_min_arcs, held))
             if held:
                 chosen, code = "path", "pathset-held"
@@ -374,7 +368,7 @@ def _cluster_cut(graph, settings, considered):
     if not graph.num_arcs:
         return None
     top = int(graph.in_degree.max())
-    considered.append(_candidate("gpu-cluster", "largest in-degree (at most)", top,
+    considered.append(candidate("gpu-cluster", "largest in-degree (at most)", top,
                                  settings.cluster_max_in_degree,
                                  top <= settings.cluster_max_in_degree))
     if top > settings.cluster_max_in_degree:
@@ -383,7 +377,7 @@ def _cluster_cut(graph, settings, considered):
     share = graph._cache.get(key)
     if share is None:
         share = graph._cache[key] = internal_share_sample(graph, size)
-    considered.append(_candidate("gpu-cluster",
+    considered.append(candidate("gpu-cluster",
                                  f"share of arcs inside BFS balls of {size} vertices",
                                  share, settings.cluster_share, share >= settings.cluster_share))
     if share < settings.cluster_share:
@@ -399,13 +393,6 @@ def _apply(options):
     return f"{', '.join(o + '=' for o in options)} appl{'ies' if len(options) == 1 else 'y'}"
 
 
-def share_words(share, bound=False):
-    """The share of the arcs in the largest component (or its bound), in words."""
-    if bound:
-        return f"at most {share:.0%} of the arcs can lie in one component (one-pass bound)"
-    return f"the largest component holds {share:.0%} of the arcs"
-
-
 def _giant_share(graph, settings, considered):
     """(share of the arcs in the largest component, whether it is the one-pass bound), for the
     ``bsp_share`` test of a system that is not normalised: the bound decides alone below the
@@ -415,75 +402,10 @@ def _giant_share(graph, settings, considered):
         from ...paths.condensation import condensation_for
         condensation_for(graph)
         share, is_bound = _largest_share(graph)
-    considered.append(_candidate("cpu-bsp", "largest component's share of the arcs"
+    considered.append(candidate("cpu-bsp", "largest component's share of the arcs"
                                  + (" (one-pass bound)" if is_bound else ""),
                                  share, settings.bsp_share, share >= settings.bsp_share))
     return share, is_bound
-
-
-def _judged_close(graph, settings):
-    """Whether the probe's judge found the power iteration and the other engine within
-    :attr:`RouteSettings.probe_measure_band` of each other (:data:`.probe.JUDGED`)."""
-    ratio = graph._cache.get(JUDGED)
-    band = settings.probe_measure_band
-    return ratio is not None and 1.0 / band <= ratio <= band
-
-
-def _probe_measured(graph, system, threads, chosen, code, reason, pick, settings, scc_settings,
-                    considered):
-    """(mode, code, reason, timing) of PageRank on a graph where a power probe's judge has
-    decided (``chosen``, ``code``, ``reason``: what it decided) and found the two engines
-    close (:func:`_judged_close`).  The verdict rests on estimates (the rate of a few
-    accelerated rounds, the other engine's modelled cost), so there the run time has the last
-    word: the engine the probe chose runs until it is timed on the
-    graph (:func:`.estimates.record`: a run of each engine but its first), then the other (the
-    power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
-    runs take the faster measured."""
-    from .estimates import choose, seconds_key
-    key = seconds_key(threads, True)
-    seen = graph._cache.get(key, {}).get("seconds", {})
-    if pick is None:
-        pick = choose(graph, system, threads, settings, scc_settings)
-    other = pick.mode if chosen == "power" else "power"
-    pair = ("power", pick.mode)
-    considered += [_candidate(f"cpu-{m}", "seconds measured on this graph", float(seen[m]),
-                              None, False) for m in pair if m in seen]
-    if all(m in seen for m in pair):
-        fast = min(pair, key=lambda m: seen[m])
-        slow = pair[1 - pair.index(fast)]
-        for c in considered:
-            if c["test"] == "seconds measured on this graph":
-                c["held"] = c["engine"] == f"cpu-{fast}"
-        return fast, "measured", (f"{reason}; then {fast} was the faster measured on this graph "
-                                  f"({seen[fast] * 1e3:.3g} ms against "
-                                  f"{seen[slow] * 1e3:.3g})"), key
-    if chosen in seen:
-        return other, "measuring", (f"{reason}; {chosen} was timed on this graph, so {other} "
-                                    "runs until it is too"), key
-    return chosen, code, f"{reason}; the next runs time {other} too", key
-
-
-def _giant_measured(graph, threads, giant, settings):
-    """(mode, code, reason, timing) of a system without the rank-one term on a giant component:
-    ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
-    after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
-    right on most graphs of the corpus, not on all: road-like graphs differ)."""
-    from .estimates import seconds_key
-    key = seconds_key(threads, False)
-    seen = graph._cache.get(key, {}).get("seconds", {})
-    head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
-    if "bsp" in seen and "scc" in seen:
-        fast = min(("bsp", "scc"), key=lambda m: seen[m])
-        slow = "scc" if fast == "bsp" else "bsp"
-        return fast, "measured", (f"{head}: {fast} was the faster measured on this graph "
-                                  f"({seen[fast] * 1e3:.3g} ms against {seen[slow] * 1e3:.3g})"), key
-    if "bsp" in seen:
-        return "scc", "measuring", (f"{head}: bsp was timed on this graph, so the SCC engine "
-                                    "runs until it is too"), key
-    return "bsp", "giant-component-bsp", (f"{head}: a system without the rank-one term runs "
-                                          "bsp's dense rounds, as fast as the SCC engine there "
-                                          "or faster on most graphs; the next runs time the "
-                                          "SCC engine too"), key
 
 
 def _largest_share(graph):

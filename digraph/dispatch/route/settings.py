@@ -63,8 +63,8 @@ class RouteSettings:
         the other engine's estimate) lie within this factor of each other, the verdict holds
         for the graph's first runs only: the next ones time the engine it chose, then the
         other, and later runs take the faster measured
-        (:func:`~digraph.dispatch.route._probe_measured`).  Chosen from the judge's ratios on
-        one thread (``docs/history/docstring-measurements.md``): every wrong verdict lay
+        (:func:`~digraph.dispatch.route.measured.probe_measured`).  Chosen from the judge's
+        ratios on one thread (``docs/history/docstring-measurements.md``): every wrong verdict lay
         within 1.4 of 1.
     bsp_round_cost : float
         One ``bsp`` dense round's seconds over one plain power round's (both one pass over the

@@ -1,0 +1,87 @@
+"""The automatic choices that the times measured on a graph settle, where the estimates are
+unsure (:mod:`digraph.dispatch.route`): a power probe's close verdict, and a system without the
+rank-one term on a giant component.  Each engine's seconds are kept on the graph by
+:func:`.estimates.record` (a run of each engine but its first)."""
+
+from .probe import JUDGED
+
+__all__ = ["candidate", "share_words", "judged_close", "probe_measured", "giant_measured"]
+
+
+def candidate(engine, test, value, threshold, held):
+    """One engine the automatic choice considered: the test that decides it, the graph's value,
+    the threshold (a :class:`RouteSettings` field), and whether the test held."""
+    return {"engine": engine, "test": test, "value": value, "threshold": threshold,
+            "held": bool(held)}
+
+
+def share_words(share, bound=False):
+    """The share of the arcs in the largest component (or its bound), in words."""
+    if bound:
+        return f"at most {share:.0%} of the arcs can lie in one component (one-pass bound)"
+    return f"the largest component holds {share:.0%} of the arcs"
+
+
+def judged_close(graph, settings):
+    """Whether the probe's judge found the power iteration and the other engine within
+    :attr:`RouteSettings.probe_measure_band` of each other (:data:`.probe.JUDGED`)."""
+    ratio = graph._cache.get(JUDGED)
+    band = settings.probe_measure_band
+    return ratio is not None and 1.0 / band <= ratio <= band
+
+
+def probe_measured(graph, system, threads, chosen, code, reason, pick, settings, scc_settings,
+                    considered):
+    """(mode, code, reason, timing) of PageRank on a graph where a power probe's judge has
+    decided (``chosen``, ``code``, ``reason``: what it decided) and found the two engines
+    close (:func:`judged_close`).  The verdict rests on estimates (the rate of a few
+    accelerated rounds, the other engine's modelled cost), so there the run time has the last
+    word: the engine the probe chose runs until it is timed on the
+    graph (:func:`.estimates.record`: a run of each engine but its first), then the other (the
+    power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
+    runs take the faster measured."""
+    from .estimates import choose, seconds_key
+    key = seconds_key(threads, True)
+    seen = graph._cache.get(key, {}).get("seconds", {})
+    if pick is None:
+        pick = choose(graph, system, threads, settings, scc_settings)
+    other = pick.mode if chosen == "power" else "power"
+    pair = ("power", pick.mode)
+    considered += [candidate(f"cpu-{m}", "seconds measured on this graph", float(seen[m]),
+                              None, False) for m in pair if m in seen]
+    if all(m in seen for m in pair):
+        fast = min(pair, key=lambda m: seen[m])
+        slow = pair[1 - pair.index(fast)]
+        for c in considered:
+            if c["test"] == "seconds measured on this graph":
+                c["held"] = c["engine"] == f"cpu-{fast}"
+        return fast, "measured", (f"{reason}; then {fast} was the faster measured on this graph "
+                                  f"({seen[fast] * 1e3:.3g} ms against "
+                                  f"{seen[slow] * 1e3:.3g})"), key
+    if chosen in seen:
+        return other, "measuring", (f"{reason}; {chosen} was timed on this graph, so {other} "
+                                    "runs until it is too"), key
+    return chosen, code, f"{reason}; the next runs time {other} too", key
+
+
+def giant_measured(graph, threads, giant, settings):
+    """(mode, code, reason, timing) of a system without the rank-one term on a giant component:
+    ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
+    after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
+    right on most graphs of the corpus, not on all: road-like graphs differ)."""
+    from .estimates import seconds_key
+    key = seconds_key(threads, False)
+    seen = graph._cache.get(key, {}).get("seconds", {})
+    head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
+    if "bsp" in seen and "scc" in seen:
+        fast = min(("bsp", "scc"), key=lambda m: seen[m])
+        slow = "scc" if fast == "bsp" else "bsp"
+        return fast, "measured", (f"{head}: {fast} was the faster measured on this graph "
+                                  f"({seen[fast] * 1e3:.3g} ms against {seen[slow] * 1e3:.3g})"), key
+    if "bsp" in seen:
+        return "scc", "measuring", (f"{head}: bsp was timed on this graph, so the SCC engine "
+                                    "runs until it is too"), key
+    return "bsp", "giant-component-bsp", (f"{head}: a system without the rank-one term runs "
+                                          "bsp's dense rounds, as fast as the SCC engine there "
+                                          "or faster on most graphs; the next runs time the "
+                                          "SCC engine too"), key
