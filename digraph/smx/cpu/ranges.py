@@ -14,7 +14,7 @@ from numba import njit, prange
 from .bsp import better, relax
 from .serial import serial_twin
 
-__all__ = ["monotone_range_round", "monotone_range_round_serial"]
+__all__ = ["monotone_range_round", "monotone_range_round_serial", "warm_up"]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -57,3 +57,16 @@ def monotone_range_round(cuts, in_offsets, in_sources, in_value, has_value, op, 
 
 
 monotone_range_round_serial = serial_twin(monotone_range_round)
+
+
+def warm_up():
+    """Compile (or load from Numba's cache) :func:`monotone_range_round` and its serial twin as
+    a worker calls them (int32 sources, int64 offsets) on a ring of three vertices."""
+    from ..relax_codes import PLUS
+    n = 3
+    off = np.arange(n + 1, dtype=np.int64)
+    src = np.array([2, 0, 1], np.int32)
+    z = np.array([0.0, np.inf, np.inf])
+    for kernel in (monotone_range_round, monotone_range_round_serial):
+        kernel(np.array([0, n], np.int64), off, src, np.ones(n), True, PLUS, 0, z,
+               np.ones(n, np.bool_), 0, np.empty(n), np.empty(n, np.bool_))
