@@ -54,7 +54,9 @@ class Adsorption(Algorithm):
             dst_scale = scaled_inverse(w_in, beta)
         b = np.zeros(n, np.float64)
         b[idx] = 1.0 - beta
-        return LinearSystem(b=b, dst_scale=dst_scale, arc_scale=w)
+        system = LinearSystem(b=b, dst_scale=dst_scale, arc_scale=w)
+        system.b_support = np.unique(np.asarray(idx, np.int64))
+        return system
 
     def reference(self, graph, seeds, beta=0.8, weights=True):
         """Exact answer by a sparse direct solve."""

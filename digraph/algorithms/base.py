@@ -93,6 +93,9 @@ class LinearSystem:
     src_degree_scale = None
     """When not None, ``src_scale[u] = src_degree_scale / out_degree[u]`` (0 where the
     out-degree is 0), so a GPU can make it from the out-degrees it holds."""
+    b_support = None
+    """When not None, the increasing indices of ``b``'s non-zero entries (adsorption's seeds),
+    so that no pass over ``b`` looks for them."""
     error_gammas = None
     """When not None, the (γ1, γ∞) every engine's error bound uses instead of summing this
     system's columns and rows itself: the system's own, once ``digraph.run`` has summed them, or

@@ -19,12 +19,22 @@ normalised only) solves that with the automatic choice and puts the answer back
 Measured: docs/history/benchmarks-notebook.md, "Small reach: solving where the seeds reach".
 """
 
+import hashlib
+
 import numpy as np
 from numba import njit
 
 from ..algorithms.base import LinearSystem
 
 __all__ = ["restrict", "Restricted", "reach", "expand"]
+
+_WIDE = "reach-wide"
+"""Key of ``graph._cache``: ``(_WIDE, share) → {digest of a support: True}``, the supports of
+``b`` whose reach exceeded the share (or covered every vertex), so that a run with the same
+seeds does not search again (a search costs up to a pass over the share of the arcs)."""
+
+_WIDE_KEPT = 64
+"""The most supports kept per graph and share (the set is emptied beyond)."""
 
 
 @njit(cache=True, nogil=True)
@@ -116,11 +126,20 @@ def restrict(graph, system, share):
             or system.b_constant is not None or share <= 0):
         return None
     n, m = graph.num_vertices, graph.num_arcs
-    support = np.flatnonzero(np.asarray(system.b))
+    support = system.b_support
+    if support is None:
+        support = np.flatnonzero(np.asarray(system.b))
     if support.size == 0 or support.size > share * n:
+        return None
+    wide = graph._cache.setdefault((_WIDE, share), {})
+    key = hashlib.blake2b(support.tobytes(), digest_size=16).digest()
+    if key in wide:  # this support reached too much before: no search again
         return None
     got = reach(graph, support, int(share * m))
     if got is None or got[0].size == n:
+        if len(wide) >= _WIDE_KEPT:
+            wide.clear()
+        wide[key] = True
         return None
     verts, arcs = got
     from ..graph import Graph

@@ -136,3 +136,17 @@ def test_the_gpu_solves_adsorption_where_the_seeds_reach(one_gpu, algorithm, par
         assert r.stats["reach_vertices"] == cpu.stats["reach_vertices"]
     assert r.stats["device"] == "cuda" and r.values.size == g.num_vertices
     assert np.abs(r.values - cpu.values).sum() <= r.stats["error_bound"] + 1e-12 <= 2e-9
+
+
+def test_a_support_that_reaches_too_much_is_not_searched_again(monkeypatch):
+    import digraph.dispatch.reach as R
+    g = _two_parts()
+    system = Adsorption().prepare(g, **Adsorption().bind(g, {"seeds": [0, 5]}))
+    assert np.array_equal(system.b_support, np.flatnonzero(system.b))
+    assert restrict(g, system, 0.125) is None  # the big part: more than the share
+    searched = []
+    monkeypatch.setattr(R, "reach", lambda *a: searched.append(a) or reach(*a))
+    assert restrict(g, system, 0.125) is None and searched == []  # remembered
+    small = Adsorption().prepare(g, **Adsorption().bind(g, {"seeds": [3001]}))
+    assert restrict(g, small, 0.125) is not None and len(searched) == 1
+    assert restrict(g, system, 0.5) is None and len(searched) == 2  # another share: searched
