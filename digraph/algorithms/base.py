@@ -135,8 +135,9 @@ class DegreeScaledSystem(LinearSystem):
     b = _Made()
     src_scale = _Made()
 
-    def __init__(self, out_degree, b_constant, src_degree_scale, normalize=False):
+    def __init__(self, out_degree, b_constant, src_degree_scale, normalize=False, graph=None):
         self._out_degree = out_degree
+        self._graph = graph
         self.b_constant = float(b_constant)
         self.src_degree_scale = float(src_degree_scale)
         super().__init__(b=_LATER, src_scale=_LATER, normalize=normalize)
@@ -145,7 +146,15 @@ class DegreeScaledSystem(LinearSystem):
         return np.full(self._out_degree.size, self.b_constant)
 
     def _make_src_scale(self):
-        return scaled_inverse(self._out_degree, self.src_degree_scale)
+        """``src_degree_scale / out_degree``; kept with ``graph`` when given (the same for every
+        run with this scale), read-only."""
+        def make():
+            out = scaled_inverse(self._out_degree, self.src_degree_scale)
+            out.setflags(write=False)
+            return out
+        if self._graph is None:
+            return make()
+        return self._graph._cached(("degree scale", self.src_degree_scale), make)
 
 
 @dataclass

@@ -189,7 +189,7 @@ class PageRank(Algorithm):
             return system
         if w is None and personalization is None:  # vectors made where they are used
             return DegreeScaledSystem(graph.out_degree, (1.0 - alpha) / max(n, 1), alpha,
-                                      normalize=True)
+                                      normalize=True, graph=graph)
         if w is None:
             w_out = graph.out_degree
         else:
