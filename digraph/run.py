@@ -122,10 +122,11 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         graph is cut into one vertex range a worker by in-arcs, each worker keeps its shard for
         later runs on the same graph, and each round's values move worker to worker; only the
         round's sums go to this process, which runs the stop rule.  This version runs linear
-        systems (PageRank, adsorption: ``mode="power"`` or None) and min/max systems (SSSP:
-        ``mode="bsp"`` or None, the one-process answer and counters) on CPU workers; k-core,
-        other modes, ``device=`` other than ``"cpu"`` and ``threads=`` are refused.  A worker lost
-        mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
+        systems (PageRank, adsorption: ``mode="power"`` or None), min/max systems (SSSP:
+        ``mode="bsp"`` or None, the one-process answer and counters) and k-core (``mode="bsp"``
+        or None, the h-index rounds over undirected neighbour lists: the exact core numbers and
+        the one-process ``bsp``'s counters) on CPU workers; other modes, ``device=`` other than
+        ``"cpu"`` and ``threads=`` are refused.  A worker lost mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
         ``docs/distributed.md`` and :mod:`digraph.dispatch.engines.power.cluster`), unless
         ``checkpoint_every`` is given.  Workers whose ``memory_limit`` is below their shard's
         estimated size are refused before anything is sent to them.

@@ -124,8 +124,9 @@ def test_refusals_are_clear(client):
         digraph.run(g, "sssp", cluster=client, source=0, mode="scc")
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
         digraph.run(g, "pagerank", cluster=client, mode="scc")
-    with pytest.raises(InvalidParameterError, match="hindex family \\(k-core\\).*run it without cluster="):
-        digraph.run(g, "kcore", cluster=client)
+    with pytest.raises(InvalidParameterError, match="mode='peel' does not run on a Dask cluster "
+                                                    ".*hindex family; there 'bsp' does"):
+        digraph.run(g, "kcore", cluster=client, mode="peel")
 
 
 @pytest.mark.parametrize("make, params", [

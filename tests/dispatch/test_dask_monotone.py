@@ -126,8 +126,9 @@ def test_sssp_on_a_graph_read_by_the_workers(client, tmp_path):
 
 def test_refusals_are_clear(client):
     g = _weighted(seed=2).graph()
-    with pytest.raises(InvalidParameterError, match="hindex family \\(k-core\\).*without cluster="):
-        digraph.run(g, "kcore", cluster=client)
+    with pytest.raises(InvalidParameterError, match="mode='vertex-async' does not run on a "
+                                                    "Dask cluster.*hindex family; there 'bsp'"):
+        digraph.run(g, "kcore", cluster=client, mode="vertex-async")
     with pytest.raises(InvalidParameterError, match="mode='power'.*not the monotone family"):
         digraph.run(g, "sssp", source=0, cluster=client, mode="power")
     with pytest.raises(InvalidParameterError, match="mode='bsp' does not run on a Dask cluster "

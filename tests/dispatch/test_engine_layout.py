@@ -203,7 +203,7 @@ NOT_ROUNDS = {
     ("engines/power/cluster_checkpoint.py", "restart"): "a restart tried again after a loss "
                                                         "within it",
     ("engines/push/cluster.py", "step"): "a round tried again after a restart (one round)",
-    ("engines/push/cluster.py", "solve"): "the driver called again when a worker was lost "
+    ("engines/push/cluster.py", "drive"): "the driver called again when a worker was lost "
                                           "while the answer was gathered (its rounds its own)",
     ("engines/push/gpu_streamed.py", "_batches"): "cutting the arcs into batches",
     ("engines/push/gpus_rounds.py", "drain"): "the rounds still in flight, settled once",

@@ -1,7 +1,8 @@
 """The runner of a Dask cluster (:class:`~digraph.dispatch.placement.Placement` of kind
 ``"cluster"``, ``digraph.run(..., cluster=client)``): the plan's engine (:mod:`.registry`: the
-power iteration, :mod:`digraph.dispatch.engines.power.cluster`, or the min/max ``bsp`` rounds,
-:mod:`digraph.dispatch.engines.push.cluster`, on the same shards) loads or finds its shards on
+power iteration, :mod:`digraph.dispatch.engines.power.cluster`, the min/max ``bsp`` rounds,
+:mod:`digraph.dispatch.engines.push.cluster`, on the same shards, or k-core's h-index ``bsp``
+rounds, :mod:`digraph.dispatch.engines.push.cluster_hindex`, on shards of their own) loads or finds its shards on
 the workers (``time_preprocess``), then runs its rounds (``time_compute``).  The
 kernels compile, or load from Numba's cache, in the worker processes: their time is the
 workers', counted in the set-up."""

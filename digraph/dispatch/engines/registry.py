@@ -140,7 +140,7 @@ ENGINES = (
     *_each(("path", "path-nopriority"), "gpus", _SUMS_AND_MINMAX, "path.gpus:prepare"),
     # the workers of a Dask cluster
     Engine("power", "cluster", ("linear",), "power.cluster:prepare"),
-    Engine("bsp", "cluster", ("monotone",), "push.cluster:prepare"),
+    Engine("bsp", "cluster", ("monotone", "hindex"), "push.cluster_entry:prepare"),
 )
 
 _BY_KEY = {(e.mode, e.kind): e for e in ENGINES}

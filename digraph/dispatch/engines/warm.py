@@ -43,8 +43,8 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     Anderson passes, which a run compiles when it first mixes, nor the compensated pull of tight
     tolerances (both with ``variants="all"``), and only the serial twins of the
     kernels that have one (:mod:`digraph.smx.cpu.serial`) as a small graph's run uses them (all of
-    them with ``variants="all"``, and for ``bsp`` on min/max systems the rounds of a Dask
-    worker's range, :mod:`digraph.smx.cpu.ranges`).
+    them with ``variants="all"``, and for ``bsp`` on min/max systems and k-core the rounds of a
+    Dask worker's range, :mod:`digraph.smx.cpu.ranges`).
     Anything a run still compiles later is counted by :func:`digraph.compiling.seconds` and moved
     to ``time_compile`` all the same.  ``settings``: the engine's settings object for the tiny
     runs (``scc``, ``vertex-async``; the warm-up of :mod:`digraph.compiling` passes thresholds
@@ -89,9 +89,9 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
                     tiny, dataclasses.replace(sys, normalize=True), tol=1e-3, max_iter=100,
                     stats=RunStats.new(), settings=s), wanted, (None,))
         else:
-            if mode == "bsp" and variants == "all" and family == "monotone":
+            if mode == "bsp" and variants == "all" and family in ("monotone", "hindex"):
                 from ...smx.cpu import ranges  # a cluster worker's rounds (Dask)
-                ranges.warm_up()
+                ranges.warm_up(family)
             def solve(sys, bsp_settings):
                 s = settings if bsp_settings is None else bsp_settings
                 return engine(tiny, sys, tol=1e-3, max_iter=100, stats=RunStats.new(),

@@ -96,8 +96,9 @@ measurement:
   and the path options are refused, naming ``dangling=`` and ``mode='power'``.
 * A Dask cluster (``cluster=``, ``route(..., cluster=True)``): ``"power"`` for linear systems
   (:mod:`digraph.dispatch.engines.power.cluster`, code ``cluster-power``), ``"bsp"`` for min/max
-  systems (:mod:`digraph.dispatch.engines.push.cluster`, code ``cluster-bsp``); k-core and
-  every other mode are refused, naming what runs there.
+  systems (:mod:`digraph.dispatch.engines.push.cluster`, code ``cluster-bsp``) and for k-core
+  (:mod:`digraph.dispatch.engines.push.cluster_hindex`, code ``cluster-hindex``); every other
+  mode is refused, naming what runs there.
 """
 
 from ..engines.registry import refusal

@@ -87,27 +87,30 @@ def place(plan, graph, system, placement, batch_arcs=None):
 def cluster_plan(family, graph, system):
     """The automatic plan on a Dask cluster (``cluster=``): the power iteration for a linear
     system (the Google matrix's for a normalised one, else the affine map's), ``bsp`` rounds for
-    a min/max system (SSSP), else :class:`~digraph.errors.InvalidParameterError` naming what
-    runs there."""
+    a min/max system (SSSP) and the h-index ``bsp`` rounds for k-core, else
+    :class:`~digraph.errors.InvalidParameterError` naming what runs there."""
     from ...errors import InvalidParameterError
     from .plans import Plan
     if family == "monotone":
         return Plan("bsp", "dask-bsp", "automatic: bsp rounds are the engine of min/max systems "
                     "on a Dask cluster (each worker pulls its range, the changed entries move "
                     "worker to worker)", code="cluster-bsp")
+    if family == "hindex":
+        return Plan("bsp", "dask-bsp", "automatic: the h-index bsp rounds are the engine of "
+                    "k-core on a Dask cluster (each worker recomputes its range from its "
+                    "undirected neighbour lists, the estimates that fell move worker to "
+                    "worker)", code="cluster-hindex")
     why = None
     if family != "linear":
-        what = {"hindex": " (k-core)"}
-        why = (f"the {family} family{what.get(family, '')} does not run there yet; run it "
-               "without cluster=")
+        why = f"the {family} family does not run there yet; run it without cluster="
     elif system is not None and graph is not None:
         from ..engines.power import refusal
         why = refusal(graph, system, "cluster")
         why = why and f"the power iteration cannot run this system: {why}"
     if why:
         raise InvalidParameterError("cluster= runs linear systems (PageRank, adsorption and the "
-                                    "like) by mode='power' and min/max systems (SSSP and the "
-                                    f"like) by mode='bsp' so far; {why}")
+                                    "like) by mode='power', min/max systems (SSSP and the "
+                                    f"like) and k-core by mode='bsp' so far; {why}")
     return Plan("power", "dask-power", "automatic: the power iteration is the engine of linear "
                 "systems on a Dask cluster", code="cluster-power")
 

@@ -31,6 +31,8 @@ CODES = {
                      "Google matrix's or the affine map's)",
     "cluster-bsp": "a Dask cluster (cluster=), a min/max system: bsp rounds over the workers' "
                    "ranges",
+    "cluster-hindex": "a Dask cluster (cluster=), k-core: the h-index bsp rounds over the "
+                      "workers' ranges of undirected neighbour lists",
     "one-shard": "one GPU: bsp run by the sharded engine as one shard",
     "sharded": "several GPUs: sharded over the GPUs used",
     "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",

@@ -352,6 +352,25 @@ def undirected_neighbours(out_offsets, out_targets, in_offsets, in_sources):
     return deg, nbr
 
 
+@njit(cache=True, nogil=True)
+def h_index(count, nbr, lo, hi, est, k):
+    """The largest ``h <= k`` such that at least ``h`` of ``est[nbr[lo:hi]]`` are ``>= h`` (the
+    h-index of a vertex's neighbours capped at its estimate ``k``, with multiplicity);
+    ``count`` is scratch of at least ``k + 1`` entries."""
+    for j in range(k + 1):
+        count[j] = 0
+    for j in range(lo, hi):
+        count[min(est[nbr[j]], k)] += 1
+    acc = 0
+    h = k
+    while h > 0:
+        acc += count[h]
+        if acc >= h:
+            break
+        h -= 1
+    return h
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def hindex_round(offsets, nbr, est, frontier, new_est, chunks):
     """Recompute the h-index of every frontier vertex from its neighbours' estimates (Jacobi).
@@ -373,18 +392,7 @@ def hindex_round(offsets, nbr, est, frontier, new_est, chunks):
             k = est[v]
             if k == 0:
                 continue
-            for j in range(k + 1):
-                count[j] = 0
-            for j in range(offsets[v], offsets[v + 1]):
-                count[min(est[nbr[j]], k)] += 1
-            # largest h <= k with at least h neighbours of estimate >= h
-            acc = 0
-            h = k
-            while h > 0:
-                acc += count[h]
-                if acc >= h:
-                    break
-                h -= 1
+            h = h_index(count, nbr, offsets[v], offsets[v + 1], est, k)
             if h < k:
                 new_est[v] = h
                 dropped += 1

@@ -161,10 +161,11 @@ def _serial(a):
     return to_serialize(np.ascontiguousarray(a))
 
 
-def _load(client, graph, workers, key, bounds, settings, stats):
-    """Cut ``graph`` into the workers' shards and load them (their in-arcs, from the client)."""
+def _load(client, graph, workers, key, bounds, settings, stats, lists=None):
+    """Cut ``graph`` into the workers' shards and load them (their in-arcs, or the ``lists``
+    ``(name, offsets, entries)`` of :func:`begin`, from the client)."""
     wire = f"{key}:wire:{uuid.uuid4().hex}"
-    off, src = graph.in_offsets, graph.in_sources
+    off, src = (graph.in_offsets, graph.in_sources) if lists is None else lists[1:]
 
     def args(i):
         v0, v1 = int(bounds[i]), int(bounds[i + 1])
@@ -225,24 +226,25 @@ def drop(client, workers, run, lost=None):
         pass
 
 
-def begin(client, graph, workers, settings, stats, has_coef, start, op="start"):
+def begin(client, graph, workers, settings, stats, has_coef, start, op="start", lists=None):
     """Cut ``graph`` among ``workers``, check their memory (``has_coef``: the run sends arc
     factors), find or load the shards and start a run: one call ``op`` to every worker with
     ``start(i, bounds)``'s arguments besides the shards' key, the run's id and the timeout.
     Returns a :class:`Session`; the workers' answers to the start (``sent``, ``busy``, ``runs``
-    and the engine's own) are its ``got``."""
+    and the engine's own) are its ``got``.  ``lists``: ``(name, offsets, entries)``, per-vertex
+    lists the shards hold instead of the in-arcs (k-core's undirected neighbours), cut, keyed
+    and counted (``stats["dask"]["arcs"]``) apart (:func:`.cluster_handle.cut`)."""
     k = len(workers)
     # the graph, the cut, the workers; a graph loaded on the workers (load_distributed): its own
-    bounds, key = cut(graph, workers, settings.vertex_cost)
+    bounds, key = cut(graph, workers, settings.vertex_cost, lists)
+    off = graph.in_offsets if lists is None else lists[1]
     # before anything is sent: every worker's memory_limit against its shard's estimate
-    stats["dask_shard_bytes"] = check_memory(client, workers, graph.in_offsets, bounds,
-                                             has_coef)
+    stats["dask_shard_bytes"] = check_memory(client, workers, off, bounds, has_coef)
     _plugin(client)
     run = uuid.uuid4().hex
     stats["dask_workers"] = k
     stats["dask_addresses"] = list(workers)
-    stats["dask_arcs"] = [int(graph.in_offsets[bounds[i + 1]] - graph.in_offsets[bounds[i]])
-                          for i in range(k)]
+    stats["dask_arcs"] = [int(off[bounds[i + 1]] - off[bounds[i]]) for i in range(k)]
     stats["dask_vertices"] = [int(bounds[i + 1] - bounds[i]) for i in range(k)]
     stats.setdefault("dask_shards_reused", True)
     stats.setdefault("dask_shard_loads", 0)
@@ -253,7 +255,7 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start"):
             if held_by(graph) is not None:  # their arcs are nowhere else: load_distributed again
                 held_by(graph).lost([w for w, r in zip(workers, held) if not r["has"]])
             stats["dask_shards_reused"] = False
-            _load(client, graph, workers, key, bounds, settings, stats)
+            _load(client, graph, workers, key, bounds, settings, stats, lists)
         got = call(client, workers, op, lambda i: {
             "key": key, "run": run, "timeout": settings.round_timeout_s, **start(i, bounds)},
             settings.setup_timeout_s, "starting the run")

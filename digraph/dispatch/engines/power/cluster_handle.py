@@ -43,20 +43,29 @@ def shard_key(fingerprint, bounds, workers):
     return f"{fingerprint}:{len(workers)}:{h.hexdigest()}"
 
 
-def cut(graph, workers, vertex_cost):
+def cut(graph, workers, vertex_cost, lists=None):
     """``(bounds, key)`` of ``graph``'s shards on ``workers``: a handle's own (its workers only),
-    else the cut of the in-arcs into one range a worker (cached on the graph)."""
+    else the cut of the in-arcs into one range a worker (cached on the graph).
+
+    ``lists``: ``(name, offsets, ...)`` of other per-vertex lists than the in-arcs (k-core's
+    undirected neighbour lists, ``name = "undirected"``): the cut of their entries, and the key
+    of the graph's fingerprint and ``name``, so that their shards and the in-arcs' live apart.
+    A handle has in-arc shards only."""
     h = held_by(graph)
     if h is not None:
+        if lists is not None:
+            raise InvalidParameterError(f"{h!r} holds in-arc shards only, not {lists[0]} lists")
         if list(workers) != list(h.workers):
             raise InvalidParameterError(
                 f"{h!r} runs on its own workers ({', '.join(h.workers)}), in their order")
         return h.bounds, h.key
-    key = ("dask-power-cut", len(workers), vertex_cost)
+    name, offsets = ("in", graph.in_offsets) if lists is None else lists[:2]
+    key = ("dask-power-cut", len(workers), vertex_cost) + (() if lists is None else (name,))
     bounds = graph._cache.get(key)
     if bounds is None:
-        bounds = graph._cache[key] = shard_ranges(graph.in_offsets, len(workers), vertex_cost)
-    return bounds, shard_key(graph.fingerprint(), bounds, workers)
+        bounds = graph._cache[key] = shard_ranges(offsets, len(workers), vertex_cost)
+    fingerprint = graph.fingerprint() + ("" if lists is None else f":{name}")
+    return bounds, shard_key(fingerprint, bounds, workers)
 
 
 def factors(graph, system):

@@ -26,7 +26,10 @@ the client; the vectors stay on the workers and move worker to worker.
 
 The ``bsp`` rounds of min/max systems (:mod:`digraph.dispatch.engines.push.cluster_worker`)
 run on the same shards: their plugin adds its own handlers and keeps its runs, mail and kernel
-work in this plugin's (``has``, ``load``, ``answer``, ``snapshot``, ``drop`` serve both).
+work in this plugin's (``has``, ``load``, ``answer``, ``snapshot``, ``drop`` serve both).  So do
+k-core's h-index rounds (:mod:`digraph.dispatch.engines.push.cluster_hindex_worker`), on shards
+this plugin builds the same way from a range's undirected neighbour lists instead of its
+in-arcs, kept under a key of their own.
 
 Nothing here may block the worker's event loop: the kernels run on one thread of the plugin's
 own (Numba's threads set to the worker's ``nthreads``).  A peer that does not take or send its

@@ -57,7 +57,7 @@ from ..power.cluster import DEFAULT, begin, call, drop, gather, record
 from ..power.cluster_checkpoint import Checkpoints, restart
 from ..power.cluster_handle import refuse_restart
 
-__all__ = ["solve", "prepare"]
+__all__ = ["solve", "prepare", "drive"]
 
 
 def _plugin(client):
@@ -181,6 +181,14 @@ def solve(graph, system, *, client, workers, max_iter, stats, settings=None,
     t_setup = time.perf_counter()
     eng = _Rounds(client, graph, system, workers, settings, stats, checkpoint_every)
     stats["dask_time_setup"] = time.perf_counter() - t_setup
+    return drive(eng, client, max_iter, stats, settings)
+
+
+def drive(eng, client, max_iter, stats, settings):
+    """Run the rounds of ``eng`` (a :class:`_Rounds`, started) by
+    :func:`digraph.dispatch.driver.worklist`, gather the answer (restarting from the last
+    checkpoint after a lost worker, when it has checkpoints) and record the ``dask`` keys;
+    returns (x on the client, float64, converged)."""
     try:
         while True:
             converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
@@ -200,8 +208,8 @@ def solve(graph, system, *, client, workers, max_iter, stats, settings=None,
 
 
 def prepare(req):
-    """The placement's entry (:mod:`digraph.dispatch.engines.registry`): a function of no
-    argument that solves ``req`` on the plan's cluster."""
+    """The placement's entry for min/max systems (:mod:`.cluster_entry`, the registry's): a
+    function of no argument that solves ``req`` on the plan's cluster."""
     p = req.plan.placement
     return lambda: solve(req.graph, req.system, client=p.client, workers=list(p.workers),
                          max_iter=req.max_iter, stats=req.stats,

@@ -22,6 +22,10 @@ new values and every other entry of that worker's part inactive (:func:`unpack`)
 that reads from another gets one message a round from it, empty when nothing it reads changed,
 so a round is a barrier between the workers that share entries.  An inactive entry is never
 read by the pull, so entries that did not change need not be sent.
+
+k-core's h-index rounds (:mod:`.cluster_hindex_worker`) are a subclass of :class:`BspRounds`:
+its start (``_start_run``) and exchange with another run state and handlers of their own
+(:attr:`BspRounds.ops`).
 """
 
 import time
@@ -122,14 +126,16 @@ class BspRounds(WorkerPlugin):
 
     name = "digraph-bsp-rounds"
     idempotent = True
+    #: the handlers it adds (a subclass's own: :mod:`.cluster_hindex_worker`)
+    ops = OPS
 
     def setup(self, worker):
         self.worker = worker
-        for op in OPS:
+        for op in self.ops:
             worker.handlers[f"digraph_power_{op}"] = getattr(self, f"_{op}")
 
     def teardown(self, worker):
-        for op in OPS:
+        for op in self.ops:
             worker.handlers.pop(f"digraph_power_{op}", None)
 
     def _shards(self):
@@ -154,13 +160,20 @@ class BspRounds(WorkerPlugin):
     async def _bsp_start(self, key=None, run=None, vectors=None, timeout=60.0):
         """Start run ``run`` on graph ``key``'s shard from ``vectors`` (:class:`MonotoneRun`'s
         arguments), then the first exchange; answers the range's frontier size."""
+        return await self._start_run(key, run, lambda shard: MonotoneRun(shard, **vectors),
+                                     timeout)
+
+    async def _start_run(self, key, run, make, timeout):
+        """Start run ``run`` on graph ``key``'s shard with the state ``make(shard)`` (a
+        :class:`MonotoneRun` or alike: ``x``, ``z``, ``act``, ``changed``, ``step``, ``busy``),
+        then the first exchange; answers the range's frontier size."""
         p = self._shards()
         shard = p.shards.get(key)
         if shard is None:
             raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
                            "the worker restarted)")
         p.shards.move_to_end(key)
-        r = await p._compute(lambda: MonotoneRun(shard, **vectors))
+        r = await p._compute(lambda: make(shard))
         while len(p.runs) >= MAX_RUNS:  # runs whose client left without a word
             p.runs.pop(next(iter(p.runs)))
         p.runs[run] = r
