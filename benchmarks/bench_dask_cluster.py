@@ -67,7 +67,8 @@ def main(argv=None):
                 d = s.get("dask", {})
                 per = [x[1].stats["dask"]["round_s"] if kind == "cluster"
                        else x[1].stats.time_compute / x[1].stats.rounds for x in got]
-                row = {"scale": scale, "arcs": g.num_arcs, "kind": kind, "rounds": s.rounds,
+                row = {"scale": scale, "arcs": g.num_arcs, "workers": args.workers,
+                       "kind": kind, "rounds": s.rounds,
                        "ms_round": 1e3 * statistics.median(per),
                        "ms_run": 1e3 * statistics.median(x[0] for x in got)}
                 if kind == "cluster":
