@@ -80,8 +80,13 @@ def main(argv=None):
                 rows.append(row)
                 print(json.dumps(row))
     if args.json:
+        import datetime
+        import sys
+        meta = {"schema": "digraph-dask/1", "date": datetime.date.today().isoformat(),
+                "command": " ".join(["python", "benchmarks/bench_dask_cluster.py"]
+                                    + sys.argv[1:])}
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -438,6 +438,61 @@ def comparison_tables(results=RESULTS, commands=None):
             "`ratio` new ÷ base.\n\n" + "\n".join(lines) + "\n\n" + "\n".join(sources) + "\n"]
 
 
+def dask_tables(results=RESULTS, commands=None):
+    """One section for the Dask cluster's rounds: the measured rows of ``bench_dask_cluster.py``
+    (schema ``digraph-dask/1``) and the model of ``dask_model.py`` (``digraph-dask-model/1``):
+    its constants, its check against the measured rounds and its prediction for more workers."""
+    out = []
+    commands = commands or listed(results)
+    for path in sorted(Path(results).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = data.get("meta", {}) if isinstance(data, dict) else {}
+        command, machine = commands.get(path.name, ("not listed", "not listed"))
+        source = (f"*File* `benchmarks/results/{path.name}` · *date* "
+                  f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
+                  f"*Command* {command}\n")
+        if meta.get("schema") == "digraph-dask/1":
+            lines = ["| R-MAT scale | arcs | workers | run | rounds | ms a round | ms a run "
+                     "| bytes a round | exchange ms | idle share |",
+                     "|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
+            for r in data["rows"]:
+                lines.append(f"| {r['scale']} | {r['arcs']:,} | {r.get('workers', '')} "
+                             f"| {r['kind']} | {r['rounds']} | {fmt(r['ms_round'])} "
+                             f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
+                             f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
+                             f"| {', '.join(map(str, r.get('idle', [])))} |")
+            out.append(f"## Dask cluster: `{path.stem}`\n\nPageRank's plain power rounds "
+                       "on a LocalCluster of worker processes of one thread (`cluster`) and in "
+                       "this process (`process-T`, T Numba threads), tol 1e-8.\n\n"
+                       + "\n".join(lines) + "\n\n" + source)
+        elif meta.get("schema") == "digraph-dask-model/1":
+            m = data["rows"][0]
+            bw = m["bandwidth_gb_s"]
+            head = (f"t_arc = {m['t_arc_ns']:.3g} ns an arc, L0 = {m['L0_ms']:.3g} ms, "
+                    f"l = {m['l_ms_per_worker']:.3g} ms a worker, B = "
+                    + (f"{bw:.3g} GB/s" if bw else "not fitted"))
+            lines = ["| R-MAT scale | arcs | workers | bytes a round | measured ms | model ms |",
+                     "|---:|---:|---:|---:|---:|---:|"]
+            for r in m["checked"]:
+                lines.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
+                             f"| {r['bytes_round']:,} | {fmt(r['measured_ms'])} "
+                             f"| {fmt(r['model_ms'])} |")
+            pred = ["| R-MAT scale | arcs | workers | bytes a round | most in-arcs of a worker "
+                    "| most entries a worker moves | pull ms | model ms a round |",
+                    "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            for r in m["predicted"]:
+                pred.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
+                            f"| {r['bytes_round']:,} | {r['arcs_max']:,} | {r['entries_max']:,} "
+                            f"| {fmt(r['pull_ms'])} | {fmt(r['model_ms'])} |")
+            out.append(f"## Dask cluster: the round model `{path.stem}`\n\n"
+                       "`benchmarks/dask_model.py`: T(k) = t_arc·A_max(k) + L0 + l·k + "
+                       "8·R_max(k)/B, the bytes exact from the cut (docs/distributed.md). "
+                       f"Fitted: {head}.\n\nChecked against the measured rounds:\n\n"
+                       + "\n".join(lines) + "\n\nPredicted:\n\n" + "\n".join(pred)
+                       + "\n\n" + source)
+    return out
+
+
 # -- the page and the README block ---------------------------------------------------------------
 
 HEAD = f"""# Benchmarks: the current figures
@@ -507,7 +562,7 @@ def render_doc(results=RESULTS):
     commands = listed(results)
     parts = ([HEAD] + [t.render(results, commands)
                        for t in CORPUS + TABLES + harness_tables(results)]
-             + comparison_tables(results, commands) + [TAIL])
+             + comparison_tables(results, commands) + dask_tables(results, commands) + [TAIL])
     return "\n".join(parts)
 
 

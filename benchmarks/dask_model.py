@@ -1,0 +1,140 @@
+"""A model of a PageRank power round on ``k`` Dask workers, fitted to measured rounds and
+extrapolated to 8–64 workers (``docs/distributed.md``, "What a round costs at scale").
+
+The bytes are exact: for each ``k`` the graph is cut as the cluster cuts it
+(:func:`digraph.dispatch.engines.power.cluster_handle.cut`'s ranges of about equal in-arcs) and
+each worker's reads are listed (:func:`~digraph.dispatch.engines.power.cluster_reads.reads`):
+a round moves 8 bytes for each (vertex, other worker reading it) pair.  The time of a round is
+
+    T(k) = t_arc · A_max(k) + L0 + l · k + 8 · R_max(k) / B,
+
+``A_max`` the most in-arcs of a worker (the pull waits for the slowest), ``R_max`` the most
+entries a worker receives or sends, ``t_arc`` the seconds a pull spends on an arc (the
+one-process iteration on one thread: its ``time_compute`` over its rounds and arcs), ``L0 + l·k``
+the round's calls (client to every worker and back, each worker to the others) and ``B`` the
+bytes a second a worker moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative)
+to the rounds of ``bench_dask_cluster.py --json`` files, whose graphs (R-MAT of the same seed
+and edge factor) are rebuilt here; the fitted constants are those of the machine measured (on
+one host, loopback TCP): on a network, ``L0``, ``l`` and ``B`` are the network's.
+
+    python benchmarks/dask_model.py --measured benchmarks/results/dask_cluster_2w_dev.json \\
+        --predict-scale 24 --workers 2 4 8 16 32 64 --out dask_model.json
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def layout(graph, k, vertex_cost=0):
+    """``{"k", "arcs_max", "entries_max", "bytes_round"}`` of ``graph`` cut over ``k`` workers:
+    the most in-arcs of a worker, the most entries a worker receives or sends a round, and the
+    bytes a round moves (8 per entry)."""
+    from digraph.dispatch.engines.power.cluster_reads import reads
+    from digraph.dispatch.runtime.cuda.ranges import shard_ranges
+    off = np.asarray(graph.in_offsets)
+    src = np.asarray(graph.in_sources)
+    b = np.asarray(shard_ranges(off, k, vertex_cost), np.int64)
+    recv = np.zeros(k, np.int64)
+    send = np.zeros(k, np.int64)
+    arcs = np.diff(off[b])
+    for h in range(k):
+        got = reads(src[off[b[h]]:off[b[h + 1]]], b, h)
+        for g, idx in got.items():
+            recv[h] += idx.size
+            send[g] += idx.size
+    return {"k": int(k), "arcs_max": int(arcs.max()),
+            "entries_max": int(max(recv.max(), send.max())),
+            "bytes_round": int(8 * recv.sum())}
+
+
+def rmat_graph(scale, edge_factor=16):
+    """The R-MAT graph of ``bench_dask_cluster.py`` (seed 1)."""
+    import digraph
+    from digraph.generators import rmat
+    return digraph.load(rmat(scale, edge_factor, seed=1))
+
+
+def fit(points):
+    """``(L0, l, 1/B)`` ≥ 0 from ``[(k, entries_max, seconds left after the pull)]``, least
+    squares on ``L0 + l·k + 8·R/B`` (non-negative by clipping and refitting the rest; ``l = 0``
+    when the points have one worker count only)."""
+    X = np.array([[1.0, k, 8.0 * r] for k, r, _ in points])
+    y = np.array([s for _, _, s in points])
+    # one worker count measured: L0 + l·k is one constant, l = 0 (its slope needs two counts)
+    free = [0, 1, 2] if len({k for k, _, _ in points}) > 1 else [0, 2]
+    coef = np.zeros(3)
+    while free:
+        c, *_ = np.linalg.lstsq(X[:, free], y, rcond=None)
+        if (c >= 0).all():
+            coef[free] = c
+            break
+        free.pop(int(np.argmin(c)))
+    return coef
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--measured", nargs="+", required=True,
+                    help="bench_dask_cluster.py --json files (their workers in 'workers')")
+    ap.add_argument("--predict-scale", type=int, nargs="+", default=[24])
+    ap.add_argument("--workers", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
+    ap.add_argument("--edge-factor", type=int, default=16)
+    ap.add_argument("--out")
+    a = ap.parse_args(argv)
+    rows = []
+    for path in a.measured:
+        data = json.loads(Path(path).read_text())
+        rows += data["rows"] if isinstance(data, dict) else data
+    # t_arc: the one-process iteration on one thread, its seconds a round over its arcs
+    one = [r for r in rows if r["kind"] == "process-1"]
+    t_arc = float(np.median([r["ms_round"] * 1e-3 / r["arcs"] for r in one]))
+    graphs = {}
+    points, checks = [], []
+    for r in rows:
+        if r["kind"] != "cluster":
+            continue
+        g = graphs.setdefault(r["scale"], rmat_graph(r["scale"], a.edge_factor))
+        lay = layout(g, r["workers"])
+        assert lay["bytes_round"] == r["bytes_round"], (lay, r)  # the model's bytes are exact
+        rest = r["ms_round"] * 1e-3 - t_arc * lay["arcs_max"]
+        points.append((lay["k"], lay["entries_max"], rest))
+        checks.append((r, lay))
+    L0, l, inv_b = fit(points)
+
+    def model(lay):
+        return t_arc * lay["arcs_max"] + L0 + l * lay["k"] + 8.0 * lay["entries_max"] * inv_b
+
+    out = {"t_arc_ns": t_arc * 1e9, "L0_ms": L0 * 1e3, "l_ms_per_worker": l * 1e3,
+           "bandwidth_gb_s": (1.0 / inv_b / 1e9) if inv_b > 0 else None,
+           "checked": [], "predicted": []}
+    for r, lay in checks:
+        out["checked"].append({"scale": r["scale"], "workers": lay["k"], "arcs": r["arcs"],
+                               "bytes_round": lay["bytes_round"],
+                               "measured_ms": r["ms_round"], "model_ms": 1e3 * model(lay)})
+    for s in a.predict_scale:
+        g = rmat_graph(s, a.edge_factor)
+        for k in a.workers:
+            lay = layout(g, k)
+            out["predicted"].append({"scale": s, "workers": k, "arcs": g.num_arcs,
+                                     "bytes_round": lay["bytes_round"],
+                                     "arcs_max": lay["arcs_max"],
+                                     "entries_max": lay["entries_max"],
+                                     "pull_ms": 1e3 * t_arc * lay["arcs_max"],
+                                     "model_ms": 1e3 * model(lay)})
+        del g
+    print(json.dumps(out, indent=1))
+    if a.out:
+        import datetime
+        meta = {"schema": "digraph-dask-model/1", "date": datetime.date.today().isoformat(),
+                "measured": a.measured}
+        Path(a.out).write_text(json.dumps({"meta": meta, "rows": [out]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
