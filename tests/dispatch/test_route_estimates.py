@@ -46,14 +46,14 @@ def test_the_shape_builds_no_condensation_where_nothing_can_split():
     assert estimates.shape(g, 1)["split_share"] == 0.0
     assert estimates.shape(g, 4)["split_share"] == 0.0  # 30,000 arcs < split_arcs
     assert not any(isinstance(k, tuple) and "condensation" in str(k[0]) for k in g._cache)
-    s = estimates.shape(g, 4, scc_cpu.DagPushSettings(split_arcs=1000))
+    s = estimates.shape(g, 4, scc_cpu.DagPushSettings(split_arcs=1000, split_cross_cost=0.0))
     assert s["split_share"] == pytest.approx(1.0, abs=1e-3)  # both blobs split
 
 
 def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
     """Within the band: the model's engine first, then the other, then the faster measured."""
     g = _two_blobs()
-    engine_settings(scc_cpu.DEFAULT, split_arcs=1000)
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000, split_cross_cost=0.0)
     # estimates equal at 2 threads with every arc split: the model is unsure
     engine_settings(route.DEFAULT, scc_ratio_base=0.9, scc_ratio_split=0.1,
                     scc_thread_exponent=0.0, bsp_share=1.01)
@@ -79,7 +79,7 @@ def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
 
 def test_clear_estimates_decide_alone(engine_settings):
     g = _two_blobs()
-    engine_settings(scc_cpu.DEFAULT, split_arcs=1000)
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000, split_cross_cost=0.0)
     engine_settings(route.DEFAULT, bsp_share=1.01)
     seeds = [int(g.vertex_ids[5])]
     ads = digraph.algorithms.Adsorption()

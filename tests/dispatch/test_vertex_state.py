@@ -63,7 +63,7 @@ def split(request, engine_settings):
     if request.param.endswith("-sweeps"):
         _scc_settings(engine_settings, direct_vertices=0)
     if request.param in ("accumulate", "outbox"):
-        _scc_settings(engine_settings, split_arcs=1, split_kind=request.param)
+        _scc_settings(engine_settings, split_arcs=1, split_kind=request.param, split_cross_cost=0.0)
     return request.param
 
 
@@ -96,7 +96,7 @@ def test_linear_algorithms_match_their_references(threads, split, g, data):
 def test_no_lost_update_across_chunks(threads, kind, engine_settings):
     # one SCC: a hub and 20,000 leaves in both directions, split over the threads; every leaf
     # pushes into the hub, most of them from another thread's chunk
-    _scc_settings(engine_settings, split_arcs=1, split_kind=kind)
+    _scc_settings(engine_settings, split_arcs=1, split_kind=kind, split_cross_cost=0.0)
     g, exact = _hub_and_leaves(20_000)
     r = digraph.run(g, "pagerank", mode="scc", threads=threads, tol=1e-12)
     assert r.stats["scc"]["split"] == 1
@@ -122,7 +122,7 @@ def test_accumulators_stay_small_at_tight_tolerance(engine_settings):
     # into it were then rounded to its ulp, which made mass each sweep: at tol 1e-13 the run was
     # stopped by max_iter in most tries (2000 rounds, residual ~6e-10). Reset between calls it
     # converges in ~110 rounds.
-    _scc_settings(engine_settings, split_arcs=1, split_kind="accumulate")
+    _scc_settings(engine_settings, split_arcs=1, split_kind="accumulate", split_cross_cost=0.0)
     g, exact = _hub_and_leaves(20_000)
     for _ in range(3):
         r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-13, max_iter=1000)
@@ -343,7 +343,7 @@ def test_auto_split_kind_and_the_estimates(engine_settings):
     n = 4000
     g = Graph.from_arrays(rng.integers(0, n, 40000), rng.integers(0, n, 40000), num_vertices=n)
     exact = digraph.algorithms.PageRank().reference(g)
-    _scc_settings(engine_settings, split_arcs=1000)
+    _scc_settings(engine_settings, split_arcs=1000, split_cross_cost=0.0)
     r = digraph.run(g, "pagerank", mode="scc", threads=2, tol=1e-10)
     assert r.stats["scc"]["split"] == 1 and r.stats["mode"] == "scc"
     cond = condensation_for(g)[0]

@@ -57,7 +57,9 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
         wanted = (False, True)
     else:
         wanted = (has_factors(system),)
-    wanted = [w for w in wanted if (mode, family, itype.str, w) not in WARM]
+    full = variants == "all"  # a full warm-up stands for a run's; a run's not for a full one
+    wanted = [w for w in wanted if (mode, family, itype.str, w, True) not in WARM
+              and (full or (mode, family, itype.str, w, False) not in WARM)]
     if not wanted:
         return
 
@@ -102,7 +104,7 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
     if variants == "all":  # the parallel kernels too, that small graphs' runs leave uncompiled
         with parallel_only():
             runs()
-    WARM.update((mode, family, itype.str, w) for w in wanted)
+    WARM.update((mode, family, itype.str, w, full) for w in wanted)
 
 
 def has_factors(system):

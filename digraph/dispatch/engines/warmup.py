@@ -267,8 +267,9 @@ def _warm_cpu(mode, family, itype):
     warm.cpu(mode, family, g, variants="all")
     settings = {"scc": [{"thin_arcs": 0},  # levels run in parallel
                         {"direct_vertices": 0},  # the serial pass with its sweeps
-                        {"split_arcs": 1, "split_kind": "outbox"},  # components split over threads
-                        {"split_arcs": 1, "split_kind": "accumulate"}],
+                        # components split over threads, however many arcs cross the chunks
+                        {"split_arcs": 1, "split_kind": "outbox", "split_cross_cost": 0.0},
+                        {"split_arcs": 1, "split_kind": "accumulate", "split_cross_cost": 0.0}],
                 "vertex-async": [{"queue_share": 1.0}]}.get(mode, [])  # one-thread queue phases
     module = dag_push if mode == "scc" else vertex_async
     for setting in settings:

@@ -33,23 +33,24 @@ class Choice:
 
 def shape(graph, threads, scc_settings=None):
     """What the CPU estimates read of ``graph`` on ``threads`` threads: ``arcs``, ``threads``
-    and ``split_share``, the share of the arcs in components of at least ``split_arcs`` inside
-    arcs (:class:`~digraph.dispatch.engines.scc.cpu.DagPushSettings`, default its
-    ``DEFAULT``), which the SCC engine splits over the threads.  The condensation is built (and
-    kept for the SCC engine) only when a component can be split: two threads or more, and at
-    least ``split_arcs`` arcs."""
+    and ``split_share``, the share of the arcs in the components the SCC engine splits over the
+    threads (:func:`~digraph.dispatch.engines.scc.cpu.splits`, under
+    :class:`~digraph.dispatch.engines.scc.cpu.DagPushSettings`, default its ``DEFAULT``).
+    The condensation is built (and kept for the SCC engine) only when a component can be split:
+    two threads or more, and at least ``split_arcs`` arcs."""
     from ..settings import current
     from ..engines.scc import cpu as scc_cpu
     scc_settings = current(scc_cpu.DEFAULT) if scc_settings is None else scc_settings
     m = graph.num_arcs
     if threads <= 1 or m < scc_settings.split_arcs:
         return {"arcs": m, "threads": int(threads), "split_share": 0.0}
-    key = ("split-share", scc_settings.split_arcs)
+    key = ("split-share", scc_settings.split_arcs, int(threads), scc_settings.split_thread_cost,
+           scc_settings.split_cross_cost)
     share = graph._cache.get(key)
     if share is None:
         from ...paths.condensation import condensation_for
         cond = condensation_for(graph)[0]
-        split = cond.comp_arcs >= scc_settings.split_arcs
+        split = scc_cpu.splits(cond, int(threads), scc_settings)
         share = graph._cache[key] = float(cond.comp_arcs[split].sum()) / m
     return {"arcs": m, "threads": int(threads), "split_share": share}
 

@@ -73,6 +73,16 @@ class DagPushSettings:
         "Vertex state"); the threshold 100,000 itself was not measured against other values:
         chosen by hand.  ``1`` splits every component with an arc (the tests and the warm-up of
         :mod:`digraph.compiling`).
+    split_thread_cost, split_cross_cost : float
+        ``a`` and ``b`` of the split's modelled time over the same component swept on one
+        thread, ``a / T + b · cross`` (``cross``: the share of its inside arcs between the
+        ``T`` chunks, :func:`split_plan`): a component of ``split_arcs`` or more is split only
+        where this is below 1.  ``a`` counts the sweeps the chunks' coupling adds, ``b`` what
+        each crossing arc costs in the exchange (and in sweeps).  Fitted on 2 threads
+        (docs/history/docstring-measurements.md, "DagPushSettings.split_cross_cost"):
+        splitting took 0.65x the one-thread sweeps on a road grid (cross 0.001), 0.93x on
+        cnr-2000 (0.18), 1.44x on soc-Epinions1 (0.35) and 1.8x on soc-Slashdot0902 (0.41).
+        ``split_cross_cost = 0`` splits every component of ``split_arcs`` or more (the tests).
     priority_share : float
         ``prio`` of the soft priority (``priority="pending"``): a vertex is pushed when its
         residual per out-arc exceeds this share of its component's mean pending mass per arc
@@ -116,6 +126,8 @@ class DagPushSettings:
     """
 
     split_arcs: int = 100_000
+    split_thread_cost: float = 1.3
+    split_cross_cost: float = 1.8
     priority_share: float = 0.5
     inner_sweeps: int = 8
     level_chunk: int = 16
@@ -188,7 +200,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     inside = max(int(cond.comp_arcs.sum()), 1)
     b_left = float(b.sum())
     sum_done = 0.0
-    split = cond.comp_arcs >= settings.split_arcs if T > 1 else np.zeros(C, bool)
+    split = splits(cond, T, settings)
     swept = (cond.comp_arcs > 0) & (np.diff(cond.comp_offsets) > settings.direct_vertices)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
@@ -279,6 +291,20 @@ def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget
     if rounds <= 1:
         cnt[0, K.ONCE] += 1
     return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
+
+
+def splits(cond, T, settings):
+    """Which components of ``cond`` the engine splits over ``T`` threads (a bool array): those
+    of at least ``settings.split_arcs`` inside arcs whose modelled split time,
+    ``split_thread_cost / T + split_cross_cost · cross``, is below one thread's
+    (:class:`DagPushSettings`); none on one thread."""
+    out = np.zeros(cond.num_components, np.bool_)
+    if T <= 1:
+        return out
+    for c in np.flatnonzero(cond.comp_arcs >= settings.split_arcs):  # the few large ones
+        cross = split_plan(cond, int(c), T)[2] if settings.split_cross_cost > 0 else 0.0
+        out[c] = settings.split_thread_cost / T + settings.split_cross_cost * cross < 1.0
+    return out
 
 
 def split_plan(cond, c, T):
