@@ -161,8 +161,9 @@ STATS_GROUPS = (
     Group("`scc`", "scc", "scc_", MappingProxyType({
         "vertex_order": "`scc`: the vertex order inside a component, `\"vertex\"` (ids; always "
                         "from `digraph.run`) or `\"path\"`",
-        "scc_split": "`scc`: components split over the threads "
-                     "(`engines.scc.cpu.DagPushSettings.split_arcs` inside arcs or more)",
+        "scc_split": "`scc`: components split over the threads (`engines.scc.cpu.splits`: "
+                     "`DagPushSettings.split_arcs` inside arcs or more, where few enough cross "
+                     "the chunks)",
         "sweeps": "`scc`: sweeps of all components, summed (path modes count `path.sweeps`)",
         "scc_phases": "`scc` on a GPU: phases of its schedule (each a queue-kernel launch for the "
                       "light components, then rounds over the GPU for the heavy ones)",
