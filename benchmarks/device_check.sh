@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|dask
 #   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
@@ -36,7 +36,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore or accel}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel or dask}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -96,6 +96,14 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
       tail -n 30 "$OUT/accel_cpu1.log" "$OUT/accel_cpu2.log"
     fi
     case " ${THREADS:-1 2 16} " in *" 16 "*) both 16 0-15 2>&1 | tail -n 30 ;; esac ;;
+  dask)
+    # PageRank's rounds on a LocalCluster of 2, then 4, worker processes of one thread against one
+    # process (needs dask and distributed: carry their wheels in .whl where the machine lacks them);
+    # fit the round model with benchmarks/dask_model.py --measured $OUT/dask_*w.json
+    for W in ${WORKERS:-2 4}; do
+      NUMBA_NUM_THREADS=1 python3 benchmarks/bench_dask_cluster.py --scales ${SCALES:-18 19 20} \
+        --workers "$W" --threads 1 --repeat "$REPEAT" --json "$OUT/dask_${W}w.json"
+    done ;;
   kcore) NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 benchmarks/bench_gpu.py --algorithms kcore \
            --graphs ${KCORE_GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1} \
            --repeat "$REPEAT" --out "$OUT/kcore_gpu.json" ;;
