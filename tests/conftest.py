@@ -171,3 +171,19 @@ def local_dask_client(workers, processes=True):
             client.wait_for_workers(workers)
             yield client
     return cluster()
+
+
+def worker_killer(client, at):
+    """A progress callback that SIGKILLs the second worker's process (by address) at round
+    ``at``; returns (callback, the victim's address, a list that gets the kill's time)."""
+    import signal
+    import time
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[1]
+    killed = []
+
+    def kill(rounds, bound, **info):
+        if rounds == at and not killed:
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(time.perf_counter())
+    return kill, victim, killed

@@ -5,8 +5,6 @@ on the workers left from the last checkpoint, with the right answer within the c
 Its own ``LocalCluster`` of three worker processes (one thread each); the tests that kill a
 worker run last (each killed worker's nanny starts a new one at a new address)."""
 
-import os
-import signal
 import time
 
 import pytest
@@ -19,7 +17,7 @@ from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import rmat  # noqa: E402
 
-from conftest import local_dask_client, random_graph  # noqa: E402
+from conftest import local_dask_client, random_graph, worker_killer  # noqa: E402
 from references import l1  # noqa: E402
 
 
@@ -81,25 +79,11 @@ def test_with_no_worker_left_the_run_ends_with_a_named_error():
         assert took < 5.0
 
 
-def _killer(client, at):
-    """A progress callback that SIGKILLs the second worker's process (by address) at round
-    ``at``; returns (callback, the victim's address, the kill's time, a list)."""
-    pids = client.run(os.getpid)
-    victim = sorted(pids)[1]
-    killed = []
-
-    def kill(rounds, bound, **info):
-        if rounds == at and not killed:
-            os.kill(pids[victim], signal.SIGKILL)
-            killed.append(time.perf_counter())
-    return kill, victim, killed
-
-
 def test_a_worker_killed_mid_run_restarts_from_the_checkpoint(client):
     """Runs last: the killed worker's nanny starts a new one at a new address."""
     g = digraph.load(rmat(12, 8, seed=4))
     exact = PageRank().reference(g, alpha=0.99)
-    kill_at_round_7, victim, killed = _killer(client, 7)
+    kill_at_round_7, victim, killed = worker_killer(client, 7)
     r = digraph.run(g, "pagerank", cluster=client, alpha=0.99, tol=1e-10, checkpoint_every=2,
                     progress=kill_at_round_7, settings=[ClusterSettings(round_timeout_s=5.0)])
     took = time.perf_counter() - killed[0]
@@ -122,7 +106,7 @@ def test_the_affine_map_restarts_from_its_checkpoint_as_it_is(client):
     g = digraph.load(rmat(11, 6, seed=9))
     seeds = [g.vertex_ids[i] for i in (0, 3, 17, 40)]
     exact = Adsorption().reference(g, seeds=seeds)
-    kill_at_round_5, victim, killed = _killer(client, 5)
+    kill_at_round_5, victim, killed = worker_killer(client, 5)
     r = digraph.run(g, "adsorption", cluster=client, seeds=seeds, tol=1e-10,
                     checkpoint_every=4, progress=kill_at_round_5,
                     settings=[ClusterSettings(round_timeout_s=5.0)])

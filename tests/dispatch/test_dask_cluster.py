@@ -7,9 +7,7 @@ One ``LocalCluster`` of two worker processes (one thread each) serves the whole 
 test that kills a worker runs last (its nanny starts a new one at a new address).
 """
 
-import os
 import re
-import signal
 import time
 from pathlib import Path
 
@@ -26,7 +24,7 @@ from digraph.dispatch.runtime.cuda.ranges import shard_ranges  # noqa: E402
 from digraph.errors import InvalidParameterError, WorkerLostError  # noqa: E402
 from digraph.generators import citation, rmat  # noqa: E402
 
-from conftest import local_dask_client, random_graph  # noqa: E402
+from conftest import local_dask_client, random_graph, worker_killer  # noqa: E402
 from references import Arcs, l1, pagerank_exact  # noqa: E402
 
 
@@ -172,14 +170,7 @@ def test_the_docs_example_runs(capsys):
 def test_a_worker_killed_mid_run_is_named_within_seconds(client):
     """Runs last: the nanny restarts the killed worker at a new address."""
     g = digraph.load(rmat(10, 4, seed=5))
-    pids = client.run(os.getpid)
-    victim = sorted(pids)[1]
-    killed = []
-
-    def kill_at_round_3(rounds, bound, **info):
-        if rounds == 3 and not killed:
-            os.kill(pids[victim], signal.SIGKILL)
-            killed.append(time.perf_counter())
+    kill_at_round_3, victim, killed = worker_killer(client, 3)
     with pytest.raises(WorkerLostError) as err:
         digraph.run(g, "pagerank", cluster=client, tol=1e-300, max_iter=10_000,
                     progress=kill_at_round_3, settings=[ClusterSettings(round_timeout_s=5.0)])

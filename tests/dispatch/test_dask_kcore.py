@@ -8,8 +8,6 @@ One ``LocalCluster`` of two worker processes (one thread each) serves the whole 
 test that kills a worker runs last.
 """
 
-import os
-import signal
 
 import numpy as np
 import pytest
@@ -22,7 +20,7 @@ from digraph.dispatch.engines.power.cluster import ClusterSettings  # noqa: E402
 from digraph.errors import InvalidParameterError  # noqa: E402
 from digraph.generators import rmat  # noqa: E402
 
-from conftest import local_dask_client  # noqa: E402
+from conftest import local_dask_client, worker_killer  # noqa: E402
 from references import core_peeling  # noqa: E402
 
 
@@ -156,14 +154,7 @@ def test_a_killed_worker_restarts_the_run_from_its_checkpoint(client):
     one = digraph.run(g, "kcore", mode="bsp")
     assert one.stats["rounds"] > 20 and (one.values == 1).all()
     client.wait_for_workers(2, timeout=60)
-    pids = client.run(os.getpid)
-    victim = sorted(pids)[1]
-    killed = []
-
-    def kill_at_round_3(rounds, bound, **info):
-        if rounds == 3 and not killed:
-            os.kill(pids[victim], signal.SIGKILL)
-            killed.append(True)
+    kill_at_round_3, victim, killed = worker_killer(client, 3)
     r = digraph.run(g, "kcore", cluster=client, checkpoint_every=2, progress=kill_at_round_3,
                     settings=[ClusterSettings(round_timeout_s=5.0)])
     d = r.stats["dask"]

@@ -8,8 +8,6 @@ One ``LocalCluster`` of two worker processes (one thread each) serves the whole 
 test that kills workers runs last.
 """
 
-import os
-import signal
 import time
 
 import numpy as np
@@ -24,7 +22,7 @@ from digraph.errors import (InvalidParameterError, InvalidWeightError,  # noqa: 
                             WorkerLostError)
 from digraph.generators import rmat  # noqa: E402
 
-from conftest import local_dask_client  # noqa: E402
+from conftest import local_dask_client, worker_killer  # noqa: E402
 from references import Arcs, sssp_networkx  # noqa: E402
 
 
@@ -147,14 +145,7 @@ def test_a_killed_worker_is_named_or_the_run_restarts_from_its_checkpoint(client
     assert one.stats["rounds"] > 20
     for every in (None, 2):
         client.wait_for_workers(2, timeout=60)
-        pids = client.run(os.getpid)
-        victim = sorted(pids)[1]
-        killed = []
-
-        def kill_at_round_3(rounds, bound, **info):
-            if rounds == 3 and not killed:
-                os.kill(pids[victim], signal.SIGKILL)
-                killed.append(time.perf_counter())
+        kill_at_round_3, victim, killed = worker_killer(client, 3)
         run = dict(source=0, cluster=client, checkpoint_every=every, progress=kill_at_round_3,
                    settings=[ClusterSettings(round_timeout_s=5.0)])
         if every is None:

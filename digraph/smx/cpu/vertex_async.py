@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add, atomic_improve, atomic_xchg
-from .bsp import BLOCK_SHIFT, better, relax
+from .bsp import BLOCK_SHIFT, better, h_index, relax
 from .serial import serial_twin
 
 __all__ = []
@@ -119,21 +119,10 @@ def hindex_pass(worklist, offsets, nbr, est, dirty, count):
         k = est[v]
         if k == 0:
             continue
-        buf = count[numba.get_thread_id()]
-        for j in range(k + 1):
-            buf[j] = 0
         lo = offsets[v]
         hi = offsets[v + 1]
-        for j in range(lo, hi):
-            buf[min(est[nbr[j]], k)] += 1
+        h = h_index(count[numba.get_thread_id()], nbr, lo, hi, est, k)
         arcs += hi - lo
-        acc = 0
-        h = k
-        while h > 0:
-            acc += buf[h]
-            if acc >= h:
-                break
-            h -= 1
         if h < k:
             est[v] = h  # v occurs once in the worklist: a single writer
             dropped += 1

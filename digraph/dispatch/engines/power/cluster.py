@@ -62,6 +62,7 @@ from .cluster_handle import shard_key
 from .cluster_maps import iteration
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
+           "serialized",
            "drop", "gather", "Session", "record"]
 
 
@@ -156,7 +157,8 @@ def call(client, workers, op, kwargs, timeout, what):
     return client.sync(_all, client, workers, op, kwargs, timeout, what)
 
 
-def _serial(a):
+def serialized(a):
+    """``a`` contiguous, wrapped for Dask's comms to send as a buffer (not pickled)."""
     from distributed.protocol import to_serialize
     return to_serialize(np.ascontiguousarray(a))
 
@@ -171,8 +173,8 @@ def _load(client, graph, workers, key, bounds, settings, stats, lists=None):
         v0, v1 = int(bounds[i]), int(bounds[i + 1])
         a0, a1 = int(off[v0]), int(off[v1])
         return {"key": key, "wire": wire, "index": i, "bounds": [int(b) for b in bounds],
-                "peers": list(workers), "off": _serial(off[v0:v1 + 1] - off[v0]),
-                "src": _serial(src[a0:a1]), "keep": settings.keep_graphs,
+                "peers": list(workers), "off": serialized(off[v0:v1 + 1] - off[v0]),
+                "src": serialized(src[a0:a1]), "keep": settings.keep_graphs,
                 "timeout": settings.setup_timeout_s}
     call(client, workers, "load", args, settings.setup_timeout_s, "loading the shards")
     stats["dask_shard_loads"] = stats.get("dask_shard_loads", 0) + len(workers)
@@ -185,11 +187,11 @@ def _vectors(graph, bounds, i, it, factors, x0):
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
     src_scale, dst_scale, has, in_coef = factors
-    out = {k: None if a is None else _serial(a) for k, a in it.vectors(v0, v1).items()}
-    out.update(src_scale=_serial(src_scale[v0:v1]), dst_scale=_serial(dst_scale[v0:v1]),
+    out = {k: None if a is None else serialized(a) for k, a in it.vectors(v0, v1).items()}
+    out.update(src_scale=serialized(src_scale[v0:v1]), dst_scale=serialized(dst_scale[v0:v1]),
                coef=in_coef if isinstance(in_coef, str) else (
-                   _serial(in_coef[int(off[v0]):int(off[v1])]) if has else None),
-               x0=None if x0 is None else _serial(x0[v0:v1]))
+                   serialized(in_coef[int(off[v0]):int(off[v1])]) if has else None),
+               x0=None if x0 is None else serialized(x0[v0:v1]))
     return out
 
 

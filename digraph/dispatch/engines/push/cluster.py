@@ -53,7 +53,7 @@ from ... import driver
 from ...settings import current
 from ...systems import monotone_arrays, monotone_start
 from ....errors import InvalidParameterError, WorkerLostError
-from ..power.cluster import DEFAULT, begin, call, drop, gather, record
+from ..power.cluster import DEFAULT, begin, call, drop, gather, record, serialized
 from ..power.cluster_checkpoint import Checkpoints, restart
 from ..power.cluster_handle import refuse_restart
 
@@ -65,11 +65,6 @@ def _plugin(client):
     shards, is registered by :func:`~digraph.dispatch.engines.power.cluster.begin`)."""
     from .cluster_worker import BspRounds
     client.register_plugin(BspRounds())
-
-
-def _serial(a):
-    from distributed.protocol import to_serialize
-    return to_serialize(np.ascontiguousarray(a))
 
 
 class _Rounds:
@@ -99,8 +94,8 @@ class _Rounds:
         def start(i, bounds):
             v0, v1 = int(bounds[i]), int(bounds[i + 1])
             arcs = coef if coef is None or isinstance(coef, str) else \
-                _serial(coef[int(off[v0]):int(off[v1])])
-            return {"vectors": {"x": _serial(x[v0:v1]), "active": _serial(act[v0:v1]),
+                serialized(coef[int(off[v0]):int(off[v1])])
+            return {"vectors": {"x": serialized(x[v0:v1]), "active": serialized(act[v0:v1]),
                                 "coef": arcs, "op": self.op, "combine": self.combine}}
         s = begin(self.client, self.graph, workers, self.settings, self.stats, self.has, start,
                   op="bsp_start")
@@ -124,21 +119,28 @@ class _Rounds:
             except WorkerLostError as e:
                 self.recover(e)
 
+    round_op = "bsp_round"
+    """The workers' handler of a round."""
+
     def _round(self):
-        s, settings, stats = self.s, self.settings, self.stats
+        s, settings = self.s, self.settings
         s.k += 1
         timeout = settings.round_timeout_s
         # a little longer than a worker waits for its peers: a stalled worker is named by them
         wait = timeout + max(1.0, 0.1 * timeout)
         t0 = time.perf_counter()
-        now = call(self.client, s.workers, "bsp_round", lambda i: {
+        now = call(self.client, s.workers, self.round_op, lambda i: {
             "key": s.key, "run": s.run, "k": s.k, "timeout": timeout}, wait,
             f"round {self.done + 1}")
         s.took(now, time.perf_counter() - t0)
         self.frontier = sum(int(r["changed"]) for r in now)
-        stats["vertex_updates"] += self.frontier
-        stats["arc_updates"] += sum(int(r["arcs"]) for r in now)
-        stats["sparse_rounds"] += 1
+        self._count(now)
+
+    def _count(self, now):
+        """The round's counters from the workers' answers ``now``."""
+        self.stats["vertex_updates"] += self.frontier
+        self.stats["arc_updates"] += sum(int(r["arcs"]) for r in now)
+        self.stats["sparse_rounds"] += 1
 
     def recover(self, e):
         """After ``e`` (a lost worker): a new session from the last checkpoint, or ``e``."""

@@ -55,7 +55,7 @@ import numpy as np
 from ...settings import current
 from ...systems import undirected_adjacency
 from ....errors import InvalidParameterError
-from ..power.cluster import DEFAULT, begin, call
+from ..power.cluster import DEFAULT, begin, serialized
 from ..power.cluster_checkpoint import Checkpoints
 from .cluster import _Rounds, drive
 
@@ -67,11 +67,6 @@ def _plugin(client):
     the shards, is registered by :func:`~digraph.dispatch.engines.power.cluster.begin`)."""
     from .cluster_hindex_worker import HIndexRounds
     client.register_plugin(HIndexRounds())
-
-
-def _serial(a):
-    from distributed.protocol import to_serialize
-    return to_serialize(np.ascontiguousarray(a))
 
 
 class _HIndexRounds(_Rounds):
@@ -94,28 +89,19 @@ class _HIndexRounds(_Rounds):
         checkpoint), every vertex recomputed in its first round."""
         def start(i, bounds):
             v0, v1 = int(bounds[i]), int(bounds[i + 1])
-            return {"x": None if x is None else _serial(np.asarray(x[v0:v1], np.int64))}
+            return {"x": None if x is None else serialized(np.asarray(x[v0:v1], np.int64))}
         s = begin(self.client, self.graph, workers, self.settings, self.stats, False, start,
                   op="hindex_start", lists=self.lists)
         self.frontier = self.n
         return s
 
-    def _round(self):
-        s, settings, stats = self.s, self.settings, self.stats
-        s.k += 1
-        timeout = settings.round_timeout_s
-        # a little longer than a worker waits for its peers: a stalled worker is named by them
-        wait = timeout + max(1.0, 0.1 * timeout)
-        t0 = time.perf_counter()
-        now = call(self.client, s.workers, "hindex_round", lambda i: {
-            "key": s.key, "run": s.run, "k": s.k, "timeout": timeout}, wait,
-            f"round {self.done + 1}")
-        s.took(now, time.perf_counter() - t0)
-        front = sum(int(r["front"]) for r in now)
-        self.frontier = sum(int(r["changed"]) for r in now)  # 0: no estimate fell, done
-        stats["vertex_updates"] += front
-        stats["arc_updates"] += sum(int(r["arcs"]) for r in now)
-        stats["dense_rounds" if front == self.n else "sparse_rounds"] += 1
+    round_op = "hindex_round"
+
+    def _count(self, now):
+        front = sum(int(r["front"]) for r in now)  # frontier 0: no estimate fell, done
+        self.stats["vertex_updates"] += front
+        self.stats["arc_updates"] += sum(int(r["arcs"]) for r in now)
+        self.stats["dense_rounds" if front == self.n else "sparse_rounds"] += 1
 
 
 def solve(graph, system, *, client, workers, max_iter, stats, settings=None,
