@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..engines.registry import find
 
-__all__ = ["Choice", "choose", "record", "shape", "seconds_key"]
+__all__ = ["Choice", "choose", "record", "settle", "shape", "seconds_key"]
 
 _MODES = ("scc", "bsp")
 _SECONDS = "cpu-linear-seconds"
@@ -75,19 +75,30 @@ def choose(graph, system, threads, settings, scc_settings=None):
                     "value": float(seen[m]), "threshold": None, "held": False}
                    for m in _MODES if m in seen]
     within = f"the estimates lie within {settings.measure_band:g}x of each other"
-    if all(m in seen for m in _MODES):
-        fast = min(_MODES, key=lambda m: seen[m])
+    mode, state, words = settle(seen, model, other)
+    if state == "measured":
         for c in considered[2:]:
-            c["held"] = c["engine"] == f"cpu-{fast}"
-        return Choice(fast, "measured", f"{within}; {fast} was the faster measured on this "
-                      f"graph ({seen[fast] * 1e3:.3g} ms against "
-                      f"{seen[_MODES[1 - _MODES.index(fast)]] * 1e3:.3g})", key,
-                      tuple(considered))
-    if model in seen:
-        return Choice(other, "measuring", f"{within}; {model} was timed on this graph, so "
-                      f"{other} runs until it is too", key, tuple(considered))
+            c["held"] = c["engine"] == f"cpu-{mode}"
+    if state is not None:
+        return Choice(mode, state, f"{within}; {words}", key, tuple(considered))
     return Choice(model, "estimated", f"{why}; {within}, so the next runs time the two on "
                   "this graph", key, tuple(considered))
+
+
+def settle(seen, first, second):
+    """Which of two engines runs, by the seconds ``seen`` measured on the graph (:func:`record`;
+    ``{mode: seconds}``): ``(mode, state, words)``, the faster once both are timed (state
+    ``"measured"``), ``second`` once ``first`` is (``"measuring"``), else ``first`` (state and
+    words None)."""
+    if first in seen and second in seen:
+        fast, slow = (first, second) if seen[first] <= seen[second] else (second, first)
+        return fast, "measured", (f"{fast} was the faster measured on this graph "
+                                  f"({seen[fast] * 1e3:.3g} ms against "
+                                  f"{seen[slow] * 1e3:.3g})")
+    if first in seen:
+        return second, "measuring", (f"{first} was timed on this graph, so {second} runs until "
+                                     "it is too")
+    return first, None, None
 
 
 def seconds_key(threads, normalised):

@@ -40,28 +40,24 @@ def probe_measured(graph, system, threads, chosen, code, reason, pick, settings,
     graph (:func:`.estimates.record`: a run of each engine but its first), then the other (the
     power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
     runs take the faster measured."""
-    from .estimates import choose, seconds_key
+    from .estimates import choose, seconds_key, settle
     key = seconds_key(threads, True)
     seen = graph._cache.get(key, {}).get("seconds", {})
     if pick is None:
         pick = choose(graph, system, threads, settings, scc_settings)
     other = pick.mode if chosen == "power" else "power"
-    pair = ("power", pick.mode)
-    considered += [candidate(f"cpu-{m}", "seconds measured on this graph", float(seen[m]),
-                              None, False) for m in pair if m in seen]
-    if all(m in seen for m in pair):
-        fast = min(pair, key=lambda m: seen[m])
-        slow = pair[1 - pair.index(fast)]
+    test = "seconds measured on this graph"
+    considered += [candidate(f"cpu-{m}", test, float(seen[m]), None, False)
+                   for m in ("power", pick.mode) if m in seen]
+    mode, state, words = settle(seen, chosen, other)
+    if state is None:
+        return chosen, code, f"{reason}; the next runs time {other} too", key
+    if state == "measured":
         for c in considered:
-            if c["test"] == "seconds measured on this graph":
-                c["held"] = c["engine"] == f"cpu-{fast}"
-        return fast, "measured", (f"{reason}; then {fast} was the faster measured on this graph "
-                                  f"({seen[fast] * 1e3:.3g} ms against "
-                                  f"{seen[slow] * 1e3:.3g})"), key
-    if chosen in seen:
-        return other, "measuring", (f"{reason}; {chosen} was timed on this graph, so {other} "
-                                    "runs until it is too"), key
-    return chosen, code, f"{reason}; the next runs time {other} too", key
+            if c["test"] == test:
+                c["held"] = c["engine"] == f"cpu-{mode}"
+        words = "then " + words
+    return mode, state, f"{reason}; {words}", key
 
 
 def giant_measured(graph, threads, giant, settings):
@@ -69,18 +65,13 @@ def giant_measured(graph, threads, giant, settings):
     ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
     after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
     right on most graphs of the corpus, not on all: road-like graphs differ)."""
-    from .estimates import seconds_key
+    from .estimates import seconds_key, settle
     key = seconds_key(threads, False)
     seen = graph._cache.get(key, {}).get("seconds", {})
     head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
-    if "bsp" in seen and "scc" in seen:
-        fast = min(("bsp", "scc"), key=lambda m: seen[m])
-        slow = "scc" if fast == "bsp" else "bsp"
-        return fast, "measured", (f"{head}: {fast} was the faster measured on this graph "
-                                  f"({seen[fast] * 1e3:.3g} ms against {seen[slow] * 1e3:.3g})"), key
-    if "bsp" in seen:
-        return "scc", "measuring", (f"{head}: bsp was timed on this graph, so the SCC engine "
-                                    "runs until it is too"), key
+    mode, state, words = settle(seen, "bsp", "scc")
+    if state is not None:
+        return mode, state, f"{head}: {words}", key
     return "bsp", "giant-component-bsp", (f"{head}: a system without the rank-one term runs "
                                           "bsp's dense rounds, as fast as the SCC engine there "
                                           "or faster on most graphs; the next runs time the "
