@@ -1,7 +1,7 @@
 """PageRank's power iteration on a local Dask cluster against the same iteration in one process.
 
 For each R-MAT scale: ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
-``--workers`` worker processes of one thread each (its shards loaded by a first, untimed run),
+``--workers`` worker processes of ``--worker-threads`` threads each (its shards loaded by a first, untimed run),
 and ``mode="power"`` in this process on ``--threads`` Numba threads, both plain rounds
 (``PowerSettings(accelerator="none")`` for the process: the cluster runs no Anderson mixing), so
 that their rounds are equal and the time a round compares.  Medians of ``--repeat`` runs,
@@ -28,6 +28,8 @@ def main(argv=None):
     ap.add_argument("--scales", nargs="+", type=int, default=[16, 17, 18])
     ap.add_argument("--edge-factor", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--worker-threads", type=int, default=1,
+                    help="threads of each worker (its Numba threads; default 1)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
                     help="Numba threads of the one-process runs (default 1 2)")
     ap.add_argument("--repeat", type=int, default=5)
@@ -43,7 +45,8 @@ def main(argv=None):
 
     plain = dataclasses.replace(power.DEFAULT, accelerator="none")
     rows = []
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+    with LocalCluster(n_workers=args.workers, threads_per_worker=args.worker_threads,
+                      processes=True,
                       dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:
         c.wait_for_workers(args.workers)
         for scale in args.scales:
@@ -68,6 +71,7 @@ def main(argv=None):
                 per = [x[1].stats["dask"]["round_s"] if kind == "cluster"
                        else x[1].stats.time_compute / x[1].stats.rounds for x in got]
                 row = {"scale": scale, "arcs": g.num_arcs, "workers": args.workers,
+                       "worker_threads": args.worker_threads,
                        "kind": kind, "rounds": s.rounds,
                        "ms_round": 1e3 * statistics.median(per),
                        "ms_run": 1e3 * statistics.median(x[0] for x in got)}
@@ -79,14 +83,18 @@ def main(argv=None):
                                setup_warm_s=d["time_setup"])
                 rows.append(row)
                 print(json.dumps(row))
-    if args.json:
-        import datetime
-        import sys
-        meta = {"schema": "digraph-dask/1", "date": datetime.date.today().isoformat(),
-                "command": " ".join(["python", "benchmarks/bench_dask_cluster.py"]
-                                    + sys.argv[1:])}
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            _write(args.json, rows)  # after every scale: a run cut short keeps what it measured
+
+
+def _write(path, rows):
+    if not path:
+        return
+    import datetime
+    import sys
+    meta = {"schema": "digraph-dask/1", "date": datetime.date.today().isoformat(),
+            "command": " ".join(["python", "benchmarks/bench_dask_cluster.py"] + sys.argv[1:])}
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

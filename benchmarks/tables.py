@@ -452,17 +452,18 @@ def dask_tables(results=RESULTS, commands=None):
                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
                   f"*Command* {command}\n")
         if meta.get("schema") == "digraph-dask/1":
-            lines = ["| R-MAT scale | arcs | workers | run | rounds | ms a round | ms a run "
-                     "| bytes a round | exchange ms | idle share |",
+            lines = ["| R-MAT scale | arcs | workers × threads | run | rounds | ms a round "
+                     "| ms a run | bytes a round | exchange ms | idle share |",
                      "|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
             for r in data["rows"]:
-                lines.append(f"| {r['scale']} | {r['arcs']:,} | {r.get('workers', '')} "
+                lines.append(f"| {r['scale']} | {r['arcs']:,} "
+                             f"| {r.get('workers', '')} × {r.get('worker_threads', 1)} "
                              f"| {r['kind']} | {r['rounds']} | {fmt(r['ms_round'])} "
                              f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
                              f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
                              f"| {', '.join(map(str, r.get('idle', [])))} |")
             out.append(f"## Dask cluster: `{path.stem}`\n\nPageRank's plain power rounds "
-                       "on a LocalCluster of worker processes of one thread (`cluster`) and in "
+                       "on a LocalCluster of worker processes (`cluster`) and in "
                        "this process (`process-T`, T Numba threads), tol 1e-8.\n\n"
                        + "\n".join(lines) + "\n\n" + source)
         elif meta.get("schema") == "digraph-dask-model/1":
