@@ -15,7 +15,8 @@ the two certified bounds.
     python benchmarks/bench_dask_load.py --scale 16                 # small, on a laptop
     python benchmarks/bench_dask_load.py --scale 26 --workers 4 --files 64 --json load.json
 
-Prints one line a stage (seconds, bytes) and writes them as JSON with ``--json``.
+Prints one line a stage (seconds, bytes) and writes them as JSON with ``--json`` (``{meta,
+rows}``, schema ``digraph-dask-load/1``, one row).
 """
 
 import argparse
@@ -144,8 +145,11 @@ def main(argv=None):
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)
     if args.json:
+        import datetime
+        meta = {"schema": "digraph-dask-load/1", "date": datetime.date.today().isoformat(),
+                "command": " ".join(["python", "benchmarks/bench_dask_load.py"] + sys.argv[1:])}
         with open(args.json, "w") as f:
-            json.dump(row, f, indent=1)
+            json.dump({"meta": meta, "rows": [row]}, f, indent=1)
     return 0 if row.get("check", {"ok": True})["ok"] else 1
 
 
