@@ -10,6 +10,7 @@ from digraph.dispatch.engines.registry import find
 from digraph.dispatch.engines.scc import cpu as scc_cpu
 from digraph.dispatch.route import estimates
 from digraph.graph import Graph
+from digraph.paths.condensation import condensation_for
 
 
 def _cost(mode, **shape):
@@ -92,3 +93,75 @@ def test_clear_estimates_decide_alone(engine_settings):
     r = digraph.run(g, "adsorption", seeds=seeds, threads=1)
     assert r.stats["mode"] == "scc"
     assert not any(isinstance(k, tuple) and k[0] == "cpu-linear-seconds" for k in g._cache)
+
+
+def _no_giant():
+    """A DAG of 60 small cycles (no component holds 85% of the arcs): PageRank runs no probe."""
+    rng = np.random.default_rng(7)
+    src, dst = [], []
+    for c in range(60):
+        v = np.arange(c * 20, c * 20 + 20)
+        src += list(v)
+        dst += list(np.roll(v, 1))
+        if c:  # arcs into earlier cycles only: the cycles form a DAG
+            a = rng.integers(0, c * 20, 15)
+            src += list(rng.choice(v, 15))
+            dst += list(a)
+    return Graph.from_arrays(np.array(src), np.array(dst))
+
+
+def test_the_power_estimate_is_bsps_times_its_ratio():
+    shape = dict(arcs=5000, threads=8, split_share=0.0)
+    assert _cost("power", **shape).cost == pytest.approx(
+        route.DEFAULT.power_ratio * _cost("bsp", **shape).cost)
+
+
+@pytest.mark.parametrize("threads, measured", [(1, False), (16, True)])
+def test_pagerank_without_a_giant_component_measures_power_where_it_may_win(threads, measured):
+    """The SCC engine's estimate grows with the threads; power's, bsp's times power_ratio, comes
+    within power_band of it on many threads only, and then the run time decides."""
+    g = _no_giant()
+    condensation_for(g)  # as a first run keeps it: the share is read, not bounded
+    pr = digraph.algorithms.PageRank()
+    system = pr.prepare(g, **pr.bind(g, {}))
+    for _ in range(2):
+        plan = route.route("linear", None, "cpu", threads=threads, graph=g, system=system)
+        assert plan.mode == "scc"
+        est = {c["engine"]: c["value"] for c in plan.considered
+               if c["test"].startswith("estimated cost")}
+        assert set(est) == {"cpu-scc", "cpu-bsp", "cpu-power"}
+        within = est["cpu-power"] <= route.DEFAULT.power_band * est["cpu-scc"]
+        assert within == measured and (plan.timing is not None) == measured
+        assert ("cpu-linear-seconds", threads, True) not in g._cache  # routes record nothing
+    if not measured:
+        return
+    # the seconds measured settle it: scc timed, then power timed, then the faster
+    estimates.record(g, plan.timing, "scc", 1.0)
+    estimates.record(g, plan.timing, "scc", 0.004)
+    plan = route.route("linear", None, "cpu", threads=threads, graph=g, system=system)
+    assert (plan.mode, plan.code) == ("power", "measuring")
+    estimates.record(g, plan.timing, "power", 1.0)
+    estimates.record(g, plan.timing, "power", 0.003)
+    plan = route.route("linear", None, "cpu", threads=threads, graph=g, system=system)
+    assert (plan.mode, plan.code) == ("power", "measured")
+    assert "power was the faster measured" in plan.reason
+
+
+def test_power_is_no_candidate_for_systems_it_cannot_run():
+    g = _no_giant()
+    condensation_for(g)
+    ads = digraph.algorithms.Adsorption()
+    system = ads.prepare(g, **ads.bind(g, {"seeds": [int(g.vertex_ids[3])]}))
+    plan = route.route("linear", None, "cpu", threads=16, graph=g, system=system)
+    assert not any(c["engine"] == "cpu-power" for c in plan.considered)
+
+
+def test_settle_takes_each_engine_in_turn_then_the_fastest():
+    assert estimates.settle({}, "scc", "bsp", "power") == ("scc", None, None)
+    mode, state, _ = estimates.settle({"scc": 2.0}, "scc", "bsp", "power")
+    assert (mode, state) == ("bsp", "measuring")
+    mode, state, _ = estimates.settle({"scc": 2.0, "bsp": 3.0}, "scc", "bsp", "power")
+    assert (mode, state) == ("power", "measuring")
+    mode, state, words = estimates.settle({"scc": 2.0, "bsp": 3.0, "power": 1.0},
+                                          "scc", "bsp", "power")
+    assert (mode, state) == ("power", "measured") and "scc's 2e+03" in words

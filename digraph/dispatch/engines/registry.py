@@ -80,7 +80,7 @@ class Engine:
         modelled cost for a graph's shape (a dict: ``arcs``, ``threads``, ``split_share``) under
         the router's :class:`~digraph.dispatch.route.settings.RouteSettings`; the router weighs
         the estimates of the engines that may run a system (CPU linear systems: ``scc`` and
-        ``bsp``).
+        ``bsp``, and ``power`` for normalised ones where no power probe runs).
     """
 
     mode: str
@@ -116,7 +116,7 @@ ENGINES = (
     # CPU threads
     Engine("scc", "cpu", ("linear",), "scc.cpu:solve", prepare="on_cpu:prepare_scc",
            after_stall="vertex-async", estimate="scc.cpu_cost:estimate"),
-    Engine("power", "cpu", ("linear",), "power.cpu:solve"),
+    Engine("power", "cpu", ("linear",), "power.cpu:solve", estimate="power.cpu_cost:estimate"),
     Engine("bsp", "cpu", _ALL, "push.cpu:solve_bsp", after_stall="vertex-async",
            estimate="push.cpu_cost:estimate"),
     Engine("vertex-async", "cpu", _ALL, "push.cpu:solve_vertex_async", after_stall="bsp"),

@@ -77,7 +77,11 @@ measurement:
   (:mod:`.estimates`: the SCC engine's time over ``bsp``'s grows with the share of the arcs in
   components split over the threads and with the threads, as ``(T/2)**β``); where the two lie
   within :attr:`RouteSettings.measure_band` of each other, the seconds measured on the graph
-  decide (one run of each engine, then the faster).
+  decide (one run of each engine, then the faster).  For a normalised system where the probe
+  does not run (no giant component) the power iteration is a third candidate, its estimate
+  :attr:`RouteSettings.power_ratio` times ``bsp``'s, measured on the graph where it lies within
+  :attr:`RouteSettings.power_band` of the lowest (on many threads, where the SCC engine's
+  levels cost the most).
 * CPU, min/max (SSSP): ``"vertex-async"``; k-core: ``"peel"``.
 * GPU, normalised linear (PageRank): ``"power"`` (:mod:`digraph.dispatch.engines.power.gpu`); with
   several GPUs named, sharded over as many as the graph has
@@ -238,7 +242,8 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                 and not getattr(system, "normalize", False)):
             giant = _giant_share(graph, settings, considered)
         pick = (None if power in ("probe", "continued") or system is None or not graph.num_arcs
-                else choose(graph, system, threads, settings, scc_settings))
+                else choose(graph, system, threads, settings, scc_settings,
+                            power=power is None and share is not None))
         if pick is not None:
             considered += pick.considered
             timing = pick.timing
@@ -271,7 +276,7 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
                        "probe, whose rounds could save nothing there")
         elif giant is not None and giant[0] >= settings.bsp_share:
             chosen, code, reason, timing = giant_measured(graph, threads, giant, settings)
-        elif pick is not None and (pick.mode == "bsp" or pick.timing is not None):
+        elif pick is not None and (pick.mode != "scc" or pick.timing is not None):
             chosen, code, reason = pick.mode, pick.code, pick.reason
         elif giant is not None or share is not None:
             cut = settings.bsp_share if giant is not None else settings.power_share

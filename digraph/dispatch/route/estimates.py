@@ -1,8 +1,10 @@
-"""The SCC engine or ``bsp`` for a linear system on CPU threads: by the engines' estimates
-(:attr:`~digraph.dispatch.engines.registry.Engine.estimate`), and, where the two lie within
-:attr:`~.settings.RouteSettings.measure_band` of each other, by the seconds measured on the
-graph (:func:`record`; an engine's first run there is not timed): the model decides what it
-can, the run time what it cannot."""
+"""The SCC engine, ``bsp`` or (normalised systems where no power probe runs) the power
+iteration for a linear system on CPU threads: by the engines' estimates
+(:attr:`~digraph.dispatch.engines.registry.Engine.estimate`), and, where others lie within
+:attr:`~.settings.RouteSettings.measure_band` of the lowest (the power iteration's within
+:attr:`~.settings.RouteSettings.power_band`: its estimate is the cruder), by the seconds
+measured on the graph (:func:`record`; an engine's first run there is not timed): the model
+decides what it can, the run time what it cannot."""
 
 from dataclasses import dataclass
 
@@ -20,7 +22,7 @@ compilation when Numba's cache lacks them, its split plans)."""
 
 @dataclass(frozen=True)
 class Choice:
-    """``mode`` (``"scc"`` or ``"bsp"``), ``code`` (``"estimated"``, ``"measuring"`` or
+    """``mode`` (``"scc"``, ``"bsp"`` or ``"power"``), ``code`` (``"estimated"``, ``"measuring"`` or
     ``"measured"``), ``reason`` (a clause), ``timing`` (the key under which the run records its
     seconds, or None when the estimates alone decide) and the ``considered`` candidates."""
 
@@ -55,49 +57,59 @@ def shape(graph, threads, scc_settings=None):
     return {"arcs": m, "threads": int(threads), "split_share": share}
 
 
-def choose(graph, system, threads, settings, scc_settings=None):
-    """The :class:`Choice` between the SCC engine and ``bsp`` for a linear ``system`` on
-    ``threads`` CPU threads, under ``settings`` (a :class:`~.settings.RouteSettings`)."""
+def choose(graph, system, threads, settings, scc_settings=None, power=False):
+    """The :class:`Choice` between the SCC engine and ``bsp`` (and the power iteration when
+    ``power``) for a linear ``system`` on ``threads`` CPU threads, under ``settings`` (a
+    :class:`~.settings.RouteSettings`)."""
     s = shape(graph, threads, scc_settings)
-    est = {m: find(m, "cpu").load("estimate")(s, settings) for m in _MODES}
-    model = min(_MODES, key=lambda m: est[m].cost)
-    other = _MODES[1 - _MODES.index(model)]
+    modes = _MODES + (("power",) if power else ())
+    est = {m: find(m, "cpu").load("estimate")(s, settings) for m in modes}
+    order = sorted(modes, key=lambda m: est[m].cost)  # stable: ties keep the order of modes
+    model = order[0]
     considered = [{"engine": f"cpu-{m}", "test": "estimated cost (one thread's passes over the "
                    "arcs)", "value": float(est[m].cost),
-                   "threshold": float(est[_MODES[1 - i]].cost), "held": m == model}
-                  for i, m in enumerate(_MODES)]
-    why = f"{model}'s estimate is the lower (the SCC engine's: {est['scc'].reason})"
-    if est[other].cost > settings.measure_band * est[model].cost:
+                   "threshold": float(min(est[o].cost for o in modes if o != m)),
+                   "held": m == model} for m in modes]
+    why = f"{model}'s estimate is the lowest (the SCC engine's: {est['scc'].reason})"
+
+    def band(m):
+        return settings.power_band if "power" in (m, model) else settings.measure_band
+    close = [model] + [m for m in order[1:] if est[m].cost <= band(m) * est[model].cost]
+    if len(close) == 1:
         return Choice(model, "estimated", why, None, tuple(considered))
     key = seconds_key(threads, getattr(system, "normalize", False))
     seen = graph._cache.get(key, {}).get("seconds", {})
     considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
                     "value": float(seen[m]), "threshold": None, "held": False}
-                   for m in _MODES if m in seen]
-    within = f"the estimates lie within {settings.measure_band:g}x of each other"
-    mode, state, words = settle(seen, model, other)
+                   for m in close if m in seen]
+    within = (f"the estimates of {', '.join(close)} lie within "
+              f"{max(band(m) for m in close[1:]):g}x of the lowest")
+    mode, state, words = settle(seen, *close)
     if state == "measured":
-        for c in considered[2:]:
+        for c in considered[len(modes):]:
             c["held"] = c["engine"] == f"cpu-{mode}"
     if state is not None:
         return Choice(mode, state, f"{within}; {words}", key, tuple(considered))
-    return Choice(model, "estimated", f"{why}; {within}, so the next runs time the two on "
-                  "this graph", key, tuple(considered))
+    return Choice(model, "estimated", f"{why}; {within}, so the next runs time them on this "
+                  "graph", key, tuple(considered))
 
 
-def settle(seen, first, second):
-    """Which of two engines runs, by the seconds ``seen`` measured on the graph (:func:`record`;
-    ``{mode: seconds}``): ``(mode, state, words)``, the faster once both are timed (state
-    ``"measured"``), ``second`` once ``first`` is (``"measuring"``), else ``first`` (state and
-    words None)."""
-    if first in seen and second in seen:
-        fast, slow = (first, second) if seen[first] <= seen[second] else (second, first)
+def settle(seen, first, *others):
+    """Which of two engines or more runs, by the seconds ``seen`` measured on the graph
+    (:func:`record`; ``{mode: seconds}``): ``(mode, state, words)``, the fastest once all are
+    timed (state ``"measured"``), the first not yet timed once ``first`` is (``"measuring"``),
+    else ``first`` (state and words None)."""
+    modes = (first,) + others
+    if all(m in seen for m in modes):
+        fast = min(modes, key=lambda m: seen[m])
+        rest = ", ".join(f"{m}'s {seen[m] * 1e3:.3g}" for m in modes if m != fast)
         return fast, "measured", (f"{fast} was the faster measured on this graph "
-                                  f"({seen[fast] * 1e3:.3g} ms against "
-                                  f"{seen[slow] * 1e3:.3g})")
+                                  f"({seen[fast] * 1e3:.3g} ms against {rest})")
     if first in seen:
-        return second, "measuring", (f"{first} was timed on this graph, so {second} runs until "
-                                     "it is too")
+        timed = [m for m in modes if m in seen]
+        nxt = next(m for m in modes if m not in seen)
+        return nxt, "measuring", (f"{' and '.join(timed)} {'was' if len(timed) == 1 else 'were'}"
+                                  f" timed on this graph, so {nxt} runs until it is too")
     return first, None, None
 
 

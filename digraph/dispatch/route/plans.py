@@ -15,7 +15,8 @@ CODES = {
     "small-graph": "PageRank on a graph too small for a power probe to pay: the SCC engine",
     "giant-component-probe": "PageRank, one component may hold most arcs: a power-iteration probe",
     "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
-    "estimated": "CPU linear: the SCC engine or bsp, the lower estimate for the thread count",
+    "estimated": "CPU linear: the SCC engine, bsp or (PageRank without a giant component) "
+                 "power, the lowest estimate for the thread count",
     "measuring": "CPU linear, estimates close: the engine not yet timed on this graph runs once",
     "measured": "CPU linear, estimates close: the faster engine measured on this graph",
     "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",

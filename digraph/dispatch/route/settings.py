@@ -86,6 +86,17 @@ class RouteSettings:
         factor of each other, the model is unsure and the times measured on the graph decide:
         a run records its engine's seconds on the graph (per thread count, normalised or not),
         the next run tries the other engine once, and later runs take the faster of the two.
+    power_ratio, power_band : float
+        The power iteration's estimate on the CPU, for normalised systems (PageRank) on a graph
+        where no power probe runs (no component may hold ``power_share`` of the arcs):
+        ``power_ratio`` times ``bsp``'s (:mod:`digraph.dispatch.engines.power.cpu_cost`), and
+        where it lies within ``power_band`` of the lowest estimate, the seconds measured on the
+        graph decide as with ``measure_band``.  The geometric mean and the spread (the largest
+        factor either way) of the power iteration's time over ``bsp``'s on PageRank at tol 1e-8
+        on the corpus graphs of that kind (cnr-2000, wiki-Vote, cit-HepPh, p2p-Gnutella25; 2 and
+        16 threads: ``corpus_cpu2_dev.json``, ``corpus_cpu2_h100_host.json``,
+        ``corpus_cpu16_h100_host.json``): its rounds are fewer, each costs more, and neither
+        is known before a run.
     cluster_share : float
         Min/max systems (SSSP) on one GPU run ``"cluster"`` when BFS balls of
         :attr:`~digraph.dispatch.engines.cluster.gpu.ClusterSettings.size` vertices keep at
@@ -125,6 +136,8 @@ class RouteSettings:
     scc_ratio_split: float = 0.64
     scc_thread_exponent: float = 0.33
     measure_band: float = 1.5
+    power_ratio: float = 1.1
+    power_band: float = 1.9
     cluster_share: float = 0.85
     cluster_max_in_degree: int = 2048
     reach_share: float = 0.125
