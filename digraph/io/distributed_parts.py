@@ -83,15 +83,28 @@ def part_arrays(df, src, dst, weight):
     return s, d, w
 
 
+def _distinct(values):
+    """The sorted distinct entries of ``values`` (an int array), in its dtype: a mark per id
+    when the ids lie in ``[0, 4·size + 2**20)`` (as :func:`renumber` judges a dense range; a
+    pass, not a sort), else :func:`numpy.unique`."""
+    if values.size and values.dtype.kind in "iu":
+        lo, hi = int(values.min()), int(values.max())
+        if lo >= 0 and hi < 4 * values.size + (1 << 20):
+            mark = np.zeros(hi + 1, np.bool_)
+            mark[values] = True
+            return np.flatnonzero(mark).astype(values.dtype, copy=False)
+    return np.unique(values)
+
+
 def part_labels(arcs):
     """The sorted distinct ids of one partition's arcs."""
     s, d, _ = arcs
-    return np.unique(np.concatenate([s, d]))
+    return _distinct(np.concatenate([s, d]))
 
 
 def merge_labels(*parts):
     """The sorted distinct ids of several sorted arrays of distinct ids."""
-    return np.unique(np.concatenate(parts))
+    return _distinct(np.concatenate(parts))
 
 
 def renumber(arcs, labels):
