@@ -30,6 +30,8 @@ import numpy as np
 
 from ..errors import GraphFormatError, InvalidParameterError, NotAvailableError
 from ..graph import Graph
+from .distributed_tasks import (adopt as _adopt, per_worker as _per_worker, shuffle as _shuffle,
+                                tree as _tree)
 from .distributed_files import (columns as _columns, files as _files, name as _name,
                                 open_frame, why as _why)
 
@@ -80,6 +82,8 @@ class DistributedGraph:
         self.graph = graph  # a scattered Graph of this process, else None
         self._ids = None
         self.timings = {}  # seconds of each step of the load (load_distributed)
+        self._parts = None  # the partitions' delayed readers (load_distributed)
+        self._undirected = None  # k-core's lists on the workers (distributed_undirected)
 
     @property
     def vertex_ids(self):
@@ -101,11 +105,20 @@ class DistributedGraph:
             f"the shards of {self!r} are no longer on worker {', '.join(where)} (restarted, or "
             "released); load the graph again with digraph.load_distributed", worker=where[0])
 
+    def undirected(self, vertex_cost=0, timeout=300.0):
+        """``(offsets, bounds, key)`` of k-core's undirected neighbour lists, built on the
+        workers from the files and pinned there (:mod:`.distributed_undirected`; once)."""
+        from .distributed_undirected import build
+        return build(self, vertex_cost, timeout)
+
     def release(self):
         """Drop the shards from the workers (a later run on this handle is refused)."""
         from ..dispatch.engines.power.cluster import call
-        call(self.client, list(self.workers), "release", lambda i: {"key": self.key}, 30.0,
-              "releasing the shards")
+        keys = [self.key] + ([self._undirected[2]] if self._undirected is not None else [])
+        for key in keys:
+            call(self.client, list(self.workers), "release", lambda i, k=key: {"key": k}, 30.0,
+                  "releasing the shards")
+        self._undirected = None
 
     def __repr__(self):
         return (f"<digraph.DistributedGraph {self.source}: {self.num_vertices} vertices, "
@@ -212,14 +225,8 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     from ..dispatch.runtime.cuda.ranges import shard_ranges
     bounds = shard_ranges(in_offsets, len(workers), vertex_cost)
     clock.lap("cut")
-    pieces = client.map(P.split, ren, bounds=bounds, pure=False)
+    built = _shuffle(client, ren, bounds, workers, timeout)
     del ren
-    built = [client.submit(P.build, bounds, g,
-                           *[client.submit(operator.getitem, p, g, pure=False) for p in pieces],
-                           workers=[w], allow_other_workers=False, pure=False)
-             for g, w in enumerate(workers)]
-    del pieces
-    _wait_pinned(client, built, workers, timeout)
     digests = client.gather([client.submit(operator.getitem, b, 3, pure=False) for b in built])
     clock.lap("shuffle")
     fp = hashlib.blake2b(digest_size=16)
@@ -236,6 +243,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
                              out_degree=outd, out_weight=wsum, weight_min=wmin,
                              weight_finite=finite)
     graph.timings = clock.laps
+    graph._parts = arrays  # the delayed readers: k-core's lists read the files again
     return graph
 
 
@@ -277,64 +285,6 @@ def _scatter(graph, client, workers, vertex_cost):
                                                       minlength=graph.num_vertices),
         weight_min=np.inf if w is None else float(w.min(initial=np.inf)),
         weight_finite=w is None or bool(np.all(np.isfinite(w))), graph=graph)
-
-
-def _adopt(client, workers, key, bounds, built, timeout):
-    """Have each worker's plugin take its built range as a pinned shard (the read lists are
-    exchanged worker to worker, as for a graph loaded from the client)."""
-    import uuid
-
-    from ..dispatch.engines.power import cluster as C
-    C._plugin(client)
-    wire = f"{key}:wire:{uuid.uuid4().hex}"
-    C.call(client, list(workers), "load", lambda i: {
-        "key": key, "wire": wire, "index": i, "bounds": [int(b) for b in bounds],
-        "peers": list(workers), "local": built[i].key, "keep": C.current(C.DEFAULT).keep_graphs,
-        "timeout": timeout}, timeout, "adopting the shards")
-
-
-def _wait_pinned(client, futures, workers, timeout):
-    """Wait for tasks bound to ``workers`` (one each): a worker that leaves meanwhile (out of
-    memory, killed) would leave its task waiting for ever, so it ends the load with
-    :class:`~digraph.errors.WorkerLostError` naming it; so does ``timeout``."""
-    from ..errors import WorkerLostError
-    deadline = time.monotonic() + timeout
-    while not all(f.done() for f in futures):
-        gone = [w for w in workers if w not in client.nthreads()]
-        if gone:
-            raise WorkerLostError(f"loading the shards: worker {', '.join(gone)} left the "
-                                  "cluster (out of memory, or stopped); its range cannot be "
-                                  "built elsewhere", worker=gone[0])
-        if time.monotonic() > deadline:
-            raise WorkerLostError(f"loading the shards took over {timeout:g} s", worker=None)
-        time.sleep(0.2)
-    for f in futures:
-        e = f.exception()
-        if e is not None:
-            raise e
-
-
-def _per_worker(client, fn, first, futures):
-    """``fn(first, *the futures a worker holds)`` on each worker that holds some: one task a
-    worker, its partitions read where they are."""
-    for f in futures:  # done first: where each is held is known then
-        e = f.exception()
-        if e is not None:
-            raise e
-    held = client.who_has(futures)
-    mine = {}
-    for f in futures:
-        mine.setdefault(held[f.key][0], []).append(f)
-    return [client.submit(fn, first, *fs, workers=[w], allow_other_workers=True, pure=False)
-            for w, fs in mine.items()]
-
-
-def _tree(client, fn, futures, fan=8):
-    """``fn`` over ``futures`` in a tree of tasks, ``fan`` at a time; the root's future."""
-    while len(futures) > 1:
-        futures = [client.submit(fn, *futures[i:i + fan], pure=False)
-                   for i in range(0, len(futures), fan)]
-    return futures[0]
 
 
 def _raise_first(client, futures, where):

@@ -16,6 +16,9 @@ In the order of the load (:mod:`digraph.io.distributed` drives them):
 6. :func:`take`, :func:`write_part` -- a range's labels and values written as one Parquet file
    (:func:`digraph.write_parquet`).
 
+k-core's undirected lists (:mod:`digraph.io.distributed_undirected`) take the same path from
+3., each renumbered partition first turned into its arcs both ways by :func:`symmetric`.
+
 numpy and pandas vectorised operations only: no Python loop over arcs or vertices.
 """
 
@@ -24,8 +27,8 @@ import os
 
 import numpy as np
 
-__all__ = ["PartError", "part_arrays", "part_labels", "merge_labels", "renumber", "counts",
-           "add_counts", "split", "build", "digest_labels", "take", "write_part"]
+__all__ = ["PartError", "part_arrays", "part_labels", "merge_labels", "renumber", "symmetric",
+           "counts", "add_counts", "split", "build", "digest_labels", "take", "write_part"]
 
 
 class PartError(ValueError):
@@ -118,6 +121,16 @@ def renumber(arcs, labels):
         index[labels] = np.arange(labels.size, dtype=kind)
         return index[s], index[d], w
     return (np.searchsorted(labels, s).astype(kind), np.searchsorted(labels, d).astype(kind), w)
+
+
+def symmetric(arcs):
+    """One renumbered partition's arcs in both directions, self-loops dropped: ``(src, dst,
+    None)`` with each arc ``u → v`` (``u ≠ v``) as ``u → v`` and ``v → u`` (k-core's undirected
+    multigraph, :mod:`digraph.io.distributed_undirected`)."""
+    s, d, _ = arcs
+    keep = s != d
+    s, d = s[keep], d[keep]
+    return np.concatenate([s, d]), np.concatenate([d, s]), None
 
 
 def counts(n, *parts):

@@ -63,20 +63,18 @@ def for_run(handle, algo, on):
     Raises
     ------
     InvalidParameterError
-        No ``cluster=``, another cluster's client, an algorithm other than PageRank, or a worker
-        of the handle gone from the cluster.
+        No ``cluster=``, another cluster's client, an algorithm other than PageRank, SSSP and
+        k-core, or a worker of the handle gone from the cluster.
     """
     if on is None:
         raise InvalidParameterError(f"{handle!r} runs on its cluster: pass cluster=client")
     client = on[0]
-    if algo.name not in ("pagerank", "sssp"):
-        why = ("; k-core's h-index rounds need each range's undirected neighbour lists, built "
-               "on the client from the arcs, which a DistributedGraph never holds there"
-               if algo.name == "kcore" else "")
+    if algo.name not in ("pagerank", "sssp", "kcore"):
         raise InvalidParameterError(
-            f"a DistributedGraph runs 'pagerank' (mode='power') and 'sssp' (mode='bsp') only, "
-            f"on its cluster, not {algo.name!r}{why}; load the graph in this process for the "
-            "others (digraph.load), then digraph.run(graph, ..., cluster=client)")
+            f"a DistributedGraph runs 'pagerank' (mode='power'), 'sssp' (mode='bsp') and "
+            f"'kcore' (mode='bsp') only, on its cluster, not {algo.name!r}; load the graph in "
+            "this process for the others (digraph.load), then digraph.run(graph, ..., "
+            "cluster=client)")
     here = getattr(client.scheduler, "address", None)
     there = getattr(handle.client.scheduler, "address", None)
     if here != there:

@@ -132,10 +132,11 @@ def test_refusals_are_clear(client):
                                                     ".*hindex family; there 'bsp' does"):
         digraph.run(g, "kcore", cluster=client, mode="peel")
     h = digraph.load_distributed(g, client)
-    try:
-        with pytest.raises(InvalidParameterError, match="not 'kcore'; k-core's h-index rounds "
-                                                        "need each range's undirected neighbour"):
-            digraph.run(h, "kcore", cluster=client)
+    try:  # a handle scattered from this process runs k-core from its Graph
+        r = digraph.run(h, "kcore", cluster=client)
+        assert np.array_equal(r.values, digraph.algorithms.KCore().reference(g))
+        with pytest.raises(InvalidParameterError, match="'kcore'.*only.*not 'adsorption'"):
+            digraph.run(h, "adsorption", cluster=client, seeds=[g.vertex_ids[0]])
     finally:
         h.release()
 

@@ -179,14 +179,15 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
         digraph.load_distributed(good, client, columns=("src",))
     # a range's build is bound to its worker: one that leaves ends the load, naming it
     import time
-    from digraph.io.distributed import _wait_pinned
+    from digraph.io.distributed_tasks import wait_pinned as _wait_pinned
     slow = client.submit(time.sleep, 1.0, pure=False)
     with pytest.raises(WorkerLostError, match="tcp://10.9.9.9:1 left the cluster"):
         _wait_pinned(client, [slow], ["tcp://10.9.9.9:1"], 30.0)
     h = digraph.load_distributed(good, client)
     assert set(h.timings) == {"labels", "renumber", "degrees", "cut", "shuffle", "adopt"}
-    with pytest.raises(InvalidParameterError, match="runs 'pagerank'.*and 'sssp'.*only.*'kcore'"):
-        digraph.run(h, "kcore", cluster=client)
+    with pytest.raises(InvalidParameterError,
+                       match="runs 'pagerank'.*'sssp'.*and 'kcore'.*only.*'adsorption'"):
+        digraph.run(h, "adsorption", cluster=client, seeds=[0])
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
         digraph.run(h, "pagerank", cluster=client, mode="scc")
     with pytest.raises(InvalidParameterError, match="pass cluster=client"):
@@ -247,3 +248,29 @@ def test_the_command_line_with_scheduler(client, tmp_path, capsys, monkeypatch):
     assert cli.main(["run", "pagerank", str(tmp_path / "arcs"), "--scheduler", address,
                      "--columns", "src,nope"]) == 2
     assert "no column 'src'" in capsys.readouterr().err
+
+
+def test_kcore_on_a_loaded_graph_builds_its_undirected_lists_on_the_workers(client, tmp_path):
+    """Core numbers of a graph the client never holds: self-loops and repeated arcs in the
+    files, ids renumbered; the lists built once on the workers, kept, released with the
+    handle; exact against the one-process reference."""
+    s, d, _ = _arcs(seed=11, far=False)
+    s = np.concatenate([s, s[:40], [1000, 1007]])  # repeated arcs and two self-loops
+    d = np.concatenate([d, d[:40], [1000, 1007]])
+    h = digraph.load_distributed(_write(tmp_path / "k", s, d, parts=4), client)
+    g = digraph.load((s, d))
+    exact = digraph.algorithms.KCore().reference(g)
+    r = digraph.run(h, "kcore", cluster=client)
+    assert np.array_equal(r.values, exact) and r.stats["mode"] == "bsp"
+    assert r.stats["route"]["code"] == "cluster-hindex"
+    one = digraph.run(g, "kcore", mode="bsp")
+    assert r.stats["rounds"] == one.stats["rounds"]
+    assert sum(r.stats["dask"]["arcs"]) == 2 * int((s != d).sum())  # each arc both ways
+    offsets, bounds, key = h.undirected()
+    assert key.startswith(h.fingerprint + ":undirected")
+    again = digraph.run(h, "kcore", cluster=client)  # the lists kept: nothing rebuilt
+    assert np.array_equal(again.values, exact) and h.undirected()[2] == key
+    assert again.stats["dask"]["shards_reused"] and again.stats["dask"]["shard_loads"] == 0
+    h.release()
+    with pytest.raises(WorkerLostError, match="no longer on worker"):
+        digraph.run(h, "pagerank", cluster=client)

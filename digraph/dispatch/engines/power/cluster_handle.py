@@ -50,14 +50,17 @@ def cut(graph, workers, vertex_cost, lists=None):
     ``lists``: ``(name, offsets, ...)`` of other per-vertex lists than the in-arcs (k-core's
     undirected neighbour lists, ``name = "undirected"``): the cut of their entries, and the key
     of the graph's fingerprint and ``name``, so that their shards and the in-arcs' live apart.
-    A handle has in-arc shards only."""
+    A handle holds its in-arc shards and, once built on its workers, its undirected lists
+    (:meth:`~digraph.io.distributed.DistributedGraph.undirected`)."""
     h = held_by(graph)
     if h is not None:
-        if lists is not None:
+        if lists is not None and lists[0] != "undirected":
             raise InvalidParameterError(f"{h!r} holds in-arc shards only, not {lists[0]} lists")
         if list(workers) != list(h.workers):
             raise InvalidParameterError(
                 f"{h!r} runs on its own workers ({', '.join(h.workers)}), in their order")
+        if lists is not None:
+            return tuple(h.undirected(vertex_cost)[1:])
         return h.bounds, h.key
     name, offsets = ("in", graph.in_offsets) if lists is None else lists[:2]
     key = ("dask-power-cut", len(workers), vertex_cost) + (() if lists is None else (name,))

@@ -44,8 +44,9 @@ gathers the estimates every ``k`` rounds, and after a loss the run cuts the grap
 workers left and resumes from the last checkpoint with every vertex recomputed in its first
 round: a checkpoint's estimates are upper bounds of the core numbers, from which the iteration
 falls to them as from the degrees.  A graph loaded on the workers
-(:func:`digraph.load_distributed`) is refused before (:func:`digraph.io.distributed_view.for_run`):
-its arcs are never on the client, so its undirected lists would need a build on the workers.
+(:func:`digraph.load_distributed`) never has its arcs on the client: its undirected lists are
+built on its workers from its files (:mod:`digraph.io.distributed_undirected`, once a handle),
+and a lost worker ends the run (their arcs are nowhere else).
 """
 
 import time
@@ -57,6 +58,7 @@ from ...systems import undirected_adjacency
 from ....errors import InvalidParameterError
 from ..power.cluster import DEFAULT, begin, serialized
 from ..power.cluster_checkpoint import Checkpoints
+from ..power.cluster_handle import held_by
 from .cluster import _Rounds, drive
 
 __all__ = ["solve", "prepare"]
@@ -75,7 +77,11 @@ class _HIndexRounds(_Rounds):
 
     def __init__(self, client, graph, workers, settings, stats, checkpoint_every):
         self.client, self.graph, self.settings, self.stats = client, graph, settings, stats
-        off, nbr = undirected_adjacency(graph)
+        h = held_by(graph)
+        if h is None:
+            off, nbr = undirected_adjacency(graph)
+        else:  # a graph loaded on the workers: its lists are built there, from its files
+            off, nbr = h.undirected(settings.vertex_cost, settings.setup_timeout_s)[0], None
         self.lists = ("undirected", off, nbr)
         self.n = graph.num_vertices
         self.ckpt = None if checkpoint_every is None else Checkpoints(
