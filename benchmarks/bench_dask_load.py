@@ -13,6 +13,7 @@ compared, after every measurement, with the one-process power iteration on the s
 the two certified bounds.
 
     python benchmarks/bench_dask_load.py --scale 16                 # small, on a laptop
+    python benchmarks/bench_dask_load.py --scale 16 --kcore         # k-core on the handle too
     python benchmarks/bench_dask_load.py --scale 26 --workers 4 --files 64 --json load.json
 
 Prints one line a stage (seconds, bytes) and writes them as JSON with ``--json`` (``{meta,
@@ -76,6 +77,9 @@ def main(argv=None):
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--check", choices=("auto", "yes", "no"), default="auto",
                     help="compare with the one-process run (auto: below 2**24 arcs)")
+    ap.add_argument("--kcore", action="store_true",
+                    help="then k-core on the handle, twice (the first builds the undirected "
+                         "lists on the workers), checked with the PageRank answer")
     ap.add_argument("--dir", help="folder for the files (default: a temporary one, removed)")
     ap.add_argument("--json", help="write the measurements to this file")
     args = ap.parse_args(argv)
@@ -124,6 +128,20 @@ def main(argv=None):
                      f"({s['dask']['round_s'] * 1e3:.1f} ms a round), bound "
                      f"{s['error_bound']:.2g}")
             row["runs"] = runs
+            cores = None
+            if args.kcore:
+                row["kcore_runs"] = []
+                for _ in range(2):  # the first builds the undirected lists on the workers
+                    k = digraph.run(h, "kcore", cluster=client)
+                    s = k.stats
+                    row["kcore_runs"].append({"time_total": s["time_total"],
+                                              "time_compute": s["time_compute"],
+                                              "time_setup": s["dask"]["time_setup"],
+                                              "rounds": s["rounds"],
+                                              "entries_per_worker": s["dask"]["arcs"]})
+                    _say(f"kcore: {s['rounds']} rounds, {s['time_total']:.2f} s (set-up "
+                         f"{s['dask']['time_setup']:.2f} s), max core {int(k.values.max())}")
+                cores = k.values
             t0 = time.perf_counter()
             digraph.write_parquet(r, out_dir, overwrite=True)
             row["time_write_parquet"] = time.perf_counter() - t0
@@ -138,9 +156,11 @@ def main(argv=None):
             values, bound, labels = r.values, r.stats["error_bound"], r.vertex_ids
             h.release()
         if args.check == "yes" or (args.check == "auto" and m < 2**24):
-            row["check"] = _check(arcs_dir, labels, values, bound, args.tol)
+            row["check"] = _check(arcs_dir, labels, values, bound, args.tol, cores)
             _say(f"check against one process: L1 {row['check']['l1']:.3g} <= "
-                 f"{row['check']['bounds']:.3g}: {row['check']['ok']}")
+                 f"{row['check']['bounds']:.3g}"
+                 + (f", core numbers equal {row['check']['kcore_equal']}"
+                    if "kcore_equal" in row["check"] else "") + f": {row['check']['ok']}")
     finally:
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)
@@ -153,8 +173,9 @@ def main(argv=None):
     return 0 if row.get("check", {"ok": True})["ok"] else 1
 
 
-def _check(folder, labels, values, bound, tol):
-    """The one-process power iteration on the same arcs (read here, after the measurements)."""
+def _check(folder, labels, values, bound, tol, cores=None):
+    """The one-process power iteration on the same arcs (read here, after the measurements),
+    and its core numbers against ``cores`` when given."""
     import pyarrow.parquet as pq
 
     import digraph
@@ -164,7 +185,11 @@ def _check(folder, labels, values, bound, tol):
     same = bool(np.array_equal(g.vertex_ids, labels))
     l1 = float(np.abs(one.values - values).sum()) if same else float("inf")
     both = bound + one.stats["error_bound"]
-    return {"l1": l1, "bounds": both, "labels_equal": same, "ok": same and l1 <= both}
+    out = {"l1": l1, "bounds": both, "labels_equal": same, "ok": same and l1 <= both}
+    if cores is not None:
+        out["kcore_equal"] = same and bool(np.array_equal(digraph.run(g, "kcore").values, cores))
+        out["ok"] = out["ok"] and out["kcore_equal"]
+    return out
 
 
 def _say(text):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|dask
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|dask|dask-load
 #   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
@@ -37,7 +37,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel or dask}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel, dask or dask-load}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -105,6 +105,11 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
       NUMBA_NUM_THREADS=1 python3 benchmarks/bench_dask_cluster.py --scales ${SCALES:-18 19 20} \
         --workers "$W" --threads 1 --repeat "$REPEAT" --json "$OUT/dask_${W}w.json"
     done ;;
+  dask-load)
+    # a graph read from Parquet files by 4 workers x 4 threads under a memory_limit below the
+    # whole CSR: PageRank, then k-core (its undirected lists built on the workers)
+    NUMBA_NUM_THREADS=16 python3 benchmarks/bench_dask_load.py --scale "${SCALE:-24}" --workers 4 \
+      --threads 4 --files 64 --kcore --json "$OUT/dask_load.json" ;;
   kcore) NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 benchmarks/bench_gpu.py --algorithms kcore \
            --graphs ${KCORE_GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1} \
            --repeat "$REPEAT" --out "$OUT/kcore_gpu.json" ;;

@@ -470,8 +470,8 @@ def dask_tables(results=RESULTS, commands=None):
             mib = 2 ** 20
             lines = ["| R-MAT scale | arcs | workers × threads | files | whole CSR MiB "
                      "| memory_limit MiB | below the whole | workers' peak MiB | client's peak MiB | load s "
-                     "| rounds | ms a round | bound |",
-                     "|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+                     "| rounds | ms a round | bound | k-core s (first, warm) |",
+                     "|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|"]
             for r in data["rows"]:
                 run = r["runs"][-1]
                 lines.append(
@@ -482,7 +482,8 @@ def dask_tables(results=RESULTS, commands=None):
                     f"| {', '.join(f'{b / mib:,.0f}' for b in r['worker_peak_rss'])} "
                     f"| {r['client_peak_rss'] / mib:,.0f} | {fmt(r['time_load'])} "
                     f"| {run['rounds']} | {fmt(1e3 * run['round_s'])} "
-                    f"| {run['error_bound']:.1e} |")
+                    f"| {run['error_bound']:.1e} "
+                    f"| {', '.join(fmt(k['time_total']) for k in r.get('kcore_runs', [])) or '-'} |")
             out.append(f"## Dask cluster: a graph no process holds whole, `{path.stem}`\n\n"
                        "R-MAT arcs written as Parquet files by a child process, read by the "
                        "workers (`digraph.load_distributed`), PageRank's power rounds there "
