@@ -267,8 +267,9 @@ def test_the_probe_judge_weighs_the_time_left_against_the_estimate(rate, left_ms
 
 @pytest.mark.parametrize("verdict", ["tripped", "continued"])
 def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict):
-    from digraph.dispatch.route.estimates import seconds_key
+    from digraph.dispatch.route.estimates import TIMED_RUNS, seconds_key, timed
     from digraph.dispatch.route.probe import CONTINUED, JUDGED, TRIPPED
+    k = 1 + TIMED_RUNS  # an engine's runs until it is timed on the graph
     g = _two_giants(3000, 1)
     exact = digraph.algorithms.PageRank().reference(g)
     if verdict == "tripped":
@@ -277,7 +278,7 @@ def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict):
         g._cache[CONTINUED] = "8 accelerated rounds fell by 0.60 a round"
     g._cache[JUDGED] = 1.2  # within probe_measure_band: the run time decides
     codes, modes = [], []
-    for _ in range(5):
+    for _ in range(2 * k + 1):
         r = digraph.run(g, "pagerank", tol=1e-9, threads=1)
         assert r.stats["converged"] and np.abs(r.values - exact).sum() <= 1e-9
         assert "probe_rounds" not in r.stats  # the verdict is remembered: no probe
@@ -287,11 +288,11 @@ def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict):
     assert (first == "power") is (verdict == "continued")
     # the verdict's engine until it is timed (its first run is not), then the other, then the
     # faster of the two as measured
-    assert codes[:2] == [f"probe-{verdict}"] * 2 and modes[:2] == [first] * 2
-    assert codes[2:4] == ["measuring"] * 2 and first not in modes[2:4]
-    seen = g._cache[seconds_key(1, True)]["seconds"]
-    assert set(seen) == {"power", modes[0] if first != "power" else modes[2]}
-    assert codes[4] == "measured" and modes[4] == min(seen, key=seen.get)
+    assert codes[:k] == [f"probe-{verdict}"] * k and modes[:k] == [first] * k
+    assert codes[k:2 * k] == ["measuring"] * k and first not in modes[k:2 * k]
+    seen = timed(g, seconds_key(1, True))
+    assert set(seen) == {"power", modes[0] if first != "power" else modes[k]}
+    assert codes[2 * k] == "measured" and modes[2 * k] == min(seen, key=seen.get)
     assert "the faster measured on this graph" in r.stats["route"]["reason"]
 
 
@@ -338,12 +339,14 @@ def test_adsorption_goes_to_bsp_on_one_giant_component_only():
 def test_adsorption_on_a_giant_component_times_both_engines_then_keeps_the_faster():
     giant = random_graph(4, 2000, 20000)
     exact = digraph.algorithms.Adsorption().reference(giant, seeds=[0, 1])
+    from digraph.dispatch.route.estimates import TIMED_RUNS
+    k = 1 + TIMED_RUNS
     seen = []
-    for _ in range(6):
+    for _ in range(2 * k + 2):
         r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8)
         seen.append((r.stats["mode"], r.stats["route"]["code"]))
         assert r.stats["converged"] and np.abs(r.values - exact).sum() <= 1e-8
-    # each engine's first run pays its set-up and is not kept: two runs of each, then the faster
-    assert seen[:4] == [("bsp", "giant-component-bsp")] * 2 + [("scc", "measuring")] * 2
-    assert seen[4] == seen[5] and seen[4][1] == "measured"
+    # each engine's first run pays its set-up and is not kept: k runs of each, then the faster
+    assert seen[:2 * k] == [("bsp", "giant-component-bsp")] * k + [("scc", "measuring")] * k
+    assert seen[2 * k] == seen[2 * k + 1] and seen[2 * k][1] == "measured"
     assert "faster measured on this graph" in r.stats["route"]["reason"]

@@ -71,13 +71,14 @@ measurement:
   without a probe, or the engine the estimates pick) until it is timed too, and later runs take
   the faster measured (codes ``measuring``, ``measured``).
 * CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
-  :attr:`RouteSettings.bsp_share` of the arcs — its first two runs on a graph; the next two
-  time the SCC engine there, and later runs take the faster measured — else as below.
+  :attr:`RouteSettings.bsp_share` of the arcs until it is timed on the graph; then the SCC
+  engine until it is timed too, and later runs take the faster measured — else as below.
 * CPU, linear, otherwise: the SCC engine or ``bsp``, by their estimates for the thread count
   (:mod:`.estimates`: the SCC engine's time over ``bsp``'s grows with the share of the arcs in
   components split over the threads and with the threads, as ``(T/2)**β``); where the two lie
   within :attr:`RouteSettings.measure_band` of each other, the seconds measured on the graph
-  decide (one run of each engine, then the faster).  For a normalised system where the probe
+  decide (each engine until it is timed: the least of its runs after its first,
+  :data:`.estimates.TIMED_RUNS` of them; then the faster).  For a normalised system where the probe
   does not run (no giant component) the power iteration is a third candidate, its estimate
   :attr:`RouteSettings.power_ratio` times ``bsp``'s, measured on the graph where it lies within
   :attr:`RouteSettings.power_band` of the lowest (on many threads, where the SCC engine's

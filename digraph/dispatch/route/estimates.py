@@ -3,14 +3,16 @@ iteration for a linear system on CPU threads: by the engines' estimates
 (:attr:`~digraph.dispatch.engines.registry.Engine.estimate`), and, where others lie within
 :attr:`~.settings.RouteSettings.measure_band` of the lowest (the power iteration's within
 :attr:`~.settings.RouteSettings.power_band`: its estimate is the cruder), by the seconds
-measured on the graph (:func:`record`; an engine's first run there is not timed): the model
-decides what it can, the run time what it cannot."""
+measured on the graph (:func:`record`, :func:`timed`: an engine's first run there is not
+timed, and the least of its next :data:`TIMED_RUNS` counts): the model decides what it can, the
+run time what it cannot."""
 
 from dataclasses import dataclass
 
 from ..engines.registry import find
 
-__all__ = ["Choice", "choose", "record", "settle", "shape", "seconds_key"]
+__all__ = ["Choice", "choose", "record", "timed", "settle", "shape", "seconds_key",
+           "TIMED_RUNS"]
 
 _MODES = ("scc", "bsp")
 _SECONDS = "cpu-linear-seconds"
@@ -22,9 +24,10 @@ compilation when Numba's cache lacks them, its split plans)."""
 
 @dataclass(frozen=True)
 class Choice:
-    """``mode`` (``"scc"``, ``"bsp"`` or ``"power"``), ``code`` (``"estimated"``, ``"measuring"`` or
-    ``"measured"``), ``reason`` (a clause), ``timing`` (the key under which the run records its
-    seconds, or None when the estimates alone decide) and the ``considered`` candidates."""
+    """``mode`` (``"scc"``, ``"bsp"`` or ``"power"``), ``code`` (``"estimated"``,
+    ``"measuring"`` or ``"measured"``), ``reason`` (a clause), ``timing`` (the key under which
+    the run records its seconds, or None when the estimates alone decide) and the
+    ``considered`` candidates."""
 
     mode: str
     code: str
@@ -78,7 +81,7 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
     if len(close) == 1:
         return Choice(model, "estimated", why, None, tuple(considered))
     key = seconds_key(threads, getattr(system, "normalize", False))
-    seen = graph._cache.get(key, {}).get("seconds", {})
+    seen = timed(graph, key)
     considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
                     "value": float(seen[m]), "threshold": None, "held": False}
                    for m in close if m in seen]
@@ -96,7 +99,7 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
 
 def settle(seen, first, *others):
     """Which of two engines or more runs, by the seconds ``seen`` measured on the graph
-    (:func:`record`; ``{mode: seconds}``): ``(mode, state, words)``, the fastest once all are
+    (:func:`timed`; ``{mode: seconds}``): ``(mode, state, words)``, the fastest once all are
     timed (state ``"measured"``), the first not yet timed once ``first`` is (``"measuring"``),
     else ``first`` (state and words None)."""
     modes = (first,) + others
@@ -119,6 +122,13 @@ def seconds_key(threads, normalised):
     return (_SECONDS, int(threads), bool(normalised))
 
 
+TIMED_RUNS = 2
+"""Runs of an engine on a graph, beyond its first, whose seconds (the least of them) make it
+timed there (:func:`timed`).  One run can be slowed by what ran just before it (threads woken
+after a one-thread task left them asleep, a collection), and a choice once measured is kept:
+the least of two keeps one slow run from deciding."""
+
+
 def record(graph, key, mode, seconds):
     """Count a run of ``mode`` under ``key`` (a :attr:`Choice.timing`), and keep its
     ``seconds`` when it is not the engine's first run there and the fastest yet."""
@@ -126,3 +136,12 @@ def record(graph, key, mode, seconds):
     runs = seen["runs"][mode] = seen["runs"].get(mode, 0) + 1
     if runs > 1:
         seen["seconds"][mode] = min(seconds, seen["seconds"].get(mode, seconds))
+
+
+def timed(graph, key):
+    """``{mode: seconds}`` of the engines timed on ``graph`` under ``key``: those with
+    :data:`TIMED_RUNS` runs beyond their first, each with the least of their seconds."""
+    seen = graph._cache.get(key)
+    if not seen:
+        return {}
+    return {m: t for m, t in seen["seconds"].items() if seen["runs"][m] > TIMED_RUNS}

@@ -1,7 +1,8 @@
 """The automatic choices that the times measured on a graph settle, where the estimates are
 unsure (:mod:`digraph.dispatch.route`): a power probe's close verdict, and a system without the
 rank-one term on a giant component.  Each engine's seconds are kept on the graph by
-:func:`.estimates.record` (a run of each engine but its first)."""
+:func:`.estimates.record` and read by :func:`.estimates.timed` (the least of an engine's runs
+after its first, once there are :data:`.estimates.TIMED_RUNS` of them)."""
 
 from .probe import JUDGED
 
@@ -37,12 +38,12 @@ def probe_measured(graph, system, threads, chosen, code, reason, pick, settings,
     close (:func:`judged_close`).  The verdict rests on estimates (the rate of a few
     accelerated rounds, the other engine's modelled cost), so there the run time has the last
     word: the engine the probe chose runs until it is timed on the
-    graph (:func:`.estimates.record`: a run of each engine but its first), then the other (the
+    graph (:func:`.estimates.timed`: two runs after its first), then the other (the
     power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
     runs take the faster measured."""
-    from .estimates import choose, seconds_key, settle
+    from .estimates import choose, seconds_key, settle, timed
     key = seconds_key(threads, True)
-    seen = graph._cache.get(key, {}).get("seconds", {})
+    seen = timed(graph, key)
     if pick is None:
         pick = choose(graph, system, threads, settings, scc_settings)
     other = pick.mode if chosen == "power" else "power"
@@ -65,9 +66,9 @@ def giant_measured(graph, threads, giant, settings):
     ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
     after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
     right on most graphs of the corpus, not on all: road-like graphs differ)."""
-    from .estimates import seconds_key, settle
+    from .estimates import seconds_key, settle, timed
     key = seconds_key(threads, False)
-    seen = graph._cache.get(key, {}).get("seconds", {})
+    seen = timed(graph, key)
     head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
     mode, state, words = settle(seen, "bsp", "scc")
     if state is not None:

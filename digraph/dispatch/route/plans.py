@@ -17,7 +17,7 @@ CODES = {
     "giant-component-bsp": "a system without the rank-one term, one giant component: bsp",
     "estimated": "CPU linear: the SCC engine, bsp or (PageRank without a giant component) "
                  "power, the lowest estimate for the thread count",
-    "measuring": "CPU linear, estimates close: the engine not yet timed on this graph runs once",
+    "measuring": "CPU linear, estimates close: the engine not yet timed on this graph runs",
     "measured": "CPU linear, estimates close: the faster engine measured on this graph",
     "probe-tripped": "a power probe tripped (|lambda2| near 1): the SCC engine or bsp",
     "probe-continued": "a power probe slowed, but its accelerated rounds were measured to "

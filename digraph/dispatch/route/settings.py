@@ -84,8 +84,10 @@ class RouteSettings:
     measure_band : float
         Where the two estimates of a CPU linear system (the SCC engine, ``bsp``) lie within this
         factor of each other, the model is unsure and the times measured on the graph decide:
-        a run records its engine's seconds on the graph (per thread count, normalised or not),
-        the next run tries the other engine once, and later runs take the faster of the two.
+        each run records its engine's seconds on the graph (per thread count, normalised or
+        not), each engine runs until it is timed there (the least of its runs after its first,
+        :data:`~digraph.dispatch.route.estimates.TIMED_RUNS` of them), and later runs take the
+        faster.
     power_ratio, power_band : float
         The power iteration's estimate on the CPU, for normalised systems (PageRank) on a graph
         where no power probe runs (no component may hold ``power_share`` of the arcs):
