@@ -438,82 +438,97 @@ def comparison_tables(results=RESULTS, commands=None):
             "`ratio` new ÷ base.\n\n" + "\n".join(lines) + "\n\n" + "\n".join(sources) + "\n"]
 
 
+def _dask_rounds(stem, data):
+    """The rounds measured by ``bench_dask_cluster.py`` (schema ``digraph-dask/1``)."""
+    lines = ["| R-MAT scale | arcs | workers × threads | run | rounds | ms a round "
+             "| ms a run | bytes a round | exchange ms | idle share |",
+             "|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['scale']} | {r['arcs']:,} "
+                     f"| {r.get('workers', '')} × {r.get('worker_threads', 1)} "
+                     f"| {r['kind']} | {r['rounds']} | {fmt(r['ms_round'])} "
+                     f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
+                     f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
+                     f"| {', '.join(map(str, r.get('idle', [])))} |")
+    return (f"## Dask cluster: `{stem}`\n\nPageRank's plain power rounds "
+            "on a LocalCluster of worker processes (`cluster`) and in "
+            "this process (`process-T`, T Numba threads), tol 1e-8.\n\n" + "\n".join(lines))
+
+
+def _dask_load(stem, data):
+    """A graph read from files by the workers, ``bench_dask_load.py`` (``digraph-dask-load/1``)."""
+    mib = 2 ** 20
+    lines = ["| R-MAT scale | arcs | workers × threads | files | whole CSR MiB "
+             "| memory_limit MiB | below the whole | workers' peak MiB | client's peak MiB "
+             "| load s | rounds | ms a round | bound | k-core s (first, warm) |",
+             "|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in data["rows"]:
+        run = r["runs"][-1]
+        kcore = ", ".join(fmt(k["time_total"]) for k in r.get("kcore_runs", [])) or "-"
+        lines.append(
+            f"| {r['scale']} | {r['arcs']:,} | {r['workers']} × "
+            f"{r['threads_per_worker']} | {r['files']} | {r['csr_bytes'] / mib:,.0f} "
+            f"| {r['memory_limit'] / mib:,.0f} "
+            f"| {'yes' if r['limit_below_whole_csr'] else 'no'} "
+            f"| {', '.join(f'{b / mib:,.0f}' for b in r['worker_peak_rss'])} "
+            f"| {r['client_peak_rss'] / mib:,.0f} | {fmt(r['time_load'])} "
+            f"| {run['rounds']} | {fmt(1e3 * run['round_s'])} "
+            f"| {run['error_bound']:.1e} | {kcore} |")
+    return (f"## Dask cluster: a graph no process holds whole, `{stem}`\n\n"
+            "R-MAT arcs written as Parquet files by a child process, read by the "
+            "workers (`digraph.load_distributed`), PageRank's power rounds there "
+            "(the second, warm run), tol 1e-8; each worker's `memory_limit` against "
+            "the whole graph's CSR as one process holds it.\n\n" + "\n".join(lines))
+
+
+def _dask_model(stem, data):
+    """The round model of ``dask_model.py`` (``digraph-dask-model/1``): its constants, its check
+    against the measured rounds and its prediction for more workers."""
+    m = data["rows"][0]
+    bw = m["bandwidth_gb_s"]
+    head = (f"t_arc = {m['t_arc_ns']:.3g} ns an arc, L0 = {m['L0_ms']:.3g} ms, "
+            f"l = {m['l_ms_per_worker']:.3g} ms a worker, B = "
+            + (f"{bw:.3g} GB/s" if bw else "not fitted"))
+    lines = ["| R-MAT scale | arcs | workers | bytes a round | measured ms | model ms |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    for r in m["checked"]:
+        lines.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
+                     f"| {r['bytes_round']:,} | {fmt(r['measured_ms'])} "
+                     f"| {fmt(r['model_ms'])} |")
+    pred = ["| R-MAT scale | arcs | workers | bytes a round | most in-arcs of a worker "
+            "| most entries a worker moves | pull ms | model ms a round |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in m["predicted"]:
+        pred.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
+                    f"| {r['bytes_round']:,} | {r['arcs_max']:,} | {r['entries_max']:,} "
+                    f"| {fmt(r['pull_ms'])} | {fmt(r['model_ms'])} |")
+    return (f"## Dask cluster: the round model `{stem}`\n\n"
+            "`benchmarks/dask_model.py`: T(k) = t_arc·A_max(k) + L0 + l·k + "
+            "8·R_max(k)/B, the bytes exact from the cut (docs/distributed.md). "
+            f"Fitted: {head}.\n\nChecked against the measured rounds:\n\n"
+            + "\n".join(lines) + "\n\nPredicted:\n\n" + "\n".join(pred))
+
+
+_DASK_SECTIONS = {"digraph-dask/1": _dask_rounds, "digraph-dask-load/1": _dask_load,
+                  "digraph-dask-model/1": _dask_model}
+
+
 def dask_tables(results=RESULTS, commands=None):
-    """One section for the Dask cluster's rounds: the measured rows of ``bench_dask_cluster.py``
-    (schema ``digraph-dask/1``) and the model of ``dask_model.py`` (``digraph-dask-model/1``):
-    its constants, its check against the measured rounds and its prediction for more workers."""
+    """One section a results file of the Dask cluster (the schemas of :data:`_DASK_SECTIONS`),
+    each followed by its file, date, machine and command."""
     out = []
     commands = commands or listed(results)
     for path in sorted(Path(results).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         meta = data.get("meta", {}) if isinstance(data, dict) else {}
+        section = _DASK_SECTIONS.get(meta.get("schema"))
+        if section is None:
+            continue
         command, machine = commands.get(path.name, ("not listed", "not listed"))
-        source = (f"*File* `benchmarks/results/{path.name}` · *date* "
-                  f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
-                  f"*Command* {command}\n")
-        if meta.get("schema") == "digraph-dask/1":
-            lines = ["| R-MAT scale | arcs | workers × threads | run | rounds | ms a round "
-                     "| ms a run | bytes a round | exchange ms | idle share |",
-                     "|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
-            for r in data["rows"]:
-                lines.append(f"| {r['scale']} | {r['arcs']:,} "
-                             f"| {r.get('workers', '')} × {r.get('worker_threads', 1)} "
-                             f"| {r['kind']} | {r['rounds']} | {fmt(r['ms_round'])} "
-                             f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
-                             f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
-                             f"| {', '.join(map(str, r.get('idle', [])))} |")
-            out.append(f"## Dask cluster: `{path.stem}`\n\nPageRank's plain power rounds "
-                       "on a LocalCluster of worker processes (`cluster`) and in "
-                       "this process (`process-T`, T Numba threads), tol 1e-8.\n\n"
-                       + "\n".join(lines) + "\n\n" + source)
-        elif meta.get("schema") == "digraph-dask-load/1":
-            mib = 2 ** 20
-            lines = ["| R-MAT scale | arcs | workers × threads | files | whole CSR MiB "
-                     "| memory_limit MiB | below the whole | workers' peak MiB | client's peak MiB | load s "
-                     "| rounds | ms a round | bound | k-core s (first, warm) |",
-                     "|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|"]
-            for r in data["rows"]:
-                run = r["runs"][-1]
-                lines.append(
-                    f"| {r['scale']} | {r['arcs']:,} | {r['workers']} × "
-                    f"{r['threads_per_worker']} | {r['files']} | {r['csr_bytes'] / mib:,.0f} "
-                    f"| {r['memory_limit'] / mib:,.0f} "
-                    f"| {'yes' if r['limit_below_whole_csr'] else 'no'} "
-                    f"| {', '.join(f'{b / mib:,.0f}' for b in r['worker_peak_rss'])} "
-                    f"| {r['client_peak_rss'] / mib:,.0f} | {fmt(r['time_load'])} "
-                    f"| {run['rounds']} | {fmt(1e3 * run['round_s'])} "
-                    f"| {run['error_bound']:.1e} "
-                    f"| {', '.join(fmt(k['time_total']) for k in r.get('kcore_runs', [])) or '-'} |")
-            out.append(f"## Dask cluster: a graph no process holds whole, `{path.stem}`\n\n"
-                       "R-MAT arcs written as Parquet files by a child process, read by the "
-                       "workers (`digraph.load_distributed`), PageRank's power rounds there "
-                       "(the second, warm run), tol 1e-8; each worker's `memory_limit` against "
-                       "the whole graph's CSR as one process holds it.\n\n" + "\n".join(lines) + "\n\n" + source)
-        elif meta.get("schema") == "digraph-dask-model/1":
-            m = data["rows"][0]
-            bw = m["bandwidth_gb_s"]
-            head = (f"t_arc = {m['t_arc_ns']:.3g} ns an arc, L0 = {m['L0_ms']:.3g} ms, "
-                    f"l = {m['l_ms_per_worker']:.3g} ms a worker, B = "
-                    + (f"{bw:.3g} GB/s" if bw else "not fitted"))
-            lines = ["| R-MAT scale | arcs | workers | bytes a round | measured ms | model ms |",
-                     "|---:|---:|---:|---:|---:|---:|"]
-            for r in m["checked"]:
-                lines.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
-                             f"| {r['bytes_round']:,} | {fmt(r['measured_ms'])} "
-                             f"| {fmt(r['model_ms'])} |")
-            pred = ["| R-MAT scale | arcs | workers | bytes a round | most in-arcs of a worker "
-                    "| most entries a worker moves | pull ms | model ms a round |",
-                    "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-            for r in m["predicted"]:
-                pred.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
-                            f"| {r['bytes_round']:,} | {r['arcs_max']:,} | {r['entries_max']:,} "
-                            f"| {fmt(r['pull_ms'])} | {fmt(r['model_ms'])} |")
-            out.append(f"## Dask cluster: the round model `{path.stem}`\n\n"
-                       "`benchmarks/dask_model.py`: T(k) = t_arc·A_max(k) + L0 + l·k + "
-                       "8·R_max(k)/B, the bytes exact from the cut (docs/distributed.md). "
-                       f"Fitted: {head}.\n\nChecked against the measured rounds:\n\n"
-                       + "\n".join(lines) + "\n\nPredicted:\n\n" + "\n".join(pred)
-                       + "\n\n" + source)
+        out.append(section(path.stem, data) + "\n\n"
+                   f"*File* `benchmarks/results/{path.name}` · *date* "
+                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
+                   f"*Command* {command}\n")
     return out
 
 

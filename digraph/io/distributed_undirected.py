@@ -22,8 +22,9 @@ __all__ = ["build"]
 
 
 def build(handle, vertex_cost, timeout):
-    """``(offsets, bounds, key)`` of ``handle``'s undirected lists on its workers (built once,
-    then kept on the handle): the running sum of each vertex's entries (length n + 1), the
+    """``(offsets, bounds, key)`` of ``handle``'s undirected lists on its workers (built once
+    a ``vertex_cost``, then kept on the handle; another cost releases them and builds anew):
+    the running sum of each vertex's entries (length n + 1), the
     ranges' bounds and the shards' key.
 
     Raises
@@ -35,11 +36,11 @@ def build(handle, vertex_cost, timeout):
     WorkerLostError
         A worker left while its range was built, or the build took over ``timeout``.
     """
-    kept = getattr(handle, "_undirected", None)
+    kept = handle._undirected
     if kept is not None and kept[3] == vertex_cost:
         return kept[:3]
     from ..errors import InvalidParameterError
-    parts = getattr(handle, "_parts", None)
+    parts = handle._parts
     if parts is None:
         raise InvalidParameterError(f"{handle!r} has no files to build its undirected lists from")
     from dask import delayed
@@ -50,6 +51,10 @@ def build(handle, vertex_cost, timeout):
     from . import distributed_parts as P
     from .distributed_tasks import adopt, per_worker, shuffle, tree
     client, workers, n = handle.client, list(handle.workers), handle.num_vertices
+    if kept is not None:  # another cut: the lists of the old one leave the workers first
+        from ..dispatch.engines.power.cluster import call
+        call(client, workers, "release", lambda i: {"key": kept[2]}, 30.0, "releasing the lists")
+        handle._undirected = None
     sym = client.compute([delayed(P.symmetric)(delayed(P.renumber)(a, handle.labels))
                           for a in parts])
     degree = client.gather(tree(client, P.add_counts, per_worker(client, P.counts, n, sym)))[0]

@@ -271,6 +271,14 @@ def test_kcore_on_a_loaded_graph_builds_its_undirected_lists_on_the_workers(clie
     again = digraph.run(h, "kcore", cluster=client)  # the lists kept: nothing rebuilt
     assert np.array_equal(again.values, exact) and h.undirected()[2] == key
     assert again.stats["dask"]["shards_reused"] and again.stats["dask"]["shard_loads"] == 0
+    from digraph.dispatch.engines.power.cluster import call
+    other = h.undirected(vertex_cost=4)[2]  # another cut: the old lists leave the workers
+
+    def held(k):
+        return [r["has"] for r in call(client, list(h.workers), "has", lambda i: {"key": k},
+                                       30.0, "looking")]
+    assert held(key) == [False, False] and held(other) == [True, True]
     h.release()
+    assert held(other) == [False, False]
     with pytest.raises(WorkerLostError, match="no longer on worker"):
         digraph.run(h, "pagerank", cluster=client)
