@@ -10,7 +10,9 @@ is worth it adds it to ``x_v`` and pushes ``c·r_v`` along its inside out-arcs, 
 of the same sweep use it at once.  "Worth it" is a soft priority by pending mass, without a sort:
 ``|r_v| > deg_v · max(budget / arcs, prio · mass / arcs)``, with ``mass`` the component's pending
 residual after the previous sweep (a vertex's push costs its out-degree, so its residual is
-compared per arc); with ``prio < 1`` every sweep makes progress.  The component is done when its
+compared per arc); with ``prio < 1`` every sweep makes progress.  A push is over-relaxed by a
+factor ω that the sweeps measure for each component (:mod:`.relaxation`, the kernel argument
+``sor``: ``ω·r_v`` added and pushed, ``(1 − ω)·r_v`` left).  The component is done when its
 pending mass is within its budget (L∞ route: every residual within ``vmax``).  On the L∞ route
 only residuals above ``vmax`` may push, so ``mass`` and ``arcs`` there are those of the vertices
 above ``vmax`` (:func:`pushable`): taken over every residual, the many small ones that may
@@ -39,6 +41,8 @@ igraph PRPACK").
 import numba
 import numpy as np
 from numba import njit, prange
+
+from . import relaxation
 
 
 __all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "serial_pass_direct"]
@@ -160,10 +164,11 @@ def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, i
 
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
-               vscale, b, x, r, budget, vmax, linf, prio, max_sweeps, cnt, direct, work):
+               vscale, b, x, r, budget, vmax, linf, prio, sor, max_sweeps, cnt, direct, work):
     """Pull, then sweep positions ``a:z`` (one component with arcs inside, one thread; the passes
     take acyclic ones to :func:`_acyclic` first) until within budget, or solve it exactly when it
-    has at most ``direct`` vertices; returns (sweeps, arcs pulled and pushed or read).  An exact
+    has at most ``direct`` vertices; returns (sweeps, arcs pulled and pushed or read).  ``sor``:
+    the parameters of :mod:`.relaxation`, its state kept in ``work[:STATE]``.  An exact
     solve reads the component's arcs once and counts as one sweep of the critical path
     (``stats["rounds"]``), though not in ``SWEEPS``."""
     if z - a <= direct:  # one pass on the critical path
@@ -183,6 +188,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
         top = max(top, abs(r[j]))
     sweeps = 0
     pushed = 0
+    w = relaxation.start(work, sor, mass)  # work[:STATE]: the policy's state (no direct solve here)
     while (top > vmax) if linf else (mass > budget):
         if sweeps >= max_sweeps:
             cnt[CAPPED] += 1
@@ -199,13 +205,14 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
             hi = iout_offsets[j + 1]
             ad = abs(d)
             if ad > theta * (hi - lo) and ad > vmax:
-                x[j] += d
-                r[j] = 0.0
+                dd = w * d  # over-relaxed: (1 - w) d stays (:mod:`.relaxation`)
+                x[j] += dd
+                r[j] = d - dd
                 if has_coef:
                     for e in range(lo, hi):
-                        r[iout_targets[e]] += icoef[e] * d
+                        r[iout_targets[e]] += icoef[e] * dd
                 else:  # one factor for every out-arc: the product made once (the same value)
-                    cd = vscale[j] * d
+                    cd = vscale[j] * dd
                     for e in range(lo, hi):
                         r[iout_targets[e]] += cd
                 sent += hi - lo
@@ -215,6 +222,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
         for j in range(a, z):
             mass += abs(r[j])
             top = max(top, abs(r[j]))
+        w = relaxation.after(work, sor, sweeps, mass)
     cnt[PUSHES] += sent - (ein_offsets[z] - ein_offsets[a])
     cnt[VERTEX_PUSHES] += pushed
     cnt[SWEEPS] += sweeps
@@ -226,7 +234,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
 @njit(parallel=True, cache=True, nogil=True)
 def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-               max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+               sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """Components ``comps`` of one level, one per thread at a time (dynamic chunks): each pulls
     and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route).  Each one's
     sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``.  ``work``: a row of
@@ -241,7 +249,7 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
             continue
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
-                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps,
+                              per_arc * comp_arcs[c], vmax, linf, prio, sor, max_sweeps,
                               cnt[numba.get_thread_id()], direct, work[numba.get_thread_id()])
         comp_sweeps[c] = sw
         comp_sent[c] = sent
@@ -250,7 +258,7 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
 @njit(cache=True, nogil=True)
 def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                 iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-                max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+                sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """Components ``c0:c1`` (several thin levels) one after another on the calling thread, in
     level order, so a deep DAG costs no call per level (``work``: as for :func:`level_pass`,
     row 0 used)."""
@@ -263,7 +271,7 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
             continue
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
-                              per_arc * comp_arcs[c], vmax, linf, prio, max_sweeps, row, direct,
+                              per_arc * comp_arcs[c], vmax, linf, prio, sor, max_sweeps, row, direct,
                               work[0])
         comp_sweeps[c] = sw
         comp_sent[c] = sent
@@ -272,7 +280,7 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
 @njit(cache=True, nogil=True)
 def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef,
                        iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax,
-                       linf, prio, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+                       linf, prio, sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
     """:func:`serial_pass` (the same arguments, answers and counters) for components ``c0:c1``
     whose cyclic ones all have at most ``direct`` vertices, so that none is swept: it compiles
     without the sweeps (``per_arc``, ``vmax``, ``linf``, ``prio`` and ``max_sweeps`` unused).

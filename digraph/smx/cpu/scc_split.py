@@ -48,7 +48,7 @@ def _chunk_pending(rl, acc, seen, t, lo, hi, a, iout_offsets, vmax, linf):
 
 @njit(parallel=True, cache=True, nogil=True)
 def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, acc, seen,
-                 inner, budget, vmax, linf, prio, cnt):
+                 inner, budget, vmax, linf, prio, omega, cnt):
     """Up to ``inner`` sweeps of each chunk ``bounds[t]:bounds[t+1]`` of one large component, a
     thread per chunk.  A push into the thread's own chunk adds to ``rl``; into another thread's
     chunk, to the pusher's own accumulator ``acc[t, w - a]``, which only it writes and which only
@@ -92,12 +92,13 @@ def sweep_chunks(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x,
                 e1 = iout_offsets[j + 1]
                 ad = abs(d)
                 if ad > theta * (e1 - e0) and ad > vmax:
-                    x[j] += d
-                    rl[j] = 0.0
-                    vd = 0.0 if has_coef else vscale[j] * d  # every push without arc factors
+                    dd = omega * d  # over-relaxed: (1 - omega) d stays (:mod:`.relaxation`)
+                    x[j] += dd
+                    rl[j] = d - dd
+                    vd = 0.0 if has_coef else vscale[j] * dd  # every push without arc factors
                     for e in range(e0, e1):
                         w = iout_targets[e]
-                        v = icoef[e] * d if has_coef else vd
+                        v = icoef[e] * dd if has_coef else vd
                         if w >= lo and w < hi:
                             rl[w] += v
                         else:
@@ -170,7 +171,7 @@ def box_capacity(bounds, iout_offsets, iout_targets, cap):
 
 @njit(parallel=True, cache=True, nogil=True)
 def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, rl, box_off,
-                box_tgt, box_val, box_len, parity, theta, vmax, cnt, out):
+                box_tgt, box_val, box_len, parity, theta, vmax, omega, cnt, out):
     """One sweep of each chunk of a split component, a thread per chunk, without atomics: a push
     into another chunk is written to the pusher's outbox for that chunk (half ``parity`` of a
     double buffer), which its owner adds in at the start of the next sweep (one sweep late; the
@@ -203,12 +204,13 @@ def sweep_boxes(bounds, iout_offsets, iout_targets, icoef, has_coef, vscale, x, 
                 e1 = iout_offsets[j + 1]
                 ad = abs(d)
                 if ad > theta * (e1 - e0) and ad > vmax:
-                    x[j] += d
-                    rl[j] = 0.0
-                    vd = 0.0 if has_coef else vscale[j] * d  # every push without arc factors
+                    dd = omega * d  # over-relaxed: (1 - omega) d stays (:mod:`.relaxation`)
+                    x[j] += dd
+                    rl[j] = d - dd
+                    vd = 0.0 if has_coef else vscale[j] * dd  # every push without arc factors
                     for e in range(e0, e1):
                         w = iout_targets[e]
-                        v = icoef[e] * d if has_coef else vd
+                        v = icoef[e] * dd if has_coef else vd
                         if w >= lo and w < hi:
                             rl[w] += v
                         else:

@@ -11,10 +11,13 @@ inputs from them once, and converges on its own (:mod:`digraph.smx.cpu.scc`):
 * a small component is swept by one thread, Gauss–Seidel style, with a soft priority by pending
   mass per arc; the components of one level run in parallel (dynamic chunks: idle threads take
   the next one);
+* every swept component's pushes are over-relaxed (SOR) by a factor measured on its own sweeps
+  (:mod:`digraph.smx.cpu.relaxation`, :attr:`DagPushSettings.relaxation`): Young's factor for
+  its rate at ω = 1, kept while it converges faster;
 * a large component (at least :attr:`DagPushSettings.split_arcs` inside arcs) is split into one
   chunk per thread by inside arcs; a push into another thread's chunk goes to the pusher's own
   accumulator, which the owner drains (:func:`digraph.smx.cpu.scc_split.sweep_chunks`: no
-  atomics, no lost update).
+  atomics, no lost update), or to outboxes (:mod:`.cpu_split`).
 
 Why not per-arc mirrors (``mode="path"``, :mod:`digraph.dispatch.engines.path.cpu`)?  On a CPU a
 mirror per arc (or per short-path group) costs a read per arc to find what is pending, every
@@ -34,7 +37,6 @@ finished by vertex-level push from the exact residual, as in the arc state.
 """
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -42,15 +44,16 @@ import numpy as np
 from ...settings import current, register
 from ....errors import InvalidParameterError
 from ....paths.condensation import ORDERS, condensation_for
+from ....smx.cpu import relaxation as R
 from ....smx.cpu import scc as K
-from ....smx.cpu import scc_split as KS
 from ... import driver
 from ..push.cpu import finish_linear
 from ..registry import find
+from .cpu_split import split_component, split_plan, splits
 from ...convergence import certified_bound, pending_budget, quick_contraction
 from ...systems import linear_factors
 
-__all__ = ["solve", "DagPushSettings", "DEFAULT"]
+__all__ = ["solve", "DagPushSettings", "DEFAULT", "sor_params", "splits", "split_plan"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,17 @@ class DagPushSettings:
         docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, against scipy
         and igraph PRPACK" (the sweeps) and docs/history/docstring-measurements.md,
         "digraph.dispatch.engines.scc.cpu.DagPushSettings.direct_vertices" (the times).
+    relaxation : "auto" or float
+        The over-relaxation factor ω of the sweeps (:mod:`digraph.smx.cpu.relaxation`):
+        ``"auto"`` (the default) measures each swept component's rate at ω = 1 and tries Young's
+        factor for it, kept while its windows converge faster; a number in (0, 2) fixes ω for
+        every sweep (``1.0``: plain Gauss–Seidel sweeps, the engine before relaxation).
+        Measured: docs/history/benchmarks-notebook.md, "Over-relaxed sweeps".
+    relax_warm, relax_window, relax_min_rate, relax_max : int, int, float, float
+        ``"auto"``'s steps: sweeps at ω = 1 before the rate is measured, sweeps a rate is
+        measured over, the rate a component must exceed to be over-relaxed (faster ones gain
+        little), and the largest ω tried.  Chosen on the corpus's giant components by the arc
+        updates counted against other values (the same note).
     """
 
     split_arcs: int = 100_000
@@ -135,9 +149,32 @@ class DagPushSettings:
     outbox_cross: float = 0.45
     thin_arcs: int = 20_000
     direct_vertices: int = 32
+    relaxation: object = "auto"
+    relax_warm: int = 3
+    relax_window: int = 2
+    relax_min_rate: float = 0.3
+    relax_max: float = 1.5
 
 
 DEFAULT = register(DagPushSettings())
+
+
+def sor_params(settings):
+    """The float64 parameters of :mod:`digraph.smx.cpu.relaxation` for ``settings`` (checked)."""
+    w = settings.relaxation
+    if isinstance(w, str):
+        if w != "auto":
+            raise InvalidParameterError(f"DagPushSettings.relaxation must be 'auto' or a number "
+                                        f"in (0, 2), got {w!r}")
+        w = 0.0
+    elif not 0.0 < float(w) < 2.0:
+        raise InvalidParameterError(f"DagPushSettings.relaxation must be 'auto' or a number in "
+                                    f"(0, 2) (SOR diverges outside), got {w!r}")
+    if settings.relax_warm < 1 or settings.relax_window < 1 or not 1.0 <= settings.relax_max < 2.0:
+        raise InvalidParameterError("DagPushSettings: relax_warm and relax_window must be at "
+                                    "least 1 and relax_max in [1, 2)")
+    return np.array([float(w), settings.relax_warm, settings.relax_window,
+                     settings.relax_min_rate, settings.relax_max], np.float64)
 
 
 def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
@@ -193,7 +230,9 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     T = numba.get_num_threads()
     cnt = np.zeros((numba.config.NUMBA_NUM_THREADS, K.COUNTERS), np.int64)
     d = int(settings.direct_vertices)
-    work = np.empty((numba.config.NUMBA_NUM_THREADS, d * d + d), np.float64)  # exact solves
+    # a thread's scratch: an exact solve's matrix, or a swept component's relaxation state
+    work = np.empty((numba.config.NUMBA_NUM_THREADS, max(d * d + d, R.STATE)), np.float64)
+    sor = sor_params(settings)
     C = cond.num_components
     comp_sweeps = np.zeros(C, np.int64)
     comp_sent = np.zeros(C, np.int64)
@@ -213,7 +252,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         vmax = budget if linf else 0.0
         args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
                 cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
-                vmax, linf, prio, max_iter, cnt, comp_sweeps, comp_sent, d, work)
+                vmax, linf, prio, sor, max_iter, cnt, comp_sweeps, comp_sent, d, work)
         if kind == "serial":
             # without the sweeps' code when no component here needs it (compiled apart)
             (K.serial_pass if swept[c0:c1].any() else K.serial_pass_direct)(c0, c1, *args)
@@ -232,9 +271,9 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             # the small components side by side, then each split one with every thread
             layer_rounds[L0] = int(comp_sweeps[small].max(initial=0))
             for c in comps[split[c0:c1]]:
-                comp_sweeps[c], comp_sent[c] = _split_component(
+                comp_sweeps[c], comp_sent[c] = split_component(
                     c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r,
-                    per_arc * cond.comp_arcs[c], vmax, linf, prio, max_iter, cnt, settings)
+                    per_arc * cond.comp_arcs[c], vmax, linf, prio, sor, max_iter, cnt, settings)
                 layer_rounds[L0] += comp_sweeps[c]
         rounds += int(layer_rounds[L0:L1].sum())
         sum_done += float(x[a:z].sum())
@@ -270,124 +309,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     if end != "hand-over":
         return xo, end == "converged"
     return finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
-
-
-def _split_component(c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r, budget, vmax, linf,
-                     prio, max_sweeps, cnt, settings):
-    """A large component over ``T`` threads (``settings.split_kind`` says how the chunks exchange);
-    returns (its rounds: sweeps of the slowest chunk, arcs pulled and pushed)."""
-    a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
-    KS.pull_range(a, z, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
-    pulled = int(cond.ein_offsets[z] - cond.ein_offsets[a])
-    cnt[0, K.PULLS] += pulled
-    cnt[0, K.RAN] += 1
-    pushed = int(cnt[:, K.PUSHES].sum())
-    kind = settings.split_kind
-    if kind == "auto":
-        kind = "outbox" if split_plan(cond, c, T)[2] <= settings.outbox_cross else "accumulate"
-    sweep = _sweep_outbox if kind == "outbox" else _sweep_accumulate
-    rounds = sweep(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                   max_sweeps, cnt, settings)
-    if rounds <= 1:
-        cnt[0, K.ONCE] += 1
-    return rounds, pulled + int(cnt[:, K.PUSHES].sum()) - pushed
-
-
-def splits(cond, T, settings):
-    """Which components of ``cond`` the engine splits over ``T`` threads (a bool array): those
-    of at least ``settings.split_arcs`` inside arcs whose modelled split time,
-    ``split_thread_cost / T + split_cross_cost · cross``, is below one thread's
-    (:class:`DagPushSettings`); none on one thread."""
-    out = np.zeros(cond.num_components, np.bool_)
-    if T <= 1:
-        return out
-    for c in np.flatnonzero(cond.comp_arcs >= settings.split_arcs):  # the few large ones
-        cross = split_plan(cond, int(c), T)[2] if settings.split_cross_cost > 0 else 0.0
-        out[c] = settings.split_thread_cost / T + settings.split_cross_cost * cross < 1.0
-    return out
-
-
-def split_plan(cond, c, T):
-    """(chunk bounds, inside arcs between each pair of chunks, share of the inside arcs that
-    cross chunks) of component ``c`` over ``T`` threads, kept on the condensation."""
-    plans = cond.__dict__.setdefault("_split_plans", {})
-    if (c, T) not in plans:
-        a, z = int(cond.comp_offsets[c]), int(cond.comp_offsets[c + 1])
-        cum = cond.iout_offsets[a:z + 1] - cond.iout_offsets[a]
-        bounds = a + np.searchsorted(cum, np.linspace(0, cum[-1], T + 1)).astype(np.int64)
-        bounds[0], bounds[-1] = a, z
-        cap = np.zeros((T, T), np.int64)
-        KS.box_capacity(bounds, cond.iout_offsets, cond.iout_targets, cap)
-        plans[c, T] = (bounds, cap, float(cap.sum()) / max(int(cond.comp_arcs[c]), 1))
-    return plans[c, T]
-
-
-def _sweep_accumulate(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                      max_sweeps, cnt, settings):
-    """Sweeps of a split component, a kernel call per ``settings.inner_sweeps``, the chunks
-    exchanging through per-thread accumulators (:func:`digraph.smx.cpu.scc_split.sweep_chunks`);
-    returns the sweeps of the slowest chunk."""
-    bounds = split_plan(cond, c, T)[0]
-    acc = np.zeros((T, z - a), np.float64)  # what each thread pushed into the others' chunks
-    seen = np.zeros((T, z - a), np.float64)  # what each owner took of it
-    pending = np.zeros((T, 2), np.float64)
-
-    def done():
-        KS.chunk_pending(bounds, r, acc, seen, pending)
-        return (pending[:, 1].max() <= vmax) if linf else (pending[:, 0].sum() <= budget)
-
-    def sweep(left):
-        cnt[:, K.MAX_SWEEPS] = 0
-        KS.sweep_chunks(bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x,
-                        r, acc, seen, min(settings.inner_sweeps, left), budget, vmax, linf, prio,
-                        cnt)
-        # 0: every chunk within its share, only rounding keeps the sum above
-        return int(cnt[:, K.MAX_SWEEPS].max())
-
-    rounds, capped = driver.local(done, sweep, max_sweeps=max_sweeps)
-    if capped:
-        cnt[0, K.CAPPED] += 1
-    return rounds
-
-
-def _sweep_outbox(c, cond, T, a, z, icoef, has_coef, vscale, x, r, budget, vmax, linf, prio,
-                  max_sweeps, cnt, settings):
-    """Sweeps of a split component, a sweep per kernel call, the chunks exchanging through
-    outboxes (:func:`digraph.smx.cpu.scc_split.sweep_boxes`); returns the sweeps."""
-    arcs = int(cond.comp_arcs[c])
-    bounds, cap, _ = split_plan(cond, c, T)
-    box_off = np.zeros(T * T + 1, np.int64)
-    np.cumsum(cap.ravel(), out=box_off[1:])
-    box_tgt = np.empty(2 * box_off[-1], cond.iout_targets.dtype)
-    box_val = np.empty(2 * box_off[-1], np.float64)
-    box_len = np.zeros((2, T * T), np.int64)
-    out = np.zeros((T, 4), np.float64)
-    mass = float(np.abs(r[a:z]).sum())
-    top = float(np.abs(r[a:z]).max()) if z > a else 0.0
-    above = np.abs(r[a:z]) > vmax  # L∞ route: the residuals that may push (cpu_scc._pushable)
-    pmass = float(np.abs(r[a:z])[above].sum())
-    parcs = float(np.diff(cond.iout_offsets[a:z + 1])[above].sum())
-    args = (bounds, cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, x, r, box_off,
-            box_tgt, box_val, box_len)
-    st = SimpleNamespace(mass=mass, top=top, pmass=pmass, parcs=parcs, parity=0)
-
-    def done():
-        return (st.top <= vmax) if linf else (st.mass <= budget)
-
-    def sweep(left):
-        theta = (prio * st.pmass / max(st.parcs, 1.0) if linf
-                 else max(prio * st.mass / arcs, budget / arcs))
-        KS.sweep_boxes(*args, st.parity, theta, vmax, cnt, out)
-        st.mass, st.top = float(out[:, 0].sum()), float(out[:, 1].max())
-        st.pmass, st.parcs = float(out[:, 2].sum()), float(out[:, 3].sum())
-        st.parity ^= 1
-        return 1
-
-    rounds, capped = driver.local(done, sweep, max_sweeps=max_sweeps)
-    if capped:
-        cnt[0, K.CAPPED] += 1
-    KS.sweep_boxes(*args, st.parity, np.inf, vmax, cnt, out)  # the last outboxes into the chunks
-    return rounds
 
 
 def _steps(cond, split, thin_arcs):
