@@ -48,7 +48,9 @@ from . import relaxation
 __all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "serial_pass_direct"]
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN, DIRECT = range(9)
-COUNTERS = 9
+COUNTERS = 16
+"""Columns of a thread's counter row: the nine above, padded to 128 bytes so that two threads'
+rows never share a cache line (every component of a level adds to its thread's row)."""
 
 
 @njit(parallel=True, cache=True, nogil=True)
