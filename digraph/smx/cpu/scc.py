@@ -45,7 +45,8 @@ from numba import njit, prange
 from . import relaxation
 
 
-__all__ = ["COUNTERS", "coefficients", "level_pass", "serial_pass", "serial_pass_direct"]
+__all__ = ["COUNTERS", "coefficients", "acyclic_pass", "level_pass", "serial_pass",
+           "serial_pass_direct"]
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN, DIRECT = range(9)
 COUNTERS = 16
@@ -231,6 +232,19 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
     if sweeps <= 1:
         cnt[ONCE] += 1
     return sweeps, sent
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def acyclic_pass(pos, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r):
+    """The acyclic vertices at positions ``pos`` (one level's components without inside arcs,
+    each one vertex): exact from their final inputs in one pull each, over the threads in even
+    blocks.  Their counters and arcs pulled are the caller's (one vector sum): a level of many
+    one-vertex components costs a pull a vertex here, where :func:`level_pass` adds a
+    component's bookkeeping to each (and its dynamic chunks)."""
+    for i in prange(pos.size):
+        j = pos[i]
+        x[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
+        r[j] = 0.0
 
 
 @njit(parallel=True, cache=True, nogil=True)

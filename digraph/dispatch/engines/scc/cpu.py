@@ -243,6 +243,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     swept = (cond.comp_arcs > 0) & (np.diff(cond.comp_offsets) > settings.direct_vertices)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
+    acyclic_sent = np.zeros(cond.num_levels, np.int64)  # arcs pulled by a level's acyclic_pass
     old_chunk = numba.get_parallel_chunksize()
     for kind, L0, L1 in _steps(cond, split, settings.thin_arcs):
         c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
@@ -260,8 +261,15 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             layer_rounds[L0:L1] = np.maximum.reduceat(comp_sweeps[c0:c1],
                                                       cond.level_offsets[L0:L1] - c0)
         else:
-            comps = np.arange(c0, c1, dtype=np.int64)
-            small = comps[~split[c0:c1]]
+            pos, pulled, cyclic = _level_parts(cond, L0)
+            if pos.size:  # one-vertex components: a pull each, no component bookkeeping
+                K.acyclic_pass(pos, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale,
+                               b, x, r)
+                cnt[0, K.PULLS] += pulled
+                for k in (K.RAN, K.VERTEX_PUSHES, K.ONCE):
+                    cnt[0, k] += pos.size
+                acyclic_sent[L0] = pulled
+            small = cyclic[~split[cyclic]]
             if small.size:
                 numba.set_parallel_chunksize(settings.level_chunk)
                 try:
@@ -270,7 +278,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
                     numba.set_parallel_chunksize(old_chunk)
             # the small components side by side, then each split one with every thread
             layer_rounds[L0] = int(comp_sweeps[small].max(initial=0))
-            for c in comps[split[c0:c1]]:
+            for c in cyclic[split[cyclic]]:
                 comp_sweeps[c], comp_sent[c] = split_component(
                     c, cond, T, ecoef, icoef, has_coef, vscale, b, x, r,
                     per_arc * cond.comp_arcs[c], vmax, linf, prio, sor, max_iter, cnt, settings)
@@ -280,7 +288,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         b_left -= float(b[a:z].sum())
     out_of_rounds = bool(cnt[:, K.CAPPED].any())  # a component stopped by max_iter
     stats["rounds"] += rounds
-    layer_arcs = (np.add.reduceat(comp_sent, cond.level_offsets[:-1]) if C
+    layer_arcs = (np.add.reduceat(comp_sent, cond.level_offsets[:-1]) + acyclic_sent if C
                   else np.zeros(0, np.int64))
     tot = cnt.sum(axis=0)
     stats["arc_updates"] += int(tot[K.PULLS] + tot[K.PUSHES])
@@ -309,6 +317,20 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     if end != "hand-over":
         return xo, end == "converged"
     return finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+
+
+def _level_parts(cond, L):
+    """(positions of level ``L``'s one-vertex components, the arcs they pull, its other
+    components), kept on the condensation: a level step reads them without a pass over its
+    components."""
+    parts = cond.__dict__.setdefault("_level_parts", {})
+    if L not in parts:
+        comps = np.arange(cond.level_offsets[L], cond.level_offsets[L + 1], dtype=np.int64)
+        one = cond.comp_arcs[comps] == 0
+        pos = cond.comp_offsets[comps[one]]
+        pulled = int((cond.ein_offsets[pos + 1] - cond.ein_offsets[pos]).sum())
+        parts[L] = (pos, pulled, comps[~one])
+    return parts[L]
 
 
 def _steps(cond, split, thin_arcs):
