@@ -44,8 +44,8 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     graph : Graph, path, networkx graph, arrays, scipy matrix or DistributedGraph
         Anything :func:`digraph.load` accepts; a non-Graph input is loaded first (``time_load``).
         A :class:`~digraph.io.distributed.DistributedGraph` (:func:`digraph.load_distributed`)
-        runs PageRank on its cluster (``cluster=`` its client), on the workers holding its
-        shards; its :attr:`Result.graph` then holds the vertices, not the arcs.
+        runs on its cluster (``cluster=`` its client), on the workers holding its shards; its
+        :attr:`Result.graph` then holds the vertices, not the arcs.
     algorithm : str or Algorithm
         ``"pagerank"``, ``"adsorption"``, ``"sssp"``, ``"kcore"``, or an instance of a subclass of
         :class:`digraph.algorithms.Algorithm`.

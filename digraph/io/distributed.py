@@ -64,13 +64,13 @@ class DistributedGraph:
     timings : dict of str -> float
         Seconds of each step of the load: ``labels``, ``renumber``, ``degrees``, ``cut``,
         ``shuffle`` (the pieces moved and each range built), ``adopt``.
-    out_weight : numpy.ndarray of float64 or None
-        The out-weight sums (weighted graphs).
+    out_weight, in_weight : numpy.ndarray of float64 or None
+        The out- and in-weight sums (weighted graphs).
     """
 
     def __init__(self, client, *, n, m, bounds, workers, key, fingerprint, weighted, source,
                  labels, in_offsets, out_degree, out_weight=None, weight_min=np.inf,
-                 weight_finite=True, graph=None):
+                 weight_finite=True, graph=None, in_weight=None):
         self.client = client
         self.num_vertices, self.num_arcs = int(n), int(m)
         self.bounds = np.asarray(bounds, np.int64)
@@ -78,6 +78,7 @@ class DistributedGraph:
         self.key, self.fingerprint = key, fingerprint
         self.weighted, self.source, self.labels = bool(weighted), source, labels
         self.in_offsets, self.out_degree, self.out_weight = in_offsets, out_degree, out_weight
+        self.in_weight = in_weight
         self.weight_min, self.weight_finite = float(weight_min), bool(weight_finite)
         self.graph = graph  # a scattered Graph of this process, else None
         self._ids = None
@@ -213,7 +214,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     ren = client.compute([delayed(P.renumber)(a, labels) for a in arrays])
     _raise_first(client, ren, where)
     clock.lap("renumber")
-    ind, outd, wsum, wmin, finite = client.gather(
+    ind, outd, wsum, wmin, finite, win = client.gather(
         _tree(client, P.add_counts, _per_worker(client, P.counts, n, ren)))
     m = int(ind.sum())
     clock.lap("degrees")
@@ -241,7 +242,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
                              fingerprint=fp.hexdigest(), weighted=weight is not None,
                              source=_name(files), labels=labels, in_offsets=in_offsets,
                              out_degree=outd, out_weight=wsum, weight_min=wmin,
-                             weight_finite=finite)
+                             weight_finite=finite, in_weight=win)
     graph.timings = clock.laps
     graph._parts = arrays  # the delayed readers: k-core's lists read the files again
     return graph
@@ -283,6 +284,8 @@ def _scatter(graph, client, workers, vertex_cost):
         labels=graph.vertex_ids, in_offsets=graph.in_offsets, out_degree=graph.out_degree,
         out_weight=None if w is None else np.bincount(graph.arc_sources, weights=w,
                                                       minlength=graph.num_vertices),
+        in_weight=None if w is None else np.bincount(graph.out_targets, weights=w,
+                                                     minlength=graph.num_vertices),
         weight_min=np.inf if w is None else float(w.min(initial=np.inf)),
         weight_finite=w is None or bool(np.all(np.isfinite(w))), graph=graph)
 

@@ -134,12 +134,13 @@ def symmetric(arcs):
 
 
 def counts(n, *parts):
-    """``(in-degree, out-degree, out-weight sums or None, smallest weight, every weight finite)``
-    of renumbered partitions (those one worker holds: one array of each kind a worker, not a
-    partition), the degree arrays of length ``n``."""
+    """``(in-degree, out-degree, out-weight sums or None, smallest weight, every weight finite,
+    in-weight sums or None)`` of renumbered partitions (those one worker holds: one array of
+    each kind a worker, not a partition), the degree and sum arrays of length ``n``."""
     ind, outd = np.zeros(n, np.int64), np.zeros(n, np.int64)
     weighted = bool(parts) and parts[0][2] is not None
     wsum = np.zeros(n, np.float64) if weighted else None
+    win = np.zeros(n, np.float64) if weighted else None
     wmin, finite = np.inf, True
     for s, d, w in parts:  # a worker's partitions, a few
         ind += np.bincount(d, minlength=n)
@@ -147,20 +148,22 @@ def counts(n, *parts):
         if weighted:
             with np.errstate(over="ignore", invalid="ignore"):
                 wsum += np.bincount(s, weights=w, minlength=n)
+                win += np.bincount(d, weights=w, minlength=n)
             wmin = min(wmin, float(w.min(initial=np.inf)))
             finite = finite and bool(np.all(np.isfinite(w)))
-    return ind, outd, wsum, wmin, finite
+    return ind, outd, wsum, wmin, finite, win
 
 
 def add_counts(*parts):
     """The sums of several :func:`counts` answers."""
     ind = np.sum([p[0] for p in parts], axis=0)
     outd = np.sum([p[1] for p in parts], axis=0)
-    wsum = None
+    wsum = win = None
     if parts[0][2] is not None:
         with np.errstate(over="ignore", invalid="ignore"):
             wsum = np.sum([p[2] for p in parts], axis=0)
-    return (ind, outd, wsum, min(p[3] for p in parts), all(p[4] for p in parts))
+            win = np.sum([p[5] for p in parts], axis=0)
+    return (ind, outd, wsum, min(p[3] for p in parts), all(p[4] for p in parts), win)
 
 
 def split(arcs, bounds):

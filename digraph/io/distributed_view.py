@@ -63,18 +63,16 @@ def for_run(handle, algo, on):
     Raises
     ------
     InvalidParameterError
-        No ``cluster=``, another cluster's client, an algorithm other than PageRank, SSSP and
-        k-core, or a worker of the handle gone from the cluster.
+        No ``cluster=``, another cluster's client, or a worker of the handle gone from the
+        cluster.
+
+    Every algorithm runs: the four built-in ones, and a user algorithm whose system is made
+    from the vertex-sized arrays (an arc array it reads raises
+    :class:`~digraph.errors.NotAvailableError`, naming ``digraph.load``).
     """
     if on is None:
         raise InvalidParameterError(f"{handle!r} runs on its cluster: pass cluster=client")
     client = on[0]
-    if algo.name not in ("pagerank", "sssp", "kcore"):
-        raise InvalidParameterError(
-            f"a DistributedGraph runs 'pagerank' (mode='power'), 'sssp' (mode='bsp') and "
-            f"'kcore' (mode='bsp') only, on its cluster, not {algo.name!r}; load the graph in "
-            "this process for the others (digraph.load), then digraph.run(graph, ..., "
-            "cluster=client)")
     here = getattr(client.scheduler, "address", None)
     there = getattr(handle.client.scheduler, "address", None)
     if here != there:
@@ -89,13 +87,17 @@ def for_run(handle, algo, on):
 
 
 def prepare(algo, graph, bound):
-    """``algo``'s system on ``graph`` (a :class:`VertexView`: PageRank or SSSP from the
-    vertex-sized arrays; a weighted handle's arc factors or arc values stay the shards'
+    """``algo``'s system on ``graph`` (a :class:`VertexView`: PageRank, adsorption or SSSP from
+    the vertex-sized arrays; a weighted handle's arc factors or arc values stay the shards'
     weights)."""
+    if isinstance(graph, VertexView) and algo.name == "adsorption":
+        return _adsorption(algo, graph, bound)
     if not isinstance(graph, VertexView) or not (graph.weighted and bound.get("weights", True)):
         return algo.prepare(graph, **bound)
     if algo.name == "sssp":
         return _sssp(algo, graph, bound)
+    if algo.name != "pagerank":
+        return algo.prepare(graph, **bound)  # a user algorithm: the arrays it reads, or a refusal
     from ..algorithms.base import LinearSystem, check_bool, check_probability, scaled_inverse
     from ..algorithms.pagerank import personalization_vector
     h, name = graph.handle, algo.name
@@ -123,6 +125,41 @@ def prepare(algo, graph, bound):
         if lost.any() and not np.array_equal(d, p):
             system.dangling = d
             system.dangling_scale = np.where(lost, alpha, 0.0)
+    return system
+
+
+def _adsorption(algo, graph, bound):
+    """Adsorption on a handle, as :meth:`digraph.algorithms.Adsorption.prepare` makes it from the
+    arcs: ``dst_scale = β / (in-weight sum)`` from the handle's sums (in-degrees unweighted), the
+    arc factors the shards' weights (``system.shard_weights``).  Its ``error_gammas``: every row of
+    ``A`` sums to β (a vertex with in-arcs) or 0, so ``γ∞ = β`` up to the sums' rounding; the
+    column sums need the arcs, so ``γ1`` is left unknown (∞) and the bound takes the L∞ route
+    (:class:`digraph.dispatch.engines.power.cluster_maps.Affine`)."""
+    from ..algorithms.adsorption import _seed_list
+    from ..algorithms.base import LinearSystem, check_bool, check_probability, scaled_inverse
+    h, name = graph.handle, algo.name
+    beta = check_probability("beta", bound["beta"], name)
+    weighted = check_bool("weights", bound["weights"], name) and graph.weighted
+    if weighted:
+        if h.weight_min < 0 or not h.weight_finite:
+            raise InvalidWeightError(f"{name}: an arc has weight {h.weight_min!r} or an infinite "
+                                     f"one; {name} needs non-negative, finite weights")
+        over = np.flatnonzero(np.isinf(h.in_weight))
+        if over.size:
+            raise InvalidWeightError(f"{name}: the in-arc weights of vertex "
+                                     f"{graph.vertex_ids[over[0]]!r} sum to more than float64 "
+                                     "holds")
+    idx = graph.index_of(_seed_list(bound["seeds"]), "seed")
+    b = np.zeros(graph.num_vertices, np.float64)
+    b[idx] = 1.0 - beta
+    indeg = graph.in_degree
+    system = LinearSystem(b=b, dst_scale=scaled_inverse(h.in_weight if weighted else indeg, beta))
+    system.shard_weights = weighted  # arc factor = the arc's weight, held by the shards
+    system.b_support = np.unique(np.asarray(idx, np.int64))
+    # a row's sum, k terms each rounded, is within (k + 2) units of the last place of β
+    rows = float(indeg.max(initial=0)) + 2.0
+    system.error_gammas = (np.inf, beta * (1.0 + rows * np.finfo(np.float64).eps)
+                           if indeg.any() else 0.0)
     return system
 
 

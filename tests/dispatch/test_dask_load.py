@@ -15,8 +15,10 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("dask.dataframe")
 
 import digraph  # noqa: E402
+from digraph.algorithms import (REQUIRED, Algorithm, LinearSystem,  # noqa: E402
+                                MonotoneSystem)
 from digraph.errors import (GraphFormatError, InvalidParameterError,  # noqa: E402
-                            WorkerLostError)
+                            VertexNotFoundError, WorkerLostError)
 from digraph.generators import rmat  # noqa: E402
 
 from conftest import local_dask_client  # noqa: E402
@@ -185,9 +187,8 @@ def test_errors_name_the_file_and_the_problem(client, tmp_path):
         _wait_pinned(client, [slow], ["tcp://10.9.9.9:1"], 30.0)
     h = digraph.load_distributed(good, client)
     assert set(h.timings) == {"labels", "renumber", "degrees", "cut", "shuffle", "adopt"}
-    with pytest.raises(InvalidParameterError,
-                       match="runs 'pagerank'.*'sssp'.*and 'kcore'.*only.*'adsorption'"):
-        digraph.run(h, "adsorption", cluster=client, seeds=[0])
+    with pytest.raises(VertexNotFoundError, match="seed -12345 is not a vertex"):
+        digraph.run(h, "adsorption", cluster=client, seeds=[-12345])
     with pytest.raises(InvalidParameterError, match="mode='scc' does not run on a Dask cluster"):
         digraph.run(h, "pagerank", cluster=client, mode="scc")
     with pytest.raises(InvalidParameterError, match="pass cluster=client"):
@@ -248,6 +249,58 @@ def test_the_command_line_with_scheduler(client, tmp_path, capsys, monkeypatch):
     assert cli.main(["run", "pagerank", str(tmp_path / "arcs"), "--scheduler", address,
                      "--columns", "src,nope"]) == 2
     assert "no column 'src'" in capsys.readouterr().err
+
+
+class _Hops(Algorithm):
+    """Hops from a source (a user min/max system from vertex-sized arrays only)."""
+
+    name = "hops"
+    parameters = {"source": REQUIRED}
+
+    def prepare(self, graph, source):
+        s = int(graph.index_of([source], "source")[0])
+        init = np.full(graph.num_vertices, np.inf)
+        init[s] = 0.0
+        return MonotoneSystem(init=init, relax="plus", combine="min", frontier=np.array([s]))
+
+
+class _Katz(Algorithm):
+    """A user linear system (Katz-like, not normalised) without its bound's factors."""
+
+    name = "katz"
+
+    def prepare(self, graph):
+        deg = np.maximum(graph.out_degree, 1).astype(np.float64)
+        return LinearSystem(b=np.ones(graph.num_vertices), src_scale=0.5 / deg)
+
+
+def test_adsorption_and_user_algorithms_on_a_loaded_graph(client, tmp_path):
+    s, d, w = _arcs(seed=7, weighted=True)
+    g = digraph.load((s, d, w))
+    seeds = [int(g.vertex_ids[i]) for i in (0, 5, 40)]
+    for weighted in (True, False):
+        folder = _write(tmp_path / f"arcs{int(weighted)}", s, d, w if weighted else None)
+        h = digraph.load_distributed(folder, client, weight="w" if weighted else None)
+        try:
+            one_g = g if weighted else digraph.load((s, d))
+            if weighted:
+                assert np.allclose(h.in_weight, np.bincount(g.out_targets, weights=g.weights,
+                                                            minlength=g.num_vertices))
+            r = digraph.run(h, "adsorption", cluster=client, seeds=seeds, tol=1e-9)
+            st = r.stats
+            assert st["engine"] == "dask-power" and st["converged"]
+            assert st["error_route"] == "linf" and st["error_bound"] <= 1e-9
+            one = digraph.run(one_g, "adsorption", seeds=seeds, tol=1e-10)
+            assert l1(r.values, one.values) <= st["error_bound"] + one.stats["error_bound"]
+            # a user min/max system: the workers' bsp rounds, the one-process answer
+            hops = digraph.run(h, _Hops(), cluster=client, source=seeds[0])
+            assert np.array_equal(hops.values, digraph.run(one_g, _Hops(),
+                                                           source=seeds[0]).values)
+            # a user linear system whose bound needs the arcs: refused, naming the way out
+            with pytest.raises(InvalidParameterError, match="needs the arcs.*digraph.load"):
+                digraph.run(h, _Katz(), cluster=client)
+        finally:
+            h.release()
 
 
 def test_kcore_on_a_loaded_graph_builds_its_undirected_lists_on_the_workers(client, tmp_path):

@@ -82,9 +82,11 @@ def factors(graph, system):
 
 def check_map(graph, system):
     """Raise :class:`InvalidParameterError` when ``system`` needs the affine map on a handle
-    (its bound's factors are computed from the arcs, which only the workers hold)."""
+    and does not carry its bound's factors (``error_gammas``: computed from the arcs otherwise,
+    which only the workers hold)."""
     h = held_by(graph)
-    if h is not None and not getattr(system, "normalize", False):
+    if (h is not None and not getattr(system, "normalize", False)
+            and getattr(system, "error_gammas", None) is None):
         raise InvalidParameterError(
             f"mode='power' on {h!r}: the affine map (systems that are not normalised) needs "
             "the arcs in this process for its bound; load the graph with digraph.load")
