@@ -35,7 +35,7 @@ from ..preprocess.scc import tarjan_scc
 from ..smx.cpu.serial import pick, serial_twin
 
 __all__ = ["Condensation", "condensation_for", "cached_condensation", "largest_share_bound",
-           "ORDERS", "NUMPY_ARCS"]
+           "inside_in_arcs", "ORDERS", "NUMPY_ARCS"]
 
 ORDERS = ("vertex", "path")
 
@@ -272,6 +272,22 @@ def condensation_for(graph, order="vertex", pathset=None):
         graph._cache[key] = Condensation(graph, order, pathset)
         return graph._cache[key], graph._cache[key].time
     return graph._cache[key], 0.0
+
+
+def inside_in_arcs(cond):
+    """``(iin_offsets, iin_sources, iin_perm)``: the arcs inside components grouped by target
+    (the transpose of ``iout_*``, in position space; ``iin_perm[e]`` is the ``iout`` index of
+    in-arc ``e``, sources in increasing order), for the SCC engine's pulled sweeps; built once
+    (a counting sort, O(n + inside arcs)) and kept on the condensation."""
+    got = cond.__dict__.get("_inside_in")
+    if got is None:
+        n = cond.iout_offsets.size - 1
+        perm = stable_argsort(cond.iout_targets.astype(np.int64), n)
+        src = np.repeat(np.arange(n, dtype=cond.iout_targets.dtype), np.diff(cond.iout_offsets))
+        off = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(cond.iout_targets, minlength=n), out=off[1:])
+        got = cond.__dict__["_inside_in"] = (off, src[perm], perm)
+    return got
 
 
 def cached_condensation(graph, order="vertex"):

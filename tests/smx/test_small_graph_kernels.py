@@ -68,7 +68,9 @@ def _engine_inputs(g, direct):
                   np.zeros((threads, K.COUNTERS), np.int64),
                   np.zeros(cond.num_components, np.int64),
                   np.zeros(cond.num_components, np.int64), direct,
-                  np.full((threads, max(direct * direct + direct, 5)), np.nan))
+                  np.full((threads, max(direct * direct + direct, 5)), np.nan),
+                  np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
+                  np.zeros(1))
 
 
 def test_serial_pass_direct_is_serial_pass():

@@ -165,9 +165,78 @@ def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, i
     return pulled + read
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pulled(a, z, iout_offsets, iout_targets, icoef, iin_offsets, iin_sources, iin_coef, has_coef,
+            vscale, x, r, budget, vmax, linf, sor, max_sweeps, cnt, work, back, mass, top, sent):
+    """Gauss–Seidel sweeps of positions ``a:z`` in pull form: each vertex sums its in-arcs inside
+    the component (``iin_*``, the transpose of ``iout_*``) over its pulled inputs ``r`` (held
+    fixed: ``b`` plus the finished components' arcs), ``x_v += ω (r_v + Σ c x_u − x_v)``.  No
+    priority and no residual per arc: a sweep reads every inside arc once, in order, where a
+    push reads and writes a target's residual per arc; on a component of few arcs per vertex
+    that costs less (:attr:`~digraph.dispatch.engines.scc.cpu.DagPushSettings.pull_degree`).
+
+    Stop: after a sweep of changes ``Δ`` made with factor ω the residual is
+    ``r_v = (1/ω − 1) Δ_v + Σ_{u after v} c_uv Δ_u`` (only the arcs back to an earlier position
+    carry a change the sweep did not use), so ``‖r‖₁ ≤ Σ_u |Δ_u| (|1/ω − 1| + B_u)`` with
+    ``B_u`` the coefficients of ``u``'s arcs back (its column's share), and
+    ``‖r‖∞ ≤ (|1/ω − 1| + max_v R_v) ‖Δ‖∞`` with ``R_v`` those of ``v``'s in-arcs from later
+    positions; ``B`` (L1 route) or ``R`` (L∞ route) is summed into ``back[a:z]`` first (one pass
+    over the arcs).  The sweeps end when the bound is within the component's budget (``vmax``
+    on the L∞ route).  ``mass``, ``top``: the pulled residual's, ``sent``: the arcs pulled;
+    returns (sweeps, arcs pulled and read)."""
+    reads = iin_offsets[z] - iin_offsets[a]
+    rmax = 0.0
+    for j in range(a, z):
+        acc = 0.0
+        if linf:  # in-arcs from later positions
+            for e in range(iin_offsets[j], iin_offsets[j + 1]):
+                u = iin_sources[e]
+                if u > j:
+                    acc += abs(iin_coef[e]) if has_coef else abs(vscale[u])
+        else:  # out-arcs to earlier positions
+            for e in range(iout_offsets[j], iout_offsets[j + 1]):
+                if iout_targets[e] < j:
+                    acc += abs(icoef[e]) if has_coef else abs(vscale[j])
+        acc *= 1.0 + 1e-12  # the sum's rounding
+        back[j] = acc
+        rmax = max(rmax, acc)
+    sweeps = 0
+    w = relaxation.start(work, sor, mass)
+    while (top > vmax) if linf else (mass > budget):
+        if sweeps >= max_sweeps:
+            cnt[CAPPED] += 1
+            break
+        sweeps += 1
+        f = abs(1.0 / w - 1.0)
+        mass = 0.0
+        top = 0.0
+        for j in range(a, z):
+            acc = r[j]
+            if has_coef:
+                for e in range(iin_offsets[j], iin_offsets[j + 1]):
+                    acc += iin_coef[e] * x[iin_sources[e]]
+            else:
+                for e in range(iin_offsets[j], iin_offsets[j + 1]):
+                    u = iin_sources[e]
+                    acc += vscale[u] * x[u]
+            d = abs(w * (acc - x[j]))
+            x[j] += w * (acc - x[j])
+            mass += d * (f + back[j])
+            top = max(top, d)
+        top *= f + rmax
+        w = relaxation.after(work, sor, sweeps, mass)
+    cnt[PUSHES] += (sweeps + 1) * reads  # and the pass for ``back``
+    cnt[VERTEX_PUSHES] += sweeps * (z - a)
+    cnt[SWEEPS] += sweeps
+    if sweeps <= 1:
+        cnt[ONCE] += 1
+    return sweeps, sent + (sweeps + 1) * reads
+
+
 @njit(cache=True, nogil=True)
 def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, icoef, has_coef,
-               vscale, b, x, r, budget, vmax, linf, prio, sor, max_sweeps, cnt, direct, work):
+               vscale, b, x, r, budget, vmax, linf, prio, sor, max_sweeps, cnt, direct, work,
+               iin_offsets, iin_sources, iin_coef, pullp):
     """Pull, then sweep positions ``a:z`` (one component with arcs inside, one thread; the passes
     take acyclic ones to :func:`_acyclic` first) until within budget, or solve it exactly when it
     has at most ``direct`` vertices; returns (sweeps, arcs pulled and pushed or read).  ``sor``:
@@ -189,6 +258,10 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
     for j in range(a, z):
         mass += abs(r[j])
         top = max(top, abs(r[j]))
+    if pullp[0] > 0.0 and arcs < pullp[0] * (z - a):  # low degree: pulled sweeps (_pulled)
+        return _pulled(a, z, iout_offsets, iout_targets, icoef, iin_offsets, iin_sources,
+                       iin_coef, has_coef, vscale, x, r, budget, vmax, linf, sor, max_sweeps, cnt,
+                       work, pullp[1:], mass, top, sent)
     sweeps = 0
     pushed = 0
     w = relaxation.start(work, sor, mass)  # work[:STATE]: the policy's state (no direct solve here)
@@ -250,7 +323,8 @@ def acyclic_pass(pos, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r
 @njit(parallel=True, cache=True, nogil=True)
 def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-               sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+               sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work, iin_offsets,
+               iin_sources, iin_coef, pullp):
     """Components ``comps`` of one level, one per thread at a time (dynamic chunks): each pulls
     and converges on its own; budget = ``per_arc`` × its inside arcs (L1 route).  Each one's
     sweeps and arcs sent go to ``comp_sweeps[c]``, ``comp_sent[c]``.  ``work``: a row of
@@ -266,7 +340,8 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
                               per_arc * comp_arcs[c], vmax, linf, prio, sor, max_sweeps,
-                              cnt[numba.get_thread_id()], direct, work[numba.get_thread_id()])
+                              cnt[numba.get_thread_id()], direct, work[numba.get_thread_id()],
+                              iin_offsets, iin_sources, iin_coef, pullp)
         comp_sweeps[c] = sw
         comp_sent[c] = sent
 
@@ -274,7 +349,8 @@ def level_pass(comps, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, 
 @njit(cache=True, nogil=True)
 def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef, iout_offsets,
                 iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax, linf, prio,
-                sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+                sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work, iin_offsets,
+                iin_sources, iin_coef, pullp):
     """Components ``c0:c1`` (several thin levels) one after another on the calling thread, in
     level order, so a deep DAG costs no call per level (``work``: as for :func:`level_pass`,
     row 0 used)."""
@@ -288,7 +364,7 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
         sw, sent = _component(comp_offsets[c], comp_offsets[c + 1], ein_offsets, ein_sources,
                               ecoef, iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r,
                               per_arc * comp_arcs[c], vmax, linf, prio, sor, max_sweeps, row, direct,
-                              work[0])
+                              work[0], iin_offsets, iin_sources, iin_coef, pullp)
         comp_sweeps[c] = sw
         comp_sent[c] = sent
 
@@ -296,7 +372,8 @@ def serial_pass(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef
 @njit(cache=True, nogil=True)
 def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources, ecoef,
                        iout_offsets, iout_targets, icoef, has_coef, vscale, b, x, r, per_arc, vmax,
-                       linf, prio, sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work):
+                       linf, prio, sor, max_sweeps, cnt, comp_sweeps, comp_sent, direct, work,
+                       iin_offsets, iin_sources, iin_coef, pullp):
     """:func:`serial_pass` (the same arguments, answers and counters) for components ``c0:c1``
     whose cyclic ones all have at most ``direct`` vertices, so that none is swept: it compiles
     without the sweeps (``per_arc``, ``vmax``, ``linf``, ``prio`` and ``max_sweeps`` unused).

@@ -43,7 +43,7 @@ import numpy as np
 
 from ...settings import current, register
 from ....errors import InvalidParameterError
-from ....paths.condensation import ORDERS, condensation_for
+from ....paths.condensation import ORDERS, condensation_for, inside_in_arcs
 from ....smx.cpu import relaxation as R
 from ....smx.cpu import scc as K
 from ... import driver
@@ -132,6 +132,12 @@ class DagPushSettings:
         factor for it, kept while its windows converge faster; a number in (0, 2) fixes ω for
         every sweep (``1.0``: plain Gauss–Seidel sweeps, the engine before relaxation).
         Measured: docs/history/benchmarks-notebook.md, "Over-relaxed sweeps".
+    pull_degree : float
+        A swept component of fewer inside arcs a vertex than this runs Gauss–Seidel sweeps in
+        pull form (:func:`digraph.smx.cpu.scc._pulled`: every inside arc read once a sweep, no
+        priority) instead of pushes; ``0`` pushes in every component.  Measured:
+        docs/history/benchmarks-notebook.md, "Over-relaxed sweeps" (pulled against pushed sweeps
+        by the components' arcs per vertex).
     relax_warm, relax_window, relax_min_rate, relax_max : int, int, float, float
         ``"auto"``'s steps: sweeps at ω = 1 before the rate is measured, sweeps a rate is
         measured over, the rate a component must exceed to be over-relaxed (faster ones gain
@@ -154,6 +160,7 @@ class DagPushSettings:
     relax_window: int = 2
     relax_min_rate: float = 0.3
     relax_max: float = 1.5
+    pull_degree: float = 5.0
 
 
 DEFAULT = register(DagPushSettings())
@@ -233,6 +240,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # a thread's scratch: an exact solve's matrix, or a swept component's relaxation state
     work = np.empty((numba.config.NUMBA_NUM_THREADS, max(d * d + d, R.STATE)), np.float64)
     sor = sor_params(settings)
+    pull_args = _pulled_arrays(cond, settings, icoef if has_coef else None)
     C = cond.num_components
     comp_sweeps = np.zeros(C, np.int64)
     comp_sent = np.zeros(C, np.int64)
@@ -253,7 +261,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
         vmax = budget if linf else 0.0
         args = (cond.comp_offsets, cond.comp_arcs, cond.ein_offsets, cond.ein_sources, ecoef,
                 cond.iout_offsets, cond.iout_targets, icoef, has_coef, vscale, b, x, r, per_arc,
-                vmax, linf, prio, sor, max_iter, cnt, comp_sweeps, comp_sent, d, work)
+                vmax, linf, prio, sor, max_iter, cnt, comp_sweeps, comp_sent, d, work, *pull_args)
         if kind == "serial":
             # without the sweeps' code when no component here needs it (compiled apart)
             (K.serial_pass if swept[c0:c1].any() else K.serial_pass_direct)(c0, c1, *args)
@@ -317,6 +325,26 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     if end != "hand-over":
         return xo, end == "converged"
     return finish_linear(graph, system, tol, max_iter, stats, x0=xo, delta0=rvec)
+
+
+def _pulled_arrays(cond, settings, icoef):
+    """``(iin_offsets, iin_sources, iin_coef, pullp)`` of the kernels' pulled sweeps: the inside
+    arcs by target (:func:`~digraph.paths.condensation.inside_in_arcs`, built only where a swept
+    component has fewer than ``settings.pull_degree`` inside arcs a vertex), their
+    coefficients (``icoef`` permuted; none without arc factors) and ``pullp``: ``pull_degree``,
+    then one float a position (the sums of :func:`digraph.smx.cpu.scc._pulled`'s bound)."""
+    deg = float(settings.pull_degree)
+    sizes = np.diff(cond.comp_offsets)
+    wanted = (deg > 0 and bool(((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
+                                & (cond.comp_arcs < deg * sizes)).any()))
+    if not wanted:
+        return (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
+                np.zeros(1))
+    off, src, perm = inside_in_arcs(cond)
+    coef = np.ascontiguousarray(icoef[perm]) if icoef is not None else np.zeros(1)
+    pullp = np.empty(cond.iout_offsets.size, np.float64)  # the threshold, then _pulled's scratch
+    pullp[0] = deg
+    return off, src, coef, pullp
 
 
 def _level_parts(cond, L):
