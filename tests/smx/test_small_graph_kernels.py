@@ -87,17 +87,21 @@ def test_serial_pass_direct_is_serial_pass():
     assert ref[19][:, K.DIRECT].sum() == (cond.comp_arcs > 0).sum()
 
 
-@pytest.mark.parametrize("direct", [0, 32])
-def test_engine_picks_the_pass_by_component_size(monkeypatch, direct):
+@pytest.mark.parametrize("direct, pull, expected", [(0, 0.0, "serial_pass"),
+                                                     (0, 5.0, "serial_pass_pulled"),
+                                                     (32, 5.0, "serial_pass_direct")])
+def test_engine_picks_the_pass_by_component_size(monkeypatch, direct, pull, expected):
+    """Small components solved exactly, larger ones swept; the pulled sweeps' pass only where a
+    component has fewer inside arcs a vertex than ``pull_degree`` (here one)."""
     calls = []
-    for name in ("serial_pass", "serial_pass_direct"):
+    for name in ("serial_pass", "serial_pass_direct", "serial_pass_pulled"):
         kernel = getattr(K, name)
         monkeypatch.setattr(K, name, lambda *a, _k=kernel, _n=name: (calls.append(_n), _k(*a)))
     g = Graph.from_arrays(np.array([0, 1, 2, 2, 3, 4]), np.array([1, 2, 0, 3, 4, 3]))
-    s = dataclasses.replace(dag_push.DEFAULT, direct_vertices=direct)
+    s = dataclasses.replace(dag_push.DEFAULT, direct_vertices=direct, pull_degree=pull)
     r = digraph.run(g, "pagerank", mode="scc", settings=s)
     # the run's own pass comes last (a warm-up on a tiny graph may come first)
-    assert calls and calls[-1] == ("serial_pass_direct" if direct else "serial_pass")
+    assert calls and calls[-1] == expected
     ref = digraph.run(g, "pagerank", mode="scc", tol=1e-12)
     assert np.abs(r.values - ref.values).sum() < 1e-5
 
@@ -106,4 +110,5 @@ def test_warmup_compiles_both_serial_passes():
     # in this process (jobs=1), where the dispatchers' signatures can be seen
     digraph.warmup(modes=["scc"], families=["linear"], jobs=1)
     assert K.serial_pass.signatures and K.serial_pass_direct.signatures
+    assert K.serial_pass_pulled.signatures and K.level_pass_pulled.signatures
     assert K.level_pass.signatures

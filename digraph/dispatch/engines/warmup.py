@@ -266,7 +266,9 @@ def _warm_cpu(mode, family, itype):
     g = _tiny(itype)
     warm.cpu(mode, family, g, variants="all")
     settings = {"scc": [{"thin_arcs": 0},  # levels run in parallel
-                        {"direct_vertices": 0},  # the serial pass with its sweeps
+                        {"direct_vertices": 0},  # the serial pass with its (pulled) sweeps
+                        {"direct_vertices": 0, "pull_degree": 0.0},  # and its pushed ones
+                        {"thin_arcs": 0, "direct_vertices": 0},  # a level's pulled sweeps
                         # components split over threads, however many arcs cross the chunks
                         {"split_arcs": 1, "split_kind": "outbox", "split_cross_cost": 0.0},
                         {"split_arcs": 1, "split_kind": "accumulate", "split_cross_cost": 0.0}],

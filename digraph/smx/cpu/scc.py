@@ -38,15 +38,24 @@ docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, aga
 igraph PRPACK").
 """
 
+import types
+
 import numba
 import numpy as np
 from numba import njit, prange
 
 from . import relaxation
+from .serial import serial_twin
 
 
-__all__ = ["COUNTERS", "coefficients", "acyclic_pass", "level_pass", "serial_pass",
-           "serial_pass_direct"]
+__all__ = ["COUNTERS", "coefficients", "acyclic_pass", "acyclic_pass_serial", "level_pass",
+           "level_pass_pulled", "serial_pass", "serial_pass_pulled", "serial_pass_direct"]
+
+PULLED = False
+"""Whether :func:`_component` may sweep in pull form (:func:`_pulled`): False in the passes
+below, True in their twins ``serial_pass_pulled`` and ``level_pass_pulled`` (the same code
+compiled with this constant set), so that a run with no component to pull never compiles
+the pulled sweeps."""
 
 PULLS, PUSHES, VERTEX_PUSHES, SWEEPS, MAX_SWEEPS, ONCE, CAPPED, RAN, DIRECT = range(9)
 COUNTERS = 16
@@ -165,7 +174,7 @@ def _solved(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets, i
     return pulled + read
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _pulled(a, z, iout_offsets, iout_targets, icoef, iin_offsets, iin_sources, iin_coef, has_coef,
             vscale, x, r, budget, vmax, linf, sor, max_sweeps, cnt, work, back, mass, top, sent):
     """Gauss–Seidel sweeps of positions ``a:z`` in pull form: each vertex sums its in-arcs inside
@@ -258,7 +267,7 @@ def _component(a, z, ein_offsets, ein_sources, ecoef, iout_offsets, iout_targets
     for j in range(a, z):
         mass += abs(r[j])
         top = max(top, abs(r[j]))
-    if pullp[0] > 0.0 and arcs < pullp[0] * (z - a):  # low degree: pulled sweeps (_pulled)
+    if PULLED and pullp[0] > 0.0 and arcs < pullp[0] * (z - a):  # low degree: pulled sweeps
         return _pulled(a, z, iout_offsets, iout_targets, icoef, iin_offsets, iin_sources,
                        iin_coef, has_coef, vscale, x, r, budget, vmax, linf, sor, max_sweeps, cnt,
                        work, pullp[1:], mass, top, sent)
@@ -318,6 +327,9 @@ def acyclic_pass(pos, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x, r
         j = pos[i]
         x[j] = pull(j, ein_offsets, ein_sources, ecoef, has_coef, vscale, b, x)
         r[j] = 0.0
+
+
+acyclic_pass_serial = serial_twin(acyclic_pass)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -408,3 +420,20 @@ def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources
         row[DIRECT] += 1
         comp_sweeps[c] = 1
         comp_sent[c] = pulled + read
+
+
+def _twin(kernel, suffix, parallel=False, **names):
+    """``kernel``'s function compiled again under the name ``<name><suffix>`` (cached apart), its
+    module-level ``names`` replaced (a constant, or the function it calls)."""
+    f = kernel.py_func
+    g = types.FunctionType(f.__code__, dict(f.__globals__, **names), f.__name__ + suffix,
+                           f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    return njit(cache=True, nogil=True, parallel=parallel)(g)
+
+
+_component_pulled = _twin(_component, "_pulled", PULLED=True)
+serial_pass_pulled = _twin(serial_pass, "_pulled", _component=_component_pulled)
+level_pass_pulled = _twin(level_pass, "_pulled", parallel=True, _component=_component_pulled)

@@ -46,6 +46,7 @@ from ....errors import InvalidParameterError
 from ....paths.condensation import ORDERS, condensation_for, inside_in_arcs
 from ....smx.cpu import relaxation as R
 from ....smx.cpu import scc as K
+from ....smx.cpu.serial import pick
 from ... import driver
 from ..push.cpu import finish_linear
 from ..registry import find
@@ -240,7 +241,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # a thread's scratch: an exact solve's matrix, or a swept component's relaxation state
     work = np.empty((numba.config.NUMBA_NUM_THREADS, max(d * d + d, R.STATE)), np.float64)
     sor = sor_params(settings)
-    pull_args = _pulled_arrays(cond, settings, icoef if has_coef else None)
+    pull, pull_args = _pulled_arrays(cond, settings, icoef if has_coef else None)
     C = cond.num_components
     comp_sweeps = np.zeros(C, np.int64)
     comp_sent = np.zeros(C, np.int64)
@@ -264,15 +265,17 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
                 vmax, linf, prio, sor, max_iter, cnt, comp_sweeps, comp_sent, d, work, *pull_args)
         if kind == "serial":
             # without the sweeps' code when no component here needs it (compiled apart)
-            (K.serial_pass if swept[c0:c1].any() else K.serial_pass_direct)(c0, c1, *args)
+            # and the pulled sweeps' code only where a component takes them
+            (K.serial_pass_pulled if pull[c0:c1].any() else K.serial_pass if swept[c0:c1].any()
+             else K.serial_pass_direct)(c0, c1, *args)
             # levels one after another, each as long as its slowest component
             layer_rounds[L0:L1] = np.maximum.reduceat(comp_sweeps[c0:c1],
                                                       cond.level_offsets[L0:L1] - c0)
         else:
             pos, pulled, cyclic = _level_parts(cond, L0)
             if pos.size:  # one-vertex components: a pull each, no component bookkeeping
-                K.acyclic_pass(pos, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale,
-                               b, x, r)
+                pick(K.acyclic_pass, K.acyclic_pass_serial, pos.size)(
+                    pos, cond.ein_offsets, cond.ein_sources, ecoef, has_coef, vscale, b, x, r)
                 cnt[0, K.PULLS] += pulled
                 for k in (K.RAN, K.VERTEX_PUSHES, K.ONCE):
                     cnt[0, k] += pos.size
@@ -281,7 +284,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
             if small.size:
                 numba.set_parallel_chunksize(settings.level_chunk)
                 try:
-                    K.level_pass(small, *args)
+                    (K.level_pass_pulled if pull[small].any() else K.level_pass)(small, *args)
                 finally:
                     numba.set_parallel_chunksize(old_chunk)
             # the small components side by side, then each split one with every thread
@@ -328,23 +331,24 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
 
 
 def _pulled_arrays(cond, settings, icoef):
-    """``(iin_offsets, iin_sources, iin_coef, pullp)`` of the kernels' pulled sweeps: the inside
-    arcs by target (:func:`~digraph.paths.condensation.inside_in_arcs`, built only where a swept
-    component has fewer than ``settings.pull_degree`` inside arcs a vertex), their
+    """(the components that sweep in pull form, ``(iin_offsets, iin_sources, iin_coef, pullp)``
+    of the kernels' pulled sweeps): those swept components have fewer than
+    ``settings.pull_degree`` inside arcs a vertex; the inside arcs by target
+    (:func:`~digraph.paths.condensation.inside_in_arcs`, built only where one does), their
     coefficients (``icoef`` permuted; none without arc factors) and ``pullp``: ``pull_degree``,
     then one float a position (the sums of :func:`digraph.smx.cpu.scc._pulled`'s bound)."""
     deg = float(settings.pull_degree)
     sizes = np.diff(cond.comp_offsets)
-    wanted = (deg > 0 and bool(((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
-                                & (cond.comp_arcs < deg * sizes)).any()))
-    if not wanted:
-        return (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
-                np.zeros(1))
+    pull = ((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
+            & (cond.comp_arcs < deg * sizes))
+    if not pull.any():
+        return pull, (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
+                      np.zeros(1))
     off, src, perm = inside_in_arcs(cond)
     coef = np.ascontiguousarray(icoef[perm]) if icoef is not None else np.zeros(1)
     pullp = np.empty(cond.iout_offsets.size, np.float64)  # the threshold, then _pulled's scratch
     pullp[0] = deg
-    return off, src, coef, pullp
+    return pull, (off, src, coef, pullp)
 
 
 def _level_parts(cond, L):
