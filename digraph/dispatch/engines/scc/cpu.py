@@ -254,7 +254,11 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     acyclic_sent = np.zeros(cond.num_levels, np.int64)  # arcs pulled by a level's acyclic_pass
     old_chunk = numba.get_parallel_chunksize()
-    for kind, L0, L1 in _steps(cond, split, settings.thin_arcs):
+    steps = cond.__dict__.setdefault("_steps", {})  # kept: the same for every run
+    key = (split.tobytes() if split.any() else None, int(settings.thin_arcs))
+    if key not in steps:
+        steps[key] = _steps(cond, split, settings.thin_arcs)
+    for kind, L0, L1 in steps[key]:
         c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
         a, z = int(cond.comp_offsets[c0]), int(cond.comp_offsets[c1])
         budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
@@ -338,9 +342,13 @@ def _pulled_arrays(cond, settings, icoef):
     coefficients (``icoef`` permuted; none without arc factors) and ``pullp``: ``pull_degree``,
     then one float a position (the sums of :func:`digraph.smx.cpu.scc._pulled`'s bound)."""
     deg = float(settings.pull_degree)
-    sizes = np.diff(cond.comp_offsets)
-    pull = ((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
-            & (cond.comp_arcs < deg * sizes))
+    masks = cond.__dict__.setdefault("_pull_masks", {})  # kept: the same for every run
+    key = (deg, int(settings.direct_vertices))
+    if key not in masks:
+        sizes = np.diff(cond.comp_offsets)
+        masks[key] = ((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
+                      & (cond.comp_arcs < deg * sizes))
+    pull = masks[key]
     if not pull.any():
         return pull, (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
                       np.zeros(1))
