@@ -35,7 +35,7 @@ PARTS = 3
 
 @njit(cache=True, nogil=True)
 def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag,
-                 has_diag, colsum, v, d, has_d, c, sd, x, zz, out):
+                 has_diag, colsum, v, d, has_d, c, sd, omega, x, zz, out):
     n = x.size
     diff = 0.0
     sx = 0.0
@@ -68,7 +68,8 @@ def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, d
         if has_diag:
             a = diag[w]
             t = (t - a * old) / (1.0 - a)
-        new = t if t > 0.0 else 0.0  # rounding near 0 (the exact value is >= 0)
+        t = old + omega * (t - old)  # over-relaxed (omega = 1: the plain sweep)
+        new = t if t > 0.0 else 0.0  # rounding near 0, or an overshoot (the answer is >= 0)
         x[w] = new
         zz[n + w] = src_scale[w] * new
         diff += abs(new - old)
@@ -81,16 +82,18 @@ def _sweep_range(lo, hi, in_offsets, in_sources, in_coef, has_coef, src_scale, d
 
 @njit(parallel=True, cache=True, nogil=True)
 def sweep(cuts, in_offsets, in_sources, in_coef, has_coef, src_scale, dst_scale, diag, has_diag,
-          colsum, v, d, has_d, c, sd, x, zz, parts):
+          colsum, v, d, has_d, c, sd, omega, x, zz, parts):
     """One sweep over the ranges ``cuts`` (one a task).  ``zz`` holds two copies of ``z =
     src_scale ∘ x``: ``zz[n:]`` the live one the sweep writes, ``zz[:n]`` the sweep's start
     (copied by the caller), read for the other ranges' sources through an index, not a branch;
     ``parts[t]`` gets task ``t``'s :data:`PARTS` sums.  ``has_diag`` / ``has_d``: whether
     there are self-loops and a dangling vector (else ``diag`` and ``d`` are not read);
-    ``colsum``: the column sums of ``A``."""
+    ``colsum``: the column sums of ``A``; ``omega``: the over-relaxation factor
+    (:mod:`.relaxation`; 1.0 the plain sweep)."""
     for t in prange(cuts.size - 1):
         _sweep_range(cuts[t], cuts[t + 1], in_offsets, in_sources, in_coef, has_coef, src_scale,
-                     dst_scale, diag, has_diag, colsum, v, d, has_d, c, sd, x, zz, parts[t])
+                     dst_scale, diag, has_diag, colsum, v, d, has_d, c, sd, omega, x, zz,
+                     parts[t])
 
 
 sweep_serial = serial_twin(sweep)
@@ -147,7 +150,7 @@ def warm_up():
         parts = np.zeros((cuts.size - 1, PARTS))
         for kernel in (sweep, sweep_serial):
             kernel(cuts, off, src, np.empty(0), False, one, one, zero, False, one, x, x, False,
-                   0.1, 0.0, x, zz, parts)
+                   0.1, 0.0, 1.0, x, zz, parts)
     sums(x, one)
     gather(np.empty(0, np.int64), np.empty(0), x)
     for kernel in (column_sums, column_sums_serial):

@@ -29,9 +29,12 @@ Gauss–Seidel), ω = 0 chooses it as above (:attr:`~digraph.dispatch.engines.sc
 DagPushSettings.relaxation`).
 """
 
+import numpy as np
 from numba import njit
 
-__all__ = ["STATE", "PARAMS", "start", "after"]
+from ...errors import InvalidParameterError
+
+__all__ = ["STATE", "PARAMS", "params", "start", "after"]
 
 STATE = 5
 """Floats of a component's policy state: ω, phase, q, mass at the window's start, its sweep."""
@@ -39,6 +42,23 @@ PARAMS = 5
 """Floats of the policy's parameters: ω (0: chosen at run time), warm, window, min_rate, wmax."""
 
 _MEASURE, _TRIAL, _WATCHED, _FIXED = 0.0, 1.0, 2.0, 3.0
+
+
+def params(omega="auto", warm=3, window=2, min_rate=0.3, wmax=1.5, owner="relaxation"):
+    """The policy's :data:`PARAMS` as a float64 array, checked: ``omega`` ``"auto"`` (chosen at
+    run time) or a fixed factor in (0, 2); ``owner`` names the setting in an error."""
+    if isinstance(omega, str):
+        if omega != "auto":
+            raise InvalidParameterError(f"{owner} must be 'auto' or a number in (0, 2), got "
+                                        f"{omega!r}")
+        omega = 0.0
+    elif not 0.0 < float(omega) < 2.0:
+        raise InvalidParameterError(f"{owner} must be 'auto' or a number in (0, 2) (SOR "
+                                    f"diverges outside), got {omega!r}")
+    if warm < 1 or window < 1 or not 1.0 <= wmax < 2.0:
+        raise InvalidParameterError(f"{owner}: the warm sweeps and the window must be at least "
+                                    "1 and the largest factor in [1, 2)")
+    return np.array([float(omega), warm, window, min_rate, wmax], np.float64)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -74,6 +74,7 @@ from ....errors import InvalidParameterError
 from ... import driver
 from ....numeric import neumaier_add
 from ....smx.cpu import gauss_seidel as GS
+from ....smx.cpu import relaxation as R
 from ....smx.cpu.serial import pick, serial_twin
 from ...convergence import ROUNDING_MARGIN, quick_contraction
 from ...runtime.cpu_tasks import arc_tasks
@@ -127,6 +128,11 @@ class PowerSettings:
         most ``tol`` over this margin, so that the rounding floor stays far below the tolerance;
         otherwise it uses Neumaier's compensated sum, whose extra additions and branch per arc
         cost about a third of the pull.  ``inf`` always compensates (the ablation).
+    sweep_relaxation : "auto" or float
+        The over-relaxation factor ω of the Gauss–Seidel sweeps (:mod:`digraph.smx.cpu.
+        relaxation`, as the SCC engine's ``DagPushSettings.relaxation``): ``"auto"`` measures
+        the sweeps' rate at ω = 1 and tries Young's factor for it, kept while it pays; a number
+        in (0, 2) fixes ω (``1.0``: the plain sweeps).
     """
 
     accelerator: str = "auto"
@@ -134,6 +140,7 @@ class PowerSettings:
     probe_rounds: int = 12
     anderson_from_ratio: float = 0.5
     plain_sum_margin: float = 64.0
+    sweep_relaxation: object = "auto"
 
 
 DEFAULT = register(PowerSettings())
@@ -414,7 +421,9 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
                             (graph.in_offsets, graph.in_sources, in_coef, has_arc, src, dst),
                             lambda: Factors(graph, src, dst, in_coef, has_arc,
                                             _column_sums(graph, system), d_idx, d_g),
-                            window or 0, g1, tol, n, stats, v, d, settings.anderson_from_ratio)
+                            window or 0, g1, tol, n, stats, v, d, settings.anderson_from_ratio,
+                            R.params(settings.sweep_relaxation,
+                                     owner="PowerSettings.sweep_relaxation"))
     else:
         step = plain_step
 

@@ -21,6 +21,7 @@ power rounds' differences and rounding.
 import numpy as np
 
 from ....smx.cpu import gauss_seidel as K
+from ....smx.cpu import relaxation as R
 from ....smx.cpu.serial import pick
 from ...runtime.cpu_tasks import arc_tasks
 
@@ -55,7 +56,7 @@ class Factors:
 
 
 def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, n, stats, v, d,
-                 from_ratio):
+                 from_ratio, sor):
     """The round function (``driver.power``'s ``step``) of the power iteration accelerated by
     Gauss–Seidel sweeps.
 
@@ -71,7 +72,8 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     :func:`~digraph.dispatch.convergence.power_stop` reads the power rounds' differences).
     The vertices are cut into one range of about equal in-arcs a thread
     (:func:`~digraph.dispatch.runtime.cpu_tasks.arc_tasks`).  ``stats``: ``power_sweeps``,
-    ``power_checks``."""
+    ``power_checks``.  ``sor``: the over-relaxation's parameters (:mod:`digraph.smx.cpu.
+    relaxation`, its factor measured on the sweeps' differences from the sweeps' start)."""
     cuts = arc_tasks(graph, per_thread=1)
     offsets, sources, in_coef, has_coef, src, dst = pull_args
     kernel = pick(K.sweep, K.sweep_serial, graph.num_arcs)
@@ -79,7 +81,8 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
     zz = np.empty(2 * n)  # the sweep's start, then the live z = src_scale ∘ x
     z = zz[n:]
     rnd = {"k": 0, "on": True, "sweeping": False, "last": None, "start": start,
-           "ratio": 1.0, "sums": None, "swept": None, "factors": None}
+           "ratio": 1.0, "sums": None, "swept": None, "factors": None, "w": 1.0, "n": 0}
+    policy = np.zeros(R.STATE)
     stats["power_sweeps"] = 0
     stats["power_checks"] = 0
 
@@ -116,6 +119,8 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
             return bound, delta, diff
         x = state[0]
         f = rnd["factors"]
+        if rnd["n"] == 0:  # the first sweep: the factor's policy starts
+            rnd["w"] = R.start(policy, sor, np.inf)
         if rnd["sums"] is None:  # the sweeps start from a power round's G(x)
             np.multiply(src, x, out=z)
             rnd["sums"] = sums_of(x)
@@ -125,10 +130,12 @@ def sweep_rounds(state, power_round, graph, pull_args, factors, start, g1, tol, 
             zz[:n] = z
         has_d = bool(f.d_idx.size)
         kernel(cuts, offsets, sources, in_coef, has_coef, src, dst, f.diag, f.has_diag,
-               f.colsum, v, d, has_d, c, sg, x, zz, parts)
+               f.colsum, v, d, has_d, c, sg, rnd["w"], x, zz, parts)
         tot = parts.sum(axis=0)
         stats["power_sweeps"] += 1
         diff, sx = float(tot[0]), float(tot[1])
+        rnd["n"] += 1
+        rnd["w"] = R.after(policy, sor, float(rnd["n"]), diff)
         rnd["sums"] = (sx, float(tot[2]), K.gather(f.d_idx, f.d_g, x) if has_d else 0.0)
         rel = diff / max(sx, 1e-300)
         est = g1 * rel / (1.0 - g1) * rnd["ratio"]

@@ -169,20 +169,8 @@ DEFAULT = register(DagPushSettings())
 
 def sor_params(settings):
     """The float64 parameters of :mod:`digraph.smx.cpu.relaxation` for ``settings`` (checked)."""
-    w = settings.relaxation
-    if isinstance(w, str):
-        if w != "auto":
-            raise InvalidParameterError(f"DagPushSettings.relaxation must be 'auto' or a number "
-                                        f"in (0, 2), got {w!r}")
-        w = 0.0
-    elif not 0.0 < float(w) < 2.0:
-        raise InvalidParameterError(f"DagPushSettings.relaxation must be 'auto' or a number in "
-                                    f"(0, 2) (SOR diverges outside), got {w!r}")
-    if settings.relax_warm < 1 or settings.relax_window < 1 or not 1.0 <= settings.relax_max < 2.0:
-        raise InvalidParameterError("DagPushSettings: relax_warm and relax_window must be at "
-                                    "least 1 and relax_max in [1, 2)")
-    return np.array([float(w), settings.relax_warm, settings.relax_window,
-                     settings.relax_min_rate, settings.relax_max], np.float64)
+    return R.params(settings.relaxation, settings.relax_warm, settings.relax_window,
+                    settings.relax_min_rate, settings.relax_max, "DagPushSettings.relaxation")
 
 
 def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="vertex",
