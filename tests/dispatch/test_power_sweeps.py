@@ -5,9 +5,9 @@ of the exact answer, on graphs with self-loops (solved exactly), arc weights, pe
 dangling vectors; the sweeps start only where the plain rate is slow; the values do not depend
 on the threads' timing."""
 
-import numba
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 
@@ -138,12 +138,25 @@ def test_digraph_run_says_which_accelerator_ran():
     with using(GS):
         r = digraph.run(g, "pagerank", mode="power", tol=1e-10)
     assert r.stats["power"]["sweeps"] > 0 and r.stats["power"]["checks"] >= 1
-    # the default: the sweeps on one thread, Anderson's mixes on more
+    # the default: the sweeps on one thread; on two where few arcs cross the two ranges (here
+    # the two giants, one a range), Anderson's mixes where many do (a random graph) and on more
+    # threads than sweep_threads
     one = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=1)
     assert one.stats["power"]["sweeps"] > 0 and not one.stats["power"]["anderson_mixes"]
+    from digraph.dispatch.engines.power.cpu_sweeps import crossing_share
     if numba.config.NUMBA_NUM_THREADS > 1:
+        assert crossing_share(g, 2) <= power.DEFAULT.sweep_cross
         two = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=2)
-        assert two.stats["power"]["anderson_mixes"] > 0 and not two.stats["power"].get("sweeps")
+        assert two.stats["power"]["sweeps"] > 0 and not two.stats["power"]["anderson_mixes"]
+        mixed = digraph.load(rmat(12, 8, a=0.25, b=0.25, c=0.25, seed=2), num_vertices=2 ** 12)
+        assert crossing_share(mixed, 2) > power.DEFAULT.sweep_cross
+        r = digraph.run(mixed, "pagerank", mode="power", tol=1e-10, threads=2,
+                        settings=[power.PowerSettings(anderson_from_ratio=0.0)])
+        assert not r.stats["power"].get("sweeps")
+    if numba.config.NUMBA_NUM_THREADS > power.DEFAULT.sweep_threads:
+        many = digraph.run(g, "pagerank", mode="power", tol=1e-10,
+                           threads=power.DEFAULT.sweep_threads + 1)
+        assert many.stats["power"]["anderson_mixes"] > 0 and not many.stats["power"].get("sweeps")
     with using(power.PowerSettings(accelerator="anderson")):
         r2 = digraph.run(g, "pagerank", mode="power", tol=1e-10)
     assert r2.stats["power"]["anderson_mixes"] > 0 and not r2.stats["power"].get("sweeps")

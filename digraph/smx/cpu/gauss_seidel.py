@@ -27,7 +27,7 @@ from numba import njit, prange
 from .serial import serial_twin
 
 __all__ = ["sweep", "sweep_serial", "sums", "gather", "column_sums", "column_sums_serial",
-           "warm_up", "PARTS"]
+           "crossing_arcs", "warm_up", "PARTS"]
 
 PARTS = 3
 """Per-task sums a sweep writes: ``‖Δx‖₁``, ``Σx`` and ``Σ colsum·x`` of the new values."""
@@ -133,6 +133,23 @@ def column_sums(cuts, out_offsets, out_targets, src_scale, arc_scale, has_arc, d
 
 
 column_sums_serial = serial_twin(column_sums)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def crossing_arcs(cuts, in_offsets, in_sources):
+    """In-arcs whose source lies in another range of ``cuts`` than their target: the arcs a
+    several-range sweep reads from the sweep's start instead of the live iterate."""
+    total = 0
+    for t in prange(cuts.size - 1):
+        lo = cuts[t]
+        hi = cuts[t + 1]
+        out = 0
+        for k in range(in_offsets[lo], in_offsets[hi]):
+            u = in_sources[k]
+            if u < lo or u >= hi:
+                out += 1
+        total += out
+    return total
 
 
 def warm_up():

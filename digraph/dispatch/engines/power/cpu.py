@@ -80,7 +80,7 @@ from ...convergence import ROUNDING_MARGIN, quick_contraction
 from ...runtime.cpu_tasks import arc_tasks
 from ...systems import linear_factors, stored_field
 from .cpu_anderson import Starting, anderson_rounds
-from .cpu_sweeps import Factors, sweep_rounds
+from .cpu_sweeps import Factors, accelerator, sweep_rounds
 
 __all__ = ["solve", "applies", "PowerSettings", "DEFAULT"]
 
@@ -100,12 +100,10 @@ class PowerSettings:
         Gauss–Seidel sweeps, each checked by a power round when it looks converged
         (:mod:`.cpu_sweeps`), Anderson's mixes (:mod:`.cpu_anderson`, with
         ``anderson_memory``), or nothing (the plain iteration).  Either way the answer is a
-        power step and the stop its bound.  ``"auto"``: the sweeps on one thread, Anderson on
-        more.  On one thread a sweep is a true Gauss–Seidel sweep, one pass over the arcs, and
-        Anderson's record and mix passes cost about what a pull does on graphs of a few arcs a
-        vertex; on several, the ranges read each other's values of the sweep's start (more
-        sweeps: block Jacobi between them) while Anderson's passes split over the threads
-        (``benchmarks/results/accel_cpu1_dev.json``, ``accel_cpu2_dev.json``).
+        power step and the stop its bound.  ``"auto"``: the sweeps on one thread, and on a few
+        where few arcs cross the threads' ranges (``sweep_threads``, ``sweep_cross``: the
+        ranges read each other's values of the sweep's start, block Jacobi between them),
+        Anderson otherwise (``benchmarks/results/accel_cpu1_dev.json``, ``accel_cpu2_dev.json``).
     anderson_memory : int
         Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
         many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
@@ -128,6 +126,9 @@ class PowerSettings:
         most ``tol`` over this margin, so that the rounding floor stays far below the tolerance;
         otherwise it uses Neumaier's compensated sum, whose extra additions and branch per arc
         cost about a third of the pull.  ``inf`` always compensates (the ablation).
+    sweep_threads, sweep_cross : int, float
+        See ``accelerator``.  Measured at 2 threads, the sweeps over-relaxed: docs/history/
+        benchmarks-notebook.md, "Over-relaxed sweeps" (16 threads: before the relaxation only).
     sweep_relaxation : "auto" or float
         The over-relaxation factor ω of the Gauss–Seidel sweeps (:mod:`digraph.smx.cpu.
         relaxation`, as the SCC engine's ``DagPushSettings.relaxation``): ``"auto"`` measures
@@ -141,6 +142,8 @@ class PowerSettings:
     anderson_from_ratio: float = 0.5
     plain_sum_margin: float = 64.0
     sweep_relaxation: object = "auto"
+    sweep_threads: int = 2
+    sweep_cross: float = 0.2
 
 
 DEFAULT = register(PowerSettings())
@@ -401,8 +404,7 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
     if accel not in ("auto", "gauss-seidel", "anderson", "none"):
         raise InvalidParameterError(f"PowerSettings.accelerator={accel!r}: one of 'auto', "
                                     "'gauss-seidel', 'anderson', 'none'")
-    if accel == "auto":
-        accel = "gauss-seidel" if numba.get_num_threads() == 1 else "anderson"
+    accel = accelerator(graph, numba.get_num_threads(), settings)
     memory = max(int(settings.anderson_memory), 0) if (n and accel == "anderson") else 0
     sweeps = bool(n) and accel == "gauss-seidel"
     window = settings.probe_rounds if (trip is not None and (memory or sweeps)) else None

@@ -25,7 +25,31 @@ from ....smx.cpu import relaxation as R
 from ....smx.cpu.serial import pick
 from ...runtime.cpu_tasks import arc_tasks
 
-__all__ = ["sweep_rounds", "Factors"]
+__all__ = ["sweep_rounds", "Factors", "accelerator", "crossing_share"]
+
+
+def crossing_share(graph, threads):
+    """The share of the in-arcs between the ranges a sweep on ``threads`` threads cuts the
+    vertices into (one a thread, :func:`~digraph.dispatch.runtime.cpu_tasks.arc_tasks`): 0 on
+    one thread; kept on the graph per thread count."""
+    if threads <= 1 or graph.num_arcs == 0:
+        return 0.0
+    cuts = arc_tasks(graph, threads=threads, per_thread=1)
+    return graph._cached(("sweep crossing share", int(threads)), lambda: float(
+        K.crossing_arcs(cuts, graph.in_offsets, graph.in_sources)) / graph.num_arcs)
+
+
+def accelerator(graph, threads, settings):
+    """``settings.accelerator``, ``"auto"`` resolved: the Gauss–Seidel sweeps on one thread, and
+    on up to ``settings.sweep_threads`` threads where at most ``settings.sweep_cross`` of the
+    in-arcs cross the threads' ranges (read from the sweep's start there, so the sweeps lose
+    their edge); Anderson's mixing otherwise."""
+    if settings.accelerator != "auto":
+        return settings.accelerator
+    if threads == 1 or (threads <= settings.sweep_threads
+                        and crossing_share(graph, threads) <= settings.sweep_cross):
+        return "gauss-seidel"
+    return "anderson"
 
 
 class Factors:
