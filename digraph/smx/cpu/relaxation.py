@@ -1,5 +1,6 @@
-"""Successive over-relaxation (SOR) of the SCC engine's Gauss–Seidel sweeps, its factor ω chosen
-at run time (:mod:`digraph.smx.cpu.scc`, :mod:`digraph.smx.cpu.scc_split`).
+"""Successive over-relaxation (SOR) of Gauss–Seidel sweeps, its factor ω chosen at run time: the
+SCC engine's (:mod:`digraph.smx.cpu.scc`, :mod:`digraph.smx.cpu.scc_split`) and the power
+iteration's (:mod:`digraph.smx.cpu.gauss_seidel`).
 
 A push of vertex ``v`` with factor ω adds ``ω·r_v`` to ``x_v``, leaves ``(1 − ω)·r_v`` as its
 residual and sends ``ω·r_v`` along its out-arcs, so every residual stays exact and ω = 1 is the
@@ -41,7 +42,7 @@ STATE = 5
 PARAMS = 5
 """Floats of the policy's parameters: ω (0: chosen at run time), warm, window, min_rate, wmax."""
 
-_MEASURE, _TRIAL, _WATCHED, _FIXED = 0.0, 1.0, 2.0, 3.0
+_MEASURE, _RELAXED, _FIXED = 0.0, 1.0, 2.0
 
 
 def params(omega="auto", warm=3, window=2, min_rate=0.3, wmax=1.5, owner="relaxation"):
@@ -100,7 +101,7 @@ def after(state, params, sweeps, mass):
         state[2] = q
         if min_rate < q < 1.0:
             state[0] = min(2.0 / (1.0 + (1.0 - q) ** 0.5), wmax)
-            state[1] = _TRIAL
+            state[1] = _RELAXED
             state[4] = -sweeps  # the trial's window starts after one settling sweep
         else:
             state[1] = _FIXED
@@ -117,7 +118,6 @@ def after(state, params, sweeps, mass):
         state[0] = 1.0
         state[1] = _FIXED
         return 1.0
-    state[1] = _WATCHED
-    state[3] = mass
+    state[3] = mass  # the next window
     state[4] = sweeps
     return state[0]

@@ -38,14 +38,12 @@ docs/history/benchmarks-notebook.md, "PageRank: two formulations on the CPU, aga
 igraph PRPACK").
 """
 
-import types
-
 import numba
 import numpy as np
 from numba import njit, prange
 
 from . import relaxation
-from .serial import serial_twin
+from .serial import serial_twin, twin
 
 
 __all__ = ["COUNTERS", "coefficients", "acyclic_pass", "acyclic_pass_serial", "level_pass",
@@ -228,10 +226,10 @@ def _pulled(a, z, iout_offsets, iout_targets, icoef, iin_offsets, iin_sources, i
                 for e in range(iin_offsets[j], iin_offsets[j + 1]):
                     u = iin_sources[e]
                     acc += vscale[u] * x[u]
-            d = abs(w * (acc - x[j]))
-            x[j] += w * (acc - x[j])
-            mass += d * (f + back[j])
-            top = max(top, d)
+            dx = w * (acc - x[j])
+            x[j] += dx
+            mass += abs(dx) * (f + back[j])
+            top = max(top, abs(dx))
         top *= f + rmax
         w = relaxation.after(work, sor, sweeps, mass)
     cnt[PUSHES] += (sweeps + 1) * reads  # and the pass for ``back``
@@ -422,18 +420,6 @@ def serial_pass_direct(c0, c1, comp_offsets, comp_arcs, ein_offsets, ein_sources
         comp_sent[c] = pulled + read
 
 
-def _twin(kernel, suffix, parallel=False, **names):
-    """``kernel``'s function compiled again under the name ``<name><suffix>`` (cached apart), its
-    module-level ``names`` replaced (a constant, or the function it calls)."""
-    f = kernel.py_func
-    g = types.FunctionType(f.__code__, dict(f.__globals__, **names), f.__name__ + suffix,
-                           f.__defaults__, f.__closure__)
-    g.__qualname__ = f.__qualname__ + suffix
-    g.__module__ = f.__module__
-    g.__doc__ = f.__doc__
-    return njit(cache=True, nogil=True, parallel=parallel)(g)
-
-
-_component_pulled = _twin(_component, "_pulled", PULLED=True)
-serial_pass_pulled = _twin(serial_pass, "_pulled", _component=_component_pulled)
-level_pass_pulled = _twin(level_pass, "_pulled", parallel=True, _component=_component_pulled)
+_component_pulled = twin(_component, "_pulled", PULLED=True)
+serial_pass_pulled = twin(serial_pass, "_pulled", _component=_component_pulled)
+level_pass_pulled = twin(level_pass, "_pulled", parallel=True, _component=_component_pulled)

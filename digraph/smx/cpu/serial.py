@@ -17,7 +17,7 @@ import types
 
 from numba import njit
 
-__all__ = ["SERIAL_ITEMS", "serial_twin", "pick", "parallel_only"]
+__all__ = ["SERIAL_ITEMS", "twin", "serial_twin", "pick", "parallel_only"]
 
 SERIAL_ITEMS = 1 << 14
 """Inputs of fewer items (arcs) run a kernel's serial twin: a pass over them costs tens of
@@ -26,16 +26,23 @@ microseconds, what a parallel region's start costs on a few threads."""
 _PARALLEL_ONLY = contextvars.ContextVar("digraph_parallel_only", default=False)
 
 
-def serial_twin(kernel):
-    """The serial twin of the Numba ``kernel`` (``njit(cache=True, nogil=True)`` of a copy of
-    its function, named ``<name>_serial`` so that Numba caches the two apart)."""
+def twin(kernel, suffix, parallel=False, **names):
+    """``kernel``'s function compiled again (``njit(cache=True, nogil=True, parallel=...)``) under
+    the name ``<name><suffix>``, so that Numba caches the two apart, its module-level ``names``
+    replaced (a constant, or a function it calls)."""
     f = kernel.py_func
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__,
-                           f.__closure__)
-    g.__qualname__ = f.__qualname__ + "_serial"
+    g = types.FunctionType(f.__code__, dict(f.__globals__, **names) if names else f.__globals__,
+                           f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
     g.__module__ = f.__module__
     g.__doc__ = f.__doc__
-    return njit(cache=True, nogil=True)(g)
+    return njit(cache=True, nogil=True, parallel=parallel)(g)
+
+
+def serial_twin(kernel):
+    """The serial twin of the Numba ``kernel`` (:func:`twin` without ``parallel``, named
+    ``<name>_serial``)."""
+    return twin(kernel, "_serial")
 
 
 def pick(kernel, twin, items):

@@ -40,6 +40,7 @@ from ....algorithms.base import SumNormalized
 from ....errors import InvalidParameterError
 from ....smx.cpu.serial import serial_twin
 from ...convergence import ROUNDING_MARGIN
+from .cluster_handle import held_by
 from .cpu import _dangling, power_gamma
 
 __all__ = ["Google", "Affine", "iteration", "affine_refusal", "weighted_sums",
@@ -160,12 +161,6 @@ class Google:
         return np.empty(0, np.float64).view(SumNormalized)
 
 
-def _on_workers(graph):
-    """Whether ``graph``'s arcs are only on the workers (a handle's :class:`VertexView`)."""
-    from .cluster_handle import held_by
-    return held_by(graph) is not None
-
-
 class Affine:
     """The affine map ``x ← b + A x`` of a linear system that is not normalised (module text).
 
@@ -194,7 +189,7 @@ class Affine:
         stats["power_map"] = "affine"
         if g1 < 1.0:
             self.c_d, self.c_r, self.g1 = g1 / (1.0 - g1), 1.0 / (1.0 - g1), float(g1)
-        elif getattr(system, "shard_weights", False) or _on_workers(graph):
+        elif held_by(graph) is not None:
             # the dual weights' sweeps need the arcs, which only the workers hold
             self.c_d, self.c_r = n * ginf / (1.0 - ginf), n / (1.0 - ginf)
             self.g1 = float(ginf)
