@@ -31,10 +31,10 @@ Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, §4.2), so the p
 the tolerance (``u (max in-degree + 2) / (1 − γ1) > tol /``
 :attr:`PowerSettings.plain_sum_margin`), the pull is a compensated (Neumaier) sum, exact to a few
 ulps per entry.  Either way ``‖δ‖₁ ≤ u·E + 8u (Σ(A x_k) + |c| + Σx_{k+1})`` (``E = 0`` for the
-compensated pull); ``stats["power_sum"]`` says which ran.  When that floor
-alone, ``‖δ‖₁ / (1 − γ1)``, exceeds ``tol / 2``, the run goes on until its differences are down
-to the rounding (``γ1 ‖x_{k+1} − x_k‖₁ ≤ ‖δ‖₁``) or stop falling, then stops ``floor_limited``
-with the bound it reached (about twice the floor).
+compensated pull); ``stats["power_sum"]`` says which ran.  When that floor alone, ``‖δ‖₁ /
+(1 − γ1)``, exceeds ``tol / 2``, the run goes on until its differences are down to the rounding
+(``γ1 ‖x_{k+1} − x_k‖₁ ≤ ‖δ‖₁``) or stop falling, then stops ``floor_limited`` with the bound it
+reached (about twice the floor).
 
 A dangling vector (``LinearSystem.dangling = d``, ``dangling_scale = g``; PageRank's
 ``dangling=``, networkx's semantics: Langville and Meyer 2006 §4.5, where the dangling mass may
@@ -100,10 +100,11 @@ class PowerSettings:
         Gauss–Seidel sweeps, each checked by a power round when it looks converged
         (:mod:`.cpu_sweeps`), Anderson's mixes (:mod:`.cpu_anderson`, with
         ``anderson_memory``), or nothing (the plain iteration).  Either way the answer is a
-        power step and the stop its bound.  ``"auto"``: the sweeps on one thread, and on a few
+        power step and the stop its bound.  ``"auto"``: the sweeps on one thread, and on several
         where few arcs cross the threads' ranges (``sweep_threads``, ``sweep_cross``: the
         ranges read each other's values of the sweep's start, block Jacobi between them),
-        Anderson otherwise (``benchmarks/results/accel_cpu1_dev.json``, ``accel_cpu2_dev.json``).
+        Anderson otherwise (``benchmarks/results/accel_cpu1_dev.json``, ``accel_cpu2_dev.json``,
+        ``accel_cpu16_h100_host.json``).
     anderson_memory : int
         Anderson acceleration (type II, :class:`~digraph.dispatch.anderson.Anderson`) with this
         many difference columns; 0 runs the plain iteration (kept as the ablation: exactly the
@@ -126,9 +127,10 @@ class PowerSettings:
         most ``tol`` over this margin, so that the rounding floor stays far below the tolerance;
         otherwise it uses Neumaier's compensated sum, whose extra additions and branch per arc
         cost about a third of the pull.  ``inf`` always compensates (the ablation).
-    sweep_threads, sweep_cross : int, float
-        See ``accelerator``.  Measured at 2 threads, the sweeps over-relaxed: docs/history/
-        benchmarks-notebook.md, "Over-relaxed sweeps" (16 threads: before the relaxation only).
+    sweep_threads, sweep_cross : int or None, float
+        See ``accelerator``: the sweeps on at most ``sweep_threads`` threads (``None``: any)
+        where at most ``sweep_cross`` of the in-arcs cross the ranges; the cut lies between the
+        shares where they won and lost at 2 and 16 threads (history: "Over-relaxed sweeps").
     sweep_relaxation : "auto" or float
         The over-relaxation factor ω of the Gauss–Seidel sweeps (:mod:`digraph.smx.cpu.
         relaxation`, as the SCC engine's ``DagPushSettings.relaxation``): ``"auto"`` measures
@@ -142,8 +144,8 @@ class PowerSettings:
     anderson_from_ratio: float = 0.5
     plain_sum_margin: float = 64.0
     sweep_relaxation: object = "auto"
-    sweep_threads: int = 2
-    sweep_cross: float = 0.2
+    sweep_threads: object = None
+    sweep_cross: float = 0.15
 
 
 DEFAULT = register(PowerSettings())
@@ -408,9 +410,8 @@ def solve(graph, system, *, tol, max_iter, stats, trip=None, judge=None, setting
     memory = max(int(settings.anderson_memory), 0) if (n and accel == "anderson") else 0
     sweeps = bool(n) and accel == "gauss-seidel"
     window = settings.probe_rounds if (trip is not None and (memory or sweeps)) else None
-    stats["power_anderson"] = 0  # the memory once Anderson starts recording (anderson_rounds)
-    stats["anderson_mixes"] = 0
-    stats["anderson_restarts"] = 0
+    # the memory once Anderson starts recording (anderson_rounds), its mixes and restarts
+    stats["power_anderson"] = stats["anderson_mixes"] = stats["anderson_restarts"] = 0
     def dense(scale):  # a scale as an array of n
         return np.ascontiguousarray(np.broadcast_to(np.asarray(scale, np.float64), (n,)))
 

@@ -41,12 +41,13 @@ def crossing_share(graph, threads):
 
 def accelerator(graph, threads, settings):
     """``settings.accelerator``, ``"auto"`` resolved: the Gauss–Seidel sweeps on one thread, and
-    on up to ``settings.sweep_threads`` threads where at most ``settings.sweep_cross`` of the
-    in-arcs cross the threads' ranges (read from the sweep's start there, so the sweeps lose
-    their edge); Anderson's mixing otherwise."""
+    on up to ``settings.sweep_threads`` threads (``None``: any count) where at most
+    ``settings.sweep_cross`` of the in-arcs cross the threads' ranges (read from the sweep's
+    start there, so the sweeps lose their edge); Anderson's mixing otherwise."""
     if settings.accelerator != "auto":
         return settings.accelerator
-    if threads == 1 or (threads <= settings.sweep_threads
+    cap = settings.sweep_threads
+    if threads == 1 or ((cap is None or threads <= cap)
                         and crossing_share(graph, threads) <= settings.sweep_cross):
         return "gauss-seidel"
     return "anderson"
