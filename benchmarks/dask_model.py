@@ -9,16 +9,22 @@ a round moves 8 bytes for each (vertex, other worker reading it) pair.  The time
     T(k) = t_arc · A_max(k) + L0 + l · k + 8 · R_max(k) / B,
 
 ``A_max`` the most in-arcs of a worker (the pull waits for the slowest), ``R_max`` the most
-entries a worker receives or sends, ``t_arc`` the seconds a pull spends on an arc (the
-one-process iteration on one thread: its ``time_compute`` over its rounds and arcs), ``L0 + l·k``
-the round's calls (client to every worker and back, each worker to the others) and ``B`` the
-bytes a second a worker moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative)
-to the rounds of ``bench_dask_cluster.py --json`` files, whose graphs (R-MAT of the same seed
-and edge factor) are rebuilt here; the fitted constants are those of the machine measured (on
-one host, loopback TCP): on a network, ``L0``, ``l`` and ``B`` are the network's.
+entries a worker receives or sends, ``t_arc`` the seconds a pull spends on an arc with the
+worker's thread count ``T`` (the one-process iteration on ``T`` threads, the files' rows of
+kind ``process-T``: its seconds a round over its arcs), ``L0 + l·k`` the round's calls (client
+to every worker and back, each worker to the others) and ``B`` the bytes a second a worker
+moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative) to the rounds of
+``bench_dask_cluster.py --json`` files of one machine, whose graphs (R-MAT of the same seed and
+edge factor) are rebuilt here; ``l`` only where three worker counts or more were measured (with
+fewer it cannot be told from the bytes' term, which also grows with ``k``).  The fitted
+constants are those of the machine measured (on one host, loopback TCP): on a network, ``L0``,
+``l`` and ``B`` are the network's.
 
     python benchmarks/dask_model.py --measured benchmarks/results/dask_cluster_2w_dev.json \\
         --predict-scale 24 --workers 2 4 8 16 32 64 --out dask_model.json
+
+Predictions take the measured workers' thread count (``--worker-threads`` to choose among
+several).
 """
 
 import argparse
@@ -63,11 +69,11 @@ def rmat_graph(scale, edge_factor=16):
 def fit(points):
     """``(L0, l, 1/B)`` ≥ 0 from ``[(k, entries_max, seconds left after the pull)]``, least
     squares on ``L0 + l·k + 8·R/B`` (non-negative by clipping and refitting the rest; ``l = 0``
-    when the points have one worker count only)."""
+    when the points have fewer than three worker counts)."""
     X = np.array([[1.0, k, 8.0 * r] for k, r, _ in points])
     y = np.array([s for _, _, s in points])
-    # one worker count measured: L0 + l·k is one constant, l = 0 (its slope needs two counts)
-    free = [0, 1, 2] if len({k for k, _, _ in points}) > 1 else [0, 2]
+    # L0 + l·k and 8·R/B both grow with k: l is told apart from B by three counts or more
+    free = [0, 1, 2] if len({k for k, _, _ in points}) > 2 else [0, 2]
     coef = np.zeros(3)
     while free:
         c, *_ = np.linalg.lstsq(X[:, free], y, rcond=None)
@@ -85,38 +91,55 @@ def main(argv=None):
     ap.add_argument("--predict-scale", type=int, nargs="+", default=[24])
     ap.add_argument("--workers", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
     ap.add_argument("--edge-factor", type=int, default=16)
+    ap.add_argument("--worker-threads", type=int,
+                    help="threads of each predicted worker (default: the measured workers')")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     rows = []
     for path in a.measured:
         data = json.loads(Path(path).read_text())
         rows += data["rows"] if isinstance(data, dict) else data
-    # t_arc: the one-process iteration on one thread, its seconds a round over its arcs
-    one = [r for r in rows if r["kind"] == "process-1"]
-    t_arc = float(np.median([r["ms_round"] * 1e-3 / r["arcs"] for r in one]))
+    # t_arc by thread count: the one-process iteration on T threads, its seconds a round an arc
+    t_arc = {}
+    for r in rows:
+        if r["kind"].startswith("process-"):
+            t_arc.setdefault(int(r["kind"].split("-")[1]), []).append(
+                r["ms_round"] * 1e-3 / r["arcs"])
+    t_arc = {t: float(np.median(v)) for t, v in t_arc.items()}
+    cluster = [r for r in rows if r["kind"] == "cluster"]
+    threads = sorted({int(r.get("worker_threads", 1)) for r in cluster})
+    missing = [t for t in threads if t not in t_arc]
+    if missing:
+        ap.error(f"no one-process rows (kind process-T) on {missing} threads, the measured "
+                 "workers' thread counts")
+    wt = a.worker_threads if a.worker_threads is not None else threads[-1]
+    if wt not in t_arc:
+        ap.error(f"--worker-threads {wt}: no one-process rows on {wt} threads "
+                 f"(measured: {sorted(t_arc)})")
     graphs = {}
     points, checks = [], []
-    for r in rows:
-        if r["kind"] != "cluster":
-            continue
+    for r in cluster:
         g = graphs.setdefault(r["scale"], rmat_graph(r["scale"], a.edge_factor))
         lay = layout(g, r["workers"])
         assert lay["bytes_round"] == r["bytes_round"], (lay, r)  # the model's bytes are exact
-        rest = r["ms_round"] * 1e-3 - t_arc * lay["arcs_max"]
+        t = int(r.get("worker_threads", 1))
+        rest = r["ms_round"] * 1e-3 - t_arc[t] * lay["arcs_max"]
         points.append((lay["k"], lay["entries_max"], rest))
-        checks.append((r, lay))
+        checks.append((r, lay, t))
+    graphs.clear()
     L0, l, inv_b = fit(points)
 
-    def model(lay):
-        return t_arc * lay["arcs_max"] + L0 + l * lay["k"] + 8.0 * lay["entries_max"] * inv_b
+    def model(lay, t):
+        return t_arc[t] * lay["arcs_max"] + L0 + l * lay["k"] + 8.0 * lay["entries_max"] * inv_b
 
-    out = {"t_arc_ns": t_arc * 1e9, "L0_ms": L0 * 1e3, "l_ms_per_worker": l * 1e3,
+    out = {"t_arc_ns": {str(t): v * 1e9 for t, v in sorted(t_arc.items())},
+           "L0_ms": L0 * 1e3, "l_ms_per_worker": l * 1e3,
            "bandwidth_gb_s": (1.0 / inv_b / 1e9) if inv_b > 0 else None,
-           "checked": [], "predicted": []}
-    for r, lay in checks:
-        out["checked"].append({"scale": r["scale"], "workers": lay["k"], "arcs": r["arcs"],
-                               "bytes_round": lay["bytes_round"],
-                               "measured_ms": r["ms_round"], "model_ms": 1e3 * model(lay)})
+           "worker_threads": wt, "checked": [], "predicted": []}
+    for r, lay, t in checks:
+        out["checked"].append({"scale": r["scale"], "workers": lay["k"], "worker_threads": t,
+                               "arcs": r["arcs"], "bytes_round": lay["bytes_round"],
+                               "measured_ms": r["ms_round"], "model_ms": 1e3 * model(lay, t)})
     for s in a.predict_scale:
         g = rmat_graph(s, a.edge_factor)
         for k in a.workers:
@@ -125,8 +148,8 @@ def main(argv=None):
                                      "bytes_round": lay["bytes_round"],
                                      "arcs_max": lay["arcs_max"],
                                      "entries_max": lay["entries_max"],
-                                     "pull_ms": 1e3 * t_arc * lay["arcs_max"],
-                                     "model_ms": 1e3 * model(lay)})
+                                     "pull_ms": 1e3 * t_arc[wt] * lay["arcs_max"],
+                                     "model_ms": 1e3 * model(lay, wt)})
         del g
     print(json.dumps(out, indent=1))
     if a.out:

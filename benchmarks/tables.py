@@ -486,20 +486,25 @@ def _dask_model(stem, data):
     against the measured rounds and its prediction for more workers."""
     m = data["rows"][0]
     bw = m["bandwidth_gb_s"]
-    head = (f"t_arc = {m['t_arc_ns']:.3g} ns an arc, L0 = {m['L0_ms']:.3g} ms, "
+    t_arc = m["t_arc_ns"]  # one thread (a number), or by a worker's thread count
+    t_arc = ", ".join(f"{v:.3g} ns an arc on {t} thread{'s' * (t != '1')}"
+                      for t, v in t_arc.items()) if isinstance(t_arc, dict) else (
+        f"{t_arc:.3g} ns an arc")
+    head = (f"t_arc = {t_arc}, L0 = {m['L0_ms']:.3g} ms, "
             f"l = {m['l_ms_per_worker']:.3g} ms a worker, B = "
             + (f"{bw:.3g} GB/s" if bw else "not fitted"))
-    lines = ["| R-MAT scale | arcs | workers | bytes a round | measured ms | model ms |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| R-MAT scale | arcs | workers × threads | bytes a round | measured ms "
+             "| model ms |", "|---:|---:|---:|---:|---:|---:|"]
     for r in m["checked"]:
-        lines.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
-                     f"| {r['bytes_round']:,} | {fmt(r['measured_ms'])} "
-                     f"| {fmt(r['model_ms'])} |")
-    pred = ["| R-MAT scale | arcs | workers | bytes a round | most in-arcs of a worker "
-            "| most entries a worker moves | pull ms | model ms a round |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} × "
+                     f"{r.get('worker_threads', 1)} | {r['bytes_round']:,} "
+                     f"| {fmt(r['measured_ms'])} | {fmt(r['model_ms'])} |")
+    pred = ["| R-MAT scale | arcs | workers × threads | bytes a round "
+            "| most in-arcs of a worker | most entries a worker moves | pull ms "
+            "| model ms a round |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in m["predicted"]:
-        pred.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} "
+        pred.append(f"| {r['scale']} | {r['arcs']:,} | {r['workers']} × "
+                    f"{m.get('worker_threads', 1)} "
                     f"| {r['bytes_round']:,} | {r['arcs_max']:,} | {r['entries_max']:,} "
                     f"| {fmt(r['pull_ms'])} | {fmt(r['model_ms'])} |")
     return (f"## Dask cluster: the round model `{stem}`\n\n"

@@ -164,8 +164,10 @@ def test_adsorption_converges_on_real_graphs(name):
     has = np.flatnonzero(deg > 0)
     high = g.vertex_ids[has[np.argsort(-deg[has], kind="stable")[:10]]]
     low = g.vertex_ids[has[np.argsort(deg[has], kind="stable")[:10]]]
+    large = g.num_arcs > 1_000_000  # the named modes at one tolerance there (the suite's time)
     for seeds in (high, low):
         x_star = reference(g, adsorption_system(g, seeds), sweeps=250)  # 0.8^250 < 1e-24
         for tol in (1e-4, 1e-8, 1e-12):
             for mode in (None, "bsp", "vertex-async"):
-                check_adsorption(g, seeds, tol, mode, x_star)
+                if mode is None or not large or tol == 1e-8:
+                    check_adsorption(g, seeds, tol, mode, x_star)
