@@ -132,7 +132,10 @@ def main(argv=None):
     def model(lay, t):
         return t_arc[t] * lay["arcs_max"] + L0 + l * lay["k"] + 8.0 * lay["entries_max"] * inv_b
 
-    out = {"t_arc_ns": {str(t): v * 1e9 for t, v in sorted(t_arc.items())},
+    # as many rows as fitted constants (L0 and B; l too from three worker counts): no check
+    counts = len({k for k, _, _ in points})
+    out = {"exact_fit": len(points) <= (3 if counts > 2 else 2),
+           "t_arc_ns": {str(t): v * 1e9 for t, v in sorted(t_arc.items())},
            "L0_ms": L0 * 1e3, "l_ms_per_worker": l * 1e3,
            "bandwidth_gb_s": (1.0 / inv_b / 1e9) if inv_b > 0 else None,
            "worker_threads": wt, "checked": [], "predicted": []}

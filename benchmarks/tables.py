@@ -510,7 +510,9 @@ def _dask_model(stem, data):
     return (f"## Dask cluster: the round model `{stem}`\n\n"
             "`benchmarks/dask_model.py`: T(k) = t_arc·A_max(k) + L0 + l·k + "
             "8·R_max(k)/B, the bytes exact from the cut (docs/distributed.md). "
-            f"Fitted: {head}.\n\nChecked against the measured rounds:\n\n"
+            f"Fitted: {head}.\n\n"
+            + ("Fitted exactly to the measured rounds (as many as its constants: no check):"
+               if m.get("exact_fit") else "Checked against the measured rounds:") + "\n\n"
             + "\n".join(lines) + "\n\nPredicted:\n\n" + "\n".join(pred))
 
 
