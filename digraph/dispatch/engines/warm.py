@@ -81,7 +81,7 @@ def cpu(mode, family, graph, system=None, variants=None, settings=None):
             import dataclasses
             if variants == "all":  # a run compiles Anderson's passes when it first mixes,
                 from ...smx.cpu import anderson as cpu_anderson  # and the sweeps when it first
-                from ...smx.cpu import gauss_seidel  # sweeps (one thread)
+                from ...smx.cpu import gauss_seidel  # sweeps (serial and parallel)
                 cpu_anderson.warm_up()
                 gauss_seidel.warm_up()
             from .power.cpu import PowerSettings
