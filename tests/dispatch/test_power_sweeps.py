@@ -144,6 +144,7 @@ def test_digraph_run_says_which_accelerator_ran():
     one = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=1)
     assert one.stats["power"]["sweeps"] > 0 and not one.stats["power"]["anderson_mixes"]
     from digraph.dispatch.engines.power.cpu_sweeps import crossing_share
+    assert power.DEFAULT.sweep_threads is None  # no cap: the crossing share decides
     if numba.config.NUMBA_NUM_THREADS > 1:
         assert crossing_share(g, 2) <= power.DEFAULT.sweep_cross
         two = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=2)
@@ -153,8 +154,6 @@ def test_digraph_run_says_which_accelerator_ran():
         r = digraph.run(mixed, "pagerank", mode="power", tol=1e-10, threads=2,
                         settings=[power.PowerSettings(anderson_from_ratio=0.0)])
         assert not r.stats["power"].get("sweeps")
-    assert power.DEFAULT.sweep_threads is None  # no cap: the crossing share decides
-    if numba.config.NUMBA_NUM_THREADS > 1:
         with using(power.PowerSettings(sweep_threads=1)):
             capped = digraph.run(g, "pagerank", mode="power", tol=1e-10, threads=2)
         assert capped.stats["power"]["anderson_mixes"] > 0

@@ -34,9 +34,9 @@ def crossing_share(graph, threads):
     one thread; kept on the graph per thread count."""
     if threads <= 1 or graph.num_arcs == 0:
         return 0.0
-    cuts = arc_tasks(graph, threads=threads, per_thread=1)
-    return graph._cached(("sweep crossing share", int(threads)), lambda: float(
-        K.crossing_arcs(cuts, graph.in_offsets, graph.in_sources)) / graph.num_arcs)
+    return graph._cached(("sweep crossing share", int(threads)), lambda: float(K.crossing_arcs(
+        arc_tasks(graph, threads=threads, per_thread=1), graph.in_offsets, graph.in_sources))
+        / graph.num_arcs)
 
 
 def accelerator(graph, threads, settings):

@@ -229,7 +229,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     # a thread's scratch: an exact solve's matrix, or a swept component's relaxation state
     work = np.empty((numba.config.NUMBA_NUM_THREADS, max(d * d + d, R.STATE)), np.float64)
     sor = sor_params(settings)
-    pull, pull_args = _pulled_arrays(cond, settings, icoef if has_coef else None)
+    swept, pull, pull_args = _pulled_arrays(cond, settings, icoef if has_coef else None)
     C = cond.num_components
     comp_sweeps = np.zeros(C, np.int64)
     comp_sent = np.zeros(C, np.int64)
@@ -237,7 +237,6 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     b_left = float(b.sum())
     sum_done = 0.0
     split = splits(cond, T, settings)
-    swept = (cond.comp_arcs > 0) & (np.diff(cond.comp_offsets) > settings.direct_vertices)
     rounds = 0
     layer_rounds = np.zeros(cond.num_levels, np.int64)
     acyclic_sent = np.zeros(cond.num_levels, np.int64)  # arcs pulled by a level's acyclic_pass
@@ -323,9 +322,10 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
 
 
 def _pulled_arrays(cond, settings, icoef):
-    """(the components that sweep in pull form, ``(iin_offsets, iin_sources, iin_coef, pullp)``
-    of the kernels' pulled sweeps): those swept components have fewer than
-    ``settings.pull_degree`` inside arcs a vertex; the inside arcs by target
+    """(the components swept (arcs inside, more than ``settings.direct_vertices`` vertices), those
+    that sweep in pull form, ``(iin_offsets, iin_sources, iin_coef, pullp)`` of the kernels'
+    pulled sweeps): the swept ones of fewer than ``settings.pull_degree`` inside arcs a vertex
+    (both masks kept on the condensation); the inside arcs by target
     (:func:`~digraph.paths.condensation.inside_in_arcs`, built only where one does), their
     coefficients (``icoef`` permuted; none without arc factors) and ``pullp``: ``pull_degree``,
     then one float a position (the sums of :func:`digraph.smx.cpu.scc._pulled`'s bound)."""
@@ -334,17 +334,17 @@ def _pulled_arrays(cond, settings, icoef):
     key = (deg, int(settings.direct_vertices))
     if key not in masks:
         sizes = np.diff(cond.comp_offsets)
-        masks[key] = ((cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
-                      & (cond.comp_arcs < deg * sizes))
-    pull = masks[key]
+        swept = (cond.comp_arcs > 0) & (sizes > settings.direct_vertices)
+        masks[key] = swept, swept & (cond.comp_arcs < deg * sizes)
+    swept, pull = masks[key]
     if not pull.any():
-        return pull, (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype), np.zeros(1),
-                      np.zeros(1))
+        return swept, pull, (np.zeros(1, np.int64), np.zeros(1, cond.iout_targets.dtype),
+                             np.zeros(1), np.zeros(1))
     off, src, perm = inside_in_arcs(cond)
     coef = np.ascontiguousarray(icoef[perm]) if icoef is not None else np.zeros(1)
     pullp = np.empty(cond.iout_offsets.size, np.float64)  # the threshold, then _pulled's scratch
     pullp[0] = deg
-    return pull, (off, src, coef, pullp)
+    return swept, pull, (off, src, coef, pullp)
 
 
 def _level_parts(cond, L):
