@@ -41,6 +41,7 @@ iteration (:func:`power`) on its own bound and stop rule, with the router's prob
 """
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,7 +53,38 @@ from .convergence import (certified, linear_error_bound, power_stop, residual_th
                           tightened, verdict)
 
 __all__ = ["DriverSettings", "DEFAULT", "Stall", "stall_rounds", "linear", "worklist", "Rounds",
-           "power", "hand_over", "ending", "budget_sweeps", "settle", "layer", "local", "queued"]
+           "power", "hand_over", "ending", "budget_sweeps", "settle", "layer", "local", "queued",
+           "OverTime", "deadline", "safe_point"]
+
+
+class OverTime(Exception):
+    """Raised at a safe point (:func:`safe_point`) once the run has passed the :func:`deadline`
+    its caller set; the caller catches it and runs another engine (an exploring run of the
+    router's measured choice, :func:`digraph.dispatch.engines.on_cpu.run`)."""
+
+
+_DEADLINE = [None]
+
+
+@contextmanager
+def deadline(at):
+    """Within the block, :func:`safe_point` raises :class:`OverTime` once
+    :func:`~digraph.compiling.work_clock` (which stands still while Numba compiles) passes
+    ``at`` (None: no deadline).  Blocks do not nest."""
+    _DEADLINE[0] = at
+    try:
+        yield
+    finally:
+        _DEADLINE[0] = None
+
+
+def safe_point():
+    """Between rounds, sweeps and steps, never inside a kernel: raise a pending Ctrl-C
+    (:mod:`digraph.interrupts`), then :class:`OverTime` past the :func:`deadline`."""
+    _check_interrupt()
+    at = _DEADLINE[0]
+    if at is not None and work_clock() > at:
+        raise OverTime
 
 
 @dataclass(frozen=True)
@@ -140,7 +172,7 @@ def linear(engine, *, n, gammas, normalize, tol, max_iter, stats, settings=DEFAU
             said = verdict(bound, r1, floor, tol, stats)
             outcome = "converged" if said == "converged" else "stalled"
             break
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between rounds
         progress.report(stats["rounds"], bound)
         engine.step(theta)
         stats["rounds"] += 1
@@ -174,7 +206,7 @@ def worklist(engine, *, max_iter, stats):
             return True
         if stats["rounds"] >= max_iter:
             return False
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between rounds
         progress.report(stats["rounds"], None, frontier=int(active))
         engine.step()
         stats["rounds"] += 1
@@ -204,7 +236,7 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
     timed = judge is not None and trip is not None
     t0 = work_clock() if timed else 0.0
     while not converged and rounds < max_iter:
-        _check_interrupt()
+        safe_point()  # a Ctrl-C, or the deadline, between rounds
         bound, delta, diff = step()
         rounds += 1
         if timed:
@@ -315,7 +347,7 @@ def budget_sweeps(engine, *, tol, max_iter, max_sweeps, then, stats):
     or ``"hand-over"``, the last certificate)."""
     factor = 1.0
     while True:
-        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between sweeps
         out_of_rounds = engine.sweep(factor)
         certificate = engine.certify()
         capped = bool(out_of_rounds) or stats["rounds"] >= max_iter
@@ -337,7 +369,7 @@ def settle(sweep, settled, *, max_iter, stats):
     its rounds ran out), then ``settled()`` checks every part; until it finds nothing pending
     (True) or ``max_iter`` rounds have run (False)."""
     while True:
-        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between sweeps
         if not sweep():
             return False
         if settled():
@@ -363,7 +395,7 @@ def layer(engine, *, max_iter, stats, stall):
             return "done"
         if watch.update(level):
             return "stalled"
-        _check_interrupt()  # a Ctrl-C is raised between rounds (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between rounds
         progress.report(stats["rounds"], level)
         engine.walk()
 
@@ -374,7 +406,7 @@ def local(done, sweep, *, max_sweeps):
     ``max_sweeps`` in all.  Returns (sweeps, capped)."""
     sweeps = 0
     while not done():
-        _check_interrupt()  # a Ctrl-C is raised between sweeps (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between sweeps
         if sweeps >= max_sweeps:
             return sweeps, True
         made = sweep(max_sweeps - sweeps)
@@ -391,7 +423,7 @@ def queued(queue, done, *, per_check, max_rounds):
     done)."""
     r = 0
     while r < max_rounds:
-        _check_interrupt()  # a Ctrl-C is raised between checks (digraph.interrupts)
+        safe_point()  # a Ctrl-C, or the deadline, between checks
         queue(r)
         r += per_check
         if done(r):

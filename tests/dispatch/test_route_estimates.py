@@ -52,12 +52,13 @@ def test_the_shape_builds_no_condensation_where_nothing_can_split():
 
 
 def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
-    """Within the band: the model's engine first, then the other, then the faster measured."""
+    """Within the band: the model's engine first, then the other, then the faster measured
+    (no cap on the timing runs: a loaded machine must not stop one)."""
     g = _two_blobs()
     engine_settings(scc_cpu.DEFAULT, split_arcs=1000, split_cross_cost=0.0)
     # estimates equal at 2 threads with every arc split: the model is unsure
     engine_settings(route.DEFAULT, scc_ratio_base=0.9, scc_ratio_split=0.1,
-                    scc_thread_exponent=0.0, bsp_share=1.01)
+                    scc_thread_exponent=0.0, bsp_share=1.01, explore_cap=1e9)
     seeds = [int(g.vertex_ids[5])]
     exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
     k = 1 + estimates.TIMED_RUNS  # an engine's runs until it is timed
@@ -77,6 +78,36 @@ def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
     measured = [c for c in runs[2 * k].stats["route"]["considered"]
                 if c["test"] == "seconds measured on this graph"]
     assert {c["engine"] for c in measured} == {"cpu-scc", "cpu-bsp"}
+    for r in runs:
+        assert r.stats["error_bound"] <= 1e-9 and np.abs(r.values - exact).max() <= 1e-8
+
+
+def test_a_timing_run_past_its_cap_stops_and_the_faster_answers(engine_settings):
+    """explore_cap: the engine timed second stops at a safe point once it has run that many
+    times the first's measured seconds; the first answers, and the choice is measured."""
+    g = _two_blobs()
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000, split_cross_cost=0.0)
+    engine_settings(route.DEFAULT, scc_ratio_base=0.9, scc_ratio_split=0.1,
+                    scc_thread_exponent=0.0, bsp_share=1.01, explore_cap=1e-6)
+    seeds = [int(g.vertex_ids[5])]
+    exact = digraph.algorithms.Adsorption().reference(g, seeds=seeds)
+    k = 1 + estimates.TIMED_RUNS
+    runs = [digraph.run(g, "adsorption", seeds=seeds, threads=2, tol=1e-9)
+            for _ in range(k + 2)]
+    codes = [r.stats["route"]["code"] for r in runs]
+    assert codes == ["estimated"] * k + ["measuring", "measured"]
+    first = runs[0].stats["mode"]
+    other = ({"scc", "bsp"} - {first}).pop()
+    stop = runs[k].stats
+    assert stop["route"]["mode"] == other and stop["mode"] == first
+    assert [s["code"] for s in stop["route"]["steps"]] == ["over-time"]
+    assert stop["route"]["steps"][0]["to"] == first
+    key = estimates.seconds_key(2, False)
+    assert estimates.stopped(g, key) == {other}
+    assert set(estimates.timed(g, key)) == {"scc", "bsp"}
+    # the stopped engine ran less than the first's time here, but counts as the slower
+    later = runs[k + 1].stats
+    assert later["mode"] == first and f"{other}'s over " in later["route"]["reason"]
     for r in runs:
         assert r.stats["error_bound"] <= 1e-9 and np.abs(r.values - exact).max() <= 1e-8
 

@@ -7,7 +7,10 @@ PathSet of the path modes: ``time_preprocess``) → the engine (``time_compute``
 :func:`~digraph.dispatch.route.after_probe` makes when the probe trips.  A plan that asks for it
 (:attr:`~digraph.dispatch.route.plans.Plan.timing`: the router's estimates were close) records
 the engine's seconds on the graph for the next runs' choice
-(:func:`digraph.dispatch.route.estimates.record`).
+(:func:`digraph.dispatch.route.estimates.record`); a run that times an engine after another
+(code ``"measuring"``) stops at the cap of
+:attr:`~digraph.dispatch.route.settings.RouteSettings.explore_cap` and the engine measured
+faster answers (:func:`_over_time`).
 """
 
 import time
@@ -17,7 +20,8 @@ from ...errors import InvalidParameterError
 from . import warm
 from .common import move_compile, pathset, priority, solve_dual_or
 from .registry import find
-from ..route.estimates import record
+from .. import driver
+from ..route.estimates import explore_cap, record
 
 __all__ = ["run"]
 
@@ -58,12 +62,17 @@ def run(req):
         t0 = time.perf_counter()
         c0 = compiling.seconds()
         timing, seconds = req.plan.timing, None
+        cap = _cap(req)
+        aside = c_aside = 0.0
         if req.plan.probe is not None:
             x, converged, mode, aside, c_aside, timing, seconds = _probe_then(req)
         else:
-            x, converged = solve_dual_or(engine.load(), graph, system, req.tol,
-                                         req.max_iter, stats, extra)
-            aside = c_aside = 0.0
+            try:
+                with driver.deadline(None if cap is None else compiling.work_clock() + cap[0]):
+                    x, converged = solve_dual_or(engine.load(), graph, system, req.tol,
+                                                 req.max_iter, stats, extra)
+            except driver.OverTime:
+                x, converged, mode, aside, c_aside, seconds = _over_time(req, cap, t0, c0)
         stats["time_compute"] = time.perf_counter() - t0 - aside
         move_compile(stats, c0 + c_aside, "time_compute")  # kernels first called mid-run
     if timing is not None and converged and "finished_by" not in stats:
@@ -121,3 +130,46 @@ def _probe_then(req):
                                  **extra)
     seconds = time.perf_counter() - t1 - (compiling.seconds() - c1)  # the engine's own solve
     return x, converged, new.mode, t_compile, c_aside, new.timing, seconds
+
+
+def _cap(req):
+    """``(seconds, fastest)`` for a run that times an engine after another was timed on the
+    graph (:func:`digraph.dispatch.route.estimates.explore_cap`), else None."""
+    plan = req.plan
+    if plan.timing is None or plan.code != "measuring" or plan.probe is not None:
+        return None
+    from ..route.settings import DEFAULT
+    from ..settings import current
+    return explore_cap(req.graph, plan.timing, plan.mode, current(DEFAULT))
+
+
+def _over_time(req, cap, t0, c0):
+    """The timing run passed its cap (:func:`_cap`): the engine counts as timed, slower, and
+    the fastest timed engine answers from the start, its step in the route (code
+    ``"over-time"``); its warm-up counts in ``time_compile``, its preparation in
+    ``time_preprocess``.  Returns (x, converged, mode that answered, seconds spent on those,
+    Numba's compile seconds among them, the answering engine's own seconds)."""
+    graph, system, stats, plan = req.graph, req.system, req.stats, req.plan
+    limit, fast = cap
+    ran = time.perf_counter() - t0 - (compiling.seconds() - c0)
+    record(graph, plan.timing, plan.mode, ran, stopped=True)
+    stats["mode"], stats["engine"] = fast, f"cpu-{fast}"
+    stats["route"]["steps"].append({
+        "to": fast, "code": "over-time", "round": int(stats["rounds"]),
+        "why": f"{plan.mode} ran {ran * 1e3:.3g} ms without finishing, past the cap of "
+               f"{limit * 1e3:.3g} ms (explore_cap times {fast}'s time measured on this "
+               f"graph): {fast} answers"})
+    t1, ca = time.perf_counter(), compiling.seconds()
+    warm.cpu(fast, system.family, graph, system)
+    t2 = time.perf_counter()
+    stats["time_compile"] += t2 - t1
+    extra = {}
+    engine = find(fast, "cpu")
+    if engine.prepare is not None:  # the condensation of scc (kept on the graph)
+        engine.load("prepare")(req, extra)
+    t3, c1 = time.perf_counter(), compiling.seconds()
+    stats["time_preprocess"] += t3 - t2
+    x, converged = solve_dual_or(engine.load(), graph, system, req.tol, req.max_iter, stats,
+                                 extra)
+    seconds = time.perf_counter() - t3 - (compiling.seconds() - c1)
+    return x, converged, fast, t3 - t1, c1 - ca, seconds

@@ -78,7 +78,9 @@ measurement:
   components split over the threads and with the threads, as ``(T/2)**β``); where the two lie
   within :attr:`RouteSettings.measure_band` of each other, the seconds measured on the graph
   decide (each engine until it is timed: the least of its runs after its first,
-  :data:`.estimates.TIMED_RUNS` of them; then the faster).  For a normalised system where the probe
+  :data:`.estimates.TIMED_RUNS` of them; then the faster; a run timing an engine after another
+  stops at :attr:`RouteSettings.explore_cap` times the other's seconds, code ``over-time`` in
+  its steps, and the other answers).  For a normalised system where the probe
   does not run (no giant component) the power iteration is a third candidate, its estimate
   :attr:`RouteSettings.power_ratio` times ``bsp``'s, measured on the graph where it lies within
   :attr:`RouteSettings.power_band` of the lowest (on many threads, where the SCC engine's

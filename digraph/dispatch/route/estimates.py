@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from ..engines.registry import find
 
-__all__ = ["Choice", "choose", "record", "timed", "settle", "shape", "seconds_key",
-           "TIMED_RUNS"]
+__all__ = ["Choice", "choose", "record", "timed", "stopped", "explore_cap", "settle", "shape",
+           "seconds_key", "TIMED_RUNS"]
 
 _MODES = ("scc", "bsp")
 _SECONDS = "cpu-linear-seconds"
@@ -87,7 +87,7 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
                    for m in close if m in seen]
     within = (f"the estimates of {', '.join(close)} lie within "
               f"{max(band(m) for m in close[1:]):g}x of the lowest")
-    mode, state, words = settle(seen, *close)
+    mode, state, words = settle(seen, *close, cut=stopped(graph, key))
     if state == "measured":
         for c in considered[len(modes):]:
             c["held"] = c["engine"] == f"cpu-{mode}"
@@ -97,15 +97,18 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
                   "graph", key, tuple(considered))
 
 
-def settle(seen, first, *others):
+def settle(seen, first, *others, cut=frozenset()):
     """Which of two engines or more runs, by the seconds ``seen`` measured on the graph
-    (:func:`timed`; ``{mode: seconds}``): ``(mode, state, words)``, the fastest once all are
+    (:func:`timed`; ``{mode: seconds}``; those in ``cut`` stopped there, :func:`stopped`, and
+    slower than those timed to the end): ``(mode, state, words)``, the fastest once all are
     timed (state ``"measured"``), the first not yet timed once ``first`` is (``"measuring"``),
     else ``first`` (state and words None)."""
     modes = (first,) + others
-    if all(m in seen for m in modes):
-        fast = min(modes, key=lambda m: seen[m])
-        rest = ", ".join(f"{m}'s {seen[m] * 1e3:.3g}" for m in modes if m != fast)
+    cut = frozenset(cut) & set(modes)
+    if all(m in seen for m in modes):  # a stopped engine is slower than every one timed
+        fast = min(modes, key=lambda m: (m in cut and len(cut) < len(modes), seen[m]))
+        rest = ", ".join(f"{m}'s {'over ' if m in cut else ''}{seen[m] * 1e3:.3g}"
+                         for m in modes if m != fast)
         return fast, "measured", (f"{fast} was the faster measured on this graph "
                                   f"({seen[fast] * 1e3:.3g} ms against {rest})")
     if first in seen:
@@ -129,13 +132,36 @@ after a one-thread task left them asleep, a collection), and a choice once measu
 the least of two keeps one slow run from deciding."""
 
 
-def record(graph, key, mode, seconds):
+def record(graph, key, mode, seconds, stopped=False):
     """Count a run of ``mode`` under ``key`` (a :attr:`Choice.timing`), and keep its
-    ``seconds`` when it is not the engine's first run there and the fastest yet."""
+    ``seconds`` when it is not the engine's first run there and the fastest yet.  A run
+    ``stopped`` at the cap of :attr:`~.settings.RouteSettings.explore_cap` makes the engine
+    timed at once, its ``seconds`` (those it ran, fewer than it needs) kept as its time."""
     seen = graph._cache.setdefault(key, {"runs": {}, "seconds": {}})
+    if stopped:
+        seen["runs"][mode] = max(seen["runs"].get(mode, 0), TIMED_RUNS) + 1
+        seen["seconds"][mode] = seconds
+        seen.setdefault("stopped", set()).add(mode)
+        return
     runs = seen["runs"][mode] = seen["runs"].get(mode, 0) + 1
     if runs > 1:
         seen["seconds"][mode] = min(seconds, seen["seconds"].get(mode, seconds))
+
+
+def stopped(graph, key):
+    """The engines whose timing run under ``key`` was stopped at the cap (:func:`record`)."""
+    return frozenset(graph._cache.get(key, {}).get("stopped", ()))
+
+
+def explore_cap(graph, key, mode, settings):
+    """``(seconds, fastest)``: how long a run of ``mode`` that the measured choice times under
+    ``key`` may take before it stops (:attr:`~.settings.RouteSettings.explore_cap` times the
+    fastest other engine timed there) and that engine; None when no other is timed."""
+    others = {m: t for m, t in timed(graph, key).items() if m != mode}
+    if not others:
+        return None
+    fast = min(others, key=others.get)
+    return settings.explore_cap * others[fast], fast
 
 
 def timed(graph, key):

@@ -41,7 +41,7 @@ def probe_measured(graph, system, threads, chosen, code, reason, pick, settings,
     graph (:func:`.estimates.timed`: two runs after its first), then the other (the
     power iteration without a probe, or the engine :func:`.estimates.choose` picks), and later
     runs take the faster measured."""
-    from .estimates import choose, seconds_key, settle, timed
+    from .estimates import choose, seconds_key, settle, stopped, timed
     key = seconds_key(threads, True)
     seen = timed(graph, key)
     if pick is None:
@@ -50,7 +50,7 @@ def probe_measured(graph, system, threads, chosen, code, reason, pick, settings,
     test = "seconds measured on this graph"
     considered += [candidate(f"cpu-{m}", test, float(seen[m]), None, False)
                    for m in ("power", pick.mode) if m in seen]
-    mode, state, words = settle(seen, chosen, other)
+    mode, state, words = settle(seen, chosen, other, cut=stopped(graph, key))
     if state is None:
         return chosen, code, f"{reason}; the next runs time {other} too", key
     if state == "measured":
@@ -66,11 +66,11 @@ def giant_measured(graph, threads, giant, settings):
     ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
     after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
     right on most graphs of the corpus, not on all: road-like graphs differ)."""
-    from .estimates import seconds_key, settle, timed
+    from .estimates import seconds_key, settle, stopped, timed
     key = seconds_key(threads, False)
     seen = timed(graph, key)
     head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
-    mode, state, words = settle(seen, "bsp", "scc")
+    mode, state, words = settle(seen, "bsp", "scc", cut=stopped(graph, key))
     if state is not None:
         return mode, state, f"{head}: {words}", key
     return "bsp", "giant-component-bsp", (f"{head}: a system without the rank-one term runs "

@@ -39,6 +39,8 @@ CODES = {
     "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",
     "too-big": "the graph does not fit in one GPU: sharded over every GPU named",
     "hand-over": "an engine went on in another from the state reached",
+    "over-time": "a run timing an engine passed explore_cap times the faster engine's time "
+                 "measured on the graph: the faster answered",
 }
 
 

@@ -88,6 +88,16 @@ class RouteSettings:
         not), each engine runs until it is timed there (the least of its runs after its first,
         :data:`~digraph.dispatch.route.estimates.TIMED_RUNS` of them), and later runs take the
         faster.
+    explore_cap : float
+        A run of an engine that the measured choice times after another (code
+        ``"measuring"``) stops at a safe point once it has run this many times the other's
+        measured seconds, and the faster engine answers instead: the stopped engine counts as
+        timed there, slower (:func:`~digraph.dispatch.route.estimates.record`).  Timing an
+        engine two or three times slower costs one run of at most this much more instead of
+        :data:`~digraph.dispatch.route.estimates.TIMED_RUNS` + 1 slow runs; the cap lies
+        above ``measure_band``, the spread the estimates leave open, so an engine within it is
+        timed to the end.  The clock stands still while Numba compiles.  Measured: "The
+        router's timing runs: explore_cap".
     power_ratio, power_band : float
         The power iteration's estimate on the CPU, for normalised systems (PageRank) on a graph
         where no power probe runs (no component may hold ``power_share`` of the arcs):
@@ -138,6 +148,7 @@ class RouteSettings:
     scc_ratio_split: float = 0.64
     scc_thread_exponent: float = 0.33
     measure_band: float = 1.5
+    explore_cap: float = 2.0
     power_ratio: float = 1.1
     power_band: float = 1.9
     cluster_share: float = 0.85

@@ -246,6 +246,7 @@ def solve(graph, system, *, tol, max_iter, stats, priority="pending", order="ver
     if key not in steps:
         steps[key] = _steps(cond, split, settings.thin_arcs)
     for kind, L0, L1 in steps[key]:
+        driver.safe_point()  # a Ctrl-C, or the deadline, between steps
         c0, c1 = int(cond.level_offsets[L0]), int(cond.level_offsets[L1])
         a, z = int(cond.comp_offsets[c0]), int(cond.comp_offsets[c1])
         budget = pending_budget(tol, sum_done + b_left, n, gammas, system.normalize)
