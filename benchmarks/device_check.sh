@@ -19,8 +19,9 @@
 # CPU peel on 1 and 2 threads and igraph's coreness, on KCORE_GRAPHS (absent ones skipped), 2
 # Numba threads on cores 0-1; ``accel`` times PageRank's default and the CPU power iteration
 # with Gauss-Seidel sweeps and with Anderson's mixes (PowerSettings.accelerator) beside the
-# peers, on 1, 2 and 16 threads (THREADS); carry igraph's wheels for its rows and a fast reference
-# (../shared/gpu/wheels.sh igraph==1.0.0 texttable).
+# peers, on 1 and 2 threads side by side, then each other count of THREADS (default 1 2 16);
+# carry igraph's wheels for its rows and a fast reference (../shared/gpu/wheels.sh igraph==1.0.0
+# texttable).
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -90,20 +91,25 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
         acc $1 $2 accel_cpu$1.json --modes power --peers --params settings=PowerSettings.accelerator=$A
       done
     }
-    if [ "${THREADS:-1 2 16}" != 16 ]; then
+    if [[ " ${THREADS:-1 2 16} " == *" 1 "*" 2 "* ]]; then
       both 1 0 > "$OUT/accel_cpu1.log" 2>&1 &
       both 2 2,3 > "$OUT/accel_cpu2.log" 2>&1
       wait
       tail -n 30 "$OUT/accel_cpu1.log" "$OUT/accel_cpu2.log"
     fi
-    case " ${THREADS:-1 2 16} " in *" 16 "*) both 16 0-15 2>&1 | tail -n 30 ;; esac ;;
+    for T in ${THREADS:-1 2 16}; do  # other counts one after another, on cores 0..T-1
+      case $T in 1|2) ;; *) both "$T" "0-$((T - 1))" 2>&1 | tail -n 30 ;; esac
+    done ;;
   dask)
     # PageRank's rounds on a LocalCluster of 2, then 4, worker processes of one thread against one
     # process (needs dask and distributed: carry their wheels in .whl where the machine lacks them);
-    # fit the round model with benchmarks/dask_model.py --measured $OUT/dask_*w.json
+    # fit the round model with benchmarks/dask_model.py --measured $OUT/dask_*.json
+    # (WORKER_THREADS threads a worker; the process on each of PROCESS_THREADS, default the same)
+    WT=${WORKER_THREADS:-1}
     for W in ${WORKERS:-2 4}; do
-      NUMBA_NUM_THREADS=1 python3 benchmarks/bench_dask_cluster.py --scales ${SCALES:-18 19 20} \
-        --workers "$W" --threads 1 --repeat "$REPEAT" --json "$OUT/dask_${W}w.json"
+      NUMBA_NUM_THREADS=16 python3 benchmarks/bench_dask_cluster.py --scales ${SCALES:-18 19 20} \
+        --workers "$W" --worker-threads "$WT" --threads ${PROCESS_THREADS:-$WT} \
+        --repeat "$REPEAT" --json "$OUT/dask_${W}x${WT}.json"
     done ;;
   dask-load)
     # a graph read from Parquet files by 4 workers x 4 threads under a memory_limit below the

@@ -139,7 +139,9 @@ column_sums_serial = serial_twin(column_sums)
 def crossing_arcs(cuts, in_offsets, in_sources):
     """In-arcs whose source lies in another range of ``cuts`` than their target: the arcs a
     several-range sweep reads from the sweep's start instead of the live iterate."""
-    total = 0
+    # each range's count in its own slot, summed after: Numba 0.68.0's parfor pass fails on a
+    # reduction variable fed by an inner loop's counter ("unexpected cycle in lookup()")
+    outs = np.zeros(max(cuts.size - 1, 0), np.int64)
     for t in prange(cuts.size - 1):
         lo = cuts[t]
         hi = cuts[t + 1]
@@ -148,14 +150,14 @@ def crossing_arcs(cuts, in_offsets, in_sources):
             u = in_sources[k]
             if u < lo or u >= hi:
                 out += 1
-        total += out
-    return total
+        outs[t] = out
+    return outs.sum()
 
 
 def warm_up():
     """Compile (or load from Numba's cache) the sweep, :func:`column_sums` and their serial
-    twins, :func:`sums` and :func:`gather` on a tiny problem: a ring of three vertices, swept as one range and as
-    two."""
+    twins, :func:`sums`, :func:`gather` and :func:`crossing_arcs` on a tiny problem: a ring of
+    three vertices, swept as one range and as two."""
     n = 3
     off = np.arange(n + 1, dtype=np.int64)
     src = np.array([2, 0, 1], np.int32)
@@ -170,5 +172,6 @@ def warm_up():
                    0.1, 0.0, 1.0, x, zz, parts)
     sums(x, one)
     gather(np.empty(0, np.int64), np.empty(0), x)
+    crossing_arcs(np.array([0, 1, n], np.int64), off, src)
     for kernel in (column_sums, column_sums_serial):
         kernel(np.array([0, n], np.int64), off, src, one, one, True, one, np.empty(n))
