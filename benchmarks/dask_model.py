@@ -11,7 +11,8 @@ a round moves 8 bytes for each (vertex, other worker reading it) pair.  The time
 ``A_max`` the most in-arcs of a worker (the pull waits for the slowest), ``R_max`` the most
 entries a worker receives or sends, ``t_arc`` the seconds a pull spends on an arc with the
 worker's thread count ``T`` (the one-process iteration on ``T`` threads, the files' rows of
-kind ``process-T``: its seconds a round over its arcs), ``L0 + l·k`` the round's calls (client
+kind ``process-T``: its seconds a round over its arcs, per scale, since it grows as the graph
+outgrows the caches; a scale not measured takes the nearest measured), ``L0 + l·k`` the round's calls (client
 to every worker and back, each worker to the others) and ``B`` the bytes a second a worker
 moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative) to the rounds of
 ``bench_dask_cluster.py --json`` files of one machine, whose graphs (R-MAT of the same seed and
@@ -99,13 +100,21 @@ def main(argv=None):
     for path in a.measured:
         data = json.loads(Path(path).read_text())
         rows += data["rows"] if isinstance(data, dict) else data
-    # t_arc by thread count: the one-process iteration on T threads, its seconds a round an arc
-    t_arc = {}
+    # t_arc by thread count and scale: the one-process iteration on T threads, its seconds a
+    # round an arc (it grows with the graph, as its vectors outgrow the caches)
+    per = {}
     for r in rows:
         if r["kind"].startswith("process-"):
-            t_arc.setdefault(int(r["kind"].split("-")[1]), []).append(
+            per.setdefault((int(r["kind"].split("-")[1]), r["scale"]), []).append(
                 r["ms_round"] * 1e-3 / r["arcs"])
-    t_arc = {t: float(np.median(v)) for t, v in t_arc.items()}
+    per = {ts: float(np.median(v)) for ts, v in per.items()}
+    t_arc = {t: {s: v for (u, s), v in per.items() if u == t} for t, _ in per}
+
+    def arc_s(t, scale):
+        """t_arc on ``t`` threads at ``scale``: measured there, else at the nearest scale
+        measured (the largest below it first)."""
+        got = t_arc[t]
+        return got[min(got, key=lambda s: (abs(s - scale), -s))]
     cluster = [r for r in rows if r["kind"] == "cluster"]
     threads = sorted({int(r.get("worker_threads", 1)) for r in cluster})
     missing = [t for t in threads if t not in t_arc]
@@ -123,26 +132,28 @@ def main(argv=None):
         lay = layout(g, r["workers"])
         assert lay["bytes_round"] == r["bytes_round"], (lay, r)  # the model's bytes are exact
         t = int(r.get("worker_threads", 1))
-        rest = r["ms_round"] * 1e-3 - t_arc[t] * lay["arcs_max"]
+        rest = r["ms_round"] * 1e-3 - arc_s(t, r["scale"]) * lay["arcs_max"]
         points.append((lay["k"], lay["entries_max"], rest))
         checks.append((r, lay, t))
     graphs.clear()
     L0, l, inv_b = fit(points)
 
-    def model(lay, t):
-        return t_arc[t] * lay["arcs_max"] + L0 + l * lay["k"] + 8.0 * lay["entries_max"] * inv_b
+    def model(lay, t, scale):
+        return (arc_s(t, scale) * lay["arcs_max"] + L0 + l * lay["k"]
+                + 8.0 * lay["entries_max"] * inv_b)
 
     # as many rows as fitted constants (L0 and B; l too from three worker counts): no check
     counts = len({k for k, _, _ in points})
     out = {"exact_fit": len(points) <= (3 if counts > 2 else 2),
-           "t_arc_ns": {str(t): v * 1e9 for t, v in sorted(t_arc.items())},
+           "t_arc_ns": {f"{t}@{s}": v * 1e9 for (t, s), v in sorted(per.items())},
            "L0_ms": L0 * 1e3, "l_ms_per_worker": l * 1e3,
            "bandwidth_gb_s": (1.0 / inv_b / 1e9) if inv_b > 0 else None,
            "worker_threads": wt, "checked": [], "predicted": []}
     for r, lay, t in checks:
         out["checked"].append({"scale": r["scale"], "workers": lay["k"], "worker_threads": t,
                                "arcs": r["arcs"], "bytes_round": lay["bytes_round"],
-                               "measured_ms": r["ms_round"], "model_ms": 1e3 * model(lay, t)})
+                               "measured_ms": r["ms_round"],
+                               "model_ms": 1e3 * model(lay, t, r["scale"])})
     for s in a.predict_scale:
         g = rmat_graph(s, a.edge_factor)
         for k in a.workers:
@@ -151,8 +162,8 @@ def main(argv=None):
                                      "bytes_round": lay["bytes_round"],
                                      "arcs_max": lay["arcs_max"],
                                      "entries_max": lay["entries_max"],
-                                     "pull_ms": 1e3 * t_arc[wt] * lay["arcs_max"],
-                                     "model_ms": 1e3 * model(lay, wt)})
+                                     "pull_ms": 1e3 * arc_s(wt, s) * lay["arcs_max"],
+                                     "model_ms": 1e3 * model(lay, wt, s)})
         del g
     print(json.dumps(out, indent=1))
     if a.out:

@@ -369,9 +369,11 @@ CORPUS = [
                 "threads, median of warm runs (each right after an untimed run of itself), ms: "
                 "the default and the mode it ran, the fastest named mode, the fastest peer (one "
                 "thread each: a scipy power iteration, igraph's PRPACK, scipy's Dijkstra, igraph's "
-                "coreness), and the default's time over each. Three timed runs a case: a "
-                "median there can hold a pause of the machine; the defaults whose ratio to the "
-                "same engine named stood out were timed again, 9 runs each "
+                "coreness), and the default's time over each. Five timed runs a case. On runs "
+                "of a few milliseconds this virtual machine's scheduler shows through (times "
+                "near multiples of 4 ms where the threads wait on each other), so a default "
+                "and its engine named can differ by a third there from run to run; the cases "
+                "that stood out were timed again, 9 runs each "
                 "(`corpus_cpu2_dev_recheck`, below)."),
     CorpusTable("Every default on every class: 16 threads", "corpus_cpu16_h100_host.json",
                 "PageRank (tol 1e-8) on the corpus of `benchmarks/corpus.py`, 16 Numba threads, "
@@ -486,9 +488,13 @@ def _dask_model(stem, data):
     against the measured rounds and its prediction for more workers."""
     m = data["rows"][0]
     bw = m["bandwidth_gb_s"]
-    t_arc = m["t_arc_ns"]  # one thread (a number), or by a worker's thread count
-    t_arc = ", ".join(f"{v:.3g} ns an arc on {t} thread{'s' * (t != '1')}"
-                      for t, v in t_arc.items()) if isinstance(t_arc, dict) else (
+    t_arc = m["t_arc_ns"]  # one thread (a number), or by thread count ("T" or "T@scale")
+
+    def on(key):
+        t, _, scale = key.partition("@")
+        return f"on {t} thread{'s' * (t != '1')}" + (f" at scale {scale}" if scale else "")
+    t_arc = ", ".join(f"{v:.3g} ns an arc {on(k)}"
+                      for k, v in t_arc.items()) if isinstance(t_arc, dict) else (
         f"{t_arc:.3g} ns an arc")
     head = (f"t_arc = {t_arc}, L0 = {m['L0_ms']:.3g} ms, "
             f"l = {m['l_ms_per_worker']:.3g} ms a worker, B = "
