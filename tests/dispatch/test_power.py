@@ -326,10 +326,24 @@ def test_power_refuses_what_it_cannot_run():
         digraph.run(g, "pagerank", mode="power", priority="none")
 
 
-def test_adsorption_goes_to_bsp_on_one_giant_component_only():
+@pytest.mark.parametrize("threads, first", [(1, "scc"), (2, "scc"), (16, "bsp")])
+def test_adsorption_on_one_giant_component_starts_with_the_lower_estimate(threads, first,
+                                                                         engine_settings):
+    """Few threads: the SCC engine first; many (its giant component split over them): bsp."""
+    from digraph.dispatch.engines.scc import cpu as scc_cpu
+    engine_settings(scc_cpu.DEFAULT, split_arcs=1000, split_cross_cost=0.0)
     giant = random_graph(3, 2000, 20000)
-    r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8)
-    assert r.stats["mode"] == "bsp" and "largest component holds" in r.stats["route"]["reason"]
+    ads = digraph.algorithms.Adsorption()
+    system = ads.prepare(giant, **ads.bind(giant, {"seeds": [0, 1]}))
+    plan = route.route("linear", None, "cpu", threads=threads, graph=giant, system=system)
+    assert (plan.mode, plan.code) == (first, f"giant-component-{first}")
+    assert "largest component holds" in plan.reason and plan.timing is not None
+
+
+def test_adsorption_goes_to_the_measured_choice_on_one_giant_component_only():
+    giant = random_graph(3, 2000, 20000)
+    r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8, threads=2)
+    assert r.stats["mode"] == "scc" and "largest component holds" in r.stats["route"]["reason"]
     assert r.stats["converged"]
     halves = _two_giants(2000, 3)  # the one-pass bound says 100%: the condensation is looked at
     r = digraph.run(halves, "adsorption", seeds=[0, 1500], tol=1e-8)
@@ -338,17 +352,19 @@ def test_adsorption_goes_to_bsp_on_one_giant_component_only():
     assert np.abs(r.values - exact).sum() <= 1e-8
 
 
-def test_adsorption_on_a_giant_component_times_both_engines_then_keeps_the_faster():
+def test_adsorption_on_a_giant_component_times_both_engines_then_keeps_the_faster(
+        engine_settings):
     giant = random_graph(4, 2000, 20000)
     exact = digraph.algorithms.Adsorption().reference(giant, seeds=[0, 1])
     from digraph.dispatch.route.estimates import TIMED_RUNS
+    engine_settings(route.DEFAULT, explore_cap=1e9)  # no timing run stopped on a loaded machine
     k = 1 + TIMED_RUNS
     seen = []
     for _ in range(2 * k + 2):
-        r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8)
+        r = digraph.run(giant, "adsorption", seeds=[0, 1], tol=1e-8, threads=2)
         seen.append((r.stats["mode"], r.stats["route"]["code"]))
         assert r.stats["converged"] and np.abs(r.values - exact).sum() <= 1e-8
     # each engine's first run pays its set-up and is not kept: k runs of each, then the faster
-    assert seen[:2 * k] == [("bsp", "giant-component-bsp")] * k + [("scc", "measuring")] * k
+    assert seen[:2 * k] == [("scc", "giant-component-scc")] * k + [("bsp", "measuring")] * k
     assert seen[2 * k] == seen[2 * k + 1] and seen[2 * k][1] == "measured"
     assert "faster measured on this graph" in r.stats["route"]["reason"]

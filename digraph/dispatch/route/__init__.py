@@ -70,9 +70,11 @@ measurement:
   runs' only: once its engine is timed on the graph, the other runs (the power iteration
   without a probe, or the engine the estimates pick) until it is timed too, and later runs take
   the faster measured (codes ``measuring``, ``measured``).
-* CPU, other linear systems (adsorption): ``"bsp"`` when the largest component may hold at least
-  :attr:`RouteSettings.bsp_share` of the arcs until it is timed on the graph; then the SCC
-  engine until it is timed too, and later runs take the faster measured — else as below.
+* CPU, other linear systems (adsorption): where the largest component may hold at least
+  :attr:`RouteSettings.bsp_share` of the arcs, the engine of the lower estimate for the thread
+  count (below: the SCC engine on few threads, ``bsp`` on many) until it is timed on the graph,
+  then the other until it is timed too, and later runs take the faster measured — else as
+  below.
 * CPU, linear, otherwise: the SCC engine or ``bsp``, by their estimates for the thread count
   (:mod:`.estimates`: the SCC engine's time over ``bsp``'s grows with the share of the arcs in
   components split over the threads and with the threads, as ``(T/2)**β``); where the two lie
@@ -278,7 +280,8 @@ def _automatic(family, where, threads, graph, system, settings, scc_settings):
             reason += (f"; {graph.num_arcs:,} arcs (< {settings.probe_min_arcs:,}): no power "
                        "probe, whose rounds could save nothing there")
         elif giant is not None and giant[0] >= settings.bsp_share:
-            chosen, code, reason, timing = giant_measured(graph, threads, giant, settings)
+            chosen, code, reason, timing = giant_measured(
+                graph, threads, giant, settings, "bsp" if pick is None else pick.model)
         elif pick is not None and (pick.mode != "scc" or pick.timing is not None):
             chosen, code, reason = pick.mode, pick.code, pick.reason
         elif giant is not None or share is not None:

@@ -26,14 +26,15 @@ compilation when Numba's cache lacks them, its split plans)."""
 class Choice:
     """``mode`` (``"scc"``, ``"bsp"`` or ``"power"``), ``code`` (``"estimated"``,
     ``"measuring"`` or ``"measured"``), ``reason`` (a clause), ``timing`` (the key under which
-    the run records its seconds, or None when the estimates alone decide) and the
-    ``considered`` candidates."""
+    the run records its seconds, or None when the estimates alone decide), the ``considered``
+    candidates and ``model``, the candidate of the lowest estimate."""
 
     mode: str
     code: str
     reason: str
     timing: tuple = None
     considered: tuple = ()
+    model: str = None
 
 
 def shape(graph, threads, scc_settings=None):
@@ -79,7 +80,7 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
         return settings.power_band if "power" in (m, model) else settings.measure_band
     close = [model] + [m for m in order[1:] if est[m].cost <= band(m) * est[model].cost]
     if len(close) == 1:
-        return Choice(model, "estimated", why, None, tuple(considered))
+        return Choice(model, "estimated", why, None, tuple(considered), model)
     key = seconds_key(threads, getattr(system, "normalize", False))
     seen = timed(graph, key)
     considered += [{"engine": f"cpu-{m}", "test": "seconds measured on this graph",
@@ -92,9 +93,9 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
         for c in considered[len(modes):]:
             c["held"] = c["engine"] == f"cpu-{mode}"
     if state is not None:
-        return Choice(mode, state, f"{within}; {words}", key, tuple(considered))
+        return Choice(mode, state, f"{within}; {words}", key, tuple(considered), model)
     return Choice(model, "estimated", f"{why}; {within}, so the next runs time them on this "
-                  "graph", key, tuple(considered))
+                  "graph", key, tuple(considered), model)
 
 
 def settle(seen, first, *others, cut=frozenset()):

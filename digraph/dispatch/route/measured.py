@@ -61,19 +61,20 @@ def probe_measured(graph, system, threads, chosen, code, reason, pick, settings,
     return mode, state, f"{reason}; {words}", key
 
 
-def giant_measured(graph, threads, giant, settings):
-    """(mode, code, reason, timing) of a system without the rank-one term on a giant component:
-    ``bsp``'s dense rounds first; then, the SCC engine is timed on the graph as well (its run
-    after ``bsp``'s seconds are known), and later runs take the faster measured (the rule is
-    right on most graphs of the corpus, not on all: road-like graphs differ)."""
+def giant_measured(graph, threads, giant, settings, first="bsp"):
+    """(mode, code, reason, timing) of a system without the rank-one term on a giant component,
+    where neither the SCC engine nor ``bsp`` wins on every class: ``first`` (the lower of
+    their estimates for the thread count, :func:`.estimates.choose`) until it is timed on the
+    graph, then the other, and later runs take the faster measured."""
     from .estimates import seconds_key, settle, stopped, timed
     key = seconds_key(threads, False)
     seen = timed(graph, key)
     head = f"{share_words(*giant)} (>= {settings.bsp_share:.0%})"
-    mode, state, words = settle(seen, "bsp", "scc", cut=stopped(graph, key))
+    other = "scc" if first == "bsp" else "bsp"
+    mode, state, words = settle(seen, first, other, cut=stopped(graph, key))
     if state is not None:
         return mode, state, f"{head}: {words}", key
-    return "bsp", "giant-component-bsp", (f"{head}: a system without the rank-one term runs "
-                                          "bsp's dense rounds, as fast as the SCC engine there "
-                                          "or faster on most graphs; the next runs time the "
-                                          "SCC engine too"), key
+    return first, f"giant-component-{first}", (
+        f"{head}: a system without the rank-one term, where the SCC engine and bsp each win on "
+        f"some classes; {first} first, its estimate the lower on {threads} thread"
+        f"{'s' * (threads != 1)}, and the next runs time {other} too"), key

@@ -25,13 +25,15 @@ class RouteSettings:
         error fall at α·|λ2| a round.  Measured: "PageRank: two formulations on the CPU, against
         scipy and igraph PRPACK" (the crossover lies near 89%).
     bsp_share : float
-        Linear systems that are not normalised (adsorption, a user's Katz) on the CPU run
-        ``"bsp"`` when the largest component holds at least this share of the arcs, the SCC
-        engine otherwise.  The one-pass bound decides alone when it is below this share; above,
-        the condensation is built to look (the bound is loose on web graphs) and kept for the
-        SCC engine.  Measured: "Adsorption on the CPU and on one GPU".  Where it says ``bsp``,
-        the SCC engine is timed on the graph too and later runs take the faster (the rule does
-        not hold on every class: ``corpus_cpu2_h100_host.json``, geometric graphs).
+        Linear systems that are not normalised (adsorption, a user's Katz) on the CPU time both
+        the SCC engine and ``"bsp"`` on the graph when the largest component holds at least
+        this share of the arcs (the engine of the lower estimate for the thread count first),
+        and run the SCC engine otherwise.  The one-pass bound decides alone when it is below
+        this share; above, the condensation is built to look (the bound is loose on web
+        graphs) and kept for the SCC engine.  Measured: "Adsorption on the CPU and on one
+        GPU"; on one giant component neither engine wins on every class
+        (``corpus_cpu2_dev.json``: at 2 threads the SCC engine is the faster on the social,
+        collaboration and geometric graphs, ``bsp`` on the grid).
     probe_min_arcs : int
         PageRank on the CPU starts no power probe on a graph of fewer arcs: there the SCC engine
         is as fast as the power iteration (both a fraction of a millisecond, the run's fixed
