@@ -135,23 +135,20 @@ def column_sums(cuts, out_offsets, out_targets, src_scale, arc_scale, has_arc, d
 column_sums_serial = serial_twin(column_sums)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def crossing_arcs(cuts, in_offsets, in_sources):
     """In-arcs whose source lies in another range of ``cuts`` than their target: the arcs a
-    several-range sweep reads from the sweep's start instead of the live iterate."""
-    # each range's count in its own slot, summed after: Numba 0.68.0's parfor pass fails on a
-    # reduction variable fed by an inner loop's counter ("unexpected cycle in lookup()")
-    outs = np.zeros(max(cuts.size - 1, 0), np.int64)
-    for t in prange(cuts.size - 1):
+    several-range sweep reads from the sweep's start instead of the live iterate.  One serial
+    pass, counted once per graph and thread count."""
+    total = 0
+    for t in range(cuts.size - 1):
         lo = cuts[t]
         hi = cuts[t + 1]
-        out = 0
         for k in range(in_offsets[lo], in_offsets[hi]):
             u = in_sources[k]
             if u < lo or u >= hi:
-                out += 1
-        outs[t] = out
-    return outs.sum()
+                total += 1
+    return total
 
 
 def warm_up():
