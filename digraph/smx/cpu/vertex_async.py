@@ -187,64 +187,74 @@ def monotone_queue(worklist, out_offsets, out_targets, arc_value, has_value, op,
 
 
 @njit(cache=True, nogil=True)
-def _sift_up(key, val, i):
-    while i > 0:
-        p = (i - 1) >> 1
-        if key[p] <= key[i]:
+def _sift_up(key, val, pos, j, k, v):
+    """Place vertex ``v`` with key ``k`` at slot ``j`` of the 4-ary heap or above it (the slots
+    it passes move down one level); ``pos`` follows every vertex moved."""
+    while j > 0:
+        p = (j - 1) >> 2
+        if key[p] <= k:
             break
-        key[p], key[i] = key[i], key[p]
-        val[p], val[i] = val[i], val[p]
-        i = p
-
-
-@njit(cache=True, nogil=True)
-def _sift_down(key, val, size):
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and key[c + 1] < key[c]:
-            c += 1
-        if key[i] <= key[c]:
-            break
-        key[c], key[i] = key[i], key[c]
-        val[c], val[i] = val[i], val[c]
-        i = c
+        key[j] = key[p]
+        val[j] = val[p]
+        pos[val[j]] = j
+        j = p
+    key[j] = k
+    val[j] = v
+    pos[v] = j
 
 
 @njit(cache=True, nogil=True)
 def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, combine, x, sent,
-                  limit, max_arcs):
-    """:func:`monotone_queue` in order of value: a binary heap with lazy deletion, best value first
-    (Dijkstra's order: with ``plus`` and non-negative arc values every vertex is settled by its
-    first push, each arc relaxed once).  The order only changes the work, not the answer: a vertex
-    improved after its push is pushed again.  Stops when the heap is empty, holds more than
-    ``limit`` entries, or after ``max_arcs`` arcs (the vertices not yet pushed stay active).
-    Returns (vertices processed, arcs processed, entries left)."""
+                  limit, max_arcs, pos):
+    """:func:`monotone_queue` in order of value: a 4-ary heap of vertices, best value first, a
+    vertex improved while in it moved up in place (``pos``: each vertex's slot, -1 when out;
+    all -1 on entry, and left so).  Dijkstra's order: with ``plus`` and non-negative arc values
+    every vertex is settled by its first push, each arc relaxed once.  The order only changes
+    the work, not the answer: a vertex improved after its push is pushed again.  Stops when the
+    heap is empty, holds more than ``limit`` vertices, or after ``max_arcs`` arcs (the vertices
+    not yet pushed stay active).  Returns (vertices processed, arcs processed, vertices left)."""
     sign = 1.0 if combine == 0 else -1.0
-    cap = max(16, 2 * worklist.size)
-    key = np.empty(cap, np.float64)
-    val = np.empty(cap, np.int64)
+    # a vertex is in the heap once at most: n slots (uninitialised, touched as they fill)
+    key = np.empty(x.size, np.float64)
+    val = np.empty(x.size, np.int64)
     size = 0
     for i in range(worklist.size):
         u = worklist[i]
-        key[size] = sign * x[u]
-        val[size] = u
-        size += 1
-        _sift_up(key, val, size - 1)
+        if pos[u] < 0:
+            size += 1
+            _sift_up(key, val, pos, size - 1, sign * x[u], u)
     done = 0
     arcs = 0
     while size > 0 and size <= limit and arcs <= max_arcs:
-        k = key[0]
-        u = val[0]
+        u = val[0]  # the best: out, the last slot's vertex sifted down from the top
+        pos[u] = -1
         size -= 1
-        key[0] = key[size]
-        val[0] = val[size]
-        _sift_down(key, val, size)
+        if size > 0:
+            lk = key[size]
+            lv = val[size]
+            j = 0
+            while True:
+                c = 4 * j + 1
+                if c >= size:
+                    break
+                m = c
+                mk = key[c]
+                for q in range(c + 1, min(c + 4, size)):
+                    if key[q] < mk:
+                        mk = key[q]
+                        m = q
+                if lk <= mk:
+                    break
+                key[j] = mk
+                val[j] = val[m]
+                pos[val[j]] = j
+                j = m
+            key[j] = lk
+            val[j] = lv
+            pos[lv] = j
         xu = x[u]
-        if sign * xu != k or xu == sent[u]:
-            continue  # a stale entry, or already pushed with this value
+        if xu == sent[u]:
+            continue  # pushed with this value already
         sent[u] = xu
         done += 1
         lo = out_offsets[u]
@@ -255,17 +265,12 @@ def monotone_heap(worklist, out_offsets, out_targets, arc_value, has_value, op, 
             c = relax(op, xu, a)
             if better(combine, c, x[v]):
                 x[v] = c
-                if size == cap:
-                    cap *= 2
-                    key2 = np.empty(cap, np.float64)
-                    val2 = np.empty(cap, np.int64)
-                    key2[:size] = key[:size]
-                    val2[:size] = val[:size]
-                    key = key2
-                    val = val2
-                key[size] = sign * c
-                val[size] = v
-                size += 1
-                _sift_up(key, val, size - 1)
+                j = pos[v]
+                if j < 0:
+                    j = size
+                    size += 1
+                _sift_up(key, val, pos, j, sign * c, v)
         arcs += hi - lo
+    for i in range(size):  # hand the rest back (they stay active: x != sent)
+        pos[val[i]] = -1
     return done, arcs, size

@@ -201,10 +201,8 @@ def _settles_in_order(sys, arc_value, has_value):
     than first in first out: when a push never betters the value it came from, as for SSSP
     (``plus`` along non-negative arcs, under ``min``), each vertex is then pushed once.  Without
     arc values the steps are all 1 and first in, first out is that order already, at a fraction of
-    a heap's cost.  Measured
-    on a 700x700 grid with weights in [1, 100] (both directions, 2 cores): FIFO 0.75 s and 64.5 M
-    arc relaxations (33 per arc), the heap 0.12 s and 1.96 M (one per arc); scipy's Dijkstra
-    0.10 s."""
+    a heap's cost.  Measured: docs/history/benchmarks-notebook.md, "SSSP's small-frontier phase:
+    a heap or a queue"."""
     if sys.combine != "min" or sys.relax not in ("plus", "max") or not has_value:
         return False  # unit steps: first in, first out is breadth-first, Dijkstra's order already
     return bool(arc_value.size == 0 or arc_value.min() >= 0.0)
@@ -226,7 +224,7 @@ class _MonotoneRounds:
         self.small = max(1, int(n * settings.queue_share))
         self.grow = settings.queue_grow
         self.max_arcs = max(n, 1)  # a phase hands back after as many arcs as a scan has vertices
-        self.inq = self.queue = None
+        self.inq = self.queue = self.pos = None
         self.ordered = _settles_in_order(sys, self.arc_value, self.has_value)
         stats.setdefault("queue_phases", 0)
         stats["queue"] = "heap" if self.ordered else "fifo"
@@ -242,7 +240,10 @@ class _MonotoneRounds:
                 self.combine, self.x, self.sent)
         if w.size < self.small:
             if self.ordered:
-                done, arcs, _ = A.monotone_heap(w, *args, self.grow * self.small, self.max_arcs)
+                if self.pos is None:
+                    self.pos = np.full(self.x.size, -1, np.int64)
+                done, arcs, _ = A.monotone_heap(w, *args, self.grow * self.small, self.max_arcs,
+                                                self.pos)
             else:
                 if self.inq is None:
                     self.inq = np.zeros(self.x.size, np.bool_)
