@@ -74,8 +74,9 @@ def compare(base_rows, new_rows, threshold):
     list of dict
         ``graph``, ``algorithm``, ``method``, ``base_ms``, ``new_ms`` (medians of the pooled
         warm times), ``ratio``, ``base_mean_ms``, ``new_mean_ms`` and ``mean_ratio`` (their
-        means: a graph's first runs, where the router times its candidates, show there), the true errors of both sides, and ``verdict``: ``"ok"``,
-        ``"slower"`` (default cases only) or ``"reported"`` (named modes).
+        means: a graph's first runs, where the router times its candidates, show there), the
+        true errors of both sides, and ``verdict``: ``"ok"``, ``"slower"`` (default cases
+        only) or ``"reported"`` (named modes).
     """
     def pool(rows):
         out = {}

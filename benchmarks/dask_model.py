@@ -12,9 +12,9 @@ a round moves 8 bytes for each (vertex, other worker reading it) pair.  The time
 entries a worker receives or sends, ``t_arc`` the seconds a pull spends on an arc with the
 worker's thread count ``T`` (the one-process iteration on ``T`` threads, the files' rows of
 kind ``process-T``: its seconds a round over its arcs, per scale, since it grows as the graph
-outgrows the caches; a scale not measured takes the nearest measured), ``L0 + l·k`` the round's calls (client
-to every worker and back, each worker to the others) and ``B`` the bytes a second a worker
-moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative) to the rounds of
+outgrows the caches; a scale not measured takes the nearest measured), ``L0 + l·k`` the
+round's calls (client to every worker and back, each worker to the others) and ``B`` the bytes
+a second a worker moves.  ``L0``, ``l`` and ``B`` are fitted (least squares, non-negative) to the rounds of
 ``bench_dask_cluster.py --json`` files of one machine, whose graphs (R-MAT of the same seed and
 edge factor) are rebuilt here; ``l`` only where three worker counts or more were measured (with
 fewer it cannot be told from the bytes' term, which also grows with ``k``).  The fitted

@@ -112,24 +112,34 @@ def _probe_then(req):
     stats["mode"], stats["engine"] = new.mode, new.engine
     stats["route"]["steps"].append({"to": new.mode, "code": new.code, "why": new.reason,
                                     "round": int(stats["probe_rounds"])})
-    warm.cpu(new.mode, system.family, graph, system)
-    t_compile = time.perf_counter() - t0
-    stats["time_compile"] += t_compile
+    x, converged, aside, c_aside, seconds = _run_instead(req, new.mode, t0, c0)
+    return x, converged, new.mode, aside, c_aside, new.timing, seconds
+
+
+def _run_instead(req, mode, t0, c0):
+    """Engine ``mode`` answers from the start in place of the plan's: the seconds since ``t0``
+    (the switch's routing) and its warm-up count in ``time_compile``, its preparation (the
+    condensation of ``scc``) in ``time_preprocess``.  Returns (x, converged, the seconds spent
+    on those, Numba's compile seconds among them since ``c0``, the engine's own seconds)."""
+    graph, system, stats = req.graph, req.system, req.stats
+    warm.cpu(mode, system.family, graph, system)
+    aside = time.perf_counter() - t0
+    stats["time_compile"] += aside
     extra = {}
-    engine = find(new.mode, "cpu")
-    if engine.prepare is not None:  # the condensation of scc
-        t0 = time.perf_counter()
-        c1 = compiling.seconds()
+    engine = find(mode, "cpu")
+    if engine.prepare is not None:
+        t1, c1 = time.perf_counter(), compiling.seconds()
         engine.load("prepare")(req, extra)
-        t_compile += time.perf_counter() - t0
-        stats["time_preprocess"] += time.perf_counter() - t0
+        took = time.perf_counter() - t1
+        aside += took
+        stats["time_preprocess"] += took
         move_compile(stats, c1, "time_preprocess")
     c_aside = compiling.seconds() - c0
     t1, c1 = time.perf_counter(), compiling.seconds()
-    x, converged = engine.load()(graph, system, tol=req.tol, max_iter=req.max_iter, stats=stats,
-                                 **extra)
+    x, converged = solve_dual_or(engine.load(), graph, system, req.tol, req.max_iter, stats,
+                                 extra)
     seconds = time.perf_counter() - t1 - (compiling.seconds() - c1)  # the engine's own solve
-    return x, converged, new.mode, t_compile, c_aside, new.timing, seconds
+    return x, converged, aside, c_aside, seconds
 
 
 def _cap(req):
@@ -145,13 +155,14 @@ def _cap(req):
 
 def _over_time(req, cap, t0, c0):
     """The timing run passed its cap (:func:`_cap`): the engine counts as timed, slower, and
-    the fastest timed engine answers from the start, its step in the route (code
-    ``"over-time"``); its warm-up counts in ``time_compile``, its preparation in
-    ``time_preprocess``.  Returns (x, converged, mode that answered, seconds spent on those,
-    Numba's compile seconds among them, the answering engine's own seconds)."""
-    graph, system, stats, plan = req.graph, req.system, req.stats, req.plan
+    the fastest timed engine answers from the start (:func:`_run_instead`), its step in the
+    route (code ``"over-time"``).  Returns (x, converged, mode that answered, seconds aside
+    from the engines' work, Numba's compile seconds among them, the answering engine's own
+    seconds)."""
+    graph, stats, plan = req.graph, req.stats, req.plan
     limit, fast = cap
     ran = time.perf_counter() - t0 - (compiling.seconds() - c0)
+    t1, c1 = time.perf_counter(), compiling.seconds()
     record(graph, plan.timing, plan.mode, ran, stopped=True)
     stats["mode"], stats["engine"] = fast, f"cpu-{fast}"
     stats["route"]["steps"].append({
@@ -159,17 +170,5 @@ def _over_time(req, cap, t0, c0):
         "why": f"{plan.mode} ran {ran * 1e3:.3g} ms without finishing, past the cap of "
                f"{limit * 1e3:.3g} ms (explore_cap times {fast}'s time measured on this "
                f"graph): {fast} answers"})
-    t1, ca = time.perf_counter(), compiling.seconds()
-    warm.cpu(fast, system.family, graph, system)
-    t2 = time.perf_counter()
-    stats["time_compile"] += t2 - t1
-    extra = {}
-    engine = find(fast, "cpu")
-    if engine.prepare is not None:  # the condensation of scc (kept on the graph)
-        engine.load("prepare")(req, extra)
-    t3, c1 = time.perf_counter(), compiling.seconds()
-    stats["time_preprocess"] += t3 - t2
-    x, converged = solve_dual_or(engine.load(), graph, system, req.tol, req.max_iter, stats,
-                                 extra)
-    seconds = time.perf_counter() - t3 - (compiling.seconds() - c1)
-    return x, converged, fast, t3 - t1, c1 - ca, seconds
+    x, converged, aside, c_aside, seconds = _run_instead(req, fast, t1, c1)
+    return x, converged, fast, aside, c_aside, seconds
