@@ -238,10 +238,11 @@ def geometric(n, *, degree=6, weights=(1, 100), seed=0, by_distance=False, posit
     Notes
     -----
     The neighbours come from ``scipy.spatial.cKDTree.query(k=degree + 1, workers=-1)`` on the
-    cell-sorted points (sorted queries are about 3x faster than unsorted ones); an edge chosen by
-    both of its ends is kept once by looking its source up in its target's list, block by
-    block.  Memory peaks at about ``n * (degree + 1) * 16`` bytes (the k-d tree's neighbour ids
-    and distances) plus the output, about ``n * degree * 1.18 * 24`` bytes.
+    cell-sorted points (sorted queries run faster: neighbouring ones walk the same nodes of the
+    tree); an edge chosen by both of its ends is kept once by looking its source up in its
+    target's list, block by block.  Memory peaks at about ``n * (degree + 1) * 16`` bytes (the
+    k-d tree's neighbour ids and distances) plus the output, about ``n * degree * 1.18 * 24``
+    bytes.
 
     Examples
     --------

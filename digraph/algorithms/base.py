@@ -336,8 +336,8 @@ def weight_sums(graph, w, by, algo, side):
 def scaled_inverse(weights, scale):
     """``scale / weights[v]`` where ``weights[v] > 0``, 0 elsewhere (float64, one parallel pass).
 
-    The per-vertex factor of PageRank (``α / W_out``) and adsorption (``β / W_in``); on R-MAT
-    2^24 the numpy form (a cast, a mask and a masked division) took 0.25 s of each GPU run.
+    The per-vertex factor of PageRank (``α / W_out``) and adsorption (``β / W_in``), in one pass
+    where the numpy form (a cast, a mask and a masked division) makes several over large graphs.
     Below :data:`SCALED_INVERSE_PARALLEL` entries the numpy form runs instead (the same
     values): a parallel region's start costs more there than the pass."""
     w = np.asarray(weights)

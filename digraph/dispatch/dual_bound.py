@@ -44,15 +44,12 @@ class DualSettings:
     ----------
     slack : float
         Sweeps stop once ``min(w − Aᵀ w) ≥`` this (``ẑ`` within ``1/slack`` of ``z``).  Measured
-        (adsorption at β = 0.8, 2 threads): 6 sweeps on wiki-Vote, 20 on dblp-2010, 34 on R-MAT 2^18
-        and 38 on cnr-2000 (0.07–0.2 s), with ``ẑ / z`` between 1.65 and 1.87; the first computation
-        on a graph is given in docs/history/benchmarks-notebook.md, "Adsorption on the CPU and on
-        one GPU" (0.16 s on dblp-2010, 0.23 s on cnr-2000, 0.55 s on R-MAT 2^18; later runs reuse
-        it).  The value 0.5 itself was not measured against others: chosen as a factor of 2 on the
-        bound.
+        (sweeps, seconds and ``ẑ / z`` on four graphs): docs/history/benchmarks-notebook.md,
+        "Adsorption on the CPU and on one GPU", and docs/history/docstring-measurements.md.  The
+        value 0.5 itself was not measured against others: chosen as a factor of 2 on the bound.
     max_sweeps : int
         Sweeps after which the dual weights are given up (the L∞ route remains).  Not measured:
-        chosen as a cap far above the 6–38 sweeps the graphs above needed.
+        chosen as a cap far above the sweeps the graphs measured needed.
     """
 
     slack: float = 0.5
@@ -115,9 +112,7 @@ def dual_weights(graph, system, *, settings=None):
     contraction in any weighted L1 norm this iteration can find).  ``settings``: a
     :class:`DualSettings` (default :data:`DEFAULT`).
 
-    Costs one pass over the arcs per sweep: adsorption at β = 0.8 took 6 sweeps on wiki-Vote, 20
-    on dblp-2010, 34 on R-MAT 2^18 and 38 on cnr-2000 (0.07–0.2 s at 2 threads), with
-    ``ẑ / z`` between 1.65 and 1.87.
+    Costs one pass over the arcs per sweep (:class:`DualSettings` says when they stop).
     """
     settings = current(DEFAULT) if settings is None else settings
     slack, max_sweeps = float(settings.slack), int(settings.max_sweeps)

@@ -181,6 +181,5 @@ def solve(graph, system, *, tol, max_iter, stats, device="cuda", group=None, tri
         be.retain(keep, "power", holder=w)
     else:
         be.release("power")
-    # x sums to 1 up to rounding that the bound counts: the host divides nothing (6 ms a run on
-    # R-MAT 2^22 before)
+    # x sums to 1 up to rounding that the bound counts: the host divides nothing
     return out.view(SumNormalized), converged

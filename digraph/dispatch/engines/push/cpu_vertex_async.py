@@ -55,10 +55,9 @@ class VertexAsyncSettings:
         ``queue_grow`` times that size or it has read as many arcs as there are vertices: a parallel
         pass costs a scan of every vertex to find its worklist, which a small frontier does not pay
         back, and a phase that has done a scan's worth of work lets the threads share the rest.
-        Measured: SSSP on a chain of 10^6 vertices took 10^6 passes, more than 5 minutes, without
-        the queue and 0.1 s with it; docs/history/benchmarks-notebook.md, "SSSP: chains, grids and
-        web graphs against scipy's Dijkstra" (the chain is one queue phase, the 700x700 grid relaxes
-        each arc once).  The value 1/32 itself was not compared with others.  ``1.0`` sends every
+        Measured: docs/history/benchmarks-notebook.md, "SSSP: chains, grids and web graphs
+        against scipy's Dijkstra" (a chain is one queue phase, where parallel passes take one a
+        vertex).  The value 1/32 itself was not compared with others.  ``1.0`` sends every
         frontier short of all the vertices to a queue phase, ``0.0`` none
         (tests/dispatch/test_vertex_async_queue.py forces each side; the warm-up of
         :mod:`digraph.compiling` uses ``1.0`` to compile the queue kernels).
@@ -71,14 +70,13 @@ class VertexAsyncSettings:
         set_min)`` vertices, the scans read a residual set of those vertices only
         (:class:`~.cpu_bsp.Touched`); ``set_share = 0`` never does (the ablation).
         The same cost model and values as ``bsp``
-        (:class:`~.cpu_bsp.BspSettings`): a full scan here is numpy's (about 1 ns a
-        vertex on 2 cores: cnr-2000 250–400 µs with its worklist), the set's 2–12 ns a flagged
-        vertex.
+        (:class:`~.cpu_bsp.BspSettings`): a full scan here is numpy's, a few times cheaper a
+        vertex than the set's a flagged vertex (docs/history/docstring-measurements.md).
     serial_arcs : int
         Linear systems with a residual set: a pass whose worklist has fewer out-arcs runs on the
-        calling thread.  Measured (2 cores, best of 41 passes): serial against parallel, dblp-2010
-        277 arcs 3 against 4 µs, 1,249 arcs 8 against 6; cnr-2000 794 arcs 6 against 6, 3,235
-        arcs 19 against 13; parallel passes cost milliseconds when another process holds a core.
+        calling thread: below, a parallel region's start costs more than the pass, and far more
+        when another process holds a core (serial against parallel passes on two graphs:
+        docs/history/docstring-measurements.md).
     """
 
     chunk: int = 256

@@ -36,7 +36,7 @@ def contraction_sums(be, v0, v1, in_offsets, src, coef, has, src_scale, dst_scal
     """(column sums, row sums, bad-arc count) of the coefficient matrix over the in-arcs of the
     targets ``[v0, v1)``, summed on the GPU: the γ1, γ∞ of
     :func:`~digraph.dispatch.convergence.linear_contraction` without its host pass over every
-    arc (0.7 s on R-MAT 2^20 with 2 cores).  Without ``want_col`` the column sums are left at 0
+    arc.  Without ``want_col`` the column sums are left at 0
     (see :func:`column_sums_known`).  ``heavy``: the targets of in-degree >= HEAVY, summed by a
     block each (a thread alone on an R-MAT hub's arcs held up the set-up)."""
     K = kernels()
