@@ -289,9 +289,22 @@ def test_adsorption_and_user_algorithms_on_a_loaded_graph(client, tmp_path):
             r = digraph.run(h, "adsorption", cluster=client, seeds=seeds, tol=1e-9)
             st = r.stats
             assert st["engine"] == "dask-power" and st["converged"]
-            assert st["error_route"] == "linf" and st["error_bound"] <= 1e-9
             one = digraph.run(one_g, "adsorption", seeds=seeds, tol=1e-10)
             assert l1(r.values, one.values) <= st["error_bound"] + one.stats["error_bound"]
+            # the dual weights found on the workers: the sweeps of one process, the same ẑ
+            assert st["error_route"] == one.stats["error_route"] == "dual"
+            assert st["error_bound"] <= 1e-9
+            assert st["dual_sweeps"] == one.stats["dual_sweeps"] > 0
+            assert st["dual_max"] == pytest.approx(one.stats["dual_max"], rel=1e-9)
+            assert st["power"]["gamma"] == pytest.approx(1 - 1 / st["dual_max"])
+            # other seeds: the weights the workers kept, no sweep
+            other = [int(g.vertex_ids[i]) for i in (1, 2)]
+            again = digraph.run(h, "adsorption", cluster=client, seeds=other, tol=1e-9)
+            assert again.stats["dual_sweeps"] == 0 and again.stats["converged"]
+            assert again.stats["dual_max"] == pytest.approx(st["dual_max"], rel=1e-12)
+            one = digraph.run(one_g, "adsorption", seeds=other, tol=1e-10)
+            assert l1(again.values, one.values) <= (again.stats["error_bound"]
+                                                    + one.stats["error_bound"])
             # a user min/max system: the workers' bsp rounds, the one-process answer
             hops = digraph.run(h, _Hops(), cluster=client, source=seeds[0])
             assert np.array_equal(hops.values, digraph.run(one_g, _Hops(),

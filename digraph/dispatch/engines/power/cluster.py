@@ -369,6 +369,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
 
     rounds = 0
     try:
+        # a graph held by the workers: the affine map's dual weights found there
+        it.dual_on_workers(client, st["s"], settings.round_timeout_s, stats)
         while True:
             done, converged = driver.power(step, g1=it.g1, tol=tol, max_iter=max_iter - rounds,
                                            stats=stats)

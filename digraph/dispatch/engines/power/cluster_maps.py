@@ -22,8 +22,9 @@ client's ``c`` and ``σ``.
 for any ``x`` (a checkpoint too: it restarts as it is).  Its three routes: ``γ1 < 1`` (the
 largest column sum, ``ẑ = 1 / (1 − γ1)``: ``(γ1 ‖y − x‖₁ + ‖δ‖₁) / (1 − γ1)``); else the
 verified dual weights (:func:`digraph.dispatch.dual_bound.cached_dual_weights`, sent to the
-workers with the run's vectors, whose rounds then also return ``Σ (ẑ − 1)|y − x|`` and
-``Σ ẑ y``: ``stats["error_route"] = "dual"``); else ``n (γ∞ ‖y − x‖₁ + ‖δ‖₁) / (1 − γ∞)``
+workers with the run's vectors; on a graph whose arcs only the workers hold, found there once
+the run has started, :mod:`.cluster_dual`), whose rounds then also return ``Σ (ẑ − 1)|y − x|``
+and ``Σ ẑ y``: ``stats["error_route"] = "dual"``; else ``n (γ∞ ‖y − x‖₁ + ‖δ‖₁) / (1 − γ∞)``
 (``"linf"``).  Rounding: with ``b ≥ 0`` every iterate is non-negative; the workers' compensated
 pull and the addition of ``b`` leave ``|δ_v| ≤ 8u (p_v + b_v + y_v) ≤ 16u (1 + u) y_v``
 (``p_v`` the pull's value: the Google-matrix iteration's constant, :mod:`.cpu`), and the
@@ -115,6 +116,9 @@ class Google:
             self.dangling = _dangling(graph, system)
             stats["dangling_vertices"] = int(self.dangling[0].size)
 
+    def dual_on_workers(self, client, session, timeout, stats):
+        """Nothing: the Google matrix's bound needs no dual weights."""
+
     def vectors(self, v0, v1):
         """Range ``[v0, v1)`` of the run's own vectors, as the workers' ``start`` takes them
         (``v``, and the dangling term ``d``, ``didx``, ``dg``)."""
@@ -185,12 +189,16 @@ class Affine:
         except InvalidParameterError as e:
             raise InvalidParameterError(f"mode='power' cannot run this system: {e}") from None
         n = graph.num_vertices
-        self.n, self.zw = n, None
+        self.n, self.zw, self.dual, self.on_workers = n, None, False, None
         stats["power_map"] = "affine"
         if g1 < 1.0:
             self.c_d, self.c_r, self.g1 = g1 / (1.0 - g1), 1.0 / (1.0 - g1), float(g1)
         elif held_by(graph) is not None:
-            # the dual weights' sweeps need the arcs, which only the workers hold
+            # the dual weights' sweeps need the arcs, which only the workers hold: they run
+            # there once the run has started (dual_on_workers); until then, and where they find
+            # none, the L∞ route
+            from .cluster_dual import dual_key
+            self.on_workers = dual_key(system)
             self.c_d, self.c_r = n * ginf / (1.0 - ginf), n / (1.0 - ginf)
             self.g1 = float(ginf)
             stats["error_route"] = "linf"
@@ -201,10 +209,8 @@ class Affine:
             stats["time_dual"] = time.perf_counter() - t0
             stats["dual_sweeps"] = 0 if reused else int(sweeps)
             if zhat is not None:
-                zmax = float(zhat.max())
                 self.zw = np.ascontiguousarray(zhat, np.float64)
-                self.c_d, self.c_r, self.g1 = 1.0, 1.0, 1.0 - 1.0 / zmax
-                stats["error_route"], stats["dual_max"] = "dual", zmax
+                self._take_dual(float(zhat.max()), stats)
             else:
                 self.c_d, self.c_r = n * ginf / (1.0 - ginf), n / (1.0 - ginf)
                 self.g1 = float(ginf)
@@ -212,9 +218,26 @@ class Affine:
         stats["gamma"] = self.g1
         self.start = np.ascontiguousarray(np.asarray(system.b, np.float64))
 
+    def _take_dual(self, zmax, stats):
+        """The dual route, with weights of largest value ``zmax``."""
+        self.dual = True
+        self.c_d, self.c_r, self.g1 = 1.0, 1.0, 1.0 - 1.0 / zmax
+        stats["error_route"], stats["dual_max"], stats["gamma"] = "dual", zmax, self.g1
+
+    def dual_on_workers(self, client, session, timeout, stats):
+        """On a graph held by the workers (and ``γ1 ≥ 1``): find the dual weights on the
+        workers of the started ``session`` (:mod:`.cluster_dual`), or take those they keep, and
+        take the dual route; the L∞ route stays where none is found.  Elsewhere nothing."""
+        if self.on_workers is None:
+            return
+        from .cluster_dual import sweeps
+        zmax = sweeps(client, session, self.on_workers, timeout, stats)
+        if zmax is not None:
+            self._take_dual(zmax, stats)
+
     def vectors(self, v0, v1):
         """Range ``[v0, v1)`` of the run's own vectors: ``v = b``, no dangling term, and the
-        dual weights ``zw`` (None off the dual route)."""
+        dual weights ``zw`` (None off the dual route, and where the workers find them)."""
         return {"v": self.start[v0:v1], "d": None, "didx": np.empty(0, np.int64),
                 "dg": np.empty(0, np.float64),
                 "zw": None if self.zw is None else self.zw[v0:v1]}
@@ -231,7 +254,7 @@ class Affine:
         """``(bound, delta, diff)`` of the round whose answers are ``now``
         (:func:`~.gpu_affine.affine_bound` of its sums)."""
         from .gpu_affine import affine_bound
-        if self.zw is None:
+        if not self.dual:
             p1, p2 = sum(r["diff"] for r in now), sum(r["sy"] for r in now)
         else:
             p1, p2 = sum(r["p1"] for r in now), sum(r["p2"] for r in now)

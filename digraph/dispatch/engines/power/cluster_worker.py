@@ -84,6 +84,9 @@ class Shard:
         from a weighted edge list (a run's arc factors then come from here, not the client).
     runs : int
         Runs it has served.
+    duals : dict
+        The dual weights of its range found by runs on it, by the coefficients' key
+        (:mod:`.cluster_dual_worker`).
     """
 
     def __init__(self, index, bounds, peers, off, src, weights=None):
@@ -101,6 +104,7 @@ class Shard:
         self.weights = None if weights is None else np.ascontiguousarray(weights, np.float64)
         self.pinned = False
         self.runs = 0
+        self.duals = {}
 
 
 class RunState:
@@ -133,6 +137,7 @@ class RunState:
         self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
         self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
         self.busy = 0.0
+        self.sweeps = None  # the dual weights' sweeps under way (cluster_dual_worker)
 
 
 async def lost_as_answer(exchange, **more):
