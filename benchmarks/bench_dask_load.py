@@ -14,6 +14,7 @@ the two certified bounds.
 
     python benchmarks/bench_dask_load.py --scale 16                 # small, on a laptop
     python benchmarks/bench_dask_load.py --scale 16 --kcore         # k-core on the handle too
+    python benchmarks/bench_dask_load.py --scale 18 --adsorption    # and adsorption, twice
     python benchmarks/bench_dask_load.py --scale 26 --workers 4 --files 64 --json load.json
 
 Prints one line a stage (seconds, bytes) and writes them as JSON with ``--json`` (``{meta,
@@ -80,6 +81,11 @@ def main(argv=None):
     ap.add_argument("--kcore", action="store_true",
                     help="then k-core on the handle, twice (the first builds the undirected "
                          "lists on the workers), checked with the PageRank answer")
+    ap.add_argument("--adsorption", action="store_true",
+                    help="also run adsorption on the handle (seeds: the 10 vertices of largest "
+                         "out-degree, then the next 10: the second run reuses its bound's dual "
+                         "weights), with --max-iter rounds at most")
+    ap.add_argument("--max-iter", type=int, default=1000)
     ap.add_argument("--dir", help="folder for the files (default: a temporary one, removed)")
     ap.add_argument("--json", help="write the measurements to this file")
     args = ap.parse_args(argv)
@@ -142,6 +148,8 @@ def main(argv=None):
                     _say(f"kcore: {s['rounds']} rounds, {s['time_total']:.2f} s (set-up "
                          f"{s['dask']['time_setup']:.2f} s), max core {int(k.values.max())}")
                 cores = k.values
+            if args.adsorption:
+                row["adsorption_runs"] = _adsorption(digraph, h, client, args)
             t0 = time.perf_counter()
             digraph.write_parquet(r, out_dir, overwrite=True)
             row["time_write_parquet"] = time.perf_counter() - t0
@@ -171,6 +179,27 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": [row]}, f, indent=1)
     return 0 if row.get("check", {"ok": True})["ok"] else 1
+
+
+def _adsorption(digraph, h, client, args):
+    """Adsorption on the handle, the seeds the 10 vertices of largest out-degree, then the next
+    10: rounds, time, the bound's route and its dual sweeps, each run."""
+    order = np.argsort(-h.out_degree, kind="stable")
+    ids = h.vertex_ids
+    out = []
+    for seeds in (ids[order[:10]], ids[order[10:20]]):
+        a = digraph.run(h, "adsorption", cluster=client, seeds=seeds.tolist(), tol=args.tol,
+                        max_iter=args.max_iter)
+        s = a.stats
+        out.append({"time_total": s["time_total"], "time_compute": s["time_compute"],
+                    "rounds": s["rounds"], "converged": bool(s["converged"]),
+                    "error_bound": s["error_bound"], "error_route": s.get("error_route"),
+                    "dual_sweeps": s.get("dual_sweeps"), "time_dual": s.get("time_dual"),
+                    "dual_max": s.get("dual_max"), "round_s": s["dask"]["round_s"]})
+        _say(f"adsorption: {s['rounds']} rounds, {s['time_total']:.2f} s, converged "
+             f"{s['converged']}, bound {s['error_bound']:.2g} ({s.get('error_route')}; dual "
+             f"sweeps {s.get('dual_sweeps')}, {s.get('time_dual') or 0:.2f} s)")
+    return out
 
 
 def _check(folder, labels, values, bound, tol, cores=None):

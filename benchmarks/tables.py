@@ -376,18 +376,20 @@ CORPUS = [
                 "that stood out were timed again, 9 runs each "
                 "(`corpus_cpu2_dev_recheck`, below)."),
     CorpusTable("Every default on every class: 16 threads", "corpus_cpu16_h100_host.json",
-                "PageRank (tol 1e-8) on the corpus of `benchmarks/corpus.py`, 16 Numba threads, "
-                "median of warm runs (each right after an untimed run of itself), ms: the "
-                "default and the mode it ran, the fastest named mode (`scc`, `power`, `bsp`), the "
-                "fastest peer (a scipy power iteration and igraph's PRPACK, one thread each), and "
-                "the default's time over each."),
+                "PageRank and adsorption (tol 1e-8; adsorption's seeds the ten vertices of "
+                "largest out-degree; none on R-MAT and Kronecker) on the corpus of "
+                "`benchmarks/corpus.py`, 16 Numba threads, median of three warm runs (each right "
+                "after an untimed run of itself), ms: the default and the mode it ran, the "
+                "fastest named mode (`scc`, `power`, `bsp`), the fastest peer (a scipy power "
+                "iteration and igraph's PRPACK, one thread each), and the default's time over "
+                "each. Runs of a few milliseconds on this host vary by up to 3x from run to run "
+                "(see min and max in the file)."),
     CorpusTable("Every default on every class: 2 threads, the device's host",
                 "corpus_cpu2_h100_host.json",
                 "The four algorithms on the corpus, 2 Numba threads per class, three or four "
                 "classes side by side on separate cores of one host (they share its memory "
-                "bandwidth), median of warm runs, ms. Cases were interleaved run by run, each "
-                "default timed right after another case: on the smallest graphs that cost the "
-                "default up to 3 ms (an SSSP of 1 ms took 4.6), which `--warm-each` removes."),
+                "bandwidth), median of three warm runs (each right after an untimed run of "
+                "itself), ms."),
 ]
 """The :class:`CorpusTable` of each corpus file (``bench_cpu.py --classes``)."""
 
