@@ -55,6 +55,7 @@ import numpy as np
 from ...settings import current, register
 from ....errors import WorkerLostError
 from ... import driver
+from . import cluster_dual
 from .cluster_checkpoint import Checkpoints, restart
 from .cluster_checks import check_memory
 from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
@@ -369,8 +370,11 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
 
     rounds = 0
     try:
-        # a graph held by the workers: the affine map's dual weights found there
-        it.dual_on_workers(client, st["s"], settings.round_timeout_s, stats)
+        if it.on_workers is not None:  # a handle: the affine map's dual weights found there
+            zmax = cluster_dual.sweeps(client, st["s"], it.on_workers, settings.round_timeout_s,
+                                       stats, call)
+            if zmax is not None:
+                it.take_dual(zmax, stats)
         while True:
             done, converged = driver.power(step, g1=it.g1, tol=tol, max_iter=max_iter - rounds,
                                            stats=stats)

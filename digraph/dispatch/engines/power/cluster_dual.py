@@ -17,26 +17,20 @@ import time
 
 import numpy as np
 
-from ...dual_bound import DEFAULT as DUAL, _factors_key
+from ...dual_bound import DEFAULT as DUAL
 from ...settings import current
 
-__all__ = ["dual_key", "sweeps"]
+__all__ = ["sweeps"]
 
 _EPS = np.finfo(np.float64).eps
 
 
-def dual_key(system):
-    """The key of ``system``'s dual weights on the workers' shards: a digest of what decides
-    ``A`` (not ``b``) and the :class:`~digraph.dispatch.dual_bound.DualSettings` in force."""
-    return repr(_factors_key(system, current(DUAL)))
-
-
-def sweeps(client, session, key, timeout, stats):
+def sweeps(client, session, key, timeout, stats, call):
     """Find verified dual weights on the workers of ``session`` (a started run,
-    :class:`.cluster.Session`), or take those kept under ``key``.  Returns ``max ẑ``, or None
-    when none was found within ``max_sweeps`` (the run then keeps its other route).  Sets
-    ``stats["time_dual"]`` and ``stats["dual_sweeps"]`` (0 when the weights were kept)."""
-    from .cluster import call
+    :class:`.cluster.Session`), or take those kept under ``key``; ``call`` is
+    :func:`.cluster.call`.  Returns ``max ẑ``, or None when none was found within
+    ``max_sweeps`` (the run then keeps its other route).  Sets ``stats["time_dual"]`` and
+    ``stats["dual_sweeps"]`` (0 when the weights were kept)."""
     from .cluster_dual_worker import DualWeights
     settings = current(DUAL)
     slack, max_sweeps = float(settings.slack), int(settings.max_sweeps)

@@ -100,6 +100,8 @@ class Google:
     """
 
     map = "google"
+    #: the key of dual weights to find on the workers (:mod:`.cluster_dual`): none here
+    on_workers = None
 
     def __init__(self, graph, system, stats):
         g1, why = power_gamma(graph, system, dangling_ok=True)
@@ -115,9 +117,6 @@ class Google:
         if getattr(system, "dangling", None) is not None:
             self.dangling = _dangling(graph, system)
             stats["dangling_vertices"] = int(self.dangling[0].size)
-
-    def dual_on_workers(self, client, session, timeout, stats):
-        """Nothing: the Google matrix's bound needs no dual weights."""
 
     def vectors(self, v0, v1):
         """Range ``[v0, v1)`` of the run's own vectors, as the workers' ``start`` takes them
@@ -195,10 +194,11 @@ class Affine:
             self.c_d, self.c_r, self.g1 = g1 / (1.0 - g1), 1.0 / (1.0 - g1), float(g1)
         elif held_by(graph) is not None:
             # the dual weights' sweeps need the arcs, which only the workers hold: they run
-            # there once the run has started (dual_on_workers); until then, and where they find
-            # none, the L∞ route
-            from .cluster_dual import dual_key
-            self.on_workers = dual_key(system)
+            # there once the run has started (.cluster_dual, under the key on_workers); until
+            # then, and where they find none, the L∞ route
+            from ...dual_bound import DEFAULT as DUAL, _factors_key
+            from ...settings import current
+            self.on_workers = repr(_factors_key(system, current(DUAL)))
             self.c_d, self.c_r = n * ginf / (1.0 - ginf), n / (1.0 - ginf)
             self.g1 = float(ginf)
             stats["error_route"] = "linf"
@@ -210,7 +210,7 @@ class Affine:
             stats["dual_sweeps"] = 0 if reused else int(sweeps)
             if zhat is not None:
                 self.zw = np.ascontiguousarray(zhat, np.float64)
-                self._take_dual(float(zhat.max()), stats)
+                self.take_dual(float(zhat.max()), stats)
             else:
                 self.c_d, self.c_r = n * ginf / (1.0 - ginf), n / (1.0 - ginf)
                 self.g1 = float(ginf)
@@ -218,22 +218,11 @@ class Affine:
         stats["gamma"] = self.g1
         self.start = np.ascontiguousarray(np.asarray(system.b, np.float64))
 
-    def _take_dual(self, zmax, stats):
+    def take_dual(self, zmax, stats):
         """The dual route, with weights of largest value ``zmax``."""
         self.dual = True
         self.c_d, self.c_r, self.g1 = 1.0, 1.0, 1.0 - 1.0 / zmax
         stats["error_route"], stats["dual_max"], stats["gamma"] = "dual", zmax, self.g1
-
-    def dual_on_workers(self, client, session, timeout, stats):
-        """On a graph held by the workers (and ``γ1 ≥ 1``): find the dual weights on the
-        workers of the started ``session`` (:mod:`.cluster_dual`), or take those they keep, and
-        take the dual route; the L∞ route stays where none is found.  Elsewhere nothing."""
-        if self.on_workers is None:
-            return
-        from .cluster_dual import sweeps
-        zmax = sweeps(client, session, self.on_workers, timeout, stats)
-        if zmax is not None:
-            self._take_dual(zmax, stats)
 
     def vectors(self, v0, v1):
         """Range ``[v0, v1)`` of the run's own vectors: ``v = b``, no dangling term, and the
