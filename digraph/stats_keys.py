@@ -91,6 +91,9 @@ STATS_GROUPS = (
                        "bound uses verified dual weights) or `\"linf\"` (none found)",
         "dual_sweeps": "sweeps that computed the dual weights; 0 when an earlier run's were reused",
         "dual_max": "the largest dual weight (it plays `1/(1 - gamma1)` in the engines' budgets)",
+        "dual_skipped": "Dask cluster, a graph held by the workers: why no dual weights were "
+                        "sought there (a worker's memory_limit below its shard with the sweeps' "
+                        "buffers); the bound takes the L-inf route",
     })),
     Group("Router, probe and hand-over", None, "", MappingProxyType({
         "reach_vertices": "automatic, a linear system whose `b` reaches few arcs (on GPUs, "

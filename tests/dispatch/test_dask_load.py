@@ -316,6 +316,45 @@ def test_adsorption_and_user_algorithms_on_a_loaded_graph(client, tmp_path):
             h.release()
 
 
+def test_the_dual_sweeps_need_room_under_the_memory_limit(tmp_path):
+    """Workers whose ``memory_limit`` holds the shard and the run but not the dual weights'
+    sweeps: none are sought, the stats say why, and the L-inf bound still holds the answer."""
+    import dask
+    from digraph.dispatch.engines.power.cluster_checks import shard_bytes
+    s, d, _ = _arcs(seed=7)
+    g = digraph.load((s, d))
+    seeds = [int(g.vertex_ids[i]) for i in (0, 5, 40)]
+    folder = _write(tmp_path / "arcs", s, d)
+    # only the scheduler's record of the limit matters here: the workers never pause
+    off = {f"distributed.worker.memory.{k}": False for k in ("target", "spill", "pause",
+                                                              "terminate")}
+
+    def run(limit):
+        with dask.config.set(off), distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=False, memory_limit=limit,
+                dashboard_address=None, silence_logs=40) as cluster, \
+                distributed.Client(cluster) as c:
+            c.wait_for_workers(2)
+            h = digraph.load_distributed(folder, c)
+            try:
+                r = digraph.run(h, "adsorption", cluster=c, seeds=seeds, tol=1e-6)
+                return r, np.asarray(h.in_offsets), np.asarray(h.bounds)
+            finally:
+                h.release()
+    free, in_off, bounds = run(0)
+    assert free.stats["error_route"] == "dual" and "dual_skipped" not in free.stats
+    plain = shard_bytes(in_off, bounds, False)
+    both = shard_bytes(in_off, bounds, False, dual=True)
+    assert list(plain) == free.stats["dask"]["shard_bytes"] and (both > plain).all()
+    assert plain.max() < both.min()
+    tight, _, _ = run(int(plain.max() + both.min()) // 2)
+    st = tight.stats
+    assert st["error_route"] == "linf" and "dual_sweeps" not in st
+    assert "memory_limit" in st["dual_skipped"] and "dual weights' sweeps" in st["dual_skipped"]
+    one = digraph.run(g, "adsorption", seeds=seeds, tol=1e-10)
+    assert l1(tight.values, one.values) <= st["error_bound"] + one.stats["error_bound"]
+
+
 def test_kcore_on_a_loaded_graph_builds_its_undirected_lists_on_the_workers(client, tmp_path):
     """Core numbers of a graph the client never holds: self-loops and repeated arcs in the
     files, ids renumbered; the lists built once on the workers, kept, released with the

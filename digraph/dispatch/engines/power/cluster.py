@@ -371,8 +371,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     rounds = 0
     try:
         if it.on_workers is not None:  # a handle: the affine map's dual weights found there
-            zmax = cluster_dual.sweeps(client, st["s"], it.on_workers, settings.round_timeout_s,
-                                       stats, call)
+            zmax = cluster_dual.find(client, graph, st["s"], it.on_workers, factors[2],
+                                     settings.round_timeout_s, stats, call)
             if zmax is not None:
                 it.take_dual(zmax, stats)
         while True:

@@ -17,7 +17,8 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 
-__all__ = ["sees_gpu", "gpu_workers", "shard_bytes", "check_memory", "RUN_VECTORS"]
+__all__ = ["sees_gpu", "gpu_workers", "shard_bytes", "check_memory", "short_of_memory",
+           "memory_words", "memory_limits", "RUN_VECTORS"]
 
 #: the per-vertex float64 vectors a run keeps on a worker, besides the shard's offsets: ``x``,
 #: ``y``, the teleport or ``b`` vector, the dangling vector, ``src_scale``, ``dst_scale`` and the
@@ -51,18 +52,20 @@ def gpu_workers(client, workers, timeout=10.0):
             for w in workers}
 
 
-def shard_bytes(in_offsets, bounds, has_coef):
+def shard_bytes(in_offsets, bounds, has_coef, dual=False):
     """The estimated bytes of each worker's shard and run vectors, an int64 array (one a shard).
 
     For shard ``i`` of ``n_i`` vertices and ``m_i`` in-arcs, in a graph of ``n`` vertices::
 
-        8 · (m_i · (1 + a) + (n_i + 1) + RUN_VECTORS · n_i + min(m_i, n − n_i))
+        8 · (m_i · (1 + a) + (n_i + 1) + RUN_VECTORS · n_i + r_i),   r_i = min(m_i, n − n_i)
 
     the in-arcs' sources (8 bytes each as they arrive), their factors (``a`` = 1 when the system
     has arc factors, else 0), the row offsets, the run's per-vertex vectors
     (:data:`RUN_VECTORS` of them) and the entries of the other ranges it reads (at most one an
-    in-arc, at most the other ranges' vertices).  A lower estimate, not a peak: the worker's own
-    memory and Python's objects come on top.
+    in-arc, at most the other ranges' vertices).  With ``dual``, the dual weights' sweeps
+    (:mod:`.cluster_dual_worker`) on top: ``12 m_i + 16 (n_i + r_i + 1) + 16 n_i`` (the arcs by
+    source, their offsets and the sums over the compact vector, ``w`` and the next ``w``).  A
+    lower estimate, not a peak: the worker's own memory and Python's objects come on top.
     """
     b = np.asarray(bounds, np.int64)
     off = np.asarray(in_offsets, np.int64)
@@ -70,7 +73,11 @@ def shard_bytes(in_offsets, bounds, has_coef):
     nv = np.diff(b)
     m = off[b[1:]] - off[b[:-1]]
     a = 1 if has_coef else 0
-    return 8 * (m * (1 + a) + (nv + 1) + RUN_VECTORS * nv + np.minimum(m, n - nv))
+    r = np.minimum(m, n - nv)
+    need = 8 * (m * (1 + a) + (nv + 1) + RUN_VECTORS * nv + r)
+    if dual:
+        need = need + 12 * m + 16 * (nv + r + 1) + 16 * nv
+    return need
 
 
 def memory_limits(client, workers):
@@ -80,17 +87,27 @@ def memory_limits(client, workers):
     return {w: int(info.get(w, {}).get("memory_limit") or 0) for w in workers}
 
 
+def short_of_memory(limits, workers, need):
+    """``[(worker, memory_limit, bytes needed)]`` of the ``workers`` whose limit (``limits``:
+    :func:`memory_limits`; 0 is none) is below their ``need`` (one a worker)."""
+    return [(w, limits[w], int(need[i])) for i, w in enumerate(workers)
+            if limits[w] and limits[w] < need[i]]
+
+
+def memory_words(short):
+    """:func:`short_of_memory`'s workers in words."""
+    return "; ".join(f"worker {w} has memory_limit {_mib(lim)} but its shard needs about "
+                     f"{_mib(est)}" for w, lim, est in short)
+
+
 def check_memory(client, workers, in_offsets, bounds, has_coef):
     """Raise :class:`InvalidParameterError` naming each worker whose ``memory_limit`` is smaller
     than its shard's estimated bytes (:func:`shard_bytes`); workers without a limit pass.
     Returns the estimates (a list of int, one a worker)."""
     need = shard_bytes(in_offsets, bounds, has_coef)
-    limits = memory_limits(client, workers)
-    short = [(w, limits[w], int(need[i])) for i, w in enumerate(workers)
-             if limits[w] and limits[w] < need[i]]
+    short = short_of_memory(memory_limits(client, workers), workers, need)
     if short:
-        said = "; ".join(f"worker {w} has memory_limit {_mib(lim)} but its shard needs about "
-                         f"{_mib(est)}" for w, lim, est in short)
+        said = memory_words(short)
         raise InvalidParameterError(
             f"cluster=: {said} (in-arcs, offsets and the run's vectors; nothing was loaded). "
             "Start workers with a larger memory_limit, or more workers so that each shard is "

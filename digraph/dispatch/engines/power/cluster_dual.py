@@ -20,9 +20,24 @@ import numpy as np
 from ...dual_bound import DEFAULT as DUAL
 from ...settings import current
 
-__all__ = ["sweeps"]
+__all__ = ["find", "sweeps"]
 
 _EPS = np.finfo(np.float64).eps
+
+
+def find(client, graph, session, key, has_coef, timeout, stats, call):
+    """:func:`sweeps` on the workers of ``session``, unless a worker's ``memory_limit`` is
+    below its shard, the run's vectors and the sweeps' buffers
+    (:func:`.cluster_checks.shard_bytes` with ``dual``): then none is sought and
+    ``stats["dual_skipped"]`` says why (the run keeps the L∞ route)."""
+    from .cluster_checks import memory_limits, memory_words, shard_bytes, short_of_memory
+    need = shard_bytes(graph.in_offsets, session.bounds, has_coef, dual=True)
+    short = short_of_memory(memory_limits(client, session.workers), session.workers, need)
+    if short:
+        stats["dual_skipped"] = (f"{memory_words(short)} with the dual weights' sweeps, so "
+                                 "none were sought: the L-inf bound")
+        return None
+    return sweeps(client, session, key, timeout, stats, call)
 
 
 def sweeps(client, session, key, timeout, stats, call):
