@@ -59,7 +59,7 @@ def test_with_no_worker_left_the_run_ends_with_a_named_error():
     closed comm is seen by the round's timeout, not at once as a killed process's.)"""
     g = digraph.load(rmat(10, 4, seed=5))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
         c.wait_for_workers(1)
         (only,) = c.nthreads()

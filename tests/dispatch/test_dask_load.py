@@ -332,7 +332,7 @@ def test_the_dual_sweeps_need_room_under_the_memory_limit(tmp_path):
     def run(limit):
         with dask.config.set(off), distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=False, memory_limit=limit,
-                dashboard_address=None, silence_logs=40) as cluster, \
+                dashboard_address=":0", silence_logs=40) as cluster, \
                 distributed.Client(cluster) as c:
             c.wait_for_workers(2)
             h = digraph.load_distributed(folder, c)
