@@ -166,7 +166,7 @@ def local_dask_client(workers, processes=True):
     @contextlib.contextmanager
     def cluster():
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                      processes=processes, dashboard_address=None,
+                                      processes=processes, dashboard_address=":0",
                                       silence_logs=40) as c, distributed.Client(c) as client:
             client.wait_for_workers(workers)
             yield client

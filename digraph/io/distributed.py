@@ -228,7 +228,11 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
     clock.lap("cut")
     built = _shuffle(client, ren, bounds, workers, timeout)
     del ren
-    digests = client.gather([client.submit(operator.getitem, b, 3, pure=False) for b in built])
+    # each digest read where its range was built: a task placed elsewhere would copy the shard
+    # there, and Dask's memory manager may then drop the copy the shard's worker adopts
+    digests = client.gather([client.submit(operator.getitem, b, 3, workers=[w],
+                                           allow_other_workers=False, pure=False)
+                             for b, w in zip(built, workers)])
     clock.lap("shuffle")
     fp = hashlib.blake2b(digest_size=16)
     fp.update(np.array([n, m, weight is not None], np.int64).tobytes())

@@ -355,6 +355,43 @@ def test_the_dual_sweeps_need_room_under_the_memory_limit(tmp_path):
     assert l1(tight.values, one.values) <= st["error_bound"] + one.stats["error_bound"]
 
 
+def test_a_worker_stalled_in_the_dual_sweeps_is_named_and_the_run_dropped(tmp_path,
+                                                                           monkeypatch):
+    """A worker that does not answer its second dual sweep in time ends the run with
+    :class:`WorkerLostError` naming it, and the other worker forgets the run."""
+    import asyncio
+
+    from digraph.dispatch.engines.power.cluster import ClusterSettings
+    from digraph.dispatch.engines.power.cluster_dual_worker import DualWeights
+    from digraph.dispatch.engines.power.cluster_worker import PowerShards
+    s, d, _ = _arcs(seed=7)
+    folder = _write(tmp_path / "arcs", s, d)
+    sweep = DualWeights._dual_sweep
+    stalled = []
+
+    async def slow(self, run=None, k=None, **kw):
+        if k == 2 and self.worker.address == stalled[0]:
+            await asyncio.sleep(4.0)
+        return await sweep(self, run=run, k=k, **kw)
+    monkeypatch.setattr(DualWeights, "_dual_sweep", slow)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as c:
+        c.wait_for_workers(2)
+        h = digraph.load_distributed(folder, c)
+        try:
+            stalled.append(sorted(c.nthreads())[1])
+            seeds = [int(h.vertex_ids[i]) for i in (0, 5)]
+            with pytest.raises(WorkerLostError, match="dual sweep 2") as err:
+                digraph.run(h, "adsorption", cluster=c, seeds=seeds, tol=1e-6,
+                            settings=[ClusterSettings(round_timeout_s=1.0)])
+            assert err.value.worker == stalled[0] and stalled[0] in str(err.value)
+            other = [w for w in cluster.workers.values() if w.address != stalled[0]][0]
+            assert not other.plugins[PowerShards.name].runs
+        finally:
+            h.release()
+
+
 def test_kcore_on_a_loaded_graph_builds_its_undirected_lists_on_the_workers(client, tmp_path):
     """Core numbers of a graph the client never holds: self-loops and repeated arcs in the
     files, ids renumbered; the lists built once on the workers, kept, released with the

@@ -30,7 +30,7 @@ def test_workers_with_too_little_memory_are_named_before_any_load():
     g = random_graph(3, 3000, 40_000)
     with dask.config.set(_NO_MONITOR), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     memory_limit="200kB", dashboard_address=None,
+                                     memory_limit="200kB", dashboard_address=":0",
                                      silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
         c.wait_for_workers(2)
@@ -58,7 +58,7 @@ def test_the_shard_estimate_counts_arcs_factors_offsets_and_vectors():
 
 def test_a_gpu_device_with_a_cluster_names_the_workers_without_a_gpu():
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
         c.wait_for_workers(1)
         (worker,) = c.nthreads()

@@ -371,8 +371,12 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     rounds = 0
     try:
         if it.on_workers is not None:  # a handle: the affine map's dual weights found there
-            zmax = cluster_dual.find(client, graph, st["s"], it.on_workers, factors[2],
-                                     settings.round_timeout_s, stats, call)
+            try:
+                zmax = cluster_dual.find(client, graph, st["s"], it.on_workers, factors[2],
+                                         settings.round_timeout_s, stats, call)
+            except WorkerLostError as e:  # no restart on a handle: the others forget the run
+                drop(client, st["s"].workers, st["s"].run, e.worker)
+                raise
             if zmax is not None:
                 it.take_dual(zmax, stats)
         while True:
