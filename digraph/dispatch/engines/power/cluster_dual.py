@@ -2,8 +2,8 @@
 graph whose arcs only the workers hold (:func:`digraph.load_distributed`).
 
 The sweeps are :func:`digraph.dispatch.dual_bound.dual_weights`' (``w ← 1 + Aᵀ w`` from
-``w = 1``, stopped once ``s = min (w − Aᵀ w) ≥`` :attr:`~digraph.dispatch.dual_bound.DualSettings.slack`,
-then ``ẑ = w / s'``), each one call to every worker of a run already started
+``w = 1``, stopped once ``s = min (w − Aᵀ w) ≥``
+:attr:`~digraph.dispatch.dual_bound.DualSettings.slack`, then ``ẑ = w / s'``), each one call to every worker of a run already started
 (:mod:`.cluster_dual_worker`: the sums of ``Aᵀ w`` over its in-arcs, sent back to the sources'
 workers).  Only ``s`` and ``max w`` come to the client; ``ẑ`` stays on the workers as the run's
 dual weights and is kept on their shards for the next run with the same coefficients.

@@ -6,9 +6,9 @@ The sweeps of :func:`digraph.dispatch.dual_bound.dual_weights`, ``w' = 1 + Aᵀ 
 shards of a run already started (:mod:`.cluster_worker`): a shard holds the in-arcs of its
 range, so each worker adds, for every source ``u`` its arcs read, the terms
 ``coef_e · dst_scale_v · w_v`` of its own targets (compensated sums, over the shard's arcs
-ordered by source: :func:`transpose`, 12 bytes an arc, built once a run and dropped after), and sends the sums of
-the sources of each other range back to that range's worker (the round's exchange reversed: the
-entries it reads of that range, in the same order).  The owner of ``u`` adds the ``k`` parts,
+ordered by source: :func:`transpose`, 12 bytes an arc, built once a run and dropped after),
+and sends the sums of the sources of each other range back to that range's worker (the round's
+exchange reversed: the entries it reads of that range, in the same order).  The owner of ``u`` adds the ``k`` parts,
 ``(Aᵀ w)_u = src_scale_u · Σ``, and answers ``min (w − Aᵀ w)`` and ``max w`` of its range.
 
 Once the client has found ``s = min_u (w − Aᵀ w)_u`` large enough, each worker keeps
