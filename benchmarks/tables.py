@@ -382,12 +382,12 @@ CORPUS = [
                 "after an untimed run of itself), ms: the default and the mode it ran, the "
                 "fastest named mode (`scc`, `power`, `bsp`), the fastest peer (a scipy power "
                 "iteration and igraph's PRPACK, one thread each), and the default's time over "
-                "each. Runs of a few milliseconds on this host vary by up to 3x from run to run "
-                "(see min and max in the file)."),
+                "each. Runs on this host varied by up to several times from run to run (see "
+                "each row's times in the file)."),
     CorpusTable("Every default on every class: 2 threads, the device's host",
                 "corpus_cpu2_h100_host.json",
-                "The four algorithms on the corpus, 2 Numba threads per class, three or four "
-                "classes side by side on separate cores of one host (they share its memory "
+                "The four algorithms on the corpus, 2 Numba threads per class, four classes "
+                "side by side on separate cores of one host (they share its memory "
                 "bandwidth), median of three warm runs (each right after an untimed run of "
                 "itself), ms."),
 ]

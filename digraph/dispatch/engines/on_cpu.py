@@ -164,7 +164,7 @@ def _over_time(req, cap, t0, c0):
     ran = time.perf_counter() - t0 - (compiling.seconds() - c0)
     t1, c1 = time.perf_counter(), compiling.seconds()
     record(graph, plan.timing, plan.mode, ran, stopped=True)
-    stats["mode"], stats["engine"] = fast, f"cpu-{fast}"
+    stats["mode"], stats["engine"] = fast, find(fast, "cpu").name
     stats["route"]["steps"].append({
         "to": fast, "code": "over-time", "round": int(stats["rounds"]),
         "why": f"{plan.mode} ran {ran * 1e3:.3g} ms without finishing, past the cap of "

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...dual_bound import DEFAULT as DUAL
 from ...settings import current
+from .cluster_checks import memory_limits, memory_words, shard_bytes, short_of_memory
 
 __all__ = ["find", "sweeps"]
 
@@ -30,7 +31,6 @@ def find(client, graph, session, key, has_coef, timeout, stats, call):
     below its shard, the run's vectors and the sweeps' buffers
     (:func:`.cluster_checks.shard_bytes` with ``dual``): then none is sought and
     ``stats["dual_skipped"]`` says why (the run keeps the L∞ route)."""
-    from .cluster_checks import memory_limits, memory_words, shard_bytes, short_of_memory
     need = shard_bytes(graph.in_offsets, session.bounds, has_coef, dual=True)
     short = short_of_memory(memory_limits(client, session.workers), session.workers, need)
     if short:

@@ -86,12 +86,11 @@ class _Sweeps:
     def __init__(self, r):
         shard = r.shard
         size = int(shard.base[-1])
-        coef = r.coef if r.has else np.empty(1, np.float64)
         n = shard.v1 - shard.v0
         m = shard.src.size
         self.t = (np.zeros(size + 1, np.int64), np.empty(m, np.int32 if n < 2**31 else np.int64),
                   np.empty(m, np.float64))
-        transpose(shard.off, shard.src, coef, r.has, r.dst_scale, *self.t)
+        transpose(shard.off, shard.src, r.coef, r.has, r.dst_scale, *self.t)
         self.w = np.ones(n, np.float64)
         self.nxt = np.empty(n, np.float64)
         self.acc = np.empty(size, np.float64)
