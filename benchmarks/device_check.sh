@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|dask|dask-load
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|spread|dask|dask-load
 #   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
@@ -21,7 +21,9 @@
 # with Gauss-Seidel sweeps and with Anderson's mixes (PowerSettings.accelerator) beside the
 # peers, on 1 and 2 threads side by side, then each other count of THREADS (default 1 2 16);
 # carry igraph's wheels for its rows and a fast reference (../shared/gpu/wheels.sh igraph==1.0.0
-# texttable).
+# texttable).  ``spread`` times SPREAD_CASES (GRAPH:ALGORITHM:MODE, a peer's name as the mode for
+# the host's one-thread witness) at each count of THREADS round-robin, RUNS runs each
+# (bench_spread.py): whether runs fall in a fast and a slow mode, and at which thread counts.
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -38,7 +40,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel, dask or dask-load}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel, spread, dask or dask-load}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -100,6 +102,11 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
     for T in ${THREADS:-1 2 16}; do  # other counts one after another, on cores 0..T-1
       case $T in 1|2) ;; *) both "$T" "0-$((T - 1))" 2>&1 | tail -n 30 ;; esac
     done ;;
+  spread)
+    NUMBA_NUM_THREADS=16 python3 benchmarks/bench_spread.py --cases ${SPREAD_CASES:-\
+      cit-HepPh:pagerank:default cit-HepPh:pagerank:igraph-prpack \
+      soc-Slashdot0902:adsorption:scc soc-Slashdot0902:adsorption:bsp} \
+      --threads ${THREADS:-16 15 12 8} --runs "${RUNS:-15}" --out "$OUT/spread.json" ;;
   dask)
     # PageRank's rounds on a LocalCluster of 2, then 4, worker processes of one thread against one
     # process (needs dask and distributed: carry their wheels in .whl where the machine lacks them);

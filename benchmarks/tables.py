@@ -591,6 +591,7 @@ Xeon host of a GPU machine; the 2-core development machine is shared, and its fi
 | `benchmarks/before_after.py` | the same cases on two checkouts: every default within 5%, every answer within its bound |
 | `benchmarks/tables.py` | this page and the README's figures, from the results files |
 | `benchmarks/bench_dask_cluster.py` | the power iteration on a Dask `LocalCluster` against one process, per round |
+| `benchmarks/bench_spread.py` | the spread of warm run times at several thread counts, round-robin, beside a one-thread peer as the host's witness |
 | `benchmarks/device_check.sh` | one call on the GPU machine (device tool): the GPU tests on the card, `before_after.py` on one GPU, 16 or 2 CPU threads, the corpus on 2 or 16 threads, GPU adsorption and k-core |
 
 Each writes one JSON row per measurement (machine, card, commit, date, command, graph, algorithm,
