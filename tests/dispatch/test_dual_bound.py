@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 import digraph
 from digraph.algorithms import Adsorption, LinearSystem
 from digraph.algorithms._reference import coefficient_matrix
-from digraph.dispatch.convergence import certified_bound, linear_contraction
+from digraph.dispatch.convergence import (certified_bound, dual_sums, dual_sums_serial,
+                                          linear_contraction)
 from digraph.dispatch.dual_bound import DualSettings, dual_weights, scaled_system
 from digraph.generators import rmat
 from digraph.graph import Graph
@@ -100,6 +101,22 @@ def test_dual_bound_is_sound_and_tight_for_perturbed_states(seed):
     bound, _, _ = certified_bound(g, system, below, gammas, np.empty_like(below), dual=zhat)
     err = np.abs(below - x_star).sum()
     assert err <= bound <= 2.01 * err
+
+
+def test_dual_sums_are_the_dot_products_both_kernels():
+    # the certificate's two sums, on Numba's threads and on one: each within a few ulps of the
+    # exactly rounded dot product (math.fsum of the exact products' float64 values)
+    import math
+    rng = np.random.default_rng(5)
+    n = 20_000
+    dual, b, x = rng.random(n) * 40, rng.random(n), rng.random(n)
+    r = rng.standard_normal(n) * 1e-9
+    u8 = 8 * np.finfo(np.float64).eps / 2
+    want = (math.fsum(dual * np.abs(r)),
+            math.fsum(dual * (u8 * (2 * np.abs(b) + 2 * np.abs(x) + np.abs(r)))))
+    for kernel in (dual_sums, dual_sums_serial):
+        got = kernel(dual, b, x, r)
+        assert np.allclose(got, want, rtol=1e-12, atol=0)
 
 
 def test_scaled_system_residual_is_the_weighted_residual():
