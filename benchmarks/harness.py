@@ -8,7 +8,9 @@ written by :func:`write_rows`; the protocol is that of ``docs/design.md`` §6:
    dataset that is absent is skipped with a message, never an error.
 2. **Warm up**: one untimed first call per case. ``compile_s`` in the row is that first call's
    time minus the warm median (Numba compilation or loading from its cache, and whatever the
-   first call leaves on the graph); ``stats_time_compile`` is the run's own count.
+   first call leaves on the graph); ``stats_time_compile`` is the run's own count. A default
+   case then runs untimed while its automatic choice is still timing engines on the graph
+   (:func:`exploring`, at most :data:`SETTLE_RUNS` runs; their times are ``settle_s``).
 3. **Time**: ``repeat`` warm calls of the whole ``digraph.run`` (or of the peer), interleaved
    case by case when several cases share a graph; the row keeps the median, min, max and all.
 4. **Verify** every call's answer against an independent reference: PageRank against the
@@ -422,6 +424,20 @@ def _caller(case, graph, params, tol):
     return go
 
 
+SETTLE_RUNS = 10
+"""Untimed runs at most that a default case (``mode`` None, on a graph kept between runs) takes
+after its first, while the automatic choice is still timing its candidates on the graph
+(:func:`exploring`): the timed runs are then those of the choice it settled on, and the row
+keeps the window's runs apart (``timings.settle_s``)."""
+
+
+def exploring(stats):
+    """Whether a run's automatic choice was still timing engines on its graph: its route's code
+    ``measuring``, or its reason saying that the next runs time another engine."""
+    route = stats.get("route") or {}
+    return route.get("code") == "measuring" or "the next runs time" in (route.get("reason") or "")
+
+
 class _Timing:
     """The state of one case while :func:`time_cases` runs it."""
 
@@ -431,6 +447,7 @@ class _Timing:
         self.tol = default_tol(case.algorithm, case.tol)
         self.times, self.stats, self.accuracy = [], [], None
         self.first = None
+        self.settle = []
 
     def once(self, ref, first=False, warm=False):
         g = self.load() if self.case.fresh else self.graph
@@ -447,6 +464,11 @@ class _Timing:
             self.accuracy = acc
         if first:
             self.first, self.first_stats = dt, stats
+            if not (self.case.peer or self.case.mode or self.case.fresh):
+                while exploring(stats) and len(self.settle) < SETTLE_RUNS:
+                    t0 = time.perf_counter()
+                    _, stats = call()
+                    self.settle.append(time.perf_counter() - t0)
         else:
             self.times.append(dt)
             self.stats.append(stats)
@@ -472,7 +494,7 @@ class _Timing:
                         "repeat": len(times), "first_s": self.first,
                         "compile_s": max(self.first - med, 0.0),
                         "stats_time_compile": self.first_stats.get("time_compile"),
-                        "times_s": times},
+                        "settle_s": self.settle, "times_s": times},
             "counters": counters,
         })
 

@@ -567,7 +567,10 @@ is [`docs/history/benchmarks-notebook.md`]({HISTORY}) (and, up to 2026-11-27,
 
 The rules are those of [design.md](design.md) §6. Times are medians of warm runs after an
 untimed first run, of the whole `digraph.run` call on a loaded graph unless a table says
-otherwise; compilation is never in them (the harness reports it apart as `compile_s`).
+otherwise; compilation is never in them (the harness reports it apart as `compile_s`). Where
+the automatic choice times its candidates on a new graph (route code `measuring`), a default
+case's first runs are that window, and rows written since the harness settles a default first
+leave them out of the median (`settle_s` in the row); older rows may include them.
 PageRank and adsorption stop on a certified bound of the L1 error (`tol`), and the tables give
 the *true* error against an independent reference; SSSP and k-core answers are exact and
 checked equal. Peers run with their own sound stop at the same accuracy, never a fixed
