@@ -7,9 +7,10 @@ run round-robin, one run of each in turn, so that a host's drift reaches them al
         --threads 16 15 8 --runs 15 --out spread.json
 
 A case is ``GRAPH:ALGORITHM:MODE`` (``default``: the router's choice, warmed past its timing
-window first; a peer's name of :data:`peers.PEERS`, e.g. ``igraph-prpack``, times that peer, one
-thread whatever the count, as the host's own witness).  Parameters are the harness's (:func:`harness.resolve_params`).  Each row gives
-the times, their median and least, and the share of runs slower than 1.5x the least.
+window first; a peer's name of :data:`peers.PEERS`, e.g. ``igraph-prpack``, times that peer,
+with its own threads whatever the count, as the host's witness).  Parameters are the
+harness's (:func:`harness.resolve_params`).  Each row gives the times, their median and least,
+and the share of runs slower than 1.5x the least.
 """
 
 import argparse

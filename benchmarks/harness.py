@@ -12,7 +12,8 @@ written by :func:`write_rows`; the protocol is that of ``docs/design.md`` §6:
    case then runs untimed while its automatic choice is still timing engines on the graph
    (:func:`exploring`, at most :data:`SETTLE_RUNS` runs; their times are ``settle_s``).
 3. **Time**: ``repeat`` warm calls of the whole ``digraph.run`` (or of the peer), interleaved
-   case by case when several cases share a graph; the row keeps the median, min, max and all.
+   case by case when several cases share a graph (the peers after digraph's cases); the row
+   keeps the median, min, max and all.
 4. **Verify** every call's answer against an independent reference: PageRank against the
    Google-matrix power iteration run to a certified L1 error of 1e-13, or to float64's floor on
    the graph when that lies above (the bound reached is the reference's; scipy, or CuPy for GPU
@@ -552,7 +553,9 @@ def time_cases(cases, repeat=5, interleave=True, log=print, warm_each=False):
     repeat : int
         Timed warm runs per case (at least 1).
     interleave : bool
-        Alternate the cases of one graph run by run (fairer under drifting load).
+        Alternate the cases of one graph run by run (fairer under drifting load); the peers'
+        runs come after every digraph case's (a peer's thread pool, igraph's OpenMP threads,
+        spins on the cores a while after its call, and the run after it paid for it).
     warm_each : bool
         Precede every timed run by an untimed run of the same case, so that no case is timed
         right after another's (a peer on one thread leaves the other cores idle, and the next
@@ -600,8 +603,11 @@ def time_cases(cases, repeat=5, interleave=True, log=print, warm_each=False):
                 log(f"  skipped peer {st.case.peer}: {e}")
                 st.skipped = True
         states = [st for st in states if not getattr(st, "skipped", False)]
-        order = [(r, st) for r in range(repeat) for st in states] if interleave else \
-            [(r, st) for st in states for r in range(repeat)]
+        # the peers after every digraph case of the graph, never between them: a peer's own
+        # thread pool (igraph's OpenMP threads) spins on the cores a while after its call
+        phases = [[st for st in states if not st.case.peer], [st for st in states if st.case.peer]]
+        order = [(r, st) for ph in phases for r in range(repeat) for st in ph] if interleave \
+            else [(r, st) for ph in phases for st in ph for r in range(repeat)]
         for _, st in order:
             st.once(st.ref, warm=warm_each)
         if any(st.case.gpu for st in states):
