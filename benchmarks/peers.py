@@ -12,7 +12,9 @@ peer                 what, and its stop
 ``scipy-power``      PageRank: ``x ← α Pᵀ x + (1 − Σ α Pᵀ x) v`` with scipy's SpMV (one
                      thread), stopped when ``α/(1 − α)·‖x_(k+1) − x_k‖₁ ≤ tol`` (a sound bound
                      of the L1 error)
-``igraph-prpack``    PageRank: igraph's PRPACK, a direct solver (its own accuracy, ~1e-12)
+``igraph-prpack``    PageRank: igraph's PRPACK, a direct solver (its own accuracy, ~1e-12), on
+                     igraph's OpenMP threads (its wheel bundles a libgomp: one thread per core
+                     the process may use, unless ``OMP_NUM_THREADS`` says otherwise)
 ``scipy-dijkstra``   SSSP: ``scipy.sparse.csgraph.dijkstra`` (parallel arcs: the lightest); on an
                      unweighted graph ``unweighted=True``, a breadth-first search (exact)
 ``igraph-coreness``  k-core: ``Graph.coreness(mode="all")`` on the multigraph without self-loops

@@ -243,8 +243,8 @@ TABLES = [
           "Whole `digraph.run(g, \"pagerank\", tol=1e-8)` calls on a loaded graph, median of warm "
           "runs, ms: the default (the router's choice, `ran`), each named mode, the default on a "
           "freshly loaded graph (`first run`), a scipy power iteration with its sound stop and "
-          "igraph's PRPACK (a direct solver), both on one thread. `ratio`: default ÷ the faster "
-          "peer.", PR_CPU, extra=[("ran", ran)],
+          "igraph's PRPACK (a direct solver; on its OpenMP threads, one per core the process "
+          "may use), the power iteration on one thread. `ratio`: default ÷ the faster peer.", PR_CPU, extra=[("ran", ran)],
           ratio=("ratio", "default", ["scipy power", "igraph PRPACK"])),
     Table("PageRank on the CPU: R-MAT graphs", "pagerank_formulations_cpu2_quiet.json",
           "The same measurement on `rmatK` = `digraph.generators.rmat(K, 16, seed=1)` (the "
@@ -367,9 +367,10 @@ CORPUS = [
                 "adsorption at tol 1e-8; adsorption's seeds the ten vertices of largest "
                 "out-degree; none on R-MAT and Kronecker, whose reference takes minutes), 2 Numba "
                 "threads, median of warm runs (each right after an untimed run of itself), ms: "
-                "the default and the mode it ran, the fastest named mode, the fastest peer (one "
-                "thread each: a scipy power iteration, igraph's PRPACK, scipy's Dijkstra, igraph's "
-                "coreness), and the default's time over each. Five timed runs a case. On runs "
+                "the default and the mode it ran, the fastest named mode, the fastest peer (a "
+                "scipy power iteration, scipy's Dijkstra and igraph's coreness on one thread; "
+                "igraph's PRPACK on its OpenMP threads, one per core the process may use), and "
+                "the default's time over each. Five timed runs a case. On runs "
                 "of a few milliseconds this virtual machine's scheduler shows through (times "
                 "near multiples of 4 ms where the threads wait on each other), so a default "
                 "and its engine named can differ by a third there from run to run; the cases "
@@ -381,8 +382,8 @@ CORPUS = [
                 "`benchmarks/corpus.py`, 16 Numba threads, median of three warm runs (each right "
                 "after an untimed run of itself), ms: the default and the mode it ran, the "
                 "fastest named mode (`scc`, `power`, `bsp`), the fastest peer (a scipy power "
-                "iteration and igraph's PRPACK, one thread each), and the default's time over "
-                "each. Runs on this host varied by up to several times from run to run (see "
+                "iteration on one thread, igraph's PRPACK on its OpenMP threads, one per core), "
+                "and the default's time over each. Runs on this host varied by up to several times from run to run (see "
                 "each row's times in the file)."),
     CorpusTable("Every default on every class: 2 threads, the device's host",
                 "corpus_cpu2_h100_host.json",
@@ -576,6 +577,10 @@ the *true* error against an independent reference; SSSP and k-core answers are e
 checked equal. Peers run with their own sound stop at the same accuracy, never a fixed
 iteration count: the scipy and CuPy power iterations stop when `α/(1 − α)·‖x_(k+1) − x_k‖₁ ≤
 tol`; igraph's PRPACK is a direct solver; scipy's Dijkstra and igraph's coreness are exact.
+The scipy peers and igraph's coreness run on one thread; igraph's PRPACK on igraph's OpenMP
+threads, one per core the process may use (two under `taskset -c 0,1`), and the harness times
+the peers after the digraph cases of their graph, since those threads spin on the cores a while
+after each call.
 "Quiet cores" are two cores (`NUMBA_NUM_THREADS=2 taskset -c 0,1`) of an otherwise idle 16-core
 Xeon host of a GPU machine; the 2-core development machine is shared, and its figures move by
 ±30% with its load. Compare rows only within one table.
