@@ -245,8 +245,10 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
             t0 = t1
         converged = power_stop(bound, delta, diff, last_diff, g1, tol, stats)
         if not converged and tripped is not None and rounds == tripped + judge.rounds:
-            measure = Measure(plain_s=float(np.median(seconds[1:tripped] or seconds[:1])),
-                              judged_s=float(np.median(seconds[tripped:])),
+            plain, judged = seconds[1:tripped] or seconds[:1], seconds[tripped:]
+            measure = Measure(plain_s=float(np.median(plain)),
+                              judged_s=float(np.median(judged)),
+                              spread=max(_spread(plain), _spread(judged[1:])),
                               rate=float((diff / diffs[-1]) ** (1.0 / judge.rounds))
                               if diffs[-1] > 0 else 0.0,
                               bound=float(bound), rounds=rounds)
@@ -273,6 +275,12 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
     return rounds, converged
 
 
+def _spread(seconds):
+    """The largest of ``seconds`` over the least (1.0 for fewer than two, or a zero)."""
+    lo = min(seconds, default=0.0)
+    return float(max(seconds) / lo) if len(seconds) > 1 and lo > 0 else 1.0
+
+
 @dataclass(frozen=True)
 class Measure:
     """What a power probe measured of its rounds, for a :class:`Judge`: ``plain_s`` (the median
@@ -280,13 +288,17 @@ class Measure:
     seconds of a round since, so that what the first accelerated round builds once, e.g. the
     sweeps' factors, is not taken for the cost of every round left; both without Numba's compilation,
     :func:`digraph.compiling.work_clock`), ``rate`` (the geometric mean ratio of successive differences
-    over the judged rounds), ``bound`` (the error bound reached) and ``rounds`` (run so far)."""
+    over the judged rounds), ``bound`` (the error bound reached), ``rounds`` (run so far) and
+    ``spread`` (the largest round's seconds over the least, in whichever of the two sets of
+    rounds varied more, the first accelerated round left out: how far one median may be from
+    the host's usual)."""
 
     plain_s: float
     judged_s: float
     rate: float
     bound: float
     rounds: int
+    spread: float = 1.0
 
 
 class Judge:

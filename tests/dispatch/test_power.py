@@ -308,6 +308,34 @@ def test_a_clear_verdict_is_kept():
         assert r.stats["route"]["code"] == "probe-tripped" and r.stats["mode"] != "power"
 
 
+def test_a_noisy_verdict_is_settled_by_the_times_measured_on_the_graph():
+    from digraph.dispatch.driver import Measure
+    from digraph.dispatch.route.measured import judged_close
+    from digraph.dispatch.settings import using
+    # a verdict outside the band from steady rounds is kept; the same verdict from rounds whose
+    # times spread 3x (a host whose runs fall in two modes) is the first runs' only
+    from digraph.dispatch.route.probe import JUDGED, NOISE, TRIPPED
+    g = random_graph(3, 2000, 20000)
+    system = digraph.algorithms.PageRank().prepare(g, 0.85, None, True)
+    judge = route.probe_judge(g, system, 1, 1e-8)
+    for spread, close in ((1.0, False), (3.0, True), (100.0, True)):
+        judge.verdict(Measure(plain_s=1e-3, judged_s=20e-3, rate=0.9, bound=1e-4, rounds=12,
+                              spread=spread))
+        assert g._cache[NOISE] == min(spread, route.DEFAULT.probe_noise_cap)
+        assert f"spread {spread:.2f}x" in judge.words
+        g._cache[JUDGED] = 2.5 * route.DEFAULT.probe_measure_band  # outside the plain band
+        g._cache[TRIPPED] = (0.65, 4)
+        assert judged_close(g, route.DEFAULT) is close
+    g._cache[NOISE] = route.DEFAULT.probe_noise_cap
+    g._cache[JUDGED] = 1.01 * route.DEFAULT.probe_measure_band * route.DEFAULT.probe_noise_cap
+    assert not judged_close(g, route.DEFAULT)  # the widening is capped
+    with using(route.RouteSettings(probe_noise_cap=1.0)):
+        judge = route.probe_judge(g, system, 1, 1e-8)
+        judge.verdict(Measure(plain_s=1e-3, judged_s=20e-3, rate=0.9, bound=1e-4, rounds=12,
+                              spread=3.0))
+        assert g._cache[NOISE] == 1.0
+
+
 def test_a_probe_respects_max_iter():
     g = _two_giants(2000, 2)
     with pytest.raises(ConvergenceError):

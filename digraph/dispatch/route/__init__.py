@@ -66,7 +66,9 @@ measurement:
   :attr:`RouteSettings.probe_margin` goes on (code ``probe-continued``) or takes over.
   ``stats["route"]`` tells which, with ``probe_rounds``, ``probe_ratio`` and ``probe_rate``;
   later runs on the same graph go to the engine chosen at once.  Where the judge's two times
-  lay within :attr:`RouteSettings.probe_measure_band` of each other, the verdict is the first
+  lay within :attr:`RouteSettings.probe_measure_band` of each other (the band widened by the
+  spread of the probe's own round times, :attr:`RouteSettings.probe_noise_cap`), the verdict is
+  the first
   runs' only: once its engine is timed on the graph, the other runs (the power iteration
   without a probe, or the engine the estimates pick) until it is timed too, and later runs take
   the faster measured (codes ``measuring``, ``measured``).

@@ -4,7 +4,7 @@ rank-one term on a giant component.  Each engine's seconds are kept on the graph
 :func:`.estimates.record` and read by :func:`.estimates.timed` (the least of an engine's runs
 after its first, once there are :data:`.estimates.TIMED_RUNS` of them)."""
 
-from .probe import JUDGED
+from .probe import JUDGED, NOISE
 
 __all__ = ["candidate", "share_words", "judged_close", "probe_measured", "giant_measured"]
 
@@ -25,9 +25,10 @@ def share_words(share, bound=False):
 
 def judged_close(graph, settings):
     """Whether the probe's judge found the power iteration and the other engine within
-    :attr:`RouteSettings.probe_measure_band` of each other (:data:`.probe.JUDGED`)."""
+    :attr:`RouteSettings.probe_measure_band` of each other (:data:`.probe.JUDGED`), the band
+    widened by the spread of the probe's round times (:data:`.probe.NOISE`)."""
     ratio = graph._cache.get(JUDGED)
-    band = settings.probe_measure_band
+    band = settings.probe_measure_band * graph._cache.get(NOISE, 1.0)
     return ratio is not None and 1.0 / band <= ratio <= band
 
 

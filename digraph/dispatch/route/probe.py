@@ -7,7 +7,8 @@ from .estimates import choose
 from .plans import Plan
 from .settings import DEFAULT
 
-__all__ = ["power_decision", "probe_judge", "after_probe", "TRIPPED", "CONTINUED", "JUDGED"]
+__all__ = ["power_decision", "probe_judge", "after_probe", "TRIPPED", "CONTINUED", "JUDGED",
+           "NOISE"]
 
 
 def power_decision(graph, system, settings):
@@ -42,6 +43,12 @@ TRIPPED = ("power_probe_tripped",)
 not per system: |λ2| = α whenever the graph has two or more closed components, whatever the
 teleport vector or the arc weights (Haveliwala and Kamvar, "The second eigenvalue of the Google
 matrix", 2003)."""
+
+
+NOISE = ("power_probe_noise",)
+"""Key of ``graph._cache``: the spread of the judged probe's round times, capped
+(:attr:`RouteSettings.probe_noise_cap`), by which :func:`.measured.judged_close` widens its
+band."""
 
 
 CONTINUED = ("power_probe_continued",)
@@ -106,11 +113,13 @@ class _CostJudge:
         mine = left * m.judged_s
         self.go = mine * st.probe_margin <= alt
         self.graph._cache[JUDGED] = mine * st.probe_margin / alt if alt > 0 else math.inf
+        self.graph._cache[NOISE] = min(max(m.spread, 1.0), max(st.probe_noise_cap, 1.0))
         self.words = (f"{self.rounds} accelerated rounds fell by {m.rate:.2f} a round: about "
                       f"{left:.0f} rounds of {m.judged_s * 1e3:.3g} ms left "
                       f"({mine * 1e3:.3g} ms), against {other}'s estimated "
                       f"{alt * 1e3:.3g} ms ({lin:.0f} rounds of {m.plain_s * 1e3:.3g} ms x "
-                      f"{st.bsp_round_cost:g} x {share:.2f}; margin {st.probe_margin:g})")
+                      f"{st.bsp_round_cost:g} x {share:.2f}; margin {st.probe_margin:g}; "
+                      f"rounds' times spread {m.spread:.2f}x)")
         if self.go:
             self.graph._cache[CONTINUED] = self.words
         return self.go

@@ -68,6 +68,12 @@ class RouteSettings:
         (:func:`~digraph.dispatch.route.measured.probe_measured`).  Chosen from the judge's
         ratios on one thread (``docs/history/docstring-measurements.md``): every wrong verdict lay
         within 1.4 of 1.
+    probe_noise_cap : float
+        The band above widens by the probe's own noise, the spread of its rounds' seconds
+        (:attr:`digraph.dispatch.driver.Measure.spread`), up to this factor: on a host whose
+        runs fall in a fast and a slow mode (all cores asked while other work holds some,
+        ``spread_cpu16_h100_host.json``) one median of a few rounds is no firmer than its
+        rounds, and the run times, not the judge, then decide.  1 turns the widening off.
     bsp_round_cost : float
         One ``bsp`` dense round's seconds over one plain power round's (both one pass over the
         arcs on the same threads): the unit that turns the CPU estimates, in passes, into
@@ -81,8 +87,14 @@ class RouteSettings:
         ``T`` threads (:mod:`digraph.dispatch.engines.scc.cpu_cost`).  Fitted (least squares
         on the logarithm of the ratio) to PageRank at tol 1e-8 on 2, 4, 8 and 16 threads of a
         16-core host on wiki-Vote, cnr-2000, dblp-2010 and R-MAT 2^18 (``s`` = 0, 0.62, 0.89
-        and 0.98): ``benchmarks/results/cpu_threads_h100_host.json``.  The model picks the
-        faster engine in 15 of the 16 cases; the 16th lies within ``measure_band``.
+        and 0.98 as the engine split them then): ``benchmarks/results/cpu_threads_h100_host.json``.
+    scc_serial_ratio : float
+        ``k`` of the same estimate's second term, ``k · u · T**a`` times ``bsp``'s: the
+        largest component the engine does not split (``u`` of the arcs) swept by one thread.
+        Fitted on R-MAT 2^18 of the same file, whose giant component today's split model
+        leaves whole, and checked on the corpus at 16 threads
+        (``corpus_cpu16_h100_host.json``: cit-HepPh); the fit is in
+        ``docs/history/benchmarks-notebook.md``.
     measure_band : float
         Where the two estimates of a CPU linear system (the SCC engine, ``bsp``) lie within this
         factor of each other, the model is unsure and the times measured on the graph decide:
@@ -144,11 +156,13 @@ class RouteSettings:
     probe_judge_rounds: int = 8
     probe_margin: float = 1.5
     probe_measure_band: float = 2.0
+    probe_noise_cap: float = 4.0
     bsp_round_cost: float = 1.0
     bsp_thread_exponent: float = 0.6
     scc_ratio_base: float = 0.32
     scc_ratio_split: float = 0.64
     scc_thread_exponent: float = 0.33
+    scc_serial_ratio: float = 0.5
     measure_band: float = 1.5
     explore_cap: float = 2.0
     power_ratio: float = 1.1
