@@ -85,7 +85,8 @@ def main(argv=None):
             print(f"{name:18s} {alg:10s} {mode:8s} t={t:2d} {row['engine']:10s} "
                   f"median {1e3 * row['median_s']:8.2f} min {1e3 * row['min_s']:8.2f} "
                   f"slow {row['slow_share']:.2f}", flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv),
+    meta = {"schema": "digraph-spread/1", "date": time.strftime("%Y-%m-%d"),
+            "command": " ".join(sys.argv),
             "machine": harness.machine_info(), "threading_layer": numba.threading_layer(),
             "tol": a.tol, "runs": a.runs, "warm": WARM}
     Path(a.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
