@@ -276,9 +276,12 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
 
 
 def _spread(seconds):
-    """The largest of ``seconds`` over the least (1.0 for fewer than two, or a zero)."""
-    lo = min(seconds, default=0.0)
-    return float(max(seconds) / lo) if len(seconds) > 1 and lo > 0 else 1.0
+    """The upper quartile of ``seconds`` over the lower (1.0 for fewer than two, or a zero):
+    how far apart the rounds' times lie where one slow round does not move a median."""
+    if len(seconds) < 2:
+        return 1.0
+    lo, hi = np.percentile(seconds, [25, 75])
+    return float(hi / lo) if lo > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -289,9 +292,9 @@ class Measure:
     sweeps' factors, is not taken for the cost of every round left; both without Numba's compilation,
     :func:`digraph.compiling.work_clock`), ``rate`` (the geometric mean ratio of successive differences
     over the judged rounds), ``bound`` (the error bound reached), ``rounds`` (run so far) and
-    ``spread`` (the largest round's seconds over the least, in whichever of the two sets of
-    rounds varied more, the first accelerated round left out: how far one median may be from
-    the host's usual)."""
+    ``spread`` (the upper quartile of the rounds' seconds over the lower, in whichever of the
+    two sets of rounds varied more, the first accelerated round left out: how far one median
+    may be from the host's usual)."""
 
     plain_s: float
     judged_s: float

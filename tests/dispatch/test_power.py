@@ -336,6 +336,15 @@ def test_a_noisy_verdict_is_settled_by_the_times_measured_on_the_graph():
         assert g._cache[NOISE] == 1.0
 
 
+def test_the_judges_spread_is_its_rounds_quartiles():
+    from digraph.dispatch.driver import _spread
+    steady = [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
+    assert _spread(steady) == pytest.approx(1.0, abs=0.03)
+    assert _spread(steady + [9.0]) < 1.05  # one slow round moves no median: nor the spread
+    assert _spread([1.0, 3.0] * 4) == pytest.approx(3.0)  # two modes: it does
+    assert _spread([2.0]) == 1.0 and _spread([]) == 1.0
+
+
 def test_a_probe_respects_max_iter():
     g = _two_giants(2000, 2)
     with pytest.raises(ConvergenceError):
