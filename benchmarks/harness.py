@@ -9,8 +9,9 @@ written by :func:`write_rows`; the protocol is that of ``docs/design.md`` §6:
 2. **Warm up**: one untimed first call per case. ``compile_s`` in the row is that first call's
    time minus the warm median (Numba compilation or loading from its cache, and whatever the
    first call leaves on the graph); ``stats_time_compile`` is the run's own count. A default
-   case then runs untimed while its automatic choice is still timing engines on the graph
-   (:func:`exploring`, at most :data:`SETTLE_RUNS` runs; their times are ``settle_s``).
+   case then runs untimed once more, and on while its automatic choice is still timing engines
+   on the graph (:func:`exploring`, at most :data:`SETTLE_RUNS` runs; their times are
+   ``settle_s``).
 3. **Time**: ``repeat`` warm calls of the whole ``digraph.run`` (or of the peer), interleaved
    case by case when several cases share a graph (the peers after digraph's cases); the row
    keeps the median, min, max and all.
@@ -427,7 +428,8 @@ def _caller(case, graph, params, tol):
 
 SETTLE_RUNS = 10
 """Untimed runs at most that a default case (``mode`` None, on a graph kept between runs) takes
-after its first, while the automatic choice is still timing its candidates on the graph
+after its first: one at least (a power probe's verdict opens the window on the run after it),
+then more while the automatic choice is still timing its candidates on the graph
 (:func:`exploring`): the timed runs are then those of the choice it settled on, and the row
 keeps the window's runs apart (``timings.settle_s``)."""
 
@@ -466,7 +468,9 @@ class _Timing:
         if first:
             self.first, self.first_stats = dt, stats
             if not (self.case.peer or self.case.mode or self.case.fresh):
-                while exploring(stats) and len(self.settle) < SETTLE_RUNS:
+                # the run after a probe's first may open the window: one at least, then on
+                # while the choice is timing its candidates
+                while len(self.settle) < SETTLE_RUNS and (not self.settle or exploring(stats)):
                     t0 = time.perf_counter()
                     _, stats = call()
                     self.settle.append(time.perf_counter() - t0)

@@ -330,8 +330,8 @@ TABLES = [
     Table("Threads: the SCC engine against bsp on the CPU", "cpu_threads_h100_host.json",
           "PageRank to tol 1e-8 on 2 to 16 threads, median of warm runs, ms: the default (`ran`), "
           "the SCC engine and bsp. `ratio`: scc ÷ bsp, the quantity the router's CPU cost model "
-          "(`RouteSettings.scc_ratio_base`, `scc_ratio_split`, `scc_thread_exponent`, "
-          "`scc_serial_ratio`) is fitted to.", [("default", method("digraph default")), ("scc", method("digraph scc")),
+          "(`RouteSettings.scc_ratio_base`, `scc_ratio_split`, `scc_thread_exponent`) is "
+          "fitted to.", [("default", method("digraph default")), ("scc", method("digraph scc")),
                   ("bsp", method("digraph bsp"))],
           key=lambda r: f"{r['graph']}, {r['threads']} threads", extra=[("ran", ran)],
           ratio=("ratio", "scc", ["bsp"])),

@@ -33,22 +33,6 @@ def test_the_scc_engine_grows_dearer_against_bsp_with_threads_and_split_share():
     assert more < _cost("bsp", arcs=1000, threads=2, split_share=0).cost
 
 
-def test_a_component_left_whole_makes_the_scc_engine_dearer_with_threads():
-    # one thread sweeps the largest component not split: where it holds most arcs the SCC
-    # engine's estimate grows past bsp's as the threads grow, as R-MAT's giant measured
-    def r(u, t):
-        return (_cost("scc", arcs=1000, threads=t, split_share=0.0, serial_share=u).cost
-                / _cost("bsp", arcs=1000, threads=t, split_share=0.0).cost)
-    assert r(0.98, 2) < 1 < r(0.98, 16)
-    assert r(0.98, 4) < r(0.98, 8) < r(0.98, 16)
-    assert r(0.1, 16) == pytest.approx(  # a small one whole: the shared term still rules
-        route.DEFAULT.scc_ratio_base * 8 ** route.DEFAULT.scc_thread_exponent)
-    g = _two_blobs()
-    whole = estimates.shape(g, 4, scc_cpu.DagPushSettings(split_arcs=1000,
-                                                          split_thread_cost=1e9))
-    assert whole["split_share"] == 0.0 and whole["serial_share"] == pytest.approx(0.5, abs=0.02)
-
-
 def _two_blobs(n=3000, arcs=30000, seed=5):
     """Two random strongly connected blobs, one feeding the other: about half the arcs each."""
     rng = np.random.default_rng(seed)

@@ -38,32 +38,27 @@ class Choice:
 
 
 def shape(graph, threads, scc_settings=None):
-    """What the CPU estimates read of ``graph`` on ``threads`` threads: ``arcs``, ``threads``,
-    ``split_share``, the share of the arcs in the components the SCC engine splits over the
+    """What the CPU estimates read of ``graph`` on ``threads`` threads: ``arcs``, ``threads``
+    and ``split_share``, the share of the arcs in the components the SCC engine splits over the
     threads (:func:`~digraph.dispatch.engines.scc.cpu.splits`, under
-    :class:`~digraph.dispatch.engines.scc.cpu.DagPushSettings`, default its ``DEFAULT``), and
-    ``serial_share``, the share of the arcs in the largest component it does not split (one
-    thread sweeps it).  The condensation is built (and kept for the SCC engine) only when a
-    component can be split: two threads or more, and at least ``split_arcs`` arcs; otherwise
-    both shares are 0."""
+    :class:`~digraph.dispatch.engines.scc.cpu.DagPushSettings`, default its ``DEFAULT``).
+    The condensation is built (and kept for the SCC engine) only when a component can be split:
+    two threads or more, and at least ``split_arcs`` arcs."""
     from ..settings import current
     from ..engines.scc import cpu as scc_cpu
     scc_settings = current(scc_cpu.DEFAULT) if scc_settings is None else scc_settings
     m = graph.num_arcs
     if threads <= 1 or m < scc_settings.split_arcs:
-        return {"arcs": m, "threads": int(threads), "split_share": 0.0, "serial_share": 0.0}
+        return {"arcs": m, "threads": int(threads), "split_share": 0.0}
     key = ("split-share", scc_settings.split_arcs, int(threads), scc_settings.split_thread_cost,
            scc_settings.split_cross_cost)
-    shares = graph._cache.get(key)
-    if shares is None:
+    share = graph._cache.get(key)
+    if share is None:
         from ...paths.condensation import condensation_for
         cond = condensation_for(graph)[0]
         split = scc_cpu.splits(cond, int(threads), scc_settings)
-        whole = cond.comp_arcs[~split]
-        shares = graph._cache[key] = (float(cond.comp_arcs[split].sum()) / m,
-                                      float(whole.max(initial=0)) / m)
-    return {"arcs": m, "threads": int(threads), "split_share": shares[0],
-            "serial_share": shares[1]}
+        share = graph._cache[key] = float(cond.comp_arcs[split].sum()) / m
+    return {"arcs": m, "threads": int(threads), "split_share": share}
 
 
 def choose(graph, system, threads, settings, scc_settings=None, power=False):

@@ -88,13 +88,8 @@ class RouteSettings:
         on the logarithm of the ratio) to PageRank at tol 1e-8 on 2, 4, 8 and 16 threads of a
         16-core host on wiki-Vote, cnr-2000, dblp-2010 and R-MAT 2^18 (``s`` = 0, 0.62, 0.89
         and 0.98 as the engine split them then): ``benchmarks/results/cpu_threads_h100_host.json``.
-    scc_serial_ratio : float
-        ``k`` of the same estimate's second term, ``k · u · T**a`` times ``bsp``'s: the
-        largest component the engine does not split (``u`` of the arcs) swept by one thread.
-        Fitted on R-MAT 2^18 of the same file, whose giant component today's split model
-        leaves whole, and checked on the corpus at 16 threads
-        (``corpus_cpu16_h100_host.json``: cit-HepPh); the fit is in
-        ``docs/history/benchmarks-notebook.md``.
+        A large component the engine leaves whole is not in the model (one thread sweeps it;
+        ``docs/history/benchmarks-notebook.md`` says why no term for it was kept).
     measure_band : float
         Where the two estimates of a CPU linear system (the SCC engine, ``bsp``) lie within this
         factor of each other, the model is unsure and the times measured on the graph decide:
@@ -162,7 +157,6 @@ class RouteSettings:
     scc_ratio_base: float = 0.32
     scc_ratio_split: float = 0.64
     scc_thread_exponent: float = 0.33
-    scc_serial_ratio: float = 0.5
     measure_band: float = 1.5
     explore_cap: float = 2.0
     power_ratio: float = 1.1
