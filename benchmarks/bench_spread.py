@@ -43,15 +43,13 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     rows = []
-    loaded = {}
+    name = g = None
     for case in a.cases:
+        if case.split(":")[0] != name:  # one graph held at a time
+            g = graphs.load(case.split(":")[0])
         name, alg, mode = case.split(":")
-        if name not in loaded:
-            loaded = {name: graphs.load(name)}  # one graph held at a time
-        g = loaded[name]
         params = harness.resolve_params(g, alg, {})
-        variants = list(a.threads)
-
+        variants = a.threads
         peer = peers.PEERS[mode][1](g, params, a.tol) if mode in peers.PEERS else None
 
         def call(threads):

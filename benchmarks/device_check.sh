@@ -22,7 +22,7 @@
 # peers, on 1 and 2 threads side by side, then each other count of THREADS (default 1 2 16);
 # carry igraph's wheels for its rows and a fast reference (../shared/gpu/wheels.sh igraph==1.0.0
 # texttable).  ``spread`` times SPREAD_CASES (GRAPH:ALGORITHM:MODE, a peer's name as the mode for
-# the host's one-thread witness) at each count of THREADS round-robin, RUNS runs each
+# the host's witness) at each count of THREADS round-robin, RUNS runs each
 # (bench_spread.py): whether runs fall in a fast and a slow mode, and at which thread counts.
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)

@@ -244,7 +244,8 @@ TABLES = [
           "runs, ms: the default (the router's choice, `ran`), each named mode, the default on a "
           "freshly loaded graph (`first run`), a scipy power iteration with its sound stop and "
           "igraph's PRPACK (a direct solver; on its OpenMP threads, one per core the process "
-          "may use), the power iteration on one thread. `ratio`: default ÷ the faster peer.", PR_CPU, extra=[("ran", ran)],
+          "may use), the power iteration on one thread. `ratio`: default ÷ the faster peer.",
+          PR_CPU, extra=[("ran", ran)],
           ratio=("ratio", "default", ["scipy power", "igraph PRPACK"])),
     Table("PageRank on the CPU: R-MAT graphs", "pagerank_formulations_cpu2_quiet.json",
           "The same measurement on `rmatK` = `digraph.generators.rmat(K, 16, seed=1)` (the "
@@ -529,6 +530,15 @@ _DASK_SECTIONS = {"digraph-dask/1": _dask_rounds, "digraph-dask-load/1": _dask_l
                   "digraph-dask-model/1": _dask_model}
 
 
+def _source(path, meta, commands):
+    """The lines under a section: its file, date and machine, then its command (from the
+    results README's row, ``commands`` of :func:`listed`)."""
+    command, machine = commands.get(path.name, ("not listed", "not listed"))
+    return (f"*File* `benchmarks/results/{path.name}` · *date* "
+            f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
+            f"*Command* {command}\n")
+
+
 def dask_tables(results=RESULTS, commands=None):
     """One section a results file of the Dask cluster (the schemas of :data:`_DASK_SECTIONS`),
     each followed by its file, date, machine and command."""
@@ -540,11 +550,7 @@ def dask_tables(results=RESULTS, commands=None):
         section = _DASK_SECTIONS.get(meta.get("schema"))
         if section is None:
             continue
-        command, machine = commands.get(path.name, ("not listed", "not listed"))
-        out.append(section(path.stem, data) + "\n\n"
-                   f"*File* `benchmarks/results/{path.name}` · *date* "
-                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
-                   f"*Command* {command}\n")
+        out.append(section(path.stem, data) + "\n\n" + _source(path, meta, commands))
     return out
 
 
@@ -571,11 +577,7 @@ def spread_tables(results=RESULTS, commands=None):
             lines.append(f"| {r['graph']} | {r['algorithm']} | {r['mode']} | {r['threads']} | "
                          f"{r['engine']} | {fmt(1e3 * r['median_s'])} | {fmt(1e3 * r['min_s'])} "
                          f"| {r['slow_share']:.2f} |")
-        command, machine = commands.get(path.name, ("not listed", "not listed"))
-        out.append("\n".join(lines) + "\n\n"
-                   f"*File* `benchmarks/results/{path.name}` · *date* "
-                   f"{meta.get('date', 'not recorded')} · *machine* {machine}  \n"
-                   f"*Command* {command}\n")
+        out.append("\n".join(lines) + "\n\n" + _source(path, meta, commands))
     return out
 
 

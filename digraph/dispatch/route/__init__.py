@@ -68,10 +68,9 @@ measurement:
   later runs on the same graph go to the engine chosen at once.  Where the judge's two times
   lay within :attr:`RouteSettings.probe_measure_band` of each other (the band widened by the
   spread of the probe's own round times, :attr:`RouteSettings.probe_noise_cap`), the verdict is
-  the first
-  runs' only: once its engine is timed on the graph, the other runs (the power iteration
-  without a probe, or the engine the estimates pick) until it is timed too, and later runs take
-  the faster measured (codes ``measuring``, ``measured``).
+  the first runs' only: once its engine is timed on the graph, the other runs (the power
+  iteration without a probe, or the engine the estimates pick) until it is timed too, and later
+  runs take the faster measured (codes ``measuring``, ``measured``).
 * CPU, other linear systems (adsorption): where the largest component may hold at least
   :attr:`RouteSettings.bsp_share` of the arcs, the engine of the lower estimate for the thread
   count (below: the SCC engine on few threads, ``bsp`` on many) until it is timed on the graph,
