@@ -40,8 +40,12 @@ def main(argv=None):
     ap.add_argument("--threads", nargs="+", type=int, default=[numba.config.NUMBA_NUM_THREADS])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--settings", metavar="Class.field=value,...",
+                    help="engine settings of every digraph run (harness.settings_of), e.g. "
+                         "RouteSettings.thread_arcs=0: every run on the threads named")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
+    settings = harness.settings_of(a.settings) if a.settings else None
     rows = []
     name = g = None
     for case in a.cases:
@@ -59,7 +63,7 @@ def main(argv=None):
                 return time.perf_counter() - t0, None
             t0 = time.perf_counter()
             r = digraph.run(g, alg, mode=None if mode == "default" else mode, threads=threads,
-                            tol=a.tol, **params)
+                            tol=a.tol, settings=settings, **params)
             return time.perf_counter() - t0, r
 
         for v in variants:
@@ -71,11 +75,12 @@ def main(argv=None):
             for v in variants:
                 dt, r = call(v)
                 times[v].append(dt)
-                ran[v] = (mode, None) if r is None else (r.stats["route"]["engine"],
-                                                         r.stats.get("rounds"))
+                ran[v] = (mode, None, None) if r is None else (
+                    r.stats["route"]["engine"], r.stats.get("rounds"), r.stats["threads"])
         for t, ts in times.items():
             ts = np.array(ts)
             row = {"graph": name, "algorithm": alg, "mode": mode, "threads": t,
+                   "threads_used": ran[t][2],
                    "engine": ran[t][0], "rounds": ran[t][1],
                    "times_s": ts.tolist(), "median_s": float(np.median(ts)),
                    "min_s": float(ts.min()), "slow_share": float((ts > 1.5 * ts.min()).mean())}
@@ -86,7 +91,7 @@ def main(argv=None):
     meta = {"schema": "digraph-spread/1", "date": time.strftime("%Y-%m-%d"),
             "command": " ".join(sys.argv),
             "machine": harness.machine_info(), "threading_layer": numba.threading_layer(),
-            "tol": a.tol, "runs": a.runs, "warm": WARM}
+            "tol": a.tol, "runs": a.runs, "warm": WARM, "settings": a.settings}
     Path(a.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
 
 

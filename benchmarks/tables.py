@@ -558,8 +558,9 @@ SPREAD_SCHEMA = "digraph-spread/1"
 
 
 def spread_tables(results=RESULTS, commands=None):
-    """One section a results file of ``bench_spread.py``: each case's median and least at each
-    thread count, and the share of its runs slower than 1.5x the least."""
+    """One section a results file of ``bench_spread.py``: each case's median at each thread
+    count (a column each), with the share of its runs slower than 1.5x the least where there
+    are any, and the count of the least median."""
     out = []
     commands = commands or listed(results)
     for path in sorted(Path(results).glob("*.json")):
@@ -567,16 +568,28 @@ def spread_tables(results=RESULTS, commands=None):
         meta = data.get("meta", {}) if isinstance(data, dict) else {}
         if meta.get("schema") != SPREAD_SCHEMA:
             continue
+        counts = sorted({r["threads"] for r in data["rows"]}, reverse=True)
+        cases = {}
+        for r in data["rows"]:
+            cases.setdefault((r["graph"], r["algorithm"], r["mode"]), {})[r["threads"]] = r
         lines = [f"## Run-time spread by thread count: `{path.stem}`", "",
                  "Warm runs of each case at each thread count, the counts taken in turn run by "
-                 "run in one process (`benchmarks/bench_spread.py`), ms; `slow`: the share of "
-                 "runs slower than 1.5x the least.", "",
-                 "| graph | algorithm | mode | threads | ran | median | least | slow |",
-                 "|---|---|---|---:|---|---:|---:|---:|"]
-        for r in data["rows"]:
-            lines.append(f"| {r['graph']} | {r['algorithm']} | {r['mode']} | {r['threads']} | "
-                         f"{r['engine']} | {fmt(1e3 * r['median_s'])} | {fmt(1e3 * r['min_s'])} "
-                         f"| {r['slow_share']:.2f} |")
+                 "run in one process (`benchmarks/bench_spread.py`): the median in ms, and in "
+                 "brackets the share of runs slower than 1.5x the least where there are any; "
+                 "`best`: the count of the least median.", "",
+                 "| graph | algorithm | mode | ran | " + " | ".join(f"{t} thr" for t in counts)
+                 + " | best |",
+                 "|---|---|---|---|" + "---:|" * len(counts) + "---:|"]
+        for (graph, algorithm, mode), by in cases.items():
+            cells = []
+            for t in counts:
+                r = by.get(t)
+                cells.append("" if r is None else fmt(1e3 * r["median_s"]) + (
+                    f" ({r['slow_share']:.2f})" if r["slow_share"] > 0 else ""))
+            best = min(by, key=lambda t: by[t]["median_s"])
+            ran = next(iter(by.values()))["engine"]
+            lines.append(f"| {graph} | {algorithm} | {mode} | {ran} | " + " | ".join(cells)
+                         + f" | {best} |")
         out.append("\n".join(lines) + "\n\n" + _source(path, meta, commands))
     return out
 

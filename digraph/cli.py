@@ -98,7 +98,8 @@ def build_parser():
                    help="execution mode (default: the fastest for the algorithm)")
     r.add_argument("--device", default="cpu",
                    help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs)")
-    r.add_argument("--threads", type=int, help="CPU threads")
+    r.add_argument("--threads", type=int, help="the most CPU threads (fewer on small graphs, "
+                   "one core left free on many; the stats say how many ran)")
     r.add_argument("--cache", help="path modes: preprocessing cache folder (reused or built)")
     r.add_argument("--num-vertices", type=int, help="keep vertices 0..N-1 (isolated ones included)")
     r.add_argument("--top", type=int, default=10,

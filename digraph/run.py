@@ -1,5 +1,6 @@
 """``digraph.run``: one entry point for every algorithm, mode and device."""
 
+import dataclasses
 import time
 
 import numba
@@ -15,7 +16,7 @@ from .dispatch.placement import of as placement_of, on_cluster
 from .dispatch import route as router
 from .dispatch.route.modes import MODES, PATH_OPTIONS
 from .dispatch.route import check_mode, restricts, route
-from .dispatch.route.placing import place
+from .dispatch.route.placing import cpu_threads, place
 from .dispatch.settings import check as check_settings, current, using
 from .errors import ConvergenceError
 from .graph import Graph
@@ -77,7 +78,12 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         (:mod:`digraph.dispatch.engines.push.gpus`), the path modes run the path dispatcher with one
         worker per GPU (:mod:`digraph.dispatch.engines.path.gpus`).
     threads : int, optional
-        CPU threads for the Numba kernels (default: all of Numba's threads).
+        The most CPU threads the Numba kernels use (default: all of Numba's threads).  A graph
+        with too few arcs to share among them runs on fewer, and a run on every core the
+        process may use on many cores leaves one free
+        (:func:`~digraph.dispatch.route.placing.cpu_threads`; ``stats["threads"]`` the threads
+        used, ``stats["threads_asked"]`` the count it could use, ``stats["route"]["placed"]``
+        why).
     max_iter : int, optional
         Round limit, from 1 to ``2**63 - 1`` (default: 10,000 for PageRank/adsorption, unlimited
         in practice for the others: ``n + 1`` rounds always suffice for SSSP and k-core).
@@ -214,6 +220,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                 graph, system = restricted.graph, restricted.system
 
         nthreads = on[2] if on is not None else threads or numba.get_num_threads()
+        fewer, threads_asked = None, nthreads
+        if on is None and device == "cpu":  # the threads its arcs pay for
+            nthreads, fewer = cpu_threads(graph.num_arcs, nthreads)
+            threads = nthreads
         options = {"priority": priority, "cache": cache, "preprocess": preprocess,
                    "short_path_push": short_path_push, "layer_window": layer_window,
                    "batch_arcs": batch_arcs, "threads": threads,
@@ -227,6 +237,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
                      cluster=on is not None)
         placement = placement_of(device, nthreads) if on is None else on_cluster(*on)
         plan = place(plan, graph, system, placement, batch_arcs)
+        if fewer is not None:
+            plan = dataclasses.replace(plan, placed=plan.placed + (fewer,),
+                                       threads_asked=threads_asked)
         c_route = compiling.seconds() - c0  # the one-pass bound's kernel, on a fresh install
         t_route = time.perf_counter() - t0 - c_route  # the condensation, when the choice needed it
         stats = RunStats.new(algorithm=algo.name, mode=plan.mode, device=device, threads=nthreads,

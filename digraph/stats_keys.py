@@ -96,6 +96,9 @@ STATS_GROUPS = (
                         "buffers); the bound takes the L-inf route",
     })),
     Group("Router, probe and hand-over", None, "", MappingProxyType({
+        "threads_asked": "the CPU threads the run could use (`threads=`, or Numba's count) "
+                         "when fewer ran (`route.placed` says why: `RouteSettings.thread_arcs`, "
+                         "`RouteSettings.core_stall`)",
         "reach_vertices": "automatic, a linear system whose `b` reaches few arcs (on GPUs, "
                           "not PageRank): the "
                           "vertices it reaches, on which alone it was solved (the answer is 0 "

@@ -155,6 +155,23 @@ def engine_settings():
         yield change
 
 
+@pytest.fixture(autouse=True)
+def _threads_as_asked(request):
+    """Every run uses the threads it may (``RouteSettings.thread_arcs`` and ``core_stall`` 0):
+    the suite's graphs are small, and the threaded paths must run on them.  A test marked
+    ``thread_rule`` keeps the default rule (:func:`digraph.dispatch.route.placing.cpu_threads`)."""
+    if request.node.get_closest_marker("thread_rule"):
+        yield
+        return
+    import dataclasses
+
+    from digraph.dispatch.route import settings as route_settings
+    from digraph.dispatch.settings import current, using
+    with using([dataclasses.replace(current(route_settings.DEFAULT), thread_arcs=0,
+                                   core_stall=0.0)]):
+        yield
+
+
 def local_dask_client(workers, processes=True):
     """A context manager: a ``distributed.Client`` of a ``LocalCluster`` of ``workers`` workers of
     one thread each (processes, or threads of this process), once they have all joined; the

@@ -8,8 +8,57 @@ import dataclasses
 from ..engines.registry import find
 from ..settings import current
 from .modes import PATH_MODES
+from .settings import DEFAULT
 
-__all__ = ["place", "cluster_plan"]
+__all__ = ["place", "cluster_plan", "cpu_threads"]
+
+
+def cpu_threads(arcs, threads, cores=None):
+    """The CPU threads a run over ``arcs`` arcs uses of the ``threads`` it may use, under
+    :class:`~.settings.RouteSettings`:
+
+    * one for each ``thread_arcs`` arcs, at least one (``thread_arcs`` 0: no such cap).  Every
+      round forks and joins its threads several times; below that many arcs a thread, the fork
+      and join cost more than the thread's share of the arcs saves.  The rule is
+      SuiteSparse:GraphBLAS's (``GxB_NTHREADS`` the most threads, ``GxB_CHUNK`` the work that
+      earns one more; T. A. Davis, ACM TOMS 45(4), 2019);
+    * one core left free when the run would take all ``cores`` the process may run on (its CPU
+      affinity; None: read here) and ``T * core_stall > 1 / (T - 1)`` for those ``T`` threads.
+      A round ends when its slowest thread does, and with every core taken, whatever else the
+      host runs stops one of them: each core adds ``core_stall`` of a round's time, against the
+      ``1 / (T - 1)`` that one thread fewer costs (``core_stall`` 0: never).
+
+    Returns
+    -------
+    used : int
+    placed : dict or None
+        The decision for ``stats["route"]["placed"]`` (``code`` ``"fewer-threads"`` or
+        ``"core-left-free"``, ``why``) when fewer threads run; None when all do.
+    """
+    settings = current(DEFAULT)
+    threads = int(threads)
+    per = int(settings.thread_arcs)
+    if per > 0 and -(-int(arcs) // per) < threads:
+        used = max(1, -(-int(arcs) // per))
+        return used, {"code": "fewer-threads",
+                      "why": f"{used} of {threads} threads: one for each "
+                             f"RouteSettings.thread_arcs ({per}) of the {arcs} arcs"}
+    if threads > 1 and threads * settings.core_stall > 1 / (threads - 1) \
+            and threads >= (usable_cores() if cores is None else cores):
+        return threads - 1, {"code": "core-left-free",
+                             "why": f"{threads - 1} of {threads} threads: every core the "
+                                    "process may run on taken, one left free (RouteSettings."
+                                    "core_stall)"}
+    return threads, None
+
+
+def usable_cores():
+    """The cores this process may run on: its CPU affinity where the system has one."""
+    import os
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def place(plan, graph, system, placement, batch_arcs=None):

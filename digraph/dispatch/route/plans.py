@@ -41,6 +41,10 @@ CODES = {
     "sharded": "several GPUs: sharded over the GPUs used",
     "first-gpu": "several GPUs named, one used: the one-GPU engine on the first",
     "too-big": "the graph does not fit in one GPU: sharded over every GPU named",
+    "fewer-threads": "CPU threads, too few arcs for them all: one thread for each "
+                     "RouteSettings.thread_arcs arcs",
+    "core-left-free": "CPU threads on every core the process may run on: one core left free "
+                      "(RouteSettings.core_stall)",
     "hand-over": "an engine went on in another from the state reached",
     "over-time": "a run timing an engine passed explore_cap times the faster engine's time "
                  "measured on the graph: the faster answered",
@@ -67,6 +71,8 @@ class Plan:
     """One GPU, ``bsp`` on a large linear system: the sharded engine as one shard."""
     gpus_named: int = None
     """GPUs named by ``device=`` when several were (the placement may use fewer)."""
+    threads_asked: int = None
+    """CPU threads the run could use when fewer run (:func:`.placing.cpu_threads`)."""
     code: str = "asked"
     """Why, as a code of :data:`CODES`."""
     considered: tuple = ()
@@ -101,6 +107,8 @@ class Plan:
             "considered": [dict(c) for c in self.considered],
             "placed": [dict(p) for p in self.placed], "restricted": None,
             "after_stall": self.after_stall(), "steps": []}
+        if self.threads_asked is not None:
+            stats["threads_asked"] = self.threads_asked
         if self.gpus_named is not None:
             stats["gpus_named"] = self.gpus_named
             if self.placement is not None and self.placement.kind == "gpu":

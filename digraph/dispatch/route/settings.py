@@ -136,6 +136,20 @@ class RouteSettings:
         costs at most this share of one pass; on GPUs only systems that are not normalised are
         restricted (the power iteration's rounds are launches whatever the size).  Measured:
         "Small reach: solving where the seeds reach".
+    thread_arcs : int
+        CPU runs use one thread for each this many arcs, at least one and at most the threads
+        they may use (:func:`~digraph.dispatch.route.placing.cpu_threads`; 0: every thread they
+        may use): below it a thread's share of a round costs less than its fork and join.
+        Measured: the count past which more threads stop paying, in arcs a thread, on
+        ``benchmarks/results/spread_threads_h100_host.json`` (PageRank's ``power`` at 1 to 16
+        threads on graphs of 55 thousand to 3 million arcs) and on the 2-core dev machine.
+    core_stall : float
+        The share of a round each core adds when a CPU run takes every core the process may run
+        on (a round waits for its slowest thread, and what else the host runs stops one): such
+        a run of ``T`` threads leaves one core free when ``T * core_stall > 1 / (T - 1)``
+        (:func:`~digraph.dispatch.route.placing.cpu_threads`; 0: never).  Fitted on the same
+        file: the geometric mean over its cases of the time on 16 threads over the time on 15,
+        less one, over 16.
     path_min_arcs : int
         Min/max systems on one GPU that are not road-like run ``"path"`` when the graph already
         holds its PathSet (an earlier path run with the default ``preprocess=``: the walk's
@@ -165,6 +179,8 @@ class RouteSettings:
     cluster_max_in_degree: int = 2048
     reach_share: float = 0.125
     path_min_arcs: int = 1 << 16
+    thread_arcs: int = 1 << 12
+    core_stall: float = 0.014
 
 
 DEFAULT = register(RouteSettings())
