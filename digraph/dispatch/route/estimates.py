@@ -65,15 +65,20 @@ def choose(graph, system, threads, settings, scc_settings=None, power=False):
     """The :class:`Choice` between the SCC engine and ``bsp`` (and the power iteration when
     ``power``) for a linear ``system`` on ``threads`` CPU threads, under ``settings`` (a
     :class:`~.settings.RouteSettings`)."""
-    s = shape(graph, threads, scc_settings)
     modes = _MODES + (("power",) if power else ())
-    est = {m: find(m, "cpu").load("estimate")(s, settings) for m in modes}
-    order = sorted(modes, key=lambda m: est[m].cost)  # stable: ties keep the order of modes
+    key = ("estimates", int(threads), settings, scc_settings, modes)
+    kept = graph._cache.get(key)  # the estimates read only the graph's shape and the settings
+    if kept is None:
+        s = shape(graph, threads, scc_settings)
+        est = {m: find(m, "cpu").load("estimate")(s, settings) for m in modes}
+        order = sorted(modes, key=lambda m: est[m].cost)  # stable: ties keep the modes' order
+        kept = graph._cache[key] = (est, order, tuple(
+            {"engine": f"cpu-{m}", "test": "estimated cost (one thread's passes over the arcs)",
+             "value": float(est[m].cost),
+             "threshold": float(min(est[o].cost for o in modes if o != m)),
+             "held": m == order[0]} for m in modes))
+    est, order, considered = kept[0], kept[1], [dict(c) for c in kept[2]]
     model = order[0]
-    considered = [{"engine": f"cpu-{m}", "test": "estimated cost (one thread's passes over the "
-                   "arcs)", "value": float(est[m].cost),
-                   "threshold": float(min(est[o].cost for o in modes if o != m)),
-                   "held": m == model} for m in modes]
     why = f"{model}'s estimate is the lowest (the SCC engine's: {est['scc'].reason})"
 
     def band(m):

@@ -33,9 +33,16 @@ def power_decision(graph, system, settings):
     if cond is None:
         share, is_bound = largest_share_bound(graph), True
     else:
-        share = float(cond.comp_arcs.max()) / graph.num_arcs if cond.num_components else 0.0
-        is_bound = False
+        kept = graph._cache.get(_SHARE)
+        if kept is None or kept[0] is not cond:
+            kept = graph._cache[_SHARE] = (cond, float(cond.comp_arcs.max()) / graph.num_arcs
+                                           if cond.num_components else 0.0)
+        share, is_bound = kept[1], False
     return ("probe" if share >= settings.power_share else None), share, is_bound
+
+
+_SHARE = ("largest_component_share",)
+"""Key of ``graph._cache``: (condensation, the share of the arcs its largest component holds)."""
 
 
 TRIPPED = ("power_probe_tripped",)
