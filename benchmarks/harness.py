@@ -435,9 +435,12 @@ keeps the window's runs apart (``timings.settle_s``)."""
 
 
 def exploring(stats):
-    """Whether a run's automatic choice was still timing engines on its graph: its route's code
-    ``measuring``, or its reason saying that the next runs time another engine."""
+    """Whether a run's automatic choice was still timing engines on its graph: its route's
+    ``exploring`` (trees before that key: its code ``measuring``, or its reason saying that the
+    next runs time another engine)."""
     route = stats.get("route") or {}
+    if "exploring" in route:
+        return bool(route["exploring"])
     return route.get("code") == "measuring" or "the next runs time" in (route.get("reason") or "")
 
 

@@ -49,7 +49,9 @@ STATS_GROUPS = (
                  "decisions: `code`, `why`), `restricted` (the reach the system was solved on, "
                  "or None), `after_stall` (the mode a stalled linear run goes on in, from the "
                  "state reached: `digraph.dispatch.engines.registry.Engine.after_stall`; None: "
-                 "none) and `steps` (each hand-over: `to`, `code`, `why`, `round`)",
+                 "none), `exploring` (the automatic choice still times engines on the graph: "
+                 "later runs may take another) and `steps` (each hand-over: `to`, `code`, "
+                 "`why`, `round`)",
         "requested_mode": "the `mode=` asked for; None: automatic",
         "device": "the device, normalised: `cpu`, `cuda`, `cuda:N` or `cuda:0,1,...`",
         "threads": "Numba threads the CPU run used (a Dask cluster: its workers' threads, "
@@ -97,13 +99,11 @@ STATS_GROUPS = (
     })),
     Group("Router, probe and hand-over", None, "", MappingProxyType({
         "threads_asked": "the CPU threads the run could use (`threads=`, or Numba's count) "
-                         "when fewer ran (`route.placed` says why: `RouteSettings.thread_arcs`, "
-                         "`RouteSettings.core_stall`)",
+                         "when fewer ran (`route.placed` says why)",
         "reach_vertices": "automatic, a linear system whose `b` reaches few arcs (on GPUs, "
-                          "not PageRank): the "
-                          "vertices it reaches, on which alone it was solved (the answer is 0 "
-                          "elsewhere; `route.RouteSettings.reach_share`); the counters are "
-                          "those of that part",
+                          "not PageRank): the vertices it reaches, on which alone it was solved "
+                          "(the answer is 0 elsewhere; `route.RouteSettings.reach_share`); the "
+                          "counters are those of that part",
         "reach_arcs": "the arcs out of those vertices (see `reach_vertices`)",
         "probe_rounds": "automatic PageRank on the CPU: the round at which the `power` probe "
                         "tripped (then handed over or, judged faster, went on: "

@@ -132,15 +132,19 @@ def test_gpu_modes_may_name_their_algorithm():
 
 
 def test_settling_follows_the_routers_timing_window():
-    # harness.exploring reads the route's words: on a graph where the automatic choice times two
-    # engines (adsorption on one giant component), it holds through that window and not after
+    # stats["route"]["exploring"], which harness.exploring reads, and the route's words agree: on
+    # a graph where the automatic choice times two engines (adsorption on one giant component),
+    # it holds through that window and not after
     rng = np.random.default_rng(4)
     g = digraph.Graph.from_arrays(rng.integers(0, 1500, 15000), rng.integers(0, 1500, 15000),
                                   num_vertices=1500)
     flags = []
     for _ in range(harness.SETTLE_RUNS + 2):
         r = digraph.run(g, "adsorption", seeds=[0, 1, 2], tol=1e-8, threads=1)
+        route = r.stats["route"]
         flags.append(harness.exploring(r.stats))
+        words = route["code"] == "measuring" or "the next runs time" in route["reason"]
+        assert route["exploring"] is flags[-1] is words
     assert flags[0] and r.stats["route"]["code"] == "measured"
     settled = flags.index(False)
     assert settled <= harness.SETTLE_RUNS and not any(flags[settled:])

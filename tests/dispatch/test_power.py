@@ -279,12 +279,13 @@ def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict,
     else:
         g._cache[CONTINUED] = "8 accelerated rounds fell by 0.60 a round"
     g._cache[JUDGED] = 1.2  # within probe_measure_band: the run time decides
-    codes, modes = [], []
+    codes, modes, exploring = [], [], []
     for _ in range(2 * k + 1):
         r = digraph.run(g, "pagerank", tol=1e-9, threads=1)
         assert r.stats["converged"] and np.abs(r.values - exact).sum() <= 1e-9
         assert "probe_rounds" not in r.stats  # the verdict is remembered: no probe
         codes.append(r.stats["route"]["code"])
+        exploring.append(r.stats["route"]["exploring"])
         modes.append(r.stats["mode"])
     first = modes[0]
     assert (first == "power") is (verdict == "continued")
@@ -292,6 +293,7 @@ def test_a_close_verdict_is_settled_by_the_times_measured_on_the_graph(verdict,
     # faster of the two as measured
     assert codes[:k] == [f"probe-{verdict}"] * k and modes[:k] == [first] * k
     assert codes[k:2 * k] == ["measuring"] * k and first not in modes[k:2 * k]
+    assert exploring == [True] * 2 * k + [False]
     seen = timed(g, seconds_key(1, True))
     assert set(seen) == {"power", modes[0] if first != "power" else modes[k]}
     assert codes[2 * k] == "measured" and modes[2 * k] == min(seen, key=seen.get)

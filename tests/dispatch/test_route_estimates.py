@@ -68,6 +68,7 @@ def test_close_estimates_are_settled_by_the_seconds_measured(engine_settings):
     modes = [r.stats["mode"] for r in runs]
     # an engine's first run on the graph is not timed: k of each, then the faster
     assert codes == ["estimated"] * k + ["measuring"] * k + ["measured"] * 2
+    assert [r.stats["route"]["exploring"] for r in runs] == [True] * 2 * k + [False] * 2
     assert len(set(modes[:k])) == len(set(modes[k:2 * k])) == 1
     assert {modes[0], modes[k]} == {"scc", "bsp"}
     key = next(c for c in g._cache if isinstance(c, tuple) and c[0] == "cpu-linear-seconds")
@@ -96,6 +97,7 @@ def test_a_timing_run_past_its_cap_stops_and_the_faster_answers(engine_settings)
             for _ in range(k + 2)]
     codes = [r.stats["route"]["code"] for r in runs]
     assert codes == ["estimated"] * k + ["measuring", "measured"]
+    assert [r.stats["route"]["exploring"] for r in runs] == [True] * (k + 1) + [False]
     first = runs[0].stats["mode"]
     other = ({"scc", "bsp"} - {first}).pop()
     stop = runs[k].stats

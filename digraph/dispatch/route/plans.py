@@ -83,6 +83,13 @@ class Plan:
     timing: tuple = None
     """Where the run records its seconds for later choices (:func:`.estimates.record`), or None."""
 
+    @property
+    def exploring(self):
+        """Whether the automatic choice is still timing engines on the graph: the run records
+        its seconds (:attr:`timing`) and the choice has not settled (code other than
+        ``"measured"``), so later runs on the graph may take another engine."""
+        return self.timing is not None and self.code != "measured"
+
     def after_stall(self):
         """The mode a stalled linear run of this plan goes on in, from the state it reached (the
         engine's :attr:`~digraph.dispatch.engines.registry.Engine.after_stall`), or None."""
@@ -95,8 +102,9 @@ class Plan:
         """Write the plan into a run's ``stats``: ``mode``, ``engine``, ``requested_mode`` and
         ``route``, a dict of ``engine``, ``mode``, ``placement`` (in words), ``requested``,
         ``code`` (:data:`CODES`), ``reason`` (one sentence), ``considered``, ``placed``,
-        ``restricted`` (the reach, set by ``digraph.run``), ``after_stall`` (:meth:`after_stall`)
-        and ``steps`` (hand-overs: :func:`digraph.dispatch.driver.hand_over`)."""
+        ``restricted`` (the reach, set by ``digraph.run``), ``after_stall`` (:meth:`after_stall`),
+        ``exploring`` (:attr:`exploring`) and ``steps`` (hand-overs:
+        :func:`digraph.dispatch.driver.hand_over`)."""
         stats["mode"] = self.mode
         stats["engine"] = self.engine
         stats["requested_mode"] = self.requested
@@ -106,7 +114,7 @@ class Plan:
             "requested": self.requested, "code": self.code, "reason": self.reason,
             "considered": [dict(c) for c in self.considered],
             "placed": [dict(p) for p in self.placed], "restricted": None,
-            "after_stall": self.after_stall(), "steps": []}
+            "after_stall": self.after_stall(), "exploring": self.exploring, "steps": []}
         if self.threads_asked is not None:
             stats["threads_asked"] = self.threads_asked
         if self.gpus_named is not None:
