@@ -142,9 +142,9 @@ class RouteSettings:
         may use): below it a thread's share of a round costs less than its fork and join.
         Measured: the count past which more threads stop paying, in arcs a thread, on
         ``benchmarks/results/spread_threads_h100_host.json`` (PageRank's ``power`` at 1 to 16
-        threads on graphs of 55 thousand to 3 million arcs) and
-        ``benchmarks/results/spread_threads_cpu2_dev.json`` (R-MAT graphs of 4 to 64 thousand
-        arcs on 1 and 2 threads).
+        threads on graphs of the corpus and R-MAT) and
+        ``benchmarks/results/spread_threads_cpu2_dev.json`` (small R-MAT graphs on 1 and 2
+        threads).
     core_stall : float
         The share of a round each core adds when a CPU run takes every core the process may run
         on (a round waits for its slowest thread, and what else the host runs stops one): such
