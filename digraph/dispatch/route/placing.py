@@ -35,30 +35,22 @@ def cpu_threads(arcs, threads, cores=None):
         The decision for ``stats["route"]["placed"]`` (``code`` ``"fewer-threads"`` or
         ``"core-left-free"``, ``why``) when fewer threads run; None when all do.
     """
+    from ...preprocess._parallel import resolve_jobs  # None: the cores of the CPU affinity
     settings = current(DEFAULT)
     threads = int(threads)
     per = int(settings.thread_arcs)
-    if per > 0 and -(-int(arcs) // per) < threads:
-        used = max(1, -(-int(arcs) // per))
+    used = max(1, -(-int(arcs) // per)) if per > 0 else threads
+    if used < threads:
         return used, {"code": "fewer-threads",
                       "why": f"{used} of {threads} threads: one for each "
                              f"RouteSettings.thread_arcs ({per}) of the {arcs} arcs"}
     if threads > 1 and threads * settings.core_stall > 1 / (threads - 1) \
-            and threads >= (usable_cores() if cores is None else cores):
+            and threads >= (resolve_jobs(None) if cores is None else cores):
         return threads - 1, {"code": "core-left-free",
                              "why": f"{threads - 1} of {threads} threads: every core the "
                                     "process may run on taken, one left free (RouteSettings."
                                     "core_stall)"}
     return threads, None
-
-
-def usable_cores():
-    """The cores this process may run on: its CPU affinity where the system has one."""
-    import os
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def place(plan, graph, system, placement, batch_arcs=None):
