@@ -9,6 +9,9 @@ interleaved; every cluster answer is checked against the process's within the tw
 
     python benchmarks/bench_dask_cluster.py --scales 16 17 18 --repeat 5
 
+``--trees before=DIR after=.`` runs a before/after instead: each tree's ``digraph`` in its own
+process, the trees alternated ``--passes`` times, each row's times the medians over the passes.
+
 Prints one row a scale and run kind: rounds, ms a round (the cluster's ``stats["dask"]
 ["round_s"]``; the process's ``time_compute`` over its rounds), the whole run, bytes between
 workers a round, each worker's exchange ms a round and idle share.
@@ -35,7 +38,14 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--label", help="the tree's name in each row (``tree``: a before/after)")
+    ap.add_argument("--trees", nargs="+", metavar="LABEL=DIR",
+                    help="a before/after: each tree's digraph (DIR on PYTHONPATH) in its own "
+                         "process, the trees alternated --passes times; medians over the passes")
+    ap.add_argument("--passes", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.trees:
+        return _trees(args, argv)
 
     import dataclasses
     import digraph
@@ -81,9 +91,51 @@ def main(argv=None):
                                idle=[round(i, 2) for i in d["idle_share"]],
                                load_s=first.stats["dask"]["time_setup"],
                                setup_warm_s=d["time_setup"])
+                    if "batches" in d:  # the calls that ran the rounds (absent before them)
+                        row["batches"] = d["batches"]
+                if args.label:
+                    row["tree"] = args.label
                 rows.append(row)
                 print(json.dumps(row))
             _write(args.json, rows)  # after every scale: a run cut short keeps what it measured
+
+
+def _trees(args, argv):
+    """Run this script once a tree and pass (``--label``), the trees alternated, and pool each
+    (tree, scale, run) row's ``ms_round`` and ``ms_run`` over the passes (medians; ``passes``:
+    each pass's ``ms_run``)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    argv = list(sys.argv[1:] if argv is None else argv)
+    i = argv.index("--trees")
+    rest = argv[:i] + argv[i + 1 + len(args.trees):]
+    for flag in ("--json", "--passes"):  # this process's own
+        if flag in rest:
+            j = rest.index(flag)
+            del rest[j:j + 2]
+    pooled = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in range(args.passes):
+            for spec in args.trees:
+                label, tree = spec.split("=", 1)
+                out = os.path.join(tmp, f"{label}{p}.json")
+                env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+                subprocess.run([sys.executable, __file__, *rest, "--label", label, "--json", out],
+                               env=env, check=True, stdout=subprocess.DEVNULL)
+                with open(out) as f:
+                    for r in json.load(f)["rows"]:
+                        pooled.setdefault((r["scale"], r["kind"], label), []).append(r)
+    rows, labels = [], [t.split("=", 1)[0] for t in args.trees]
+    for (scale, kind, label), got in sorted(pooled.items(),
+                                            key=lambda kv: (kv[0][:2], labels.index(kv[0][2]))):
+        r = dict(got[-1], ms_round=statistics.median(x["ms_round"] for x in got),
+                 ms_run=statistics.median(x["ms_run"] for x in got),
+                 passes=[round(x["ms_run"], 2) for x in got])
+        rows.append(r)
+        print(json.dumps(r))
+    _write(args.json, rows)
 
 
 def _write(path, rows):

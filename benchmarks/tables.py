@@ -452,7 +452,8 @@ def _dask_rounds(stem, data):
     for r in data["rows"]:
         lines.append(f"| {r['scale']} | {r['arcs']:,} "
                      f"| {r.get('workers', '')} × {r.get('worker_threads', 1)} "
-                     f"| {r['kind']} | {r['rounds']} | {fmt(r['ms_round'])} "
+                     f"| {r['kind']}{' (' + r['tree'] + ')' if r.get('tree') else ''} "
+                     f"| {r['rounds']} | {fmt(r['ms_round'])} "
                      f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
                      f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
                      f"| {', '.join(map(str, r.get('idle', [])))} |")

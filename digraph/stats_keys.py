@@ -344,26 +344,26 @@ STATS_GROUPS = (
         "dask_shard_loads": "shards this run cut and loaded onto the workers (0 when reused)",
         "dask_shard_runs": "runs each worker's shard has served, this one included, a list",
         "dask_bytes_between_workers": "bytes of values sent worker to worker over the run (the "
-                                      "entries of `z` each other shard reads; the start's "
-                                      "exchange included)",
+                                      "entries of `z` each other shard reads, the rounds' sums; "
+                                      "the start's exchange included)",
         "dask_bytes_per_round": "`dask.bytes_between_workers` over the rounds and the start",
         "dask_exchange_s": "seconds a round each worker spent sending its entries and waiting "
                            "for the others', a list",
         "dask_idle_share": "1 - a worker's kernel seconds / the rounds' wall time on the "
                            "client, a list",
-        "dask_round_s": "wall seconds a round on the client (its call to every worker)",
+        "dask_round_s": "wall seconds a round on the client (a call over the rounds it ran)",
+        "dask_batches": "calls that ran the power iteration's rounds (each a batch of rounds "
+                        "the workers ran among themselves)",
         "dask_time_setup": "finding or loading the shards and starting the run (counted in "
                            "`time_preprocess`)",
-        "dask_shard_bytes": "each shard's estimated bytes on its worker (in-arcs, offsets, the "
-                            "run's vectors), checked against the workers' `memory_limit`, a "
-                            "list",
+        "dask_shard_bytes": "each shard's estimated bytes (in-arcs, offsets, the run's vectors), "
+                            "checked against its worker's `memory_limit`, a list",
         "dask_checkpoint_every": "`checkpoint_every=`: rounds between two checkpoints of the "
                                  "iterate on the client",
         "dask_checkpoints": "checkpoints taken (the iterate's ranges gathered to the client)",
         "dask_checkpoint_bytes": "bytes gathered to the client for the checkpoints",
         "dask_checkpoint_s": "seconds the checkpoints took on the client",
-        "dask_restarts": "restarts after a lost worker (re-cut, reload, resume from the last "
-                         "checkpoint)",
+        "dask_restarts": "restarts after a lost worker (re-cut, reload, resume from a checkpoint)",
         "dask_lost_workers": "addresses of the workers lost mid-run, in order, a list",
         "dask_rounds_redone": "rounds run again after the restarts (those since the checkpoint "
                               "each restart resumed from)",

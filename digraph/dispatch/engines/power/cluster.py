@@ -12,18 +12,22 @@ the same graph and workers reuses them (``stats["dask"]["shards_reused"]``).  Th
 run (the teleport vector ``v``, the scales, the arc factors, the dangling term) go to the
 workers at its start.
 
-A round ``k`` (the client runs :func:`digraph.dispatch.driver.power`; one call to every worker
-at once a round, :mod:`.cluster_worker` ``round``):
+A round ``k`` (:mod:`.cluster_worker` ``rounds``):
 
-1. the client sends every worker ``c = 1 − Σ_g s_g − σ`` and ``σ = Σ_g σ_g`` (the sums of the
-   last pull and of the dangling mass);
+1. every worker sends every other its sums of round ``k − 1`` (of its last pull ``s_g``,
+   ``σ_g``, ``Σx_g`` and of its teleport ``Σ|y − x|``, ``Σy``: a few scalars), and from all of
+   them each finds, as the client would, round ``k − 1``'s bound and the stop rule's verdict,
+   then ``c = 1 − Σ_g s_g − σ`` and ``σ = Σ_g σ_g``;
 2. each worker runs the teleport of its range, ``y += c·v + σ·d``, with ``Σ|y − x|`` and
    ``Σy``, then ``x ← y`` and ``z_own = src_scale ∘ x``;
 3. each worker sends the entries of ``z_own`` that each other worker reads straight to it
    (Dask's comms, worker to worker) and waits for those it reads;
-4. each worker pulls its range for the next round (the CPU engine's Numba kernel) and answers
-   with its sums ``s_g``, ``σ_g``, ``Σx_g`` and the round's ``Σ|y − x|``, ``Σy``.
+4. each worker pulls its range for the next round (the CPU engine's Numba kernel).
 
+The client is not in the rounds' path: one call to every worker runs a batch of rounds
+(:attr:`ClusterSettings.batch_s`), and the workers answer with each round's sums, which the
+client replays through :func:`digraph.dispatch.driver.power` with the same rule (the same
+verdicts, the driver's counters and progress); ``stats["dask"]["batches"]`` counts the calls.
 No vector passes through the client or the scheduler; the answer's ranges come to the client
 once, at the end (and every ``checkpoint_every`` rounds, when asked).  The affine map's round is
 the same with ``v = b``, ``c = 1`` and ``σ = 0``.  The Google matrix's bound is the CPU
@@ -45,9 +49,9 @@ The maps (the Google matrix's coefficients and bound) are in :mod:`.cluster_maps
 is the protocol: the cut, the shards, the rounds' calls, the answer.
 """
 
-import asyncio
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,10 +61,11 @@ from ....errors import WorkerLostError
 from ... import driver
 from . import cluster_dual
 from .cluster_checkpoint import Checkpoints, restart
+from .cluster_calls import _all, call, serialized
 from .cluster_checks import check_memory
 from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
 from .cluster_handle import shard_key
-from .cluster_maps import iteration
+from .cluster_maps import iteration, scalars
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
            "serialized",
@@ -88,6 +93,11 @@ class ClusterSettings:
         With ``checkpoint_every``: seconds a restart waits at most for a lost worker to leave
         the scheduler's list before cutting the graph among the workers left
         (:mod:`.cluster_checkpoint`).
+    batch_s : float
+        Seconds of rounds the workers run among themselves per call from the client (by the
+        rounds' time so far; the first call runs one round): how often the client hears of
+        the run (progress, a Ctrl-C, the deadline).  The rounds a run takes do not depend on
+        it: the workers stop where the client's driver would.
     """
 
     round_timeout_s: float = 30.0
@@ -95,6 +105,7 @@ class ClusterSettings:
     keep_graphs: int = 4
     vertex_cost: int = 0
     restart_wait_s: float = 2.0
+    batch_s: float = 0.5
 
 
 DEFAULT = register(ClusterSettings())
@@ -105,63 +116,6 @@ def _plugin(client):
     and on the workers that join later)."""
     from .cluster_worker import PowerShards
     client.register_plugin(PowerShards())
-
-
-async def _all(client, workers, op, kwargs, timeout, what):
-    """Call ``digraph_power_<op>`` on every worker at once (``kwargs(i)``: shard ``i``'s
-    arguments) and return their answers in order.  The first call that fails, or whose answer
-    says a peer was lost (``{"lost": ...}``), or a call still unanswered after ``timeout`` s
-    ends the run at once with :class:`WorkerLostError` naming the worker."""
-    tasks = [asyncio.ensure_future(getattr(client.rpc(w), f"digraph_power_{op}")(**kwargs(i)))
-             for i, w in enumerate(workers)]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    pending = set(tasks)
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, timeout=max(deadline - loop.time(), 0),
-                                               return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                late = [w for w, t in zip(workers, tasks) if t in pending]
-                raise WorkerLostError(f"{what}: worker {', '.join(late)} did not answer within "
-                                      f"{timeout:g} s (lost or stalled)", worker=late[0])
-            for w, t in zip(workers, tasks):
-                if t in done:
-                    _check_answer(t, w, what)
-    finally:
-        for t in tasks:
-            if not t.done():
-                t.cancel()
-            elif not t.cancelled():
-                t.exception()  # read: asyncio logs nothing of a failure already reported
-    return [t.result() for t in tasks]
-
-
-def _check_answer(task, worker, what):
-    """Raise :class:`WorkerLostError` when a worker's call failed for a lost connection or
-    answered that a peer was lost; re-raise any other error of the call."""
-    e = task.exception()
-    if e is None:
-        got = task.result()
-        if isinstance(got, dict) and "lost" in got:
-            raise WorkerLostError(f"{what}: {got['lost']}", worker=got["worker"])
-        return
-    if isinstance(e, WorkerLostError):
-        raise WorkerLostError(f"{what}: {e}", worker=e.worker) from None
-    if isinstance(e, (OSError, asyncio.TimeoutError)):
-        raise WorkerLostError(f"{what}: worker {worker} was lost ({type(e).__name__}: {e})",
-                              worker=worker) from None
-    raise e
-
-
-def call(client, workers, op, kwargs, timeout, what):
-    return client.sync(_all, client, workers, op, kwargs, timeout, what)
-
-
-def serialized(a):
-    """``a`` contiguous, wrapped for Dask's comms to send as a buffer (not pickled)."""
-    from distributed.protocol import to_serialize
-    return to_serialize(np.ascontiguousarray(a))
 
 
 def _load(client, graph, workers, key, bounds, settings, stats, lists=None):
@@ -275,22 +229,46 @@ def _begin(client, graph, it, factors, workers, x0, settings, stats):
         "vectors": _vectors(graph, bounds, i, it, factors, x0)})
 
 
-def _round(client, it, s, done, settings):
-    """Round ``done + 1`` of session ``s``: one call to every worker with the round's ``c`` and
-    ``σ``; returns the map's ``(bound, delta, diff)`` of it."""
-    prev = s.got
-    c, sd = it.coefficients(prev)
-    s.k += 1
+def _batch(client, it, s, done, n, last_diff, tol, settings):
+    """Rounds ``done + 1`` to ``done + n`` of session ``s`` (fewer where the workers' stop rule
+    ends the run first): one call to every worker, the rounds run among the workers
+    (:mod:`.cluster_worker` ``rounds``).  ``last_diff``: the difference of round ``done``.
+    Returns each round's ``(bound, delta, diff)``, found from the workers' sums by the rule they
+    used (so the driver stops where they stopped)."""
+    prev, rule = s.got, it.rule()
     timeout = settings.round_timeout_s
     # the client waits a little longer than a worker waits for its peers, so that a worker
-    # stuck without dying is named by the peers that waited for it
-    wait = timeout + max(1.0, 0.1 * timeout)
+    # stuck without dying is named by the peers that waited for it; and n rounds at ten times
+    # the rounds so far (a worker lost mid-batch is named by its peers within the timeout)
+    est = s.wall / s.k if s.k else 0.0
+    wait = timeout + max(1.0, 0.1 * timeout) + 10.0 * n * est
     t0 = time.perf_counter()
-    now = call(client, s.workers, "round", lambda i: {
-        "key": s.key, "run": s.run, "k": s.k, "c": c, "sd": sd, "timeout": timeout},
-        wait, f"round {done + 1}")
-    s.took(now, time.perf_counter() - t0)
-    return it.bound(prev, now)
+    got = call(client, s.workers, "rounds", lambda i: {
+        "key": s.key, "run": s.run, "k": s.k + 1, "n": n, "prev": [scalars(r) for r in prev],
+        "last_diff": float(last_diff), "rule": rule.as_dict(), "tol": float(tol),
+        "timeout": timeout}, wait, f"rounds {done + 1}-{done + n}")
+    ran = {len(g["rounds"]) for g in got}
+    if len(ran) != 1:  # the workers read the same sums with the same rule: never
+        raise RuntimeError(f"the workers ran {sorted(ran)} rounds of one batch")
+    m = ran.pop()
+    seconds = (time.perf_counter() - t0) / max(m, 1)
+    out = []
+    for i in range(m):
+        now = [g["rounds"][i] for g in got]
+        s.k += 1
+        s.took(now, seconds)
+        out.append(rule.bound(prev, now))
+        prev = now
+    return out
+
+
+def _batch_size(s, settings, left, ckpt, done):
+    """Rounds the next batch asks for: :attr:`ClusterSettings.batch_s` seconds of the rounds so
+    far (one while none has run), at most ``left`` and up to the next checkpoint."""
+    n = 1 if s.k == 0 or s.wall <= 0 else int(settings.batch_s * s.k / s.wall)
+    if ckpt is not None:
+        n = min(n, ckpt.every - done % ckpt.every)
+    return max(1, min(n, left))
 
 
 def gather(client, s, op, settings, what):
@@ -312,9 +290,10 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     ``workers``, ``addresses``, ``arcs``, ``vertices`` (of the last cut, after a restart),
     ``shards_reused``, ``shard_loads``, ``shard_runs``, ``shard_bytes`` (each shard's estimated
     bytes, :func:`.cluster_checks.shard_bytes`), ``bytes_between_workers``,
-    ``bytes_per_round``, ``exchange_s``, ``idle_share``, ``round_s``, ``time_setup``; with
-    ``checkpoint_every`` (:mod:`.cluster_checkpoint`) ``checkpoint_every``, ``checkpoints``,
-    ``checkpoint_bytes``, ``checkpoint_s``, ``restarts``, ``lost_workers``, ``rounds_redone``.
+    ``bytes_per_round``, ``exchange_s``, ``idle_share``, ``round_s``, ``batches``,
+    ``time_setup``; with ``checkpoint_every`` (:mod:`.cluster_checkpoint`) ``checkpoint_every``,
+    ``checkpoints``, ``checkpoint_bytes``, ``checkpoint_s``, ``restarts``, ``lost_workers``,
+    ``rounds_redone``.
 
     Raises
     ------
@@ -339,7 +318,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
 
     def begin(live, x0):
         return _begin(client, graph, it, factors, live, x0, settings, stats)
-    st = {"s": begin(list(workers), None), "done": 0, "sent": 0, "wall": 0.0}
+    st = {"s": begin(list(workers), None), "done": 0, "sent": 0, "wall": 0.0,
+          "last_diff": np.inf, "left": max_iter, "batches": 0}
     stats["dask_time_setup"] = time.perf_counter() - t_setup
 
     def recover(e):
@@ -355,17 +335,27 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
                                       lambda live, x0: begin(live, it.resume(x0)),
                                       settings.restart_wait_s, st["done"])
 
+    buf = deque()  # rounds of the last batch not yet handed to the driver
+
     def step():
         while True:
             try:
-                out = _round(client, it, st["s"], st["done"], settings)
+                if not buf:
+                    n = _batch_size(st["s"], settings, st["left"], ckpt, st["done"])
+                    buf.extend(_batch(client, it, st["s"], st["done"], n, st["last_diff"], tol,
+                                      settings))
+                    st["batches"] += 1
+                out = buf.popleft()
                 st["done"] += 1
+                st["left"] -= 1
+                st["last_diff"] = out[2]
                 if ckpt is not None and ckpt.due(st["done"], out[0], tol):
-                    t0 = time.perf_counter()
+                    t0 = time.perf_counter()  # the batch ended here: the workers hold this x
                     x = gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
                     ckpt.keep([x], st["done"], time.perf_counter() - t0)
                 return out
             except WorkerLostError as e:
+                buf.clear()
                 recover(e)
 
     rounds = 0
@@ -380,6 +370,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
             if zmax is not None:
                 it.take_dual(zmax, stats)
         while True:
+            st["left"] = max_iter - rounds
             done, converged = driver.power(step, g1=it.g1, tol=tol, max_iter=max_iter - rounds,
                                            stats=stats)
             rounds += done
@@ -400,6 +391,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     if ckpt is not None:
         ckpt.record(stats)
     record(stats, s, rounds, st["sent"], st["wall"])
+    stats["dask_batches"] = st["batches"]
     return it.answer(x), converged
 
 

@@ -33,6 +33,7 @@ round's sums (a chain and a tree on a worker, ``k`` parts on the client) lose at
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
@@ -44,7 +45,8 @@ from ...convergence import ROUNDING_MARGIN
 from .cluster_handle import held_by
 from .cpu import _dangling, power_gamma
 
-__all__ = ["Google", "Affine", "iteration", "affine_refusal", "weighted_sums",
+__all__ = ["Google", "Affine", "GoogleRule", "AffineRule", "rule_of", "scalars", "SCALARS",
+           "iteration", "affine_refusal", "weighted_sums",
            "weighted_sums_serial"]
 
 _U = np.finfo(np.float64).eps / 2
@@ -86,6 +88,83 @@ def weighted_sums(zw, y, x):
 
 
 weighted_sums_serial = serial_twin(weighted_sums)
+
+
+@dataclass(frozen=True)
+class GoogleRule:
+    """:class:`Google`'s round in scalars: its coefficients and bound from the workers'
+    answers (dicts in shard order), which the client and every worker evaluate alike
+    (:meth:`as_dict`, :func:`rule_of`)."""
+
+    g1: float
+
+    def coefficients(self, prev):
+        """The round's ``(c, σ)`` from the workers' last answers."""
+        s = sum(r["s"] for r in prev)
+        sd = sum(r["sd"] for r in prev)
+        return 1.0 - s - sd, sd
+
+    def bound(self, prev, now):
+        """``(bound, delta, diff)`` of the round whose answers are ``now`` (``prev`` those of
+        the round before, whose pull it completed)."""
+        k = len(now)
+        s = sum(r["s"] for r in prev)
+        sd = sum(r["sd"] for r in prev)
+        sx = sum(r["sx"] for r in prev)
+        c = 1.0 - s - sd
+        diff = sum(r["diff"] for r in now)
+        sy = sum(r["sy"] for r in now)
+        floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
+        delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
+        g1 = self.g1
+        return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
+
+    def as_dict(self):
+        return {"map": "google", "g1": self.g1}
+
+
+@dataclass(frozen=True)
+class AffineRule:
+    """:class:`Affine`'s round in scalars (``c = 1``, ``σ = 0``; the bound of its route),
+    evaluated alike on the client and the workers."""
+
+    dual: bool
+    c_d: float
+    c_r: float
+    g1: float
+    n: int
+
+    def coefficients(self, prev):
+        return 1.0, 0.0
+
+    def bound(self, prev, now):
+        from .gpu_affine import affine_bound
+        if not self.dual:
+            p1, p2 = sum(r["diff"] for r in now), sum(r["sy"] for r in now)
+        else:
+            p1, p2 = sum(r["p1"] for r in now), sum(r["p2"] for r in now)
+        return affine_bound(p1, 16.0 * (1.0 + _U) * p2, self.c_d, self.c_r, self.g1,
+                            self.n + len(now))
+
+    def as_dict(self):
+        return {"map": "affine", "dual": self.dual, "c_d": self.c_d, "c_r": self.c_r,
+                "g1": self.g1, "n": self.n}
+
+
+#: the sums of a worker's answer that a round's coefficients and bound read
+SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2")
+
+
+def scalars(answer):
+    """The sums of a worker's answer (:data:`SCALARS`, those it has) that the rules read."""
+    return {k: answer[k] for k in SCALARS if k in answer}
+
+
+def rule_of(d):
+    """The rule :meth:`GoogleRule.as_dict` or :meth:`AffineRule.as_dict` wrote (a plain dict:
+    Dask's messages carry it as it is)."""
+    d = dict(d)
+    return (GoogleRule if d.pop("map") == "google" else AffineRule)(**d)
 
 
 class Google:
@@ -133,26 +212,19 @@ class Google:
         """The vector a run resumed from checkpoint ``x`` starts from: ``x / Σx``."""
         return x / x.sum()
 
+    def rule(self):
+        """The round's coefficients and bound, as the workers evaluate them too
+        (:class:`GoogleRule`)."""
+        return GoogleRule(float(self.g1))
+
     def coefficients(self, prev):
         """The round's ``(c, σ)`` from the workers' last answers."""
-        s = sum(r["s"] for r in prev)
-        sd = sum(r["sd"] for r in prev)
-        return 1.0 - s - sd, sd
+        return self.rule().coefficients(prev)
 
     def bound(self, prev, now):
         """``(bound, delta, diff)`` of the round whose answers are ``now`` (``prev`` those of
         the round before, whose pull it completed)."""
-        k = len(now)
-        s = sum(r["s"] for r in prev)
-        sd = sum(r["sd"] for r in prev)
-        sx = sum(r["sx"] for r in prev)
-        c = 1.0 - s - sd
-        diff = sum(r["diff"] for r in now)
-        sy = sum(r["sy"] for r in now)
-        floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
-        delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
-        g1 = self.g1
-        return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
+        return self.rule().bound(prev, now)
 
     def answer(self, x):
         """The run's answer from the gathered ``x`` (sums to 1 up to the bound's terms)."""
@@ -235,6 +307,12 @@ class Affine:
         """A checkpoint restarts as it is (the bound holds from any ``x``)."""
         return x
 
+    def rule(self):
+        """The round's coefficients and bound, as the workers evaluate them too
+        (:class:`AffineRule`; after :meth:`take_dual`, the dual route's)."""
+        return AffineRule(bool(self.dual), float(self.c_d), float(self.c_r), float(self.g1),
+                          int(self.n))
+
     def coefficients(self, prev):
         """``(c, σ) = (1, 0)``: the worker's ``y += c·v + σ·d`` adds ``b``."""
         return 1.0, 0.0
@@ -242,13 +320,7 @@ class Affine:
     def bound(self, prev, now):
         """``(bound, delta, diff)`` of the round whose answers are ``now``
         (:func:`~.gpu_affine.affine_bound` of its sums)."""
-        from .gpu_affine import affine_bound
-        if not self.dual:
-            p1, p2 = sum(r["diff"] for r in now), sum(r["sy"] for r in now)
-        else:
-            p1, p2 = sum(r["p1"] for r in now), sum(r["p2"] for r in now)
-        return affine_bound(p1, 16.0 * (1.0 + _U) * p2, self.c_d, self.c_r, self.g1,
-                            self.n + len(now))
+        return self.rule().bound(prev, now)
 
     def answer(self, x):
         """The run's answer: the gathered ``x`` as it is."""

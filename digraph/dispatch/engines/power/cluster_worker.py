@@ -16,13 +16,18 @@ the worker's server, so that the client and the other workers call them over Das
 * the state of each **run** (:class:`RunState`): its range of ``x``, ``y``, the teleport and
   dangling vectors and the scales, and the compact ``z`` its pull reads.
 
-One round on a worker (``round``): the teleport of its range with the round's ``c`` and ``σ``
-from the client, ``Σ|y − x|`` and ``Σy`` (the existing kernels of
-:mod:`digraph.dispatch.engines.power.cpu`), ``z_own = src_scale ∘ y``; then its entries of
-``z`` that each other worker reads are sent straight to that worker (``mail``), and it waits
-for the entries it reads from the others; then the pull of its range for the next round (the
-CPU engine's Numba kernel on the shard), whose sums go back to the client.  Only scalars go to
-the client; the vectors stay on the workers and move worker to worker.
+The rounds (``rounds``: a batch of them per call from the client).  Round ``k`` on a worker:
+every worker's sums of round ``k − 1`` (its pull's ``s``, ``σ``, ``Σx`` and its teleport's
+``Σ|y − x|``, ``Σy``) come from the other workers themselves (mail of a few scalars, worker to
+worker); from them each worker alike finds round ``k − 1``'s bound, the stop rule's verdict and
+round ``k``'s ``c`` and ``σ`` (the rule of :mod:`.cluster_maps`, the client's own).  Then the
+teleport of its range, ``y += c·v + σ·d``, with ``Σ|y − x|`` and ``Σy`` (the existing kernels of
+:mod:`digraph.dispatch.engines.power.cpu`), ``z_own = src_scale ∘ y``; its entries of ``z``
+that each other worker reads are sent straight to that worker (``mail``), and it waits for the
+entries it reads from the others; then the pull of its range for the next round (the CPU
+engine's Numba kernel on the shard).  The client hears at the batch's end: each round's sums,
+which it replays through the driver, reaching the same verdicts.  Only scalars go to the
+client; the vectors stay on the workers and move worker to worker.
 
 The ``bsp`` rounds of min/max systems (:mod:`digraph.dispatch.engines.push.cluster_worker`)
 run on the same shards: their plugin adds its own handlers and keeps its runs, mail and kernel
@@ -50,7 +55,8 @@ from ....errors import WorkerLostError
 from ....smx.cpu.serial import pick
 from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
 from ...runtime.cpu_tasks import task_cuts
-from .cluster_maps import weighted_sums, weighted_sums_serial
+from ...convergence import power_stop
+from .cluster_maps import rule_of, scalars, weighted_sums, weighted_sums_serial
 from .cluster_reads import compact, reads
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS", "MAX_RUNS", "lost_as_answer"]
@@ -59,7 +65,7 @@ __all__ = ["PowerShards", "Shard", "RunState", "OPS", "MAX_RUNS", "lost_as_answe
 MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
-OPS = ("has", "load", "start", "round", "answer", "snapshot", "drop", "mail", "release")
+OPS = ("has", "load", "start", "rounds", "answer", "snapshot", "drop", "mail", "release")
 
 
 class Shard:
@@ -186,22 +192,23 @@ class PowerShards(WorkerPlugin):
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     async def _send(self, tag, shard, parts, timeout):
-        """Send ``parts`` (shard index -> array) to those shards' workers as mail ``tag``;
-        returns the bytes sent."""
+        """Send ``parts`` (shard index -> array, or a dict of scalars) to those shards' workers
+        as mail ``tag``; returns the bytes of values sent (8 a scalar)."""
         me = self.worker.address
 
         async def one(h, a):
             peer = shard.peers[h]
+            data = a if isinstance(a, dict) else to_serialize(a)
             try:
                 await asyncio.wait_for(self.worker.rpc(peer).digraph_power_mail(
-                    tag=tag, frm=shard.index, data=to_serialize(a)), timeout)
+                    tag=tag, frm=shard.index, data=data, reply=False), timeout)
             except (OSError, asyncio.TimeoutError) as e:
                 why = type(e).__name__ + (f": {e}" if str(e) else f" after {timeout:g} s")
                 raise WorkerLostError(f"worker {me} could not send its entries to worker {peer} "
                                       f"({why}); that worker was lost or stopped answering",
                                       worker=peer) from None
         await asyncio.gather(*(one(h, a) for h, a in parts.items()))
-        return sum(int(a.nbytes) for a in parts.values())
+        return sum(8 * len(a) if isinstance(a, dict) else int(a.nbytes) for a in parts.values())
 
     async def _collect(self, tag, shard, expect, timeout):
         """The mail ``tag`` from every shard in ``expect``, waited for at most ``timeout`` s."""
@@ -312,11 +319,43 @@ class PowerShards(WorkerPlugin):
         return await lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
                                      runs=shard.runs, loads=self.loads)
 
-    async def _round(self, key=None, run=None, k=None, c=None, sd=None, timeout=60.0):
-        """Round ``k``: the teleport with the client's ``c`` and ``σ`` (``sd``), then the
-        exchange and the next round's pull.  Returns the sums."""
+    async def _rounds(self, key=None, run=None, k=None, n=None, prev=None, last_diff=None,
+                      rule=None, tol=None, timeout=60.0):
+        """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: before each
+        round after the first, every worker's sums of the last one (mail ``run:s<round>``, to
+        every other worker), from which each worker alike finds that round's bound (``rule``,
+        :func:`.cluster_maps.rule_of`) and the next round's ``c`` and ``σ``; the rounds end
+        early where the stop rule (:func:`~digraph.dispatch.convergence.power_stop`, with
+        ``tol`` and ``last_diff``, the difference of round ``k − 1``) ends the run.  ``prev``:
+        every worker's sums of round ``k − 1`` (or of the start).  Returns this worker's answer
+        of each round run (``{"rounds": [...]}``)."""
         r = self._run(run)
-        shard = r.shard
+        return await lost_as_answer(self._rounds_of(r, run, int(k), int(n), list(prev),
+                                                    float(last_diff), rule_of(rule),
+                                                    float(tol), timeout))
+
+    async def _rounds_of(self, r, run, k, n, prev, last_diff, rule, tol, timeout):
+        shard, out = r.shard, []
+        for j in range(n):
+            if j:
+                mine = scalars(out[-1])
+                others = [g for g in range(len(shard.peers)) if g != shard.index]
+                tag = f"{run}:s{k + j - 1}"
+                out[-1]["sent"] += await self._send(tag, shard, {g: mine for g in others},
+                                                    timeout)
+                got = await self._collect(tag, shard, others, timeout)
+                now = [mine if g == shard.index else got[g] for g in range(len(shard.peers))]
+                bound, delta, diff = rule.bound(prev, now)
+                if power_stop(bound, delta, diff, last_diff, rule.g1, tol, {}):
+                    break
+                prev, last_diff = now, diff
+            c, sd = rule.coefficients(prev)
+            out.append(await self._one_round(shard, r, f"{run}:{k + j}", c, sd, timeout))
+        return {"rounds": out}
+
+    async def _one_round(self, shard, r, tag, c, sd, timeout):
+        """One round with ``c`` and ``σ`` (``sd``): the teleport of the range, then the exchange
+        (mail ``tag``) and the next round's pull.  Returns the sums."""
 
         def teleport():
             t = time.perf_counter()
@@ -330,8 +369,9 @@ class PowerShards(WorkerPlugin):
             r.busy += time.perf_counter() - t
             return out
         sums = await self._compute(teleport)
-        return await lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:{k}", timeout),
-                                     **sums)
+        out = await self._exchange_and_pull(shard, r, tag, timeout)
+        out.update(sums)
+        return out
 
     async def _answer(self, run=None):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
