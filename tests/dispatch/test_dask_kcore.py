@@ -106,7 +106,9 @@ def test_core_numbers_are_exact_and_the_one_process_bsp_round_for_round(client, 
     assert d["workers"] == 2 and sum(d["arcs"]) == 2 * (g.num_arcs - loops)
     # 12 bytes a (vertex, other worker reading it) pair: every entry once at the start, then
     # the estimates that fell
-    assert 0 < d["bytes_between_workers"] <= 12 * (g.num_vertices + s["vertex_updates"])
+    assert 0 < d["bytes_between_workers"] <= (12 * (g.num_vertices + s["vertex_updates"])
+                                              + 16 * s["rounds"])  # and each round's count
+    assert 1 <= d["batches"] <= max(1, s["rounds"] - 1)  # the rounds ran among the workers
 
 
 def test_pagerank_sssp_and_kcore_on_one_graph_share_the_client(client):
@@ -161,9 +163,11 @@ def test_a_killed_worker_restarts_the_run_from_its_checkpoint(client):
                     settings=[ClusterSettings(round_timeout_s=5.0)])
     d = r.stats["dask"]
     assert killed and d["restarts"] == 1 and d["lost_workers"] == [victim]
-    assert d["rounds_redone"] == 1 and d["checkpoints"] >= 1
+    # killed as the client replays rounds 3-4, one batch, checkpointed when it came back:
+    # the next batch finds the worker gone, and the run resumes from round 4
+    assert d["rounds_redone"] == 0 and d["checkpoints"] >= 2
     assert np.array_equal(r.values, one.values)
-    # from the checkpoint every vertex is recomputed once more: the same estimates, one round
-    # redone
-    assert r.stats["rounds"] == one.stats["rounds"] + 1
+    # from the checkpoint every vertex is recomputed once more: the same estimates, in as many
+    # rounds
+    assert r.stats["rounds"] == one.stats["rounds"]
 

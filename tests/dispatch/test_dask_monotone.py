@@ -84,8 +84,11 @@ def test_sssp_is_dijkstra_and_the_one_process_bsp_round_for_round(client, weight
         assert np.isinf(r.values[380:]).all() and np.isfinite(r.values).sum() > 100
     _same_as_one_process(r, g, source=source)
     assert d["workers"] == 2 and sum(d["arcs"]) == g.num_arcs
-    # 12 bytes a (changed vertex, other worker reading it) pair: the frontier's entries only
-    assert 0 < d["bytes_between_workers"] <= 12 * (s["vertex_updates"] + 1)
+    # 12 bytes a (changed vertex, other worker reading it) pair: the frontier's entries only,
+    # and each round's count of changed rows from each worker to the other (8 bytes)
+    assert 0 < d["bytes_between_workers"] <= 12 * (s["vertex_updates"] + 1) + 16 * s["rounds"]
+    # the rounds ran among the workers: one call from the client ran many of them
+    assert 1 <= d["batches"] < s["rounds"]
     assert len(d["exchange_s"]) == len(d["idle_share"]) == 2
     assert all(0.0 <= x <= 1.0 for x in d["idle_share"])
 
@@ -160,7 +163,10 @@ def test_a_killed_worker_is_named_or_the_run_restarts_from_its_checkpoint(client
         r = digraph.run(g, "sssp", **run)
         d = r.stats["dask"]
         assert killed and d["restarts"] == 1 and d["lost_workers"] == [victim]
-        assert d["rounds_redone"] == 1 and d["checkpoints"] >= 1
+        # killed as the client replays rounds 3-4, one batch, whose values were checkpointed
+        # when it came back (batches end at checkpoints): the next batch finds the worker gone
+        # and the run resumes from round 4 with no round redone, in as many rounds
+        assert d["rounds_redone"] == 0 and d["checkpoints"] >= 2
         assert np.array_equal(r.values, one.values)
-        assert r.stats["rounds"] == one.stats["rounds"] + 1
+        assert r.stats["rounds"] == one.stats["rounds"]
         assert r.stats["vertex_updates"] >= one.stats["vertex_updates"]

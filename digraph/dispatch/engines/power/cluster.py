@@ -68,8 +68,7 @@ from .cluster_handle import shard_key
 from .cluster_maps import iteration, scalars
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
-           "serialized",
-           "drop", "gather", "Session", "record"]
+           "serialized", "drop", "gather", "Session", "record", "run_batch", "batch_size"]
 
 
 @dataclass(frozen=True)
@@ -229,13 +228,12 @@ def _begin(client, graph, it, factors, workers, x0, settings, stats):
         "vectors": _vectors(graph, bounds, i, it, factors, x0)})
 
 
-def _batch(client, it, s, done, n, last_diff, tol, settings):
-    """Rounds ``done + 1`` to ``done + n`` of session ``s`` (fewer where the workers' stop rule
-    ends the run first): one call to every worker, the rounds run among the workers
-    (:mod:`.cluster_worker` ``rounds``).  ``last_diff``: the difference of round ``done``.
-    Returns each round's ``(bound, delta, diff)``, found from the workers' sums by the rule they
-    used (so the driver stops where they stopped)."""
-    prev, rule = s.got, it.rule()
+def run_batch(client, s, op, args, n, done, settings):
+    """Rounds ``done + 1`` to ``done + n`` of session ``s``: one call ``op`` to every worker
+    (``args``: the call's own arguments besides the shards' key, the run, the first round and
+    ``n``), which runs the rounds among the workers and answers each round's sums (fewer rounds
+    where the workers' stop rule ends the run first).  Returns the rounds' answers (each a list
+    in shard order), recorded in ``s``."""
     timeout = settings.round_timeout_s
     # the client waits a little longer than a worker waits for its peers, so that a worker
     # stuck without dying is named by the peers that waited for it; and n rounds at ten times
@@ -243,10 +241,9 @@ def _batch(client, it, s, done, n, last_diff, tol, settings):
     est = s.wall / s.k if s.k else 0.0
     wait = timeout + max(1.0, 0.1 * timeout) + 10.0 * n * est
     t0 = time.perf_counter()
-    got = call(client, s.workers, "rounds", lambda i: {
-        "key": s.key, "run": s.run, "k": s.k + 1, "n": n, "prev": [scalars(r) for r in prev],
-        "last_diff": float(last_diff), "rule": rule.as_dict(), "tol": float(tol),
-        "timeout": timeout}, wait, f"rounds {done + 1}-{done + n}")
+    got = call(client, s.workers, op, lambda i: {
+        "key": s.key, "run": s.run, "k": s.k + 1, "n": n, "timeout": timeout, **args},
+        wait, f"rounds {done + 1}-{done + n}")
     ran = {len(g["rounds"]) for g in got}
     if len(ran) != 1:  # the workers read the same sums with the same rule: never
         raise RuntimeError(f"the workers ran {sorted(ran)} rounds of one batch")
@@ -257,12 +254,26 @@ def _batch(client, it, s, done, n, last_diff, tol, settings):
         now = [g["rounds"][i] for g in got]
         s.k += 1
         s.took(now, seconds)
+        out.append(now)
+    return out
+
+
+def _batch(client, it, s, done, n, last_diff, tol, settings):
+    """The power iteration's :func:`run_batch` (``last_diff``: the difference of round
+    ``done``); returns each round's ``(bound, delta, diff)``, found from the workers' sums by
+    the rule they used (so the driver stops where they stopped)."""
+    prev, rule = s.got, it.rule()
+    rounds = run_batch(client, s, "rounds", {
+        "prev": [scalars(r) for r in prev], "last_diff": float(last_diff),
+        "rule": rule.as_dict(), "tol": float(tol)}, n, done, settings)
+    out = []
+    for now in rounds:
         out.append(rule.bound(prev, now))
         prev = now
     return out
 
 
-def _batch_size(s, settings, left, ckpt, done):
+def batch_size(s, settings, left, ckpt, done):
     """Rounds the next batch asks for: :attr:`ClusterSettings.batch_s` seconds of the rounds so
     far (one while none has run), at most ``left`` and up to the next checkpoint."""
     n = 1 if s.k == 0 or s.wall <= 0 else int(settings.batch_s * s.k / s.wall)
@@ -341,18 +352,20 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         while True:
             try:
                 if not buf:
-                    n = _batch_size(st["s"], settings, st["left"], ckpt, st["done"])
-                    buf.extend(_batch(client, it, st["s"], st["done"], n, st["last_diff"], tol,
-                                      settings))
+                    n = batch_size(st["s"], settings, st["left"], ckpt, st["done"])
+                    got = _batch(client, it, st["s"], st["done"], n, st["last_diff"], tol,
+                                 settings)
                     st["batches"] += 1
+                    end = st["done"] + len(got)  # batches end at checkpoints
+                    if ckpt is not None and got and ckpt.due(end, got[-1][0], tol):
+                        t0 = time.perf_counter()
+                        x = gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
+                        ckpt.keep([x], end, time.perf_counter() - t0)
+                    buf.extend(got)
                 out = buf.popleft()
                 st["done"] += 1
                 st["left"] -= 1
                 st["last_diff"] = out[2]
-                if ckpt is not None and ckpt.due(st["done"], out[0], tol):
-                    t0 = time.perf_counter()  # the batch ended here: the workers hold this x
-                    x = gather(client, st["s"], "snapshot", settings, "taking a checkpoint")
-                    ckpt.keep([x], st["done"], time.perf_counter() - t0)
                 return out
             except WorkerLostError as e:
                 buf.clear()

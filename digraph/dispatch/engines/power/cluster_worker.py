@@ -234,6 +234,14 @@ class PowerShards(WorkerPlugin):
         self.events.pop(tag, None)
         return self.box.pop(tag)
 
+    async def allgather(self, tag, shard, answer, mine, timeout):
+        """Every shard's ``mine`` (a dict of scalars; this one's sent to every other worker as
+        mail ``tag``, the bytes counted in ``answer["sent"]``), in shard order."""
+        others = [g for g in range(len(shard.peers)) if g != shard.index]
+        answer["sent"] += await self._send(tag, shard, {g: mine for g in others}, timeout)
+        got = await self._collect(tag, shard, others, timeout)
+        return [mine if g == shard.index else got[g] for g in range(len(shard.peers))]
+
     def _run(self, run):
         r = self.runs.get(run)
         if r is None:
@@ -338,13 +346,8 @@ class PowerShards(WorkerPlugin):
         shard, out = r.shard, []
         for j in range(n):
             if j:
-                mine = scalars(out[-1])
-                others = [g for g in range(len(shard.peers)) if g != shard.index]
-                tag = f"{run}:s{k + j - 1}"
-                out[-1]["sent"] += await self._send(tag, shard, {g: mine for g in others},
-                                                    timeout)
-                got = await self._collect(tag, shard, others, timeout)
-                now = [mine if g == shard.index else got[g] for g in range(len(shard.peers))]
+                now = await self.allgather(f"{run}:s{k + j - 1}", shard, out[-1],
+                                           scalars(out[-1]), timeout)
                 bound, delta, diff = rule.bound(prev, now)
                 if power_stop(bound, delta, diff, last_diff, rule.g1, tol, {}):
                     break

@@ -18,8 +18,9 @@ run sends each worker its range of ``init``, of the initial frontier and of the 
 the order of its in-arcs (:mod:`.cluster_worker`, ``bsp_start``), and the workers exchange the
 frontier's entries once.
 
-A round (one call from the client to every worker at once, ``bsp_round``; the loop of rounds is
-:func:`digraph.dispatch.driver.worklist`'s):
+A round (:mod:`.cluster_worker`; one call from the client to every worker runs a batch of them,
+:attr:`~digraph.dispatch.engines.power.cluster.ClusterSettings.batch_s`, and the client replays
+their answers through :func:`digraph.dispatch.driver.worklist`):
 
 1. each worker pulls its range, reading its compact vector: row ``v`` takes the best of its
    value and ``relax(z_u, a_uv)`` over its in-arcs whose source ``u`` is active
@@ -28,10 +29,12 @@ A round (one call from the client to every worker at once, ``bsp_round``; the lo
 2. it sends each other worker the entries that worker reads and that changed (12 bytes an
    entry: the value and its place in the reader's list), straight to it, and takes the changed
    entries it reads; every other entry of theirs becomes inactive;
-3. it answers the rows that improved and the arcs relaxed.
+3. it tells every other worker how many of its rows improved (and hears theirs): where none
+   did anywhere, the batch ends; each round's rows improved and arcs relaxed go back to the
+   client with the batch.
 
-The client adds the answers; the run stops when no row improved anywhere (the frontier is
-empty), or at ``max_iter`` rounds.  Counters as the CPU ``bsp``'s push rounds: ``rounds``,
+The run stops when no row improved anywhere (the frontier is empty), or at ``max_iter``
+rounds.  Counters as the CPU ``bsp``'s push rounds: ``rounds``,
 ``vertex_updates`` (rows improved), ``arc_updates`` (arcs whose source was active),
 ``sparse_rounds``; the ``dask`` group as the power iteration's.  A round moves 12 bytes for each
 (changed vertex, other worker reading it) pair: nothing where the frontier is local.
@@ -46,6 +49,7 @@ idempotent), so the answer is the same; only ``arc_updates`` counts the arcs rel
 """
 
 import time
+from collections import deque
 
 import numpy as np
 
@@ -53,7 +57,8 @@ from ... import driver
 from ...settings import current
 from ...systems import monotone_arrays, monotone_start
 from ....errors import InvalidParameterError, WorkerLostError
-from ..power.cluster import DEFAULT, begin, call, drop, gather, record, serialized
+from ..power.cluster import DEFAULT, batch_size, begin, drop, gather, record, run_batch
+from ..power.cluster import serialized
 from ..power.cluster_checkpoint import Checkpoints, restart
 from ..power.cluster_handle import refuse_restart
 
@@ -81,6 +86,7 @@ class _Rounds:
         self.x0, self.act0 = monotone_start(system, graph.num_vertices)
         self.ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, self.x0)
         self.done, self.sent, self.wall = 0, 0, 0.0
+        self.buf, self.batches, self.max_iter = deque(), 0, None  # max_iter: set by drive
         _plugin(client)
         self.s = self.begin(list(workers), None)
 
@@ -108,33 +114,34 @@ class _Rounds:
     def step(self):
         while True:
             try:
-                self._round()
+                if not self.buf:
+                    self._fetch()
+                now = self.buf.popleft()
+                self.frontier = sum(int(r["changed"]) for r in now)
+                self._count(now)
                 self.done += 1
-                if self.ckpt is not None and self.ckpt.due(self.done, self.frontier, 0):
-                    t0 = time.perf_counter()
-                    x = gather(self.client, self.s, "snapshot", self.settings,
-                               "taking a checkpoint")
-                    self.ckpt.keep([x], self.done, time.perf_counter() - t0)
                 return
             except WorkerLostError as e:
+                self.buf.clear()
                 self.recover(e)
 
-    round_op = "bsp_round"
-    """The workers' handler of a round."""
+    rounds_op = "bsp_rounds"
+    """The workers' handler of a batch of rounds."""
 
-    def _round(self):
-        s, settings = self.s, self.settings
-        s.k += 1
-        timeout = settings.round_timeout_s
-        # a little longer than a worker waits for its peers: a stalled worker is named by them
-        wait = timeout + max(1.0, 0.1 * timeout)
-        t0 = time.perf_counter()
-        now = call(self.client, s.workers, self.round_op, lambda i: {
-            "key": s.key, "run": s.run, "k": s.k, "timeout": timeout}, wait,
-            f"round {self.done + 1}")
-        s.took(now, time.perf_counter() - t0)
-        self.frontier = sum(int(r["changed"]) for r in now)
-        self._count(now)
+    def _fetch(self):
+        """The next batch of rounds into ``buf``; its last round's values checkpointed when the
+        batch ends at a checkpoint (batches do: :func:`~..power.cluster.batch_size`)."""
+        n = batch_size(self.s, self.settings, self.max_iter - self.stats["rounds"], self.ckpt,
+                       self.done)
+        got = run_batch(self.client, self.s, self.rounds_op, {}, n, self.done, self.settings)
+        self.batches += 1
+        end = self.done + len(got)
+        if self.ckpt is not None and got and self.ckpt.due(
+                end, sum(int(r["changed"]) for r in got[-1]), 0):
+            t0 = time.perf_counter()
+            x = gather(self.client, self.s, "snapshot", self.settings, "taking a checkpoint")
+            self.ckpt.keep([x], end, time.perf_counter() - t0)
+        self.buf.extend(got)
 
     def _count(self, now):
         """The round's counters from the workers' answers ``now``."""
@@ -191,6 +198,7 @@ def drive(eng, client, max_iter, stats, settings):
     :func:`digraph.dispatch.driver.worklist`, gather the answer (restarting from the last
     checkpoint after a lost worker, when it has checkpoints) and record the ``dask`` keys;
     returns (x on the client, float64, converged)."""
+    eng.max_iter = max_iter
     try:
         while True:
             converged = driver.worklist(eng, max_iter=max_iter, stats=stats)
@@ -206,6 +214,7 @@ def drive(eng, client, max_iter, stats, settings):
     if eng.ckpt is not None:
         eng.ckpt.record(stats)
     record(stats, eng.s, stats["rounds"], eng.sent, eng.wall)
+    stats["dask_batches"] = eng.batches
     return x, converged
 
 

@@ -22,21 +22,21 @@ shards of PageRank and SSSP runs, between runs as those are (``ClusterSettings.k
 A run sends nothing but its id: each worker starts from its range's degrees, then sends every
 entry another worker reads (:mod:`.cluster_hindex_worker`).
 
-A round (one call from the client to every worker at once, ``hindex_round``; the loop of rounds
-is :func:`digraph.dispatch.driver.worklist`'s):
+A round (a batch of them a call from the client, as the min/max rounds', :mod:`.cluster`):
 
 1. each worker recomputes its frontier rows: those with a neighbour whose estimate fell in the
    last round (every row in the first round), from its compact vector
    (:func:`digraph.smx.cpu.ranges.hindex_range_round`);
 2. it sends each other worker the entries that worker reads whose estimate fell (12 bytes an
    entry), straight to it, and takes those it reads; the others of theirs become inactive;
-3. it answers its frontier rows, their neighbour entries and the rows whose estimate fell.
+3. it tells the other workers how many of its estimates fell, and the batch ends where none
+   did anywhere; its frontier rows, their neighbour entries and the rows whose estimate fell
+   go back to the client with the batch.
 
-The client adds the answers; the run stops when no estimate fell anywhere.  Counters as the
-one-process ``bsp`` h-index rounds': ``rounds``, ``vertex_updates`` (frontier vertices
-recomputed), ``arc_updates`` (their neighbour entries), ``dense_rounds`` (every vertex
-recomputed) and ``sparse_rounds``; the ``dask`` group as the power iteration's
-(``arcs``: each worker's neighbour entries).
+The run stops when no estimate fell anywhere.  Counters as the one-process ``bsp`` h-index
+rounds': ``rounds``, ``vertex_updates`` (frontier vertices recomputed), ``arc_updates`` (their
+neighbour entries), ``dense_rounds`` (every vertex recomputed) and ``sparse_rounds``; the
+``dask`` group as the power iteration's (``arcs``: each worker's neighbour entries).
 
 Faults as the min/max rounds' (:mod:`.cluster`): a lost worker ends the run with
 :class:`~digraph.errors.WorkerLostError` naming it; with ``checkpoint_every=k`` the client
@@ -50,6 +50,7 @@ and a lost worker ends the run (their arcs are nowhere else).
 """
 
 import time
+from collections import deque
 
 import numpy as np
 
@@ -87,6 +88,7 @@ class _HIndexRounds(_Rounds):
         self.ckpt = None if checkpoint_every is None else Checkpoints(
             checkpoint_every, np.diff(off).astype(np.float64))
         self.done, self.sent, self.wall = 0, 0, 0.0
+        self.buf, self.batches, self.max_iter = deque(), 0, None  # max_iter: set by drive
         _plugin(client)
         self.s = self.begin(list(workers), None)
 
@@ -101,7 +103,7 @@ class _HIndexRounds(_Rounds):
         self.frontier = self.n
         return s
 
-    round_op = "hindex_round"
+    rounds_op = "hindex_rounds"
 
     def _count(self, now):
         front = sum(int(r["front"]) for r in now)  # frontier 0: no estimate fell, done

@@ -15,10 +15,12 @@ worker knows which of its entries each other worker reads, exactly as for in-arc
 * ``hindex_start``: the run's state (:class:`HIndexRun`: its range's estimates, the undirected
   degrees or a checkpoint's values, every row active), then the first exchange (every entry
   another worker reads);
-* ``hindex_round``: one round of the range (:func:`digraph.smx.cpu.ranges.hindex_range_round`:
-  a row with a neighbour whose estimate fell in the last round, or every row in a run's first
-  round, takes ``min(x_v, H(neighbours' estimates))``), then the exchange of the estimates that
-  fell (:func:`~.cluster_worker.pack`: 12 bytes an entry); answers the frontier rows, their
+* ``hindex_rounds``: a batch of rounds (:meth:`~.cluster_worker.BspRounds.rounds`: the batch
+  ends where no estimate fell anywhere), each one round of the range
+  (:func:`digraph.smx.cpu.ranges.hindex_range_round`: a row with a neighbour whose estimate
+  fell in the last round, or every row in a run's first round, takes
+  ``min(x_v, H(neighbours' estimates))``), then the exchange of the estimates that fell
+  (:func:`~.cluster_worker.pack`: 12 bytes an entry); answers each round's frontier rows, their
   neighbour entries and the rows whose estimate fell.
 
 The estimates are integers (int64 here; the mail carries them as float64, exact below 2**53).
@@ -37,7 +39,7 @@ from .cluster_worker import BspRounds
 __all__ = ["HIndexRounds", "HIndexRun", "OPS"]
 
 #: the handlers :class:`HIndexRounds` adds to a worker (``digraph_power_<op>``)
-OPS = ("hindex_start", "hindex_round")
+OPS = ("hindex_start", "hindex_rounds")
 
 
 class HIndexRun:
@@ -104,11 +106,16 @@ class HIndexRounds(BspRounds):
         degrees), then the first exchange."""
         return await self._start_run(key, run, lambda shard: HIndexRun(shard, x), timeout)
 
-    async def _hindex_round(self, key=None, run=None, k=None, timeout=60.0):
-        """Round ``k``: the h-index round of the range, then the exchange; answers ``front``,
-        ``arcs`` and ``changed`` (the rows whose estimate fell)."""
+    async def _hindex_rounds(self, key=None, run=None, k=None, n=None, timeout=60.0):
+        """Rounds ``k`` to ``k + n − 1`` (:meth:`BspRounds.rounds`): each the h-index round of
+        the range, then the exchange; answers each round's ``front``, ``arcs`` and ``changed``
+        (the rows whose estimate fell)."""
         p = self._shards()
         r = p._run(run)
-        front, arcs, fell = await p._compute(r.step)
-        return await lost_as_answer(self._exchange(p, r, f"{run}:{k}", timeout),
-                                     front=front, arcs=arcs, changed=fell)
+
+        async def one(tag):
+            front, arcs, fell = await p._compute(r.step)
+            out = await self._exchange(p, r, tag, timeout)
+            out.update(front=front, arcs=arcs, changed=fell)
+            return out
+        return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))

@@ -12,8 +12,10 @@ plugin's ``has``, ``load``, ``answer``, ``snapshot``, ``drop``, ``mail`` and ``r
 * ``bsp_start``: the run's state on the shard (:class:`MonotoneRun`: its range of the values
   and of the initial frontier, the arc values in the order of its in-arcs), then the first
   exchange;
-* ``bsp_round``: one pull of its range (:func:`digraph.smx.cpu.ranges.monotone_range_round`),
-  then the exchange; answers the rows that improved and the arcs relaxed.
+* ``bsp_rounds``: a batch of rounds, each one pull of its range
+  (:func:`digraph.smx.cpu.ranges.monotone_range_round`), then the exchange; before each round
+  after the first the workers mail one another how many rows changed, and the batch ends where
+  none did; answers each round's rows improved and arcs relaxed.
 
 **The exchange** sends to each other worker only the entries it reads that changed in the last
 pull (the frontier's part it reads): their values and their positions in its read list, 12 bytes
@@ -41,7 +43,7 @@ from ..power.cluster_worker import MAX_RUNS, PowerShards, lost_as_answer
 __all__ = ["BspRounds", "MonotoneRun", "pack", "unpack", "OPS"]
 
 #: the handlers :class:`BspRounds` adds to a worker (``digraph_power_<op>``)
-OPS = ("bsp_start", "bsp_round")
+OPS = ("bsp_start", "bsp_rounds")
 
 
 def pack(idx, x, changed):
@@ -182,11 +184,32 @@ class BspRounds(WorkerPlugin):
                                      active=int(np.count_nonzero(r.changed())), runs=shard.runs,
                                      loads=p.loads)
 
-    async def _bsp_round(self, key=None, run=None, k=None, timeout=60.0):
-        """Round ``k``: the pull of the range, then the exchange; answers the rows improved
-        (``changed``) and the arcs relaxed (``arcs``)."""
+    async def _bsp_rounds(self, key=None, run=None, k=None, n=None, timeout=60.0):
+        """Rounds ``k`` to ``k + n − 1`` (:meth:`rounds`): each the pull of the range, then the
+        exchange; answers each round's rows improved (``changed``) and arcs relaxed (``arcs``)."""
         p = self._shards()
         r = p._run(run)
-        improved, arcs = await p._compute(r.step)
-        return await lost_as_answer(self._exchange(p, r, f"{run}:{k}", timeout),
-                                     changed=improved, arcs=arcs)
+
+        async def one(tag):
+            improved, arcs = await p._compute(r.step)
+            out = await self._exchange(p, r, tag, timeout)
+            out.update(changed=improved, arcs=arcs)
+            return out
+        return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))
+
+    async def rounds(self, p, r, run, k, n, one, timeout):
+        """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: ``one(tag)``
+        runs a round (its mail ``tag``) and answers its ``changed`` rows; before each round
+        after the first, every worker's ``changed`` of the last one (mail ``run:c<round>``, to
+        every other worker), and the rounds end where none changed anywhere (the client's
+        :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
+        ``{"rounds": [...]}``, this worker's answer of each round run."""
+        out = []
+        for j in range(n):
+            if j:
+                now = await p.allgather(f"{run}:c{k + j - 1}", r.shard, out[-1],
+                                        {"changed": int(out[-1]["changed"])}, timeout)
+                if sum(c["changed"] for c in now) == 0:
+                    break
+            out.append(await one(f"{run}:{k + j}"))
+        return {"rounds": out}
