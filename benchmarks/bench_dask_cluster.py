@@ -1,23 +1,27 @@
-"""PageRank's power iteration on a local Dask cluster against the same iteration in one process.
+"""PageRank's power iteration (or SSSP's and k-core's ``bsp`` rounds, ``--algorithms``) on a local
+Dask cluster against the same rounds in one process.
 
-For each R-MAT scale: ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
+For each R-MAT scale (or graph of ``benchmarks/graphs.py``, ``--graphs``): ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
 ``--workers`` worker processes of ``--worker-threads`` threads each (its shards loaded by a first, untimed run),
 and ``mode="power"`` in this process on ``--threads`` Numba threads, both plain rounds
 (``PowerSettings(accelerator="none")`` for the process: the cluster runs no Anderson mixing), so
 that their rounds are equal and the time a round compares.  Medians of ``--repeat`` runs,
 interleaved; every cluster answer is checked against the process's within the two bounds.
+SSSP (from the vertex of largest out-degree) and k-core run ``mode="bsp"`` in the process, the
+same rounds as the cluster's, and their answers must be equal.
 
     python benchmarks/bench_dask_cluster.py --scales 16 17 18 --repeat 5
 
 ``--trees before=DIR after=.`` runs a before/after instead: each tree's ``digraph`` in its own
 process, the trees alternated ``--passes`` times, each row's times the medians over the passes.
 
-Prints one row a scale and run kind: rounds, ms a round (the cluster's ``stats["dask"]
+Prints one row a graph and run kind: rounds, ms a round (the cluster's ``stats["dask"]
 ["round_s"]``; the process's ``time_compute`` over its rounds), the whole run, bytes between
 workers a round, each worker's exchange ms a round and idle share.
 """
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -29,6 +33,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scales", nargs="+", type=int, default=[16, 17, 18])
+    ap.add_argument("--graphs", nargs="+", metavar="NAME",
+                    help="graphs of benchmarks/graphs.py instead of R-MAT scales (grid300, ...)")
+    ap.add_argument("--algorithms", nargs="+", choices=["pagerank", "sssp", "kcore"],
+                    default=["pagerank"],
+                    help="PageRank's power rounds (default), SSSP's bsp rounds (from the vertex "
+                         "of largest out-degree) or k-core's, against one process's same rounds")
     ap.add_argument("--edge-factor", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-threads", type=int, default=1,
@@ -53,34 +63,49 @@ def main(argv=None):
     from digraph.generators import rmat
     from distributed import Client, LocalCluster
 
-    plain = dataclasses.replace(power.DEFAULT, accelerator="none")
+    cases = [(f"rmat{k}", k) for k in args.scales] if not args.graphs else \
+        [(name, None) for name in args.graphs]
     rows = []
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.worker_threads,
                       processes=True,
                       dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:
         c.wait_for_workers(args.workers)
-        for scale in args.scales:
-            g = digraph.load(rmat(scale, args.edge_factor, seed=1))
-            first = digraph.run(g, "pagerank", cluster=c, tol=args.tol)  # loads the shards
+        for (name, scale), algo in itertools.product(cases, args.algorithms):
+            if scale is not None:
+                g = digraph.load(rmat(scale, args.edge_factor, seed=1))
+            else:
+                import graphs
+                g = graphs.load(name)
+            params = {"tol": args.tol} if algo == "pagerank" else {}
+            # the one-process run of the same rounds: plain power rounds (no Anderson), or bsp
+            one = ({"mode": "power",
+                    "settings": [dataclasses.replace(power.DEFAULT, accelerator="none")]}
+                   if algo == "pagerank" else {"mode": "bsp"})
+            if algo == "sssp":
+                params = {"source": g.vertex_ids[int(np.argmax(g.out_degree))]}
+            first = digraph.run(g, algo, cluster=c, **params)  # loads the shards
             runs = {"cluster": []}
             runs.update({f"process-{t}": [] for t in args.threads})
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                r = digraph.run(g, "pagerank", cluster=c, tol=args.tol)
+                r = digraph.run(g, algo, cluster=c, **params)
                 runs["cluster"].append((time.perf_counter() - t0, r))
                 for t in args.threads:
                     t0 = time.perf_counter()
-                    p = digraph.run(g, "pagerank", mode="power", threads=t, tol=args.tol,
-                                    settings=[plain])
+                    p = digraph.run(g, algo, threads=t, **params, **one)
                     runs[f"process-{t}"].append((time.perf_counter() - t0, p))
-                err = np.abs(r.values - p.values).sum()
-                assert err <= r.stats.error_bound + p.stats.error_bound, err
+                if algo == "pagerank":
+                    err = np.abs(r.values - p.values).sum()
+                    assert err <= r.stats.error_bound + p.stats.error_bound, err
+                else:  # min/max and h-index rounds: the exact fixed point
+                    assert np.array_equal(r.values, p.values)
             for kind, got in runs.items():
                 s = got[-1][1].stats
                 d = s.get("dask", {})
                 per = [x[1].stats["dask"]["round_s"] if kind == "cluster"
                        else x[1].stats.time_compute / x[1].stats.rounds for x in got]
-                row = {"scale": scale, "arcs": g.num_arcs, "workers": args.workers,
+                row = {"graph": name, "scale": scale, "algorithm": algo,
+                       "arcs": g.num_arcs, "workers": args.workers,
                        "worker_threads": args.worker_threads,
                        "kind": kind, "rounds": s.rounds,
                        "ms_round": 1e3 * statistics.median(per),
@@ -97,7 +122,7 @@ def main(argv=None):
                     row["tree"] = args.label
                 rows.append(row)
                 print(json.dumps(row))
-            _write(args.json, rows)  # after every scale: a run cut short keeps what it measured
+            _write(args.json, rows)  # after every graph: a run cut short keeps what it measured
 
 
 def _trees(args, argv):
@@ -121,15 +146,17 @@ def _trees(args, argv):
             for spec in args.trees:
                 label, tree = spec.split("=", 1)
                 out = os.path.join(tmp, f"{label}{p}.json")
-                env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+                env = dict(os.environ, PYTHONPATH=os.path.abspath(tree),
+                           DIGRAPH_TREE=os.path.abspath(tree))
                 subprocess.run([sys.executable, __file__, *rest, "--label", label, "--json", out],
                                env=env, check=True, stdout=subprocess.DEVNULL)
                 with open(out) as f:
                     for r in json.load(f)["rows"]:
-                        pooled.setdefault((r["scale"], r["kind"], label), []).append(r)
+                        key = (r["graph"], r["algorithm"], r["kind"], label)
+                        pooled.setdefault(key, []).append(r)
     rows, labels = [], [t.split("=", 1)[0] for t in args.trees]
-    for (scale, kind, label), got in sorted(pooled.items(),
-                                            key=lambda kv: (kv[0][:2], labels.index(kv[0][2]))):
+    for (*_, label), got in sorted(pooled.items(),
+                                   key=lambda kv: (kv[0][:3], labels.index(kv[0][3]))):
         r = dict(got[-1], ms_round=statistics.median(x["ms_round"] for x in got),
                  ms_run=statistics.median(x["ms_run"] for x in got),
                  passes=[round(x["ms_run"], 2) for x in got])

@@ -446,20 +446,22 @@ def comparison_tables(results=RESULTS, commands=None):
 
 def _dask_rounds(stem, data):
     """The rounds measured by ``bench_dask_cluster.py`` (schema ``digraph-dask/1``)."""
-    lines = ["| R-MAT scale | arcs | workers × threads | run | rounds | ms a round "
+    lines = ["| graph | algorithm | arcs | workers × threads | run | rounds | ms a round "
              "| ms a run | bytes a round | exchange ms | idle share |",
-             "|---:|---:|---:|---|---:|---:|---:|---:|---|---|"]
+             "|---|---|---:|---:|---|---:|---:|---:|---:|---|---|"]
     for r in data["rows"]:
-        lines.append(f"| {r['scale']} | {r['arcs']:,} "
+        lines.append(f"| {r.get('graph') or 'rmat' + str(r['scale'])} "
+                     f"| {r.get('algorithm', 'pagerank')} | {r['arcs']:,} "
                      f"| {r.get('workers', '')} × {r.get('worker_threads', 1)} "
                      f"| {r['kind']}{' (' + r['tree'] + ')' if r.get('tree') else ''} "
                      f"| {r['rounds']} | {fmt(r['ms_round'])} "
                      f"| {fmt(r['ms_run'])} | {r.get('bytes_round', '')} "
                      f"| {', '.join(map(str, r.get('exchange_ms', [])))} "
                      f"| {', '.join(map(str, r.get('idle', [])))} |")
-    return (f"## Dask cluster: `{stem}`\n\nPageRank's plain power rounds "
-            "on a LocalCluster of worker processes (`cluster`) and in "
-            "this process (`process-T`, T Numba threads), tol 1e-8.\n\n" + "\n".join(lines))
+    return (f"## Dask cluster: `{stem}`\n\nRounds on a LocalCluster of worker processes "
+            "(`cluster`) and the same rounds in this process (`process-T`, T Numba threads): "
+            "PageRank's plain power rounds at tol 1e-8, SSSP's and k-core's `bsp` rounds "
+            "(`rmatK`: R-MAT 2^K).\n\n" + "\n".join(lines))
 
 
 def _dask_load(stem, data):

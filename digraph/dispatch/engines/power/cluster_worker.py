@@ -158,6 +158,13 @@ async def lost_as_answer(exchange, **more):
     return out
 
 
+def _nbytes(a):
+    """The bytes of values in mail ``a``: an array's, or a dict's arrays' and 8 a scalar."""
+    if isinstance(a, dict):
+        return sum(int(v.nbytes) if isinstance(v, np.ndarray) else 8 for v in a.values())
+    return int(a.nbytes)
+
+
 def _set_threads(n):
     import numba
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
@@ -192,13 +199,14 @@ class PowerShards(WorkerPlugin):
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     async def _send(self, tag, shard, parts, timeout):
-        """Send ``parts`` (shard index -> array, or a dict of scalars) to those shards' workers
-        as mail ``tag``; returns the bytes of values sent (8 a scalar)."""
+        """Send ``parts`` (shard index -> array, or a dict of scalars and arrays) to those
+        shards' workers as mail ``tag``; returns the bytes of values sent (8 a scalar)."""
         me = self.worker.address
 
         async def one(h, a):
             peer = shard.peers[h]
-            data = a if isinstance(a, dict) else to_serialize(a)
+            data = ({k: to_serialize(v) if isinstance(v, np.ndarray) else v
+                     for k, v in a.items()} if isinstance(a, dict) else to_serialize(a))
             try:
                 await asyncio.wait_for(self.worker.rpc(peer).digraph_power_mail(
                     tag=tag, frm=shard.index, data=data, reply=False), timeout)
@@ -208,7 +216,7 @@ class PowerShards(WorkerPlugin):
                                       f"({why}); that worker was lost or stopped answering",
                                       worker=peer) from None
         await asyncio.gather(*(one(h, a) for h, a in parts.items()))
-        return sum(8 * len(a) if isinstance(a, dict) else int(a.nbytes) for a in parts.values())
+        return sum(_nbytes(a) for a in parts.values())
 
     async def _collect(self, tag, shard, expect, timeout):
         """The mail ``tag`` from every shard in ``expect``, waited for at most ``timeout`` s."""

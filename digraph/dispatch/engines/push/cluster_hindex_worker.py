@@ -16,7 +16,7 @@ worker knows which of its entries each other worker reads, exactly as for in-arc
   degrees or a checkpoint's values, every row active), then the first exchange (every entry
   another worker reads);
 * ``hindex_rounds``: a batch of rounds (:meth:`~.cluster_worker.BspRounds.rounds`: the batch
-  ends where no estimate fell anywhere), each one round of the range
+  ends after a round where no estimate fell anywhere), each one round of the range
   (:func:`digraph.smx.cpu.ranges.hindex_range_round`: a row with a neighbour whose estimate
   fell in the last round, or every row in a run's first round, takes
   ``min(x_v, H(neighbours' estimates))``), then the exchange of the estimates that fell
@@ -115,7 +115,7 @@ class HIndexRounds(BspRounds):
 
         async def one(tag):
             front, arcs, fell = await p._compute(r.step)
-            out = await self._exchange(p, r, tag, timeout)
+            out = await self._exchange(p, r, tag, timeout, fell)
             out.update(front=front, arcs=arcs, changed=fell)
             return out
         return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))

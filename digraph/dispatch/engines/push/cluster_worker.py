@@ -13,17 +13,18 @@ plugin's ``has``, ``load``, ``answer``, ``snapshot``, ``drop``, ``mail`` and ``r
   and of the initial frontier, the arc values in the order of its in-arcs), then the first
   exchange;
 * ``bsp_rounds``: a batch of rounds, each one pull of its range
-  (:func:`digraph.smx.cpu.ranges.monotone_range_round`), then the exchange; before each round
-  after the first the workers mail one another how many rows changed, and the batch ends where
-  none did; answers each round's rows improved and arcs relaxed.
+  (:func:`digraph.smx.cpu.ranges.monotone_range_round`), then the exchange, whose mail also
+  tells every worker how many rows changed on each: the batch ends after a round where none
+  did; answers each round's rows improved and arcs relaxed.
 
 **The exchange** sends to each other worker only the entries it reads that changed in the last
 pull (the frontier's part it reads): their values and their positions in its read list, 12 bytes
 an entry (:func:`pack`); a receiver marks those entries of its compact vector active with their
 new values and every other entry of that worker's part inactive (:func:`unpack`).  Every worker
-that reads from another gets one message a round from it, empty when nothing it reads changed,
-so a round is a barrier between the workers that share entries.  An inactive entry is never
-read by the pull, so entries that did not change need not be sent.
+gets one message a round from every other: the entries it reads (none when nothing it reads
+changed) and the sender's count of changed rows, so a round is a barrier and every worker knows
+when no row changed anywhere.  An inactive entry is never read by the pull, so entries that did
+not change need not be sent.
 
 k-core's h-index rounds (:mod:`.cluster_hindex_worker`) are a subclass of :class:`BspRounds`:
 its start (``_start_run``) and exchange with another run state and handlers of their own
@@ -147,17 +148,27 @@ class BspRounds(WorkerPlugin):
             raise KeyError(f"worker {self.worker.address} has no {PowerShards.name} plugin")
         return p
 
-    async def _exchange(self, p, r, tag, timeout):
-        """Send the changed entries each other worker reads, take those this one reads."""
+    async def _exchange(self, p, r, tag, timeout, changed=0):
+        """Send the changed entries each other worker reads, take those this one reads; with
+        them, every worker's count of rows ``changed`` (one mail to every other worker: the
+        entries and the count, or the count alone to a worker that reads none).  The answer's
+        ``total``: the rows changed on every worker."""
         shard = r.shard
         t0 = time.perf_counter()
-        changed = r.changed()
-        parts = {h: pack(idx, r.x, changed) for h, idx in shard.send_idx.items()}
+        flags = r.changed()
+        peers = [g for g in range(len(shard.peers)) if g != shard.index]
+        parts = {}
+        for h in peers:
+            parts[h] = {"changed": int(changed)}
+            if h in shard.send_idx:
+                parts[h]["z"] = pack(shard.send_idx[h], r.x, flags)
         sent = await p._send(tag, shard, parts, timeout)
-        got = await p._collect(tag, shard, shard.reads, timeout)
-        for g, a in got.items():
-            unpack(a, r.z, r.act, int(shard.base[g]), int(shard.base[g + 1]))
-        return {"sent": sent, "exchange": time.perf_counter() - t0, "busy": r.busy}
+        got = await p._collect(tag, shard, peers, timeout)
+        for g in shard.reads:
+            unpack(got[g]["z"], r.z, r.act, int(shard.base[g]), int(shard.base[g + 1]))
+        total = int(changed) + sum(int(got[g]["changed"]) for g in peers)
+        return {"sent": sent, "exchange": time.perf_counter() - t0, "busy": r.busy,
+                "total": total}
 
     async def _bsp_start(self, key=None, run=None, vectors=None, timeout=60.0):
         """Start run ``run`` on graph ``key``'s shard from ``vectors`` (:class:`MonotoneRun`'s
@@ -192,24 +203,20 @@ class BspRounds(WorkerPlugin):
 
         async def one(tag):
             improved, arcs = await p._compute(r.step)
-            out = await self._exchange(p, r, tag, timeout)
+            out = await self._exchange(p, r, tag, timeout, improved)
             out.update(changed=improved, arcs=arcs)
             return out
         return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))
 
     async def rounds(self, p, r, run, k, n, one, timeout):
         """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: ``one(tag)``
-        runs a round (its mail ``tag``) and answers its ``changed`` rows; before each round
-        after the first, every worker's ``changed`` of the last one (mail ``run:c<round>``, to
-        every other worker), and the rounds end where none changed anywhere (the client's
-        :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
+        runs a round (its mail ``tag``, which carries every worker's count of changed rows:
+        :meth:`_exchange`'s ``total``); the rounds end after one where no row changed anywhere
+        (the client's :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
         ``{"rounds": [...]}``, this worker's answer of each round run."""
         out = []
         for j in range(n):
-            if j:
-                now = await p.allgather(f"{run}:c{k + j - 1}", r.shard, out[-1],
-                                        {"changed": int(out[-1]["changed"])}, timeout)
-                if sum(c["changed"] for c in now) == 0:
-                    break
             out.append(await one(f"{run}:{k + j}"))
+            if out[-1].pop("total") == 0:
+                break
         return {"rounds": out}
