@@ -236,10 +236,11 @@ def run_batch(client, s, op, args, n, done, settings):
     in shard order), recorded in ``s``."""
     timeout = settings.round_timeout_s
     # the client waits a little longer than a worker waits for its peers, so that a worker
-    # stuck without dying is named by the peers that waited for it; and n rounds at ten times
-    # the rounds so far (a worker lost mid-batch is named by its peers within the timeout)
+    # stuck without dying is named by the peers that waited for it; and n rounds at a hundred
+    # times the rounds so far (about 100 batch_s: a busy machine's slow rounds are not taken
+    # for a loss; a worker lost mid-batch is named by its peers within the timeout)
     est = s.wall / s.k if s.k else 0.0
-    wait = timeout + max(1.0, 0.1 * timeout) + 10.0 * n * est
+    wait = timeout + max(1.0, 0.1 * timeout) + 100.0 * n * est
     t0 = time.perf_counter()
     got = call(client, s.workers, op, lambda i: {
         "key": s.key, "run": s.run, "k": s.k + 1, "n": n, "timeout": timeout, **args},
