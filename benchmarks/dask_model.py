@@ -37,6 +37,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+#: the most scalars a worker mails another a round besides the entries (the round's sums,
+#: :data:`digraph.dispatch.engines.power.cluster_maps.SCALARS`)
+SUMS = 7
+
 
 def layout(graph, k, vertex_cost=0):
     """``{"k", "arcs_max", "entries_max", "bytes_round"}`` of ``graph`` cut over ``k`` workers:
@@ -130,7 +134,9 @@ def main(argv=None):
     for r in cluster:
         g = graphs.setdefault(r["scale"], rmat_graph(r["scale"], a.edge_factor))
         lay = layout(g, r["workers"])
-        assert lay["bytes_round"] == r["bytes_round"], (lay, r)  # the model's bytes are exact
+        # the model's bytes are the entries', exact; the rounds' sums add a few scalars a pair
+        k = lay["k"]
+        assert 0 <= r["bytes_round"] - lay["bytes_round"] <= 8 * SUMS * k * (k - 1), (lay, r)
         t = int(r.get("worker_threads", 1))
         rest = r["ms_round"] * 1e-3 - arc_s(t, r["scale"]) * lay["arcs_max"]
         points.append((lay["k"], lay["entries_max"], rest))
