@@ -61,7 +61,16 @@ def _interrupt(cmd, delay, cwd):
 
 
 def _classify(rc, out, err):
-    """``"interrupted"``, ``"completed"`` or ``"crash: ..."``."""
+    """``"interrupted"``, ``"completed"``, ``"before digraph"`` or ``"crash: ..."``.
+
+    ``"before digraph"``: the signal came while the interpreter was still finding the package,
+    before any line of digraph ran (a traceback of the command's own ``-c`` line alone, ending in
+    ``KeyboardInterrupt``): on a loaded machine the start can take longer than the first delay,
+    and no code of digraph's can handle a signal before it runs."""
+    lines = err.strip().splitlines()
+    if (lines[:1] == ["Traceback (most recent call last):"] and lines[-1:] == ["KeyboardInterrupt"]
+            and all(ln.startswith('  File "<string>"') for ln in lines[1:-1])):
+        return "before digraph"
     if any(w in err for w in CRASH_WORDS):
         return f"crash: exit {rc}: {err.strip()[-400:]}"
     if rc == 130 and err.strip().splitlines()[-1:] == ["digraph: interrupted"]:
