@@ -126,8 +126,9 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
     cluster : distributed.Client, optional
         Run on the workers of a Dask cluster (``pip install 'digraph-engine[cluster]'``): the
         graph is cut into one vertex range a worker by in-arcs, each worker keeps its shard for
-        later runs on the same graph, and each round's values move worker to worker; only the
-        round's sums go to this process, which runs the stop rule.  This version runs linear
+        later runs on the same graph, and each round's values and sums move worker to worker;
+        the workers run the rounds in batches and stop where this process's driver stops, to
+        which only each round's sums come.  This version runs linear
         systems (PageRank, adsorption: ``mode="power"`` or None), min/max systems (SSSP:
         ``mode="bsp"`` or None, the one-process answer and counters) and k-core (``mode="bsp"``
         or None, the h-index rounds over undirected neighbour lists: the exact core numbers and
