@@ -162,6 +162,18 @@ def test_a_cluster_without_workers_is_refused():
             digraph.run(random_graph(0, 20, 60), "pagerank", cluster=c)
 
 
+def test_the_workers_stop_with_the_driver_at_the_rounding_floor(client):
+    """``tol`` below what rounding allows: the stop rule's floor ends the run (``floor_limited``),
+    a verdict on the differences' trend that every worker reaches in the same round as the
+    client's driver, mid-batch (else the run would raise, the workers ahead of the bound)."""
+    g = digraph.load(rmat(10, 4, seed=8))
+    r = digraph.run(g, "pagerank", cluster=client, tol=1e-300, max_iter=10_000)
+    s, d = r.stats, r.stats["dask"]
+    assert s["converged"] and s["floor_limited"] and s["error_bound"] <= 1e-12
+    assert 1 <= d["batches"] <= 3 and s["rounds"] < 200
+    assert l1(r.values, _exact(g)) <= s["error_bound"]
+
+
 def test_the_docs_example_runs(capsys):
     """docs/distributed.md's example, as written (its own LocalCluster)."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "distributed.md").read_text("utf-8")

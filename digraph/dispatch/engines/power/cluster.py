@@ -388,6 +388,9 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
             done, converged = driver.power(step, g1=it.g1, tol=tol, max_iter=max_iter - rounds,
                                            stats=stats)
             rounds += done
+            if buf:  # the workers stop where the driver does (one rule, one set of sums)
+                raise RuntimeError(f"the workers ran {len(buf)} rounds past the driver's stop: "
+                                   "their iterate is not the one the bound is of")
             try:
                 x = gather(client, st["s"], "answer", settings, "gathering the answer")
                 break
