@@ -1,8 +1,9 @@
 """PageRank's power iteration (or SSSP's and k-core's ``bsp`` rounds, ``--algorithms``) on a local
 Dask cluster against the same rounds in one process.
 
-For each R-MAT scale (or graph of ``benchmarks/graphs.py``, ``--graphs``): ``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of
-``--workers`` worker processes of ``--worker-threads`` threads each (its shards loaded by a first, untimed run),
+For each R-MAT scale (or graph of ``benchmarks/graphs.py``, ``--graphs``):
+``digraph.run(g, "pagerank", cluster=client)`` on a ``LocalCluster`` of ``--workers`` worker
+processes of ``--worker-threads`` threads each (its shards loaded by a first, untimed run),
 and ``mode="power"`` in this process on ``--threads`` Numba threads, both plain rounds
 (``PowerSettings(accelerator="none")`` for the process: the cluster runs no Anderson mixing), so
 that their rounds are equal and the time a round compares.  Medians of ``--repeat`` runs,
@@ -70,12 +71,14 @@ def main(argv=None):
                       processes=True,
                       dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:
         c.wait_for_workers(args.workers)
+        loaded = {}  # the graph of the algorithms in turn, loaded once
         for (name, scale), algo in itertools.product(cases, args.algorithms):
-            if scale is not None:
-                g = digraph.load(rmat(scale, args.edge_factor, seed=1))
-            else:
+            if name not in loaded:
                 import graphs
-                g = graphs.load(name)
+                loaded.clear()
+                loaded[name] = digraph.load(rmat(scale, args.edge_factor, seed=1)) \
+                    if scale is not None else graphs.load(name)
+            g = loaded[name]
             params = {"tol": args.tol} if algo == "pagerank" else {}
             # the one-process run of the same rounds: plain power rounds (no Anderson), or bsp
             one = ({"mode": "power",
@@ -127,7 +130,7 @@ def main(argv=None):
 
 def _trees(args, argv):
     """Run this script once a tree and pass (``--label``), the trees alternated, and pool each
-    (tree, scale, run) row's ``ms_round`` and ``ms_run`` over the passes (medians; ``passes``:
+    (graph, algorithm, run, tree) row's ``ms_round`` and ``ms_run`` over the passes (medians; ``passes``:
     each pass's ``ms_run``)."""
     import os
     import subprocess

@@ -10,7 +10,8 @@ a run resumed from a checkpoint (:mod:`.cluster_checkpoint`) starts from the che
 iterate divided by its sum, and the workers' measured ``Σx_k`` enters the bound.
 
 The worker's round is the same for both maps: ``y ← pull(x)``, then ``y += c·v + σ·d`` with the
-client's ``c`` and ``σ``.
+round's ``c`` and ``σ``, which every worker and the client find alike from the workers' sums
+(:class:`GoogleRule`, :class:`AffineRule`).
 
 :class:`Affine`: linear systems that are not normalised (adsorption, a user's
 ``LinearSystem``), the affine map ``x ← b + A x`` from ``x_0 = b`` (the worker's round with
@@ -33,7 +34,7 @@ round's sums (a chain and a tree on a worker, ``k`` parts on the client) lose at
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from numba import njit, prange
@@ -120,7 +121,7 @@ class GoogleRule:
         return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
 
     def as_dict(self):
-        return {"map": "google", "g1": self.g1}
+        return {"map": "google", **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,12 @@ class AffineRule:
     n: int
 
     def coefficients(self, prev):
+        """``(c, σ) = (1, 0)``: the worker's ``y += c·v + σ·d`` adds ``b``."""
         return 1.0, 0.0
 
     def bound(self, prev, now):
+        """``(bound, delta, diff)`` of the round whose answers are ``now``
+        (:func:`~.gpu_affine.affine_bound` of its sums)."""
         from .gpu_affine import affine_bound
         if not self.dual:
             p1, p2 = sum(r["diff"] for r in now), sum(r["sy"] for r in now)
@@ -147,8 +151,7 @@ class AffineRule:
                             self.n + len(now))
 
     def as_dict(self):
-        return {"map": "affine", "dual": self.dual, "c_d": self.c_d, "c_r": self.c_r,
-                "g1": self.g1, "n": self.n}
+        return {"map": "affine", **asdict(self)}
 
 
 #: the sums of a worker's answer that a round's coefficients and bound read
@@ -216,15 +219,6 @@ class Google:
         """The round's coefficients and bound, as the workers evaluate them too
         (:class:`GoogleRule`)."""
         return GoogleRule(float(self.g1))
-
-    def coefficients(self, prev):
-        """The round's ``(c, σ)`` from the workers' last answers."""
-        return self.rule().coefficients(prev)
-
-    def bound(self, prev, now):
-        """``(bound, delta, diff)`` of the round whose answers are ``now`` (``prev`` those of
-        the round before, whose pull it completed)."""
-        return self.rule().bound(prev, now)
 
     def answer(self, x):
         """The run's answer from the gathered ``x`` (sums to 1 up to the bound's terms)."""
@@ -312,15 +306,6 @@ class Affine:
         (:class:`AffineRule`; after :meth:`take_dual`, the dual route's)."""
         return AffineRule(bool(self.dual), float(self.c_d), float(self.c_r), float(self.g1),
                           int(self.n))
-
-    def coefficients(self, prev):
-        """``(c, σ) = (1, 0)``: the worker's ``y += c·v + σ·d`` adds ``b``."""
-        return 1.0, 0.0
-
-    def bound(self, prev, now):
-        """``(bound, delta, diff)`` of the round whose answers are ``now``
-        (:func:`~.gpu_affine.affine_bound` of its sums)."""
-        return self.rule().bound(prev, now)
 
     def answer(self, x):
         """The run's answer: the gathered ``x`` as it is."""

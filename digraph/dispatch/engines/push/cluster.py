@@ -85,10 +85,15 @@ class _Rounds:
             self.coef = np.ascontiguousarray(value[graph.in_arcs]) if self.has else None
         self.x0, self.act0 = monotone_start(system, graph.num_vertices)
         self.ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, self.x0)
-        self.done, self.sent, self.wall = 0, 0, 0.0
-        self.buf, self.batches, self.max_iter = deque(), 0, None  # max_iter: set by drive
+        self._counters()
         _plugin(client)
         self.s = self.begin(list(workers), None)
+
+    def _counters(self):
+        """The run's rounds, bytes and seconds so far (none), its batch's rounds not yet
+        handed to the driver and its batches (``max_iter``: set by :func:`drive`)."""
+        self.done, self.sent, self.wall = 0, 0, 0.0
+        self.buf, self.batches, self.max_iter = deque(), 0, None
 
     def begin(self, workers, x):
         """A session on ``workers`` from the values ``x`` (None: ``init`` and its frontier;

@@ -50,7 +50,6 @@ and a lost worker ends the run (their arcs are nowhere else).
 """
 
 import time
-from collections import deque
 
 import numpy as np
 
@@ -87,8 +86,7 @@ class _HIndexRounds(_Rounds):
         self.n = graph.num_vertices
         self.ckpt = None if checkpoint_every is None else Checkpoints(
             checkpoint_every, np.diff(off).astype(np.float64))
-        self.done, self.sent, self.wall = 0, 0, 0.0
-        self.buf, self.batches, self.max_iter = deque(), 0, None  # max_iter: set by drive
+        self._counters()
         _plugin(client)
         self.s = self.begin(list(workers), None)
 

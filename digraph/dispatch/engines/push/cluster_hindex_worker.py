@@ -33,7 +33,6 @@ import numpy as np
 from ....smx.cpu.ranges import hindex_range_round, hindex_range_round_serial
 from ....smx.cpu.serial import pick
 from ...runtime.cpu_tasks import task_cuts
-from ..power.cluster_worker import lost_as_answer
 from .cluster_worker import BspRounds
 
 __all__ = ["HIndexRounds", "HIndexRun", "OPS"]
@@ -80,7 +79,8 @@ class HIndexRun:
 
     def step(self):
         """One round of the range (nothing to do after the first when no entry it reads fell);
-        returns (frontier rows, their neighbour entries, rows whose estimate fell)."""
+        returns ``{"front": frontier rows, "arcs": their neighbour entries, "changed": rows whose
+        estimate fell}``."""
         t = time.perf_counter()
         front = arcs = fell = 0
         if self.every or self.act.any():
@@ -91,7 +91,7 @@ class HIndexRun:
             self.act[self.lo:self.hi] = self.new_act
             self.every = False
         self.busy += time.perf_counter() - t
-        return int(front), int(arcs), int(fell)
+        return {"front": int(front), "arcs": int(arcs), "changed": int(fell)}
 
 
 class HIndexRounds(BspRounds):
@@ -110,12 +110,4 @@ class HIndexRounds(BspRounds):
         """Rounds ``k`` to ``k + n − 1`` (:meth:`BspRounds.rounds`): each the h-index round of
         the range, then the exchange; answers each round's ``front``, ``arcs`` and ``changed``
         (the rows whose estimate fell)."""
-        p = self._shards()
-        r = p._run(run)
-
-        async def one(tag):
-            front, arcs, fell = await p._compute(r.step)
-            out = await self._exchange(p, r, tag, timeout, fell)
-            out.update(front=front, arcs=arcs, changed=fell)
-            return out
-        return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))
+        return await self.rounds(run, k, n, timeout)

@@ -110,7 +110,7 @@ class MonotoneRun:
 
     def step(self):
         """One pull of the range (nothing to do when no entry it reads is active); returns
-        (rows improved, arcs relaxed)."""
+        ``{"changed": rows improved, "arcs": arcs relaxed}``."""
         t = time.perf_counter()
         improved = arcs = 0
         if self.act.any():
@@ -121,7 +121,7 @@ class MonotoneRun:
             self.x[:] = self.new_x
             self.act[self.lo:self.hi] = self.new_act
         self.busy += time.perf_counter() - t
-        return int(improved), int(arcs)
+        return {"changed": int(improved), "arcs": int(arcs)}
 
 
 class BspRounds(WorkerPlugin):
@@ -198,25 +198,26 @@ class BspRounds(WorkerPlugin):
     async def _bsp_rounds(self, key=None, run=None, k=None, n=None, timeout=60.0):
         """Rounds ``k`` to ``k + n − 1`` (:meth:`rounds`): each the pull of the range, then the
         exchange; answers each round's rows improved (``changed``) and arcs relaxed (``arcs``)."""
+        return await self.rounds(run, k, n, timeout)
+
+    async def rounds(self, run, k, n, timeout):
+        """Rounds ``k`` to ``k + n − 1`` of run ``run`` among the workers, without the client:
+        each the run state's ``step`` (its answer's ``changed``: the rows that changed), then
+        the exchange, whose mail carries every worker's count (:meth:`_exchange`'s ``total``);
+        the rounds end after one where no row changed anywhere (the client's
+        :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
+        ``{"rounds": [...]}``, this worker's answer of each round run."""
         p = self._shards()
         r = p._run(run)
 
-        async def one(tag):
-            improved, arcs = await p._compute(r.step)
-            out = await self._exchange(p, r, tag, timeout, improved)
-            out.update(changed=improved, arcs=arcs)
-            return out
-        return await lost_as_answer(self.rounds(p, r, run, int(k), int(n), one, timeout))
-
-    async def rounds(self, p, r, run, k, n, one, timeout):
-        """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: ``one(tag)``
-        runs a round (its mail ``tag``, which carries every worker's count of changed rows:
-        :meth:`_exchange`'s ``total``); the rounds end after one where no row changed anywhere
-        (the client's :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
-        ``{"rounds": [...]}``, this worker's answer of each round run."""
-        out = []
-        for j in range(n):
-            out.append(await one(f"{run}:{k + j}"))
-            if out[-1].pop("total") == 0:
-                break
-        return {"rounds": out}
+        async def batch():
+            out = []
+            for j in range(int(n)):
+                got = await p._compute(r.step)
+                got.update(await self._exchange(p, r, f"{run}:{int(k) + j}", timeout,
+                                                got["changed"]))
+                out.append(got)
+                if got.pop("total") == 0:
+                    break
+            return {"rounds": out}
+        return await lost_as_answer(batch())
