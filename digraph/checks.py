@@ -32,19 +32,21 @@ def check_device(device):
 
 
 def check_cluster(cluster, device, threads):
-    """``cluster=`` checked: None, or ``(client, workers, threads)`` for a running synchronous
-    ``distributed.Client`` with at least one worker (``workers``: their addresses, sorted;
-    ``threads``: theirs, summed).  ``device`` (checked) must be ``"cpu"`` and ``threads`` None
-    with a cluster; a GPU ``device`` is refused after asking the workers which of them see a
-    CUDA device (named in the error).
+    """``cluster=`` checked: None, or ``(client, workers, threads, device)`` for a running
+    synchronous ``distributed.Client`` with at least one worker (``workers``: their addresses,
+    sorted; ``threads``: theirs, summed).  ``threads`` must be None with a cluster, and
+    ``device`` (checked) ``"cpu"`` (the workers' CPU threads) or ``"cuda"`` (each worker's GPU:
+    every worker is asked whether it sees a CUDA device, and those that do not are named in the
+    error).
 
     Raises
     ------
     NotAvailableError
         ``distributed`` is not installed.
     InvalidParameterError
-        Not a ``Client``, a closed or asynchronous one, a cluster without workers, a GPU
-        ``device`` or ``threads=`` with it.
+        Not a ``Client``, a closed or asynchronous one, a cluster without workers, a
+        ``device`` naming a GPU by number, workers without a GPU for ``"cuda"``, or
+        ``threads=`` with it.
     """
     if cluster is None:
         return None
@@ -75,22 +77,29 @@ def check_cluster(cluster, device, threads):
             "(client.wait_for_workers(n))")
     workers = sorted(nthreads)
     if device != "cpu":
-        _refuse_gpu(cluster, workers, device)
-    return cluster, workers, sum(int(nthreads[w]) for w in workers)
+        _check_gpus(cluster, workers, device)
+    return cluster, workers, sum(int(nthreads[w]) for w in workers), device
 
 
-def _refuse_gpu(client, workers, device):
-    """The error of ``device=`` other than ``"cpu"`` with ``cluster=``: GPU workers are not run
-    by the cluster placement yet; the workers are asked which of them see a CUDA device, and
-    those that do not are named."""
+def _check_gpus(client, workers, device):
+    """``device="cuda"`` with ``cluster=``: each worker runs on the first GPU its process sees
+    (dask-cuda starts one worker a GPU); ``"cuda:N"`` is refused, and so is a cluster whose
+    workers do not all see a CUDA device (those are named)."""
     from .dispatch.engines.power.cluster_checks import gpu_workers
+    if device != "cuda":
+        raise InvalidParameterError(
+            f"device={device!r} with cluster=: each worker uses the first GPU it sees (start "
+            "one worker a GPU, as dask-cuda's LocalCUDACluster or dask-cuda-worker do); pass "
+            "device='cuda'")
     seen = gpu_workers(client, workers)
     without = [w for w in workers if not seen[w]]
-    said = (f"; besides, worker{'s' if len(without) > 1 else ''} {', '.join(without)} "
-            f"see{'' if len(without) > 1 else 's'} no CUDA device" if without else
-            "; every worker sees a CUDA device, but the cluster placement does not use them")
-    raise InvalidParameterError(f"device={device!r} with cluster= is not supported yet: a "
-                                "cluster run uses its workers' CPUs only (device='cpu')" + said)
+    if without:
+        many = len(without) > 1
+        raise InvalidParameterError(
+            f"device='cuda' with cluster=: worker{'s' if many else ''} {', '.join(without)} "
+            f"see{'' if many else 's'} no CUDA device (numba.cuda finds none in "
+            f"{'their processes' if many else 'its process'}); start GPU workers with "
+            "dask-cuda, or pass device='cpu' to run on the workers' CPUs")
 
 
 def check_checkpoint(checkpoint_every, cluster):

@@ -132,8 +132,10 @@ def run(graph, algorithm, *, mode=None, device="cpu", threads=None, max_iter=Non
         systems (PageRank, adsorption: ``mode="power"`` or None), min/max systems (SSSP:
         ``mode="bsp"`` or None, the one-process answer and counters) and k-core (``mode="bsp"``
         or None, the h-index rounds over undirected neighbour lists: the exact core numbers and
-        the one-process ``bsp``'s counters) on CPU workers; other modes, ``device=`` other than
-        ``"cpu"`` and ``threads=`` are refused.  A worker lost mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
+        the one-process ``bsp``'s counters) on CPU workers; with ``device="cuda"`` each worker
+        runs the power iteration's rounds on the first GPU it sees (start one worker a GPU, as
+        dask-cuda does; workers without one are named in the error); other modes, the other
+        families on GPUs, ``device="cuda:N"`` and ``threads=`` are refused.  A worker lost mid-run ends it with :class:`~digraph.errors.WorkerLostError` naming the worker (see
         ``docs/distributed.md`` and :mod:`digraph.dispatch.engines.power.cluster`), unless
         ``checkpoint_every`` is given.  Workers whose ``memory_limit`` is below their shard's
         estimated size are refused before anything is sent to them.

@@ -33,6 +33,9 @@ class Placement:
         ``"cluster"``: the client the run talks to the cluster through.
     workers : tuple of str
         ``"cluster"``: the workers' addresses, one shard each, in the order of the shards.
+
+    A cluster's ``devices`` is ``("cuda",)`` when each worker runs on its GPU, else empty (the
+    workers' CPU threads).
     """
 
     kind: str
@@ -49,8 +52,10 @@ class Placement:
     @property
     def device(self):
         """The ``device=`` string of this placement: ``"cpu"`` (CPU threads, or CPU workers of a
-        cluster), ``"cuda:N"``, ``"cuda:0,1"``."""
-        if self.kind in ("cpu", "cluster"):
+        cluster), ``"cuda:N"``, ``"cuda:0,1"``; ``"cuda"`` for a cluster's GPU workers."""
+        if self.kind == "cluster":
+            return self.devices[0] if self.devices else "cpu"
+        if self.kind == "cpu":
             return "cpu"
         if self.kind == "gpu":
             return self.devices[0]
@@ -66,7 +71,8 @@ class Placement:
         2 workers"``."""
         if self.kind == "cluster":
             k = len(self.workers)
-            return f"dask cluster, {k} worker{'s' if k != 1 else ''}"
+            return (f"dask cluster, {k} worker{'s' if k != 1 else ''}"
+                    + (", a GPU each" if self.devices else ""))
         if self.kind == "cpu":
             return f"cpu, {self.threads} thread{'s' if self.threads != 1 else ''}"
         if self.kind == "gpu":
@@ -100,11 +106,12 @@ def of(device, threads):
     return Placement("gpus", devices=several(device))
 
 
-def on_cluster(client, workers, threads):
+def on_cluster(client, workers, threads, device="cpu"):
     """The placement of a run on a Dask cluster: ``client`` (a ``distributed.Client``, checked by
-    :func:`digraph.checks.check_cluster`), the ``workers``' addresses (one shard each) and their
-    threads, summed."""
-    return Placement("cluster", threads=int(threads), client=client, workers=tuple(workers))
+    :func:`digraph.checks.check_cluster`), the ``workers``' addresses (one shard each), their
+    threads, summed, and ``device`` (``"cpu"``, or ``"cuda"``: each worker's GPU)."""
+    return Placement("cluster", threads=int(threads), client=client, workers=tuple(workers),
+                     devices=() if device == "cpu" else (device,))
 
 
 def several(device):

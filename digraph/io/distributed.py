@@ -182,7 +182,7 @@ def load_distributed(source, client, *, format=None, columns=("src", "dst"), wei
         build took over ``timeout``.
     """
     from ..checks import check_cluster
-    client, workers, _ = check_cluster(client, "cpu", None)
+    client, workers = check_cluster(client, "cpu", None)[:2]
     if isinstance(source, Graph):
         return _scatter(source, client, workers, vertex_cost)
     cols = _columns(columns, weight)

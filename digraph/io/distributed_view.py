@@ -83,7 +83,8 @@ def for_run(handle, algo, on):
     if gone:
         handle.lost(gone)
     graph = handle.graph if handle.graph is not None else VertexView(handle)
-    return graph, (client, list(handle.workers), sum(int(nthreads[w]) for w in handle.workers))
+    return graph, (client, list(handle.workers), sum(int(nthreads[w]) for w in handle.workers),
+                   *on[3:])
 
 
 def prepare(algo, graph, bound):

@@ -119,8 +119,8 @@ def test_refusals_are_clear(client):
     g = random_graph(1, 50, 200)
     with pytest.raises(InvalidParameterError, match="distributed.Client"):
         digraph.run(g, "pagerank", cluster="tcp://127.0.0.1:8786")
-    with pytest.raises(InvalidParameterError, match="device='cuda'.*not supported yet"):
-        digraph.run(g, "pagerank", cluster=client, device="cuda")
+    with pytest.raises(InvalidParameterError, match="each worker uses the first GPU it sees"):
+        digraph.run(g, "pagerank", cluster=client, device="cuda:0")
     with pytest.raises(InvalidParameterError, match="threads="):
         digraph.run(g, "pagerank", cluster=client, threads=1)
     with pytest.raises(InvalidParameterError, match="mode='scc'.*not the monotone family"):

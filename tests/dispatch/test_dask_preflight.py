@@ -1,7 +1,8 @@
 """The cluster placement's pre-flight checks (:mod:`digraph.dispatch.engines.power.cluster_checks`):
 a GPU ``device`` with ``cluster=`` and workers whose ``memory_limit`` is below their shard are
 refused with errors naming the workers, before anything is sent to them.  In-process workers
-(``processes=False``): nothing here runs rounds."""
+(``processes=False``), and for the GPU check one worker process without Numba's CUDA simulator:
+nothing here runs rounds (but on a machine with a GPU, where that worker runs one)."""
 
 import numpy as np
 import pytest
@@ -57,16 +58,21 @@ def test_the_shard_estimate_counts_arcs_factors_offsets_and_vectors():
 
 
 def test_a_gpu_device_with_a_cluster_names_the_workers_without_a_gpu():
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=":0", silence_logs=40) as cluster, \
+    # a worker process without the CUDA simulator: on a machine without a GPU it sees none
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  env={"NUMBA_ENABLE_CUDASIM": "0"}, dashboard_address=":0",
+                                  silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
         c.wait_for_workers(1)
         (worker,) = c.nthreads()
         from digraph.dispatch.engines.power.cluster_checks import sees_gpu
-        gpus = c.run(sees_gpu)[worker]
+        g = random_graph(0, 20, 60)
+        if c.run(sees_gpu)[worker]:
+            r = digraph.run(g, "pagerank", cluster=c, device="cuda", tol=1e-6)
+            assert r.stats["device"] == "cuda" and r.stats["converged"]
+            return
         with pytest.raises(InvalidParameterError) as err:
-            digraph.run(random_graph(0, 20, 60), "pagerank", cluster=c, device="cuda")
+            digraph.run(g, "pagerank", cluster=c, device="cuda")
         msg = str(err.value)
-        assert "device='cuda' with cluster= is not supported yet" in msg
-        assert (worker in msg and "no CUDA device" in msg) if not gpus else \
-            "every worker sees a CUDA device" in msg
+        assert f"worker {worker} sees no CUDA device" in msg and "device='cpu'" in msg
+        assert not any("digraph-power-shards" in p for p in _plugins(c).values())

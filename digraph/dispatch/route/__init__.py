@@ -115,7 +115,7 @@ from ..engines.registry import refusal
 from ..settings import current
 from ...errors import InvalidParameterError
 from .modes import CPU_PATH_OPTIONS, MODES, PATH_MODES, PATH_OPTIONS, pathset_key
-from .placing import cluster_plan, place
+from .placing import cluster_plan, place, refuse_gpu_workers
 from .estimates import choose
 from .plans import CODES, Plan
 from .measured import candidate, giant_measured, judged_close, probe_measured, share_words
@@ -188,7 +188,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
         :data:`digraph.dispatch.engines.scc.cpu.DEFAULT`).
     cluster : bool
         The run goes to a Dask cluster's workers (``digraph.run(..., cluster=client)``):
-        ``device`` is then ``"cpu"``, and the engines are the placement ``"cluster"``'s.
+        ``device`` is then ``"cpu"`` or ``"cuda"`` (each worker's GPU: the power iteration
+        only), and the engines are the placement ``"cluster"``'s.
 
     Raises
     ------
@@ -200,6 +201,8 @@ def route(family, mode, device, *, threads=1, graph=None, path_options=(), syste
     where = "dask" if cluster else (
         "cpu" if device == "cpu" else ("multi-gpu" if "," in device else "gpu"))
     path_options = sorted(o for o in path_options if not (o == "priority" and mode == "scc"))
+    if cluster and device != "cpu":
+        refuse_gpu_workers(family, mode, system)
     if system is not None and getattr(system, "dangling", None) is not None:
         return _dangling_plan(mode, device, where, graph, system, path_options)
     if mode is None:

@@ -10,7 +10,7 @@ from ..settings import current
 from .modes import PATH_MODES
 from .settings import DEFAULT
 
-__all__ = ["place", "cluster_plan", "cpu_threads"]
+__all__ = ["place", "cluster_plan", "refuse_gpu_workers", "cpu_threads"]
 
 
 def cpu_threads(arcs, threads, cores=None):
@@ -154,6 +154,24 @@ def cluster_plan(family, graph, system):
                                     f"like) and k-core by mode='bsp' so far; {why}")
     return Plan("power", "dask-power", "automatic: the power iteration is the engine of linear "
                 "systems on a Dask cluster", code="cluster-power")
+
+
+def refuse_gpu_workers(family, mode, system):
+    """:class:`~digraph.errors.InvalidParameterError` for what GPU workers of a Dask cluster
+    (``cluster=`` with ``device="cuda"``) do not run: anything but the power iteration of a
+    linear system without a dangling vector."""
+    from ...errors import InvalidParameterError
+    why = None
+    if family != "linear":
+        why = (f"the {family} family runs on the workers' CPUs only (bsp rounds); pass "
+               "device='cpu'")
+    elif mode not in (None, "power"):
+        why = f"mode={mode!r} does not run there; the power iteration does (mode='power')"
+    elif system is not None and getattr(system, "dangling", None) is not None:
+        why = "a dangling vector (dangling=) runs on the workers' CPUs only; pass device='cpu'"
+    if why:
+        raise InvalidParameterError("cluster= with device='cuda' runs the power iteration of "
+                                    f"linear systems on each worker's GPU; {why}")
 
 
 def _narrow(plan, graph, system, placement):

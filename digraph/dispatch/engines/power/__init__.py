@@ -14,7 +14,8 @@ several GPUs              :mod:`.gpus` (:mod:`.gpus_layout`, :mod:`.gpus_arrays`
 a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (the workers),
                           :mod:`.cluster_reads` (the exchange's layout), :mod:`.cluster_maps`
                           (the two maps and their bounds), :mod:`.cluster_checks` (pre-flight),
-                          :mod:`.cluster_checkpoint` (checkpoints and restarts)
+                          :mod:`.cluster_checkpoint` (checkpoints and restarts),
+                          :mod:`.cluster_gpu_worker` (a worker's rounds on its GPU)
 ========================  ==================================================================
 
 :func:`refusal` says why a system is refused where.

@@ -22,7 +22,8 @@ A round ``k`` (:mod:`.cluster_worker` ``rounds``):
    ``Σy``, then ``x ← y`` and ``z_own = src_scale ∘ x``;
 3. each worker sends the entries of ``z_own`` that each other worker reads straight to it
    (Dask's comms, worker to worker) and waits for those it reads;
-4. each worker pulls its range for the next round (the CPU engine's Numba kernel).
+4. each worker pulls its range for the next round (the CPU engine's Numba kernel; with
+   ``device="cuda"`` the one-GPU CUDA kernels, :mod:`.cluster_gpu_worker`).
 
 The client is not in the rounds' path: one call to every worker runs a batch of rounds
 (:attr:`ClusterSettings.batch_s`), and the workers answer with each round's sums, which the
@@ -134,10 +135,11 @@ def _load(client, graph, workers, key, bounds, settings, stats, lists=None):
     stats["dask_shard_loads"] = stats.get("dask_shard_loads", 0) + len(workers)
 
 
-def _vectors(graph, bounds, i, it, factors, x0):
+def _vectors(graph, bounds, i, it, factors, x0, gpu=False):
     """Shard ``i``'s range of a run's vectors, as the workers' start takes them: the map's own
     (:mod:`.cluster_maps`), the scales, the arc factors (``"shard"``: the weights the workers'
-    shards hold) and the start ``x0`` (None: the map's ``x_0``)."""
+    shards hold) and the start ``x0`` (None: the map's ``x_0``); with ``gpu``, the map's name
+    for the run on the worker's GPU (:mod:`.cluster_gpu_worker`)."""
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
     src_scale, dst_scale, has, in_coef = factors
@@ -146,6 +148,9 @@ def _vectors(graph, bounds, i, it, factors, x0):
                coef=in_coef if isinstance(in_coef, str) else (
                    serialized(in_coef[int(off[v0]):int(off[v1])]) if has else None),
                x0=None if x0 is None else serialized(x0[v0:v1]))
+    if gpu:
+        from .cluster_gpu_worker import pull_settings
+        out["gpu"] = pull_settings(it)
     return out
 
 
@@ -182,9 +187,10 @@ def drop(client, workers, run, lost=None):
         pass
 
 
-def begin(client, graph, workers, settings, stats, has_coef, start, op="start", lists=None):
+def begin(client, graph, workers, settings, stats, has_coef, start, op="start", lists=None,
+          gpu=False):
     """Cut ``graph`` among ``workers``, check their memory (``has_coef``: the run sends arc
-    factors), find or load the shards and start a run: one call ``op`` to every worker with
+    factors; ``gpu``: their GPUs' too), find or load the shards and start a run: one call ``op`` to every worker with
     ``start(i, bounds)``'s arguments besides the shards' key, the run's id and the timeout.
     Returns a :class:`Session`; the workers' answers to the start (``sent``, ``busy``, ``runs``
     and the engine's own) are its ``got``.  ``lists``: ``(name, offsets, entries)``, per-vertex
@@ -195,7 +201,7 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start", 
     bounds, key = cut(graph, workers, settings.vertex_cost, lists)
     off = graph.in_offsets if lists is None else lists[1]
     # before anything is sent: every worker's memory_limit against its shard's estimate
-    stats["dask_shard_bytes"] = check_memory(client, workers, off, bounds, has_coef)
+    stats["dask_shard_bytes"] = check_memory(client, workers, off, bounds, has_coef, gpu)
     _plugin(client)
     run = uuid.uuid4().hex
     stats["dask_workers"] = k
@@ -222,10 +228,10 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start", 
     return Session(list(workers), bounds, key, run, got)
 
 
-def _begin(client, graph, it, factors, workers, x0, settings, stats):
+def _begin(client, graph, it, factors, workers, x0, settings, stats, gpu=False):
     """:func:`begin` of the power iteration from ``x0`` (None: the map's ``x_0``)."""
     return begin(client, graph, workers, settings, stats, factors[2], lambda i, bounds: {
-        "vectors": _vectors(graph, bounds, i, it, factors, x0)})
+        "vectors": _vectors(graph, bounds, i, it, factors, x0, gpu)}, gpu=gpu)
 
 
 def run_batch(client, s, op, args, n, done, settings):
@@ -293,9 +299,10 @@ def gather(client, s, op, settings, what):
 
 
 def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None,
-          checkpoint_every=None):
+          checkpoint_every=None, device="cpu"):
     """Run the power iteration on the cluster's ``workers`` through ``client``; returns (x on the
     client, converged): for a normalised system ``x`` sums to 1 up to the bound's terms.
+    ``device="cuda"``: each worker runs its rounds on its GPU (:mod:`.cluster_gpu_worker`).
 
     Counters as the CPU engine's (``rounds``, ``dense_rounds``, ``arc_updates``,
     ``vertex_updates``; rounds redone after a restart count again); ``stats["dask"]``:
@@ -329,7 +336,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, it.start)
 
     def begin(live, x0):
-        return _begin(client, graph, it, factors, live, x0, settings, stats)
+        return _begin(client, graph, it, factors, live, x0, settings, stats, device != "cpu")
     st = {"s": begin(list(workers), None), "done": 0, "sent": 0, "wall": 0.0,
           "last_diff": np.inf, "left": max_iter, "batches": 0}
     stats["dask_time_setup"] = time.perf_counter() - t_setup
@@ -431,4 +438,4 @@ def prepare(req):
     p = req.plan.placement
     return lambda: solve(req.graph, req.system, client=p.client, workers=list(p.workers),
                          tol=req.tol, max_iter=req.max_iter, stats=req.stats,
-                         checkpoint_every=req.option("checkpoint_every"))
+                         checkpoint_every=req.option("checkpoint_every"), device=p.device)

@@ -2,9 +2,8 @@
 a run sends them anything (:mod:`.cluster`, :func:`digraph.checks.check_cluster`).
 
 * :func:`gpu_workers`: which workers see a CUDA device (asked of the workers themselves with
-  ``client.run``), for the error of ``device="cuda"`` with ``cluster=``: the cluster placement
-  runs on its workers' CPUs only so far, and the error says so and names the workers that have
-  no GPU;
+  ``client.run``), for ``device="cuda"`` with ``cluster=``: the error names the workers that
+  have no GPU; :func:`gpu_free`, each one's free GPU memory for :func:`check_memory`;
 * :func:`shard_bytes` and :func:`check_memory`: each worker's ``memory_limit`` (the scheduler's
   record of it; 0 or None is no limit) against an estimate of the bytes its shard and the run's
   vectors take there, checked after the cut and before any shard is loaded.
@@ -17,8 +16,8 @@ import numpy as np
 
 from ....errors import InvalidParameterError
 
-__all__ = ["sees_gpu", "gpu_workers", "shard_bytes", "check_memory", "short_of_memory",
-           "memory_words", "memory_limits", "RUN_VECTORS"]
+__all__ = ["sees_gpu", "gpu_workers", "gpu_free", "shard_bytes", "check_memory",
+           "short_of_memory", "memory_words", "memory_limits", "RUN_VECTORS"]
 
 #: the per-vertex float64 vectors a run keeps on a worker, besides the shard's offsets: ``x``,
 #: ``y``, the teleport or ``b`` vector, the dangling vector, ``src_scale``, ``dst_scale`` and the
@@ -36,13 +35,32 @@ def sees_gpu():
         return 0
 
 
+def gpu_free():
+    """On a worker: the free bytes of the first GPU its process sees (CUDA's count, before the
+    run's arrays), or 0 where unknown (no GPU, the simulator).  Never raises."""
+    import os
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1":
+        return 0
+    try:
+        from numba import cuda
+        return int(cuda.current_context().get_memory_info()[0]) if cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
 def gpu_workers(client, workers, timeout=10.0):
     """``{address: number of CUDA devices it sees}`` for ``workers``, asked of each with
     ``client.run`` (a worker that does not answer within ``timeout`` s counts 0)."""
+    return _ask(client, workers, sees_gpu, timeout)
+
+
+def _ask(client, workers, fn, timeout):
+    """``{address: fn() on that worker}`` (an int; 0 for a worker that fails or does not answer
+    within ``timeout`` s)."""
     import asyncio
 
     async def ask():
-        return await asyncio.wait_for(client._run(sees_gpu, workers=list(workers),
+        return await asyncio.wait_for(client._run(fn, workers=list(workers),
                                                   on_error="return"), timeout)
     try:
         got = client.sync(ask)
@@ -100,18 +118,24 @@ def memory_words(short):
                      f"{_mib(est)}" for w, lim, est in short)
 
 
-def check_memory(client, workers, in_offsets, bounds, has_coef):
+def check_memory(client, workers, in_offsets, bounds, has_coef, gpu=False):
     """Raise :class:`InvalidParameterError` naming each worker whose ``memory_limit`` is smaller
-    than its shard's estimated bytes (:func:`shard_bytes`); workers without a limit pass.
-    Returns the estimates (a list of int, one a worker)."""
+    than its shard's estimated bytes (:func:`shard_bytes`); workers without a limit pass.  With
+    ``gpu`` (GPU workers), each worker's free GPU memory too (:func:`gpu_free`; unknown, as
+    under the simulator, passes).  Returns the estimates (a list of int, one a worker)."""
     need = shard_bytes(in_offsets, bounds, has_coef)
     short = short_of_memory(memory_limits(client, workers), workers, need)
+    where = "memory_limit"
+    if not short and gpu:
+        short = short_of_memory(_ask(client, workers, gpu_free, 10.0), workers, need)
+        where = "free GPU memory"
     if short:
         said = memory_words(short)
+        if where != "memory_limit":
+            said = said.replace("has memory_limit", "has free GPU memory")
         raise InvalidParameterError(
             f"cluster=: {said} (in-arcs, offsets and the run's vectors; nothing was loaded). "
-            "Start workers with a larger memory_limit, or more workers so that each shard is "
-            "smaller")
+            f"Start workers with more {where}, or more workers so that each shard is smaller")
     return [int(x) for x in need]
 
 

@@ -31,6 +31,10 @@ pull and the addition of ``b`` leave ``|δ_v| ≤ 8u (p_v + b_v + y_v) ≤ 16u (
 (``p_v`` the pull's value: the Google-matrix iteration's constant, :mod:`.cpu`), and the
 round's sums (a chain and a tree on a worker, ``k`` parts on the client) lose at most
 ``(n + k) u`` of their value (:func:`~.gpu_affine.affine_bound`).
+
+GPU workers (:mod:`.cluster_gpu_worker`) pull without compensation: their answers carry the
+pull's own rounding terms, which both rules read in place of the CPU pull's constants, as one
+GPU's rounds do (``e`` and ``blocks``: :func:`~.gpu_setup.round_bound`; ``q``: :mod:`.gpu_affine`).
 """
 
 import time
@@ -115,7 +119,12 @@ class GoogleRule:
         c = 1.0 - s - sd
         diff = sum(r["diff"] for r in now)
         sy = sum(r["sy"] for r in now)
-        floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
+        if "e" in prev[0]:  # GPU workers: one GPU's rounding terms (gpu_setup.round_bound)
+            e = sum(r["e"] for r in prev)
+            blocks = sum(r["blocks"] for r in prev)
+            floor = _U * (e + 2 * (s + abs(c) + sy) + (blocks + 8 + k) * (s + sx + sy))
+        else:
+            floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
         delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
         g1 = self.g1
         return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
@@ -143,19 +152,19 @@ class AffineRule:
         """``(bound, delta, diff)`` of the round whose answers are ``now``
         (:func:`~.gpu_affine.affine_bound` of its sums)."""
         from .gpu_affine import affine_bound
-        if not self.dual:
-            p1, p2 = sum(r["diff"] for r in now), sum(r["sy"] for r in now)
+        p1 = sum(r["p1" if self.dual else "diff"] for r in now)
+        if "q" in now[0]:  # GPU workers: the pull's own rounding term (gpu_affine's)
+            rounding = sum(r["q"] for r in now)
         else:
-            p1, p2 = sum(r["p1"] for r in now), sum(r["p2"] for r in now)
-        return affine_bound(p1, 16.0 * (1.0 + _U) * p2, self.c_d, self.c_r, self.g1,
-                            self.n + len(now))
+            rounding = 16.0 * (1.0 + _U) * sum(r["p2" if self.dual else "sy"] for r in now)
+        return affine_bound(p1, rounding, self.c_d, self.c_r, self.g1, self.n + len(now))
 
     def as_dict(self):
         return {"map": "affine", **asdict(self)}
 
 
 #: the sums of a worker's answer that a round's coefficients and bound read
-SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2")
+SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2", "e", "blocks", "q")
 
 
 def scalars(answer):

@@ -116,6 +116,8 @@ class Shard:
 class RunState:
     """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
 
+    gpu = False  # the round's parts run on the worker's CPU threads
+
     def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
@@ -138,12 +140,42 @@ class RunState:
         self.z_own = self.zc[b[i]:b[i + 1]]
         self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
         np.multiply(self.src_scale, self.x, out=self.z_own)
-        self.pull = pick(_pull, _pull_serial, shard.arcs)
+        self._pull = pick(_pull, _pull_serial, shard.arcs)
         self.cuts = task_cuts(shard.off)
-        self.teleport = pick(_teleport, _teleport_serial, shard.arcs)
+        self._teleport = pick(_teleport, _teleport_serial, shard.arcs)
         self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
         self.busy = 0.0
         self.sweeps = None  # the dual weights' sweeps under way (cluster_dual_worker)
+
+    # a run state's round, in the parts the plugin runs on its kernel thread (each the same
+    # for the GPU's run state, :class:`.cluster_gpu_worker.GpuRunState`)
+    def teleport(self, c, sd):
+        """``y += c·v + σ·d``, ``x ← y``, ``z_own = src_scale ∘ x``: the teleport's sums."""
+        diff, sy = self._teleport(self.y, self.v, float(c), self.d, float(sd), self.x)
+        self.x, self.y = self.y, self.x
+        np.multiply(self.src_scale, self.x, out=self.z_own)
+        out = {"diff": float(diff), "sy": float(sy)}
+        if self.zw is not None:  # the affine map's dual route: its weighted sums
+            p1, p2 = self.weighted(self.zw, self.x, self.y)
+            out.update(p1=float(p1), p2=float(p2))
+        return out
+
+    def parts(self):
+        """The entries of ``z_own`` each other shard reads (shard index -> array)."""
+        return {h: self.z_own[idx] for h, idx in self.shard.send_idx.items()}
+
+    def take(self, got):
+        """The entries read from the other shards (shard index -> array) into ``zc``."""
+        for g, a in got.items():
+            self.recv[g][:] = a
+
+    def pull(self):
+        """``y = pull(z)``: the pull's sums ``s``, ``σ`` and ``Σx``."""
+        sh = self.shard
+        s = self._pull(self.cuts, sh.off, sh.src, self.coef, self.has, self.zc,
+                       self.dst_scale, self.y)
+        return {"s": float(s), "sd": float(_gather_sum(self.didx, self.dg, self.x)),
+                "sx": float(self.x.sum())}
 
 
 async def lost_as_answer(exchange, **more):
@@ -260,22 +292,24 @@ class PowerShards(WorkerPlugin):
     async def _exchange_and_pull(self, shard, r, tag, timeout):
         """Send this shard's entries of ``z``, take the others', then pull: the round's sums."""
         t0 = time.perf_counter()
-        parts = {h: r.z_own[idx] for h, idx in shard.send_idx.items()}
+        parts = await self._busy(r, r.parts) if r.gpu else r.parts()
         sent = await self._send(tag, shard, parts, timeout)
         got = await self._collect(tag, shard, shard.reads, timeout)
-        for g, a in got.items():
-            r.recv[g][:] = a
+        await self._busy(r, r.take, got)
         t_ex = time.perf_counter() - t0
+        out = await self._busy(r, r.pull)
+        out.update(sent=sent, exchange=t_ex, busy=r.busy)
+        return out
 
-        def pull():
+    async def _busy(self, r, fn, *args):
+        """``fn(*args)`` on the kernel thread, its seconds counted in ``r.busy``."""
+        def timed():
             t = time.perf_counter()
-            s = r.pull(r.cuts, shard.off, shard.src, r.coef, r.has, r.zc, r.dst_scale, r.y)
-            sd = _gather_sum(r.didx, r.dg, r.x)
-            sx = float(r.x.sum())
-            r.busy += time.perf_counter() - t
-            return float(s), float(sd), sx
-        s, sd, sx = await self._compute(pull)
-        return {"s": s, "sd": sd, "sx": sx, "sent": sent, "exchange": t_ex, "busy": r.busy}
+            try:
+                return fn(*args)
+            finally:
+                r.busy += time.perf_counter() - t
+        return await self._compute(timed)
 
     # ------------------------------------------------------------------ handlers
     async def _mail(self, tag=None, frm=None, data=None):
@@ -327,9 +361,17 @@ class PowerShards(WorkerPlugin):
             raise KeyError(f"worker {self.worker.address} holds no shard {key!r} (dropped, or "
                            "the worker restarted)")
         self.shards.move_to_end(key)
-        r = await self._compute(lambda: RunState(shard, **vectors))
+        vectors = dict(vectors)
+        gpu = vectors.pop("gpu", None)  # the run on this worker's GPU (cluster_gpu_worker)
+
+        def state():
+            if gpu is None:
+                return RunState(shard, **vectors)
+            from .cluster_gpu_worker import GpuRunState
+            return GpuRunState(shard, gpu, **vectors)
+        r = await self._compute(state)
         while len(self.runs) >= MAX_RUNS:  # runs whose client left without a word
-            self.runs.pop(next(iter(self.runs)))
+            await self._close(self.runs.pop(next(iter(self.runs))))
         self.runs[run] = r
         shard.runs += 1
         return await lost_as_answer(self._exchange_and_pull(shard, r, f"{run}:0", timeout),
@@ -367,19 +409,7 @@ class PowerShards(WorkerPlugin):
     async def _one_round(self, shard, r, tag, c, sd, timeout):
         """One round with ``c`` and ``σ`` (``sd``): the teleport of the range, then the exchange
         (mail ``tag``) and the next round's pull.  Returns the sums."""
-
-        def teleport():
-            t = time.perf_counter()
-            diff, sy = r.teleport(r.y, r.v, float(c), r.d, float(sd), r.x)
-            r.x, r.y = r.y, r.x
-            np.multiply(r.src_scale, r.x, out=r.z_own)
-            out = {"diff": float(diff), "sy": float(sy)}
-            if r.zw is not None:  # the affine map's dual route: its weighted sums
-                p1, p2 = r.weighted(r.zw, r.x, r.y)
-                out.update(p1=float(p1), p2=float(p2))
-            r.busy += time.perf_counter() - t
-            return out
-        sums = await self._compute(teleport)
+        sums = await self._busy(r, r.teleport, c, sd)
         out = await self._exchange_and_pull(shard, r, tag, timeout)
         out.update(sums)
         return out
@@ -388,11 +418,21 @@ class PowerShards(WorkerPlugin):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
         r = self._run(run)
         self.runs.pop(run, None)
-        return to_serialize(r.x)
+        x = await self._compute(r.host_x) if getattr(r, "gpu", False) else r.x
+        await self._close(r)
+        return to_serialize(x)
 
     async def _snapshot(self, run=None):
         """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
-        return to_serialize(self._run(run).x.copy())
+        r = self._run(run)
+        return to_serialize(await self._compute(r.host_x) if getattr(r, "gpu", False) else
+                            r.x.copy())
+
+    async def _close(self, r):
+        """A run dropped: a GPU run's arrays let go (any run of this plugin's or the bsp and
+        h-index plugins', which keep theirs in :attr:`runs` too)."""
+        if getattr(r, "gpu", False):
+            await self._compute(r.close)
 
     async def _release(self, key=None):
         """Forget graph ``key``'s shard, pinned or not; whether it was held."""
@@ -400,7 +440,9 @@ class PowerShards(WorkerPlugin):
 
     async def _drop(self, run=None):
         """Forget run ``run`` (its state and any mail of its rounds)."""
-        self.runs.pop(run, None)
+        r = self.runs.pop(run, None)
+        if r is not None:
+            await self._close(r)
         for tag in [t for t in self.box if t.startswith(f"{run}:")]:
             self.box.pop(tag, None)
             self.events.pop(tag, None)
