@@ -13,6 +13,13 @@ same rounds as the cluster's, and their answers must be equal.
 
     python benchmarks/bench_dask_cluster.py --scales 16 17 18 --repeat 5
 
+``--gpus K`` runs PageRank on K GPU workers instead (``device="cuda"``; one worker process a GPU,
+each seeing its own first: dask-cuda's ``LocalCUDACluster`` where it is installed, else workers
+started with their ``CUDA_VISIBLE_DEVICES`` set), against ``mode="power"`` in this process on
+one GPU (``gpu-1``) and sharded over the K GPUs (``gpus-K``, not under the simulator), each with
+its defaults and with plain rounds (``gpu-1-plain``, ``gpus-K-plain``: Anderson off, the
+cluster's rounds), and ``--threads`` as before.
+
 ``--trees before=DIR after=.`` runs a before/after instead: each tree's ``digraph`` in its own
 process, the trees alternated ``--passes`` times, each row's times the medians over the passes.
 
@@ -54,6 +61,8 @@ def main(argv=None):
                     help="a before/after: each tree's digraph (DIR on PYTHONPATH) in its own "
                          "process, the trees alternated --passes times; medians over the passes")
     ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--gpus", type=int, default=0,
+                    help="PageRank on this many GPU workers, against one process's GPUs")
     args = ap.parse_args(argv)
     if args.trees:
         return _trees(args, argv)
@@ -67,10 +76,14 @@ def main(argv=None):
     cases = [(f"rmat{k}", k) for k in args.scales] if not args.graphs else \
         [(name, None) for name in args.graphs]
     rows = []
-    with LocalCluster(n_workers=args.workers, threads_per_worker=args.worker_threads,
-                      processes=True,
-                      dashboard_address=":0", silence_logs=40) as cluster, Client(cluster) as c:
+    if args.gpus:
+        args.workers, args.algorithms = args.gpus, ["pagerank"]
+    with (_gpu_cluster(args.gpus, args.worker_threads) if args.gpus else
+          LocalCluster(n_workers=args.workers, threads_per_worker=args.worker_threads,
+                       processes=True, dashboard_address=":0", silence_logs=40)) as cluster, \
+            Client(cluster) as c:
         c.wait_for_workers(args.workers)
+        on = {"device": "cuda"} if args.gpus else {}
         loaded = {}  # the graph of the algorithms in turn, loaded once
         for (name, scale), algo in itertools.product(cases, args.algorithms):
             if name not in loaded:
@@ -86,17 +99,20 @@ def main(argv=None):
                    if algo == "pagerank" else {"mode": "bsp"})
             if algo == "sssp":
                 params = {"source": g.vertex_ids[int(np.argmax(g.out_degree))]}
-            first = digraph.run(g, algo, cluster=c, **params)  # loads the shards
+            first = digraph.run(g, algo, cluster=c, **params, **on)  # loads the shards
+            local = {f"process-{t}": dict(one, threads=t) for t in args.threads}
+            if args.gpus:
+                local.update(_gpu_runs(args.gpus))
             runs = {"cluster": []}
-            runs.update({f"process-{t}": [] for t in args.threads})
+            runs.update({kind: [] for kind in local})
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                r = digraph.run(g, algo, cluster=c, **params)
+                r = digraph.run(g, algo, cluster=c, **params, **on)
                 runs["cluster"].append((time.perf_counter() - t0, r))
-                for t in args.threads:
+                for kind, how in local.items():
                     t0 = time.perf_counter()
-                    p = digraph.run(g, algo, threads=t, **params, **one)
-                    runs[f"process-{t}"].append((time.perf_counter() - t0, p))
+                    p = digraph.run(g, algo, **params, **how)
+                    runs[kind].append((time.perf_counter() - t0, p))
                 if algo == "pagerank":
                     err = np.abs(r.values - p.values).sum()
                     assert err <= r.stats.error_bound + p.stats.error_bound, err
@@ -106,11 +122,11 @@ def main(argv=None):
                 s = got[-1][1].stats
                 d = s.get("dask", {})
                 per = [x[1].stats["dask"]["round_s"] if kind == "cluster"
-                       else x[1].stats.time_compute / x[1].stats.rounds for x in got]
+                       else x[1].stats.time_compute / max(x[1].stats.rounds, 1) for x in got]
                 row = {"graph": name, "scale": scale, "algorithm": algo,
                        "arcs": g.num_arcs, "workers": args.workers,
                        "worker_threads": args.worker_threads,
-                       "kind": kind, "rounds": s.rounds,
+                       "kind": kind, "rounds": s.rounds, "device": s.get("device", "cpu"),
                        "ms_round": 1e3 * statistics.median(per),
                        "ms_run": 1e3 * statistics.median(x[0] for x in got)}
                 if kind == "cluster":
@@ -126,6 +142,40 @@ def main(argv=None):
                 rows.append(row)
                 print(json.dumps(row))
             _write(args.json, rows)  # after every graph: a run cut short keeps what it measured
+
+
+def _gpu_cluster(k, threads):
+    """A local cluster of ``k`` GPU workers, one a GPU (dask-cuda's where installed)."""
+    try:
+        from dask_cuda import LocalCUDACluster
+        return LocalCUDACluster(n_workers=k, threads_per_worker=threads, dashboard_address=":0",
+                                silence_logs=40)
+    except ImportError:
+        from distributed import Nanny, Scheduler, SpecCluster
+        import os
+        sim = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+        workers = {i: {"cls": Nanny, "options": {
+            "nthreads": threads, "silence_logs": 40,
+            "env": {} if sim else {"CUDA_VISIBLE_DEVICES": ",".join(
+                str((i + j) % k) for j in range(k))}}} for i in range(k)}
+        return SpecCluster(workers=workers, scheduler={
+            "cls": Scheduler, "options": {"dashboard_address": ":0"}}, silence_logs=40)
+
+
+def _gpu_runs(k):
+    """The one-process GPU runs a GPU cluster's rows compare with (see the module text)."""
+    import dataclasses
+    import os
+    from digraph.dispatch.engines.power import gpu_settings
+    plain = [dataclasses.replace(gpu_settings.POWER_DEFAULT, anderson=0)]
+    runs = {"gpu-1": {"mode": "power", "device": "cuda"},
+            "gpu-1-plain": {"mode": "power", "device": "cuda", "settings": plain}}
+    if k > 1 and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        several = "cuda:" + ",".join(str(i) for i in range(k))
+        runs.update({f"gpus-{k}": {"mode": "power", "device": several},
+                     f"gpus-{k}-plain": {"mode": "power", "device": several,
+                                         "settings": plain}})
+    return runs
 
 
 def _trees(args, argv):

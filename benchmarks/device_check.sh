@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): the GPU tests on the card, or a before/after of
 # the defaults against the base tree in .base/ (git archive of the base commit's digraph/).
-#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|spread|dask|dask-load
+#   bash benchmarks/device_check.sh tests|gpu|cpu16|cpu2|threads|first|corpus|corpus16|adsorption|kcore|accel|spread|dask|dask-load|dask-gpu
 #   (results under $OUT)
 # GRAPHS, ALGORITHMS, REPEAT and ROUNDS choose the cases; ``threads`` times the default, ``scc``
 # and ``bsp`` at 2, 4, 8 and 16 threads (THREADS) on the CPU, for the router's thread model.
@@ -24,6 +24,9 @@
 # texttable).  ``spread`` times SPREAD_CASES (GRAPH:ALGORITHM:MODE, a peer's name as the mode for
 # the host's witness) at each count of THREADS round-robin, RUNS runs each
 # (bench_spread.py): whether runs fall in a fast and a slow mode, and at which thread counts.
+# ``dask-gpu`` (a machine of several GPUs: nvidia-h100-x2/x4) times PageRank on GPUS GPU workers
+# (one a GPU, WORKER_THREADS threads each, default 2) against one process's GPU and its GPUS GPUs
+# sharded, at SCALES (default 22 24).
 set -euo pipefail
 # once per machine: two calls of this script may run side by side (tests beside a timing)
 [ -d .site/numpy ] || python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl
@@ -40,7 +43,7 @@ AB="benchmarks/before_after.py --base .base --graphs $GRAPHS --algorithms $ALGOR
 CLASSES=${CLASSES:-web social collaboration citation peer-to-peer road rmat kronecker}
 # the corpus's peers: networkx's core_number takes minutes on the larger graphs
 PEERS="--peers ${CORPUS_PEERS:-scipy-power igraph-prpack scipy-dijkstra igraph-coreness}"
-case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel, spread, dask or dask-load}" in
+case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption, kcore, accel, spread, dask, dask-load or dask-gpu}" in
   tests) python3 -m pytest -q -p no:cacheprovider -m gpu "${@:2}" 2>&1 | tail -60 ;;
   gpu)   python3 $AB --device cuda --out "$OUT/before_after_gpu.json" ;;
   cpu16) NUMBA_NUM_THREADS=16 python3 $AB --threads 16 --out "$OUT/before_after_cpu16.json" ;;
@@ -123,6 +126,11 @@ case "${1:?tests, gpu, cpu16, cpu2, threads, first, corpus, corpus16, adsorption
     # whole CSR: PageRank, then k-core (its undirected lists built on the workers)
     NUMBA_NUM_THREADS=16 python3 benchmarks/bench_dask_load.py --scale "${SCALE:-24}" --workers 4 \
       --threads 4 --files 64 --kcore --json "$OUT/dask_load.json" ;;
+  dask-gpu)
+    G=${GPUS:-$(nvidia-smi -L | wc -l)}
+    NUMBA_NUM_THREADS=16 python3 benchmarks/bench_dask_cluster.py --gpus "$G" \
+      --scales ${SCALES:-22 24} --worker-threads "${WORKER_THREADS:-2}" --threads 16 \
+      --repeat "$REPEAT" --json "$OUT/dask_gpu_${G}.json" ;;
   kcore) NUMBA_NUM_THREADS=2 taskset -c 0,1 python3 benchmarks/bench_gpu.py --algorithms kcore \
            --graphs ${KCORE_GRAPHS:-cnr-2000 dblp-2010 cit-HepPh soc-Slashdot0902 soc-Epinions1} \
            --repeat "$REPEAT" --out "$OUT/kcore_gpu.json" ;;
