@@ -12,7 +12,7 @@ In the order of the load (:mod:`digraph.io.distributed` drives them):
 4. :func:`split` -- a partition's arcs cut by the range of their target (one piece a worker);
 5. :func:`build` -- on worker ``g``: its pieces joined into the in-arcs of its range, sorted by
    (target, source), as row offsets and sources (the form
-   :class:`~digraph.dispatch.engines.power.cluster_worker.Shard` takes), with a digest;
+   :class:`~digraph.dispatch.engines.power.cluster_state.Shard` takes), with a digest;
 6. :func:`take`, :func:`write_part` -- a range's labels and values written as one Parquet file
    (:func:`digraph.write_parquet`).
 

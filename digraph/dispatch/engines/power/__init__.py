@@ -11,7 +11,9 @@ one GPU                   :mod:`.gpu` (its set-up :mod:`.gpu_setup`, kept work :
                           systems not normalised :mod:`.gpu_affine`
 several GPUs              :mod:`.gpus` (:mod:`.gpus_layout`, :mod:`.gpus_arrays`,
                           :mod:`.gpus_exchange`, :mod:`.gpus_queued`, :mod:`.gpus_work`)
-a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (the workers),
+a Dask cluster            :mod:`.cluster` (the client), :mod:`.cluster_worker` (the workers,
+                          their shards and runs :mod:`.cluster_state`, Anderson's mixes
+                          :mod:`.cluster_anderson`),
                           :mod:`.cluster_reads` (the exchange's layout), :mod:`.cluster_maps`
                           (the two maps and their bounds), :mod:`.cluster_checks` (pre-flight),
                           :mod:`.cluster_checkpoint` (checkpoints and restarts),

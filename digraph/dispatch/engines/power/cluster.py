@@ -5,7 +5,7 @@ normalised systems, the affine map ``x ← b + A x`` for the others (:mod:`.clus
 
 Layout.  The vertices are cut into ``k`` consecutive ranges of about equal in-arcs, one a
 worker (:func:`~digraph.dispatch.runtime.cuda.ranges.shard_ranges`, the cut of the several-GPU
-engines).  Each worker keeps its range's in-arcs (:class:`.cluster_worker.Shard`) under the
+engines).  Each worker keeps its range's in-arcs (:class:`.cluster_state.Shard`) under the
 graph's fingerprint, with the exchange's lists (:mod:`.cluster_reads`: which entries of ``z``
 each other worker reads, the layout of the several-GPU packed exchange), so that a later run on
 the same graph and workers reuses them (``stats["dask"]["shards_reused"]``).  The vectors of a
@@ -34,8 +34,9 @@ once, at the end (and every ``checkpoint_every`` rounds, when asked).  The affin
 the same with ``v = b``, ``c = 1`` and ``σ = 0``.  The Google matrix's bound is the CPU
 engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
 ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the ``k`` partial sums added on
-the client.  Anderson acceleration (:class:`.cpu.PowerSettings`) does not run here: its mixes
-need global dot products every round.
+the client.  Where the plain rate slows, CPU workers mix their ranges by Anderson's
+acceleration (:mod:`.cluster_anderson`, the run's :class:`.cpu.PowerSettings`: its dot products
+all-gathered among the workers, a second all-gather in the rounds that record).
 
 Faults.  Every call to the workers has a timeout (:attr:`ClusterSettings.round_timeout_s`); a
 worker whose connection breaks, or that does not answer in time, or whose peers cannot reach
@@ -62,7 +63,7 @@ from ....errors import WorkerLostError
 from ... import driver
 from . import cluster_dual
 from .cluster_checkpoint import Checkpoints, restart
-from .cluster_calls import _all, call, serialized
+from .cluster_calls import batch_size, call, drop, gather, serialized
 from .cluster_checks import check_memory
 from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
 from .cluster_handle import shard_key
@@ -135,11 +136,12 @@ def _load(client, graph, workers, key, bounds, settings, stats, lists=None):
     stats["dask_shard_loads"] = stats.get("dask_shard_loads", 0) + len(workers)
 
 
-def _vectors(graph, bounds, i, it, factors, x0, gpu=False):
+def _vectors(graph, bounds, i, it, factors, x0, gpu=False, anderson=None):
     """Shard ``i``'s range of a run's vectors, as the workers' start takes them: the map's own
     (:mod:`.cluster_maps`), the scales, the arc factors (``"shard"``: the weights the workers'
     shards hold) and the start ``x0`` (None: the map's ``x_0``); with ``gpu``, the map's name
-    for the run on the worker's GPU (:mod:`.cluster_gpu_worker`)."""
+    for the run on the worker's GPU (:mod:`.cluster_gpu_worker`); ``anderson``: the mixes'
+    settings (:mod:`.cluster_anderson`)."""
     v0, v1 = int(bounds[i]), int(bounds[i + 1])
     off = graph.in_offsets
     src_scale, dst_scale, has, in_coef = factors
@@ -151,6 +153,8 @@ def _vectors(graph, bounds, i, it, factors, x0, gpu=False):
     if gpu:
         from .cluster_gpu_worker import pull_settings
         out["gpu"] = pull_settings(it)
+    if anderson:
+        out["anderson"] = anderson
     return out
 
 
@@ -177,18 +181,8 @@ class Session:
         self.busy = np.array([r["busy"] for r in now])
 
 
-def drop(client, workers, run, lost=None):
-    """The workers still reachable (``workers`` but ``lost``) forget run ``run`` (none waits
-    for the lost one)."""
-    try:
-        client.sync(_all, client, [w for w in workers if w != lost], "drop",
-                    lambda i: {"run": run}, 1.0, "dropping")
-    except Exception:
-        pass
-
-
 def begin(client, graph, workers, settings, stats, has_coef, start, op="start", lists=None,
-          gpu=False):
+          gpu=False, extra_vectors=0):
     """Cut ``graph`` among ``workers``, check their memory (``has_coef``: the run sends arc
     factors; ``gpu``: their GPUs' too), find or load the shards and start a run: one call ``op`` to every worker with
     ``start(i, bounds)``'s arguments besides the shards' key, the run's id and the timeout.
@@ -201,7 +195,8 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start", 
     bounds, key = cut(graph, workers, settings.vertex_cost, lists)
     off = graph.in_offsets if lists is None else lists[1]
     # before anything is sent: every worker's memory_limit against its shard's estimate
-    stats["dask_shard_bytes"] = check_memory(client, workers, off, bounds, has_coef, gpu)
+    stats["dask_shard_bytes"] = check_memory(client, workers, off, bounds, has_coef, gpu,
+                                             extra_vectors)
     _plugin(client)
     run = uuid.uuid4().hex
     stats["dask_workers"] = k
@@ -228,10 +223,12 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start", 
     return Session(list(workers), bounds, key, run, got)
 
 
-def _begin(client, graph, it, factors, workers, x0, settings, stats, gpu=False):
+def _begin(client, graph, it, factors, workers, x0, settings, stats, gpu=False, anderson=None):
     """:func:`begin` of the power iteration from ``x0`` (None: the map's ``x_0``)."""
+    more = 2 * anderson["memory"] + 2 if anderson else 0  # the rings, f and a third vector
     return begin(client, graph, workers, settings, stats, factors[2], lambda i, bounds: {
-        "vectors": _vectors(graph, bounds, i, it, factors, x0, gpu)}, gpu=gpu)
+        "vectors": _vectors(graph, bounds, i, it, factors, x0, gpu, anderson)}, gpu=gpu,
+        extra_vectors=more)
 
 
 def run_batch(client, s, op, args, n, done, settings):
@@ -265,37 +262,39 @@ def run_batch(client, s, op, args, n, done, settings):
     return out
 
 
-def _batch(client, it, s, done, n, last_diff, tol, settings):
-    """The power iteration's :func:`run_batch` (``last_diff``: the difference of round
-    ``done``); returns each round's ``(bound, delta, diff)``, found from the workers' sums by
-    the rule they used (so the driver stops where they stopped)."""
+def _anderson(it, device, tol):
+    """The settings of Anderson's mixes on the workers (:mod:`.cluster_anderson`), from the
+    run's :class:`~.cpu.PowerSettings` (``accelerator`` ``"auto"`` or ``"anderson"``, its
+    ``anderson_memory`` and ``anderson_from_ratio``): the Google matrix's iteration on CPU
+    workers; None elsewhere (the affine map, GPU workers) and with memory 0."""
+    from .cpu import DEFAULT as POWER
+    ps = current(POWER)
+    memory = max(int(ps.anderson_memory), 0) if ps.accelerator in ("auto", "anderson") else 0
+    if not memory or device != "cpu" or it.map != "google":
+        return None
+    return {"memory": memory, "from_ratio": float(ps.anderson_from_ratio),
+            "g1": float(it.g1), "tol": float(tol)}
+
+
+def _batch(client, it, s, done, n, last, tol, settings, mixes):
+    """The power iteration's :func:`run_batch` (``last``: the bound, rounding floor and
+    difference of round ``done``); returns each round's ``(bound, delta, diff)``, found from the
+    workers' sums by the rule they used (so the driver stops where they stopped).  ``mixes``
+    (a dict) gets Anderson's counts from the first worker's answers."""
     prev, rule = s.got, it.rule()
     rounds = run_batch(client, s, "rounds", {
-        "prev": [scalars(r) for r in prev], "last_diff": float(last_diff),
-        "rule": rule.as_dict(), "tol": float(tol)}, n, done, settings)
+        "prev": [scalars(r) for r in prev], "last_diff": float(last[2]),
+        "last_delta": float(last[1]), "rule": rule.as_dict(), "tol": float(tol)}, n, done,
+        settings)
     out = []
     for now in rounds:
         out.append(rule.bound(prev, now))
         prev = now
+        first = now[0]
+        mixes["mixes"] += bool(first.get("mixed"))
+        mixes["on"] = mixes["on"] or bool(first.get("recording"))
+        mixes["restarts"] = first.get("restarts", mixes["restarts"])
     return out
-
-
-def batch_size(s, settings, left, ckpt, done):
-    """Rounds the next batch asks for: :attr:`ClusterSettings.batch_s` seconds of the rounds so
-    far (one while none has run), at most ``left`` and up to the next checkpoint."""
-    n = 1 if s.k == 0 or s.wall <= 0 else int(settings.batch_s * s.k / s.wall)
-    if ckpt is not None:
-        n = min(n, ckpt.every - done % ckpt.every)
-    return max(1, min(n, left))
-
-
-def gather(client, s, op, settings, what):
-    """Every worker's range of the run's ``x`` (``op``: ``"snapshot"`` keeps the run,
-    ``"answer"`` ends it), concatenated in shard order."""
-    wait = settings.round_timeout_s + max(1.0, 0.1 * settings.round_timeout_s)
-    parts = call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
-    # in-process workers (inproc comms) hand the wrapper back unserialised
-    return np.concatenate([np.asarray(getattr(p, "data", p), np.float64) for p in parts])
 
 
 def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None,
@@ -334,11 +333,14 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     factors = run_factors(graph, system)
     stats.setdefault("dense_rounds", 0)
     ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, it.start)
+    aa = _anderson(it, device, tol)
+    mixes = {"mixes": 0, "on": False, "restarts": 0}
 
     def begin(live, x0):
-        return _begin(client, graph, it, factors, live, x0, settings, stats, device != "cpu")
+        return _begin(client, graph, it, factors, live, x0, settings, stats, device != "cpu",
+                      aa)
     st = {"s": begin(list(workers), None), "done": 0, "sent": 0, "wall": 0.0,
-          "last_diff": np.inf, "left": max_iter, "batches": 0}
+          "last": (np.inf, 0.0, np.inf), "left": max_iter, "batches": 0}
     stats["dask_time_setup"] = time.perf_counter() - t_setup
 
     def recover(e):
@@ -361,8 +363,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
             try:
                 if not buf:
                     n = batch_size(st["s"], settings, st["left"], ckpt, st["done"])
-                    got = _batch(client, it, st["s"], st["done"], n, st["last_diff"], tol,
-                                 settings)
+                    got = _batch(client, it, st["s"], st["done"], n, st["last"], tol,
+                                 settings, mixes)
                     st["batches"] += 1
                     end = st["done"] + len(got)  # batches end at checkpoints
                     if ckpt is not None and got and ckpt.due(end, got[-1][0], tol):
@@ -373,7 +375,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
                 out = buf.popleft()
                 st["done"] += 1
                 st["left"] -= 1
-                st["last_diff"] = out[2]
+                st["last"] = out
                 return out
             except WorkerLostError as e:
                 buf.clear()
@@ -412,6 +414,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     stats["dense_rounds"] += rounds
     stats["arc_updates"] += rounds * m
     stats["vertex_updates"] += rounds * n
+    stats["power_anderson"] = aa["memory"] if aa and mixes["on"] else 0
+    stats["anderson_mixes"], stats["anderson_restarts"] = mixes["mixes"], mixes["restarts"]
     if ckpt is not None:
         ckpt.record(stats)
     record(stats, s, rounds, st["sent"], st["wall"])

@@ -1,6 +1,7 @@
 """The client's calls to the workers of the cluster placement (:mod:`.cluster` and the
 engines that share its shards): every worker at once, each call with a timeout, and a lost or
-stalled worker named in a :class:`~digraph.errors.WorkerLostError`, never a hang.
+stalled worker named in a :class:`~digraph.errors.WorkerLostError`, never a hang; the run's
+end (:func:`drop`), a batch's size (:func:`batch_size`) and the gather of ``x`` (:func:`gather`).
 """
 
 import asyncio
@@ -9,7 +10,7 @@ import numpy as np
 
 from ....errors import WorkerLostError
 
-__all__ = ["call", "serialized"]
+__all__ = ["call", "serialized", "drop", "batch_size", "gather"]
 
 
 async def _all(client, workers, op, kwargs, timeout, what):
@@ -67,3 +68,31 @@ def serialized(a):
     """``a`` contiguous, wrapped for Dask's comms to send as a buffer (not pickled)."""
     from distributed.protocol import to_serialize
     return to_serialize(np.ascontiguousarray(a))
+
+
+def drop(client, workers, run, lost=None):
+    """The workers still reachable (``workers`` but ``lost``) forget run ``run`` (none waits
+    for the lost one)."""
+    try:
+        client.sync(_all, client, [w for w in workers if w != lost], "drop",
+                    lambda i: {"run": run}, 1.0, "dropping")
+    except Exception:
+        pass
+
+
+def batch_size(s, settings, left, ckpt, done):
+    """Rounds the next batch asks for: :attr:`ClusterSettings.batch_s` seconds of the rounds so
+    far (one while none has run), at most ``left`` and up to the next checkpoint."""
+    n = 1 if s.k == 0 or s.wall <= 0 else int(settings.batch_s * s.k / s.wall)
+    if ckpt is not None:
+        n = min(n, ckpt.every - done % ckpt.every)
+    return max(1, min(n, left))
+
+
+def gather(client, s, op, settings, what):
+    """Every worker's range of the run's ``x`` (``op``: ``"snapshot"`` keeps the run,
+    ``"answer"`` ends it), concatenated in shard order."""
+    wait = settings.round_timeout_s + max(1.0, 0.1 * settings.round_timeout_s)
+    parts = call(client, s.workers, op, lambda i: {"run": s.run}, wait, what)
+    # in-process workers (inproc comms) hand the wrapper back unserialised
+    return np.concatenate([np.asarray(getattr(p, "data", p), np.float64) for p in parts])

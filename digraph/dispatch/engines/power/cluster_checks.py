@@ -21,7 +21,7 @@ __all__ = ["sees_gpu", "gpu_workers", "gpu_free", "shard_bytes", "check_memory",
 
 #: the per-vertex float64 vectors a run keeps on a worker, besides the shard's offsets: ``x``,
 #: ``y``, the teleport or ``b`` vector, the dangling vector, ``src_scale``, ``dst_scale`` and the
-#: bound's weights (:class:`.cluster_worker.RunState`)
+#: bound's weights (:class:`.cluster_state.RunState`)
 RUN_VECTORS = 7
 
 
@@ -70,7 +70,7 @@ def _ask(client, workers, fn, timeout):
             for w in workers}
 
 
-def shard_bytes(in_offsets, bounds, has_coef, dual=False):
+def shard_bytes(in_offsets, bounds, has_coef, dual=False, extra_vectors=0):
     """The estimated bytes of each worker's shard and run vectors, an int64 array (one a shard).
 
     For shard ``i`` of ``n_i`` vertices and ``m_i`` in-arcs, in a graph of ``n`` vertices::
@@ -82,7 +82,8 @@ def shard_bytes(in_offsets, bounds, has_coef, dual=False):
     (:data:`RUN_VECTORS` of them) and the entries of the other ranges it reads (at most one an
     in-arc, at most the other ranges' vertices).  With ``dual``, the dual weights' sweeps
     (:mod:`.cluster_dual_worker`) on top: ``12 m_i + 16 (n_i + r_i + 1) + 16 n_i`` (the arcs by
-    source, their offsets and the sums over the compact vector, ``w`` and the next ``w``).  A
+    source, their offsets and the sums over the compact vector, ``w`` and the next ``w``);
+    ``extra_vectors`` per-vertex vectors more (Anderson's rings, :mod:`.cluster_anderson`).  A
     lower estimate, not a peak: the worker's own memory and Python's objects come on top.
     """
     b = np.asarray(bounds, np.int64)
@@ -92,7 +93,7 @@ def shard_bytes(in_offsets, bounds, has_coef, dual=False):
     m = off[b[1:]] - off[b[:-1]]
     a = 1 if has_coef else 0
     r = np.minimum(m, n - nv)
-    need = 8 * (m * (1 + a) + (nv + 1) + RUN_VECTORS * nv + r)
+    need = 8 * (m * (1 + a) + (nv + 1) + (RUN_VECTORS + extra_vectors) * nv + r)
     if dual:
         need = need + 12 * m + 16 * (nv + r + 1) + 16 * nv
     return need
@@ -118,12 +119,12 @@ def memory_words(short):
                      f"{_mib(est)}" for w, lim, est in short)
 
 
-def check_memory(client, workers, in_offsets, bounds, has_coef, gpu=False):
+def check_memory(client, workers, in_offsets, bounds, has_coef, gpu=False, extra_vectors=0):
     """Raise :class:`InvalidParameterError` naming each worker whose ``memory_limit`` is smaller
     than its shard's estimated bytes (:func:`shard_bytes`); workers without a limit pass.  With
     ``gpu`` (GPU workers), each worker's free GPU memory too (:func:`gpu_free`; unknown, as
-    under the simulator, passes).  Returns the estimates (a list of int, one a worker)."""
-    need = shard_bytes(in_offsets, bounds, has_coef)
+    under the simulator, passes); ``extra_vectors`` as in :func:`shard_bytes`.  Returns the estimates (a list of int, one a worker)."""
+    need = shard_bytes(in_offsets, bounds, has_coef, extra_vectors=extra_vectors)
     short = short_of_memory(memory_limits(client, workers), workers, need)
     where = "memory_limit"
     if not short and gpu:

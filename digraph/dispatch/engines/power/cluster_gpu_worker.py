@@ -1,5 +1,5 @@
 """A worker's run on its GPU (``digraph.run(..., cluster=client, device="cuda")``): the
-:class:`~.cluster_worker.RunState` of a shard whose round runs in the one-GPU power iteration's
+:class:`~.cluster_state.RunState` of a shard whose round runs in the one-GPU power iteration's
 CUDA kernels (:mod:`digraph.smx.cuda.power`).
 
 Each worker uses the GPU its process sees first (``"cuda"``: dask-cuda starts one worker a GPU
@@ -96,12 +96,13 @@ class GpuShard:
 
 class GpuRunState:
     """One run's vectors on one shard, on the worker's GPU (the module text); the same parts of
-    a round as :class:`~.cluster_worker.RunState` (``teleport``, ``parts``, ``take``, ``pull``,
+    a round as :class:`~.cluster_state.RunState` (``teleport``, ``parts``, ``take``, ``pull``,
     ``host_x``, ``close``), and its host attributes that the dual weights' sweeps read
     (:mod:`.cluster_dual_worker`: ``shard``, ``coef``, ``has``, ``dst_scale``, ``src_scale``,
     ``zw``, ``sweeps``)."""
 
     gpu = True  # the round's parts run on the GPU (the exchange's gather too)
+    aa = None  # no Anderson mixes on GPU workers (cluster_anderson: CPU workers)
 
     def __init__(self, shard, gpu, v, src_scale, dst_scale, coef, d, didx, dg, x0=None,
                  zw=None):

@@ -8,7 +8,7 @@ partitioned files), which holds the vertex-sized arrays on the client and no arc
   :func:`shard_key`;
 * :func:`factors`: the run's scales and arc factors; ``coef="shard"`` when the system's arc
   factors are the weights the shards were built with (``system.shard_weights``), which the
-  workers then read there (:class:`.cluster_worker.RunState`);
+  workers then read there (:class:`.cluster_state.RunState`);
 * :func:`check_map`: the affine map (:class:`.cluster_maps.Affine`) needs the arcs on the client
   (its contraction factors, its dual weights): refused on a handle;
 * :func:`refuse_restart`: a ``checkpoint_every`` restart cuts the graph again among the workers

@@ -125,9 +125,14 @@ class GoogleRule:
             floor = _U * (e + 2 * (s + abs(c) + sy) + (blocks + 8 + k) * (s + sx + sy))
         else:
             floor = 8 * _U * (s + abs(c) + sy) + 12 * _U * sd + k * _U * (s + sd + sx + sy)
-        delta = floor + 2 * abs(sx - 1.0) + abs(sy - 1.0)
+        # a pulled Anderson mix (cluster_anderson): its sum's rounding is floor; its mass
+        # defect widens the bound but is no floor (gpu_setup.round_bound's mixed rounds)
+        floor += 2 * sum(r.get("sxr", 0.0) for r in prev) + abs(sy - 1.0)
+        defect = 2 * abs(sx - 1.0)
+        mixed = any(r.get("mixed") for r in prev)
         g1 = self.g1
-        return (g1 * diff * (1.0 + ROUNDING_MARGIN) + delta) / (1.0 - g1), delta, diff
+        bound = (g1 * diff * (1.0 + ROUNDING_MARGIN) + floor + defect) / (1.0 - g1)
+        return bound, (floor if mixed else floor + defect), diff
 
     def as_dict(self):
         return {"map": "google", **asdict(self)}
@@ -164,7 +169,7 @@ class AffineRule:
 
 
 #: the sums of a worker's answer that a round's coefficients and bound read
-SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2", "e", "blocks", "q")
+SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2", "e", "blocks", "q", "mixed", "sxr")
 
 
 def scalars(answer):

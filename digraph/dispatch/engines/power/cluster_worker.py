@@ -6,14 +6,14 @@
 the worker's server, so that the client and the other workers call them over Dask's own comms
 (``rpc(address).digraph_power_<op>(...)``).  A worker keeps
 
-* its **shards** (:class:`Shard`), keyed by the graph's fingerprint and the cut: the in-arcs of
+* its **shards** (:class:`~.cluster_state.Shard`), keyed by the graph's fingerprint and the cut: the in-arcs of
   its vertex range (row offsets rebased, sources renumbered into its compact vector,
   :mod:`.cluster_reads`), which entries of each other range it reads and which of its own each
   other worker reads.  A later run on the same graph and workers finds them there (the graph's
   handle on the cluster); the least recently used beyond ``keep`` are dropped, except the
   *pinned* ones of a graph loaded on the workers (:func:`digraph.load_distributed`: their arcs
   are nowhere else), kept until ``release``;
-* the state of each **run** (:class:`RunState`): its range of ``x``, ``y``, the teleport and
+* the state of each **run** (:class:`~.cluster_state.RunState`): its range of ``x``, ``y``, the teleport and
   dangling vectors and the scales, and the compact ``z`` its pull reads.
 
 The rounds (``rounds``: a batch of them per call from the client).  Round ``k`` on a worker:
@@ -52,12 +52,9 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.protocol import to_serialize
 
 from ....errors import WorkerLostError
-from ....smx.cpu.serial import pick
-from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
-from ...runtime.cpu_tasks import task_cuts
 from ...convergence import power_stop
-from .cluster_maps import rule_of, scalars, weighted_sums, weighted_sums_serial
-from .cluster_reads import compact, reads
+from .cluster_maps import rule_of, scalars
+from .cluster_state import RunState, Shard
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS", "MAX_RUNS", "lost_as_answer"]
 
@@ -66,116 +63,6 @@ MAX_RUNS = 16
 
 #: the handlers :class:`PowerShards` adds to a worker (``digraph_power_<op>``)
 OPS = ("has", "load", "start", "rounds", "answer", "snapshot", "drop", "mail", "release")
-
-
-class Shard:
-    """One graph's vertex range on this worker, kept between runs.
-
-    Attributes
-    ----------
-    index : int
-        Its place among the shards (range ``[bounds[index], bounds[index + 1])``).
-    peers : list of str
-        Every shard's worker address, by index.
-    off, src : numpy.ndarray
-        The range's in-arcs: row offsets from 0, sources renumbered into the compact vector.
-    base : numpy.ndarray of int64
-        The offset of each range's part in the compact vector (:func:`.cluster_reads.compact`).
-    reads : dict of int -> int
-        Entries of each other range it reads (sent to it each round).
-    send_idx : dict of int -> numpy.ndarray
-        Local indices of its range that each other shard reads (sent by it each round).
-    weights : numpy.ndarray of float64 or None
-        The in-arcs' weights, in the order of ``src``, when the shard was built on the workers
-        from a weighted edge list (a run's arc factors then come from here, not the client).
-    runs : int
-        Runs it has served.
-    duals : dict
-        The dual weights of its range found by runs on it, by the coefficients' key
-        (:mod:`.cluster_dual_worker`).
-    """
-
-    def __init__(self, index, bounds, peers, off, src, weights=None):
-        b = np.asarray(bounds, np.int64)
-        self.index, self.peers = int(index), list(peers)
-        self.v0, self.v1 = int(b[index]), int(b[index + 1])
-        self.off = np.ascontiguousarray(off, np.int64)
-        self.arcs = int(self.off[-1]) if self.off.size else 0
-        idx_of = reads(src, b, self.index)
-        src_c, self.base = compact(src, b, self.index, idx_of)
-        self.src = src_c.astype(np.int32) if self.base[-1] < 2**31 else src_c
-        self.idx_of = idx_of
-        self.reads = {g: int(a.size) for g, a in idx_of.items() if a.size}
-        self.send_idx = {}
-        self.weights = None if weights is None else np.ascontiguousarray(weights, np.float64)
-        self.pinned = False
-        self.runs = 0
-        self.duals = {}
-
-
-class RunState:
-    """One run's vectors on one shard (its range of each; ``zc`` the compact ``z``)."""
-
-    gpu = False  # the round's parts run on the worker's CPU threads
-
-    def __init__(self, shard, v, src_scale, dst_scale, coef, d, didx, dg, x0=None, zw=None):
-        self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
-        n = shard.v1 - shard.v0
-        if isinstance(coef, str) and coef == "shard":  # the weights the shard was built with
-            coef = shard.weights
-        self.v = np.ascontiguousarray(v, np.float64)
-        self.src_scale = np.ascontiguousarray(src_scale, np.float64)
-        self.dst_scale = np.ascontiguousarray(dst_scale, np.float64)
-        self.has = coef is not None
-        self.coef = np.ascontiguousarray(coef, np.float64) if self.has else np.empty(0)
-        self.d = self.v if d is None else np.ascontiguousarray(d, np.float64)
-        self.didx = np.ascontiguousarray(didx, np.int64)
-        self.dg = np.ascontiguousarray(dg, np.float64)
-        self.x = self.v.copy() if x0 is None else np.array(x0, np.float64)  # a checkpoint
-        # the affine map's dual weights (cluster_maps.Affine), None elsewhere
-        self.zw = None if zw is None else np.ascontiguousarray(zw, np.float64)
-        self.y = np.empty(n, np.float64)
-        self.zc = np.empty(max(int(shard.base[-1]), 1), np.float64)
-        b, i = shard.base, shard.index
-        self.z_own = self.zc[b[i]:b[i + 1]]
-        self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
-        np.multiply(self.src_scale, self.x, out=self.z_own)
-        self._pull = pick(_pull, _pull_serial, shard.arcs)
-        self.cuts = task_cuts(shard.off)
-        self._teleport = pick(_teleport, _teleport_serial, shard.arcs)
-        self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
-        self.busy = 0.0
-        self.sweeps = None  # the dual weights' sweeps under way (cluster_dual_worker)
-
-    # a run state's round, in the parts the plugin runs on its kernel thread (each the same
-    # for the GPU's run state, :class:`.cluster_gpu_worker.GpuRunState`)
-    def teleport(self, c, sd):
-        """``y += c·v + σ·d``, ``x ← y``, ``z_own = src_scale ∘ x``: the teleport's sums."""
-        diff, sy = self._teleport(self.y, self.v, float(c), self.d, float(sd), self.x)
-        self.x, self.y = self.y, self.x
-        np.multiply(self.src_scale, self.x, out=self.z_own)
-        out = {"diff": float(diff), "sy": float(sy)}
-        if self.zw is not None:  # the affine map's dual route: its weighted sums
-            p1, p2 = self.weighted(self.zw, self.x, self.y)
-            out.update(p1=float(p1), p2=float(p2))
-        return out
-
-    def parts(self):
-        """The entries of ``z_own`` each other shard reads (shard index -> array)."""
-        return {h: self.z_own[idx] for h, idx in self.shard.send_idx.items()}
-
-    def take(self, got):
-        """The entries read from the other shards (shard index -> array) into ``zc``."""
-        for g, a in got.items():
-            self.recv[g][:] = a
-
-    def pull(self):
-        """``y = pull(z)``: the pull's sums ``s``, ``σ`` and ``Σx``."""
-        sh = self.shard
-        s = self._pull(self.cuts, sh.off, sh.src, self.coef, self.has, self.zc,
-                       self.dst_scale, self.y)
-        return {"s": float(s), "sd": float(_gather_sum(self.didx, self.dg, self.x)),
-                "sx": float(self.x.sum())}
 
 
 async def lost_as_answer(exchange, **more):
@@ -378,16 +265,19 @@ class PowerShards(WorkerPlugin):
                                      runs=shard.runs, loads=self.loads)
 
     async def _rounds(self, key=None, run=None, k=None, n=None, prev=None, last_diff=None,
-                      rule=None, tol=None, timeout=60.0):
+                      rule=None, tol=None, timeout=60.0, last_delta=0.0):
         """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: before each
         round after the first, every worker's sums of the last one (mail ``run:s<round>``, to
         every other worker), from which each worker alike finds that round's bound (``rule``,
         :func:`.cluster_maps.rule_of`) and the next round's ``c`` and ``σ``; the rounds end
         early where the stop rule (:func:`~digraph.dispatch.convergence.power_stop`, with
         ``tol`` and ``last_diff``, the difference of round ``k − 1``) ends the run.  ``prev``:
-        every worker's sums of round ``k − 1`` (or of the start).  Returns this worker's answer
-        of each round run (``{"rounds": [...]}``)."""
+        every worker's sums of round ``k − 1`` (or of the start), ``last_delta`` its rounding
+        floor (Anderson's start rule reads the first round's).  Returns this worker's answer of
+        each round run (``{"rounds": [...]}``)."""
         r = self._run(run)
+        if r.aa is not None and k > 1:
+            r.aa.seen(int(k) - 1, float(last_diff), float(last_delta))
         return await lost_as_answer(self._rounds_of(r, run, int(k), int(n), list(prev),
                                                     float(last_diff), rule_of(rule),
                                                     float(tol), timeout))
@@ -401,17 +291,43 @@ class PowerShards(WorkerPlugin):
                 bound, delta, diff = rule.bound(prev, now)
                 if power_stop(bound, delta, diff, last_diff, rule.g1, tol, {}):
                     break
+                if r.aa is not None:
+                    r.aa.seen(k + j - 1, diff, delta)
                 prev, last_diff = now, diff
             c, sd = rule.coefficients(prev)
-            out.append(await self._one_round(shard, r, f"{run}:{k + j}", c, sd, timeout))
+            out.append(await self._one_round(shard, r, f"{run}:{k + j}", c, sd, timeout,
+                                             (prev, last_diff, rule, tol, k + j)))
+            if out[-1].pop("stop", False):
+                break
         return {"rounds": out}
 
-    async def _one_round(self, shard, r, tag, c, sd, timeout):
+    async def _one_round(self, shard, r, tag, c, sd, timeout, ctx):
         """One round with ``c`` and ``σ`` (``sd``): the teleport of the range, then the exchange
-        (mail ``tag``) and the next round's pull.  Returns the sums."""
+        (mail ``tag``) and the next round's pull.  Returns the sums.
+
+        A round that records Anderson's differences (:mod:`.cluster_anderson`) all-gathers its
+        teleport's sums and dots first (mail ``tag:a``): from them every worker finds the
+        round's verdict (``ctx``: the last round's sums and difference, the rule, ``tol`` and
+        this round's number) and the mix, before the exchange; a round that ends the run there
+        answers ``stop`` and pulls nothing."""
         sums = await self._busy(r, r.teleport, c, sd)
+        sent = 0
+        if "a" in sums:
+            prev, last_diff, rule, tol, rnd = ctx
+            acct = {"sent": 0}
+            got = await self.allgather(f"{tag}:a", shard, acct, sums, timeout)
+            bound, delta, diff = rule.bound(prev, got)
+            stop = power_stop(bound, delta, diff, last_diff, rule.g1, tol, {})
+            r.aa.seen(rnd, diff, delta)
+            await self._busy(r, r.aa.advance, r, got, stop)
+            sums = {"diff": sums["diff"], "sy": sums["sy"], "recording": 1.0,
+                    "restarts": r.aa.acc.restarts}
+            sent = acct["sent"]
+            if stop:
+                return dict(sums, sent=sent, exchange=0.0, busy=r.busy, stop=True)
         out = await self._exchange_and_pull(shard, r, tag, timeout)
         out.update(sums)
+        out["sent"] += sent
         return out
 
     async def _answer(self, run=None):

@@ -4,7 +4,7 @@ them from the client).
 :class:`HIndexRounds` is a ``distributed`` worker plugin beside the power iteration's
 (:class:`~digraph.dispatch.engines.power.cluster_worker.PowerShards`) and the min/max rounds'
 (:class:`~.cluster_worker.BspRounds`, whose start and exchange it inherits).  Its shards are the
-power plugin's :class:`~digraph.dispatch.engines.power.cluster_worker.Shard` built from the
+power plugin's :class:`~digraph.dispatch.engines.power.cluster_state.Shard` built from the
 range's *undirected neighbour lists* (the arcs of both directions, self-loops dropped, with
 multiplicity) instead of its in-arcs, kept under their own key; the neighbours are renumbered
 into the compact vector (the range whole, the entries it reads of the other ranges), and each
@@ -48,7 +48,7 @@ class HIndexRun:
 
     Parameters
     ----------
-    shard : digraph.dispatch.engines.power.cluster_worker.Shard
+    shard : digraph.dispatch.engines.power.cluster_state.Shard
         Built from the range's undirected neighbour lists.
     x : numpy.ndarray, optional
         The range's start estimates (a checkpoint: upper bounds of the core numbers); None:

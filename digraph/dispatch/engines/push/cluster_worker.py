@@ -73,7 +73,7 @@ class MonotoneRun:
 
     Parameters
     ----------
-    shard : digraph.dispatch.engines.power.cluster_worker.Shard
+    shard : digraph.dispatch.engines.power.cluster_state.Shard
     x, active : numpy.ndarray
         The range's initial values and initial frontier.
     coef : numpy.ndarray, ``"shard"`` or None
