@@ -96,7 +96,7 @@ class RunState:
         self.sweeps = None  # the dual weights' sweeps under way (cluster_dual_worker)
         self.aa = None  # Anderson's mixes (cluster_anderson), with anderson={"memory": ...}
         self.mixed, self.mix_sum = False, 0.0  # the iterate to pull is a mix, and its sum
-        if anderson and anderson["memory"] > 0 and n:
+        if anderson and anderson["memory"] > 0:  # on every worker alike, an empty range too
             from .cluster_anderson import WorkerAnderson
             self.aa = WorkerAnderson(n, **anderson)
 
