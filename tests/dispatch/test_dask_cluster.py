@@ -178,6 +178,12 @@ def test_anderson_mixes_on_the_workers_cut_the_rounds_within_the_bound(client):
     fast = digraph.load(rmat(10, 4, seed=3))
     f = digraph.run(fast, "pagerank", cluster=client, tol=1e-10)
     assert f.stats["power"]["anderson"] == 0 and f.stats["power"]["anderson_mixes"] == 0
+    # the affine map (adsorption) mixes too, on its dual route: R-MAT's rounds are slow there
+    seeds = [fast.vertex_ids[i] for i in (0, 5, 9)]
+    a = digraph.run(fast, "adsorption", cluster=client, seeds=seeds, tol=1e-9)
+    q = digraph.run(fast, "adsorption", cluster=client, seeds=seeds, tol=1e-9, settings=plain)
+    assert a.stats["power"]["anderson_mixes"] > 0 and a.stats["rounds"] < q.stats["rounds"]
+    assert l1(a.values, Adsorption().reference(fast, seeds=seeds)) <= a.stats["error_bound"]
 
 
 def test_a_cluster_without_workers_is_refused():

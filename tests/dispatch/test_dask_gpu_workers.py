@@ -77,7 +77,8 @@ def test_adsorption_on_gpu_workers_runs_the_affine_map_within_its_bound(client):
     s = r.stats
     assert s["converged"] and s["power"]["map"] == "affine" and s["error_bound"] <= 1e-9
     assert l1(r.values, Adsorption().reference(g, **params)) <= s["error_bound"]
-    cpu = digraph.run(g, "adsorption", cluster=client, tol=1e-9, **params)
+    cpu = digraph.run(g, "adsorption", cluster=client, tol=1e-9, settings=[
+        dataclasses.replace(power.DEFAULT, accelerator="none")], **params)
     assert s["rounds"] == cpu.stats["rounds"]
     assert s.get("error_route") == cpu.stats.get("error_route")
 

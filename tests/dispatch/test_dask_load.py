@@ -346,8 +346,10 @@ def test_the_dual_sweeps_need_room_under_the_memory_limit(tmp_path):
                 h.release()
     free, in_off, bounds = run(0)
     assert free.stats["error_route"] == "dual" and "dual_skipped" not in free.stats
-    plain = shard_bytes(in_off, bounds, False)
-    both = shard_bytes(in_off, bounds, False, dual=True)
+    from digraph.dispatch.engines.power.cpu import DEFAULT as POWER
+    rings = 2 * POWER.anderson_memory + 2  # Anderson's mixes on the workers
+    plain = shard_bytes(in_off, bounds, False, extra_vectors=rings)
+    both = shard_bytes(in_off, bounds, False, dual=True, extra_vectors=rings)
     assert list(plain) == free.stats["dask"]["shard_bytes"] and (both > plain).all()
     assert plain.max() < both.min()
     tight, _, _ = run(int(plain.max() + both.min()) // 2)

@@ -265,12 +265,12 @@ def run_batch(client, s, op, args, n, done, settings):
 def _anderson(it, device, tol):
     """The settings of Anderson's mixes on the workers (:mod:`.cluster_anderson`), from the
     run's :class:`~.cpu.PowerSettings` (``accelerator`` ``"auto"`` or ``"anderson"``, its
-    ``anderson_memory`` and ``anderson_from_ratio``): the Google matrix's iteration on CPU
-    workers; None elsewhere (the affine map, GPU workers) and with memory 0."""
+    ``anderson_memory`` and ``anderson_from_ratio``) on CPU workers; None on GPU workers and
+    with memory 0."""
     from .cpu import DEFAULT as POWER
     ps = current(POWER)
     memory = max(int(ps.anderson_memory), 0) if ps.accelerator in ("auto", "anderson") else 0
-    if not memory or device != "cpu" or it.map != "google":
+    if not memory or device != "cpu":
         return None
     return {"memory": memory, "from_ratio": float(ps.anderson_from_ratio),
             "g1": float(it.g1), "tol": float(tol)}
@@ -386,7 +386,8 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
         if it.on_workers is not None:  # a handle: the affine map's dual weights found there
             try:
                 zmax = cluster_dual.find(client, graph, st["s"], it.on_workers, factors[2],
-                                         settings.round_timeout_s, stats, call)
+                                         settings.round_timeout_s, stats, call,
+                                         2 * aa["memory"] + 2 if aa else 0)
             except WorkerLostError as e:  # no restart on a handle: the others forget the run
                 drop(client, st["s"].workers, st["s"].run, e.worker)
                 raise

@@ -1,6 +1,7 @@
 """Anderson acceleration of the power rounds on a Dask cluster's CPU workers
 (:mod:`.cluster_worker`): the CPU engine's mixes (:mod:`.cpu_anderson`), each worker mixing its
-own range with the coefficients every worker finds alike.
+own range with the coefficients every worker finds alike; for the Google matrix's iteration and
+for the affine map's (adsorption), whose bound holds for any non-negative iterate as well.
 
 The mix ``x_{k+1} = max(g_k − Σ_i γ_i ΔG_i, 0)`` is local to a range once ``γ`` is known, and
 ``γ`` comes from the Gram matrix's new row ``a`` and right-hand side ``b`` (dot products over
@@ -25,7 +26,9 @@ The mix is not divided by its sum after a clip (that would take a third all-gath
 of a mixed iterate reports its computed sum and the sum's rounding (``mixed``, ``sxr``), and
 :class:`~.cluster_maps.GoogleRule` counts the mass defect ``2 |Σx − 1|`` in the bound but not in
 the rounding floor the stop rule reads, as one GPU's mixed rounds do
-(:func:`~.gpu_setup.round_bound`).
+(:func:`~.gpu_setup.round_bound`).  The affine map's bound
+(:class:`~.cluster_maps.AffineRule`) holds for any non-negative iterate and reads no sum of it;
+on its dual route a recording round's sums carry the weighted sums of ``g`` and ``x`` too.
 """
 
 import numpy as np
@@ -47,7 +50,9 @@ class WorkerAnderson:
     memory : int
         Slots of the rings (``m``).
     from_ratio, g1, tol : float
-        The start rule's ratio, the map's ``γ1`` and the run's tolerance (see the module text).
+        The start rule's ratio, the factor the map's bound falls by a round (the rule's ``g1``,
+        set again by each batch: the affine map's dual route finds it after the start) and the
+        run's tolerance (see the module text).
     """
 
     def __init__(self, n, memory, from_ratio, g1, tol):
@@ -90,9 +95,13 @@ class WorkerAnderson:
         diff, sy, a, b = aa.record(r.x, r.y, r.v, float(c), r.d, float(sd), self.gp, self.fp,
                                    self.dF, self.dG, j, cnt, self.rec)
         none = np.empty(0)
-        return {"diff": float(diff), "sy": float(sy),
-                "a": none if a is None else np.array(a, np.float64),
-                "b": none if b is None else np.array(b, np.float64)}
+        out = {"diff": float(diff), "sy": float(sy),
+               "a": none if a is None else np.array(a, np.float64),
+               "b": none if b is None else np.array(b, np.float64)}
+        if r.zw is not None:  # the affine map's dual route: its weighted sums of g and x
+            p1, p2 = r.weighted(r.zw, r.y, r.x)
+            out.update(p1=float(p1), p2=float(p2))
+        return out
 
     def advance(self, r, got, stop):
         """After a recording round's all-gather (``got``: every worker's sums, in shard order):

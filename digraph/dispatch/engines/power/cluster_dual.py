@@ -26,12 +26,13 @@ __all__ = ["find", "sweeps"]
 _EPS = np.finfo(np.float64).eps
 
 
-def find(client, graph, session, key, has_coef, timeout, stats, call):
+def find(client, graph, session, key, has_coef, timeout, stats, call, extra_vectors=0):
     """:func:`sweeps` on the workers of ``session``, unless a worker's ``memory_limit`` is
-    below its shard, the run's vectors and the sweeps' buffers
-    (:func:`.cluster_checks.shard_bytes` with ``dual``): then none is sought and
-    ``stats["dual_skipped"]`` says why (the run keeps the L∞ route)."""
-    need = shard_bytes(graph.in_offsets, session.bounds, has_coef, dual=True)
+    below its shard, the run's vectors (``extra_vectors`` more: Anderson's rings) and the
+    sweeps' buffers (:func:`.cluster_checks.shard_bytes` with ``dual``): then none is sought
+    and ``stats["dual_skipped"]`` says why (the run keeps the L∞ route)."""
+    need = shard_bytes(graph.in_offsets, session.bounds, has_coef, dual=True,
+                       extra_vectors=extra_vectors)
     short = short_of_memory(memory_limits(client, session.workers), session.workers, need)
     if short:
         stats["dual_skipped"] = (f"{memory_words(short)} with the dual weights' sweeps, so "

@@ -276,11 +276,14 @@ class PowerShards(WorkerPlugin):
         floor (Anderson's start rule reads the first round's).  Returns this worker's answer of
         each round run (``{"rounds": [...]}``)."""
         r = self._run(run)
-        if r.aa is not None and k > 1:
-            r.aa.seen(int(k) - 1, float(last_diff), float(last_delta))
+        rule = rule_of(rule)
+        if r.aa is not None:
+            r.aa.g1 = rule.g1
+            if k > 1:
+                r.aa.seen(int(k) - 1, float(last_diff), float(last_delta))
         return await lost_as_answer(self._rounds_of(r, run, int(k), int(n), list(prev),
-                                                    float(last_diff), rule_of(rule),
-                                                    float(tol), timeout))
+                                                    float(last_diff), rule, float(tol),
+                                                    timeout))
 
     async def _rounds_of(self, r, run, k, n, prev, last_diff, rule, tol, timeout):
         shard, out = r.shard, []
@@ -320,8 +323,8 @@ class PowerShards(WorkerPlugin):
             stop = power_stop(bound, delta, diff, last_diff, rule.g1, tol, {})
             r.aa.seen(rnd, diff, delta)
             await self._busy(r, r.aa.advance, r, got, stop)
-            sums = {"diff": sums["diff"], "sy": sums["sy"], "recording": 1.0,
-                    "restarts": r.aa.acc.restarts}
+            sums = {k: v for k, v in sums.items() if k not in ("a", "b")}
+            sums.update(recording=1.0, restarts=r.aa.acc.restarts)
             sent = acct["sent"]
             if stop:
                 return dict(sums, sent=sent, exchange=0.0, busy=r.busy, stop=True)
