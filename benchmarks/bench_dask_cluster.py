@@ -9,8 +9,9 @@ and ``mode="power"`` in this process on ``--threads`` Numba threads, both the sa
 Anderson's acceleration where the plain rate slows, and start one round later at most), so that
 their rounds agree and the time a round compares.  Medians of ``--repeat`` runs,
 interleaved; every cluster answer is checked against the process's within the two bounds.
-SSSP (from the vertex of largest out-degree) and k-core run ``mode="bsp"`` in the process, the
-same rounds as the cluster's, and their answers must be equal.
+Adsorption (from the ten vertices of largest out-degree) runs the process's default, its answer
+within the two bounds.  SSSP (from the vertex of largest out-degree) and k-core run
+``mode="bsp"`` in the process, the same rounds as the cluster's, and their answers must be equal.
 
     python benchmarks/bench_dask_cluster.py --scales 16 17 18 --repeat 5
 
@@ -44,10 +45,12 @@ def main(argv=None):
     ap.add_argument("--scales", nargs="+", type=int, default=[16, 17, 18])
     ap.add_argument("--graphs", nargs="+", metavar="NAME",
                     help="graphs of benchmarks/graphs.py instead of R-MAT scales (grid300, ...)")
-    ap.add_argument("--algorithms", nargs="+", choices=["pagerank", "sssp", "kcore"],
-                    default=["pagerank"],
-                    help="PageRank's power rounds (default), SSSP's bsp rounds (from the vertex "
-                         "of largest out-degree) or k-core's, against one process's same rounds")
+    ap.add_argument("--algorithms", nargs="+",
+                    choices=["pagerank", "adsorption", "sssp", "kcore"], default=["pagerank"],
+                    help="PageRank's power rounds (default), adsorption's (from the ten "
+                         "vertices of largest out-degree; one process runs its default), "
+                         "SSSP's bsp rounds (from the vertex of largest out-degree) or "
+                         "k-core's, against one process's same rounds")
     ap.add_argument("--edge-factor", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--worker-threads", type=int, default=1,
@@ -93,12 +96,16 @@ def main(argv=None):
                 loaded[name] = digraph.load(rmat(scale, args.edge_factor, seed=1)) \
                     if scale is not None else graphs.load(name)
             g = loaded[name]
-            params = {"tol": args.tol} if algo == "pagerank" else {}
+            linear = algo in ("pagerank", "adsorption")
+            params = {"tol": args.tol} if linear else {}
+            if algo == "adsorption":
+                params["seeds"] = list(g.vertex_ids[np.argsort(-g.out_degree,
+                                                                kind="stable")[:10]])
             # the one-process run of the same rounds: power rounds with Anderson's mixes where
             # the plain rate slows (no Gauss-Seidel sweeps), or bsp
             one = ({"mode": "power",
                     "settings": [dataclasses.replace(power.DEFAULT, accelerator="anderson")]}
-                   if algo == "pagerank" else {"mode": "bsp"})
+                   if algo == "pagerank" else {} if algo == "adsorption" else {"mode": "bsp"})
             if algo == "sssp":
                 params = {"source": g.vertex_ids[int(np.argmax(g.out_degree))]}
             first = digraph.run(g, algo, cluster=c, **params, **on)  # loads the shards
@@ -115,7 +122,7 @@ def main(argv=None):
                     t0 = time.perf_counter()
                     p = digraph.run(g, algo, **params, **how)
                     runs[kind].append((time.perf_counter() - t0, p))
-                if algo == "pagerank":
+                if linear:
                     err = np.abs(r.values - p.values).sum()
                     assert err <= r.stats.error_bound + p.stats.error_bound, err
                 else:  # min/max and h-index rounds: the exact fixed point
