@@ -67,6 +67,7 @@ from .cluster_calls import batch_size, call, drop, gather, serialized
 from .cluster_checks import check_memory
 from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
 from .cluster_handle import shard_key
+from .cluster_anderson import anderson_settings
 from .cluster_maps import iteration, scalars
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
@@ -262,20 +263,6 @@ def run_batch(client, s, op, args, n, done, settings):
     return out
 
 
-def _anderson(it, device, tol):
-    """The settings of Anderson's mixes on the workers (:mod:`.cluster_anderson`), from the
-    run's :class:`~.cpu.PowerSettings` (``accelerator`` ``"auto"`` or ``"anderson"``, its
-    ``anderson_memory`` and ``anderson_from_ratio``) on CPU workers; None on GPU workers and
-    with memory 0."""
-    from .cpu import DEFAULT as POWER
-    ps = current(POWER)
-    memory = max(int(ps.anderson_memory), 0) if ps.accelerator in ("auto", "anderson") else 0
-    if not memory or device != "cpu":
-        return None
-    return {"memory": memory, "from_ratio": float(ps.anderson_from_ratio),
-            "g1": float(it.g1), "tol": float(tol)}
-
-
 def _batch(client, it, s, done, n, last, tol, settings, mixes):
     """The power iteration's :func:`run_batch` (``last``: the bound, rounding floor and
     difference of round ``done``); returns each round's ``(bound, delta, diff)``, found from the
@@ -333,7 +320,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
     factors = run_factors(graph, system)
     stats.setdefault("dense_rounds", 0)
     ckpt = None if checkpoint_every is None else Checkpoints(checkpoint_every, it.start)
-    aa = _anderson(it, device, tol)
+    aa = anderson_settings(it, device, tol)
     mixes = {"mixes": 0, "on": False, "restarts": 0}
 
     def begin(live, x0):

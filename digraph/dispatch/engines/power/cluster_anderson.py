@@ -36,7 +36,22 @@ import numpy as np
 from ....smx.cpu import anderson as aa
 from ...anderson import Anderson
 
-__all__ = ["WorkerAnderson"]
+__all__ = ["WorkerAnderson", "anderson_settings"]
+
+
+def anderson_settings(it, device, tol):
+    """What the client sends each worker's start for Anderson's mixes: the run's
+    :class:`~.cpu.PowerSettings` (``accelerator`` ``"auto"`` or ``"anderson"``, its
+    ``anderson_memory`` and ``anderson_from_ratio``), the map's ``γ1`` and ``tol``, on CPU
+    workers; None on GPU workers and with memory 0."""
+    from ...settings import current
+    from .cpu import DEFAULT as POWER
+    ps = current(POWER)
+    memory = max(int(ps.anderson_memory), 0) if ps.accelerator in ("auto", "anderson") else 0
+    if not memory or device != "cpu":
+        return None
+    return {"memory": memory, "from_ratio": float(ps.anderson_from_ratio),
+            "g1": float(it.g1), "tol": float(tol)}
 
 
 class WorkerAnderson:

@@ -182,9 +182,12 @@ class PowerShards(WorkerPlugin):
         parts = await self._busy(r, r.parts) if r.gpu else r.parts()
         sent = await self._send(tag, shard, parts, timeout)
         got = await self._collect(tag, shard, shard.reads, timeout)
-        await self._busy(r, r.take, got)
         t_ex = time.perf_counter() - t0
-        out = await self._busy(r, r.pull)
+
+        def take_and_pull():  # one hop to the kernel thread
+            r.take(got)
+            return r.pull()
+        out = await self._busy(r, take_and_pull)
         out.update(sent=sent, exchange=t_ex, busy=r.busy)
         return out
 
