@@ -212,7 +212,8 @@ def worklist(engine, *, max_iter, stats):
         stats["rounds"] += 1
 
 
-def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge=None):
+def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge=None,
+          last_diff=np.inf):
     """Run power rounds: ``step()`` does one and returns ``(bound, delta, diff)`` (the bound on
     the error after it, the rounding floor ``‖δ‖₁`` of it, and ``‖x_{k+1} − x_k‖₁``); the stop
     rule is :func:`digraph.dispatch.convergence.power_stop`.  Returns (rounds run, converged):
@@ -225,11 +226,14 @@ def power(step, *, g1, tol, max_iter, stats, trip=None, probe_window=None, judge
     ``judge`` (a :class:`Judge`, with ``trip``): a round that trips does not end the run at once.
     ``judge.begin(round)`` is called (the engine accelerates the rounds from there), and
     ``judge.rounds`` rounds later ``judge.verdict(measure)`` decides from a :class:`Measure` of
-    the rounds: True goes on to the end (no more probing), False ends the run undecided."""
+    the rounds: True goes on to the end (no more probing), False ends the run undecided.
+
+    ``last_diff``: the difference of the round before the first (a run resumed mid-way, as a
+    Dask worker's batch of rounds is, :mod:`digraph.dispatch.engines.power.cluster_batch`),
+    which the stop rule's floor test reads."""
     rounds = 0
     converged = False
     bound = np.inf
-    last_diff = np.inf
     diffs = []
     seconds = []  # each round's, for the judge only
     tripped = None

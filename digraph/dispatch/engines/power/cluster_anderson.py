@@ -11,12 +11,13 @@ each worker,
 1. the teleport fused with the record pass of its range (:func:`digraph.smx.cpu.anderson.record`:
    ``g_k``, ``f_k = g_k − x_k``, the rings' new columns and its partial dots);
 2. an all-gather of ``(‖g − x‖₁, Σg, a, b)`` among the workers (the round's second; a plain
-   round has one), from which every worker finds the round's bound and the stop rule's verdict,
-   then the same ``γ`` by the same solve on the same sums in shard order;
-3. the mix of its range (or the plain step ``x_{k+1} = g_k``), then the exchange and the pull as
-   in a plain round.
+   round has one), from which every worker finds the same ``γ`` by the same solve on the same
+   sums in shard order;
+3. the mix of its range (or the plain step ``x_{k+1} = g_k``), then the exchange, the pull and
+   the all-gather of the round's sums as in a plain round (:mod:`.cluster_batch`).
 
-When the verdict ends the run, the answer is ``g_k``, a power step, as everywhere.  Recording
+When the driver's verdict ends the run at that round, the answer is ``g_k``, a power step, as
+everywhere: a round that mixed keeps ``g_k`` as the run's ``answer``.  Recording
 starts the round after the first round from the third on whose difference exceeds
 :attr:`~.cpu.PowerSettings.anderson_from_ratio` ``· γ1`` times the previous one (the CPU engine
 starts in that round itself; a worker learns the round's global difference only at the next
@@ -118,28 +119,27 @@ class WorkerAnderson:
             out.update(p1=float(p1), p2=float(p2))
         return out
 
-    def advance(self, r, got, stop):
+    def advance(self, r, got):
         """After a recording round's all-gather (``got``: every worker's sums, in shard order):
-        ``x ← g`` when the run stops or the solve gives no coefficients, else ``x ← max(g −
-        ΔG γ, 0)`` (``r.mixed``, ``r.mix_sum``); ``z_own = src_scale ∘ x`` either way."""
+        ``x ← g`` when the solve gives no coefficients, else ``x ← max(g − ΔG γ, 0)``
+        (``r.mixed``, ``r.mix_sum``) with ``g`` kept as the run's ``answer`` (the driver may
+        stop at this round); ``z_own = src_scale ∘ x`` either way."""
         g = r.y
         free = [b for b in self.bufs if b is not g]
-        gamma = None
-        if not stop:
-            first = got[0]["a"].size == 0
-            diff = sum(x["diff"] for x in got)
-            a = None if first else sum(x["a"] for x in got)
-            b = None if first else sum(x["b"] for x in got)
-            gamma = self.acc.solve(diff, a, b)
+        first = got[0]["a"].size == 0
+        diff = sum(x["diff"] for x in got)
+        a = None if first else sum(x["a"] for x in got)
+        b = None if first else sum(x["b"] for x in got)
+        gamma = self.acc.solve(diff, a, b)
         if gamma is not None:
             xm = free[0]
             total, _ = aa.mix(g, self.dG, gamma, r.src_scale, xm, r.z_own, self.mix_parts)
             if np.isfinite(total):
-                r.x, r.y, self.gp = xm, free[1], g
+                r.x, r.y, self.gp, r.answer = xm, free[1], g, g
                 r.mixed, r.mix_sum = True, float(total)
                 self.mixes += 1
                 return
-        r.x, r.y, self.gp = g, free[0], g
+        r.x, r.y, self.gp, r.answer = g, free[0], g, None
         np.multiply(r.src_scale, r.x, out=r.z_own)
 
     def sum_rounding(self, total):

@@ -96,6 +96,7 @@ class RunState:
         self.sweeps = None  # the dual weights' sweeps under way (cluster_dual_worker)
         self.aa = None  # Anderson's mixes (cluster_anderson), with anderson={"memory": ...}
         self.mixed, self.mix_sum = False, 0.0  # the iterate to pull is a mix, and its sum
+        self.answer = None  # the last power step where the iterate pulled is a mix
         if anderson and anderson["memory"] > 0:  # on every worker alike, an empty range too
             from .cluster_anderson import WorkerAnderson
             self.aa = WorkerAnderson(n, **anderson)
@@ -108,7 +109,7 @@ class RunState:
         if self.aa is not None and self.aa.recording:
             return self.aa.record(self, c, sd)
         diff, sy = self._teleport(self.y, self.v, float(c), self.d, float(sd), self.x)
-        self.x, self.y = self.y, self.x
+        self.x, self.y, self.answer = self.y, self.x, None
         np.multiply(self.src_scale, self.x, out=self.z_own)
         out = {"diff": float(diff), "sy": float(sy)}
         if self.zw is not None:  # the affine map's dual route: its weighted sums

@@ -16,17 +16,18 @@ the worker's server, so that the client and the other workers call them over Das
 * the state of each **run** (:class:`~.cluster_state.RunState`): its range of ``x``, ``y``, the teleport and
   dangling vectors and the scales, and the compact ``z`` its pull reads.
 
-The rounds (``rounds``: a batch of them per call from the client).  Round ``k`` on a worker:
-every worker's sums of round ``k − 1`` (its pull's ``s``, ``σ``, ``Σx`` and its teleport's
-``Σ|y − x|``, ``Σy``) come from the other workers themselves (mail of a few scalars, worker to
-worker); from them each worker alike finds round ``k − 1``'s bound, the stop rule's verdict and
-round ``k``'s ``c`` and ``σ`` (the rule of :mod:`.cluster_maps`, the client's own).  Then the
-teleport of its range, ``y += c·v + σ·d``, with ``Σ|y − x|`` and ``Σy`` (the existing kernels of
-:mod:`digraph.dispatch.engines.power.cpu`), ``z_own = src_scale ∘ y``; its entries of ``z``
-that each other worker reads are sent straight to that worker (``mail``), and it waits for the
-entries it reads from the others; then the pull of its range for the next round (the CPU
-engine's Numba kernel on the shard).  The client hears at the batch's end: each round's sums,
-which it replays through the driver, reaching the same verdicts.  Only scalars go to the
+The rounds (``rounds``: a batch of them per call from the client) are the driver's
+(:func:`digraph.dispatch.driver.power`, on the plugin's kernel thread, :mod:`.cluster_batch`).
+Round ``k`` on a worker: the teleport of its range, ``y += c·v + σ·d``, with ``Σ|y − x|`` and
+``Σy`` (the existing kernels of :mod:`digraph.dispatch.engines.power.cpu`), ``z_own = src_scale
+∘ y``; its entries of ``z`` that each other worker reads are sent straight to that worker
+(``mail``), and it waits for the entries it reads from the others; then the pull of its range
+for the next round (the CPU engine's Numba kernel on the shard); then every worker's sums of the
+round (its pull's ``s``, ``σ``, ``Σx`` and its teleport's ``Σ|y − x|``, ``Σy``) come from the
+other workers themselves (mail of a few scalars, worker to worker), from which each worker alike
+finds the round's bound, the driver's verdict and the next round's ``c`` and ``σ`` (the rule of
+:mod:`.cluster_maps`, the client's own).  The client hears at the batch's end: each round's
+sums, which it replays through the driver, reaching the same verdicts.  Only scalars go to the
 client; the vectors stay on the workers and move worker to worker.
 
 The ``bsp`` rounds of min/max systems (:mod:`digraph.dispatch.engines.push.cluster_worker`)
@@ -52,8 +53,9 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.protocol import to_serialize
 
 from ....errors import WorkerLostError
-from ...convergence import power_stop
-from .cluster_maps import rule_of, scalars
+from ... import driver
+from .cluster_batch import PowerBatch
+from .cluster_maps import rule_of
 from .cluster_state import RunState, Shard
 
 __all__ = ["PowerShards", "Shard", "RunState", "OPS", "MAX_RUNS", "lost_as_answer"]
@@ -75,6 +77,13 @@ async def lost_as_answer(exchange, **more):
         return {"lost": str(e), "worker": e.worker}
     out.update(more)
     return out
+
+
+def _answer_of(r):
+    """A run's range of its answer: ``x``, or the power step ``g`` where the last round mixed
+    (:mod:`.cluster_anderson`; the bsp and h-index runs: ``x``)."""
+    got = getattr(r, "answer", None)
+    return r.x if got is None else got
 
 
 def _nbytes(a):
@@ -269,78 +278,34 @@ class PowerShards(WorkerPlugin):
 
     async def _rounds(self, key=None, run=None, k=None, n=None, prev=None, last_diff=None,
                       rule=None, tol=None, timeout=60.0, last_delta=0.0):
-        """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: before each
-        round after the first, every worker's sums of the last one (mail ``run:s<round>``, to
-        every other worker), from which each worker alike finds that round's bound (``rule``,
-        :func:`.cluster_maps.rule_of`) and the next round's ``c`` and ``σ``; the rounds end
-        early where the stop rule (:func:`~digraph.dispatch.convergence.power_stop`, with
-        ``tol`` and ``last_diff``, the difference of round ``k − 1``) ends the run.  ``prev``:
-        every worker's sums of round ``k − 1`` (or of the start), ``last_delta`` its rounding
-        floor (Anderson's start rule reads the first round's).  Returns this worker's answer of
-        each round run (``{"rounds": [...]}``)."""
+        """Rounds ``k`` to ``k + n − 1`` among the workers, without the client: the driver's
+        (:func:`~digraph.dispatch.driver.power` with ``tol`` and ``last_diff``, the difference
+        of round ``k − 1``) on :class:`.cluster_batch.PowerBatch`'s rounds, each ending with
+        every worker's sums of it (mail ``run:s<round>``, to every other worker), from which
+        each worker alike finds its bound (``rule``, :func:`.cluster_maps.rule_of`) and the
+        next round's ``c`` and ``σ``; the rounds end early where the driver's stop rule ends the
+        run.  ``prev``: every worker's sums of round ``k − 1`` (or of the start),
+        ``last_delta`` its rounding floor (Anderson's start rule reads the first round's).
+        Returns this worker's answer of each round run (``{"rounds": [...]}``)."""
         r = self._run(run)
         rule = rule_of(rule)
         if r.aa is not None:
             r.aa.g1 = rule.g1
             if k > 1:
                 r.aa.seen(int(k) - 1, float(last_diff), float(last_delta))
-        return await lost_as_answer(self._rounds_of(r, run, int(k), int(n), list(prev),
-                                                    float(last_diff), rule, float(tol),
-                                                    timeout))
+        b = PowerBatch(self, r, run, k, prev, rule, timeout, asyncio.get_running_loop())
 
-    async def _rounds_of(self, r, run, k, n, prev, last_diff, rule, tol, timeout):
-        shard, out = r.shard, []
-        for j in range(n):
-            if j:
-                now = await self.allgather(f"{run}:s{k + j - 1}", shard, out[-1],
-                                           scalars(out[-1]), timeout)
-                bound, delta, diff = rule.bound(prev, now)
-                if power_stop(bound, delta, diff, last_diff, rule.g1, tol, {}):
-                    break
-                if r.aa is not None:
-                    r.aa.seen(k + j - 1, diff, delta)
-                prev, last_diff = now, diff
-            c, sd = rule.coefficients(prev)
-            out.append(await self._one_round(shard, r, f"{run}:{k + j}", c, sd, timeout,
-                                             (prev, last_diff, rule, tol, k + j)))
-            if out[-1].pop("stop", False):
-                break
-        return {"rounds": out}
-
-    async def _one_round(self, shard, r, tag, c, sd, timeout, ctx):
-        """One round with ``c`` and ``σ`` (``sd``): the teleport of the range, then the exchange
-        (mail ``tag``) and the next round's pull.  Returns the sums.
-
-        A round that records Anderson's differences (:mod:`.cluster_anderson`) all-gathers its
-        teleport's sums and dots first (mail ``tag:a``): from them every worker finds the
-        round's verdict (``ctx``: the last round's sums and difference, the rule, ``tol`` and
-        this round's number) and the mix, before the exchange; a round that ends the run there
-        answers ``stop`` and pulls nothing."""
-        sums = await self._busy(r, r.teleport, c, sd)
-        sent = 0
-        if "a" in sums:
-            prev, last_diff, rule, tol, rnd = ctx
-            acct = {"sent": 0}
-            got = await self.allgather(f"{tag}:a", shard, acct, sums, timeout)
-            bound, delta, diff = rule.bound(prev, got)
-            stop = power_stop(bound, delta, diff, last_diff, rule.g1, tol, {})
-            r.aa.seen(rnd, diff, delta)
-            await self._busy(r, r.aa.advance, r, got, stop)
-            sums = {k: v for k, v in sums.items() if k not in ("a", "b")}
-            sums.update(recording=1.0, restarts=r.aa.acc.restarts)
-            sent = acct["sent"]
-            if stop:
-                return dict(sums, sent=sent, exchange=0.0, busy=r.busy, stop=True)
-        out = await self._exchange_and_pull(shard, r, tag, timeout)
-        out.update(sums)
-        out["sent"] += sent
-        return out
+        def batch():  # the driver's rounds on the kernel thread, the mail on the event loop
+            driver.power(b.step, g1=rule.g1, tol=float(tol), max_iter=int(n),
+                         stats={"rounds": 0}, last_diff=float(last_diff))
+            return {"rounds": b.out}
+        return await lost_as_answer(self._compute(batch))
 
     async def _answer(self, run=None):
         """The run's range of ``x`` (the answer); the run's state is dropped."""
         r = self._run(run)
         self.runs.pop(run, None)
-        x = await self._compute(r.host_x) if getattr(r, "gpu", False) else r.x
+        x = await self._compute(r.host_x) if getattr(r, "gpu", False) else _answer_of(r)
         await self._close(r)
         return to_serialize(x)
 
@@ -348,7 +313,7 @@ class PowerShards(WorkerPlugin):
         """A copy of the run's range of ``x`` (a checkpoint); the run goes on."""
         r = self._run(run)
         return to_serialize(await self._compute(r.host_x) if getattr(r, "gpu", False) else
-                            r.x.copy())
+                            _answer_of(r).copy())
 
     async def _close(self, r):
         """A run dropped: a GPU run's arrays let go (any run of this plugin's or the bsp and
