@@ -90,8 +90,8 @@ class PowerBatch:
             sent = acct["sent"]
         t0 = time.perf_counter()
         parts = r.parts()  # the GPU's gather and copy too: the exchange's time
-        sent += self.mail(p._send(tag, shard, parts, self.timeout))
-        got = self.mail(p._collect(tag, shard, shard.reads, self.timeout))
+        more, got = self.mail(p.swap(tag, shard, parts, shard.reads, self.timeout))
+        sent += more
         exchange = time.perf_counter() - t0
         self._timed(r.take, got)
         out = self._timed(r.pull)

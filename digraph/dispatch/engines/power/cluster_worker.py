@@ -170,6 +170,12 @@ class PowerShards(WorkerPlugin):
         self.events.pop(tag, None)
         return self.box.pop(tag)
 
+    async def swap(self, tag, shard, parts, expect, timeout):
+        """Send ``parts`` as mail ``tag`` (:meth:`_send`) and take the mail ``tag`` of the
+        shards in ``expect`` (:meth:`_collect`): ``(bytes sent, what came)``."""
+        sent = await self._send(tag, shard, parts, timeout)
+        return sent, await self._collect(tag, shard, expect, timeout)
+
     async def allgather(self, tag, shard, answer, mine, timeout):
         """Every shard's ``mine`` (a dict of scalars; this one's sent to every other worker as
         mail ``tag``, the bytes counted in ``answer["sent"]``), in shard order."""
