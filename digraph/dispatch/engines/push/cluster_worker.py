@@ -31,6 +31,7 @@ its start (``_start_run``) and exchange with another run state and handlers of t
 (:attr:`BspRounds.ops`).
 """
 
+import asyncio
 import time
 
 import numpy as np
@@ -39,6 +40,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from ....smx.cpu.ranges import monotone_range_round, monotone_range_round_serial
 from ....smx.cpu.serial import pick
 from ...runtime.cpu_tasks import task_cuts
+from ... import driver
 from ..power.cluster_worker import MAX_RUNS, PowerShards, lost_as_answer
 
 __all__ = ["BspRounds", "MonotoneRun", "pack", "unpack", "OPS"]
@@ -153,22 +155,11 @@ class BspRounds(WorkerPlugin):
         them, every worker's count of rows ``changed`` (one mail to every other worker: the
         entries and the count, or the count alone to a worker that reads none).  The answer's
         ``total``: the rows changed on every worker."""
-        shard = r.shard
         t0 = time.perf_counter()
-        flags = r.changed()
-        peers = [g for g in range(len(shard.peers)) if g != shard.index]
-        parts = {}
-        for h in peers:
-            parts[h] = {"changed": int(changed)}
-            if h in shard.send_idx:
-                parts[h]["z"] = pack(shard.send_idx[h], r.x, flags)
-        sent = await p._send(tag, shard, parts, timeout)
-        got = await p._collect(tag, shard, peers, timeout)
-        for g in shard.reads:
-            unpack(got[g]["z"], r.z, r.act, int(shard.base[g]), int(shard.base[g + 1]))
-        total = int(changed) + sum(int(got[g]["changed"]) for g in peers)
+        parts, peers = _parts(r, changed)
+        sent, got = await p.swap(tag, r.shard, parts, peers, timeout)
         return {"sent": sent, "exchange": time.perf_counter() - t0, "busy": r.busy,
-                "total": total}
+                "total": _take(r, got, peers, changed)}
 
     async def _bsp_start(self, key=None, run=None, vectors=None, timeout=60.0):
         """Start run ``run`` on graph ``key``'s shard from ``vectors`` (:class:`MonotoneRun`'s
@@ -202,22 +193,53 @@ class BspRounds(WorkerPlugin):
 
     async def rounds(self, run, k, n, timeout):
         """Rounds ``k`` to ``k + n − 1`` of run ``run`` among the workers, without the client:
-        each the run state's ``step`` (its answer's ``changed``: the rows that changed), then
-        the exchange, whose mail carries every worker's count (:meth:`_exchange`'s ``total``);
-        the rounds end after one where no row changed anywhere (the client's
-        :func:`~digraph.dispatch.driver.worklist` stops there too).  Returns
+        the driver's (:func:`~digraph.dispatch.driver.worklist`, on the kernel thread; the mail
+        on the event loop), each round the run state's ``step`` (its answer's ``changed``: the
+        rows that changed), then the exchange, whose mail carries every worker's count; the
+        driver's ``active`` is the rows changed on every worker in the last round, so the rounds
+        end after one where none changed anywhere, as the client's driver does.  Returns
         ``{"rounds": [...]}``, this worker's answer of each round run."""
         p = self._shards()
         r = p._run(run)
+        loop = asyncio.get_running_loop()
+        st = {"total": 1, "out": []}  # a batch is asked for only while some row changes
 
-        async def batch():
-            out = []
-            for j in range(int(n)):
-                got = await p._compute(r.step)
-                got.update(await self._exchange(p, r, f"{run}:{int(k) + j}", timeout,
-                                                got["changed"]))
-                out.append(got)
-                if got.pop("total") == 0:
-                    break
-            return {"rounds": out}
-        return await lost_as_answer(batch())
+        def step():
+            got = r.step()
+            tag = f"{run}:{int(k) + len(st['out'])}"
+            t0 = time.perf_counter()
+            parts, peers = _parts(r, got["changed"])
+            sent, came = asyncio.run_coroutine_threadsafe(
+                p.swap(tag, r.shard, parts, peers, timeout), loop).result()
+            st["total"] = _take(r, came, peers, got["changed"])
+            got.update(sent=sent, exchange=time.perf_counter() - t0, busy=r.busy)
+            st["out"].append(got)
+
+        def batch():
+            driver.worklist(driver.Rounds(lambda: st["total"], step), max_iter=int(n),
+                            stats={"rounds": 0})
+            return {"rounds": st["out"]}
+        return await lost_as_answer(p._compute(batch))
+
+
+def _parts(r, changed):
+    """The mail of a round's exchange from run state ``r`` (shard index -> the entries each
+    other worker reads that changed, and this worker's count ``changed``), and the peers."""
+    shard = r.shard
+    flags = r.changed()
+    peers = [g for g in range(len(shard.peers)) if g != shard.index]
+    parts = {}
+    for h in peers:
+        parts[h] = {"changed": int(changed)}
+        if h in shard.send_idx:
+            parts[h]["z"] = pack(shard.send_idx[h], r.x, flags)
+    return parts, peers
+
+
+def _take(r, got, peers, changed):
+    """The entries the exchange brought into ``r``'s compact vector; the rows changed on
+    every worker (``changed`` this one's)."""
+    shard = r.shard
+    for g in shard.reads:
+        unpack(got[g]["z"], r.z, r.act, int(shard.base[g]), int(shard.base[g + 1]))
+    return int(changed) + sum(int(got[g]["changed"]) for g in peers)
