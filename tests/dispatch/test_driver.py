@@ -194,3 +194,19 @@ def test_bsp_settings_are_frozen_and_used():
         assert ok and np.abs(x - exact(g, system)[0]).sum() <= 1e-8
         counts[div] = (stats["dense_rounds"], stats["sparse_rounds"])
     assert counts[0][0] == 0 and counts[10**9][0] > 0
+
+
+def test_a_resumed_power_run_reads_the_difference_before_its_first_round():
+    """``driver.power(last_diff=)``: a run resumed mid-way (a Dask worker's batch) applies the
+    stop rule's floor test to its first round with the difference of the round before, as the
+    run that did not stop would; without it the first round is never judged floor-limited."""
+    g1, tol = 0.85, 1e-12
+    for last, expect in ((np.inf, 2), (1e-6, 1)):
+        # bounds far above tol, rounding far above what tol allows; the first round's
+        # difference is above the one before the run (1e-6), the second's below the first's
+        rounds = iter([(1e-3, 1e-9, 2e-6), (1e-3, 1e-9, 1e-6)])
+        stats = {"rounds": 0}
+        done, converged = driver.power(lambda: next(rounds), g1=g1, tol=tol, max_iter=2,
+                                       stats=stats, last_diff=last)
+        assert done == expect
+        assert bool(stats.get("floor_limited")) == (last != np.inf)
