@@ -141,7 +141,7 @@ class GpuRunState:
             self.y = be.keep(xp.zeros(n, np.float64))
             self.zc = be.keep(xp.empty(max(int(shard.base[-1]), 1), np.float64))
             b, i = shard.base, shard.index
-            self.z_own = self.zc[b[i]:b[i + 1]]
+            self.z_own = be.keep(self.zc[b[i]:b[i + 1]])  # registered: prepared launches
             self.recv = {h: self.zc[b[h]:b[h + 1]] for h in shard.reads}
             self.z_own[...] = self.dsrc * self.x
             self.acc = be.keep(xp.zeros(4, np.float64))
