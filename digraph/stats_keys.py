@@ -259,11 +259,10 @@ STATS_GROUPS = (
         "dangling_vertices": "CPU, with `dangling=`: vertices without out-weight, whose mass "
                              "follows the dangling vector",
         "power_anderson": "the memory of the Anderson acceleration that ran (kept a history: "
-                          "CPU from the round the rates slow down, "
-                          "`power.PowerSettings.anderson_memory`; GPU from the start, "
+                          "CPU from the round the rates slow down, a cluster's CPU workers the "
+                          "round after, `power.PowerSettings.anderson_memory`; GPU from the start, "
                           "`PowerGpuSettings.anderson`, unless the third round's ratio switched it "
-                          "off); 0: the plain iteration throughout (CPU: also when `tol` lies near "
-                          "the rounding floor)",
+                          "off); 0: the plain iteration throughout (CPU: also near the floor)",
         "power_sweeps": "CPU: Gauss-Seidel sweeps that accelerated the rounds once their rate "
                         "slowed (`power.PowerSettings.accelerator`, `\"gauss-seidel\"`); each is "
                         "a round",
