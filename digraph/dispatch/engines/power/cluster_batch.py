@@ -11,9 +11,7 @@ and the loop never waits on a kernel:
    coefficients` of every worker's last sums); in a round that records Anderson's differences
    (:mod:`.cluster_anderson`), the all-gather of the teleport's sums and dots, then the mix;
 2. the entries of ``z`` each other worker reads, sent straight to it, and those this one reads
-   taken into the compact ``z``; then the pull of the range for the next round.  On CPU
-   workers the pull's in-arcs from the worker's own range are summed while the exchange runs
-   (:mod:`.cluster_pull`), so ``exchange`` counts only the time it held the round up;
+   taken into the compact ``z``; then the pull of the range for the next round;
 3. the all-gather of every worker's sums of the round (mail ``run:s<round>``), from which the
    step returns the round's ``(bound, delta, diff)`` by the client's own rule: every worker's
    driver reaches the same verdict at the same round, the client's too.
@@ -92,17 +90,11 @@ class PowerBatch:
             sent = acct["sent"]
         t0 = time.perf_counter()
         parts = r.parts()  # the GPU's gather and copy too: the exchange's time
-        swap = asyncio.run_coroutine_threadsafe(
-            p.swap(tag, shard, parts, shard.reads, self.timeout), self.loop)
-        exchange = time.perf_counter() - t0
-        if not r.gpu:  # the in-arcs from its own range while the others' entries come
-            self._timed(r.pull_local)
-        t0 = time.perf_counter()
-        more, got = swap.result()
-        exchange += time.perf_counter() - t0  # the time the exchange held the round up
+        more, got = self.mail(p.swap(tag, shard, parts, shard.reads, self.timeout))
         sent += more
+        exchange = time.perf_counter() - t0
         self._timed(r.take, got)
-        out = self._timed(r.pull_remote if not r.gpu else r.pull)
+        out = self._timed(r.pull)
         out.update(sums, sent=sent, exchange=exchange, busy=r.busy)
         self.out.append(out)
         now = self.mail(p.allgather(f"{self.run}:s{k}", shard, out, scalars(out),

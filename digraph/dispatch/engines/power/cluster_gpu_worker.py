@@ -39,7 +39,6 @@ from ...settings import current
 from ...runtime.cuda.common import index_dtype
 from .gpu_settings import POWER_DEFAULT
 from .gpu_setup import degree_classes
-from .cluster_state import arc_factors
 
 
 def pull_settings(it):
@@ -113,7 +112,8 @@ class GpuRunState:
         self.be = be = backend("cuda")
         self.stats = {"bytes_h2d": 0, "bytes_d2h": 0, "time_transfer": 0.0}
         self.shard, self.map = shard, gpu["map"]
-        coef = arc_factors(shard, coef)  # in the order of the shard's in-arcs
+        if isinstance(coef, str) and coef == "shard":  # the weights the shard was built with
+            coef = shard.weights
         self.has = coef is not None
         self.coef = np.ascontiguousarray(coef, np.float64) if self.has else np.empty(0)
         self.src_scale = np.ascontiguousarray(src_scale, np.float64)

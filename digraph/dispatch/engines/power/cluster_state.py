@@ -7,10 +7,9 @@ the GPU's)."""
 import numpy as np
 
 from ....smx.cpu.serial import pick
-from .cpu import _gather_sum, _teleport, _teleport_serial
+from .cpu import _gather_sum, _pull, _pull_serial, _teleport, _teleport_serial
 from ...runtime.cpu_tasks import task_cuts
 from .cluster_maps import weighted_sums, weighted_sums_serial
-from .cluster_pull import pull_local, pull_local_serial, pull_remote, pull_remote_serial, split
 from .cluster_reads import compact, reads
 
 __all__ = ["Shard", "RunState"]
@@ -26,13 +25,7 @@ class Shard:
     peers : list of str
         Every shard's worker address, by index.
     off, src : numpy.ndarray
-        The range's in-arcs: row offsets from 0, sources renumbered into the compact vector,
-        each vertex's sources of its own range first (:func:`.cluster_pull.split`).
-    mid : numpy.ndarray of int64
-        Where each vertex's in-arcs from the other ranges start.
-    perm : numpy.ndarray of int64 or None
-        The order of ``src`` against the in-arcs as they came (a run's arc factors, sent in
-        that order, are put in this one); None: the same order.
+        The range's in-arcs: row offsets from 0, sources renumbered into the compact vector.
     base : numpy.ndarray of int64
         The offset of each range's part in the compact vector (:func:`.cluster_reads.compact`).
     reads : dict of int -> int
@@ -57,11 +50,6 @@ class Shard:
         self.arcs = int(self.off[-1]) if self.off.size else 0
         idx_of = reads(src, b, self.index)
         src_c, self.base = compact(src, b, self.index, idx_of)
-        self.perm, self.mid = split(self.off, src_c, self.base[self.index],
-                                    self.base[self.index + 1])
-        if self.perm is not None:
-            src_c = src_c[self.perm]
-            weights = None if weights is None else np.asarray(weights)[self.perm]
         self.src = src_c.astype(np.int32) if self.base[-1] < 2**31 else src_c
         self.idx_of = idx_of
         self.reads = {g: int(a.size) for g, a in idx_of.items() if a.size}
@@ -81,7 +69,8 @@ class RunState:
                  anderson=None):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
-        coef = arc_factors(shard, coef)
+        if isinstance(coef, str) and coef == "shard":  # the weights the shard was built with
+            coef = shard.weights
         self.v = np.ascontiguousarray(v, np.float64)
         self.src_scale = np.ascontiguousarray(src_scale, np.float64)
         self.dst_scale = np.ascontiguousarray(dst_scale, np.float64)
@@ -99,9 +88,7 @@ class RunState:
         self.z_own = self.zc[b[i]:b[i + 1]]
         self.recv = {g: self.zc[b[g]:b[g + 1]] for g in shard.reads}
         np.multiply(self.src_scale, self.x, out=self.z_own)
-        self._local = pick(pull_local, pull_local_serial, shard.arcs)
-        self._remote = pick(pull_remote, pull_remote_serial, shard.arcs)
-        self.acc, self.comp = np.empty(n, np.float64), np.empty(n, np.float64)
+        self._pull = pick(_pull, _pull_serial, shard.arcs)
         self.cuts = task_cuts(shard.off)
         self._teleport = pick(_teleport, _teleport_serial, shard.arcs)
         self.weighted = pick(weighted_sums, weighted_sums_serial, shard.arcs)
@@ -141,22 +128,9 @@ class RunState:
 
     def pull(self):
         """``y = pull(z)``: the pull's sums ``s``, ``σ`` and ``Σx``."""
-        self.pull_local()
-        return self.pull_remote()
-
-    def pull_local(self):
-        """The pull's first pass, over the in-arcs from this range (:mod:`.cluster_pull`):
-        what can run while the other ranges' entries are on their way."""
         sh = self.shard
-        self._local(self.cuts, sh.off, sh.mid, sh.src, self.coef, self.has, self.zc, self.acc,
-                    self.comp)
-
-    def pull_remote(self):
-        """The pull's second pass, over the other in-arcs, once their entries came: the
-        sums of :meth:`pull`."""
-        sh = self.shard
-        s = self._remote(self.cuts, sh.off, sh.mid, sh.src, self.coef, self.has, self.zc,
-                         self.dst_scale, self.acc, self.comp, self.y)
+        s = self._pull(self.cuts, sh.off, sh.src, self.coef, self.has, self.zc,
+                       self.dst_scale, self.y)
         out = {"s": float(s), "sd": float(_gather_sum(self.didx, self.dg, self.x))}
         if self.mixed:  # the mix's computed sum and its rounding (cluster_anderson)
             out.update(sx=self.mix_sum, mixed=1.0, sxr=self.aa.sum_rounding(self.mix_sum))
@@ -164,14 +138,3 @@ class RunState:
         else:
             out["sx"] = float(self.x.sum())
         return out
-
-
-def arc_factors(shard, coef):
-    """A run's arc factors in the order of ``shard.src``: ``"shard"``, the weights the shard was
-    built with (kept in that order); an array sent in the order the in-arcs came, put in the
-    shard's (:attr:`Shard.perm`); None, none."""
-    if isinstance(coef, str) and coef == "shard":
-        return shard.weights
-    if coef is None or shard.perm is None:
-        return coef
-    return np.asarray(getattr(coef, "data", coef), np.float64)[shard.perm]

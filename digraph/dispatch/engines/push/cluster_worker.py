@@ -41,7 +41,6 @@ from ....smx.cpu.ranges import monotone_range_round, monotone_range_round_serial
 from ....smx.cpu.serial import pick
 from ...runtime.cpu_tasks import task_cuts
 from ... import driver
-from ..power.cluster_state import arc_factors
 from ..power.cluster_worker import MAX_RUNS, PowerShards, lost_as_answer
 
 __all__ = ["BspRounds", "MonotoneRun", "pack", "unpack", "OPS"]
@@ -89,7 +88,8 @@ class MonotoneRun:
     def __init__(self, shard, x, active, coef, op, combine):
         self.shard = shard  # kept for the run, even if a newer graph evicts it from the worker
         n = shard.v1 - shard.v0
-        coef = arc_factors(shard, coef)  # in the order of the shard's in-arcs
+        if isinstance(coef, str) and coef == "shard":
+            coef = shard.weights
         self.has = coef is not None
         self.coef = np.ascontiguousarray(coef, np.float64) if self.has else np.empty(0)
         self.op, self.combine = int(op), int(combine)
