@@ -97,7 +97,8 @@ def build_parser():
     r.add_argument("--mode", choices=MODES,
                    help="execution mode (default: the fastest for the algorithm)")
     r.add_argument("--device", default="cpu",
-                   help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs)")
+                   help="cpu (default), cuda or cuda:N (one GPU), cuda:0,1,... (several GPUs); "
+                        "with --scheduler, cuda runs the power iteration on each worker's GPU")
     r.add_argument("--threads", type=int, help="the most CPU threads (fewer on small graphs, "
                    "one core left free on many; the stats say how many ran)")
     r.add_argument("--cache", help="path modes: preprocessing cache folder (reused or built)")
