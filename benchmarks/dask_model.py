@@ -38,10 +38,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: the most scalars a worker mails another a round besides the entries: the round's sums
-#: (:data:`digraph.dispatch.engines.power.cluster_maps.SCALARS`, 12) and, in a round that
-#: records Anderson's differences, its second all-gather's (``‖g − x‖₁``, ``Σg``, the dual
-#: route's two weighted sums and the ``2m`` dots, ``m`` = 4: ``PowerSettings.anderson_memory``)
-SUMS = 12 + 4 + 2 * 4
+#: (:data:`digraph.dispatch.engines.power.cluster_maps.SCALARS`, 12 scalars) and, while
+#: Anderson's mixes record, the pieces of the next round's dots (``3m + 6``, ``m`` = 4:
+#: ``PowerSettings.anderson_memory``, :func:`~digraph.dispatch.engines.power.cluster_anderson.
+#: partials`)
+SUMS = 12 + 3 * 4 + 6
 
 
 def layout(graph, k, vertex_cost=0):

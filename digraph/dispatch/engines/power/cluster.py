@@ -35,8 +35,8 @@ the same with ``v = b``, ``c = 1`` and ``σ = 0``.  The Google matrix's bound is
 engine's, ``‖x_{k+1} − π‖₁ ≤ (γ1 ‖x_{k+1} − x_k‖₁ +
 ‖δ‖₁ + 2 |Σx_k − 1|) / (1 − γ1)``, its rounding term counting the ``k`` partial sums added on
 the client.  Where the plain rate slows, CPU workers mix their ranges by Anderson's
-acceleration (:mod:`.cluster_anderson`, the run's :class:`.cpu.PowerSettings`: its dot products
-all-gathered among the workers, a second all-gather in the rounds that record).
+acceleration (:mod:`.cluster_anderson`, the run's :class:`.cpu.PowerSettings`: the pieces of
+its dot products ride on each round's all-gather of sums).
 
 Faults.  Every call to the workers has a timeout (:attr:`ClusterSettings.round_timeout_s`); a
 worker whose connection breaks, or that does not answer in time, or whose peers cannot reach

@@ -9,10 +9,12 @@ and the loop never waits on a kernel:
 
 1. the teleport of the range with the round's ``c`` and ``σ`` (:meth:`~.cluster_maps.GoogleRule.
    coefficients` of every worker's last sums); in a round that records Anderson's differences
-   (:mod:`.cluster_anderson`), the all-gather of the teleport's sums and dots, then the mix;
+   (:mod:`.cluster_anderson`), the mix's coefficients from the pieces of its dots that came
+   with those sums, then the mix;
 2. the entries of ``z`` each other worker reads, sent straight to it, and those this one reads
    taken into the compact ``z``; then the pull of the range for the next round;
-3. the all-gather of every worker's sums of the round (mail ``run:s<round>``), from which the
+3. the all-gather of every worker's sums of the round (mail ``run:s<round>``; with Anderson's
+   pieces of the next round's dots), from which the
    step returns the round's ``(bound, delta, diff)`` by the client's own rule: every worker's
    driver reaches the same verdict at the same round, the client's too.
 
@@ -77,17 +79,15 @@ class PowerBatch:
         shard, k = r.shard, self.k + len(self.out)
         tag = f"{self.run}:{k}"
         c, sd = rule.coefficients(self.prev)
-        sums = self._timed(r.teleport, c, sd)
+        mixing = r.aa if r.aa is not None and r.aa.recording else None
+        if mixing is not None:  # γ from every worker's pieces of this round's dots, then mix
+            gamma = mixing.solve(self.prev, c + sd)
+            sums = self._timed(mixing.record, r, c, sd)
+            self._timed(mixing.advance, r, gamma)
+            sums.update(recording=1.0, restarts=mixing.acc.restarts)
+        else:
+            sums = self._timed(r.teleport, c, sd)
         sent = 0
-        if "a" in sums:  # a round recording Anderson's differences: γ from every worker's dots
-            acct = {"sent": 0}
-            got = self.mail(p.allgather(f"{tag}:a", shard, acct, sums, self.timeout))
-            _, delta, diff = rule.bound(self.prev, got)
-            r.aa.seen(k, diff, delta)
-            self._timed(r.aa.advance, r, got)
-            sums = {key: v for key, v in sums.items() if key not in ("a", "b")}
-            sums.update(recording=1.0, restarts=r.aa.acc.restarts)
-            sent = acct["sent"]
         t0 = time.perf_counter()
         parts = r.parts()  # the GPU's gather and copy too: the exchange's time
         more, got = self.mail(p.swap(tag, shard, parts, shard.reads, self.timeout))
@@ -95,6 +95,8 @@ class PowerBatch:
         exchange = time.perf_counter() - t0
         self._timed(r.take, got)
         out = self._timed(r.pull)
+        if mixing is not None:  # the next round's dots, in pieces: they ride on the all-gather
+            out["aa"] = self._timed(mixing.partials, r)
         out.update(sums, sent=sent, exchange=exchange, busy=r.busy)
         self.out.append(out)
         now = self.mail(p.allgather(f"{self.run}:s{k}", shard, out, scalars(out),

@@ -169,7 +169,7 @@ class AffineRule:
 
 
 #: the sums of a worker's answer that a round's coefficients and bound read
-SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2", "e", "blocks", "q", "mixed", "sxr")
+SCALARS = ("s", "sd", "sx", "diff", "sy", "p1", "p2", "e", "blocks", "q", "mixed", "sxr", "aa")
 
 
 def scalars(answer):

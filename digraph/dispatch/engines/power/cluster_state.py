@@ -106,8 +106,6 @@ class RunState:
     def teleport(self, c, sd):
         """``y += c·v + σ·d``, ``x ← y``, ``z_own = src_scale ∘ x``: the teleport's sums (a
         round that records Anderson's differences: ``x`` waits for the mix, ``advance``)."""
-        if self.aa is not None and self.aa.recording:
-            return self.aa.record(self, c, sd)
         diff, sy = self._teleport(self.y, self.v, float(c), self.d, float(sd), self.x)
         self.x, self.y, self.answer = self.y, self.x, None
         np.multiply(self.src_scale, self.x, out=self.z_own)
