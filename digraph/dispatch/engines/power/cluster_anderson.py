@@ -208,9 +208,10 @@ class WorkerAnderson:
         self._rings(r)
         self.c0 = float(c) + float(sd)  # the next round's pieces take it as their guess
         slot = self.slot if self.slot is not None else self.acc.record_slot()
-        j, cnt = (-1, 0) if slot is None else slot
+        j = -1 if slot is None else slot[0]
+        # no dots here (count 0): they came in pieces before the teleport
         diff, sy, _, _ = aa.record(r.x, r.y, r.v, float(c), r.d, float(sd), self.gp, self.fp,
-                                   self.dF, self.dG, j, cnt, self.rec)
+                                   self.dF, self.dG, j, 0, self.rec)
         out = {"diff": float(diff), "sy": float(sy)}
         if r.zw is not None:  # the affine map's dual route: its weighted sums of g and x
             p1, p2 = r.weighted(r.zw, r.y, r.x)
