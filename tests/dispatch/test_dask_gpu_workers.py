@@ -71,7 +71,7 @@ def test_weighted_and_personalised_pagerank_on_gpu_workers(client):
 
 
 def test_adsorption_on_gpu_workers_runs_the_affine_map_within_its_bound(client):
-    g = digraph.load(rmat(9, 4, seed=5))
+    g = digraph.load(rmat(8, 4, seed=5))
     params = {"seeds": [g.vertex_ids[i] for i in (0, 5, 9)]}
     r = digraph.run(g, "adsorption", cluster=client, device="cuda", tol=1e-9, **params)
     s = r.stats
