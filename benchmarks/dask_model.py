@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: the most scalars a worker mails another a round besides the entries: the round's sums
 #: (:data:`digraph.dispatch.engines.power.cluster_maps.SCALARS`, 12 scalars) and, while
-#: Anderson's mixes record, the pieces of the next round's dots (``3m + 6``, ``m`` = 4:
+#: Anderson's mixes record, the pieces of the next round's dots (``3m + 5``, ``m`` = 4:
 #: ``PowerSettings.anderson_memory``, :func:`~digraph.dispatch.engines.power.cluster_anderson.
 #: partials`)
-SUMS = 12 + 3 * 4 + 6
+SUMS = 12 + 3 * 4 + 5
 
 
 def layout(graph, k, vertex_cost=0):

@@ -67,7 +67,7 @@ from .cluster_calls import batch_size, call, drop, gather, serialized
 from .cluster_checks import check_memory
 from .cluster_handle import check_map, cut, factors as run_factors, held_by, refuse_restart
 from .cluster_handle import shard_key
-from .cluster_anderson import anderson_settings
+from .cluster_anderson import anderson_settings, ring_vectors
 from .cluster_maps import iteration, scalars
 
 __all__ = ["ClusterSettings", "DEFAULT", "solve", "prepare", "shard_key", "call", "begin",
@@ -226,10 +226,9 @@ def begin(client, graph, workers, settings, stats, has_coef, start, op="start", 
 
 def _begin(client, graph, it, factors, workers, x0, settings, stats, gpu=False, anderson=None):
     """:func:`begin` of the power iteration from ``x0`` (None: the map's ``x_0``)."""
-    more = 2 * anderson["memory"] + 2 if anderson else 0  # the rings, f and a third vector
     return begin(client, graph, workers, settings, stats, factors[2], lambda i, bounds: {
         "vectors": _vectors(graph, bounds, i, it, factors, x0, gpu, anderson)}, gpu=gpu,
-        extra_vectors=more)
+        extra_vectors=ring_vectors(anderson))
 
 
 def run_batch(client, s, op, args, n, done, settings):
@@ -374,7 +373,7 @@ def solve(graph, system, *, client, workers, tol, max_iter, stats, settings=None
             try:
                 zmax = cluster_dual.find(client, graph, st["s"], it.on_workers, factors[2],
                                          settings.round_timeout_s, stats, call,
-                                         2 * aa["memory"] + 2 if aa else 0)
+                                         ring_vectors(aa))
             except WorkerLostError as e:  # no restart on a handle: the others forget the run
                 drop(client, st["s"].workers, st["s"].run, e.worker)
                 raise

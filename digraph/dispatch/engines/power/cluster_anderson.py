@@ -8,7 +8,7 @@ The mix ``x_{k+1} = max(g_k − Σ_i γ_i ΔG_i, 0)`` is local to a range once `
 every vertex: :class:`digraph.dispatch.anderson.Anderson`).  Those dots need ``f_k = g_k −
 x_k`` with ``g_k = A x_k + C_k v``, and ``C_k`` (the teleport's coefficient) needs every
 worker's pull sums.  They are linear and quadratic in ``C_k``, so each worker sums their pieces
-over its range right after its pull (:func:`partials`, ``3m + 6`` numbers), and the pieces ride
+over its range right after its pull (:func:`partials`, ``3m + 5`` numbers), and the pieces ride
 on the all-gather of the round's sums that a plain round makes anyway.  A round that records
 then runs, on each worker,
 
@@ -49,10 +49,10 @@ from ....smx.cpu import anderson as aa
 from ....smx.cpu.serial import pick, serial_twin
 from ...anderson import Anderson
 
-__all__ = ["WorkerAnderson", "anderson_settings", "partials"]
+__all__ = ["WorkerAnderson", "anderson_settings", "ring_vectors", "partials"]
 
 #: the partial dots a worker sends for the next round's solve, after the ``3m`` per slot
-EXTRA = 6  # q·q, q·v, v·v, q·p, v·p, p·p
+EXTRA = 5  # q·q, q·v, v·v, q·p, v·p
 
 
 @njit(cache=True, nogil=True)
@@ -76,7 +76,6 @@ def _partials_chunk(lo, hi, x, y, v, c0, fp, dF, j, cnt, out):
         out[t + 2] += vi * vi
         out[t + 3] += q * p
         out[t + 4] += vi * p
-        out[t + 5] += p * p
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -95,8 +94,8 @@ def partials(x, y, v, c0, fp, dF, j, cnt, parts):
     """The next round's dots in pieces that do not depend on its teleport's coefficient ``C``
     beyond a guess ``c0`` of it (``g = y + C v``; ``f = p + δ v`` with ``p = y + c0 v − x`` and
     ``δ = C − c0``; ``ΔF_j = q + δ v`` with ``q = p − f_prev``): for each slot ``s < cnt`` but
-    ``j``, ``q·ΔF_s``, ``p·ΔF_s``, ``v·ΔF_s``; then ``q·q``, ``q·v``, ``v·v``, ``q·p``, ``v·p``,
-    ``p·p`` (:data:`EXTRA`), summed over the range; ``parts`` a ``(chunks(n), 3m + EXTRA)``
+    ``j``, ``q·ΔF_s``, ``p·ΔF_s``, ``v·ΔF_s``; then ``q·q``, ``q·v``, ``v·v``, ``q·p``, ``v·p``
+    (:data:`EXTRA`), summed over the range; ``parts`` a ``(chunks(n), 3m + EXTRA)``
     scratch array.  With ``c0`` the last round's coefficient ``δ`` is small near the fixed
     point, where ``f`` is a small difference of large terms: the pieces then hold ``f``'s own
     size, and the dots do not cancel."""
@@ -105,17 +104,23 @@ def partials(x, y, v, c0, fp, dF, j, cnt, parts):
 
 
 def dots(total, j, cnt, m, C):
-    """``(a, b, ‖f‖₂)`` of the round whose global pieces are ``total`` (:func:`partials`,
+    """``(a, b)`` of the round whose global pieces are ``total`` (:func:`partials`,
     summed over the workers), its record slot ``j`` of ``cnt`` and ``C`` the coefficient's
     distance from the pieces' guess (``δ``): the dots the record pass would find (``a_s =
     ΔF_j·ΔF_s``, ``b_s = ΔF_s·f``)."""
     t = 3 * m
-    qq, qv, vv, qp, vp, pp = total[t:t + EXTRA]
+    qq, qv, vv, qp, vp = total[t:t + EXTRA]
     a = total[:cnt] + C * total[2 * m:2 * m + cnt]
     b = total[m:m + cnt] + C * total[2 * m:2 * m + cnt]
     a[j] = qq + 2.0 * C * qv + C * C * vv
     b[j] = qp + C * (qv + vp) + C * C * vv
-    return a, b, float(np.sqrt(max(pp + 2.0 * C * vp + C * C * vv, 0.0)))
+    return a, b
+
+
+def ring_vectors(settings):
+    """The per-vertex vectors the mixes of :func:`anderson_settings`' ``settings`` (None: no
+    mixes) add on a worker: the two rings, ``f`` and a third iterate, ``2m + 2``."""
+    return 2 * settings["memory"] + 2 if settings else 0
 
 
 def anderson_settings(it, device, tol):
@@ -157,7 +162,6 @@ class WorkerAnderson:
         self.recording = False
         self.off = False
         self.diffs = {}  # round -> its global difference
-        self.mixes = 0
         self.bufs = None
         self.slot = None  # the next record's (slot, count), found with its dots' pieces
 
@@ -196,7 +200,7 @@ class WorkerAnderson:
             return None
         j, cnt = self.slot
         total = sum(x["aa"] for x in prev)
-        a, b, _ = dots(np.asarray(total, np.float64), j, cnt, self.memory, C - self.c0)
+        a, b = dots(np.asarray(total, np.float64), j, cnt, self.memory, C - self.c0)
         # the safeguard reads the last round's ‖g − x‖₁ (this round's is not known before
         # its teleport): a difference that grew restarts the history one round later
         return self.acc.solve(sum(x["diff"] for x in prev), a, b)
@@ -230,7 +234,6 @@ class WorkerAnderson:
             if np.isfinite(total):
                 r.x, r.y, self.gp, r.answer = xm, free[1], g, g
                 r.mixed, r.mix_sum = True, float(total)
-                self.mixes += 1
                 return
         r.x, r.y, self.gp, r.answer = g, free[0], g, None
         np.multiply(r.src_scale, r.x, out=r.z_own)

@@ -87,11 +87,9 @@ class PowerBatch:
             sums.update(recording=1.0, restarts=mixing.acc.restarts)
         else:
             sums = self._timed(r.teleport, c, sd)
-        sent = 0
         t0 = time.perf_counter()
         parts = r.parts()  # the GPU's gather and copy too: the exchange's time
-        more, got = self.mail(p.swap(tag, shard, parts, shard.reads, self.timeout))
-        sent += more
+        sent, got = self.mail(p.swap(tag, shard, parts, shard.reads, self.timeout))
         exchange = time.perf_counter() - t0
         self._timed(r.take, got)
         out = self._timed(r.pull)

@@ -113,9 +113,9 @@ def short_of_memory(limits, workers, need):
             if limits[w] and limits[w] < need[i]]
 
 
-def memory_words(short):
-    """:func:`short_of_memory`'s workers in words."""
-    return "; ".join(f"worker {w} has memory_limit {_mib(lim)} but its shard needs about "
+def memory_words(short, what="memory_limit"):
+    """:func:`short_of_memory`'s workers in words (``what``: the limit they are short of)."""
+    return "; ".join(f"worker {w} has {what} {_mib(lim)} but its shard needs about "
                      f"{_mib(est)}" for w, lim, est in short)
 
 
@@ -131,9 +131,7 @@ def check_memory(client, workers, in_offsets, bounds, has_coef, gpu=False, extra
         short = short_of_memory(_ask(client, workers, gpu_free, 10.0), workers, need)
         where = "free GPU memory"
     if short:
-        said = memory_words(short)
-        if where != "memory_limit":
-            said = said.replace("has memory_limit", "has free GPU memory")
+        said = memory_words(short, where)
         raise InvalidParameterError(
             f"cluster=: {said} (in-arcs, offsets and the run's vectors; nothing was loaded). "
             f"Start workers with more {where}, or more workers so that each shard is smaller")

@@ -195,8 +195,7 @@ class PowerShards(WorkerPlugin):
         """Send this shard's entries of ``z``, take the others', then pull: the round's sums."""
         t0 = time.perf_counter()
         parts = await self._busy(r, r.parts) if r.gpu else r.parts()
-        sent = await self._send(tag, shard, parts, timeout)
-        got = await self._collect(tag, shard, shard.reads, timeout)
+        sent, got = await self.swap(tag, shard, parts, shard.reads, timeout)
         t_ex = time.perf_counter() - t0
 
         def take_and_pull():  # one hop to the kernel thread
